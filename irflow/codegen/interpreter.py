@@ -1,0 +1,103 @@
+"""The NumPy interpreter: the reference semantics of the IR.
+
+It walks a function's ops in order, calling each op's registered NumPy kernel; `cond`
+runs one of its regions and `while` alternates its two. Symbolic dims are bound from
+the actual shapes of the function's arguments (and of each region's arguments, for
+sizes that change from one loop iteration to the next); attributes that hold shapes
+(`OpDef.shape_attrs`) get their symbols replaced before the kernel runs.
+
+With ``check=True`` (the default) every result is checked against its IR type, so a
+kernel that returns the wrong dtype or shape is caught where it happens.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError, IrflowError, ShapeError
+from ..ir.core import Block, Function, Module, Operation
+from ..ir.registry import lookup
+from ..ir.types import TensorType, bind_shape, eval_shape, shape_str
+
+
+class Interpreter:
+    def __init__(self, check: bool = True):
+        self.check = check
+
+    def run(self, fn: Function, args: Sequence) -> list[np.ndarray]:
+        if len(args) != len(fn.args):
+            raise InputError(f"@{fn.name} takes {len(fn.args)} argument(s), got {len(args)}")
+        bindings: dict[str, int] = {}
+        arrays = []
+        for i, (param, arg) in enumerate(zip(fn.args, args)):
+            array = np.asarray(arg)
+            what = f"argument {i} (%{param.name})" if param.name else f"argument {i}"
+            _check_value(array, param.type, bindings, f"@{fn.name}: {what}", InputError)
+            arrays.append(array)
+        return self.block(fn.block, arrays, bindings)
+
+    def block(self, block: Block, args: Sequence[np.ndarray], bindings: dict[str, int]) -> list:
+        env = dict(zip(block.args, args))
+        for op in block.ops[:-1]:
+            results = self.op(op, [env[v] for v in op.operands], bindings)
+            env.update(zip(op.results, results))
+        return [env[v] for v in block.ops[-1].operands]
+
+    def region(self, op: Operation, index: int, args: list, bindings: dict[str, int]) -> list:
+        block = op.regions[index].blocks[0]
+        inner = dict(bindings)
+        for param, arg in zip(block.args, args):
+            if not bind_shape(param.type.shape, arg.shape, inner):
+                # A loop-varying dim: rebind the region's own symbols to this iteration.
+                inner.update(_fresh_bindings(param.type, arg))
+        return self.block(block, args, inner)
+
+    def op(self, op: Operation, args: list, bindings: dict[str, int]) -> list:
+        if op.name == "cond":
+            return self.region(op, 0 if args[0] else 1, args[1:], bindings)
+        if op.name == "while":
+            n_consts = len(args) - len(op.results)
+            consts, carried = args[:n_consts], args[n_consts:]
+            while self.region(op, 0, consts + carried, bindings)[0]:
+                carried = self.region(op, 1, consts + carried, bindings)
+            return carried
+        opdef = lookup(op.name)
+        attrs = op.attrs
+        if opdef.shape_attrs:
+            attrs = dict(attrs)
+            for key in opdef.shape_attrs:
+                if attrs[key] is not None:
+                    attrs[key] = eval_shape(attrs[key], bindings)
+        try:
+            out = opdef.kernel(*args, **attrs)
+        except IrflowError as e:
+            raise e.with_loc(op.loc)
+        results = [out] if len(op.results) == 1 else list(out)
+        results = [np.asarray(r) for r in results]
+        if self.check:
+            for r, value in zip(op.results, results):
+                _check_value(value, r.type, bindings, f"the kernel of '{op.name}'", ShapeError,
+                             op)
+        return results
+
+
+def _fresh_bindings(t: TensorType, array: np.ndarray) -> dict[str, int]:
+    return {d: n for d, n in zip(t.shape, array.shape) if isinstance(d, str) and "*" not in d}
+
+
+def _check_value(array: np.ndarray, t: TensorType, bindings: dict[str, int], what: str,
+                 error, op: Operation | None = None) -> None:
+    if array.dtype != t.dtype.np:
+        raise error(f"{what}: expected dtype {t.dtype.name}, got {array.dtype}",
+                    op.loc if op else None)
+    if not bind_shape(t.shape, array.shape, bindings):
+        raise error(f"{what}: expected shape {shape_str(t.shape)}, got "
+                    f"{shape_str(array.shape)}", op.loc if op else None)
+
+
+def run(ir: Module | Function, *args, function: str | None = None, check: bool = True):
+    """Run `ir` (a function, or a module's `function`, its first by default) on NumPy
+    arrays; returns the list of results."""
+    fn = ir if isinstance(ir, Function) else (ir[function] if function else ir.main)
+    return Interpreter(check).run(fn, args)

@@ -1,0 +1,94 @@
+"""Exception types raised by irflow.
+
+Every error that can be traced to a line of the user's program carries a `Location`
+and prints it first, followed by the offending source text, so the user reads
+``model.py:12: h = self.fc(x)`` before the explanation.
+"""
+from __future__ import annotations
+
+import linecache
+
+
+class Location:
+    """A position in the user's source: file, line and (optionally) column."""
+
+    __slots__ = ("file", "line", "col")
+
+    def __init__(self, file: str, line: int, col: int | None = None):
+        self.file = file
+        self.line = line
+        self.col = col
+
+    def source_line(self) -> str:
+        return linecache.getline(self.file, self.line).rstrip("\n")
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, Location) and self.file == other.file
+                and self.line == other.line and self.col == other.col)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.col))
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" + (f":{self.col}" if self.col is not None else "")
+
+    def __repr__(self) -> str:
+        return f"Location({str(self)!r})"
+
+    def describe(self) -> str:
+        """``file:line`` followed by the source line and a caret under the column."""
+        text = str(self)
+        src = self.source_line()
+        if src.strip():
+            text += f"\n    {src.strip()}"
+            if self.col is not None:
+                indent = len(src) - len(src.lstrip())
+                text += "\n    " + " " * max(self.col - indent, 0) + "^"
+        return text
+
+
+class IrflowError(Exception):
+    """Base class of irflow's errors; `loc` names the user's source when known."""
+
+    def __init__(self, message: str, loc: Location | None = None):
+        self.message = message
+        self.loc = loc
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        if self.loc is None:
+            return self.message
+        return f"{self.loc.describe()}\n{self.message}"
+
+    def with_loc(self, loc: Location | None):
+        """Attach a location if the error does not have one yet; returns self."""
+        if self.loc is None and loc is not None:
+            self.loc = loc
+        return self
+
+
+class ShapeError(IrflowError, ValueError):
+    """An op got operands whose shapes or dtypes its type rule does not accept."""
+
+
+class UnknownOpError(IrflowError, KeyError):
+    """No op of that name is registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return IrflowError.__str__(self)
+
+
+class VerificationError(IrflowError):
+    """The IR breaks a structural rule (SSA, scoping, terminators, types)."""
+
+
+class ParseError(IrflowError):
+    """The IR text is malformed; the message gives line and column."""
+
+
+class InputError(IrflowError, ValueError):
+    """A value passed to a compiled program does not match its signature."""
+
+
+class ConversionError(IrflowError):
+    """Python code that the frontend cannot turn into IR."""

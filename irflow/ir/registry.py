@@ -1,0 +1,132 @@
+"""The op registry: every primitive is declared here once, as an `OpDef`.
+
+An `OpDef` gathers everything irflow knows about an op, so that eager execution,
+tracing, the verifier, the interpreter, autodiff, fusion and codegen all read the same
+declaration:
+
+- ``attrs``: attribute names with their defaults (`REQUIRED` when there is none);
+  ``shape_attrs`` names those that hold a shape, whose symbolic dims the
+  interpreter replaces by their run-time values before calling the kernel;
+- ``canonicalize``: puts attributes in one canonical form (negative axes made
+  positive, lists made tuples), so equal ops print equally;
+- ``infer``: the type rule, from operand types and attributes to result types,
+  raising `ShapeError` on operands it does not accept;
+- ``kernel``: the NumPy implementation, ``kernel(*arrays, **attrs)``;
+- ``vjp``: the reverse-mode rule, written with irflow ops through a `Builder`;
+- ``llvm``: the scalar LLVM emitter of an elementwise op;
+- ``effect``: PURE, RANDOM (pure given its explicit seed operand) or IO;
+- ``regions`` and ``verify``: the names of the op's regions and a hook that checks
+  their signatures; ``terminator`` marks ops that end a block.
+
+The op declarations themselves live in `irflow.ops`, one module per op family.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import Location, ShapeError, UnknownOpError
+from .types import TensorType
+
+
+class Effect(enum.Enum):
+    PURE = "pure"
+    RANDOM = "random"  # deterministic given the seed operand; never merged across seeds
+    IO = "io"          # observable (print): never removed, never reordered
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED = _Required()
+
+
+@dataclass(eq=False)
+class OpDef:
+    name: str
+    infer: Callable[[Sequence[TensorType], dict], Sequence[TensorType]] | None
+    kernel: Callable | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+    shape_attrs: tuple[str, ...] = ()  # attrs holding shapes whose dims may be symbols
+    canonicalize: Callable[[dict, Sequence[TensorType]], dict] | None = None
+    arity: int | tuple[int, int | None] = 0  # exact count, or (min, max or None)
+    vjp: Callable | None = None
+    nondiff: bool = False     # results carry no gradient (comparisons, argmax, ...)
+    llvm: Callable | None = None
+    effect: Effect = Effect.PURE
+    regions: tuple[str, ...] = ()
+    verify: Callable | None = None
+    terminator: bool = False
+    elementwise: bool = False
+    doc: str = ""
+
+    def check_arity(self, n: int) -> None:
+        lo, hi = (self.arity, self.arity) if isinstance(self.arity, int) else self.arity
+        if n < lo or (hi is not None and n > hi):
+            want = str(lo) if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
+            raise ShapeError(f"{self.name} takes {want} operand(s), got {n}")
+
+    def complete_attrs(self, attrs: dict | None, operand_types: Sequence[TensorType]) -> dict:
+        """Attributes with defaults filled in, unknown names rejected, canonicalized."""
+        attrs = dict(attrs or {})
+        unknown = set(attrs) - set(self.attrs)
+        if unknown:
+            raise ShapeError(f"{self.name} has no attribute(s) {', '.join(sorted(unknown))}; "
+                             f"it takes {', '.join(self.attrs) or 'none'}")
+        for key, default in self.attrs.items():
+            if key not in attrs:
+                if default is REQUIRED:
+                    raise ShapeError(f"{self.name} requires the attribute '{key}'")
+                attrs[key] = default
+        attrs = {k: canonical_attr(v) for k, v in attrs.items()}
+        if self.canonicalize is not None:
+            attrs = self.canonicalize(attrs, operand_types)
+        return attrs
+
+    def result_types(self, operand_types: Sequence[TensorType], attrs: dict) -> tuple[TensorType, ...]:
+        """Apply the type rule; `attrs` must be complete (see `complete_attrs`)."""
+        self.check_arity(len(operand_types))
+        if self.infer is None:
+            raise ShapeError(f"{self.name}'s result types come from its regions")
+        out = self.infer(operand_types, attrs)
+        return (out,) if isinstance(out, TensorType) else tuple(out)
+
+
+def canonical_attr(value):
+    """Attribute values are ints, floats, bools, strings, None, dtypes, NumPy arrays
+    and tuples of those; lists become tuples and NumPy scalars Python numbers."""
+    if isinstance(value, list | tuple):
+        return tuple(canonical_attr(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(opdef: OpDef) -> OpDef:
+    if opdef.name in _REGISTRY:
+        raise ValueError(f"op {opdef.name!r} is registered twice")
+    _REGISTRY[opdef.name] = opdef
+    return opdef
+
+
+def lookup(name: str, loc: Location | None = None) -> OpDef:
+    opdef = _REGISTRY.get(name)
+    if opdef is None:
+        raise UnknownOpError(f"unknown op '{name}'", loc)
+    return opdef
+
+
+def is_registered(name: str) -> bool:
+    return name in _REGISTRY
+
+
+def all_ops() -> list[OpDef]:
+    return list(_REGISTRY.values())

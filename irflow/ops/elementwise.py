@@ -1,0 +1,192 @@
+"""Elementwise ops: unary math, broadcasting binary arithmetic, comparisons, logic,
+`select` and `cast`.
+
+Binary ops take operands of one dtype (the eager API and the frontend insert casts
+and turn Python scalars into constants of the other operand's dtype) and broadcast
+their shapes as NumPy does. Each VJP ends with `unbroadcast`, which sums the
+cotangent back to the operand's shape.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir import dtypes
+from ..ir.types import TensorType, broadcast_shapes
+from ..ir.registry import REQUIRED
+from ._rules import check_kind, defop, same_dtype, unbroadcast
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _unary_rule(kind: str, result_dtype=None):
+    def infer(types, attrs):
+        (t,) = types
+        check_kind(t, kind)
+        return TensorType(result_dtype or t.dtype, t.shape)
+    return infer
+
+
+def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc=""):
+    return defop(name, _unary_rule(kind, result_dtype), kernel, arity=1, vjp=vjp,
+                 nondiff=vjp is None, elementwise=True, doc=doc)
+
+
+def _sigmoid(x):
+    return (np.tanh(x * 0.5) + 1) * 0.5
+
+
+def _erf_kernel(x):
+    return _erf(x).astype(x.dtype)
+
+
+def _zero_vjp(b, g, i, o):
+    """Piecewise-constant ops: the gradient is zero (None) almost everywhere."""
+    return [None]
+
+
+# VJP rules: (builder, cotangents, operands, results) -> operand cotangents.
+unary("neg", np.negative, lambda b, g, i, o: [b.neg(g[0])], kind="number",
+      doc="-x")
+unary("abs", np.abs, lambda b, g, i, o: [b.mul(g[0], b.sign(i[0]))], kind="number",
+      doc="|x|; its gradient at 0 is 0")
+unary("sign", np.sign, _zero_vjp, kind="number", doc="-1, 0 or 1 by the sign of x; gradient 0")
+unary("exp", np.exp, lambda b, g, i, o: [b.mul(g[0], o[0])], doc="e**x")
+unary("log", np.log, lambda b, g, i, o: [b.div(g[0], i[0])], doc="natural logarithm")
+unary("sqrt", np.sqrt,
+      lambda b, g, i, o: [b.div(g[0], b.mul(o[0], b.constant(2, o[0].type.dtype)))],
+      doc="square root")
+unary("rsqrt", lambda x: 1 / np.sqrt(x),
+      lambda b, g, i, o: [b.mul(g[0], b.mul(b.constant(-0.5, o[0].type.dtype),
+                                            b.div(o[0], i[0])))],
+      doc="1 / sqrt(x)")
+unary("tanh", np.tanh,
+      lambda b, g, i, o: [b.mul(g[0], b.sub(b.constant(1, o[0].type.dtype), b.mul(o[0], o[0])))],
+      doc="hyperbolic tangent")
+unary("sigmoid", _sigmoid,
+      lambda b, g, i, o: [b.mul(g[0], b.mul(o[0], b.sub(b.constant(1, o[0].type.dtype), o[0])))],
+      doc="1 / (1 + e**-x), computed as (tanh(x/2) + 1) / 2 so it never overflows")
+unary("relu", lambda x: np.maximum(x, 0),
+      lambda b, g, i, o: [b.select(b.gt(i[0], b.constant(0, i[0].type.dtype)), g[0],
+                                   b.constant(0, i[0].type.dtype))],
+      kind="number", doc="max(x, 0); its gradient at 0 is 0")
+unary("erf", _erf_kernel,
+      lambda b, g, i, o: [b.mul(g[0], b.mul(b.constant(2 / math.sqrt(math.pi), i[0].type.dtype),
+                                            b.exp(b.neg(b.mul(i[0], i[0])))))],
+      doc="the error function")
+unary("sin", np.sin, lambda b, g, i, o: [b.mul(g[0], b.cos(i[0]))], doc="sine")
+unary("cos", np.cos, lambda b, g, i, o: [b.neg(b.mul(g[0], b.sin(i[0])))], doc="cosine")
+unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
+unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
+unary("logical_not", np.logical_not, kind="bool", doc="not x")
+unary("isnan", np.isnan, result_dtype=dtypes.bool_, doc="x is NaN")
+unary("isinf", np.isinf, result_dtype=dtypes.bool_, doc="x is +inf or -inf")
+unary("isfinite", np.isfinite, result_dtype=dtypes.bool_, doc="x is neither NaN nor infinite")
+
+
+def _binary_rule(kind: str, result_dtype=None):
+    def infer(types, attrs):
+        a, b = types
+        check_kind(a, kind, "left operand")
+        check_kind(b, kind, "right operand")
+        same_dtype(types)
+        return TensorType(result_dtype or a.dtype, broadcast_shapes(a.shape, b.shape))
+    return infer
+
+
+def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc=""):
+    return defop(name, _binary_rule(kind, result_dtype), kernel, arity=2, vjp=vjp,
+                 nondiff=vjp is None, elementwise=True, doc=doc)
+
+
+def _both(b, i, ga, gb):
+    """Cotangents of a broadcasting binary op, each summed back to its operand."""
+    return [None if ga is None else unbroadcast(b, ga, i[0].type),
+            None if gb is None else unbroadcast(b, gb, i[1].type)]
+
+
+def _div_vjp(b, g, i, o):
+    gx = b.div(g[0], i[1])
+    return _both(b, i, gx, b.neg(b.mul(gx, o[0])))
+
+
+def _pow_vjp(b, g, i, o):
+    x, y = i
+    one = b.constant(1, x.type.dtype)
+    gx = b.mul(g[0], b.mul(y, b.pow(x, b.sub(y, one))))
+    # d/dy x**y = x**y * log(x), taken as 0 where x == 0 (the limit for y > 0).
+    zero = b.constant(0, x.type.dtype)
+    positive = b.gt(x, zero)
+    safe_x = b.select(positive, x, one)
+    gy = b.mul(g[0], b.select(positive, b.mul(o[0], b.log(safe_x)), zero))
+    return _both(b, i, gx, gy)
+
+
+def _minmax_vjp(compare):
+    def vjp(b, g, i, o):
+        x, y = i
+        zero = b.constant(0, g[0].type.dtype)
+        pick_x = compare(b, x, y)
+        return _both(b, i, b.select(pick_x, g[0], zero), b.select(pick_x, zero, g[0]))
+    return vjp
+
+
+binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y")
+binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])), doc="x - y")
+binary("mul", np.multiply,
+       lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y")
+binary("div", lambda x, y: np.divide(x, y) if x.dtype.kind == "f" else np.floor_divide(x, y),
+       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's")
+binary("pow", np.power, _pow_vjp, kind="float", doc="x ** y")
+binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.ge(x, y)),
+       doc="the larger of x and y; ties send the gradient to x")
+binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.le(x, y)),
+       doc="the smaller of x and y; ties send the gradient to x")
+binary("mod", np.mod, kind="number", doc="x - floor(x / y) * y (Python's %); not differentiable")
+
+for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                   ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
+    binary(_name, _fn, kind="any", result_dtype=dtypes.bool_,
+           doc=f"x {dict(eq='==', ne='!=', lt='<', le='<=', gt='>', ge='>=')[_name]} y")
+for _name, _fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
+                   ("logical_xor", np.logical_xor)]:
+    binary(_name, _fn, kind="bool", doc=f"x {_name[8:]} y on bools")
+
+
+def _select_infer(types, attrs):
+    c, x, y = types
+    check_kind(c, "bool", "condition")
+    same_dtype([x, y])
+    return TensorType(x.dtype, broadcast_shapes(c.shape, x.shape, y.shape))
+
+
+def _select_vjp(b, g, i, o):
+    c, x, y = i
+    zero = b.constant(0, g[0].type.dtype)
+    return [None, unbroadcast(b, b.select(c, g[0], zero), x.type),
+            unbroadcast(b, b.select(c, zero, g[0]), y.type)]
+
+
+defop("select", _select_infer, np.where, arity=3, vjp=_select_vjp, elementwise=True,
+      doc="where(cond, x, y): x where cond is true, else y; all three broadcast")
+
+
+def _cast_infer(types, attrs):
+    return TensorType(attrs["dtype"], types[0].shape)
+
+
+def _cast_canon(attrs, types):
+    return {"dtype": dtypes.dtype(attrs["dtype"])}
+
+
+def _cast_vjp(b, g, i, o):
+    if not i[0].type.dtype.is_float:
+        return [None]
+    return [b.cast(g[0], dtype=i[0].type.dtype)]
+
+
+defop("cast", _cast_infer, lambda x, dtype: x.astype(dtype.np), arity=1,
+      attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp, elementwise=True,
+      doc="convert to `dtype`; floats to ints truncate toward zero. Gradients flow "
+          "between float types only")
