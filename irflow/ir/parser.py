@@ -73,7 +73,8 @@ def tokenize(text: str) -> list[Token]:
 
 
 class Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, filename: str = "<ir>"):
+        self.filename = filename
         self.tokens = tokenize(text)
         self.pos = 0
         self.scopes: list[dict[str, Value]] = []
@@ -295,7 +296,7 @@ class Parser:
         regions = []
         while self.at("{"):
             regions.append(self.region())
-        loc = self.loc() if self.at("loc") else None
+        loc = self.loc() if self.at("loc") else Location(self.filename, start.line, start.col)
         if opdef.name == "const" and "value" in attrs and result_types:
             # The literal's dtype is the result type's: 1.0 may be f32 or f64.
             attrs["value"] = np.asarray(attrs["value"], dtype=result_types[0].dtype.np)
@@ -325,6 +326,8 @@ class Parser:
         return Location(file, int(line.text))
 
 
-def parse(text: str) -> Module:
-    """The `Module` that `text` (as printed by `str(module)`) describes."""
-    return Parser(text).module()
+def parse(text: str, filename: str = "<ir>") -> Module:
+    """The `Module` that `text` (as printed by `str(module)`) describes. Each op's
+    location is its ``loc(...)`` if it has one, else its line and column in `text`
+    (under `filename`), so that verifier errors point into the text."""
+    return Parser(text, filename).module()

@@ -12,7 +12,10 @@ declaration:
 - ``infer``: the type rule, from operand types and attributes to result types,
   raising `ShapeError` on operands it does not accept;
 - ``kernel``: the NumPy implementation, ``kernel(*arrays, **attrs)``;
-- ``vjp``: the reverse-mode rule, written with irflow ops through a `Builder`;
+- ``vjp``: the reverse-mode rule, written with irflow ops through a `Builder`:
+  ``vjp(b, cts, ins, outs, **attrs)`` gets the cotangents of the results, the
+  operands and the results, and returns one cotangent (or None for zero) per
+  operand;
 - ``llvm``: the scalar LLVM emitter of an elementwise op;
 - ``effect``: PURE, RANDOM (pure given its explicit seed operand) or IO;
 - ``regions`` and ``verify``: the names of the op's regions and a hook that checks

@@ -180,7 +180,7 @@ def _cast_canon(attrs, types):
     return {"dtype": dtypes.dtype(attrs["dtype"])}
 
 
-def _cast_vjp(b, g, i, o):
+def _cast_vjp(b, g, i, o, dtype):
     if not i[0].type.dtype.is_float:
         return [None]
     return [b.cast(g[0], dtype=i[0].type.dtype)]

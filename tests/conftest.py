@@ -1,0 +1,11 @@
+"""Hypothesis profiles: "ci" (default, fast) and "deep" (for hand runs):
+HYPOTHESIS_PROFILE=deep python -m pytest"""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=40, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", max_examples=1000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -1,0 +1,129 @@
+"""The IR's data structures: use lists, replace_all_uses_with, safe erase, walk,
+clone, and the builder's type inference."""
+import numpy as np
+import pytest
+
+from irflow.errors import IrflowError, ShapeError
+from irflow.ir import Builder, Function, Module, TensorType, dtypes, function, verify
+from irflow.ir.types import broadcast_shapes, dim_div, dim_mul, numel
+
+F32 = TensorType("f32", [4])
+
+
+def test_dtype_spellings_resolve_to_one_object():
+    assert dtypes.dtype("float32") is dtypes.float32
+    assert dtypes.dtype("f32") is dtypes.float32
+    assert dtypes.dtype(np.float32) is dtypes.float32
+    assert dtypes.dtype(float) is dtypes.float32
+    assert dtypes.float32 == "float32" and dtypes.int64 != dtypes.int32
+    with pytest.raises(TypeError, match="unknown dtype"):
+        dtypes.dtype("float7")
+
+
+def test_tensor_type_text_and_equality():
+    assert str(TensorType("f32", ["N", 784])) == "f32[N,784]"
+    assert str(TensorType("i64", [])) == "i64"
+    assert TensorType("f32", [2, 3]) == TensorType(dtypes.float32, (2, 3))
+    assert TensorType("f32", [2, 3]) != TensorType("f64", [2, 3])
+
+
+def test_symbolic_dims_multiply_and_divide_canonically():
+    assert dim_mul("N", 16) == "N*16"
+    assert dim_mul(16, "N") == "N*16"
+    assert dim_mul("N", "M") == "M*N"
+    assert dim_div("N*16", 4) == "N*4"
+    assert dim_div("N*16", "N") == 16
+    assert dim_div("N", 3) is None
+    assert numel(("N", 4, 4)) == "N*16"
+
+
+def test_broadcasting_with_symbols():
+    assert broadcast_shapes(("N", 4), (4,)) == ("N", 4)
+    assert broadcast_shapes(("N", 1), (1, 5)) == ("N", 5)
+    with pytest.raises(ShapeError, match="cannot be broadcast"):
+        broadcast_shapes(("N", 4), ("M", 4))
+    with pytest.raises(ShapeError, match=r"dim 3 against 4"):
+        broadcast_shapes((3,), (4,))
+
+
+def _two_uses():
+    fn = Function("f", [F32, F32], ["x", "y"])
+    b = Builder(fn.block)
+    s = b.add(fn.args[0], fn.args[1], name="s")
+    t = b.mul(s, s, name="t")
+    b.ret(t)
+    return fn, s, t
+
+
+def test_use_lists_track_operands():
+    fn, s, t = _two_uses()
+    x, y = fn.args
+    assert [(u.op.name, u.index) for u in s.uses] == [("mul", 0), ("mul", 1)]
+    assert len(x.uses) == 1 and x.uses[0].op is s.op
+    assert [u.op.name for u in t.uses] == ["return"]
+
+
+def test_replace_all_uses_with_moves_every_use():
+    fn, s, t = _two_uses()
+    x = fn.args[0]
+    s.replace_all_uses_with(x)
+    assert not s.uses
+    assert t.op.operands == (x, x)
+    assert len(x.uses) == 3  # add, and both operands of mul
+    s.op.erase()
+    verify(fn)
+
+
+def test_erase_refuses_an_op_whose_result_is_used():
+    fn, s, t = _two_uses()
+    with pytest.raises(IrflowError, match="still has 2 use"):
+        s.op.erase()
+    assert s.op.parent is fn.block  # nothing changed
+
+
+def test_erase_drops_operand_uses():
+    fn, s, t = _two_uses()
+    ret = fn.return_op
+    ret.set_operands([s])
+    t.op.erase()
+    assert [u.op.name for u in s.uses] == ["return"]
+    verify(fn)
+
+
+def test_walk_visits_nested_regions_in_order():
+    def body(b, p, x):
+        return b.cond(p, [x], lambda b, a: b.exp(a), lambda b, a: b.neg(a))
+    fn = function("f", [TensorType("bool", []), F32], body)
+    names = [op.name for op in Module([fn]).walk()]
+    assert names == ["cond", "exp", "yield", "neg", "yield", "return"]
+
+
+def test_clone_is_deep_and_independent():
+    fn, s, t = _two_uses()
+    copy = fn.clone()
+    assert str(copy) == str(fn)
+    copy_s = copy.block.ops[0].result
+    assert copy_s is not s and not any(u.op.parent is fn.block for u in copy_s.uses)
+
+
+def test_builder_infers_types_and_reports_shape_errors():
+    fn = Function("f", [TensorType("f32", ["N", 4]), TensorType("f32", [3])])
+    b = Builder(fn.block)
+    with pytest.raises(ShapeError, match=r"add: shapes \[N, 4\] and \[3\] cannot be broadcast"):
+        b.add(*fn.args)
+    with pytest.raises(ShapeError, match="dtypes differ"):
+        b.add(fn.args[0], b.constant(1, "int64"))
+    assert b.exp(fn.args[0]).type == TensorType("f32", ["N", 4])
+
+
+def test_builder_rejects_unknown_attributes():
+    fn = Function("f", [F32])
+    with pytest.raises(ShapeError, match="has no attribute"):
+        Builder(fn.block).exp(fn.args[0], axis=1)
+
+
+def test_cond_branches_must_yield_the_same_types():
+    fn = Function("f", [TensorType("bool", []), F32])
+    b = Builder(fn.block)
+    with pytest.raises(ShapeError, match="branches yield different types"):
+        b.cond(fn.args[0], [fn.args[1]], lambda b, a: a, lambda b, a: b.isnan(a))
