@@ -48,7 +48,8 @@ class Interpreter:
         block = op.regions[index].blocks[0]
         inner = dict(bindings)
         for param, arg in zip(block.args, args):
-            if not bind_shape(param.type.shape, arg.shape, inner):
+            if isinstance(param.type, TensorType) and not bind_shape(param.type.shape, arg.shape,
+                                                                     inner):
                 # A loop-varying dim: rebind the region's own symbols to this iteration.
                 inner.update(_fresh_bindings(param.type, arg))
         return self.block(block, args, inner)
@@ -74,11 +75,12 @@ class Interpreter:
         except IrflowError as e:
             raise e.with_loc(op.loc)
         results = [out] if len(op.results) == 1 else list(out)
-        results = [np.asarray(r) for r in results]
-        if self.check:
-            for r, value in zip(op.results, results):
-                _check_value(value, r.type, bindings, f"the kernel of '{op.name}'", ShapeError,
-                             op)
+        for i, r in enumerate(op.results):
+            if isinstance(r.type, TensorType):
+                results[i] = np.asarray(results[i])
+                if self.check:
+                    _check_value(results[i], r.type, bindings, f"the kernel of '{op.name}'",
+                                 ShapeError, op)
         return results
 
 

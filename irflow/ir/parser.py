@@ -14,7 +14,8 @@ Grammar (``x?`` optional, ``x*`` repeated, ``,*`` comma-separated):
     attrs    := '{' (NAME '=' attr),* '}'
     attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '[' attr,* ']'
     types    := type | '(' type,* ')'
-    type     := dtype ('[' dim,* ']')?        dim := INT | SYMBOL ('*' (SYMBOL|INT))*
+    type     := tensor | 'stack' '<' tensor,* '>'
+    tensor   := dtype ('[' dim,* ']')?        dim := INT | SYMBOL ('*' (SYMBOL|INT))*
     region   := '{' '^'NAME '(' (VALUE ':' type),* ')' ':' op* '}'
     loc      := 'loc' '(' STRING ':' INT ')'
 """
@@ -29,7 +30,7 @@ from ..errors import IrflowError, Location, ParseError
 from . import dtypes
 from .core import Block, Function, Module, Operation, Region, Value
 from .registry import is_registered, lookup
-from .types import TensorType
+from .types import StackType, TensorType, Type
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+|//[^\n]*)
@@ -41,7 +42,7 @@ _TOKEN = re.compile(r"""
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<arrow>->)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_.]*)
-  | (?P<punct>[()\[\]{},:=*])
+  | (?P<punct>[()\[\]{},:=*<>])
 """, re.VERBOSE)
 
 
@@ -142,7 +143,13 @@ class Parser:
         raise self.error(f"use of undefined value %{name}", tok)
 
     # -- types
-    def type(self) -> TensorType:
+    def type(self) -> Type:
+        if self.accept("stack"):
+            self.expect("<")
+            return StackType(self.comma_list(self.tensor_type, ">"))
+        return self.tensor_type()
+
+    def tensor_type(self) -> TensorType:
         tok = self.expect_kind("ident", "a type such as f32[4,8]")
         try:
             dt = dtypes.dtype(tok.text)

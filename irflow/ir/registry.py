@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import Location, ShapeError, UnknownOpError
-from .types import TensorType
+from .types import StackType, TensorType
 
 
 class Effect(enum.Enum):
@@ -65,6 +65,7 @@ class OpDef:
     regions: tuple[str, ...] = ()
     verify: Callable | None = None
     terminator: bool = False
+    accepts_stacks: bool = False  # operands may be `StackType` values
     elementwise: bool = False
     doc: str = ""
 
@@ -94,10 +95,13 @@ class OpDef:
     def result_types(self, operand_types: Sequence[TensorType], attrs: dict) -> tuple[TensorType, ...]:
         """Apply the type rule; `attrs` must be complete (see `complete_attrs`)."""
         self.check_arity(len(operand_types))
+        if not self.accepts_stacks and any(isinstance(t, StackType) for t in operand_types):
+            raise ShapeError("operands must be tensors, got "
+                             + ", ".join(str(t) for t in operand_types))
         if self.infer is None:
             raise ShapeError(f"{self.name}'s result types come from its regions")
         out = self.infer(operand_types, attrs)
-        return (out,) if isinstance(out, TensorType) else tuple(out)
+        return (out,) if isinstance(out, TensorType | StackType) else tuple(out)
 
 
 def canonical_attr(value):

@@ -61,6 +61,34 @@ class TensorType:
         return f"TensorType({self})"
 
 
+class StackType:
+    """``stack<f32[N,4], i64>``: a last-in first-out stack of records, each holding one
+    tensor of every listed type. Stack values are functional (pushing gives a new
+    stack), never enter arithmetic, and exist so that reverse-mode autodiff can record
+    the carried values of each iteration of a ``while`` loop."""
+
+    __slots__ = ("elems", "_hash")
+
+    def __init__(self, elems=()):
+        self.elems: tuple[TensorType, ...] = tuple(elems)
+        self._hash = hash(("stack", self.elems))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StackType) and self.elems == other.elems
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __str__(self) -> str:
+        return "stack<" + ", ".join(str(t) for t in self.elems) + ">"
+
+    def __repr__(self) -> str:
+        return f"StackType({self})"
+
+
+Type = TensorType | StackType
+
+
 # ---------------------------------------------------------------- symbolic dims
 
 def normalize_dim(d) -> Dim:

@@ -41,7 +41,7 @@ def _no_results(types, attrs):
 
 for _name, _doc in [("yield", "ends a `cond` branch, a `while` body or a fused kernel's body"),
                     ("return", "ends a function, returning its operands")]:
-    defop(_name, _no_results, arity=(0, None), terminator=True, doc=_doc)
+    defop(_name, _no_results, arity=(0, None), terminator=True, accepts_stacks=True, doc=_doc)
 
 
 def _condition_infer(types, attrs):

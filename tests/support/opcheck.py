@@ -17,8 +17,7 @@ from irflow.ir.dtypes import from_numpy
 def apply_op(name: str, arrays, **attrs) -> list[np.ndarray]:
     """Build a one-op function, verify it and interpret it (type rule and kernel
     checked against each other by the interpreter)."""
-    types = [TensorType(from_numpy(np.asarray(a)), np.shape(a)) for a in arrays]
-    fn = Function(name, types)
+    fn = Function(name, types_of(arrays))
     b = Builder(fn.block)
     op = b.create(name, fn.args, attrs)
     b.ret(*op.results)
@@ -26,14 +25,19 @@ def apply_op(name: str, arrays, **attrs) -> list[np.ndarray]:
     return run(fn, *arrays)
 
 
-def vjp_function(name: str, arrays, attrs: dict) -> Function:
-    types = [TensorType(from_numpy(np.asarray(a)), np.shape(a)) for a in arrays]
+def types_of(arrays) -> list[TensorType]:
+    return [TensorType(from_numpy(np.asarray(a)), np.shape(a)) for a in arrays]
+
+
+def vjp_function(name: str, types, attrs: dict) -> Function:
+    """``(operands..., cotangents...) -> operand cotangents`` from `name`'s VJP rule
+    (zeros where it gives None); `types` may hold symbolic dims."""
     fn = Function(f"{name}_vjp", types)
     b = Builder(fn.block)
     op = b.create(name, fn.args, attrs)
     cts = [fn.block.add_arg(r.type, f"ct{i}") for i, r in enumerate(op.results)]
-    grads = lookup(name).vjp(b, cts, list(fn.args), list(op.results), **op.attrs)
-    assert len(grads) == len(arrays), f"{name}'s VJP returned {len(grads)} cotangents"
+    grads = lookup(name).vjp(b, cts, list(op.operands), list(op.results), **op.attrs)
+    assert len(grads) == len(types), f"{name}'s VJP returned {len(grads)} cotangents"
     outs = []
     for g, a in zip(grads, fn.args):
         if g is None:
@@ -53,11 +57,10 @@ def check_op_vjp(name: str, arrays, attrs: dict | None = None, wrt=None,
     arrays = [np.asarray(a) for a in arrays]
     kernel = lookup(name).kernel
     outs = apply_op(name, arrays, **attrs)
-    full_attrs = lookup(name).complete_attrs(attrs, [
-        TensorType(from_numpy(a), a.shape) for a in arrays])
+    full_attrs = lookup(name).complete_attrs(attrs, types_of(arrays))
     rng = np.random.default_rng(seed)
     cts = [rng.standard_normal(o.shape).astype(o.dtype) for o in outs]
-    fn = vjp_function(name, arrays, attrs)
+    fn = vjp_function(name, types_of(arrays), attrs)
     grads = run(fn, *arrays, *cts)
     wrt = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"] if wrt is None else wrt
 

@@ -1,0 +1,129 @@
+"""Linear algebra: `matmul`, with the semantics of ``paddle.matmul``.
+
+``matmul x, y {transpose_x, transpose_y}`` first transposes the last two axes of an
+operand whose flag is set (a no-op for a 1-D operand). Then a 1-D x is a ``[1, k]``
+row and a 1-D y a ``[k, 1]`` column, whose added dim is removed from the result;
+the remaining leading dims are batch dims, broadcast as NumPy does. So
+``f32[N,3,4] @ f32[4,5] -> f32[N,3,5]``, ``f32[4] @ f32[4,5] -> f32[5]`` and
+``f32[4] @ f32[4] -> f32``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ir.types import TensorType, broadcast_shapes, numel, shape_str
+from ._rules import check_kind, defop, same_dtype, unbroadcast
+
+
+def _matrix(t: TensorType, transpose: bool, vector_is_row: bool) -> tuple:
+    """``(batch, rows, cols)`` of an operand as the product sees it: transposed if
+    asked, and a 1-D operand as a row (x) or a column (y)."""
+    if t.rank == 1:
+        return ((), 1, t.shape[0]) if vector_is_row else ((), t.shape[0], 1)
+    batch, rows, cols = t.shape[:-2], t.shape[-2], t.shape[-1]
+    return (batch, cols, rows) if transpose else (batch, rows, cols)
+
+
+def _describe(t: TensorType, transpose: bool) -> str:
+    return f"{t} transposed" if transpose and t.rank > 1 else str(t)
+
+
+def product_dims(xt: TensorType, yt: TensorType, transpose_x: bool, transpose_y: bool):
+    """``(batch, m, k, n)``: the product is ``[*batch, m, k] @ [*batch, k, n]``."""
+    for t, what in ((xt, "x"), (yt, "y")):
+        if t.rank == 0:
+            raise ShapeError(f"{what} must have at least one dim, got the 0-d {t}")
+    x_batch, m, kx = _matrix(xt, transpose_x, vector_is_row=True)
+    y_batch, ky, n = _matrix(yt, transpose_y, vector_is_row=False)
+    if kx != ky:
+        raise ShapeError(f"the contracted dims differ: x is {_describe(xt, transpose_x)} "
+                         f"and y is {_describe(yt, transpose_y)}, so x's columns ({kx}) "
+                         f"do not match y's rows ({ky})")
+    try:
+        batch = broadcast_shapes(x_batch, y_batch)
+    except ShapeError:
+        raise ShapeError(f"the batch dims {shape_str(x_batch)} of x {xt} and "
+                         f"{shape_str(y_batch)} of y {yt} do not broadcast") from None
+    return batch, m, kx, n
+
+
+def _matmul_infer(types, attrs):
+    xt, yt = types
+    check_kind(xt, "number", "x")
+    check_kind(yt, "number", "y")
+    same_dtype(types)
+    batch, m, _, n = product_dims(xt, yt, attrs["transpose_x"], attrs["transpose_y"])
+    shape = batch + ((m,) if xt.rank > 1 else ()) + ((n,) if yt.rank > 1 else ())
+    return TensorType(xt.dtype, shape)
+
+
+def _matmul_kernel(x, y, transpose_x, transpose_y):
+    if transpose_x and x.ndim > 1:
+        x = np.swapaxes(x, -1, -2)
+    if transpose_y and y.ndim > 1:
+        y = np.swapaxes(y, -1, -2)
+    return np.asarray(np.matmul(x, y))
+
+
+def _as_matrix(b, v, shape):
+    return v if v.type.shape == shape else b.reshape(v, shape=shape)
+
+
+def _grad_x(b, g, y, tx: bool, ty: bool):
+    """The cotangent of x (as a matrix, before the batch sum): ``g @ y^T`` for the
+    plain product, with the transposes arranged so none is materialized."""
+    if tx:
+        return b.matmul(y, g, transpose_x=ty, transpose_y=True)
+    return b.matmul(g, y, transpose_y=not ty)
+
+
+def _grad_y(b, g, x, tx: bool, ty: bool):
+    """The cotangent of y (as a matrix, before the batch sum): ``x^T @ g`` for the
+    plain product."""
+    if ty:
+        return b.matmul(g, x, transpose_x=True, transpose_y=tx)
+    return b.matmul(x, g, transpose_x=not tx)
+
+
+def _sum_to(b, g, matrix_type: TensorType, t: TensorType):
+    """Sum `g` over broadcast batch dims to `matrix_type`, then drop a vector's
+    added dim to give the operand type `t`."""
+    g = unbroadcast(b, g, matrix_type)
+    return _as_matrix(b, g, t.shape)
+
+
+def _matmul_vjp(b, cts, ins, outs, transpose_x, transpose_y):
+    """The plain product's rule (``g @ y^T``, ``x^T @ g``) on the operands as
+    matrices: 1-D operands and the cotangent get their removed dims back by a
+    reshape, and each cotangent is summed over the batch dims its operand was
+    broadcast along. When y has no batch dims and x is not transposed, x's batch
+    dims are folded into its rows first, so y's cotangent is one matrix product
+    rather than a batched product followed by a sum."""
+    x, y = ins
+    if not x.type.dtype.is_float:
+        return [None, None]
+    tx = transpose_x and x.type.rank > 1
+    ty = transpose_y and y.type.rank > 1
+    batch, m, k, n = product_dims(x.type, y.type, tx, ty)
+    x_shape = (m, k) if x.type.rank == 1 else x.type.shape
+    y_shape = (k, n) if y.type.rank == 1 else y.type.shape
+    x2, y2 = _as_matrix(b, x, x_shape), _as_matrix(b, y, y_shape)
+    g = _as_matrix(b, cts[0], batch + (m, n))
+    gx = _sum_to(b, _grad_x(b, g, y2, tx, ty), x2.type, x.type)
+    if y2.type.rank == 2 and x2.type.rank > 2 and not tx:
+        rows = numel(batch + (m,))
+        x2, g = b.reshape(x2, shape=(rows, k)), b.reshape(g, shape=(rows, n))
+    gy = _sum_to(b, _grad_y(b, g, x2, tx, ty), y2.type, y.type)
+    return [gx, gy]
+
+
+defop("matmul", _matmul_infer, _matmul_kernel, arity=2,
+      attrs={"transpose_x": False, "transpose_y": False}, vjp=_matmul_vjp,
+      doc="matmul(x, y): the matrix product of two float or int tensors of one dtype "
+          "and rank >= 1, as paddle.matmul. Attributes `transpose_x`, `transpose_y` "
+          "(bool, default false) swap the operand's last two axes first (no-op for "
+          "1-D). A 1-D x is taken as [1, k] and a 1-D y as [k, 1], and that dim is "
+          "removed from the result. Leading (batch) dims broadcast as in NumPy; x's "
+          "last dim must equal y's second-to-last. The result type is "
+          "x.dtype[*batch, m, n] for x [*, m, k] and y [*, k, n].")

@@ -1,0 +1,325 @@
+"""Reverse-mode automatic differentiation as an IR-to-IR transform.
+
+`grad(fn, wrt, output)` returns a new function that computes `fn`'s results and the
+gradients of one of them with respect to the arguments `wrt`. Eager
+``loss.backward()`` and compiled training use this same transform.
+
+How it works, for one block (`differentiate_block`; functions and regions alike):
+
+1. **Activity.** A value is *active* if it is float-typed and depends on an argument
+   being differentiated; it is *useful* if the output's cotangent reaches it. Only
+   ops with an active and useful result get a VJP, so work that cannot reach a
+   requested gradient is never emitted.
+2. **Forward sweep.** The block's ops are copied. A ``while`` whose gradient is needed
+   is copied *augmented*: it also carries a stack onto which each iteration pushes the
+   carried values it starts from.
+3. **Reverse sweep.** Ops are visited last to first; each calls its registered VJP
+   rule, and cotangents of values used several times are summed.
+
+Control flow:
+
+- ``cond``: the cotangent is a ``cond`` on the same predicate. Each branch receives
+  the primal operands and the result cotangents, recomputes its forward branch and
+  differentiates it, yielding cotangents for every active operand (captured values
+  included).
+- ``while`` with a data-dependent trip count: the backward loop runs while the stack
+  is not empty. Each iteration pops the carried values of one forward iteration,
+  recomputes that iteration's body and applies its VJP; loop invariants' cotangents
+  are summed across iterations. Memory: one record of carried values per forward
+  iteration, linear in the trip count; compute: each body runs twice forward and once
+  backward. (`lax.while_loop` in JAX has no reverse mode; irflow's does.)
+
+The result runs `dce` and is verified.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..errors import IrflowError
+from ..ir.builder import Builder
+from ..ir.core import Block, Function, Module, Operation, Value
+from ..ir.registry import lookup
+from ..ir.types import StackType, TensorType
+from ..ir.verifier import verify
+from .dce import arg_dependencies, dce
+
+
+def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = False,
+         name: str | None = None) -> Function:
+    """``name(*fn.args[, ct]) -> (*fn.results, *gradients)``.
+
+    The gradient is of result `output` with respect to the arguments at indices `wrt`.
+    With ``cotangent=False`` the output's cotangent is ones (a scalar loss gets 1.0);
+    with ``cotangent=True`` it is an extra last argument of the output's type.
+    """
+    results = fn.result_types
+    if not 0 <= output < len(results):
+        raise IrflowError(f"@{fn.name} has {len(results)} result(s); cannot differentiate "
+                          f"result {output}")
+    out_type = results[output]
+    if not _is_float(out_type):
+        raise IrflowError(f"result {output} of @{fn.name} is {out_type}; only float results "
+                          "can be differentiated")
+    for i in wrt:
+        if not 0 <= i < len(fn.args) or not _is_float(fn.args[i].type):
+            what = fn.args[i].type if 0 <= i < len(fn.args) else "missing"
+            raise IrflowError(f"cannot differentiate with respect to argument {i} of "
+                              f"@{fn.name} ({what}): only float arguments have gradients")
+    arg_types = list(fn.arg_types) + ([out_type] if cotangent else [])
+    arg_names = [a.name for a in fn.args] + (["ct"] if cotangent else [])
+    g = Function(name or f"{fn.name}_grad", arg_types, arg_names)
+    b = Builder(g.block)
+    args = g.args[:len(fn.args)]
+    seed = g.args[-1] if cotangent else ones(b, out_type)
+    cts_out: list[Value | None] = [None] * len(results)
+    cts_out[output] = seed
+    outs, grads = differentiate_block(b, fn.block, args, set(wrt), cts_out)
+    b.ret(*outs, *(grads[i] if grads[i] is not None else zeros(b, args[i].type) for i in wrt))
+    dce(Module([g]))
+    verify(g)
+    return g
+
+
+# ---------------------------------------------------------------- helpers
+
+def _is_float(t) -> bool:
+    return isinstance(t, TensorType) and t.dtype.is_float
+
+
+def zeros(b: Builder, t: TensorType) -> Value:
+    return _fill(b, t, 0)
+
+
+def ones(b: Builder, t: TensorType) -> Value:
+    return _fill(b, t, 1)
+
+
+def _fill(b: Builder, t: TensorType, value) -> Value:
+    scalar = b.constant(value, t.dtype)
+    return scalar if t.rank == 0 else b.broadcast_to(scalar, shape=t.shape)
+
+
+class _Cotangents:
+    """Cotangents of the values of one block, summed as they arrive."""
+
+    def __init__(self, b: Builder):
+        self.b = b
+        self.cts: dict[Value, Value] = {}
+
+    def add(self, value: Value, ct: Value | None, op: Operation | None = None) -> None:
+        if ct is None or not _is_float(value.type):
+            return
+        if ct.type != value.type:
+            where = f"the VJP of '{op.name}'" if op is not None else "a cotangent"
+            raise IrflowError(f"{where} gives {ct.type} for a value of type {value.type}",
+                              op.loc if op is not None else None)
+        old = self.cts.get(value)
+        self.cts[value] = ct if old is None else self.b.add(old, ct)
+
+    def get(self, value: Value) -> Value | None:
+        return self.cts.get(value)
+
+
+def _activity(block: Block, active_args: set[int], cts_out: Sequence[Value | None]):
+    """(active values, ops whose VJP is needed) for `block`."""
+    active: set[Value] = {a for i, a in enumerate(block.args)
+                          if i in active_args and _is_float(a.type)}
+    for op in block.ops:
+        if any(v in active for v in op.operands) and not lookup(op.name).nondiff:
+            active.update(r for r in op.results if _is_float(r.type))
+    term = block.terminator
+    useful = {v for v, ct in zip(term.operands, cts_out) if ct is not None and v in active}
+    needed: list[Operation] = []
+    for op in reversed(block.ops[:-1]):
+        if any(r in useful for r in op.results):
+            needed.append(op)
+            useful.update(v for v in op.operands if v in active)
+    return active, set(needed)
+
+
+# ---------------------------------------------------------------- the transform
+
+def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
+                        cts_out: Sequence[Value | None]):
+    """Emit at `b` the forward computation of `block` on `args`, then its reverse sweep
+    seeded with `cts_out` (one per terminator operand; None is zero). Returns the
+    forward values of the terminator's operands and a cotangent (or None) per block
+    argument."""
+    active, needed = _activity(block, active_args, cts_out)
+    mapping: dict[Value, Value] = dict(zip(block.args, args))
+    stacks: dict[Operation, Value] = {}
+    for op in block.ops[:-1]:
+        with b.location(op.loc):
+            if op.name == "while" and op in needed:
+                stacks[op] = _augmented_while(b, op, mapping, active)
+            else:
+                b.insert(op.clone(mapping))
+    term = block.terminator
+    cts = _Cotangents(b)
+    for v, ct in zip(term.operands, cts_out):
+        cts.add(v, ct)
+    for op in reversed(block.ops[:-1]):
+        if op not in needed:
+            continue
+        out_cts = [cts.get(r) for r in op.results]
+        if all(ct is None for ct in out_cts):
+            continue
+        with b.location(op.loc):
+            ins = [mapping[v] for v in op.operands]
+            outs = [mapping[r] for r in op.results]
+            if op.name == "cond":
+                in_cts = _cond_vjp(b, op, ins, out_cts, active)
+            elif op.name == "while":
+                in_cts = _while_vjp(b, op, ins, out_cts, active, stacks[op])
+            else:
+                in_cts = _op_vjp(b, op, ins, outs, out_cts)
+        for v, ct in zip(op.operands, in_cts):
+            if v in active:
+                cts.add(v, ct, op)
+    return [mapping[v] for v in term.operands], [cts.get(a) for a in block.args]
+
+
+def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts):
+    opdef = lookup(op.name)
+    if opdef.vjp is None:
+        raise IrflowError(f"op '{op.name}' has no VJP rule, so it cannot be differentiated",
+                          op.loc)
+    if len(outs) > 1:
+        out_cts = [ct if ct is not None else zeros(b, r.type) if _is_float(r.type) else None
+                   for ct, r in zip(out_cts, outs)]
+    in_cts = opdef.vjp(b, out_cts, ins, outs, **op.attrs)
+    if len(in_cts) != len(ins):
+        raise IrflowError(f"the VJP of '{op.name}' returned {len(in_cts)} cotangents for "
+                          f"{len(ins)} operands", op.loc)
+    return in_cts
+
+
+def _cond_vjp(b: Builder, op: Operation, ins, out_cts, active: set[Value]):
+    """A cond on the same predicate whose branches recompute and differentiate the
+    forward branches; yields a cotangent for each active operand."""
+    pred, xs = ins[0], ins[1:]
+    targets = [j for j, v in enumerate(op.operands[1:]) if v in active]
+    if not targets:
+        return [None] * len(ins)
+    present = [k for k, ct in enumerate(out_cts) if ct is not None]
+
+    def branch(region_index):
+        def body(rb: Builder, *region_args):
+            primal, given = region_args[:len(xs)], region_args[len(xs):]
+            seeds: list[Value | None] = [None] * len(out_cts)
+            for k, ct in zip(present, given):
+                seeds[k] = ct
+            _, arg_cts = differentiate_block(rb, op.regions[region_index].blocks[0], primal,
+                                             set(targets), seeds)
+            return [arg_cts[j] if arg_cts[j] is not None else zeros(rb, primal[j].type)
+                    for j in targets]
+        return body
+
+    results = b.cond(pred, [*xs, *(out_cts[k] for k in present)], branch(0), branch(1))
+    in_cts: list[Value | None] = [None] * len(ins)
+    for j, g in zip(targets, results):
+        in_cts[1 + j] = g
+    return in_cts
+
+
+def _while_plan(op: Operation, active: set[Value]):
+    """Which of `op`'s values the backward loop differentiates and which carried values
+    each iteration must record: (active carried indices, active invariant indices,
+    recorded carried indices)."""
+    n_consts = len(op.operands) - len(op.results)
+    any_active = any(v in active for v in op.operands)
+    act_carried = [k for k, r in enumerate(op.results) if _is_float(r.type) and any_active]
+    act_consts = [j for j in range(n_consts) if op.operands[j] in active]
+    body = op.regions[1].blocks[0]
+    seeds = [True if k in act_carried else None for k in range(len(op.results))]
+    _, needed = _activity(body, set(act_consts) | {n_consts + k for k in act_carried}, seeds)
+    # A VJP reads its op's operands and results, which are computed from its operands.
+    read = set()
+    for inner in needed:
+        for v in inner.operands:
+            read |= arg_dependencies(body, v)
+    recorded = [k for k in range(len(op.results)) if n_consts + k in read]
+    return act_carried, act_consts, recorded
+
+
+def _augmented_while(b: Builder, op: Operation, mapping: dict[Value, Value],
+                     active: set[Value]) -> Value:
+    """Copy `op` so that it also carries a stack with one record per iteration: the
+    carried values the body reads, as they were when the iteration began. Maps the
+    original results to the copy's and returns the final stack."""
+    n_consts = len(op.operands) - len(op.results)
+    stored = _while_plan(op, active)[2]
+    stack_type = StackType([op.results[k].type for k in stored])
+    empty = b.create("stack_new", result_types=[stack_type]).result
+    consts = [mapping[v] for v in op.operands[:n_consts]]
+    inits = [mapping[v] for v in op.operands[n_consts:]]
+    cond_block, body_block = (r.blocks[0] for r in op.regions)
+
+    def cond_region(rb: Builder, *region_args):
+        inner = dict(zip(cond_block.args, region_args[:-1]))
+        for inner_op in cond_block.ops[:-1]:
+            rb.insert(inner_op.clone(inner))
+        return inner[cond_block.terminator.operands[0]]
+
+    def body_region(rb: Builder, *region_args):
+        carried = region_args[n_consts:-1]
+        stack = rb.stack_push(region_args[-1], *(carried[k] for k in stored))
+        inner = dict(zip(body_block.args, region_args[:-1]))
+        for inner_op in body_block.ops[:-1]:
+            rb.insert(inner_op.clone(inner))
+        return [inner[v] for v in body_block.terminator.operands] + [stack]
+
+    results = b.while_loop(consts, [*inits, empty], cond_region, body_region)
+    for old, new in zip(op.results, results):
+        mapping[old] = new
+    return results[-1]
+
+
+def _while_vjp(b: Builder, op: Operation, ins, out_cts, active: set[Value], stack: Value):
+    """The backward loop: pops one record per forward iteration, recomputes that
+    iteration and applies its VJP, summing the invariants' cotangents."""
+    n_consts = len(op.operands) - len(op.results)
+    carried_types = [r.type for r in op.results]
+    act_carried, act_consts, stored = _while_plan(op, active)
+    body_block = op.regions[1].blocks[0]
+    consts = ins[:n_consts]
+    ct_inits = [out_cts[k] if out_cts[k] is not None else zeros(b, carried_types[k])
+                for k in act_carried]
+    acc_inits = [zeros(b, consts[j].type) for j in act_consts]
+    n_ct, n_acc = len(ct_inits), len(acc_inits)
+
+    def cond_region(rb: Builder, *region_args):
+        depth = rb.stack_len(region_args[-1])
+        return rb.gt(depth, rb.constant(0, "int64"))
+
+    def body_region(rb: Builder, *region_args):
+        cs = region_args[:n_consts]
+        ct_x = region_args[n_consts:n_consts + n_ct]
+        acc = region_args[n_consts + n_ct:n_consts + n_ct + n_acc]
+        popped = rb.stack_pop(region_args[-1])
+        popped = [popped] if isinstance(popped, Value) else list(popped)
+        rest, records = popped[0], popped[1:]
+        carried: list[Value] = [None] * len(carried_types)
+        for k, v in zip(stored, records):
+            carried[k] = v
+        for k, t in enumerate(carried_types):
+            if carried[k] is None:  # the body never reads it: any value of its type will do
+                carried[k] = zeros(rb, t)
+        seeds: list[Value | None] = [None] * len(carried_types)
+        for k, ct in zip(act_carried, ct_x):
+            seeds[k] = ct
+        active_args = set(act_consts) | {n_consts + k for k in act_carried}
+        _, arg_cts = differentiate_block(rb, body_block, [*cs, *carried], active_args, seeds)
+        new_ct_x = [arg_cts[n_consts + k] if arg_cts[n_consts + k] is not None
+                    else zeros(rb, carried_types[k]) for k in act_carried]
+        new_acc = [a if arg_cts[j] is None else rb.add(a, arg_cts[j])
+                   for a, j in zip(acc, act_consts)]
+        return [*new_ct_x, *new_acc, rest]
+
+    results = b.while_loop(consts, [*ct_inits, *acc_inits, stack], cond_region, body_region)
+    in_cts: list[Value | None] = [None] * len(ins)
+    for k, g in zip(act_carried, results[:n_ct]):
+        in_cts[n_consts + k] = g
+    for j, g in zip(act_consts, results[n_ct:n_ct + n_acc]):
+        in_cts[j] = g
+    return in_cts
