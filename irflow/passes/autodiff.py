@@ -70,10 +70,11 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
     g = Function(name or f"{fn.name}_grad", arg_types, arg_names)
     b = Builder(g.block)
     args = g.args[:len(fn.args)]
-    seed = g.args[-1] if cotangent else ones(b, out_type)
+    sweep = forward_sweep(b, fn.block, args, set(wrt), [k == output for k in range(len(results))])
     cts_out: list[Value | None] = [None] * len(results)
-    cts_out[output] = seed
-    outs, grads = differentiate_block(b, fn.block, args, set(wrt), cts_out)
+    cts_out[output] = g.args[-1] if cotangent else ones(b, out_type)
+    grads = reverse_sweep(b, sweep, cts_out)
+    outs = sweep.outputs
     b.ret(*outs, *(grads[i] if grads[i] is not None else zeros(b, args[i].type) for i in wrt))
     dce(Module([g]))
     verify(g)
@@ -120,15 +121,16 @@ class _Cotangents:
         return self.cts.get(value)
 
 
-def _activity(block: Block, active_args: set[int], cts_out: Sequence[Value | None]):
-    """(active values, ops whose VJP is needed) for `block`."""
+def _activity(block: Block, active_args: set[int], seeded: Sequence[bool]):
+    """(active values, ops whose VJP is needed) for `block`, whose terminator operands
+    marked in `seeded` get cotangents."""
     active: set[Value] = {a for i, a in enumerate(block.args)
                           if i in active_args and _is_float(a.type)}
     for op in block.ops:
         if any(v in active for v in op.operands) and not lookup(op.name).nondiff:
             active.update(r for r in op.results if _is_float(r.type))
     term = block.terminator
-    useful = {v for v, ct in zip(term.operands, cts_out) if ct is not None and v in active}
+    useful = {v for v, seed in zip(term.operands, seeded) if seed and v in active}
     needed: list[Operation] = []
     for op in reversed(block.ops[:-1]):
         if any(r in useful for r in op.results):
@@ -139,27 +141,48 @@ def _activity(block: Block, active_args: set[int], cts_out: Sequence[Value | Non
 
 # ---------------------------------------------------------------- the transform
 
-def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
-                        cts_out: Sequence[Value | None]):
-    """Emit at `b` the forward computation of `block` on `args`, then its reverse sweep
-    seeded with `cts_out` (one per terminator operand; None is zero). Returns the
-    forward values of the terminator's operands and a cotangent (or None) per block
-    argument."""
-    active, needed = _activity(block, active_args, cts_out)
-    mapping: dict[Value, Value] = dict(zip(block.args, args))
-    stacks: dict[Operation, Value] = {}
+class Sweep:
+    """The forward copy of a block: where its values went, and what the reverse sweep
+    needs to know about it."""
+
+    def __init__(self, block: Block, active: set[Value], needed: set[Operation]):
+        self.block = block
+        self.active = active
+        self.needed = needed
+        self.mapping: dict[Value, Value] = {}
+        self.stacks: dict[Operation, Value] = {}  # augmented while -> its final stack
+
+    @property
+    def outputs(self) -> list[Value]:
+        return [self.mapping[v] for v in self.block.terminator.operands]
+
+
+def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
+                  seeded: Sequence[bool]) -> Sweep:
+    """Emit at `b` the forward computation of `block` on `args`, augmenting the loops
+    whose gradient will be needed. `seeded[k]`: the terminator's operand k will get a
+    cotangent."""
+    active, needed = _activity(block, active_args, seeded)
+    sweep = Sweep(block, active, needed)
+    sweep.mapping.update(zip(block.args, args))
     for op in block.ops[:-1]:
         with b.location(op.loc):
             if op.name == "while" and op in needed:
-                stacks[op] = _augmented_while(b, op, mapping, active)
+                sweep.stacks[op] = _augmented_while(b, op, sweep.mapping, active)
             else:
-                b.insert(op.clone(mapping))
-    term = block.terminator
+                b.insert(op.clone(sweep.mapping))
+    return sweep
+
+
+def reverse_sweep(b: Builder, sweep: Sweep, cts_out: Sequence[Value | None]):
+    """Emit at `b` the reverse sweep seeded with `cts_out` (one per terminator operand;
+    None is zero). Returns a cotangent (or None) per block argument."""
+    block, mapping, active = sweep.block, sweep.mapping, sweep.active
     cts = _Cotangents(b)
-    for v, ct in zip(term.operands, cts_out):
+    for v, ct in zip(block.terminator.operands, cts_out):
         cts.add(v, ct)
     for op in reversed(block.ops[:-1]):
-        if op not in needed:
+        if op not in sweep.needed:
             continue
         out_cts = [cts.get(r) for r in op.results]
         if all(ct is None for ct in out_cts):
@@ -170,13 +193,21 @@ def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_
             if op.name == "cond":
                 in_cts = _cond_vjp(b, op, ins, out_cts, active)
             elif op.name == "while":
-                in_cts = _while_vjp(b, op, ins, out_cts, active, stacks[op])
+                in_cts = _while_vjp(b, op, ins, out_cts, active, sweep.stacks[op])
             else:
                 in_cts = _op_vjp(b, op, ins, outs, out_cts)
         for v, ct in zip(op.operands, in_cts):
             if v in active:
                 cts.add(v, ct, op)
-    return [mapping[v] for v in term.operands], [cts.get(a) for a in block.args]
+    return [cts.get(a) for a in block.args]
+
+
+def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
+                        cts_out: Sequence[Value | None]):
+    """Both sweeps: returns the forward values of the terminator's operands and a
+    cotangent (or None) per block argument."""
+    sweep = forward_sweep(b, block, args, active_args, [ct is not None for ct in cts_out])
+    return sweep.outputs, reverse_sweep(b, sweep, cts_out)
 
 
 def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts):
@@ -231,8 +262,8 @@ def _while_plan(op: Operation, active: set[Value]):
     act_carried = [k for k, r in enumerate(op.results) if _is_float(r.type) and any_active]
     act_consts = [j for j in range(n_consts) if op.operands[j] in active]
     body = op.regions[1].blocks[0]
-    seeds = [True if k in act_carried else None for k in range(len(op.results))]
-    _, needed = _activity(body, set(act_consts) | {n_consts + k for k in act_carried}, seeds)
+    seeded = [k in act_carried for k in range(len(op.results))]
+    _, needed = _activity(body, set(act_consts) | {n_consts + k for k in act_carried}, seeded)
     # A VJP reads its op's operands and results, which are computed from its operands.
     read = set()
     for inner in needed:

@@ -1,0 +1,541 @@
+"""Convolution and pooling over NCHW tensors, with Paddle's semantics and defaults.
+
+All these ops slide a window over the two spatial axes of an ``[N, C, H, W]`` input.
+Their attributes share one canonical form: ``stride``, ``dilation`` and
+``kernel_size`` are ``(h, w)`` pairs and ``padding`` is ``(top, bottom, left, right)``;
+an int ``p`` means ``(p, p, p, p)`` and a pair ``(ph, pw)`` means ``(ph, ph, pw, pw)``.
+Along one axis of size ``S``, with padding ``lo``/``hi``, a kernel of ``k`` taps
+``d`` apart (extent ``e = d*(k-1) + 1``) and stride ``s``, there are
+``(S + lo + hi - e) // s + 1`` windows, or ``(S + lo + hi - e + s - 1) // s + 1``
+with ``ceil_mode`` (Paddle's formula: the last window may hang past the padding).
+Window ``o`` covers padded rows ``o*s, o*s + d, ..., o*s + (k-1)*d``.
+
+N (and C, for pooling) may be symbolic; the spatial sizes, and for convolution the
+channels and the filter, must be static, since the result sizes depend on them.
+
+Each differentiable op has a gradient primitive that its VJP emits
+(`conv2d_grad_input`, `conv2d_grad_filter`, `max_pool2d_grad`, `avg_pool2d_grad`,
+`adaptive_avg_pool2d_grad`). Those primitives have no VJP of their own: gradients of
+second order through convolution and pooling are out of scope.
+
+The kernels gather every window at once as a strided view of the padded input
+(`_Windows.gather`, im2col for convolution, followed by one matrix product per
+group), and scatter window-shaped cotangents back with one strided addition per
+kernel tap (`_Windows.scatter`); no Python loop runs over pixels.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..errors import ShapeError
+from ..ir.registry import REQUIRED
+from ..ir.types import TensorType
+from ._rules import check_kind, defop, same_dtype
+
+_AXES = ("height", "width")
+
+
+# ---------------------------------------------------------------- attributes
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _pair(value, what: str, minimum: int) -> tuple[int, int]:
+    """An ``(h, w)`` pair of ints >= `minimum`, from an int or a pair."""
+    pair = (value, value) if _is_int(value) else value
+    if not (isinstance(pair, tuple) and len(pair) == 2 and all(_is_int(v) for v in pair)):
+        raise ShapeError(f"{what} must be an int or a pair of ints, got {value!r}")
+    if min(pair) < minimum:
+        raise ShapeError(f"{what} must be at least {minimum}, got {value!r}")
+    return pair
+
+
+def _padding(value) -> tuple[int, int, int, int]:
+    """``(top, bottom, left, right)`` from an int, an ``(h, w)`` pair or a 4-tuple."""
+    if _is_int(value):
+        value = (value,) * 4
+    elif isinstance(value, tuple) and len(value) == 2:
+        value = (value[0], value[0], value[1], value[1])
+    if not (isinstance(value, tuple) and len(value) == 4 and all(_is_int(v) for v in value)):
+        raise ShapeError(f"padding must be an int, a pair (h, w) or a 4-tuple (top, bottom, "
+                         f"left, right) of ints, got {value!r}")
+    if min(value) < 0:
+        raise ShapeError(f"padding must be non-negative, got {value!r}")
+    return value
+
+
+def _groups(value) -> int:
+    if not _is_int(value) or value < 1:
+        raise ShapeError(f"groups must be a positive int, got {value!r}")
+    return value
+
+
+def _conv_canon(attrs, types):
+    out = dict(attrs, stride=_pair(attrs["stride"], "stride", 1),
+               padding=_padding(attrs["padding"]),
+               dilation=_pair(attrs["dilation"], "dilation", 1),
+               groups=_groups(attrs["groups"]))
+    if "input_hw" in attrs:
+        out["input_hw"] = _pair(attrs["input_hw"], "input_hw", 0)
+    if "kernel_hw" in attrs:
+        out["kernel_hw"] = _pair(attrs["kernel_hw"], "kernel_hw", 1)
+    return out
+
+
+def _pool_canon(attrs, types):
+    kernel = _pair(attrs["kernel_size"], "kernel_size", 1)
+    stride = kernel if attrs["stride"] is None else _pair(attrs["stride"], "stride", 1)
+    out = dict(attrs, kernel_size=kernel, stride=stride, padding=_padding(attrs["padding"]),
+               ceil_mode=bool(attrs["ceil_mode"]))
+    if "exclusive" in attrs:
+        out["exclusive"] = bool(attrs["exclusive"])
+    if "input_hw" in attrs:
+        out["input_hw"] = _pair(attrs["input_hw"], "input_hw", 0)
+    return out
+
+
+# ---------------------------------------------------------------- type rules
+
+def _check_nchw(t: TensorType, what: str) -> None:
+    if t.rank != 4:
+        raise ShapeError(f"{what} must be a rank-4 [N, C, H, W] tensor, got {t}")
+    check_kind(t, "float", what)
+
+
+def _check_static(t: TensorType, axes, names: str, what: str) -> None:
+    if not all(isinstance(t.shape[a], int) for a in axes):
+        raise ShapeError(f"{what} must have static {names}, got {t}")
+
+
+def _window_count(size: int, kernel: int, stride: int, lo: int, hi: int, dilation: int,
+                  ceil_mode: bool, axis: str) -> int:
+    extent = dilation * (kernel - 1) + 1
+    span = size + lo + hi - extent
+    if span < 0:
+        raise ShapeError(f"the padded input {axis} {size + lo + hi} is smaller than the "
+                         f"kernel {axis} {extent}")
+    return (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+
+
+def _out_hw(input_hw, kernel_hw, stride, padding, dilation=(1, 1), ceil_mode=False):
+    return tuple(_window_count(input_hw[i], kernel_hw[i], stride[i], padding[2 * i],
+                               padding[2 * i + 1], dilation[i], ceil_mode, _AXES[i])
+                 for i in range(2))
+
+
+def _conv_result(x: TensorType, w_shape, stride, padding, dilation, groups) -> TensorType:
+    """The type of ``conv2d(x, w)`` for a filter of `w_shape`, checking both."""
+    _check_static(x, (1, 2, 3), "C, H and W", "input")
+    c_out, c_group = w_shape[:2]
+    channels = x.shape[1]
+    if channels % groups:
+        raise ShapeError(f"input channels {channels} are not divisible by groups={groups}")
+    if c_group * groups != channels:
+        raise ShapeError(f"the filter [{', '.join(map(str, w_shape))}] takes {c_group} channels "
+                         f"per group, so {c_group * groups} input channels with groups={groups}, "
+                         f"but the input {x} has {channels}")
+    if c_out % groups:
+        raise ShapeError(f"filter output channels {c_out} are not divisible by groups={groups}")
+    out_hw = _out_hw(x.shape[2:], w_shape[2:], stride, padding, dilation)
+    return TensorType(x.dtype, (x.shape[0], c_out, *out_hw))
+
+
+def _check_filter(w: TensorType) -> None:
+    if w.rank != 4:
+        raise ShapeError(f"filter must be a rank-4 [Cout, C/groups, kH, kW] tensor, got {w}")
+    check_kind(w, "float", "filter")
+    _check_static(w, range(4), "dims", "filter")
+    if 0 in w.shape[2:]:
+        raise ShapeError(f"filter must have a non-empty kernel, got {w}")
+
+
+def _check_cotangent(g: TensorType, expected: TensorType) -> None:
+    if g != expected:
+        raise ShapeError(f"the cotangent {g} does not match the forward result {expected}")
+
+
+def _conv2d_infer(types, attrs):
+    x, w = types
+    _check_nchw(x, "input")
+    _check_filter(w)
+    same_dtype(types)
+    return _conv_result(x, w.shape, attrs["stride"], attrs["padding"], attrs["dilation"],
+                        attrs["groups"])
+
+
+def _conv2d_grad_input_infer(types, attrs):
+    g, w = types
+    _check_nchw(g, "cotangent")
+    _check_filter(w)
+    same_dtype(types)
+    x = TensorType(g.dtype, (g.shape[0], w.shape[1] * attrs["groups"], *attrs["input_hw"]))
+    _check_cotangent(g, _conv_result(x, w.shape, attrs["stride"], attrs["padding"],
+                                     attrs["dilation"], attrs["groups"]))
+    return x
+
+
+def _conv2d_grad_filter_infer(types, attrs):
+    x, g = types
+    _check_nchw(x, "input")
+    _check_nchw(g, "cotangent")
+    same_dtype(types)
+    _check_static(x, (1,), "C", "input")
+    _check_static(g, (1,), "C", "cotangent")
+    groups = attrs["groups"]
+    w_shape = (g.shape[1], x.shape[1] // groups, *attrs["kernel_hw"])
+    _check_cotangent(g, _conv_result(x, w_shape, attrs["stride"], attrs["padding"],
+                                     attrs["dilation"], groups))
+    return TensorType(x.dtype, w_shape)
+
+
+def _pool_result(x: TensorType, kernel_size, stride, padding, ceil_mode, **_) -> TensorType:
+    """The type of pooling `x`; rejects windows that would hold only padding, where Paddle
+    returns -FLT_MAX (max) or divides by zero (exclusive average)."""
+    _check_nchw(x, "input")
+    _check_static(x, (2, 3), "H and W", "input")
+    out_hw = _out_hw(x.shape[2:], kernel_size, stride, padding, ceil_mode=ceil_mode)
+    for i in range(2):
+        size, lo = x.shape[2 + i], padding[2 * i]
+        if lo >= kernel_size[i] or (out_hw[i] - 1) * stride[i] - lo >= size:
+            raise ShapeError(f"a pooling window would cover only padding along the {_AXES[i]} "
+                             f"(input {_AXES[i]} {size}, kernel {kernel_size[i]}, stride "
+                             f"{stride[i]}, padding {padding[2 * i]}/{padding[2 * i + 1]}, "
+                             f"ceil_mode={ceil_mode}); use less padding"
+                             + (" or ceil_mode=False" if ceil_mode else ""))
+    return TensorType(x.dtype, (*x.shape[:2], *out_hw))
+
+
+def _pool_infer(types, attrs):
+    return _pool_result(types[0], **attrs)
+
+
+def _max_pool2d_grad_infer(types, attrs):
+    x, g = types
+    _check_nchw(g, "cotangent")
+    _check_cotangent(g, _pool_result(x, **attrs))
+    return x
+
+
+def _avg_pool2d_grad_infer(types, attrs):
+    (g,) = types
+    _check_nchw(g, "cotangent")
+    x = TensorType(g.dtype, (*g.shape[:2], *attrs["input_hw"]))
+    _check_cotangent(g, _pool_result(x, **attrs))
+    return x
+
+
+def _adaptive_canon(attrs, types):
+    size = attrs["output_size"]
+    pair = (size, size) if _is_int(size) else size
+    if not (isinstance(pair, tuple) and len(pair) == 2
+            and all(v is None or (_is_int(v) and v > 0) for v in pair)):
+        raise ShapeError(f"output_size must be a positive int or a pair of positive ints or "
+                         f"None, got {size!r}")
+    if None in pair:
+        x = types[0]
+        _check_nchw(x, "input")
+        _check_static(x, (2, 3), "H and W", "input")
+        pair = tuple(x.shape[2 + i] if v is None else v for i, v in enumerate(pair))
+    return {"output_size": pair}
+
+
+def _adaptive_infer(types, attrs):
+    (x,) = types
+    _check_nchw(x, "input")
+    _check_static(x, (2, 3), "H and W", "input")
+    if 0 in x.shape[2:]:
+        raise ShapeError(f"input must have a non-empty H and W, got {x}")
+    return TensorType(x.dtype, (*x.shape[:2], *attrs["output_size"]))
+
+
+def _adaptive_grad_canon(attrs, types):
+    return {"input_hw": _pair(attrs["input_hw"], "input_hw", 1)}
+
+
+def _adaptive_grad_infer(types, attrs):
+    (g,) = types
+    _check_nchw(g, "cotangent")
+    _check_static(g, (2, 3), "H and W", "cotangent")
+    return TensorType(g.dtype, (*g.shape[:2], *attrs["input_hw"]))
+
+
+# ---------------------------------------------------------------- kernels
+
+@dataclass(frozen=True)
+class _Windows:
+    """The windows of a convolution or pooling over inputs of spatial size `input_hw`.
+
+    The input sits in a frame padded by ``padding`` and, with ``ceil_mode``, by as
+    many more rows and columns at the bottom and right as the last window needs."""
+    input_hw: tuple[int, int]
+    kernel_hw: tuple[int, int]
+    stride: tuple[int, int]
+    padding: tuple[int, int, int, int]
+    dilation: tuple[int, int] = (1, 1)
+    ceil_mode: bool = False
+
+    @cached_property
+    def out_hw(self) -> tuple[int, int]:
+        return _out_hw(self.input_hw, self.kernel_hw, self.stride, self.padding,
+                       self.dilation, self.ceil_mode)
+
+    @cached_property
+    def frame_pads(self) -> list[tuple[int, int]]:
+        pads = []
+        for i in range(2):
+            lo, hi = self.padding[2 * i], self.padding[2 * i + 1]
+            extent = self.dilation[i] * (self.kernel_hw[i] - 1) + 1
+            needed = (self.out_hw[i] - 1) * self.stride[i] + extent - lo - self.input_hw[i]
+            pads.append((lo, max(hi, needed)))
+        return pads
+
+    def gather(self, x: np.ndarray, fill) -> np.ndarray:
+        """A strided view ``[N, C, out_h, out_w, kH, kW]`` of every window of `x`,
+        whose padding holds `fill`."""
+        framed = np.pad(x, [(0, 0), (0, 0), *self.frame_pads], constant_values=fill)
+        extent = [d * (k - 1) + 1 for d, k in zip(self.dilation, self.kernel_hw)]
+        (sh, sw), (dh, dw), (oh, ow) = self.stride, self.dilation, self.out_hw
+        views = sliding_window_view(framed, extent, axis=(2, 3))
+        return views[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]
+
+    def scatter(self, parts: np.ndarray) -> np.ndarray:
+        """The adjoint of `gather`: sums window-shaped `parts` ``[N, C, out_h, out_w,
+        kH, kW]`` into the positions they were gathered from, dropping the padding."""
+        (top, bottom), (left, right) = self.frame_pads
+        (h, w), (sh, sw), (dh, dw), (oh, ow) = (self.input_hw, self.stride, self.dilation,
+                                                self.out_hw)
+        frame = np.zeros((*parts.shape[:2], top + h + bottom, left + w + right), parts.dtype)
+        for i in range(self.kernel_hw[0]):
+            for j in range(self.kernel_hw[1]):
+                frame[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh,
+                      j * dw:j * dw + (ow - 1) * sw + 1:sw] += parts[:, :, :, :, i, j]
+        return frame[:, :, top:top + h, left:left + w]
+
+
+def _conv_windows(input_hw, kernel_hw, stride, padding, dilation) -> _Windows:
+    return _Windows(tuple(input_hw), tuple(kernel_hw), stride, padding, dilation)
+
+
+def _im2col(x: np.ndarray, windows: _Windows, groups: int) -> np.ndarray:
+    """The windows of `x` as one matrix per group: ``[groups, N*out_h*out_w,
+    C/groups*kH*kW]``."""
+    view = windows.gather(x, 0)
+    n, c, oh, ow, kh, kw = view.shape
+    view = view.reshape(n, groups, c // groups, oh, ow, kh, kw)
+    return view.transpose(1, 0, 3, 4, 2, 5, 6).reshape(groups, n * oh * ow, c // groups * kh * kw)
+
+
+def _group_rows(y: np.ndarray, groups: int) -> np.ndarray:
+    """``[N, Cout, out_h, out_w]`` as ``[groups, N*out_h*out_w, Cout/groups]``."""
+    n, c, oh, ow = y.shape
+    grouped = y.reshape(n, groups, c // groups, oh, ow).transpose(1, 0, 3, 4, 2)
+    return grouped.reshape(groups, n * oh * ow, c // groups)
+
+
+def _ungroup_rows(rows: np.ndarray, n: int, out_hw) -> np.ndarray:
+    """The inverse of `_group_rows`."""
+    groups, _, c_group = rows.shape
+    grouped = rows.reshape(groups, n, *out_hw, c_group).transpose(1, 0, 4, 2, 3)
+    return grouped.reshape(n, groups * c_group, *out_hw)
+
+
+def _conv2d(x, w, stride, padding, dilation, groups):
+    windows = _conv_windows(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    c_out, c_group, kh, kw = w.shape
+    filters = w.reshape(groups, c_out // groups, c_group * kh * kw)
+    rows = _im2col(x, windows, groups) @ filters.transpose(0, 2, 1)
+    return _ungroup_rows(rows, x.shape[0], windows.out_hw)
+
+
+def _conv2d_grad_input(g, w, input_hw, stride, padding, dilation, groups):
+    windows = _conv_windows(input_hw, w.shape[2:], stride, padding, dilation)
+    c_out, c_group, kh, kw = w.shape
+    n, _, oh, ow = g.shape
+    cols = _group_rows(g, groups) @ w.reshape(groups, c_out // groups, c_group * kh * kw)
+    parts = cols.reshape(groups, n, oh, ow, c_group, kh, kw).transpose(1, 0, 4, 2, 3, 5, 6)
+    return windows.scatter(parts.reshape(n, groups * c_group, oh, ow, kh, kw))
+
+
+def _conv2d_grad_filter(x, g, kernel_hw, stride, padding, dilation, groups):
+    windows = _conv_windows(x.shape[2:], kernel_hw, stride, padding, dilation)
+    grads = _group_rows(g, groups).transpose(0, 2, 1) @ _im2col(x, windows, groups)
+    return grads.reshape(g.shape[1], x.shape[1] // groups, *kernel_hw)
+
+
+def _conv2d_vjp(b, cts, ins, outs, **attrs):
+    x, w = ins
+    return [b.conv2d_grad_input(cts[0], w, input_hw=x.type.shape[2:], **attrs),
+            b.conv2d_grad_filter(x, cts[0], kernel_hw=w.type.shape[2:], **attrs)]
+
+
+def _pool_windows(input_hw, kernel_size, stride, padding, ceil_mode) -> _Windows:
+    return _Windows(tuple(input_hw), kernel_size, stride, padding, ceil_mode=ceil_mode)
+
+
+def _max_pool2d(x, kernel_size, stride, padding, ceil_mode):
+    windows = _pool_windows(x.shape[2:], kernel_size, stride, padding, ceil_mode)
+    return windows.gather(x, -np.inf).max(axis=(4, 5))
+
+
+def _max_pool2d_grad(x, g, kernel_size, stride, padding, ceil_mode):
+    """Each cotangent goes to its window's maximum; on ties, to the first in row-major
+    window order (``argmax``), as in Paddle and PyTorch."""
+    windows = _pool_windows(x.shape[2:], kernel_size, stride, padding, ceil_mode)
+    views = windows.gather(x, -np.inf)
+    taps = kernel_size[0] * kernel_size[1]
+    first_max = views.reshape(*views.shape[:4], taps).argmax(axis=-1)
+    onehot = first_max[..., None] == np.arange(taps)
+    return windows.scatter((onehot * g[..., None]).reshape(views.shape))
+
+
+def _axis_counts(size, kernel, stride, lo, hi, out, exclusive) -> np.ndarray:
+    """How many cells each window counts along one axis: the input cells only
+    (`exclusive`), or also the padding, but never the ceil_mode overhang (Paddle)."""
+    starts = np.arange(out) * stride - lo
+    ends = starts + kernel
+    if exclusive:
+        return np.minimum(ends, size) - np.maximum(starts, 0)
+    return np.minimum(ends, size + hi) - starts
+
+
+def _avg_divisor(windows: _Windows, exclusive: bool, dtype) -> np.ndarray:
+    h, w = (_axis_counts(windows.input_hw[i], windows.kernel_hw[i], windows.stride[i],
+                         windows.padding[2 * i], windows.padding[2 * i + 1],
+                         windows.out_hw[i], exclusive) for i in range(2))
+    return np.outer(h, w).astype(dtype)
+
+
+def _avg_pool2d(x, kernel_size, stride, padding, ceil_mode, exclusive):
+    windows = _pool_windows(x.shape[2:], kernel_size, stride, padding, ceil_mode)
+    sums = windows.gather(x, 0).sum(axis=(4, 5))
+    return sums / _avg_divisor(windows, exclusive, x.dtype)
+
+
+def _avg_pool2d_grad(g, input_hw, kernel_size, stride, padding, ceil_mode, exclusive):
+    windows = _pool_windows(input_hw, kernel_size, stride, padding, ceil_mode)
+    share = g / _avg_divisor(windows, exclusive, g.dtype)
+    return windows.scatter(np.broadcast_to(share[..., None, None], (*g.shape, *kernel_size)))
+
+
+def _max_pool2d_vjp(b, cts, ins, outs, **attrs):
+    return [b.max_pool2d_grad(ins[0], cts[0], **attrs)]
+
+
+def _avg_pool2d_vjp(b, cts, ins, outs, **attrs):
+    return [b.avg_pool2d_grad(cts[0], input_hw=ins[0].type.shape[2:], **attrs)]
+
+
+def _bin_matrix(size: int, out: int, dtype) -> np.ndarray:
+    """``[out, size]``: row ``i`` averages cells ``floor(i*size/out)`` up to
+    ``ceil((i+1)*size/out)`` (exclusive), Paddle's and PyTorch's adaptive bins."""
+    i = np.arange(out)
+    starts = i * size // out
+    ends = -(-(i + 1) * size // out)
+    cells = np.arange(size)
+    inside = (cells >= starts[:, None]) & (cells < ends[:, None])
+    return (inside / (ends - starts)[:, None]).astype(dtype)
+
+
+def _apply_bins(x: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``rows @ x @ cols.T`` over the last two axes, as two single matrix products."""
+    y = np.tensordot(x, rows, axes=(2, 1))      # [N, C, W, out_h]
+    return np.tensordot(y, cols, axes=(2, 1))   # [N, C, out_h, out_w]
+
+
+def _adaptive_avg_pool2d(x, output_size):
+    (h, w), (oh, ow) = x.shape[2:], output_size
+    return _apply_bins(x, _bin_matrix(h, oh, x.dtype), _bin_matrix(w, ow, x.dtype))
+
+
+def _adaptive_avg_pool2d_grad(g, input_hw):
+    (h, w), (oh, ow) = input_hw, g.shape[2:]
+    return _apply_bins(g, _bin_matrix(h, oh, g.dtype).T, _bin_matrix(w, ow, g.dtype).T)
+
+
+def _adaptive_vjp(b, cts, ins, outs, output_size):
+    return [b.adaptive_avg_pool2d_grad(cts[0], input_hw=ins[0].type.shape[2:])]
+
+
+# ---------------------------------------------------------------- declarations
+
+_CONV_ATTRS = {"stride": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}
+_CONV_ATTRS_DOC = (
+    "`stride` and `dilation` (int or (h, w) pair, default 1), `padding` (int, (h, w) or "
+    "(top, bottom, left, right), default 0; zeros), `groups` (default 1; C and Cout "
+    "divisible by it; groups=C is depthwise)")
+_SECOND_ORDER = "No VJP: second-order gradients through conv2d are not supported."
+
+defop("conv2d", _conv2d_infer, _conv2d, arity=2, attrs=dict(_CONV_ATTRS),
+      canonicalize=_conv_canon, vjp=_conv2d_vjp,
+      doc="conv2d(x, w): 2-D cross-correlation, Paddle's conv2d without bias (add it "
+          "separately). x: float [N, C, H, W], w: [Cout, C/groups, kH, kW] of x's dtype; "
+          "result [N, Cout, H_out, W_out] with H_out = (H + top + bottom - (dilation*(kH-1) "
+          "+ 1)) // stride + 1 (W alike). Output channel o of group g = o // (Cout/groups) "
+          "sees input channels g*C/groups ... (g+1)*C/groups - 1. Attributes: "
+          + _CONV_ATTRS_DOC + ". N may be symbolic; C, H, W and w must be static.")
+defop("conv2d_grad_input", _conv2d_grad_input_infer, _conv2d_grad_input, arity=2,
+      attrs={"input_hw": REQUIRED, **_CONV_ATTRS}, canonicalize=_conv_canon,
+      doc="conv2d_grad_input(g, w): the cotangent of conv2d's input x (a transposed "
+          "convolution). g: the cotangent [N, Cout, H_out, W_out] of conv2d(x, w), w: "
+          "the filter; `input_hw` (required): x's (H, W); the other attributes are "
+          "conv2d's. Result [N, C, H, W] with C = w.shape[1] * groups. " + _SECOND_ORDER)
+defop("conv2d_grad_filter", _conv2d_grad_filter_infer, _conv2d_grad_filter, arity=2,
+      attrs={"kernel_hw": REQUIRED, **_CONV_ATTRS}, canonicalize=_conv_canon,
+      doc="conv2d_grad_filter(x, g): the cotangent of conv2d's filter, summed over the "
+          "batch. x: conv2d's input, g: the cotangent [N, Cout, H_out, W_out] of its "
+          "result; `kernel_hw` (required): the filter's (kH, kW); the other attributes "
+          "are conv2d's. Result [Cout, C/groups, kH, kW]. " + _SECOND_ORDER)
+
+_POOL_ATTRS = {"kernel_size": REQUIRED, "stride": None, "padding": (0, 0, 0, 0),
+               "ceil_mode": False}
+_POOL_ATTRS_DOC = (
+    "`kernel_size` (required; int or (h, w)), `stride` (int or (h, w); None, the "
+    "default, means kernel_size), `padding` (int, (h, w) or (top, bottom, left, right); "
+    "default 0), `ceil_mode` (default false: count windows with floor, else ceil)")
+_POOL_TYPE_DOC = (
+    "x: float [N, C, H, W] with static H, W; result [N, C, H_out, W_out] with H_out = "
+    "(H + top + bottom - kH (+ stride - 1 with ceil_mode)) // stride + 1 (W alike). A "
+    "window holding only padding is a type error.")
+
+defop("max_pool2d", _pool_infer, _max_pool2d, arity=1, attrs=dict(_POOL_ATTRS),
+      canonicalize=_pool_canon, vjp=_max_pool2d_vjp,
+      doc="max_pool2d(x): the maximum of each window; padding counts as -inf. "
+          + _POOL_TYPE_DOC + " Attributes: " + _POOL_ATTRS_DOC + ". The gradient goes to "
+          "the first maximum of each window in row-major order.")
+defop("max_pool2d_grad", _max_pool2d_grad_infer, _max_pool2d_grad, arity=2,
+      attrs=dict(_POOL_ATTRS), canonicalize=_pool_canon,
+      doc="max_pool2d_grad(x, g): the cotangent of max_pool2d's input: each element of "
+          "g (max_pool2d(x)'s cotangent) is added at the position of its window's first "
+          "maximum (row-major window order, as Paddle and PyTorch). Attributes are "
+          "max_pool2d's; result x's type. No VJP (no second-order gradients).")
+defop("avg_pool2d", _pool_infer, _avg_pool2d, arity=1,
+      attrs={**_POOL_ATTRS, "exclusive": True}, canonicalize=_pool_canon,
+      vjp=_avg_pool2d_vjp,
+      doc="avg_pool2d(x): the mean of each window. With `exclusive` (default true, as "
+          "Paddle) padding is not counted in the divisor; otherwise it is, but cells "
+          "past the bottom/right padding (ceil_mode) never are. " + _POOL_TYPE_DOC
+          + " Attributes: " + _POOL_ATTRS_DOC + ", `exclusive`.")
+defop("avg_pool2d_grad", _avg_pool2d_grad_infer, _avg_pool2d_grad, arity=1,
+      attrs={"input_hw": REQUIRED, **_POOL_ATTRS, "exclusive": True},
+      canonicalize=_pool_canon,
+      doc="avg_pool2d_grad(g): the cotangent of avg_pool2d's input: each element of g "
+          "(the result's cotangent) is spread evenly over its window's counted cells. "
+          "`input_hw` (required): the input's (H, W); the other attributes are "
+          "avg_pool2d's. Result [N, C, H, W]. No VJP (no second-order gradients).")
+defop("adaptive_avg_pool2d", _adaptive_infer, _adaptive_avg_pool2d, arity=1,
+      attrs={"output_size": REQUIRED}, canonicalize=_adaptive_canon, vjp=_adaptive_vjp,
+      doc="adaptive_avg_pool2d(x): averages x: float [N, C, H, W] (static H, W > 0) over "
+          "an `output_size` grid (int or (h, w); None keeps that input size): output row "
+          "i averages input rows floor(i*H/h) to ceil((i+1)*H/h) - 1 (columns alike), as "
+          "Paddle and PyTorch. Result [N, C, h, w].")
+defop("adaptive_avg_pool2d_grad", _adaptive_grad_infer, _adaptive_avg_pool2d_grad, arity=1,
+      attrs={"input_hw": REQUIRED}, canonicalize=_adaptive_grad_canon,
+      doc="adaptive_avg_pool2d_grad(g): the cotangent of adaptive_avg_pool2d's input: "
+          "each element of g [N, C, h, w] is spread evenly over its bin. `input_hw` "
+          "(required): the input's (H, W). Result [N, C, H, W]. No VJP (no second-order "
+          "gradients).")
