@@ -75,8 +75,16 @@ class OpDef:
             want = str(lo) if lo == hi else (f"at least {lo}" if hi is None else f"{lo} to {hi}")
             raise ShapeError(f"{self.name} takes {want} operand(s), got {n}")
 
+    def check_operands(self, operand_types: Sequence[TensorType]) -> None:
+        self.check_arity(len(operand_types))
+        if not self.accepts_stacks and any(isinstance(t, StackType) for t in operand_types):
+            raise ShapeError("operands must be tensors, got "
+                             + ", ".join(str(t) for t in operand_types))
+
     def complete_attrs(self, attrs: dict | None, operand_types: Sequence[TensorType]) -> dict:
-        """Attributes with defaults filled in, unknown names rejected, canonicalized."""
+        """Attributes with defaults filled in, unknown names rejected, canonicalized
+        (after the operand count and kinds are checked, which canonicalize relies on)."""
+        self.check_operands(operand_types)
         attrs = dict(attrs or {})
         unknown = set(attrs) - set(self.attrs)
         if unknown:
@@ -94,10 +102,7 @@ class OpDef:
 
     def result_types(self, operand_types: Sequence[TensorType], attrs: dict) -> tuple[TensorType, ...]:
         """Apply the type rule; `attrs` must be complete (see `complete_attrs`)."""
-        self.check_arity(len(operand_types))
-        if not self.accepts_stacks and any(isinstance(t, StackType) for t in operand_types):
-            raise ShapeError("operands must be tensors, got "
-                             + ", ".join(str(t) for t in operand_types))
+        self.check_operands(operand_types)
         if self.infer is None:
             raise ShapeError(f"{self.name}'s result types come from its regions")
         out = self.infer(operand_types, attrs)

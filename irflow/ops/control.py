@@ -101,7 +101,9 @@ def _verify_while(op) -> None:
 
 
 defop("cond", None, arity=(1, None), regions=("then", "else"), verify=_verify_cond,
+      accepts_stacks=True,
       doc="if-then-else over two closed regions; see the module docstring")
 defop("while", None, arity=(0, None), regions=("cond", "body"), verify=_verify_while,
+      accepts_stacks=True,
       doc="a loop over carried values with loop-invariant operands first; see the "
           "module docstring")

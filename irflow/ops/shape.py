@@ -1,0 +1,720 @@
+"""Shape and indexing ops: `reshape`, `transpose`, `broadcast_to`, `unsqueeze`,
+`squeeze`, `concat`, `stack`, `slice`, `set_slice`, `gather`, `scatter_add`,
+`take_along_axis`, `put_along_axis`, `pad` and `arange`.
+
+Attributes that depend on the operand's shape are resolved by canonicalization, so
+the stored form is explicit: a reshape's ``-1`` and ``0`` become the dims they stand
+for, negative axes become non-negative, and slice bounds become normalized
+non-negative ones. Symbolic dims pass through wherever the result is expressible as
+a product of symbols (see `irflow.ir.types`); where it would need a sum (concat of
+symbolic sizes, padding or partly slicing a symbolic axis) the type rule raises a
+`ShapeError`.
+
+Kernels return NumPy views where NumPy does (reshape, transpose, broadcast_to,
+slice, ...): kernels never write into their inputs, so sharing memory is safe.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ir import dtypes
+from ..ir.registry import REQUIRED
+from ..ir.types import TensorType, dim_div, normalize_dim, numel, shape_str
+from ._rules import check_kind, defop, norm_axes, norm_axis, same_dtype, unbroadcast
+
+
+# ---------------------------------------------------------------- helpers
+
+def _int_tuple(value, what: str) -> tuple:
+    """An int or a tuple of ints as a tuple of ints."""
+    items = (value,) if isinstance(value, int) else value
+    if not isinstance(items, tuple) or not all(_is_int(v) for v in items):
+        raise ShapeError(f"{what} must be an int or a list of ints, got {value!r}")
+    return items
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _shape_attr(value) -> tuple:
+    """A `shape` attribute as a tuple of ints (-1 and 0 allowed, resolved by the
+    caller) and canonical symbolic dims."""
+    items = (value,) if _is_int(value) or isinstance(value, str) else value
+    if not isinstance(items, tuple):
+        raise ShapeError(f"shape must be a list of dims, got {value!r}")
+    out = []
+    for d in items:
+        if isinstance(d, str):
+            out.append(normalize_dim(d))
+        elif _is_int(d) and d >= -1:
+            out.append(d)
+        else:
+            raise ShapeError(f"shape {shape_str(items)} holds {d!r}; expected dims that are "
+                             f"non-negative ints, -1 or symbol names")
+    return tuple(out)
+
+
+def _zeros(b, t: TensorType):
+    """A zero tensor of type `t` (a broadcast scalar), for VJP rules."""
+    return b.broadcast_to(b.constant(0, t.dtype), shape=t.shape)
+
+
+def _along(axis: int, rank: int, index) -> tuple:
+    """The index tuple that selects `index` along `axis` and everything elsewhere."""
+    return (slice(None),) * axis + (index,) + (slice(None),) * (rank - axis - 1)
+
+
+# ---------------------------------------------------------------- reshape
+
+def _reshape_canon(attrs, types):
+    (x,) = types
+    return {"shape": _resolve_reshape(_shape_attr(attrs["shape"]), x.shape)}
+
+
+def _resolve_reshape(shape: tuple, in_shape: tuple) -> tuple:
+    """Resolve Paddle's 0 (copy the input dim at that position) and -1 (whatever
+    size makes the element counts agree).
+
+    A resolved shape may hold a genuine 0 (an empty dim), which re-resolving would
+    read as "copy". So a 0 is taken literally when copying makes the element counts
+    disagree but the literal 0 makes them agree; this only differs from Paddle for
+    tensors with no elements, and keeps canonicalization idempotent."""
+    if shape.count(-1) > 1:
+        raise ShapeError(f"shape {shape_str(shape)} holds more than one -1")
+    total = numel(in_shape)
+    try:
+        return _fill_reshape(_copy_zeros(shape, in_shape), in_shape, total)
+    except ShapeError:
+        if 0 in shape and -1 not in shape and numel(shape) == total:
+            return shape
+        raise
+
+
+def _copy_zeros(shape: tuple, in_shape: tuple) -> tuple:
+    out = []
+    for i, d in enumerate(shape):
+        if d == 0:
+            if i >= len(in_shape):
+                raise ShapeError(f"shape {shape_str(shape)} holds 0 (copy the input dim) at "
+                                 f"position {i}, but the operand {shape_str(in_shape)} has "
+                                 f"rank {len(in_shape)}")
+            d = in_shape[i]
+        out.append(d)
+    return tuple(out)
+
+
+def _fill_reshape(shape: tuple, in_shape: tuple, total) -> tuple:
+    if -1 in shape:
+        i = shape.index(-1)
+        rest = numel(shape[:i] + shape[i + 1:])
+        d = dim_div(total, rest)
+        if d is None:
+            raise ShapeError(f"cannot reshape {shape_str(in_shape)} to {shape_str(shape)}: "
+                             f"the -1 would be {total} / {rest}, which is not a whole "
+                             f"number of elements")
+        shape = shape[:i] + (d,) + shape[i + 1:]
+    if numel(shape) != total:
+        raise ShapeError(f"cannot reshape {shape_str(in_shape)} ({total} elements) to "
+                         f"{shape_str(shape)} ({numel(shape)} elements)")
+    return shape
+
+
+def _reshape_infer(types, attrs):
+    return types[0].with_shape(attrs["shape"])
+
+
+defop("reshape", _reshape_infer, lambda x, shape: x.reshape(shape), arity=1,
+      attrs={"shape": REQUIRED}, shape_attrs=("shape",), canonicalize=_reshape_canon,
+      vjp=lambda b, g, i, o, shape: [b.reshape(g[0], shape=i[0].type.shape)],
+      doc="reshape(x) {shape}: the elements of x in row-major order, laid out as `shape`. "
+          "`shape` may hold one -1 (the size that keeps the element count) and 0s "
+          "(copy x's dim at that position, as in Paddle); both are resolved when the op "
+          "is built, so the stored shape is explicit. Symbolic dims work when the sizes "
+          "are expressible: f32[N,4,4] to [-1,16] gives f32[N,16], to [-1] f32[N*16]. "
+          "The element counts must agree")
+
+
+# ---------------------------------------------------------------- broadcast_to
+
+def _broadcast_canon(attrs, types):
+    (x,) = types
+    shape = _shape_attr(attrs["shape"])
+    lead = len(shape) - x.rank
+    for i, d in enumerate(shape):
+        if d == -1:
+            if i < lead:
+                raise ShapeError(f"shape {shape_str(shape)} holds -1 (keep x's dim) at "
+                                 f"position {i}, which x ({x}) does not have")
+            shape = shape[:i] + (x.shape[i - lead],) + shape[i + 1:]
+    return {"shape": shape}
+
+
+def _check_broadcast(t: TensorType, shape: tuple, what: str = "") -> None:
+    """`t` must broadcast to exactly `shape` (NumPy rules, one direction)."""
+    subject = f"{what} {t}" if what else str(t)
+    lead = len(shape) - t.rank
+    if lead < 0:
+        raise ShapeError(f"cannot broadcast {subject} to the lower-rank shape {shape_str(shape)}")
+    for i, d in enumerate(t.shape):
+        if d != 1 and d != shape[lead + i]:
+            raise ShapeError(f"cannot broadcast {subject} to {shape_str(shape)}: dim {d} at "
+                             f"axis {i} is neither 1 nor {shape[lead + i]}")
+
+
+def _broadcast_infer(types, attrs):
+    _check_broadcast(types[0], attrs["shape"])
+    return types[0].with_shape(attrs["shape"])
+
+
+defop("broadcast_to", _broadcast_infer, np.broadcast_to, arity=1,
+      attrs={"shape": REQUIRED}, shape_attrs=("shape",), canonicalize=_broadcast_canon,
+      vjp=lambda b, g, i, o, shape: [unbroadcast(b, g[0], i[0].type)],
+      doc="broadcast_to(x) {shape}: x repeated to `shape` by NumPy broadcasting: x's dims "
+          "align with the trailing dims of `shape` and each must equal its dim or be 1. "
+          "A -1 in `shape` keeps x's dim there. The result is a read-only view")
+
+
+# ---------------------------------------------------------------- transpose
+
+def _transpose_canon(attrs, types):
+    (x,) = types
+    perm = _int_tuple(attrs["perm"], "perm")
+    normed = tuple(norm_axis(a, x.rank, "perm entry") for a in perm)
+    if sorted(normed) != list(range(x.rank)):
+        raise ShapeError(f"perm {list(perm)} is not a permutation of the {x.rank} axes of {x}")
+    return {"perm": normed}
+
+
+def _transpose_infer(types, attrs):
+    (x,) = types
+    return x.with_shape(tuple(x.shape[a] for a in attrs["perm"]))
+
+
+def _transpose_vjp(b, g, ins, outs, perm):
+    return [b.transpose(g[0], perm=tuple(int(a) for a in np.argsort(perm)))]
+
+
+defop("transpose", _transpose_infer, lambda x, perm: np.transpose(x, perm), arity=1,
+      attrs={"perm": REQUIRED}, canonicalize=_transpose_canon, vjp=_transpose_vjp,
+      doc="transpose(x) {perm}: permute the axes: result axis i is x's axis perm[i]. "
+          "`perm` lists every axis of x once (negative entries count from the end)")
+
+
+# ---------------------------------------------------------------- unsqueeze, squeeze
+
+def _unsqueeze_canon(attrs, types):
+    (x,) = types
+    axes = _int_tuple(attrs["axis"], "axis")
+    rank = x.rank + len(axes)
+    normed = []
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ShapeError(f"axis {a} is out of range: inserting {len(axes)} dim(s) into "
+                             f"{x} gives rank {rank}")
+        normed.append(a % rank)
+    if len(set(normed)) != len(normed):
+        raise ShapeError(f"axis {list(axes)} names a result position twice")
+    return {"axis": tuple(sorted(normed))}
+
+
+def _unsqueeze_infer(types, attrs):
+    (x,) = types
+    dims = iter(x.shape)
+    rank = x.rank + len(attrs["axis"])
+    return x.with_shape(tuple(1 if i in attrs["axis"] else next(dims) for i in range(rank)))
+
+
+def _reshape_back_vjp(b, g, ins, outs, **attrs):
+    return [b.reshape(g[0], shape=ins[0].type.shape)]
+
+
+defop("unsqueeze", _unsqueeze_infer, lambda x, axis: np.expand_dims(x, axis), arity=1,
+      attrs={"axis": REQUIRED}, canonicalize=_unsqueeze_canon, vjp=_reshape_back_vjp,
+      doc="unsqueeze(x) {axis}: insert size-1 dims. `axis` (an int or a list) gives their "
+          "positions in the result, whose rank is x's rank plus the number of axes; "
+          "negative positions count from the result's end. Canonically a sorted tuple")
+
+
+def _squeeze_canon(attrs, types):
+    (x,) = types
+    if attrs["axis"] is None:
+        return {"axis": tuple(i for i, d in enumerate(x.shape) if d == 1)}
+    axes = norm_axes(_int_tuple(attrs["axis"], "axis"), x.rank)
+    for a in axes:
+        if isinstance(x.shape[a], str):
+            raise ShapeError(f"cannot squeeze axis {a} of {x}: its size {x.shape[a]} is not "
+                             f"known to be 1")
+    return {"axis": tuple(a for a in axes if x.shape[a] == 1)}
+
+
+def _squeeze_infer(types, attrs):
+    (x,) = types
+    return x.with_shape(tuple(d for i, d in enumerate(x.shape) if i not in attrs["axis"]))
+
+
+defop("squeeze", _squeeze_infer, lambda x, axis: np.squeeze(x, axis), arity=1,
+      attrs={"axis": None}, canonicalize=_squeeze_canon, vjp=_reshape_back_vjp,
+      doc="squeeze(x) {axis}: remove size-1 dims: those listed in `axis` (an int or a "
+          "list), or with axis=None every dim statically 1. As in Paddle, a listed dim "
+          "whose static size is not 1 is left alone; a listed symbolic dim is an error, "
+          "because whether it is 1 is known only at run time. Canonically `axis` is the "
+          "sorted tuple of the dims actually removed")
+
+
+# ---------------------------------------------------------------- concat, stack
+
+def _axis_canon(extra_rank: int):
+    """Canonicalize an int `axis` of a rank-r operand into [0, r + extra_rank)."""
+    def canon(attrs, types):
+        axis = attrs["axis"]
+        if not _is_int(axis):
+            raise ShapeError(f"axis must be an int, got {axis!r}")
+        rank = types[0].rank + extra_rank
+        if not -rank <= axis < rank:
+            raise ShapeError(f"axis {axis} is out of range for a rank-{rank} result")
+        return {**attrs, "axis": axis % rank}
+    return canon
+
+
+def _concat_infer(types, attrs):
+    axis = attrs["axis"]
+    same_dtype(types)
+    first = types[0]
+    for i, t in enumerate(types):
+        if t.rank != first.rank or any(a != b for k, (a, b) in enumerate(zip(t.shape, first.shape))
+                                       if k != axis):
+            raise ShapeError(f"operand {i} ({t}) does not match operand 0 ({first}) outside "
+                             f"axis {axis}")
+    sizes = [t.shape[axis] for t in types]
+    if len(sizes) > 1 and any(isinstance(d, str) for d in sizes):
+        raise ShapeError(f"the sizes along axis {axis} ({', '.join(map(str, sizes))}) include "
+                         f"a symbolic dim, and their sum is not expressible")
+    return first.with_shape(first.shape[:axis] + (sum(sizes) if len(sizes) > 1 else sizes[0],)
+                            + first.shape[axis + 1:])
+
+
+def _concat_vjp(b, g, ins, outs, axis):
+    grads, start = [], 0
+    for x in ins:
+        size = x.type.shape[axis]
+        stop = size if start == 0 else start + size  # a lone operand may be symbolic
+        grads.append(b.slice(g[0], axes=(axis,), starts=(start,), stops=(stop,)))
+        start = stop
+    return grads
+
+
+defop("concat", _concat_infer, lambda *xs, axis: np.concatenate(xs, axis=axis),
+      arity=(1, None), attrs={"axis": 0}, canonicalize=_axis_canon(0), vjp=_concat_vjp,
+      doc="concat(*xs) {axis}: join one or more tensors of one dtype and rank along "
+          "`axis` (default 0); their other dims must be equal. The result's size along "
+          "`axis` is the sum of theirs, so with several operands it must be static")
+
+
+def _stack_infer(types, attrs):
+    same_dtype(types)
+    first = types[0]
+    for i, t in enumerate(types):
+        if t != first:
+            raise ShapeError(f"operand {i} ({t}) differs from operand 0 ({first}); stack "
+                             f"takes operands of one type")
+    axis = attrs["axis"]
+    return first.with_shape(first.shape[:axis] + (len(types),) + first.shape[axis:])
+
+
+def _stack_vjp(b, g, ins, outs, axis):
+    return [b.reshape(b.slice(g[0], axes=(axis,), starts=(i,), stops=(i + 1,)),
+                      shape=x.type.shape) for i, x in enumerate(ins)]
+
+
+defop("stack", _stack_infer, lambda *xs, axis: np.stack(xs, axis=axis), arity=(1, None),
+      attrs={"axis": 0}, canonicalize=_axis_canon(1), vjp=_stack_vjp,
+      doc="stack(*xs) {axis}: join one or more tensors of one type along a new axis, "
+          "which is `axis` (default 0) of the result")
+
+
+# ---------------------------------------------------------------- slice, set_slice
+
+_INT_MAX = 2 ** 31 - 1  # Paddle programs write stops of INT_MAX for "to the end"
+
+
+def _bounds(value, what: str) -> tuple:
+    """starts or stops as a tuple of ints, Nones or symbolic dims."""
+    items = value if isinstance(value, tuple) else (value,)
+    for v in items:
+        if not (v is None or _is_int(v) or isinstance(v, str)):
+            raise ShapeError(f"{what} must hold ints or None, got {value!r}")
+    return tuple(normalize_dim(v) if isinstance(v, str) else v for v in items)
+
+
+def _slice_canon(attrs, types):
+    """Bounds normalized per axis, identity slices dropped, axes sorted."""
+    x = types[0]
+    axes = _int_tuple(attrs["axes"], "axes")
+    starts, stops = _bounds(attrs["starts"], "starts"), _bounds(attrs["stops"], "stops")
+    steps = (1,) * len(axes) if attrs["steps"] is None else _int_tuple(attrs["steps"], "steps")
+    if not len(axes) == len(starts) == len(stops) == len(steps):
+        raise ShapeError(f"axes, starts, stops and steps must have one entry per sliced axis, "
+                         f"got {len(axes)}, {len(starts)}, {len(stops)} and {len(steps)}")
+    normed = [norm_axis(a, x.rank) for a in axes]
+    if len(set(normed)) != len(normed):
+        raise ShapeError(f"axes {list(axes)} name an axis twice")
+    kept = {}
+    for axis, start, stop, step in zip(normed, starts, stops, steps):
+        if step == 0:
+            raise ShapeError(f"the step for axis {axis} is 0")
+        bounds = _axis_bounds(x.shape[axis], axis, start, stop, step)
+        if bounds is not None:
+            kept[axis] = bounds
+    order = sorted(kept)
+    return {"axes": tuple(order), "starts": tuple(kept[a][0] for a in order),
+            "stops": tuple(kept[a][1] for a in order),
+            "steps": tuple(kept[a][2] for a in order)}
+
+
+def _axis_bounds(dim, axis: int, start, stop, step):
+    """Canonical (start, stop, step) of Python's ``[start:stop:step]`` on an axis of
+    size `dim`, or None when the slice keeps the axis as it is.
+
+    For a static dim: start is the first index taken, stop the tightest exclusive
+    bound (None when a negative step runs through index 0, since -1 would mean the
+    last element), a single element has step 1 and an empty slice is (0, 0, 1)."""
+    if isinstance(dim, str):
+        return _symbolic_axis_bounds(dim, axis, start, stop, step)
+    if isinstance(start, str) or isinstance(stop, str):
+        raise ShapeError(f"axis {axis} has the static size {dim}, so its bounds must be ints, "
+                         f"got start {start}, stop {stop}")
+    start, stop, step = slice(start, stop, step).indices(dim)
+    count = len(range(start, stop, step))
+    if count == dim and (step == 1 or count <= 1):
+        return None
+    if count == 0:
+        return (0, 0, 1)
+    if count == 1:
+        return (start, start + 1, 1)
+    last = start + (count - 1) * step
+    if step > 0:
+        return (start, last + 1, step)
+    return (start, last - 1 if last > 0 else None, step)
+
+
+def _symbolic_axis_bounds(dim: str, axis: int, start, stop, step):
+    """A symbolic axis can be kept whole (None) or reversed whole (None, None, -1):
+    any other slice would have a size that is not expressible."""
+    if step == 1 and start in (None, 0) and (
+            stop is None or stop == dim or (_is_int(stop) and stop >= _INT_MAX)):
+        return None
+    if step == -1 and start in (None, -1) and (
+            stop is None or (_is_int(stop) and stop <= -_INT_MAX)):
+        return (None, None, -1)
+    raise ShapeError(f"axis {axis} has the symbolic size {dim}: a slice must keep it whole "
+                     f"(start 0, stop None, step 1) or reverse it whole (start None, stop "
+                     f"None, step -1), got start {start}, stop {stop}, step {step}")
+
+
+def _sliced_shape(x: TensorType, attrs) -> tuple:
+    shape = list(x.shape)
+    for axis, start, stop, step in zip(attrs["axes"], attrs["starts"], attrs["stops"],
+                                       attrs["steps"]):
+        if isinstance(shape[axis], int):
+            shape[axis] = len(range(start, -1 if stop is None else stop, step))
+    return tuple(shape)
+
+
+def _slice_index(rank: int, axes, starts, stops, steps) -> tuple:
+    index = [slice(None)] * rank
+    for axis, start, stop, step in zip(axes, starts, stops, steps):
+        index[axis] = slice(start, stop, step)
+    return tuple(index)
+
+
+def _slice_kernel(x, **bounds):
+    return x[_slice_index(x.ndim, **bounds)]
+
+
+def _slice_vjp(b, g, ins, outs, **bounds):
+    return [b.set_slice(_zeros(b, ins[0].type), g[0], **bounds)]
+
+
+_SLICE_ATTRS = {"axes": REQUIRED, "starts": REQUIRED, "stops": REQUIRED, "steps": None}
+_SLICE_DOC = ("`axes` lists the sliced axes (others are kept whole) and `starts`, `stops`, "
+              "`steps` (default all 1) hold one Python slice per listed axis: negative "
+              "bounds count from the end, bounds are clipped, steps may be negative. "
+              "Canonically the bounds are normalized against the static dims (start is "
+              "the first index taken, stop the tightest bound, or None when a negative "
+              "step runs through index 0) and axes sliced whole are dropped. A symbolic "
+              "axis may only be kept whole or reversed whole (None, None, -1)")
+
+defop("slice", lambda types, attrs: types[0].with_shape(_sliced_shape(types[0], attrs)),
+      _slice_kernel, arity=1, attrs=dict(_SLICE_ATTRS), canonicalize=_slice_canon,
+      vjp=_slice_vjp,
+      doc="slice(x) {axes, starts, stops, steps}: x[start:stop:step] along each listed "
+          "axis, like paddle.strided_slice. " + _SLICE_DOC)
+
+
+def _set_slice_infer(types, attrs):
+    x, update = types
+    same_dtype(types)
+    shape = _sliced_shape(x, attrs)
+    if update.shape != shape:
+        raise ShapeError(f"update has the shape {shape_str(update.shape)}, but the slice of "
+                         f"{x} has the shape {shape_str(shape)}")
+    return x
+
+
+def _set_slice_kernel(x, update, **bounds):
+    out = x.copy()
+    out[_slice_index(x.ndim, **bounds)] = update
+    return out
+
+
+def _set_slice_vjp(b, g, ins, outs, **bounds):
+    return [b.set_slice(g[0], _zeros(b, ins[1].type), **bounds), b.slice(g[0], **bounds)]
+
+
+defop("set_slice", _set_slice_infer, _set_slice_kernel, arity=2, attrs=dict(_SLICE_ATTRS),
+      canonicalize=_slice_canon, vjp=_set_slice_vjp,
+      doc="set_slice(x, update) {axes, starts, stops, steps}: a copy of x whose slice (as "
+          "in `slice`) is replaced by `update`, which has x's dtype and exactly the "
+          "slice's shape. " + _SLICE_DOC)
+
+
+# ---------------------------------------------------------------- gather, scatter_add
+
+def _gather_shape(x: TensorType, index: TensorType, axis: int) -> tuple:
+    check_kind(index, "int", "index")
+    if x.rank == 0:
+        raise ShapeError(f"x must have at least one dim, got {x}")
+    return x.shape[:axis] + index.shape + x.shape[axis + 1:]
+
+
+def _gather_infer(types, attrs):
+    x, index = types
+    return x.with_shape(_gather_shape(x, index, attrs["axis"]))
+
+
+def _gather_vjp(b, g, ins, outs, axis):
+    x, index = ins
+    return [b.scatter_add(_zeros(b, x.type), index, g[0], axis=axis), None]
+
+
+def _operand_axis_canon(attrs, types):
+    """An int `axis` of the first operand, made non-negative."""
+    if not _is_int(attrs["axis"]):
+        raise ShapeError(f"axis must be an int, got {attrs['axis']!r}")
+    return {**attrs, "axis": norm_axis(attrs["axis"], types[0].rank)}
+
+
+defop("gather", _gather_infer, lambda x, index, axis: np.take(x, index, axis=axis), arity=2,
+      attrs={"axis": 0}, canonicalize=_operand_axis_canon, vjp=_gather_vjp,
+      doc="gather(x, index) {axis}: np.take(x, index, axis): the entries of x at the "
+          "positions `index` (i32 or i64, any rank; negative counts from the end) along "
+          "`axis` (default 0). Result shape: x.shape[:axis] + index.shape + "
+          "x.shape[axis+1:]")
+
+
+def _scatter_add_infer(types, attrs):
+    x, index, updates = types
+    check_kind(x, "number", "x")
+    same_dtype([x, updates])
+    shape = _gather_shape(x, index, attrs["axis"])
+    if updates.shape != shape:
+        raise ShapeError(f"updates must have the shape {shape_str(shape)} (x's dims with the "
+                         f"index's dims in place of axis {attrs['axis']}), got {updates}")
+    return x
+
+
+def _scatter_add_kernel(x, index, updates, axis):
+    out = x.copy()
+    np.add.at(out, _along(axis, x.ndim, index), updates)
+    return out
+
+
+defop("scatter_add", _scatter_add_infer, _scatter_add_kernel, arity=3, attrs={"axis": 0},
+      canonicalize=_operand_axis_canon,
+      vjp=lambda b, g, i, o, axis: [g[0], None, b.gather(g[0], i[1], axis=axis)],
+      doc="scatter_add(x, index, updates) {axis}: a copy of x with `updates` added at the "
+          "positions `index` along `axis`, duplicates accumulating (np.add.at): the "
+          "transpose of `gather`, whose result shape `updates` must have")
+
+
+# ---------------------------------------------------------------- take/put_along_axis
+
+def _along_axis_shape(x: TensorType, index: TensorType, axis: int) -> tuple:
+    """x's shape with the index's size at `axis`: the shape the index broadcasts to."""
+    check_kind(index, "int", "index")
+    if x.rank == 0:
+        raise ShapeError(f"x must have at least one dim, got {x}")
+    if index.rank != x.rank:
+        raise ShapeError(f"index must have the rank of x ({x}), got {index}")
+    for d, (xd, id_) in enumerate(zip(x.shape, index.shape)):
+        if d != axis and id_ != 1 and id_ != xd:
+            raise ShapeError(f"index dim {id_} at axis {d} must be 1 or x's dim {xd} (x is "
+                             f"{x}, index {index})")
+    return x.shape[:axis] + (index.shape[axis],) + x.shape[axis + 1:]
+
+
+def _take_along_axis_infer(types, attrs):
+    x, index = types
+    return x.with_shape(_along_axis_shape(x, index, attrs["axis"]))
+
+
+def _take_along_axis_vjp(b, g, ins, outs, axis):
+    x, index = ins
+    return [b.put_along_axis(_zeros(b, x.type), index, g[0], axis=axis, reduce="add"), None]
+
+
+defop("take_along_axis", _take_along_axis_infer,
+      lambda x, index, axis: np.take_along_axis(x, index, axis), arity=2,
+      attrs={"axis": REQUIRED}, canonicalize=_operand_axis_canon, vjp=_take_along_axis_vjp,
+      doc="take_along_axis(x, index) {axis}: np.take_along_axis: result[..., j, ...] = "
+          "x[..., index[..., j, ...], ...] along `axis`. `index` (i32 or i64) has x's "
+          "rank; its other dims equal x's or are 1 and broadcast. Result: x's shape with "
+          "index's size at `axis`")
+
+
+def _put_along_axis_canon(attrs, types):
+    if attrs["reduce"] not in ("assign", "add"):
+        raise ShapeError(f"reduce must be 'assign' or 'add', got {attrs['reduce']!r}")
+    return _operand_axis_canon(attrs, types)
+
+
+def _put_along_axis_infer(types, attrs):
+    x, index, values = types
+    same_dtype([x, values])
+    _check_broadcast(values, _along_axis_shape(x, index, attrs["axis"]), "values")
+    return x
+
+
+def _along_axis_index(index: np.ndarray, axis: int) -> tuple:
+    """The fancy index addressing x[i0, ..., index[i0, ..., ik, ...], ..., ik, ...]
+    for every position of `index` (a full-shape index array)."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[axis] = index
+    return tuple(grids)
+
+
+def _put_along_axis_kernel(x, index, values, axis, reduce):
+    shape = x.shape[:axis] + (index.shape[axis],) + x.shape[axis + 1:]
+    where = _along_axis_index(np.broadcast_to(index, shape), axis)
+    values = np.broadcast_to(values, shape)
+    out = x.copy()
+    if reduce == "add":
+        np.add.at(out, where, values)
+    else:
+        out[where] = values
+    return out
+
+
+def _put_along_axis_vjp(b, g, ins, outs, axis, reduce):
+    x, index, values = ins
+    picked = unbroadcast(b, b.take_along_axis(g[0], index, axis=axis), values.type)
+    if reduce == "add":
+        return [g[0], None, picked]
+    cleared = b.put_along_axis(g[0], index, b.constant(0, x.type.dtype), axis=axis)
+    return [cleared, None, picked]
+
+
+defop("put_along_axis", _put_along_axis_infer, _put_along_axis_kernel, arity=3,
+      attrs={"axis": REQUIRED, "reduce": "assign"}, canonicalize=_put_along_axis_canon,
+      vjp=_put_along_axis_vjp,
+      doc="put_along_axis(x, index, values) {axis, reduce}: a copy of x with `values` "
+          "written at the positions take_along_axis(x, index, axis) reads, like "
+          "paddle.put_along_axis. `index` is as in `take_along_axis`; `values` (x's "
+          "dtype) broadcasts to the index's broadcast shape. reduce='assign' (default) "
+          "overwrites (with duplicate positions, which value wins is unspecified, and "
+          "the VJP assumes distinct positions); reduce='add' adds, duplicates "
+          "accumulating")
+
+
+# ---------------------------------------------------------------- pad
+
+def _pad_canon(attrs, types):
+    (x,) = types
+    pads = attrs["pads"]
+    if not (isinstance(pads, tuple) and len(pads) == x.rank and all(
+            isinstance(p, tuple) and len(p) == 2 and all(_is_int(n) and n >= 0 for n in p)
+            for p in pads)):
+        raise ShapeError(f"pads must hold one (low, high) pair of non-negative ints per "
+                         f"axis of {x}, got {pads!r}")
+    value = attrs["value"]
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ShapeError(f"value must be a number, got {value!r}")
+    return {"pads": pads, "value": float(value)}
+
+
+def _pad_infer(types, attrs):
+    (x,) = types
+    shape = []
+    for axis, (d, (low, high)) in enumerate(zip(x.shape, attrs["pads"])):
+        if isinstance(d, str) and (low or high):
+            raise ShapeError(f"cannot pad axis {axis} of {x}: its padded size {d} + "
+                             f"{low + high} is not expressible")
+        shape.append(d + low + high if low or high else d)
+    return x.with_shape(shape)
+
+
+def _pad_kernel(x, pads, value):
+    out = np.full([d + low + high for d, (low, high) in zip(x.shape, pads)], value, x.dtype)
+    out[tuple(slice(low, low + d) for d, (low, _) in zip(x.shape, pads))] = x
+    return out
+
+
+def _pad_vjp(b, g, ins, outs, pads, value):
+    shape = ins[0].type.shape
+    axes = tuple(i for i, p in enumerate(pads) if p != (0, 0))
+    return [b.slice(g[0], axes=axes, starts=tuple(pads[i][0] for i in axes),
+                    stops=tuple(pads[i][0] + shape[i] for i in axes))]
+
+
+defop("pad", _pad_infer, _pad_kernel, arity=1, attrs={"pads": REQUIRED, "value": 0.0},
+      canonicalize=_pad_canon, vjp=_pad_vjp,
+      doc="pad(x) {pads, value}: x with `value` (a float, default 0.0, cast to x's "
+          "dtype) added around it: `pads` holds one (low, high) pair of non-negative "
+          "ints per axis, in axis order. A symbolic dim can only get (0, 0)")
+
+
+# ---------------------------------------------------------------- arange
+
+def _arange_canon(attrs, types):
+    numbers = {k: attrs[k] for k in ("start", "stop", "step")}
+    for key, v in numbers.items():
+        if not isinstance(v, int | float) or isinstance(v, bool):
+            raise ShapeError(f"{key} must be a number, got {v!r}")
+    if numbers["step"] == 0:
+        raise ShapeError("step must not be 0")
+    if attrs["dtype"] is not None:
+        try:
+            dtype = dtypes.dtype(attrs["dtype"])
+        except TypeError as e:
+            raise ShapeError(str(e)) from None
+    else:
+        dtype = dtypes.int64 if all(_is_int(v) for v in numbers.values()) else dtypes.float32
+    return {**numbers, "dtype": dtype}
+
+
+def _arange_length(start, stop, step) -> int:
+    """NumPy's length: ceil((stop - start) / step), exact for ints."""
+    if all(_is_int(v) for v in (start, stop, step)):
+        return len(range(start, stop, step))
+    return max(0, math.ceil((stop - start) / step))
+
+
+def _arange_infer(types, attrs):
+    return TensorType(attrs["dtype"], (_arange_length(attrs["start"], attrs["stop"],
+                                                      attrs["step"]),))
+
+
+def _arange_kernel(start, stop, step, dtype):
+    return (start + step * np.arange(_arange_length(start, stop, step))).astype(dtype.np)
+
+
+defop("arange", _arange_infer, _arange_kernel,
+      attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None},
+      canonicalize=_arange_canon, nondiff=True,
+      doc="arange() {start, stop, step, dtype}: the 1-D tensor start, start + step, ... "
+          "up to but excluding stop; its length ceil((stop - start) / step) is static. "
+          "`dtype` defaults to int64 when start, stop and step are ints, else float32")
