@@ -1,11 +1,18 @@
-"""irflow: Paddle-style dynamic-graph models compiled through an SSA IR."""
+"""irflow: Paddle-style dynamic-graph models compiled through an SSA IR.
+
+``import irflow as paddle`` runs code written for PaddlePaddle's dynamic graph (the
+part of the API irflow covers); `irflow.compile` turns the same code into IR.
+"""
 from . import ops as _ops  # noqa: F401  (registers every op)
-from . import codegen, ir
+from . import codegen, ir, passes
+from .autograd import grad
+from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .errors import (ConversionError, InputError, IrflowError, ParseError, ShapeError,
                      VerificationError)
+from .ir.dtypes import DType as dtype
 from .ir.dtypes import bool_ as bool  # noqa: A001  (Paddle spells it paddle.bool)
 from .ir.dtypes import float32, float64, int32, int64
+from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
+from .tensor import Parameter, Tensor
 
-__all__ = ["ConversionError", "InputError", "IrflowError", "ParseError", "ShapeError",
-           "VerificationError", "bool", "codegen", "float32", "float64", "int32", "int64",
-           "ir"]
+__version__ = "0.1.0"

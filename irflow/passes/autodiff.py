@@ -81,6 +81,57 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
     return g
 
 
+def backward_function(fn: Function, wrt: Sequence[int], outputs: Sequence[int],
+                      name: str | None = None) -> tuple[Function, list[Value]]:
+    """The reverse sweep of `fn` alone, for callers that already hold `fn`'s values
+    (eager ``backward()``): ``name(*cotangents, *residuals) -> gradients``.
+
+    The cotangents are those of `fn`'s results at `outputs`; the gradients are those
+    of `fn`'s arguments at `wrt` (zeros where none flows). The residuals are the values
+    of `fn` (arguments or op results) that the VJP rules read; they are returned, in
+    argument order, so that the caller can pass their values. `fn` must not need a
+    ``while`` loop differentiated: loops record their iterations in the forward sweep.
+    """
+    results = fn.result_types
+    b_fn = Function(name or f"{fn.name}_backward",
+                    [results[k] for k in outputs], [f"ct{k}" for k in outputs])
+    b = Builder(b_fn.block)
+    seeded = [k in outputs for k in range(len(results))]
+    active, needed = _activity(fn.block, set(wrt), seeded)
+    loops = [op for op in needed if op.name == "while"]
+    if loops:
+        raise IrflowError("backward_function cannot differentiate a while loop without "
+                          "its forward sweep; use grad()", loops[0].loc)
+    sweep = Sweep(fn.block, active, needed)
+    sweep.mapping = _ResidualArgs(b_fn)
+    cts_out: list[Value | None] = [None] * len(results)
+    for k, arg in zip(outputs, b_fn.args):
+        cts_out[k] = arg
+    grads = reverse_sweep(b, sweep, cts_out)
+    b.ret(*(grads[i] if grads[i] is not None else zeros(b, fn.args[i].type) for i in wrt))
+    dce(Module([b_fn]))
+    verify(b_fn)
+    used = [v for v, arg in sweep.mapping.items() if arg.uses]
+    for index in reversed([i for i, a in enumerate(b_fn.args) if not a.uses
+                           and i >= len(outputs)]):
+        b_fn.block.erase_arg(index)
+    return b_fn, used
+
+
+class _ResidualArgs(dict):
+    """Maps values of the differentiated function to arguments of the backward
+    function, adding an argument the first time a value is asked for."""
+
+    def __init__(self, fn: Function):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, value: Value) -> Value:
+        arg = self.fn.block.add_arg(value.type, value.name)
+        self[value] = arg
+        return arg
+
+
 # ---------------------------------------------------------------- helpers
 
 def _is_float(t) -> bool:

@@ -1,0 +1,262 @@
+"""The dynamic graph and `backward()`.
+
+Every eager op that has an input requiring a gradient records a `Node`: the prepared
+op (which fixes its name, attributes and operand types), its input Tensors and its
+output arrays. `backward()` walks the nodes reachable from the loss, writes them down
+as an IR function, and differentiates it with the same transform `irflow.compile`
+uses (`irflow.passes.autodiff.backward_function`): one autodiff, not two.
+
+Doing that on every training step would be slow, and the steps of a training loop
+record the same graph each time. So the walk also builds a structural key (the
+prepared ops in order, how they connect, the leaves' types) and the compiled
+backward program is cached under it: a repeated step costs a graph walk, a
+dictionary lookup and the backward kernels.
+
+After a backward pass the graph is freed (as in Paddle), unless ``retain_graph``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .dispatch import Prepared, no_grad, user_location
+from .errors import IrflowError
+from .ir import dtypes
+from .ir.builder import Builder
+from .ir.core import Function
+from .ir.types import TensorType
+
+
+class GraphError(IrflowError, RuntimeError):
+    """backward() or grad() through a freed graph, or with nothing to differentiate."""
+
+
+class Node:
+    """One recorded op of the dynamic graph. `sources` pins down, per input, what the
+    op read when it ran: the producing node and output index, and the array; so a
+    tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph."""
+
+    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed")
+
+    def __init__(self, prepared: Prepared, inputs, n_outputs: int):
+        self.prepared = prepared
+        self.inputs = tuple(inputs)
+        self.sources = tuple((t._node, t._index, t._value) for t in inputs)
+        self.outputs: list = [None] * n_outputs
+        self.freed = False
+
+    def free(self) -> None:
+        self.inputs = self.sources = ()
+        self.outputs = []
+        self.freed = True
+
+
+class Graph:
+    """The part of the dynamic graph that reaches some roots: nodes in topological
+    order, the leaves they read, and a key describing its structure.
+
+    A ref names a value of the graph: ``-1 - j`` is leaf j, ``(i, k)`` output k of
+    node i. Tensors in `cut` count as leaves even if a node produced them."""
+
+    def __init__(self, roots, cut: frozenset[int] = frozenset()):
+        self.nodes: list[Node] = []
+        self.leaves: list = []         # Tensors no recorded node produced (or cut ones)
+        self.leaf_values: list = []    # the arrays the graph read from them
+        self.input_refs: list[tuple] = []
+        node_index: dict[int, int] = {}
+        leaf_index: dict[int, int] = {}
+
+        def inner(t, node) -> bool:
+            return node is not None and id(t) not in cut
+
+        def leaf_ref(t, array):
+            j = leaf_index.get(id(t))
+            if j is None:
+                j = leaf_index[id(t)] = len(self.leaves)
+                self.leaves.append(t)
+                self.leaf_values.append(array)
+            return -1 - j
+
+        # Iterative post-order depth-first walk: inputs before the nodes reading them.
+        stack = [(t._node, False) for t in roots if inner(t, t._node)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in node_index:
+                continue
+            if node.freed:
+                raise GraphError("the dynamic graph behind this tensor was freed by an "
+                                 "earlier backward(); call backward(retain_graph=True) the "
+                                 "first time to go through it twice", user_location())
+            if expanded:
+                node_index[id(node)] = len(self.nodes)
+                self.nodes.append(node)
+                continue
+            stack.append((node, True))
+            for t, (src, _, _) in zip(reversed(node.inputs), reversed(node.sources)):
+                if inner(t, src) and id(src) not in node_index:
+                    stack.append((src, False))
+        for node in self.nodes:
+            self.input_refs.append(tuple(
+                (node_index[id(src)], k) if inner(t, src) else leaf_ref(t, array)
+                for t, (src, k, array) in zip(node.inputs, node.sources)))
+        self.root_refs = tuple((node_index[id(t._node)], t._index) if inner(t, t._node)
+                               else leaf_ref(t, t._value) for t in roots)
+        self.key = (tuple(zip((n.prepared for n in self.nodes), self.input_refs)),
+                    tuple((a.dtype, a.shape) for a in self.leaf_values),
+                    self.root_refs)
+
+    def array(self, ref) -> np.ndarray:
+        if isinstance(ref, int):
+            return self.leaf_values[-1 - ref]
+        node_i, k = ref
+        return self.nodes[node_i].outputs[k]
+
+    def tensor(self, ref):
+        """A Tensor standing for `ref` that is connected to the graph (for create_graph)."""
+        from .tensor.tensor import Tensor
+        if isinstance(ref, int):
+            return self.leaves[-1 - ref]
+        node_i, k = ref
+        node = self.nodes[node_i]
+        t = Tensor._from_array(node.outputs[k])
+        t.stop_gradient, t._node, t._index = False, node, k
+        return t
+
+    def to_function(self) -> tuple[Function, dict]:
+        """The graph as an IR function of its leaves returning its roots, and the map
+        from IR values back to refs."""
+        types = [TensorType(dtypes.from_numpy(a), a.shape) for a in self.leaf_values]
+        fn = Function("dynamic_graph", types, [t.name for t in self.leaves])
+        b = Builder(fn.block)
+        values = {-1 - j: a for j, a in enumerate(fn.args)}
+        for i, (node, refs) in enumerate(zip(self.nodes, self.input_refs)):
+            p = node.prepared
+            op = b.create(p.opdef.name, [values[r] for r in refs], p.attrs,
+                          result_types=p.result_types)
+            for k, r in enumerate(op.results):
+                values[(i, k)] = r
+        b.ret(*(values[r] for r in self.root_refs))
+        return fn, {v: r for r, v in values.items()}
+
+    def free(self) -> None:
+        for node in self.nodes:
+            node.free()
+
+
+class BackwardProgram:
+    """The compiled reverse sweep of one graph structure."""
+
+    def __init__(self, graph: Graph, wrt: Sequence[int]):
+        from .codegen import run
+        from .passes.autodiff import backward_function
+        fn, refs = graph.to_function()
+        self.function, residuals = backward_function(fn, wrt, range(len(graph.root_refs)))
+        self.residual_refs = [refs[v] for v in residuals]
+        self.plan = lambda *arrays: run(self.function, *arrays, check=False)
+
+    def run(self, graph: Graph, seeds: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return self.plan(*seeds, *(graph.array(r) for r in self.residual_refs))
+
+    def run_recorded(self, graph: Graph, seeds) -> list:
+        """Run the backward ops eagerly through `apply`, recording them, so that the
+        gradients can themselves be differentiated (``create_graph=True``)."""
+        from .dispatch import apply
+        from .tensor.tensor import Tensor
+        env = dict(zip(self.function.args, [*seeds, *(graph.tensor(r) for r in
+                                                       self.residual_refs)]))
+        for op in self.function.block.ops[:-1]:
+            out = apply(op.name, [env[v] for v in op.operands], op.attrs)
+            for r, t in zip(op.results, (out,) if isinstance(out, Tensor) else out):
+                env[r] = t
+        return [env[v] for v in self.function.return_op.operands]
+
+
+_PROGRAMS: dict = {}
+_PROGRAMS_LIMIT = 1024
+
+
+def _program(graph: Graph, wrt: Sequence[int]) -> BackwardProgram:
+    key = (graph.key, tuple(wrt))
+    program = _PROGRAMS.get(key)
+    if program is None:
+        if len(_PROGRAMS) >= _PROGRAMS_LIMIT:
+            _PROGRAMS.clear()
+        program = _PROGRAMS[key] = BackwardProgram(graph, wrt)
+    return program
+
+
+def _seeds(roots, grad_tensors) -> list[np.ndarray]:
+    seeds = []
+    for i, t in enumerate(roots):
+        g = grad_tensors[i] if grad_tensors is not None else None
+        if g is None:
+            seeds.append(np.ones_like(t._value))
+        else:
+            value = np.asarray(getattr(g, "_value", g), dtype=t._value.dtype)
+            if value.shape != t._value.shape:
+                raise GraphError(f"the gradient given for output {i} has shape "
+                                 f"{list(value.shape)} but the output has shape "
+                                 f"{list(t._value.shape)}", user_location())
+            seeds.append(value)
+    return seeds
+
+
+def _check_roots(roots) -> None:
+    for t in roots:
+        if t.stop_gradient or not t._value.dtype.kind == "f":
+            raise GraphError("backward() needs a float tensor that requires a gradient; this "
+                             "one has stop_gradient=True (no input of the ops that made it "
+                             "requires a gradient)", user_location())
+
+
+def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
+    """Accumulate into ``.grad`` of every leaf tensor that requires a gradient the
+    gradient of the sum of `roots` (each weighted by its grad tensor, default ones)."""
+    _check_roots(roots)
+    graph = Graph(roots)
+    wrt = [j for j, t in enumerate(graph.leaves) if not t.stop_gradient]
+    if wrt:
+        grads = _program(graph, wrt).run(graph, _seeds(roots, grad_tensors))
+        for j, g in zip(wrt, grads):
+            graph.leaves[j]._accumulate_grad(g)
+    if not retain_graph:
+        graph.free()
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=False, no_grad_vars=None):
+    """Paddle's ``paddle.grad``: the gradients of `outputs` with respect to `inputs`
+    (which may be intermediate tensors), returned rather than accumulated."""
+    from .tensor.tensor import Tensor
+    single_out = isinstance(outputs, Tensor)
+    outputs = [outputs] if single_out else list(outputs)
+    single_in = isinstance(inputs, Tensor)
+    inputs = [inputs] if single_in else list(inputs)
+    if isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    if retain_graph is None:
+        retain_graph = create_graph
+    _check_roots(outputs)
+    graph = Graph(outputs, cut=frozenset(id(t) for t in inputs))
+    position = {id(t): j for j, t in enumerate(graph.leaves)}
+    unused = [i for i, t in enumerate(inputs) if id(t) not in position]
+    if unused and not allow_unused:
+        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs; "
+                         "pass allow_unused=True to get None for it", user_location())
+    wrt = [position[id(t)] for t in inputs if id(t) in position]
+    program = _program(graph, wrt)
+    seeds = _seeds(outputs, grad_outputs)
+    if create_graph:
+        values = program.run_recorded(graph, [Tensor._from_array(s) for s in seeds])
+    else:
+        with no_grad():
+            values = [Tensor._from_array(g) for g in program.run(graph, seeds)]
+    by_leaf = dict(zip(wrt, values))
+    result = [by_leaf[position[id(t)]] if id(t) in position else None for t in inputs]
+    if not retain_graph:
+        graph.free()
+    return result
+
+
+__all__ = ["GraphError", "Node", "backward", "grad"]

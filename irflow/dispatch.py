@@ -1,0 +1,165 @@
+"""`apply`: the one entry point through which every Tensor operation runs an op.
+
+Eagerly (no tracer active) `apply` runs the op's registered NumPy kernel at once and,
+while gradients are enabled and an input requires one, records a `Node` of the
+dynamic graph for `backward()`. While a tracer is active (the frontend converting a
+Layer to IR) the same call emits an IR operation instead. Either way the op's one
+declaration in the registry is what runs, so eager and compiled code agree.
+
+The eager path is hot: everything that depends only on the op, its attributes and
+its operands' dtypes and shapes (canonical attributes, result types, the kernel) is
+computed once and cached under that key.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from .errors import IrflowError, Location, ShapeError
+from .ir.registry import canonical_attr, lookup
+from .ir.types import TensorType
+from .ir import dtypes
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class _State:
+    grad_enabled = True
+    tracer = None  # the frontend's active tracer, if any
+
+
+state = _State()
+
+
+def user_location() -> Location | None:
+    """The innermost stack frame outside irflow: the user's line."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_PACKAGE_DIR):
+            return Location(frame.f_code.co_filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
+
+
+class Prepared:
+    """What a call of one op on operands of given dtypes and shapes needs, cached."""
+
+    __slots__ = ("opdef", "kernel", "attrs", "attrs_key", "result_types", "single",
+                 "grad_results")
+
+    def __init__(self, opdef, attrs: dict, result_types):
+        self.opdef = opdef
+        self.attrs = attrs
+        self.attrs_key = attrs_key(attrs)
+        self.kernel = functools.partial(opdef.kernel, **attrs) if attrs else opdef.kernel
+        self.result_types = result_types
+        self.single = len(result_types) == 1
+        # Which results can carry a gradient: float results of differentiable ops.
+        self.grad_results = tuple(not opdef.nondiff and t.dtype.is_float for t in result_types)
+
+
+_CACHE: dict = {}
+_CACHE_LIMIT = 8192
+
+
+def attrs_key(attrs: dict) -> tuple:
+    return tuple(attrs.items())
+
+
+def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
+    """Canonical attributes and result types of `name` on `arrays` (cached)."""
+    try:
+        key = (name, tuple(attrs.items()), tuple((a.dtype, a.shape) for a in arrays))
+        found = _CACHE.get(key)
+    except TypeError:  # an unhashable attribute value such as a list: canonicalize first
+        attrs = {k: canonical_attr(v) for k, v in attrs.items()}
+        key = (name, tuple(attrs.items()), tuple((a.dtype, a.shape) for a in arrays))
+        found = _CACHE.get(key)
+    if found is not None:
+        return found
+    opdef = lookup(name)
+    types = [TensorType(dtypes.from_numpy(a), a.shape) for a in arrays]
+    try:
+        full = opdef.complete_attrs(attrs, types)
+        result_types = opdef.result_types(types, full)
+    except ShapeError as e:
+        raise ShapeError(f"{name}: {e.message}", user_location()) from None
+    prepared = Prepared(opdef, full, result_types)
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()
+    _CACHE[key] = prepared
+    return prepared
+
+
+def apply(name: str, inputs: Sequence, attrs: dict | None = None):
+    """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
+    if state.tracer is not None:
+        return state.tracer.apply(name, inputs, attrs or {})
+    from .tensor.tensor import Tensor
+    arrays = [t._value for t in inputs]
+    prepared = prepare(name, arrays, attrs or {})
+    try:
+        out = prepared.kernel(*arrays)
+    except IrflowError as e:
+        raise e.with_loc(user_location())
+    outs = (out,) if prepared.single else out
+    record = state.grad_enabled and any(not t.stop_gradient for t in inputs)
+    results = []
+    node = None
+    for i, array in enumerate(outs):
+        if type(array) is not np.ndarray:
+            array = np.asarray(array)
+        tensor = Tensor._from_array(array)
+        if record and prepared.grad_results[i]:
+            if node is None:
+                from .autograd import Node
+                node = Node(prepared, inputs, len(outs))
+            node.outputs[i] = array
+            tensor.stop_gradient = False
+            tensor._node = node
+            tensor._index = i
+        results.append(tensor)
+    return results[0] if prepared.single else tuple(results)
+
+
+class no_grad:
+    """``with irflow.no_grad():`` (or ``@irflow.no_grad()``): run without recording
+    the dynamic graph, so results have ``stop_gradient=True``."""
+
+    def __enter__(self):
+        self._saved = state.grad_enabled
+        state.grad_enabled = False
+        return self
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._saved
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class enable_grad(no_grad):
+    """The opposite of `no_grad`: record the dynamic graph inside the block."""
+
+    def __enter__(self):
+        self._saved = state.grad_enabled
+        state.grad_enabled = True
+        return self
+
+
+def is_grad_enabled() -> bool:
+    return state.grad_enabled
+
+
+def set_grad_enabled(mode: bool) -> None:
+    state.grad_enabled = bool(mode)

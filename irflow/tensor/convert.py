@@ -1,0 +1,99 @@
+"""Turning user values into Tensors and deciding the dtype of mixed operations.
+
+Python scalars take the dtype of the tensor they meet (``x * 2``), except that a
+float scalar with an integer tensor gives float32, as in Paddle. Two tensors of
+different dtypes meet at the wider one: bool < int32 < int64 < float32 < float64.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..dispatch import apply
+from ..ir import dtypes
+from .tensor import Tensor
+
+_RANK = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3,
+         dtypes.float64: 4}
+
+
+def default_dtype_of(data) -> dtypes.DType:
+    """Paddle's dtype for Python data: floats float32, ints int64, bools bool."""
+    array = np.asarray(data)
+    if array.dtype.kind == "b":
+        return dtypes.bool_
+    if array.dtype.kind in "iu":
+        return dtypes.int64
+    return dtypes.float32
+
+
+def to_array(data, dtype=None) -> np.ndarray:
+    """A NumPy array of `data` with Paddle's dtype defaults (NumPy arrays keep theirs)."""
+    if isinstance(data, Tensor):
+        array = data._concrete("to_tensor()")
+    elif isinstance(data, np.ndarray | np.generic):
+        array = np.asarray(data)
+        if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64):
+            array = array.astype(np.int64)
+        elif array.dtype.kind == "f" and array.dtype not in (np.float32, np.float64):
+            array = array.astype(np.float32)
+    else:
+        if isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in _flat(data)):
+            data = _nested_values(data)
+        array = np.asarray(data, dtype=default_dtype_of(data).np if dtype is None else None)
+    if dtype is not None:
+        array = array.astype(dtypes.dtype(dtype).np, copy=False)
+    return array
+
+
+def _flat(data):
+    for v in data:
+        if isinstance(v, list | tuple):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _nested_values(data):
+    if isinstance(data, list | tuple):
+        return [_nested_values(v) for v in data]
+    return data.item() if isinstance(data, Tensor) else data
+
+
+def cast(x: Tensor, dtype) -> Tensor:
+    dtype = dtypes.dtype(dtype)
+    return x if x.dtype is dtype else apply("cast", (x,), {"dtype": dtype})
+
+
+def as_tensor(value, like: Tensor | None = None) -> Tensor:
+    """`value` as a Tensor; Python scalars take `like`'s dtype where that keeps them."""
+    if isinstance(value, Tensor):
+        return value
+    if like is not None and isinstance(value, numbers.Number):
+        return Tensor._from_array(np.asarray(value, dtype=scalar_dtype(like.dtype, value).np))
+    return Tensor._from_array(to_array(value))
+
+
+def scalar_dtype(tensor_dtype: dtypes.DType, scalar) -> dtypes.DType:
+    if isinstance(scalar, bool):
+        return tensor_dtype
+    if isinstance(scalar, float) and not tensor_dtype.is_float:
+        return dtypes.float32
+    if isinstance(scalar, numbers.Integral) and tensor_dtype.is_bool:
+        return dtypes.int64
+    return tensor_dtype
+
+
+def promote(x, y) -> tuple[Tensor, Tensor]:
+    """Two operands of a binary op as Tensors of one dtype."""
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = as_tensor(x)
+    if not isinstance(x, Tensor):
+        x = as_tensor(x, like=y)
+    if not isinstance(y, Tensor):
+        y = as_tensor(y, like=x)
+    if x.dtype is not y.dtype:
+        wide = x.dtype if _RANK[x.dtype] >= _RANK[y.dtype] else y.dtype
+        x, y = cast(x, wide), cast(y, wide)
+    return x, y

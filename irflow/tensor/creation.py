@@ -1,0 +1,105 @@
+"""Creating tensors: from data, filled, ranges, and the `*_like` forms."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import apply
+from ..ir import dtypes
+from .convert import as_tensor, to_array
+from .manipulation import exact_shape
+from .tensor import Tensor
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
+    """A new Tensor holding a copy of `data` (Python floats become float32, ints
+    int64, as in Paddle; NumPy arrays keep their dtype)."""
+    if isinstance(data, Tensor) and data._value is None:
+        t = data if dtype is None else data.astype(dtype)
+    else:
+        t = Tensor._from_array(np.array(to_array(data, dtype), copy=True))
+    t.stop_gradient = stop_gradient
+    return t
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, Tensor):
+        return tuple(shape.tolist())
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(d) for d in shape)
+
+
+def full(shape, fill_value, dtype=None, name=None) -> Tensor:
+    """A tensor of `shape` filled with `fill_value` (float32 unless `dtype` or an int
+    or bool fill value says otherwise)."""
+    if dtype is None:
+        dtype = dtypes.bool_ if isinstance(fill_value, bool) else \
+            dtypes.int64 if isinstance(fill_value, int) else dtypes.float32
+    value = Tensor._from_array(np.asarray(fill_value, dtype=dtypes.dtype(dtype).np))
+    return apply("broadcast_to", (value,), {"shape": _shape(shape)})
+
+
+def zeros(shape, dtype=None, name=None) -> Tensor:
+    return full(shape, 0.0, dtype or dtypes.float32)
+
+
+def ones(shape, dtype=None, name=None) -> Tensor:
+    return full(shape, 1.0, dtype or dtypes.float32)
+
+
+def empty(shape, dtype=None, name=None) -> Tensor:
+    return zeros(shape, dtype)
+
+
+def full_like(x, fill_value, dtype=None, name=None) -> Tensor:
+    x = as_tensor(x)
+    value = Tensor._from_array(np.asarray(fill_value, dtype=dtypes.dtype(dtype or x.dtype).np))
+    return apply("broadcast_to", (value,), {"shape": exact_shape(x)})
+
+
+def zeros_like(x, dtype=None, name=None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None, name=None) -> Tensor:
+    return full_like(x, 1, dtype)
+
+
+def empty_like(x, dtype=None, name=None) -> Tensor:
+    return zeros_like(x, dtype)
+
+
+def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
+    if dtype is None:
+        dtype = dtypes.int64 if all(isinstance(v, int) for v in (start, end, step)) \
+            else dtypes.float32
+    return apply("arange", (), {"start": start, "stop": end, "step": step,
+                                "dtype": dtypes.dtype(dtype)})
+
+
+def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
+    dtype = dtypes.dtype(dtype or dtypes.float32)
+    step = (stop - start) / (num - 1) if num > 1 else 0.0
+    ramp = apply("arange", (), {"start": 0, "stop": num, "step": 1, "dtype": dtype})
+    from .math import add, multiply
+    return add(multiply(ramp, step), start)
+
+
+def eye(num_rows, num_columns=None, dtype=None, name=None) -> Tensor:
+    from .logic import equal
+    from .manipulation import reshape
+    num_columns = num_rows if num_columns is None else num_columns
+    rows = reshape(arange(num_rows), [num_rows, 1])
+    cols = reshape(arange(num_columns), [1, num_columns])
+    return equal(rows, cols).astype(dtype or dtypes.float32)
+
+
+def assign(x, output=None) -> Tensor:
+    t = to_tensor(x) if not isinstance(x, Tensor) else x.clone()
+    if output is not None:
+        output.set_value(t)
+        return output
+    return t

@@ -1,0 +1,81 @@
+"""Comparisons, logical ops and NaN/Inf tests; `where` selects by a condition."""
+from __future__ import annotations
+
+from ..dispatch import apply
+from ..ir import dtypes
+from .convert import as_tensor, cast, promote
+from .tensor import Tensor
+
+
+def _compare(op: str):
+    def fn(x, y, name=None) -> Tensor:
+        return apply(op, promote(x, y))
+    fn.__name__ = op
+    return fn
+
+
+equal = _compare("eq")
+not_equal = _compare("ne")
+less_than = _compare("lt")
+less_equal = _compare("le")
+greater_than = _compare("gt")
+greater_equal = _compare("ge")
+
+
+def _logical(op: str):
+    def fn(x, y, out=None, name=None) -> Tensor:
+        x, y = promote(x, y)
+        return apply(op, (cast(x, dtypes.bool_), cast(y, dtypes.bool_)))
+    fn.__name__ = op
+    return fn
+
+
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")
+
+
+def logical_not(x, out=None, name=None) -> Tensor:
+    return apply("logical_not", (cast(as_tensor(x), dtypes.bool_),))
+
+
+def _float_test(op: str):
+    def fn(x, name=None) -> Tensor:
+        x = as_tensor(x)
+        if not x.dtype.is_float:  # integers are never NaN or infinite
+            return apply("ne" if op != "isfinite" else "eq", (x, x))
+        return apply(op, (x,))
+    fn.__name__ = op
+    return fn
+
+
+isnan = _float_test("isnan")
+isinf = _float_test("isinf")
+isfinite = _float_test("isfinite")
+
+
+def where(condition, x=None, y=None, name=None) -> Tensor:
+    """x where condition holds, else y (all three broadcast)."""
+    if x is None and y is None:
+        raise NotImplementedError("where(condition) without x and y (nonzero indices) has a "
+                                  "data-dependent shape; irflow does not support it")
+    x, y = promote(x, y)
+    return apply("select", (cast(as_tensor(condition), dtypes.bool_), x, y))
+
+
+def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:
+    from .math import abs, all, multiply, subtract
+    x, y = promote(x, y)
+    close = less_equal(abs(subtract(x, y)), abs(multiply(y, rtol)) + atol)
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(x), isnan(y)))
+    return all(close)
+
+
+def equal_all(x, y, name=None) -> Tensor:
+    from .math import all
+    return all(equal(x, y))
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)

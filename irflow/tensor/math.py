@@ -1,0 +1,242 @@
+"""Elementwise math, reductions and matrix products: Paddle's ``paddle.*`` math API.
+
+Each function is a thin layer over one registered op (`apply`), or a composition of
+a few, so it runs eagerly, records gradients and traces into IR alike.
+"""
+from __future__ import annotations
+
+import math as _math
+
+from ..dispatch import apply
+from ..ir import dtypes
+from .convert import as_tensor, cast, promote
+from .tensor import Tensor
+
+
+def _unary(op: str):
+    def fn(x, name=None):
+        return apply(op, (as_tensor(x),))
+    fn.__name__ = op
+    fn.__doc__ = f"Elementwise `{op}` of x."
+    return fn
+
+
+def _float_unary(op: str):
+    """A unary op defined on floats: integer inputs are computed in float32."""
+    def fn(x, name=None):
+        x = as_tensor(x)
+        if not x.dtype.is_float:
+            x = cast(x, dtypes.float32)
+        return apply(op, (x,))
+    fn.__name__ = op
+    fn.__doc__ = f"Elementwise `{op}` of x (integer inputs are computed in float32)."
+    return fn
+
+
+def _binary(op: str):
+    def fn(x, y, name=None):
+        return apply(op, promote(x, y))
+    fn.__name__ = op
+    return fn
+
+
+abs = _unary("abs")  # noqa: A001  (Paddle's name)
+neg = _unary("neg")
+sign = _unary("sign")
+exp = _float_unary("exp")
+log = _float_unary("log")
+sqrt = _float_unary("sqrt")
+rsqrt = _float_unary("rsqrt")
+tanh = _float_unary("tanh")
+sigmoid = _float_unary("sigmoid")
+erf = _float_unary("erf")
+sin = _float_unary("sin")
+cos = _float_unary("cos")
+floor = _float_unary("floor")
+ceil = _float_unary("ceil")
+relu = _unary("relu")
+
+add = _binary("add")
+subtract = _binary("sub")
+multiply = _binary("mul")
+maximum = _binary("maximum")
+minimum = _binary("minimum")
+remainder = _binary("mod")
+mod = remainder
+
+
+def divide(x, y, name=None) -> Tensor:
+    """x / y; integer operands divide as floats (Paddle 3's true division)."""
+    x, y = promote(x, y)
+    if not x.dtype.is_float:
+        x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
+    return apply("div", (x, y))
+
+
+def floor_divide(x, y, name=None) -> Tensor:
+    x, y = promote(x, y)
+    if x.dtype.is_float:
+        return floor(apply("div", (x, y)))
+    return apply("div", (x, y))
+
+
+def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
+    x, y = promote(x, y)
+    if not x.dtype.is_float:
+        x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
+    return apply("pow", (x, y))
+
+
+def square(x, name=None) -> Tensor:
+    x = as_tensor(x)
+    return apply("mul", (x, x))
+
+
+def reciprocal(x, name=None) -> Tensor:
+    return divide(1.0, x)
+
+
+def log1p(x, name=None) -> Tensor:
+    return log(add(x, 1.0))
+
+
+def log2(x, name=None) -> Tensor:
+    return divide(log(x), _math.log(2.0))
+
+
+def log10(x, name=None) -> Tensor:
+    return divide(log(x), _math.log(10.0))
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None) -> Tensor:
+    if bias_after_scale:
+        return add(multiply(x, scale), bias)
+    return multiply(add(x, bias), scale)
+
+
+def clip(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's names)
+    x = as_tensor(x)
+    if min is not None:
+        x = maximum(x, min)
+    if max is not None:
+        x = minimum(x, max)
+    return x
+
+
+# ---------------------------------------------------------------- reductions
+
+def _axis(axis):
+    if axis is None:
+        return None
+    if isinstance(axis, Tensor):
+        axis = axis.tolist()
+    return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+def _reduction(op: str, bool_as_int: bool = False, float_only: bool = False):
+    def fn(x, axis=None, keepdim=False, dtype=None, name=None):
+        x = as_tensor(x)
+        if dtype is not None:
+            x = cast(x, dtype)
+        elif bool_as_int and x.dtype.is_bool:
+            x = cast(x, dtypes.int64)
+        elif float_only and not x.dtype.is_float:
+            x = cast(x, dtypes.float32)
+        return apply(op, (x,), {"axis": _axis(axis), "keepdim": bool(keepdim)})
+    fn.__name__ = op
+    fn.__doc__ = f"`{op}` of x over `axis` (None: all axes), keeping reduced dims if `keepdim`."
+    return fn
+
+
+sum = _reduction("sum", bool_as_int=True)  # noqa: A001
+mean = _reduction("mean", float_only=True)
+prod = _reduction("prod", bool_as_int=True)
+
+
+def _extremum(op: str):
+    def fn(x, axis=None, keepdim=False, name=None):
+        return apply(op, (as_tensor(x),), {"axis": _axis(axis), "keepdim": bool(keepdim)})
+    fn.__name__ = op
+    return fn
+
+
+max = _extremum("max")  # noqa: A001
+min = _extremum("min")  # noqa: A001
+amax, amin = max, min
+
+
+def _logical_reduction(op: str):
+    def fn(x, axis=None, keepdim=False, name=None):
+        x = cast(as_tensor(x), dtypes.bool_)
+        return apply(op, (x,), {"axis": _axis(axis), "keepdim": bool(keepdim)})
+    fn.__name__ = op
+    return fn
+
+
+any = _logical_reduction("any")  # noqa: A001
+all = _logical_reduction("all")  # noqa: A001
+
+
+def var(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
+    x = as_tensor(x)
+    centered = subtract(x, mean(x, axis, keepdim=True))
+    total = sum(multiply(centered, centered), axis, keepdim=keepdim)
+    count = x.size if axis is None else _count(x, _axis(axis))
+    return divide(total, float(count - 1 if unbiased else count))
+
+
+def std(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
+    return sqrt(var(x, axis, unbiased, keepdim))
+
+
+def _count(x: Tensor, axes) -> int:
+    shape = x.shape
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
+    x = as_tensor(x)
+    m = max(x, axis, keepdim=True).detach()
+    out = add(log(sum(exp(subtract(x, m)), axis, keepdim=True)), m)
+    if not keepdim:
+        from .manipulation import squeeze
+        out = squeeze(out, axis if axis is not None else list(range(x.ndim)))
+    return out
+
+
+def norm(x, p=2, axis=None, keepdim=False, name=None) -> Tensor:
+    x = as_tensor(x)
+    if p == "fro" or p == 2:
+        return sqrt(sum(multiply(x, x), axis, keepdim))
+    if p == 1:
+        return sum(abs(x), axis, keepdim)
+    if p == float("inf"):
+        return max(abs(x), axis, keepdim)
+    return pow(sum(pow(abs(x), float(p)), axis, keepdim), 1.0 / p)
+
+
+# ---------------------------------------------------------------- products
+
+def matmul(x, y, transpose_x=False, transpose_y=False, name=None) -> Tensor:
+    x, y = promote(x, y)
+    return apply("matmul", (x, y), {"transpose_x": bool(transpose_x),
+                                    "transpose_y": bool(transpose_y)})
+
+
+def mm(input, mat2, name=None) -> Tensor:  # noqa: A002
+    return matmul(input, mat2)
+
+
+bmm = mm
+
+
+def dot(x, y, name=None) -> Tensor:
+    return sum(multiply(x, y), axis=-1)
+
+
+def outer(x, y, name=None) -> Tensor:
+    from .manipulation import reshape
+    return matmul(reshape(x, [-1, 1]), reshape(y, [1, -1]))

@@ -1,0 +1,62 @@
+"""Tensor's operators and methods, each bound to the one function that implements it."""
+from __future__ import annotations
+
+from . import logic, manipulation, math, search
+from .convert import as_tensor, cast
+from .tensor import Tensor
+
+
+def _reflected(fn):
+    def method(self, other):
+        return fn(as_tensor(other, like=self), self)
+    return method
+
+
+def _astype(self, dtype):
+    return cast(self, dtype)
+
+
+def _invert(self):
+    if self.dtype.is_bool:
+        return logic.logical_not(self)
+    raise TypeError("~ is defined for bool tensors only")
+
+
+_OPERATORS = {
+    "__add__": math.add, "__radd__": math.add,
+    "__sub__": math.subtract, "__rsub__": _reflected(math.subtract),
+    "__mul__": math.multiply, "__rmul__": math.multiply,
+    "__truediv__": math.divide, "__rtruediv__": _reflected(math.divide),
+    "__floordiv__": math.floor_divide, "__rfloordiv__": _reflected(math.floor_divide),
+    "__mod__": math.remainder, "__rmod__": _reflected(math.remainder),
+    "__pow__": math.pow, "__rpow__": _reflected(math.pow),
+    "__matmul__": math.matmul, "__rmatmul__": _reflected(math.matmul),
+    "__neg__": math.neg, "__abs__": math.abs, "__invert__": _invert,
+    "__and__": logic.logical_and, "__or__": logic.logical_or, "__xor__": logic.logical_xor,
+    "__eq__": logic.equal, "__ne__": logic.not_equal,
+    "__lt__": logic.less_than, "__le__": logic.less_equal,
+    "__gt__": logic.greater_than, "__ge__": logic.greater_equal,
+    "__getitem__": manipulation.getitem, "__setitem__": manipulation.setitem,
+}
+
+_METHODS = {
+    "astype": _astype, "cast": _astype,
+    **{name: getattr(math, name) for name in [
+        "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "mod", "pow",
+        "maximum", "minimum", "matmul", "mm", "dot", "abs", "neg", "sign", "exp", "log",
+        "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "sigmoid",
+        "erf", "sin", "cos", "floor", "ceil", "scale", "clip", "sum", "mean", "prod", "max",
+        "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm"]},
+    **{name: getattr(logic, name) for name in [
+        "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
+        "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
+        "isfinite", "allclose", "equal_all"]},
+    **{name: getattr(manipulation, name) for name in [
+        "reshape", "transpose", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
+        "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
+        "index_select", "take_along_axis", "put_along_axis", "clone"]},
+    **{name: getattr(search, name) for name in ["argmax", "argmin"]},
+}
+
+for _name, _fn in {**_OPERATORS, **_METHODS}.items():
+    setattr(Tensor, _name, _fn)

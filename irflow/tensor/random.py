@@ -1,0 +1,65 @@
+"""Random tensors. One global NumPy generator, reseeded by `seed`, draws an explicit
+seed for each random op, so the op itself stays a pure function of its seed (in
+eager code and in compiled programs alike)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import apply
+from ..ir import dtypes
+from .creation import _shape
+from .tensor import Tensor
+
+_generator = np.random.default_rng()
+
+
+def seed(s: int):
+    """Reseed irflow's global random generator (Paddle's paddle.seed)."""
+    global _generator
+    _generator = np.random.default_rng(int(s))
+    return _generator
+
+
+def next_seed() -> Tensor:
+    """A fresh i64 seed for one random op."""
+    return Tensor._from_array(np.asarray(_generator.integers(0, 2**62), dtype=np.int64))
+
+
+def _float_dtype(dtype):
+    dtype = dtypes.dtype(dtype or dtypes.float32)
+    if not dtype.is_float:
+        raise TypeError(f"random floats need a float dtype, got {dtype.name}")
+    return dtype
+
+
+def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
+    return apply("normal", (next_seed(),), {"shape": _shape(shape or [1]),
+                                             "dtype": dtypes.float32,
+                                             "mean": float(mean), "std": float(std)})
+
+
+def randn(shape, dtype=None, name=None) -> Tensor:
+    return apply("normal", (next_seed(),), {"shape": _shape(shape),
+                                             "dtype": _float_dtype(dtype)})
+
+
+def standard_normal(shape, dtype=None, name=None) -> Tensor:
+    return randn(shape, dtype)
+
+
+def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
+    return apply("uniform", (next_seed(),), {"shape": _shape(shape),
+                                              "dtype": _float_dtype(dtype),
+                                              "min": float(min), "max": float(max)})
+
+
+def rand(shape, dtype=None, name=None) -> Tensor:
+    return uniform(shape, dtype, 0.0, 1.0)
+
+
+def randint(low=0, high=None, shape=(1,), dtype=None, name=None) -> Tensor:
+    from .math import floor
+    if high is None:
+        low, high = 0, low
+    u = uniform(shape, dtypes.float64, float(low), float(high))
+    return floor(u).astype(dtype or dtypes.int64)

@@ -1,0 +1,236 @@
+"""`Tensor`: an n-dimensional array with Paddle's dynamic-graph behaviour.
+
+An eager Tensor holds a NumPy array (its value is computed when the op runs) and,
+if an op that made it has an input requiring a gradient, the dynamic-graph `Node`
+that `backward()` differentiates. While the frontend traces a Layer into IR, a Tensor
+may instead stand for an IR value: then `_value` is None and `_ir` is the value.
+
+Operators and most methods are defined once, as functions in `irflow.tensor.math`,
+`.logic`, `.manipulation` and `.search`, and attached to the class in
+`irflow.tensor.methods`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import IrflowError
+from ..ir import dtypes
+
+
+class Tensor:
+    __slots__ = ("_value", "_ir", "_tracer", "stop_gradient", "_grad", "_node", "_index",
+                 "name", "persistable", "__weakref__")
+
+    def __init__(self, value=None, dtype=None, stop_gradient: bool = True, name: str | None = None):
+        array = np.asarray(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
+        if array.dtype not in _SUPPORTED:
+            array = array.astype(dtypes.dtype(_default_dtype_for(array)).np)
+        self._init(array)
+        self.stop_gradient = stop_gradient
+        self.name = name
+
+    def _init(self, array) -> None:
+        self._value = array
+        self._ir = None
+        self._tracer = None
+        self.stop_gradient = True
+        self._grad = None
+        self._node = None
+        self._index = 0
+        self.name = None
+        self.persistable = False
+
+    @classmethod
+    def _from_array(cls, array: np.ndarray) -> "Tensor":
+        """A stop-gradient Tensor around `array` (no copy, no checks)."""
+        t = cls.__new__(cls)
+        t._init(array)
+        return t
+
+    # -- what the tensor is
+    @property
+    def shape(self) -> list[int]:
+        if self._value is None:
+            return self._tracer.shape_of(self)
+        return list(self._value.shape)
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        if self._value is None:
+            return self._ir.type.dtype
+        return dtypes.from_numpy(self._value)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return self.ndim
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape)) if self._value is not None else self._tracer.numel(self)
+
+    def numel(self) -> int:
+        return self.size
+
+    @property
+    def place(self) -> str:
+        return "Place(cpu)"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad(self) -> "Tensor | None":
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        self._grad = None if value is None else _as_tensor(value)
+
+    @property
+    def T(self) -> "Tensor":
+        from .manipulation import transpose
+        return transpose(self, list(range(self.ndim))[::-1])
+
+    # -- values
+    def _concrete(self, what: str) -> np.ndarray:
+        if self._value is None:
+            return self._tracer.concrete(self, what)
+        return self._value
+
+    def numpy(self) -> np.ndarray:
+        return self._concrete("numpy()").copy()
+
+    def __array__(self, dtype=None, copy=None):
+        array = self._concrete("np.asarray()")
+        return array.astype(dtype) if dtype is not None else array
+
+    def item(self, *index):
+        if self._value is None:
+            return self._tracer.item(self, index)
+        array = self._value
+        if index:
+            return array.item(*index)
+        if array.size != 1:
+            raise IrflowError(f"item() needs a tensor with one element, this one has shape "
+                              f"{list(array.shape)}")
+        return array.item()
+
+    def tolist(self):
+        return self._concrete("tolist()").tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if not self.dtype.is_int:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._value is None:
+            return self._tracer.to_bool(self)
+        if self._value.size != 1:
+            raise IrflowError(f"the truth value of a tensor with shape {self.shape} is "
+                              "ambiguous; use paddle.any() or paddle.all()")
+        return bool(self._value.item())
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
+
+    def __iter__(self):
+        if self._value is None:
+            return self._tracer.iterate(self)
+        return (self[i] for i in range(len(self)))
+
+    __hash__ = object.__hash__
+
+    # -- autograd
+    def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
+        from ..autograd import backward
+        backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
+
+    def _accumulate_grad(self, g: np.ndarray) -> None:
+        if self._grad is None:
+            self._grad = Tensor._from_array(g)
+        else:
+            self._grad._value = self._grad._value + g
+
+    def clear_gradient(self, set_to_zero: bool = True) -> None:
+        """Paddle 3: keep a zero-filled gradient (or drop it with set_to_zero=False)."""
+        if self._grad is None:
+            return
+        if set_to_zero:
+            self._grad._value = np.zeros_like(self._grad._value)
+        else:
+            self._grad = None
+
+    clear_grad = clear_gradient
+
+    def detach(self) -> "Tensor":
+        if self._value is None:
+            return self._tracer.detach(self)
+        return Tensor._from_array(self._value)
+
+    def set_value(self, value) -> None:
+        """Replace this tensor's value in place (same shape and dtype), as Paddle's."""
+        array = np.asarray(getattr(value, "_value", value))
+        if array.shape != self._value.shape:
+            raise IrflowError(f"set_value: shape {list(array.shape)} differs from the "
+                              f"tensor's {self.shape}")
+        self._value = array.astype(self._value.dtype, copy=True)
+
+    def __repr__(self) -> str:
+        if self._value is None:
+            return self._tracer.describe(self)
+        prefix = "       "
+        body = np.array2string(self._value, precision=8, separator=", ", prefix=prefix,
+                               floatmode="maxprec_equal" if self.dtype.is_float else "maxprec")
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place={self.place}, "
+                f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
+
+    __str__ = __repr__
+
+
+class Parameter(Tensor):
+    """A trainable tensor owned by a Layer (``stop_gradient=False`` by default)."""
+
+    __slots__ = ("trainable", "optimize_attr", "regularizer", "need_clip")
+
+    def __init__(self, value, dtype=None, name: str | None = None, trainable: bool = True):
+        super().__init__(value, dtype, stop_gradient=not trainable, name=name)
+        self.trainable = trainable
+        self.optimize_attr = {"learning_rate": 1.0}
+        self.regularizer = None
+        self.need_clip = True
+        self.persistable = True
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+
+_SUPPORTED = {d.np for d in dtypes.ALL}
+
+
+def _default_dtype_for(array: np.ndarray) -> str:
+    """Paddle's choice for data NumPy typed otherwise (e.g. float16, uint8)."""
+    if array.dtype.kind == "f":
+        return "float32"
+    if array.dtype.kind in "iu":
+        return "int64"
+    raise IrflowError(f"cannot make a tensor from data of dtype {array.dtype}")
+
+
+def _as_tensor(value) -> Tensor:
+    return value if isinstance(value, Tensor) else Tensor(value)
