@@ -5,6 +5,8 @@ part of the API irflow covers); `irflow.compile` turns the same code into IR.
 """
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import codegen, ir, passes
+from . import jit, nn, static
+from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
 from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .errors import (ConversionError, InputError, IrflowError, ParseError, ShapeError,
@@ -13,6 +15,8 @@ from .ir.dtypes import DType as dtype
 from .ir.dtypes import bool_ as bool  # noqa: A001  (Paddle spells it paddle.bool)
 from .ir.dtypes import float32, float64, int32, int64
 from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
+from .nn.param_attr import ParamAttr, create_parameter
+from .nn.summary import summary
 from .tensor import Parameter, Tensor
 
 __version__ = "0.1.0"

@@ -148,12 +148,12 @@ class BackwardProgram:
     """The compiled reverse sweep of one graph structure."""
 
     def __init__(self, graph: Graph, wrt: Sequence[int]):
-        from .codegen import run
+        from .codegen import compile_plan
         from .passes.autodiff import backward_function
         fn, refs = graph.to_function()
         self.function, residuals = backward_function(fn, wrt, range(len(graph.root_refs)))
         self.residual_refs = [refs[v] for v in residuals]
-        self.plan = lambda *arrays: run(self.function, *arrays, check=False)
+        self.plan = compile_plan(self.function)
 
     def run(self, graph: Graph, seeds: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self.plan(*seeds, *(graph.array(r) for r in self.residual_refs))

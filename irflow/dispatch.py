@@ -50,7 +50,7 @@ class Prepared:
     """What a call of one op on operands of given dtypes and shapes needs, cached."""
 
     __slots__ = ("opdef", "kernel", "attrs", "attrs_key", "result_types", "single",
-                 "grad_results")
+                 "grad_results", "tensor_results")
 
     def __init__(self, opdef, attrs: dict, result_types):
         self.opdef = opdef
@@ -60,7 +60,9 @@ class Prepared:
         self.result_types = result_types
         self.single = len(result_types) == 1
         # Which results can carry a gradient: float results of differentiable ops.
-        self.grad_results = tuple(not opdef.nondiff and t.dtype.is_float for t in result_types)
+        self.grad_results = tuple(not opdef.nondiff and isinstance(t, TensorType)
+                                  and t.dtype.is_float for t in result_types)
+        self.tensor_results = tuple(isinstance(t, TensorType) for t in result_types)
 
 
 _CACHE: dict = {}
@@ -112,7 +114,7 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     results = []
     node = None
     for i, array in enumerate(outs):
-        if type(array) is not np.ndarray:
+        if type(array) is not np.ndarray and prepared.tensor_results[i]:
             array = np.asarray(array)
         tensor = Tensor._from_array(array)
         if record and prepared.grad_results[i]:

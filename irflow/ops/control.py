@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ShapeError, VerificationError
 from ..ir import dtypes
-from ..ir.registry import REQUIRED
+from ..ir.registry import REQUIRED, Effect
 from ..ir.types import TensorType
 from ._rules import defop
 
@@ -107,3 +107,15 @@ defop("while", None, arity=(0, None), regions=("cond", "body"), verify=_verify_w
       accepts_stacks=True,
       doc="a loop over carried values with loop-invariant operands first; see the "
           "module docstring")
+
+
+def _print_kernel(*arrays, fmt):
+    from ..tensor.tensor import Tensor
+    print(fmt.format(*(Tensor._from_array(a) for a in arrays)))
+    return ()
+
+
+defop("print", _no_results, _print_kernel, arity=(0, None), attrs={"fmt": REQUIRED},
+      effect=Effect.IO,
+      doc="print `fmt` with each `{}` replaced by the next operand, shown as a Tensor; runs "
+          "when the program runs, in the branch or iteration that reaches it")

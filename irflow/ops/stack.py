@@ -31,7 +31,7 @@ def _pop(stack):
     if stack is EMPTY:
         raise ShapeError("stack_pop on an empty stack")
     below, items, _ = stack
-    return (below, *items)
+    return (below, *items) if items else below  # a one-result op returns its value alone
 
 
 def _len(stack):

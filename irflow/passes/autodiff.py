@@ -71,10 +71,10 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
     b = Builder(g.block)
     args = g.args[:len(fn.args)]
     sweep = forward_sweep(b, fn.block, args, set(wrt), [k == output for k in range(len(results))])
-    cts_out: list[Value | None] = [None] * len(results)
-    cts_out[output] = g.args[-1] if cotangent else ones(b, out_type)
-    grads = reverse_sweep(b, sweep, cts_out)
-    outs = sweep.outputs
+    seed = g.args[-1] if cotangent else ones(b, out_type)
+    cts = reverse_sweep(b, sweep, [(fn.return_op.operands[output], seed)])
+    grads = [cts.get(a) for a in fn.args]
+    outs = [sweep.mapping[v] for v in fn.return_op.operands]
     b.ret(*outs, *(grads[i] if grads[i] is not None else zeros(b, args[i].type) for i in wrt))
     dce(Module([g]))
     verify(g)
@@ -97,17 +97,16 @@ def backward_function(fn: Function, wrt: Sequence[int], outputs: Sequence[int],
                     [results[k] for k in outputs], [f"ct{k}" for k in outputs])
     b = Builder(b_fn.block)
     seeded = [k in outputs for k in range(len(results))]
-    active, needed = _activity(fn.block, set(wrt), seeded)
+    active, needed = _block_activity(fn.block, set(wrt), seeded)
     loops = [op for op in needed if op.name == "while"]
     if loops:
         raise IrflowError("backward_function cannot differentiate a while loop without "
                           "its forward sweep; use grad()", loops[0].loc)
-    sweep = Sweep(fn.block, active, needed)
+    sweep = Sweep(body_ops(fn.block), active, needed)
     sweep.mapping = _ResidualArgs(b_fn)
-    cts_out: list[Value | None] = [None] * len(results)
-    for k, arg in zip(outputs, b_fn.args):
-        cts_out[k] = arg
-    grads = reverse_sweep(b, sweep, cts_out)
+    ret = fn.return_op.operands
+    cts = reverse_sweep(b, sweep, [(ret[k], arg) for k, arg in zip(outputs, b_fn.args)])
+    grads = [cts.get(a) for a in fn.args]
     b.ret(*(grads[i] if grads[i] is not None else zeros(b, fn.args[i].type) for i in wrt))
     dce(Module([b_fn]))
     verify(b_fn)
@@ -116,6 +115,79 @@ def backward_function(fn: Function, wrt: Sequence[int], outputs: Sequence[int],
                            and i >= len(outputs)]):
         b_fn.block.erase_arg(index)
     return b_fn, used
+
+
+def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
+    """Split differentiation into two functions, for callers that run the forward now
+    and the backward later (a compiled call inside eager autograd):
+
+    - ``forward(*fn.args) -> (*fn.results, *residuals)``: `fn` plus the values the
+      backward will read (including the stacks of augmented while loops);
+    - ``backward(*cotangents of fn.results[outputs], *residuals) -> gradients`` of
+      the arguments `wrt` (zeros where none flows).
+
+    Returns (forward, backward)."""
+    fwd = Function(f"{fn.name}_forward", fn.arg_types, [a.name for a in fn.args])
+    seeded = [k in outputs for k in range(len(fn.result_types))]
+    sweep = forward_sweep(Builder(fwd.block), fn.block, fwd.args, set(wrt), seeded)
+    results = fn.return_op.operands
+    bwd = Function(f"{fn.name}_backward", [results[k].type for k in outputs],
+                   [f"ct{k}" for k in outputs])
+    back = Sweep(sweep.ops, sweep.active, sweep.needed)
+    back.mapping = _ResidualArgs(bwd)
+    source: dict[Value, Value] = {}  # backward argument -> the forward value it receives
+    for op, stack in sweep.stacks.items():
+        back.stacks[op] = bwd.block.add_arg(stack.type, "stack")
+        source[back.stacks[op]] = stack
+    bb = Builder(bwd.block)
+    cts = reverse_sweep(bb, back, [(results[k], ct) for k, ct in zip(outputs, bwd.args)])
+    bb.ret(*(cts.get(fn.args[i]) if cts.get(fn.args[i]) is not None
+             else zeros(bb, fn.args[i].type) for i in wrt))
+    dce(Module([bwd]))
+    for original, arg in back.mapping.items():
+        source[arg] = sweep.mapping[original]
+    residuals = []
+    for index in reversed(range(len(outputs), len(bwd.args))):
+        arg = bwd.args[index]
+        if arg.uses:
+            residuals.append(source[arg])
+        else:
+            bwd.block.erase_arg(index)
+    residuals.reverse()
+    Builder(fwd.block).ret(*(sweep.mapping[v] for v in results), *residuals)
+    dce(Module([fwd]))
+    verify(fwd)
+    verify(bwd)
+    return fwd, bwd
+
+
+def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Value],
+                     seeds) -> "_Cotangents":
+    """Differentiate ops already emitted, in place: the frontend uses this when traced
+    code calls ``loss.backward()``. Appends the reverse sweep at `b` from `seeds`
+    (pairs of a value of `ops` and its cotangent), differentiating with respect to
+    `sources`; while loops whose gradient is needed are replaced by augmented copies.
+    Returns the cotangents by value (those of `sources` among them)."""
+    active, needed = _activity(ops, set(sources), {v for v, _ in seeds})
+    sweep = Sweep(ops, active, needed)
+    sweep.mapping = _Identity()
+    loops = [op for op in ops if op.name == "while" and op in needed]
+    for op in loops:
+        with b.location(op.loc):
+            sweep.stacks[op] = _augmented_while(Builder.before(op), op, sweep.mapping, active)
+    cts = reverse_sweep(b, sweep, seeds)
+    for op in loops:  # the augmented copies take over; the originals are now dead
+        for old in op.results:
+            old.replace_all_uses_with(sweep.mapping[old])
+        op.erase()
+    return cts
+
+
+class _Identity(dict):
+    """The forward values of an in-place sweep are themselves."""
+
+    def __missing__(self, value: Value) -> Value:
+        return value
 
 
 class _ResidualArgs(dict):
@@ -172,40 +244,48 @@ class _Cotangents:
         return self.cts.get(value)
 
 
-def _activity(block: Block, active_args: set[int], seeded: Sequence[bool]):
-    """(active values, ops whose VJP is needed) for `block`, whose terminator operands
-    marked in `seeded` get cotangents."""
-    active: set[Value] = {a for i, a in enumerate(block.args)
-                          if i in active_args and _is_float(a.type)}
-    for op in block.ops:
+def body_ops(block: Block) -> list[Operation]:
+    """The block's ops without its terminator (a block being built may have none)."""
+    ops = block.ops
+    return ops[:-1] if ops and lookup(ops[-1].name).terminator else list(ops)
+
+
+def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
+    """(active values, ops whose VJP is needed): a value is active if it is a float
+    depending on `sources`; an op is needed if an active result of it reaches `seeds`."""
+    active: set[Value] = {v for v in sources if _is_float(v.type)}
+    for op in ops:
         if any(v in active for v in op.operands) and not lookup(op.name).nondiff:
             active.update(r for r in op.results if _is_float(r.type))
-    term = block.terminator
-    useful = {v for v, seed in zip(term.operands, seeded) if seed and v in active}
+    useful = {v for v in seeds if v in active}
     needed: list[Operation] = []
-    for op in reversed(block.ops[:-1]):
+    for op in reversed(ops):
         if any(r in useful for r in op.results):
             needed.append(op)
             useful.update(v for v in op.operands if v in active)
     return active, set(needed)
 
 
+def _block_activity(block: Block, active_args: set[int], seeded: Sequence[bool]):
+    """`_activity` of a block whose arguments `active_args` are differentiated and
+    whose terminator operands marked in `seeded` get cotangents."""
+    sources = {a for i, a in enumerate(block.args) if i in active_args}
+    seeds = {v for v, seed in zip(block.terminator.operands, seeded) if seed}
+    return _activity(body_ops(block), sources, seeds)
+
+
 # ---------------------------------------------------------------- the transform
 
 class Sweep:
-    """The forward copy of a block: where its values went, and what the reverse sweep
-    needs to know about it."""
+    """The forward copy of some ops: where their values went, and what the reverse
+    sweep needs to know about them."""
 
-    def __init__(self, block: Block, active: set[Value], needed: set[Operation]):
-        self.block = block
+    def __init__(self, ops: Sequence[Operation], active: set[Value], needed: set[Operation]):
+        self.ops = list(ops)
         self.active = active
         self.needed = needed
         self.mapping: dict[Value, Value] = {}
         self.stacks: dict[Operation, Value] = {}  # augmented while -> its final stack
-
-    @property
-    def outputs(self) -> list[Value]:
-        return [self.mapping[v] for v in self.block.terminator.operands]
 
 
 def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
@@ -213,10 +293,10 @@ def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: 
     """Emit at `b` the forward computation of `block` on `args`, augmenting the loops
     whose gradient will be needed. `seeded[k]`: the terminator's operand k will get a
     cotangent."""
-    active, needed = _activity(block, active_args, seeded)
-    sweep = Sweep(block, active, needed)
+    active, needed = _block_activity(block, active_args, seeded)
+    sweep = Sweep(body_ops(block), active, needed)
     sweep.mapping.update(zip(block.args, args))
-    for op in block.ops[:-1]:
+    for op in sweep.ops:
         with b.location(op.loc):
             if op.name == "while" and op in needed:
                 sweep.stacks[op] = _augmented_while(b, op, sweep.mapping, active)
@@ -225,14 +305,15 @@ def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: 
     return sweep
 
 
-def reverse_sweep(b: Builder, sweep: Sweep, cts_out: Sequence[Value | None]):
-    """Emit at `b` the reverse sweep seeded with `cts_out` (one per terminator operand;
-    None is zero). Returns a cotangent (or None) per block argument."""
-    block, mapping, active = sweep.block, sweep.mapping, sweep.active
+def reverse_sweep(b: Builder, sweep: Sweep, seeds) -> "_Cotangents":
+    """Emit at `b` the reverse sweep from `seeds`, pairs (value of the swept ops, its
+    cotangent or None for zero); a value seeded twice gets the sum. Returns every
+    cotangent it found, by original value."""
+    mapping, active = sweep.mapping, sweep.active
     cts = _Cotangents(b)
-    for v, ct in zip(block.terminator.operands, cts_out):
+    for v, ct in seeds:
         cts.add(v, ct)
-    for op in reversed(block.ops[:-1]):
+    for op in reversed(sweep.ops):
         if op not in sweep.needed:
             continue
         out_cts = [cts.get(r) for r in op.results]
@@ -250,7 +331,7 @@ def reverse_sweep(b: Builder, sweep: Sweep, cts_out: Sequence[Value | None]):
         for v, ct in zip(op.operands, in_cts):
             if v in active:
                 cts.add(v, ct, op)
-    return [cts.get(a) for a in block.args]
+    return cts
 
 
 def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
@@ -258,7 +339,9 @@ def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_
     """Both sweeps: returns the forward values of the terminator's operands and a
     cotangent (or None) per block argument."""
     sweep = forward_sweep(b, block, args, active_args, [ct is not None for ct in cts_out])
-    return sweep.outputs, reverse_sweep(b, sweep, cts_out)
+    cts = reverse_sweep(b, sweep, list(zip(block.terminator.operands, cts_out)))
+    return ([sweep.mapping[v] for v in block.terminator.operands],
+            [cts.get(a) for a in block.args])
 
 
 def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts):
@@ -314,7 +397,8 @@ def _while_plan(op: Operation, active: set[Value]):
     act_consts = [j for j in range(n_consts) if op.operands[j] in active]
     body = op.regions[1].blocks[0]
     seeded = [k in act_carried for k in range(len(op.results))]
-    _, needed = _activity(body, set(act_consts) | {n_consts + k for k in act_carried}, seeded)
+    _, needed = _block_activity(body, set(act_consts) | {n_consts + k for k in act_carried},
+                                seeded)
     # A VJP reads its op's operands and results, which are computed from its operands.
     read = set()
     for inner in needed:

@@ -56,8 +56,8 @@ def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:
     start, stop = start_axis % rank, stop_axis % rank
     if start > stop:
         raise IrflowError(f"flatten: start_axis {start_axis} comes after stop_axis {stop_axis}")
-    # 0 copies an input dim, so symbolic dims outside the flattened range survive.
-    return reshape(x, [0] * start + [-1] + [0] * (rank - stop - 1))
+    shape = exact_shape(x)  # symbolic dims outside the flattened range stay symbolic
+    return apply("reshape", (x,), {"shape": (*shape[:start], -1, *shape[stop + 1:])})
 
 
 def concat(x, axis=0, name=None) -> Tensor:

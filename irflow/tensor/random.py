@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dispatch import apply
+from ..dispatch import apply, state
 from ..ir import dtypes
 from .creation import _shape
 from .tensor import Tensor
@@ -21,7 +21,9 @@ def seed(s: int):
 
 
 def next_seed() -> Tensor:
-    """A fresh i64 seed for one random op."""
+    """A fresh i64 seed for one random op (while tracing, the program's own)."""
+    if state.tracer is not None:
+        return state.tracer.next_seed()
     return Tensor._from_array(np.asarray(_generator.integers(0, 2**62), dtype=np.int64))
 
 

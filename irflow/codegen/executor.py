@@ -1,0 +1,589 @@
+"""The executor: a function compiled once into a `Plan`, then called many times.
+
+The interpreter walks the IR on every call; a plan does that walk once. Calling a plan
+runs exactly the interpreter's semantics (same kernels, same results, same input
+errors) with none of its per-call bookkeeping: no IR walking, no dict lookups by
+`Value`, no registry lookups.
+
+**Registers.** Each block is compiled into a `BlockPlan` whose values live in a flat
+list, indexed by integer slots fixed at compile time::
+
+    [ block arguments | inherited symbols | symbols bound here | op results ... ]
+
+**Steps.** Each op becomes one step, a closure ``step(regs)`` that reads its operand
+slots, calls the op's kernel with the attributes pre-bound and stores the results.
+The closures are made by small generated functions, one per step signature
+(operand count, results, frees, attribute names; see `_step_maker`), so a step does
+only what its op needs. ``cond`` and ``while`` steps hold a sub-plan per region and
+pass it a fresh register list that starts with the region's block arguments.
+Pure ops without operands (``const``, ``arange``, ``stack_new``) run at compile
+time; their values sit in the plan and every call starts from them (so such a value
+returned as a result is the same array on every call, as a ``const`` value is in the
+interpreter).
+
+**Symbols.** A symbolic dim's size is a register too. A block binds the symbols its
+shape attributes need from its own arguments (``regs[slot] = regs[arg].shape[axis]``,
+precomputed per symbol), so loop-varying sizes are rebound on every region entry as
+in the interpreter; symbols its arguments do not mention are inherited from the
+enclosing block. Only ops whose `OpDef.shape_attrs` hold symbols evaluate them, from
+these registers, at call time.
+
+**Memory.** A value's register is cleared right after its last use in its block, so
+peak memory follows liveness, not program size. Regions are closed, so liveness is
+local: a value a loop body reads is an operand of the ``while`` step, which holds it
+for the whole loop. ``cond`` and ``while`` steps clear their dying operands before
+running their regions, and a loop drops each iteration's carried values as soon as
+the body has used them. Results that nothing reads are never stored.
+
+Kernels still allocate their results; placing them in a preplanned arena (design
+principle 6) is a later step that will reuse this liveness.
+
+**Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
+checked against the signature with the interpreter's messages, by a check
+precomputed per argument.
+"""
+from __future__ import annotations
+
+import keyword
+from functools import lru_cache
+from operator import itemgetter
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import InputError, IrflowError
+from ..ir.core import Block, Function, Operation, Value
+from ..ir.registry import Effect, OpDef, lookup
+from ..ir.types import StackType, TensorType, eval_dim, shape_str, symbols_of
+
+Step = Callable[[list], None]
+
+
+class BlockPlan:
+    """One block compiled into steps over a register list.
+
+    `run` takes a list holding the block's arguments followed by the values of
+    `inherits` (the enclosing block's symbols this block needs), takes ownership of
+    it as its register list and returns the values of the block's terminator.
+    """
+
+    __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
+                 "n_args", "locs", "records", "prefilled")
+
+    def __init__(self, steps, tail, binds, entry_frees, outputs, inherits, n_args, locs,
+                 records, prefilled):
+        self.steps: tuple[Step, ...] = steps
+        self.tail: list = tail                      # registers after args and inherited symbols
+        self.binds: tuple[tuple[int, int, int], ...] = binds  # (symbol slot, arg slot, axis)
+        self.entry_frees: tuple[int, ...] = entry_frees       # arguments nothing reads
+        self.outputs: tuple[int, ...] = outputs
+        self.collect: Callable[[list], list] = _collector(outputs)
+        self.inherits: tuple[str, ...] = inherits
+        self.n_args = n_args
+        self.locs: dict = locs                      # kernel step -> its op's location
+        self.records: list[_Record] = records       # what each step does, for `describe`
+        self.prefilled: tuple[tuple[int, str], ...] = prefilled  # (slot, op) run at compile time
+
+    def run(self, regs: list) -> list:
+        regs += self.tail
+        if self.binds:
+            for slot, arg, axis in self.binds:
+                regs[slot] = regs[arg].shape[axis]
+        if self.entry_frees:
+            for slot in self.entry_frees:
+                regs[slot] = None
+        try:
+            for step in self.steps:
+                step(regs)
+        except IrflowError as e:
+            raise e.with_loc(self.locs.get(step))
+        return self.collect(regs)
+
+    @property
+    def frees(self) -> list[tuple[int, ...]]:
+        """The registers each step clears: those whose last use it is."""
+        return [r.frees for r in self.records]
+
+    def describe(self, indent: str = "") -> str:
+        """The plan as text: one line per step, in registers ``r0, r1, ...``."""
+        k = self.n_args
+        head = ", ".join(f"r{i}" for i in range(k))
+        head += "".join(f", r{k + i}={s}" for i, s in enumerate(self.inherits))
+        lines = [f"{indent}({head}):"]
+        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}" for slot, arg, axis in self.binds]
+        if self.entry_frees:
+            lines.append(f"{indent}  free {_regs(self.entry_frees)}")
+        lines += [f"{indent}  r{slot} = {name}  ; at compile time" for slot, name in self.prefilled]
+        for record in self.records:
+            lines.append(indent + "  " + record.text())
+            lines += [sub.describe(indent + "    ") for sub in record.subplans]
+        lines.append(f"{indent}  yield {_regs(self.outputs)}")
+        return "\n".join(lines)
+
+
+def _collector(slots: tuple[int, ...]) -> Callable[[list], list]:
+    """``regs -> [regs[i] for i in slots]``, without a comprehension's call overhead."""
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda regs: [regs[slot]]
+    if not slots:
+        return lambda regs: []
+    get = itemgetter(*slots)
+    return lambda regs: list(get(regs))
+
+
+class Plan:
+    """A function compiled for repeated calls: ``Plan.compile(fn)(*arrays)`` returns
+    the list of results, as `irflow.codegen.run(fn, *arrays)` does."""
+
+    __slots__ = ("name", "body", "_params", "_n_symbols")
+
+    def __init__(self, fn: Function):
+        unbound = _symbols_needed(fn.block) - set(_argument_symbols(fn.block))
+        if unbound:
+            symbol = min(unbound)
+            op = _unbound_use(fn.block, symbol)
+            raise IrflowError(f"@{fn.name}: '{op.name}' uses the symbol {symbol} in its "
+                              f"shape, but no argument of @{fn.name} has a dim {symbol}",
+                              op.loc)
+        self.name = fn.name
+        self.body = _BlockCompiler(fn.block, ()).compile()
+        self._params, self._n_symbols = _argument_checks(fn)
+
+    @classmethod
+    def compile(cls, fn: Function) -> "Plan":
+        return cls(fn)
+
+    def __call__(self, *args) -> list:
+        return self.body.run(self._check_arguments(args))
+
+    def describe(self) -> str:
+        return f"plan @{self.name}" + self.body.describe()
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def _check_arguments(self, args: Sequence) -> list:
+        """The arguments as a register list, after checking them against the signature
+        (same acceptance and messages as the interpreter's `bind_shape` checks)."""
+        if len(args) != len(self._params):
+            raise InputError(f"@{self.name} takes {len(self._params)} argument(s), "
+                             f"got {len(args)}")
+        sizes = [0] * self._n_symbols
+        regs = []
+        for arg, param in zip(args, self._params):
+            if param is None:  # a stack
+                regs.append(arg)
+                continue
+            array = np.asarray(arg)
+            dtype, shape, rank, dims, t, what = param
+            if array.dtype is not dtype and array.dtype != dtype:
+                raise InputError(f"@{self.name}: {what}: expected dtype {t.dtype.name}, "
+                                 f"got {array.dtype}")
+            if not (array.shape == shape if dims is None
+                    else _match(array.shape, rank, dims, sizes)):
+                raise InputError(f"@{self.name}: {what}: expected shape {shape_str(t.shape)}, "
+                                 f"got {shape_str(array.shape)}")
+            regs.append(array)
+        return regs
+
+
+def compile_plan(fn: Function) -> Plan:
+    """Compile `fn` into a `Plan` (see the module docstring)."""
+    return Plan(fn)
+
+
+# ---------------------------------------------------------------- input checks
+
+_BIND, _SAME, _EQUAL, _PRODUCT = range(4)
+
+
+def _argument_checks(fn: Function):
+    """Per argument: None for a stack, else ``(np dtype, static shape or None, rank,
+    dim checks or None, type, description)``; and the number of symbols.
+
+    The dim checks replay `bind_shape` over the arguments in order: a symbol's first
+    occurrence binds it, later ones compare, and a product dim is checked only if all
+    its symbols are bound once its own argument's simple dims are.
+    """
+    index: dict[str, int] = {}
+    params = []
+    for i, arg in enumerate(fn.args):
+        t = arg.type
+        if isinstance(t, StackType):
+            params.append(None)
+            continue
+        what = f"argument {i} (%{arg.name})" if arg.name else f"argument {i}"
+        dims = None
+        if not t.is_static:
+            dims, products = [], []
+            for axis, d in enumerate(t.shape):
+                if isinstance(d, int):
+                    dims.append((_EQUAL, axis, d))
+                elif "*" not in d:
+                    dims.append((_SAME, axis, index[d]) if d in index
+                                else (_BIND, axis, index.setdefault(d, len(index))))
+                else:
+                    products.append((axis, d))
+            for axis, d in products:
+                if all(s in index for s in symbols_of(d)):
+                    dims.append((_PRODUCT, axis, (_coefficient(d),
+                                                  tuple(index[s] for s in symbols_of(d)))))
+            dims = tuple(dims)
+        params.append((t.dtype.np, t.shape, t.rank, dims, t, what))
+    return tuple(params), len(index)
+
+
+def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
+    if len(shape) != rank:
+        return False
+    for kind, axis, x in dims:
+        if kind == _BIND:
+            sizes[x] = shape[axis]
+        elif kind == _SAME:
+            if shape[axis] != sizes[x]:
+                return False
+        elif kind == _EQUAL:
+            if shape[axis] != x:
+                return False
+        else:
+            size, slots = x
+            for s in slots:
+                size *= sizes[s]
+            if shape[axis] != size:
+                return False
+    return True
+
+
+# ---------------------------------------------------------------- symbols
+
+def _coefficient(d: str) -> int:
+    """The integer factor of a product dim: 16 for ``N*16``."""
+    return eval_dim(d, dict.fromkeys(symbols_of(d), 1))
+
+
+def _argument_symbols(block: Block) -> dict[str, tuple[int, int]]:
+    """Symbol -> (argument index, axis) of its last occurrence as a whole dim among the
+    block's arguments: the value the interpreter's region binding ends with."""
+    where = {}
+    for i, arg in enumerate(block.args):
+        if isinstance(arg.type, TensorType):
+            for axis, d in enumerate(arg.type.shape):
+                if isinstance(d, str) and "*" not in d:
+                    where[d] = (i, axis)
+    return where
+
+
+def _symbolic(value) -> bool:
+    return value is not None and any(isinstance(d, str) for d in value)
+
+
+def _attr_symbols(op: Operation, opdef: OpDef) -> set[str]:
+    return {s for key in opdef.shape_attrs if _symbolic(op.attrs.get(key))
+            for d in op.attrs[key] for s in symbols_of(d)}
+
+
+def _symbols_needed(block: Block) -> set[str]:
+    """The symbols running `block` must know: those in its ops' shape attributes, and
+    those its regions need but their own arguments do not bind."""
+    needed: set[str] = set()
+    for op in block.ops:
+        needed |= _attr_symbols(op, lookup(op.name, op.loc))
+        for region in op.regions:
+            inner = region.blocks[0]
+            needed |= _symbols_needed(inner) - set(_argument_symbols(inner))
+    return needed
+
+
+def _unbound_use(block: Block, symbol: str) -> Operation | None:
+    """The first op in `block` that needs `symbol` where no region argument binds it."""
+    for op in block.ops:
+        if symbol in _attr_symbols(op, lookup(op.name, op.loc)):
+            return op
+        for region in op.regions:
+            inner = region.blocks[0]
+            found = None if symbol in _argument_symbols(inner) else _unbound_use(inner, symbol)
+            if found is not None:
+                return found
+    return None
+
+
+def _shape_evaluator(shape: tuple, symbol_slot: dict[str, int]) -> Callable[[list], tuple]:
+    """``regs -> concrete shape`` for a shape with symbolic dims."""
+    dims = tuple((d, ()) if isinstance(d, int)
+                 else (_coefficient(d), tuple(symbol_slot[s] for s in symbols_of(d)))
+                 for d in shape)
+
+    def evaluate(regs: list) -> tuple[int, ...]:
+        out = []
+        for size, slots in dims:
+            for slot in slots:
+                size *= regs[slot]
+            out.append(size)
+        return tuple(out)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- compiling a block
+
+class _Record:
+    """What one step does, in registers: for `BlockPlan.describe` and for building the
+    step once liveness is known."""
+
+    __slots__ = ("op", "ins", "outs", "read", "frees", "subplans", "build")
+
+    def __init__(self, op: Operation, ins: tuple[int, ...], outs: tuple[int, ...],
+                 subplans: tuple[BlockPlan, ...], build: Callable):
+        self.op = op
+        self.ins = ins
+        self.outs = outs
+        self.read: tuple[bool, ...] = ()   # per result: does anything read it?
+        self.frees: tuple[int, ...] = ()
+        self.subplans = subplans
+        self.build = build  # (frees, which outs are read) -> Step
+
+    def text(self) -> str:
+        outs = ", ".join(f"r{o}" if read else "_" for o, read in zip(self.outs, self.read))
+        line = f"{outs} = " if outs else ""
+        line += f"{self.op.name} {_regs(self.ins)}".rstrip()
+        return line + (f"  ; free {_regs(self.frees)}" if self.frees else "")
+
+
+def _regs(slots) -> str:
+    return ", ".join(f"r{s}" for s in slots)
+
+
+class _BlockCompiler:
+    """Compiles one block: slots first, then one record per op, then liveness, then
+    the steps (whose frees are baked in)."""
+
+    def __init__(self, block: Block, inherits: tuple[str, ...]):
+        self.block = block
+        self.inherits = inherits
+        self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
+        n = len(block.args)
+        self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
+        needed = _symbols_needed(block)
+        self.binds = []
+        for s, (arg, axis) in sorted(_argument_symbols(block).items()):
+            if s in needed:
+                self.symbol_slot[s] = len(self.symbol_slot) + n
+                self.binds.append((self.symbol_slot[s], arg, axis))
+        self.base = n + len(inherits)
+        self.tail: list = [None] * len(self.binds)
+        self.prefilled: list[tuple[int, str]] = []
+
+    def new_slots(self, op: Operation) -> tuple[int, ...]:
+        slots = []
+        for r in op.results:
+            self.slot[r] = self.base + len(self.tail)
+            self.tail.append(None)
+            slots.append(self.slot[r])
+        return tuple(slots)
+
+    def compile(self) -> BlockPlan:
+        records = []
+        for op in self.block.ops[:-1]:
+            record = self.record(op)
+            if record is not None:
+                records.append(record)
+        outputs = tuple(self.slot[v] for v in self.block.ops[-1].operands)
+        steps, locs = self.steps(records, outputs)
+        read = {s for r in records for s in r.ins} | set(outputs)
+        entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
+        return BlockPlan(tuple(steps), self.tail, tuple(self.binds), entry_frees, outputs,
+                         self.inherits, len(self.block.args), locs, records,
+                         tuple(self.prefilled))
+
+    def steps(self, records: list[_Record], outputs: tuple[int, ...]):
+        last_use = {}
+        for j, record in enumerate(records):
+            for s in record.ins:
+                last_use[s] = j
+        keep = set(outputs) | {slot for slot, _ in self.prefilled}
+        for s, j in last_use.items():
+            if s not in keep:
+                records[j].frees += (s,)
+        read = set(last_use) | set(outputs)
+        steps, locs = [], {}
+        for record in records:
+            record.frees = tuple(sorted(record.frees))
+            record.read = tuple(o in read for o in record.outs)
+            step = record.build(record.frees, record.read)
+            record.build = None  # it holds the compiler, no longer needed
+            steps.append(step)
+            if not record.subplans:
+                locs[step] = record.op.loc
+        return steps, locs
+
+    def record(self, op: Operation) -> _Record | None:
+        ins = tuple(self.slot[v] for v in op.operands)
+        if op.name == "cond":
+            return self.cond(op, ins)
+        if op.name == "while":
+            return self.while_(op, ins)
+        opdef = lookup(op.name, op.loc)
+        if (opdef.effect is Effect.PURE and not op.operands and not op.regions
+                and not _attr_symbols(op, opdef)):
+            self.precompute(op, opdef)
+            return None
+        outs = self.new_slots(op)
+        return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
+            op, opdef, ins, outs, frees, read))
+
+    def precompute(self, op: Operation, opdef: OpDef) -> None:
+        try:
+            out = opdef.kernel(**op.attrs)
+        except IrflowError as e:
+            raise e.with_loc(op.loc)
+        values = [out] if len(op.results) == 1 else list(out)
+        for r, value, slot in zip(op.results, values, self.new_slots(op)):
+            self.tail[slot - self.base] = _wrap_0d(r, value)
+            self.prefilled.append((slot, op.name))
+
+    def kernel_step(self, op: Operation, opdef: OpDef, ins, outs, frees, read) -> Step:
+        static, symbolic = [], []
+        for key, value in op.attrs.items():
+            if key in opdef.shape_attrs and _symbolic(value):
+                symbolic.append((key, _shape_evaluator(value, self.symbol_slot)))
+            else:
+                static.append((key, value))
+        modes = tuple(("wrap" if _is_0d(r) else "keep") if used else "drop"
+                      for r, used in zip(op.results, read))
+        make = _step_maker(len(ins), modes, len(frees), tuple(k for k, _ in static),
+                           tuple(k for k, _ in symbolic))
+        kept = [o for o, used in zip(outs, read) if used]
+        return make(opdef.kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
+                    *(f for _, f in symbolic))
+
+    def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
+        """The plan of region `index` and the slots of the symbols it inherits."""
+        block = op.regions[index].blocks[0]
+        inherits = tuple(sorted(_symbols_needed(block) - set(_argument_symbols(block))))
+        plan = _BlockCompiler(block, inherits).compile()
+        return plan, tuple(self.symbol_slot[s] for s in inherits)
+
+    def cond(self, op: Operation, ins) -> _Record:
+        then, then_syms = self.subplan(op, 0)
+        else_, else_syms = self.subplan(op, 1)
+        outs = self.new_slots(op)
+
+        def build(frees, read):
+            return _cond_step(ins[0], ins[1:], frees, (then, then_syms), (else_, else_syms),
+                              _stored(outs, read))
+        return _Record(op, ins, outs, (then, else_), build)
+
+    def while_(self, op: Operation, ins) -> _Record:
+        cond, cond_syms = self.subplan(op, 0)
+        body, body_syms = self.subplan(op, 1)
+        outs = self.new_slots(op)
+        n_consts = len(ins) - len(outs)
+
+        def build(frees, read):
+            return _while_step(ins[:n_consts], ins[n_consts:], frees, (cond, cond_syms),
+                               (body, body_syms), _stored(outs, read))
+        return _Record(op, ins, outs, (cond, body), build)
+
+
+def _is_0d(v: Value) -> bool:
+    return isinstance(v.type, TensorType) and not v.type.shape
+
+
+def _wrap_0d(v: Value, value):
+    """NumPy returns scalars, not 0-d arrays, from operations on 0-d arrays; results
+    are arrays, as in the interpreter."""
+    return np.asarray(value) if _is_0d(v) else value
+
+
+def _stored(outs: tuple[int, ...], read: tuple[bool, ...]) -> tuple[tuple[int, int], ...]:
+    """(result index, slot) of the results something reads."""
+    return tuple((i, o) for i, (o, used) in enumerate(zip(outs, read)) if used)
+
+
+# ---------------------------------------------------------------- steps
+
+@lru_cache(maxsize=None)
+def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str, ...],
+                shape_attrs: tuple[str, ...]) -> Callable[..., Step]:
+    """A function making kernel steps of one signature:
+    ``make(kernel, asarray, *in_slots, *out_slots, *free_slots, *attr_values,
+    *shape_evaluators)``. `modes` says per result whether it is stored (``keep``),
+    stored as an array (``wrap``, for 0-d results) or dropped (``drop``). For
+    ``add`` with a dying first operand it generates::
+
+        def make(kernel, asarray, a0, a1, o0, f0):
+            def step(regs):
+                regs[o0] = kernel(regs[a0], regs[a1])
+                regs[f0] = None
+            return step
+
+    Slots and attribute values are closure variables and the attributes are passed
+    as keywords, which costs less per call than `functools.partial` or ``**attrs``.
+    """
+    for name in attrs + shape_attrs:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise IrflowError(f"internal error: attribute {name!r} is not a Python name")
+    n_out = sum(m != "drop" for m in modes)
+    params = (["kernel", "asarray"] + [f"a{i}" for i in range(n_in)]
+              + [f"o{i}" for i in range(n_out)] + [f"f{i}" for i in range(n_free)]
+              + [f"c{i}" for i in range(len(attrs))] + [f"e{i}" for i in range(len(shape_attrs))])
+    call = "kernel(" + ", ".join([f"regs[a{i}]" for i in range(n_in)]
+                                 + [f"{k}=c{i}" for i, k in enumerate(attrs)]
+                                 + [f"{k}=e{i}(regs)" for i, k in enumerate(shape_attrs)]) + ")"
+    if len(modes) <= 1:
+        body = [_store(modes[0] if modes else "drop", 0, call)]
+    else:
+        body = [", ".join(f"x{i}" for i in range(len(modes))) + f", = {call}"]
+        stored = 0
+        for i, mode in enumerate(modes):
+            if mode != "drop":
+                body.append(_store(mode, stored, f"x{i}"))
+                stored += 1
+    body += [f"regs[f{i}] = None" for i in range(n_free)]
+    source = (f"def make({', '.join(params)}):\n    def step(regs):\n"
+              + "".join(f"        {line}\n" for line in body) + "    return step\n")
+    namespace: dict = {}
+    exec(compile(source, f"<irflow step {n_in}:{','.join(modes)}>", "exec"), namespace)
+    return namespace["make"]
+
+
+def _store(mode: str, index: int, expr: str) -> str:
+    if mode == "drop":
+        return expr
+    return f"regs[o{index}] = " + (f"asarray({expr})" if mode == "wrap" else expr)
+
+
+def _cond_step(pred: int, operands: tuple[int, ...], frees: tuple[int, ...], then, else_,
+               outs: tuple[tuple[int, int], ...]) -> Step:
+    def step(regs: list) -> None:
+        plan, symbols = then if regs[pred] else else_
+        frame = [regs[i] for i in operands]
+        frame += [regs[s] for s in symbols]
+        for f in frees:
+            regs[f] = None
+        results = plan.run(frame)
+        for i, o in outs:
+            regs[o] = results[i]
+    return step
+
+
+def _while_step(consts: tuple[int, ...], carried: tuple[int, ...], frees: tuple[int, ...],
+                cond, body, outs: tuple[tuple[int, int], ...]) -> Step:
+    cond_plan, cond_symbols = cond
+    body_plan, body_symbols = body
+
+    def step(regs: list) -> None:
+        invariant = [regs[i] for i in consts]
+        values = [regs[i] for i in carried]
+        cond_sizes = [regs[s] for s in cond_symbols]
+        body_sizes = [regs[s] for s in body_symbols]
+        for f in frees:
+            regs[f] = None
+        while cond_plan.run(invariant + values + cond_sizes)[0]:
+            frame = invariant + values + body_sizes
+            values = None  # the body clears this iteration's values as it goes
+            values = body_plan.run(frame)
+        for i, o in outs:
+            regs[o] = values[i]
+    return step

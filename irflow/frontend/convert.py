@@ -1,0 +1,497 @@
+"""AST conversion: rewrite a function so that its control flow can become IR.
+
+Every ``if``, ``while`` and ``for`` is rewritten into a call of a runtime helper in
+`irflow.frontend.jst` that receives the statement's parts as small functions. At
+trace time the helper looks at the condition: a Python value runs the statement as
+plain Python (so ``for _ in range(self.steps)`` and ``if self.training`` behave as
+in eager code); a traced tensor emits a ``cond`` or ``while`` op. For example
+
+    if x.mean() > 0:                    def __jst_fn_true_1(y):
+        y = relu(x)                         y = relu(x)
+    else:                       ──►         return (y,)
+        y = x - 2                       def __jst_fn_false_1(y):
+                                            y = x - 2
+                                            return (y,)
+                                        (y,) = _jst.if_(x.mean() > 0, __jst_fn_true_1,
+                                                        __jst_fn_false_1,
+                                                        (_jst.ld(lambda: y, 'y'),), ('y',))
+
+Each branch or loop body becomes a function of the variables the statement assigns
+(its *state*), returning their new values. Before that, ``return`` inside control
+flow and ``break``/``continue`` are rewritten with flag variables (as AutoGraph
+does), and ``and``/``or``/``not``, conditional expressions and calls go through
+helpers that keep Python's semantics for Python values and stay symbolic for
+traced ones.
+
+The rewritten tree keeps the user's line numbers and is compiled under the user's
+file name, so errors and tracebacks point at the user's code.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+from typing import Callable
+
+from ..errors import ConversionError, Location
+
+JST = "_jst"
+FN_PREFIX = "__jst_fn_"       # generated helper functions: never state
+FLAG_PREFIX = "__jst_flag_"   # generated flags and return values: state like user variables
+RETURNED = FLAG_PREFIX + "returned"
+RETVAL = FLAG_PREFIX + "retval"
+
+
+# ---------------------------------------------------------------- analysis
+
+class _Assigned(ast.NodeVisitor):
+    """Names a list of statements binds in its own scope (not in nested functions,
+    lambdas or comprehensions), minus those declared global or nonlocal."""
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.declared: set[str] = set()
+
+    def add(self, name: str) -> None:
+        if name not in self.names and not name.startswith(FN_PREFIX):
+            self.names.append(name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            self.add(node.id)
+
+    def visit_FunctionDef(self, node) -> None:
+        self.add(node.name)
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def visit_Lambda(self, node) -> None:
+        pass
+
+    def visit_ListComp(self, node) -> None:
+        pass
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_Global(self, node) -> None:
+        self.declared.update(node.names)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_Import(self, node) -> None:
+        for alias in node.names:
+            self.add((alias.asname or alias.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
+
+
+def assigned_names(stmts) -> list[str]:
+    finder = _Assigned()
+    for s in stmts:
+        finder.visit(s)
+    return [n for n in finder.names if n not in finder.declared]
+
+
+def _contains(stmts, kinds, stop_at_loops: bool) -> bool:
+    """Whether `stmts` hold a node of `kinds`, not looking into nested functions (nor
+    into nested loops, with `stop_at_loops`)."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kinds):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        if stop_at_loops and isinstance(node, ast.For | ast.While):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+# ---------------------------------------------------------------- small builders
+
+def _name(id_: str, store: bool = False) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Store() if store else ast.Load())
+
+
+def _jst(attr: str) -> ast.Attribute:
+    return ast.Attribute(value=_name(JST), attr=attr, ctx=ast.Load())
+
+
+def _call(func: ast.expr, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=func, args=list(args), keywords=[])
+
+
+def _const(value) -> ast.Constant:
+    return ast.Constant(value=value)
+
+
+def _assign(name: str, value: ast.expr) -> ast.Assign:
+    return ast.Assign(targets=[_name(name, store=True)], value=value)
+
+
+def _tuple(names, store: bool = False) -> ast.Tuple:
+    return ast.Tuple(elts=[_name(n, store) for n in names], ctx=ast.Store() if store else ast.Load())
+
+
+def _lambda(body: ast.expr, params=()) -> ast.Lambda:
+    return ast.Lambda(args=_arguments(params), body=body)
+
+
+def _arguments(params) -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _function(name: str, params, body) -> ast.FunctionDef:
+    return ast.FunctionDef(name=name, args=_arguments(params), body=body or [ast.Pass()],
+                           decorator_list=[], returns=None, type_params=[])
+
+
+def _load_state(names) -> ast.Tuple:
+    """``(_jst.ld(lambda: a, 'a'), ...)``: current values, `Undefined` if unbound."""
+    return ast.Tuple(elts=[_call(_jst("ld"), _lambda(_name(n)), _const(n)) for n in names],
+                     ctx=ast.Load())
+
+
+def _not(expr: ast.expr) -> ast.expr:
+    return _call(_jst("not_"), expr)
+
+
+def _located(node: ast.AST, like: ast.AST) -> ast.AST:
+    for n in ast.walk(node):
+        if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
+            ast.copy_location(n, like)
+    return node
+
+
+# ---------------------------------------------------------------- return, break, continue
+
+class _Returns(ast.NodeTransformer):
+    """Single exit: ``return e`` inside control flow becomes ``retval = e; returned =
+    True``, loops stop once returned, and code after a statement that may have
+    returned runs under ``if not returned``."""
+
+    def convert(self, fn: ast.FunctionDef) -> None:
+        if not any(_contains(s.body + getattr(s, "orelse", []), ast.Return, False)
+                   for s in fn.body if isinstance(s, ast.If | ast.While | ast.For | ast.With
+                                                  | ast.Try)):
+            return
+        body = self.block(fn.body)
+        fn.body = [_located(_assign(RETURNED, _const(False)), fn.body[0]),
+                   _located(_assign(RETVAL, _const(None)), fn.body[0]),
+                   *body, _located(ast.Return(value=_name(RETVAL)), fn.body[-1])]
+
+    def block(self, stmts):
+        out = []
+        for i, stmt in enumerate(stmts):
+            may_return = _contains([stmt], ast.Return, False)
+            out.append(self.statement(stmt))
+            rest = stmts[i + 1:]
+            if may_return and rest:
+                guard = ast.If(test=_not(_name(RETURNED)), body=self.block(rest), orelse=[])
+                out.append(_located(guard, rest[0]))
+                break
+        return out
+
+    def statement(self, stmt):
+        if isinstance(stmt, ast.Return):
+            value = stmt.value if stmt.value is not None else _const(None)
+            return _located(ast.If(test=_const(True), body=[
+                _assign(RETVAL, value), _assign(RETURNED, _const(True))], orelse=[]), stmt)
+        if isinstance(stmt, ast.If):
+            stmt.body, stmt.orelse = self.block(stmt.body), self.block(stmt.orelse)
+        elif isinstance(stmt, ast.While | ast.For):
+            has_return = _contains(stmt.body, ast.Return, False)
+            stmt.body = self.block(stmt.body)
+            if has_return:  # leave the loop once returned
+                stmt.body.append(_located(ast.If(test=_name(RETURNED), body=[ast.Break()],
+                                                 orelse=[]), stmt))
+            stmt.orelse = self.block(stmt.orelse)
+        elif isinstance(stmt, ast.With | ast.Try):
+            stmt.body = self.block(stmt.body)
+        return stmt
+
+
+class _Loops(ast.NodeTransformer):
+    """``break`` and ``continue`` become flags: the rest of the body runs under ``if not
+    flag``, and the loop condition also checks ``not broke``."""
+
+    def __init__(self):
+        self.counter = 0
+
+    def visit_FunctionDef(self, node):
+        return node  # nested functions are converted when they are called
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+    def visit_While(self, node: ast.While):
+        self.generic_visit(node)
+        return self.loop(node)
+
+    def visit_For(self, node: ast.For):
+        self.generic_visit(node)
+        return self.loop(node)
+
+    def loop(self, node):
+        has_break = _contains(node.body, ast.Break, True)
+        has_continue = _contains(node.body, ast.Continue, True)
+        if not (has_break or has_continue):
+            return node
+        self.counter += 1
+        brk = f"{FLAG_PREFIX}break_{self.counter}"
+        cont = f"{FLAG_PREFIX}continue_{self.counter}"
+        body = self.block(node.body, brk, cont)
+        out = []
+        if has_continue:
+            body.insert(0, _located(_assign(cont, _const(False)), node))
+        if has_break:
+            out.append(_located(_assign(brk, _const(False)), node))
+            if isinstance(node, ast.While):
+                node.test = _located(_call(_jst("and_"), _lambda(_not(_name(brk))),
+                                           _lambda(node.test)), node.test)
+            else:
+                node.jst_break_flag = brk  # _ControlFlow.visit_For stops the loop on it
+        node.body = body
+        if node.orelse and has_break:  # else runs when the loop did not break
+            out.append(node)
+            out.append(_located(ast.If(test=_not(_name(brk)), body=node.orelse, orelse=[]),
+                                node))
+            node.orelse = []
+            return out
+        out.append(node)
+        return out
+
+    def block(self, stmts, brk: str, cont: str):
+        out = []
+        for i, stmt in enumerate(stmts):
+            jumps = _contains([stmt], ast.Break | ast.Continue, True)
+            out.append(self.replace_jumps(stmt, brk, cont))
+            rest = stmts[i + 1:]
+            if jumps and rest:
+                flags = [f for f, kind in ((brk, ast.Break), (cont, ast.Continue))
+                         if _contains([stmt], kind, True)]
+                test = _not(_name(flags[0])) if len(flags) == 1 else _not(_call(
+                    _jst("or_"), _lambda(_name(flags[0])), _lambda(_name(flags[1]))))
+                guard = ast.If(test=test, body=self.block(rest, brk, cont), orelse=[])
+                out.append(_located(guard, rest[0]))
+                break
+        return out
+
+    def replace_jumps(self, stmt, brk: str, cont: str):
+        if isinstance(stmt, ast.Break):
+            return _located(_assign(brk, _const(True)), stmt)
+        if isinstance(stmt, ast.Continue):
+            return _located(_assign(cont, _const(True)), stmt)
+        if isinstance(stmt, ast.If):
+            stmt.body = self.block(stmt.body, brk, cont)
+            stmt.orelse = self.block(stmt.orelse, brk, cont)
+        elif isinstance(stmt, ast.With | ast.Try):
+            stmt.body = self.block(stmt.body, brk, cont)
+        return stmt
+
+
+# ---------------------------------------------------------------- control flow
+
+class _ControlFlow(ast.NodeTransformer):
+    """if/while/for into `_jst` calls over state functions; boolean operators,
+    conditional expressions and calls into `_jst` helpers."""
+
+    def __init__(self):
+        self.counter = 0
+
+    def fresh(self, what: str) -> str:
+        self.counter += 1
+        return f"{FN_PREFIX}{what}_{self.counter}"
+
+    def visit_FunctionDef(self, node):
+        return node  # nested functions are converted when they are called
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        return node
+
+    # -- statements
+    def visit_If(self, node: ast.If):
+        self.generic_visit(node)
+        state = assigned_names(node.body + node.orelse)
+        true_fn = _function(self.fresh("true"), state,
+                            node.body + [ast.Return(value=_tuple(state))])
+        false_fn = _function(self.fresh("false"), state,
+                             node.orelse + [ast.Return(value=_tuple(state))])
+        call = _call(_jst("if_"), node.test, _name(true_fn.name), _name(false_fn.name),
+                     _load_state(state), ast.Tuple(elts=[_const(n) for n in state],
+                                                   ctx=ast.Load()))
+        return [_located(true_fn, node), _located(false_fn, node),
+                _located(ast.Assign(targets=[_tuple(state, store=True)], value=call), node)]
+
+    def visit_While(self, node: ast.While):
+        self.generic_visit(node)
+        if node.orelse:
+            raise ConversionError("`while ... else` is not supported",
+                                  Location(self.filename, node.lineno))
+        state = assigned_names(node.body)
+        cond_fn = _function(self.fresh("cond"), state, [ast.Return(value=node.test)])
+        body_fn = _function(self.fresh("body"), state,
+                            node.body + [ast.Return(value=_tuple(state))])
+        call = _call(_jst("while_"), _name(cond_fn.name), _name(body_fn.name),
+                     _load_state(state), ast.Tuple(elts=[_const(n) for n in state],
+                                                   ctx=ast.Load()))
+        return [_located(cond_fn, node), _located(body_fn, node),
+                _located(ast.Assign(targets=[_tuple(state, store=True)], value=call), node)]
+
+    def visit_For(self, node: ast.For):
+        self.generic_visit(node)
+        if node.orelse:
+            raise ConversionError("`for ... else` is not supported",
+                                  Location(self.filename, node.lineno))
+        state = assigned_names([ast.Assign(targets=[node.target], value=_const(None))]
+                               + node.body)
+        item = FN_PREFIX + "item"
+        bind = ast.Assign(targets=[node.target], value=_name(item))
+        body_fn = _function(self.fresh("for"), [item, *state],
+                            [_located(bind, node), *node.body, ast.Return(value=_tuple(state))])
+        call = _call(_jst("for_"), node.iter, _name(body_fn.name), _load_state(state),
+                     ast.Tuple(elts=[_const(n) for n in state], ctx=ast.Load()))
+        out = [_located(body_fn, node)]
+        brk = getattr(node, "jst_break_flag", None)
+        if brk is not None:  # the loop also stops once the break flag is set
+            test_fn = _function(self.fresh("until"), state, [ast.Return(value=_name(brk))])
+            call.keywords.append(ast.keyword(arg="stop", value=_name(test_fn.name)))
+            out.append(_located(test_fn, node))
+        out.append(_located(ast.Assign(targets=[_tuple(state, store=True)], value=call), node))
+        return out
+
+    # -- expressions
+    def visit_BoolOp(self, node: ast.BoolOp):
+        self.generic_visit(node)
+        helper = "and_" if isinstance(node.op, ast.And) else "or_"
+        expr = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            expr = _call(_jst(helper), _lambda(value), _lambda(expr))
+        return _located(expr, node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _located(_not(node.operand), node)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp):
+        self.generic_visit(node)
+        return _located(_call(_jst("ifexp"), node.test, _lambda(node.body),
+                              _lambda(node.orelse)), node)
+
+    def visit_Compare(self, node: ast.Compare):
+        self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        parts, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            parts.append(ast.Compare(left=left, ops=[op], comparators=[right]))
+            left = right
+        expr = parts[-1]
+        for part in reversed(parts[:-1]):
+            expr = _call(_jst("and_"), _lambda(part), _lambda(expr))
+        return _located(expr, node)
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        node.func = _located(_call(_jst("call"), node.func), node.func)
+        return node
+
+    def visit_Assign(self, node: ast.Assign):
+        """``h = expr`` names the IR value of `expr` after the user's variable."""
+        self.generic_visit(node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                not node.targets[0].id.startswith("__jst"):
+            node.value = _located(_call(_jst("named"), node.value, _const(node.targets[0].id)),
+                                  node.value)
+        return node
+
+    def visit_Assert(self, node: ast.Assert):
+        self.generic_visit(node)
+        return _located(ast.Expr(value=_call(_jst("assert_"), node.test,
+                                             node.msg or _const(None))), node)
+
+
+# ---------------------------------------------------------------- the entry point
+
+def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise ConversionError(f"cannot read the source of {fn.__qualname__}: {e}") from None
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise ConversionError(f"{fn.__qualname__} is not a plain function definition",
+                              Location(fn.__code__.co_filename, first))
+    ast.increment_lineno(tree, first - 1)
+    return node
+
+
+def _check_supported(node: ast.FunctionDef, filename: str) -> None:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Yield | ast.YieldFrom | ast.Await):
+            raise ConversionError(f"{node.name} is a generator or coroutine, which irflow "
+                                  "cannot convert", Location(filename, n.lineno))
+
+
+_COMPILED: dict[types.CodeType, tuple] = {}
+
+
+def _compiled(fn: types.FunctionType):
+    """The code object of the factory that builds `fn`'s converted version (cached per
+    code object), and the names of `fn`'s free variables."""
+    found = _COMPILED.get(fn.__code__)
+    if found is None:
+        found = _COMPILED[fn.__code__] = _compile_converted(fn)
+    return found
+
+
+def _compile_converted(fn: types.FunctionType):
+    filename = fn.__code__.co_filename
+    node = _source_tree(fn)
+    _check_supported(node, filename)
+    node.decorator_list = []
+    _Returns().convert(node)
+    node = _Loops().visit(node)
+    transformer = _ControlFlow()
+    transformer.filename = filename
+    node.body = [transformer.visit(s) for s in node.body]
+    node.body = [s for item in node.body for s in (item if isinstance(item, list) else [item])]
+    freevars = list(fn.__code__.co_freevars)
+    factory = _function("__jst_factory", [JST, *freevars], [node, ast.Return(value=_name(
+        node.name))])
+    module = ast.Module(body=[_located(factory, node)], type_ignores=[])
+    ast.fix_missing_locations(module)
+    return compile(module, filename, "exec"), freevars
+
+
+def convert_function(fn: Callable) -> Callable:
+    """`fn` with its control flow rewritten to go through `irflow.frontend.jst`.
+    Methods come back bound to the same object."""
+    from . import jst
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(convert_function(fn.__func__), fn.__self__)
+    compiled, freevars = _compiled(fn)
+    namespace: dict = {}
+    exec(compiled, fn.__globals__, namespace)  # defines the factory; runs no user code
+    cells = [c.cell_contents if _cell_full(c) else None for c in (fn.__closure__ or ())]
+    new = namespace["__jst_factory"](jst, *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__wrapped__ = fn
+    return new
+
+
+def _cell_full(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True

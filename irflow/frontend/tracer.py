@@ -1,0 +1,326 @@
+"""The tracer: while a Layer's converted `forward` runs, Tensor operations become IR.
+
+`irflow.dispatch.apply` hands every op to the active `Tracer`, which emits it into the
+block being traced (a `Scope`). Tensors that stand for IR values are *traced*
+(``_value is None``). Concrete tensors met along the way enter the program as:
+
+- **state** (function arguments): tensors with ``persistable=True``, which are the
+  parameters, buffers and optimizer accumulators, and anything `set_value` updates;
+  so training can change them and ``set_state_dict`` after compiling is honoured;
+- **constants** otherwise (Python scalars, tensors made from data in `forward`).
+
+Regions are closed: when code traced into a region uses a value of an enclosing
+scope, the scope adds a block argument for it and remembers the outer value, which
+becomes an operand of the region's op (`Scope.get`). `trace_cond` and `trace_while`
+build the structured ops from Python callables; the AST conversion in
+`irflow.frontend.convert` calls them for ``if``/``while``/``for`` on tensors.
+
+State updates (``set_value``), gradients (``param.grad``) and random seeds are
+tracked here too, and become extra results and arguments of the program.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..dispatch import state, user_location
+from ..errors import ConversionError, IrflowError, Location, ShapeError
+from ..ir import dtypes
+from ..ir.builder import Builder
+from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
+from ..ir.types import TensorType
+from ..tensor.tensor import Tensor
+
+
+class Undefined:
+    """A variable that has no value on some path (assigned in one branch only, or
+    first assigned inside a loop that may run zero times). Using it is an error that
+    says where it came from."""
+
+    def __init__(self, name: str, loc: Location | None = None, why: str = "is not defined"):
+        self.name, self.loc, self.why = name, loc, why
+
+    def _fail(self, *args, **kwargs):
+        raise ConversionError(f"variable '{self.name}' {self.why}", self.loc)
+
+    __getattr__ = _fail
+    __call__ = __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = _fail
+    __truediv__ = __matmul__ = __getitem__ = __bool__ = __iter__ = __len__ = _fail
+
+
+UNDEFINED = Undefined("?")
+
+
+def owner_block(v: Value) -> Block:
+    return v.block if isinstance(v, BlockArg) else v.op.parent
+
+
+class Scope:
+    """One block being traced: the function body or a region of a cond/while."""
+
+    def __init__(self, block: Block, parent: "Scope | None"):
+        self.block = block
+        self.parent = parent
+        self.builder = Builder(block)
+        self.captured: dict[Value, BlockArg] = {}  # any outer value -> its argument here
+        self.outer: list[Value] = []                # per captured argument, the parent's value
+        self.constants: dict[int, Value] = {}       # id of a concrete tensor -> its const
+        self.seed: Value | None = None              # this scope's random seed base
+
+    def get(self, v: Value) -> Value:
+        """`v` usable in this block, captured as a block argument if defined outside."""
+        if owner_block(v) is self.block:
+            return v
+        found = self.captured.get(v)
+        if found is not None:
+            return found
+        if self.parent is None:
+            raise IrflowError(f"internal error: value {v!r} is not visible in the function")
+        outer = self.parent.get(v)
+        arg = self.block.add_arg(v.type, v.name)
+        self.captured[v] = arg
+        self.outer.append(outer)
+        return arg
+
+
+class Tracer:
+    """Records Tensor operations as IR into `self.fn`."""
+
+    def __init__(self, name: str):
+        self.fn = Function(name)
+        self.scope = Scope(self.fn.block, None)
+        self.n_inputs = 0
+        self.state: list[Tensor] = []                 # lifted concrete tensors, in arg order
+        self.state_args: dict[int, BlockArg] = {}
+        self.updates: dict[int, Tensor] = {}          # id -> traced new value (set_value)
+        self.grads: dict[int, Tensor | None] = {}     # id(param) -> traced grad
+        self.grad_owners: dict[int, Tensor] = {}
+        self.seed_arg: BlockArg | None = None
+        self.seed_count = 0
+        self.alive: list[Tensor] = []
+
+    # -- entering and leaving
+    def __enter__(self) -> "Tracer":
+        if state.tracer is not None:
+            raise ConversionError("irflow.compile cannot run while another program is "
+                                  "being traced", user_location())
+        state.tracer = self
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        state.tracer = None
+        return False
+
+    def input(self, t: TensorType, name: str, stop_gradient: bool = True) -> Tensor:
+        """A traced Tensor for the program's next input argument."""
+        arg = self.fn.block.add_arg(t, name)
+        self.n_inputs += 1
+        return self.wrap(arg, stop_gradient)
+
+    def wrap(self, v: Value, stop_gradient: bool = True) -> Tensor:
+        t = Tensor._from_array(None)
+        t._ir, t._tracer, t.stop_gradient = v, self, stop_gradient
+        return t
+
+    # -- ops
+    def apply(self, name: str, inputs: Sequence[Tensor], attrs: dict):
+        values = [self.value_of(t) for t in inputs]
+        loc = user_location()
+        with self.scope.builder.location(loc):
+            op = self.scope.builder.create(name, values, attrs)
+        requires = not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
+        outs = [self.wrap(r, not (requires and isinstance(r.type, TensorType)
+                                  and r.type.dtype.is_float)) for r in op.results]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def value_of(self, t: Tensor) -> Value:
+        """The IR value standing for `t` in the current scope."""
+        if t._value is None:
+            if t._tracer is not self:
+                raise ConversionError("a tensor traced by another program was used here",
+                                      user_location())
+            return self.scope.get(t._ir)
+        updated = self.updates.get(id(t))
+        if updated is not None:
+            return self.scope.get(updated._ir)
+        if t.persistable:
+            return self.scope.get(self.lift(t))
+        const = self.scope.constants.get(id(t))
+        if const is None:
+            with self.scope.builder.location(user_location()):
+                const = self.scope.builder.constant(t._value)
+            self.scope.constants[id(t)] = const
+            self.alive.append(t)  # const caches are keyed by id(): keep the id unique
+        return const
+
+    def lift(self, t: Tensor) -> BlockArg:
+        """The function argument for the state tensor `t`, added on first use."""
+        arg = self.state_args.get(id(t))
+        if arg is None:
+            arg = self.fn.block.add_arg(TensorType(dtypes.from_numpy(t._value), t._value.shape),
+                                        t.name)
+            self.state_args[id(t)] = arg
+            self.state.append(t)
+        return arg
+
+    # -- tensor hooks (called by Tensor methods while tracing)
+    def shape_of(self, t: Tensor) -> list[int]:
+        return [d if isinstance(d, int) else -1 for d in t._ir.type.shape]
+
+    def numel(self, t: Tensor) -> int:
+        shape = self.shape_of(t)
+        return -1 if -1 in shape else int(np.prod(shape))
+
+    def concrete(self, t: Tensor, what: str):
+        raise ConversionError(f"{what} needs the tensor's value, which a compiled program "
+                              "only knows when it runs; keep the computation in tensor ops",
+                              user_location())
+
+    def item(self, t: Tensor, index):
+        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor."""
+        if index:
+            raise ConversionError("item(index) on a traced tensor is not supported",
+                                  user_location())
+        if t._ir.type.rank == 0:
+            return t
+        return self.apply("reshape", [t], {"shape": ()})
+
+    def to_bool(self, t: Tensor) -> bool:
+        raise ConversionError(
+            "the truth value of a traced tensor is known only when the program runs. irflow "
+            "converts `if`, `while` and `for` on tensors in code whose source it can read; "
+            "this use (an `assert`, a conversion inside a library, or a function irflow "
+            "could not convert) needs a Python value", user_location())
+
+    def iterate(self, t: Tensor):
+        n = t._ir.type.shape[0] if t._ir.type.rank else None
+        if not isinstance(n, int):
+            raise ConversionError("iterating over a tensor with a symbolic first dim is only "
+                                  "supported in a converted `for` loop", user_location())
+        return (t[i] for i in range(n))
+
+    def detach(self, t: Tensor) -> Tensor:
+        return self.apply("stop_gradient", [t], {})
+
+    def describe(self, t: Tensor) -> str:
+        return f"Tensor(traced, shape={self.shape_of(t)}, dtype={t.dtype.name})"
+
+    def set_value(self, t: Tensor, value) -> None:
+        """``t.set_value(v)`` while tracing: a state update, returned by the program."""
+        if t._value is None:
+            raise ConversionError("set_value on a traced tensor: assign the new value to the "
+                                  "variable instead", user_location())
+        from ..tensor.convert import as_tensor, cast
+        new = cast(as_tensor(value, like=t), dtypes.from_numpy(t._value))
+        if new._value is not None:
+            new = self.wrap(self.value_of(new))
+        if new._ir.type.shape != t._value.shape:
+            raise ShapeError(f"set_value: the new value has shape {self.shape_of(new)} but the "
+                             f"tensor has shape {list(t._value.shape)}", user_location())
+        if self.scope.parent is not None:
+            raise ConversionError("set_value inside tensor-dependent control flow is not "
+                                  "supported", user_location())
+        self.lift(t)
+        self.updates[id(t)] = new
+
+    # -- gradients
+    def grad_of(self, t: Tensor):
+        if id(t) in self.grads:
+            return self.grads[id(t)]
+        return t._grad
+
+    def set_grad(self, t: Tensor, g) -> None:
+        self.grads[id(t)] = g
+        self.grad_owners[id(t)] = t
+
+    def backward(self, loss: Tensor, grad_tensor=None) -> None:
+        """``loss.backward()`` while tracing: append the gradient computation to the
+        program and make each parameter's ``.grad`` the (accumulated) traced gradient."""
+        from ..passes.autodiff import append_gradients, ones
+        if self.scope.parent is not None:
+            raise ConversionError("backward() inside tensor-dependent control flow is not "
+                                  "supported; call it after the if/while", user_location())
+        loss_value = self.value_of(loss)
+        b = self.scope.builder
+        with b.location(user_location()):
+            seed = self.value_of(grad_tensor) if grad_tensor is not None else \
+                ones(b, loss_value.type)
+        sources = {}
+        for t in self.state:
+            if not t.stop_gradient:
+                sources[self.state_args[id(t)]] = t
+        ops = list(self.fn.block.ops)
+        with b.location(user_location()):
+            cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
+        for arg, t in sources.items():
+            g = cts.get(arg)
+            if g is None:
+                continue
+            old = self.grad_of(t)
+            grad = self.wrap(g)
+            if old is not None:
+                from ..tensor.math import add
+                grad = add(old, grad)
+            self.set_grad(t, grad)
+
+    # -- random numbers
+    def next_seed(self) -> Tensor:
+        """A distinct seed for each random op: the program's seed argument plus a
+        counter, threaded through loops so that each iteration draws anew."""
+        if self.seed_arg is None:
+            self.seed_arg = self.fn.block.add_arg(TensorType(dtypes.int64, ()), "seed")
+        scope = self.scope
+        base = scope.seed if scope.seed is not None else scope.get(self.seed_arg)
+        self.seed_count += 1
+        b = scope.builder
+        with b.location(user_location()):
+            return self.wrap(b.add(base, b.constant(self.seed_count * 7919, "int64")))
+
+    # -- structured control flow
+    def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
+                     names: Sequence[str | None] | None = None):
+        """Run `body` on traced tensors for fresh block arguments of `arg_types`;
+        returns (scope, what body returned)."""
+        scope = Scope(Block(), self.scope)
+        names = list(names or [None] * len(arg_types))
+        args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]
+        saved, self.scope = self.scope, scope
+        try:
+            result = body(*[self.wrap(a) for a in args])
+        finally:
+            self.scope = saved
+        return scope, result
+
+    def finish_region(self, scope: Scope, values: Sequence[Value], terminator: str) -> None:
+        with scope.builder.location(user_location()):
+            scope.builder.create(terminator, [scope.get(v) for v in values])
+
+    def aligned_region_op(self, name: str, leading: Sequence[Value], scopes: Sequence[Scope],
+                          fixed: int, carried_inits: Sequence[Value], result_types,
+                          names) -> Operation:
+        """Create `name` with operands ``leading + captures + carried_inits``. Each scope's
+        block starts with `fixed` arguments for the carried values; its captures are
+        reordered so that every block takes ``(captures..., carried...)`` in one order."""
+        union: list[Value] = []
+        for scope in scopes:
+            for v in scope.outer:
+                if v not in union:
+                    union.append(v)
+        regions = []
+        for scope in scopes:
+            block = scope.block
+            own = dict(zip(scope.outer, block.args[fixed:]))
+            carried = block.args[:fixed]
+            captured = [own.get(v) or BlockArg(v.type, block, 0, v.name) for v in union]
+            block.args = captured + carried
+            for i, a in enumerate(block.args):
+                a.index = i
+            regions.append(Region([block]))
+        op = Operation(name, [*leading, *union, *carried_inits], result_types, {}, regions,
+                       user_location(), names)
+        self.scope.builder.insert(op)
+        return op
+
+
+__all__ = ["Scope", "Tracer", "UNDEFINED", "Undefined", "owner_block"]

@@ -1,0 +1,15 @@
+"""Paddle's ``paddle.jit``: `to_static`, `save` and `load`."""
+from ..frontend.program import CompiledFunction
+from .saved import TranslatedLayer, load, save
+
+
+def to_static(function=None, input_spec=None, build_strategy=None, backend="numpy",
+              full_graph=True, check=False, **kwargs):
+    """Compile a Layer or function into a static program (Paddle's spelling of
+    `irflow.compile`); usable as ``to_static(layer)`` or as a decorator."""
+    if function is None:
+        return lambda fn: CompiledFunction(fn, input_spec, backend, check)
+    return CompiledFunction(function, input_spec, backend, check)
+
+
+__all__ = ["TranslatedLayer", "load", "save", "to_static"]

@@ -1,0 +1,125 @@
+"""Linear, dropout, embedding, padding, one-hot and normalization functions."""
+from __future__ import annotations
+
+from ...dispatch import apply
+from ...tensor import (Tensor, abs as absolute, add, arange, equal, gather, matmul, maximum,
+                       pow as power, sqrt, sum as reduce_sum, unsqueeze)
+from ...tensor.convert import as_tensor
+from ...tensor.manipulation import exact_shape
+from ...tensor.random import next_seed
+
+
+def linear(x, weight, bias=None, name=None):
+    """x @ weight + bias, with weight laid out [in_features, out_features]."""
+    out = matmul(x, weight)
+    return out if bias is None else add(out, bias)
+
+
+def _dropout_mask(x, axis):
+    """1 (keep) or 0 per element of x, or per index of the `axis` dims only (the mask
+    broadcasts over the others). Drawn by the seeded `uniform` op on x's exact shape,
+    so a symbolic batch dim traces."""
+    shape = list(exact_shape(x))
+    if axis is not None:
+        kept = {a % len(shape) for a in ([axis] if isinstance(axis, int) else axis)}
+        shape = [d if i in kept else 1 for i, d in enumerate(shape)]
+    return apply("uniform", (next_seed(),), {"shape": tuple(shape), "dtype": x.dtype,
+                                               "min": 0.0, "max": 1.0})
+
+
+def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool = False,
+            mode: str = "upscale_in_train", name=None):
+    """Zero each element with probability `p` while training. "upscale_in_train"
+    (default) scales the kept ones by 1/(1-p) and is the identity in evaluation;
+    "downscale_in_infer" keeps them as they are and scales by (1-p) in evaluation."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"p argument should between 0 and 1, got {p}")
+    if mode not in ("upscale_in_train", "downscale_in_infer"):
+        raise ValueError(f"mode argument should be 'downscale_in_infer' or "
+                         f"'upscale_in_train', got {mode!r}")
+    x = as_tensor(x)
+    if not training:
+        return x * (1.0 - p) if mode == "downscale_in_infer" and p > 0 else x
+    if p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    keep = (_dropout_mask(x, axis) >= p).astype(x.dtype)
+    if mode == "upscale_in_train":
+        keep = keep * (1.0 / (1.0 - p))
+    return x * keep
+
+
+def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              sparse: bool = False, scale_grad_by_freq: bool = False, name=None):
+    """Rows of `weight` [num_embeddings, dim] picked by the integer ids `x`: result
+    x.shape + [dim]. Ids equal to `padding_idx` give zero rows and no gradient."""
+    if max_norm is not None or scale_grad_by_freq:
+        raise NotImplementedError("embedding: max_norm and scale_grad_by_freq are not "
+                                  "supported by irflow")
+    x = as_tensor(x)
+    out = gather(weight, x, axis=0)
+    if padding_idx is None:
+        return out
+    if padding_idx < 0:
+        padding_idx += weight.shape[0]
+    keep = unsqueeze(x != padding_idx, -1).astype(out.dtype)
+    return out * keep
+
+
+def one_hot(x, num_classes: int, name=None):
+    """float32 indicator vectors: result x.shape + [num_classes]."""
+    x = as_tensor(x)
+    return equal(unsqueeze(x, -1), arange(num_classes).astype(x.dtype)).astype("float32")
+
+
+def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None):
+    """x / max(||x||_p, epsilon) along `axis`. The clamp is applied before the root,
+    max(s, eps**p) ** (1/p), which is the same value but keeps the gradient of an
+    all-zero slice finite."""
+    x = as_tensor(x)
+    if p == 2:
+        total = reduce_sum(x * x, axis, keepdim=True)
+        return x / sqrt(maximum(total, epsilon ** 2))
+    total = reduce_sum(power(absolute(x), float(p)), axis, keepdim=True)
+    return x / power(maximum(total, float(epsilon) ** p), 1.0 / p)
+
+
+def _pad_pairs(ndim: int, pad: list[int], data_format: str | None,
+               pad_from_left_axis: bool) -> tuple:
+    """Paddle's reading of `pad` as one (low, high) pair per axis.
+
+    A list of 2 * (ndim - 2) numbers pads the spatial axes, innermost first:
+    ``[left, right, top, bottom, ...]``. Any other even length pads whole axes:
+    2 * ndim numbers in axis order (pad_from_left_axis), else pairs from the last
+    axis backwards."""
+    if len(pad) % 2:
+        raise ValueError(f"pad must have an even number of entries, got {pad}")
+    pairs = [(0, 0)] * ndim
+    given = [(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]
+    if ndim > 2 and len(pad) == 2 * (ndim - 2):
+        channels_last = data_format is not None and data_format.upper().endswith("C")
+        spatial = list(range(1, ndim - 1)) if channels_last else list(range(2, ndim))
+        for axis, pair in zip(reversed(spatial), given):
+            pairs[axis] = pair
+    elif len(pad) == 2 * ndim and pad_from_left_axis:
+        pairs = given
+    elif len(pad) <= 2 * ndim:
+        for axis, pair in zip(range(ndim - 1, -1, -1), given):
+            pairs[axis] = pair
+    else:
+        raise ValueError(f"pad has {len(pad)} entries, more than 2 per axis of a rank-{ndim} "
+                         "tensor")
+    return tuple(pairs)
+
+
+def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format=None,
+        pad_from_left_axis: bool = True, name=None):
+    """Pad x with `value` (mode "constant" only; see `_pad_pairs` for `pad`)."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported by irflow (only "
+                                  "'constant')")
+    x = as_tensor(x)
+    pad = [int(v) for v in (pad.tolist() if isinstance(pad, Tensor) else pad)]
+    pairs = _pad_pairs(x.ndim, pad, data_format, pad_from_left_axis)
+    return apply("pad", (x,), {"pads": pairs, "value": float(value)})

@@ -1,0 +1,140 @@
+"""2-D convolution and pooling over NCHW (or NHWC) tensors.
+
+Paddle's many spellings of ``padding`` are resolved here to the ``(top, bottom,
+left, right)`` form the `conv2d` and pooling ops take; NHWC inputs are transposed to
+NCHW around the op.
+"""
+from __future__ import annotations
+
+import math
+
+from ...dispatch import apply
+from ...tensor import reshape, transpose
+from ...tensor.convert import as_tensor
+from ...tensor.manipulation import exact_shape
+
+_TO_NCHW = (0, 3, 1, 2)
+_TO_NHWC = (0, 2, 3, 1)
+
+
+def pair(value, what: str = "value") -> tuple[int, int]:
+    """An (h, w) pair from an int or a sequence of two ints."""
+    if isinstance(value, int):
+        return value, value
+    value = tuple(int(v) for v in value)
+    if len(value) != 2:
+        raise ValueError(f"{what} must be an int or a list of two ints, got {list(value)}")
+    return value
+
+
+def _same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+    """TensorFlow's "SAME": ceil(size / stride) outputs, the padding split evenly with
+    the odd cell after."""
+    out = math.ceil(size / stride)
+    total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def resolve_padding(padding, input_hw, kernel_hw, stride, dilation=(1, 1),
+                    channels_last: bool = False) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) from an int, "SAME"/"VALID", [ph, pw],
+    [top, bottom, left, right], or one [low, high] pair per axis of the input."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return 0, 0, 0, 0
+        if mode == "SAME":
+            return tuple(p for i in range(2) for p in _same_padding(
+                input_hw[i], kernel_hw[i], stride[i], dilation[i]))
+        raise ValueError(f"padding must be 'SAME', 'VALID' or numbers, got {padding!r}")
+    if isinstance(padding, int):
+        return (padding,) * 4
+    padding = list(padding)
+    if padding and isinstance(padding[0], list | tuple):
+        spatial = padding[1:3] if channels_last else padding[2:4]
+        padding = [int(v) for pair_ in spatial for v in pair_]
+    if len(padding) == 2:
+        return padding[0], padding[0], padding[1], padding[1]
+    if len(padding) == 4:
+        return tuple(int(v) for v in padding)
+    raise ValueError(f"padding must be an int, 'SAME', 'VALID', [ph, pw] or [top, bottom, "
+                     f"left, right], got {padding}")
+
+
+def _channels_last(data_format: str) -> bool:
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    return data_format == "NHWC"
+
+
+def _spatial_op(name: str, x, operands: tuple, attrs: dict, channels_last: bool):
+    """Run a spatial op on NCHW data, transposing NHWC input and output."""
+    if channels_last:
+        x = transpose(x, _TO_NCHW)
+    out = apply(name, (x, *operands), attrs)
+    return transpose(out, _TO_NHWC) if channels_last else out
+
+
+def _input_hw(x, channels_last: bool) -> tuple:
+    shape = exact_shape(x)
+    return shape[1:3] if channels_last else shape[2:4]
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
+           data_format: str = "NCHW", name=None):
+    """Cross-correlation of x [N, C, H, W] with weight [Cout, C/groups, kH, kW], plus
+    bias [Cout]."""
+    x = as_tensor(x)
+    channels_last = _channels_last(data_format)
+    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
+    padding = resolve_padding(padding, _input_hw(x, channels_last), weight.shape[2:], stride,
+                              dilation, channels_last)
+    out = _spatial_op("conv2d", x, (weight,), {"stride": stride, "padding": padding,
+                                               "dilation": dilation, "groups": int(groups)},
+                      channels_last)
+    if bias is None:
+        return out
+    return out + reshape(bias, [1, 1, 1, -1] if channels_last else [1, -1, 1, 1])
+
+
+def _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last) -> dict:
+    kernel = pair(kernel_size, "kernel_size")
+    stride = kernel if stride is None else pair(stride, "stride")
+    padding = resolve_padding(padding, _input_hw(x, channels_last), kernel, stride,
+                              channels_last=channels_last)
+    return {"kernel_size": kernel, "stride": stride, "padding": padding,
+            "ceil_mode": bool(ceil_mode)}
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
+               ceil_mode: bool = False, data_format: str = "NCHW", name=None):
+    """The maximum of each window (stride defaults to kernel_size; padding is -inf)."""
+    if return_mask:
+        raise NotImplementedError("max_pool2d: return_mask is not supported by irflow")
+    x = as_tensor(x)
+    channels_last = _channels_last(data_format)
+    attrs = _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last)
+    return _spatial_op("max_pool2d", x, (), attrs, channels_last)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               exclusive: bool = True, divisor_override=None, data_format: str = "NCHW",
+               name=None):
+    """The mean of each window; with `exclusive` (default) padding is not counted."""
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool2d: divisor_override is not supported by irflow")
+    x = as_tensor(x)
+    channels_last = _channels_last(data_format)
+    attrs = _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last)
+    attrs["exclusive"] = bool(exclusive)
+    return _spatial_op("avg_pool2d", x, (), attrs, channels_last)
+
+
+def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
+    """Averages over an output_size grid of bins (None keeps that input size)."""
+    x = as_tensor(x)
+    channels_last = _channels_last(data_format)
+    if output_size is None:
+        output_size = (None, None)
+    size = output_size if isinstance(output_size, int) else tuple(output_size)
+    return _spatial_op("adaptive_avg_pool2d", x, (), {"output_size": size}, channels_last)

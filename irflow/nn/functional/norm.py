@@ -1,0 +1,73 @@
+"""Batch and layer normalization, composed from primitives.
+
+Both normalize with the biased variance (the mean of squared deviations), as Paddle.
+In training, `batch_norm` also updates the running statistics in place, with
+``running = momentum * running + (1 - momentum) * batch`` and the batch's biased
+variance (Paddle 3's behaviour). The update is written with tensor ops under
+`no_grad` and stored with `Tensor.set_value`, the one way irflow expresses a state
+update, which the tracer intercepts when a Layer is compiled.
+"""
+from __future__ import annotations
+
+from ...dispatch import no_grad
+from ...tensor import mean as reduce_mean, reshape, rsqrt
+from ...tensor.convert import as_tensor
+
+
+def _channel_axis(ndim: int, data_format: str) -> int:
+    """Axis 1 for channel-first layouts (NC, NCL, NCHW, NCDHW), else the last axis."""
+    if ndim < 2:
+        raise ValueError(f"batch_norm needs an input of rank >= 2, got rank {ndim}")
+    return 1 if data_format.upper().startswith("NC") else ndim - 1
+
+
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.9, epsilon: float = 1e-05, data_format: str = "NCHW",
+               use_global_stats=None, name=None):
+    """Normalize each channel of x: by the batch's statistics while training (and
+    update the running ones), by the running statistics otherwise or when
+    `use_global_stats` is True."""
+    x = as_tensor(x)
+    channel = _channel_axis(x.ndim, data_format)
+    axes = [a for a in range(x.ndim) if a != channel]
+    per_channel = [1] * x.ndim
+    per_channel[channel] = -1
+    use_batch = training if use_global_stats is None else not use_global_stats
+    if use_batch:
+        mean = reduce_mean(x, axes, keepdim=True)
+        centered = x - mean
+        var = reduce_mean(centered * centered, axes, keepdim=True)
+        _update_running(running_mean, mean, momentum)
+        _update_running(running_var, var, momentum)
+    else:
+        mean = reshape(running_mean, per_channel)
+        var = reshape(running_var, per_channel)
+        centered = x - mean
+    y = centered * rsqrt(var + epsilon)
+    if weight is not None:
+        y = y * reshape(weight, per_channel)
+    if bias is not None:
+        y = y + reshape(bias, per_channel)
+    return y
+
+
+def _update_running(running, batch_stat, momentum: float) -> None:
+    with no_grad():
+        running.set_value(running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum))
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-05, name=None):
+    """Normalize over the trailing dims `normalized_shape`, then scale by weight and
+    shift by bias (both of that shape)."""
+    x = as_tensor(x)
+    count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    axes = list(range(x.ndim - count, x.ndim))
+    mean = reduce_mean(x, axes, keepdim=True)
+    centered = x - mean
+    var = reduce_mean(centered * centered, axes, keepdim=True)
+    y = centered * rsqrt(var + epsilon)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y

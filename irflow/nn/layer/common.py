@@ -1,0 +1,106 @@
+"""Linear, Embedding, Dropout, Flatten and Identity layers."""
+from __future__ import annotations
+
+from ...tensor import flatten
+from .. import functional as F
+from ..initializer import XavierUniform
+from .layers import Layer
+
+
+class Linear(Layer):
+    """y = x @ weight + bias with weight [in_features, out_features] (Paddle's layout),
+    initialized XavierUniform, and bias zeros (``bias_attr=False``: no bias)."""
+
+    def __init__(self, in_features: int, out_features: int, weight_attr=None, bias_attr=None,
+                 name=None):
+        super().__init__()
+        self._in_features, self._out_features = in_features, out_features
+        self.weight = self.create_parameter([in_features, out_features], weight_attr)
+        self.bias = self.create_parameter([out_features], bias_attr, is_bias=True)
+        self.name = name
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        name = f", name={self.name}" if self.name else ""
+        return (f"in_features={self._in_features}, out_features={self._out_features}, "
+                f"dtype={self._dtype}{name}")
+
+
+class Embedding(Layer):
+    """A lookup table [num_embeddings, embedding_dim] (XavierUniform), indexed by
+    integer ids; the row `padding_idx` starts at zero and gets no gradient."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None,
+                 max_norm=None, norm_type: float = 2.0, *, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, weight_attr=None, name=None):
+        super().__init__()
+        if num_embeddings <= 0 or embedding_dim <= 0:
+            raise ValueError("num_embeddings and embedding_dim must be greater than 0")
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(f"padding_idx must be within [-{num_embeddings}, "
+                             f"{num_embeddings})")
+        self._num_embeddings, self._embedding_dim = num_embeddings, embedding_dim
+        self._padding_idx = padding_idx
+        self._max_norm, self._norm_type = max_norm, norm_type
+        self._sparse, self._scale_grad_by_freq = sparse, scale_grad_by_freq
+        self._name = name
+        self.weight = self.create_parameter([num_embeddings, embedding_dim], weight_attr,
+                                            default_initializer=XavierUniform())
+        if padding_idx is not None:
+            value = self.weight.numpy()
+            value[padding_idx] = 0.0
+            self.weight.set_value(value)
+
+    @property
+    def padding_idx(self):
+        return self._padding_idx
+
+    def forward(self, x):
+        return F.embedding(x, self.weight, self._padding_idx, self._max_norm, self._norm_type,
+                           self._sparse, self._scale_grad_by_freq)
+
+    def extra_repr(self) -> str:
+        text = f"{self._num_embeddings}, {self._embedding_dim}"
+        if self._padding_idx is not None:
+            text += f", padding_idx={self._padding_idx}"
+        text += f", sparse={self._sparse}, scale_grad_by_freq={self._scale_grad_by_freq}"
+        return text + (f", name={self._name}" if self._name is not None else "")
+
+
+class Dropout(Layer):
+    """`F.dropout` while training, the identity (or scaling, see `mode`) in eval."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False, axis=None,
+                 mode: str = "upscale_in_train", name=None):
+        super().__init__()
+        self.p, self.inplace, self.axis, self.mode, self.name = p, inplace, axis, mode, name
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.axis, self.training, mode=self.mode)
+
+    def extra_repr(self) -> str:
+        name = f", name={self.name}" if self.name else ""
+        return f"p={self.p}, axis={self.axis}, mode={self.mode}{name}, inplace={self.inplace}"
+
+
+class Flatten(Layer):
+    """Merge the dims from start_axis to stop_axis into one."""
+
+    def __init__(self, start_axis: int = 1, stop_axis: int = -1):
+        super().__init__()
+        self.start_axis, self.stop_axis = start_axis, stop_axis
+
+    def forward(self, x):
+        return flatten(x, self.start_axis, self.stop_axis)
+
+
+class Identity(Layer):
+    """Returns its input; accepts and ignores any constructor arguments."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, x):
+        return x

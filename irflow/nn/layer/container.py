@@ -1,0 +1,153 @@
+"""Containers of sublayers: `Sequential`, `LayerList` and `LayerDict`."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+
+from .layers import Layer
+
+
+class Sequential(Layer):
+    """Runs its sublayers one after another. Built from layers (named "0", "1",
+    ...), from ``(name, layer)`` pairs, or from one OrderedDict of them."""
+
+    def __init__(self, *layers):
+        super().__init__()
+        if len(layers) == 1 and isinstance(layers[0], OrderedDict):
+            layers = tuple(layers[0].items())
+        if layers and isinstance(layers[0], list | tuple):
+            for name, layer in layers:
+                self.add_sublayer(name, layer)
+        else:
+            for i, layer in enumerate(layers):
+                self.add_sublayer(str(i), layer)
+
+    def forward(self, x):
+        for layer in self._sub_layers.values():
+            x = layer(x)
+        return x
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Sequential(*list(self._sub_layers.values())[index])
+        if isinstance(index, str):
+            return self._sub_layers[index]
+        return list(self._sub_layers.values())[_position(index, len(self))]
+
+    def __setitem__(self, index: int, layer: Layer) -> None:
+        setattr(self, list(self._sub_layers)[_position(index, len(self))], layer)
+
+    def __delitem__(self, index) -> None:
+        keys = list(self._sub_layers)
+        targets = keys[index] if isinstance(index, slice) else [keys[_position(index, len(keys))]]
+        for key in targets:
+            del self._sub_layers[key]
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self):
+        return iter(self._sub_layers.values())
+
+
+def _position(index: int, length: int) -> int:
+    if not -length <= index < length:
+        raise IndexError(f"index {index} is out of range for a container of {length} layers")
+    return index % length
+
+
+class LayerList(Layer):
+    """A list of sublayers, registered under "0", "1", ... (no forward of its own)."""
+
+    def __init__(self, sublayers: Iterable[Layer] | None = None):
+        super().__init__()
+        if sublayers is not None:
+            self.extend(sublayers)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return LayerList(list(self._sub_layers.values())[index])
+        return self._sub_layers[str(_position(index, len(self)))]
+
+    def __setitem__(self, index: int, layer: Layer) -> None:
+        setattr(self, str(_position(index, len(self))), layer)
+
+    def __delitem__(self, index) -> None:
+        layers = list(self._sub_layers.values())
+        if isinstance(index, slice):
+            del layers[index]
+        else:
+            del layers[_position(index, len(layers))]
+        self._renumber(layers)
+
+    def _renumber(self, layers: list[Layer]) -> None:
+        self._sub_layers.clear()
+        for i, layer in enumerate(layers):
+            self.add_sublayer(str(i), layer)
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self):
+        return iter(self._sub_layers.values())
+
+    def append(self, sublayer: Layer) -> "LayerList":
+        self.add_sublayer(str(len(self)), sublayer)
+        return self
+
+    def insert(self, index: int, sublayer: Layer) -> None:
+        layers = list(self._sub_layers.values())
+        layers.insert(index, sublayer)
+        self._renumber(layers)
+
+    def extend(self, sublayers: Iterable[Layer]) -> "LayerList":
+        for layer in sublayers:
+            self.append(layer)
+        return self
+
+
+class LayerDict(Layer):
+    """A dict of named sublayers, in insertion order (no forward of its own)."""
+
+    def __init__(self, sublayers: Mapping[str, Layer] | Iterable | None = None):
+        super().__init__()
+        if sublayers is not None:
+            self.update(sublayers)
+
+    def __getitem__(self, key: str) -> Layer:
+        return self._sub_layers[key]
+
+    def __setitem__(self, key: str, sublayer: Layer) -> None:
+        self.add_sublayer(key, sublayer)
+
+    def __delitem__(self, key: str) -> None:
+        del self._sub_layers[key]
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self):
+        return iter(self._sub_layers)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._sub_layers
+
+    def clear(self) -> None:
+        self._sub_layers.clear()
+
+    def pop(self, key: str) -> Layer:
+        return self._sub_layers.pop(key)
+
+    def keys(self):
+        return self._sub_layers.keys()
+
+    def items(self):
+        return self._sub_layers.items()
+
+    def values(self):
+        return self._sub_layers.values()
+
+    def update(self, sublayers: Mapping[str, Layer] | Iterable) -> None:
+        pairs = sublayers.items() if isinstance(sublayers, Mapping) else sublayers
+        for key, layer in pairs:
+            self.add_sublayer(key, layer)

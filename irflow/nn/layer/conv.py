@@ -1,0 +1,54 @@
+"""Conv2D."""
+from __future__ import annotations
+
+import math
+
+from .. import functional as F
+from ..functional.conv import pair
+from ..initializer import Normal
+from .layers import Layer
+
+
+class Conv2D(Layer):
+    """2-D convolution with a weight [out_channels, in_channels/groups, kH, kW],
+    initialized Normal(0, sqrt(2 / (in_channels * kH * kW))) as Paddle, and a zero
+    bias [out_channels] (``bias_attr=False`` or ``bias=False``: no bias)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros",
+                 weight_attr=None, bias_attr=None, data_format: str = "NCHW"):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv2D: padding_mode {padding_mode!r} is not supported "
+                                      "by irflow (only 'zeros')")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must be divisible by groups ({groups})")
+        self._in_channels, self._out_channels = in_channels, out_channels
+        self._kernel_size = list(pair(kernel_size, "kernel_size"))
+        self._stride = list(pair(stride, "stride"))
+        self._dilation = list(pair(dilation, "dilation"))
+        self._padding, self._padding_mode = padding, padding_mode
+        self._groups, self._data_format = groups, data_format
+        std = math.sqrt(2.0 / (in_channels * math.prod(self._kernel_size)))
+        self.weight = self.create_parameter(
+            [out_channels, in_channels // groups, *self._kernel_size], weight_attr,
+            default_initializer=Normal(0.0, std))
+        self.bias = self.create_parameter([out_channels], bias_attr if bias else False,
+                                          is_bias=True)
+
+    def forward(self, x):
+        return F.conv2d(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
+                        self._groups, self._data_format)
+
+    def extra_repr(self) -> str:
+        text = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
+        if self._stride != [1, 1]:
+            text += f", stride={self._stride}"
+        if self._padding != 0:
+            text += f", padding={self._padding}"
+        if self._dilation != [1, 1]:
+            text += f", dilation={self._dilation}"
+        if self._groups != 1:
+            text += f", groups={self._groups}"
+        return text + f", data_format={self._data_format}"

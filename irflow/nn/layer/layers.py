@@ -1,0 +1,414 @@
+"""`Layer`: Paddle's ``nn.Layer``, the base class of every model and layer.
+
+Assigning an attribute registers it by the value's kind, exactly as in Paddle:
+a `Parameter` goes to ``_parameters``, a `Layer` to ``_sub_layers``, any other
+Tensor to ``_buffers`` (as a non-persistable buffer unless `register_buffer` said
+otherwise); everything else is a plain attribute. The registries keep assignment
+order, which is the order of `named_parameters()` and of `state_dict()` (per layer:
+parameters, then persistable buffers, then each sublayer's entries under its name).
+
+Calling a layer runs `forward`; with forward hooks registered it runs them around
+it. The call path has no per-call introspection, because eager training steps call
+layers many times per step.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+import weakref
+from collections import OrderedDict
+from typing import Callable, Iterator
+
+import numpy as np
+
+from ...dispatch import state as dispatch_state
+from ...ir import dtypes
+from ...tensor.tensor import Parameter, Tensor
+from ..param_attr import create_parameter, unique_name
+
+_FIRST_CAP = re.compile("(.)([A-Z][a-z]+)")
+_ALL_CAP = re.compile("([a-z])([A-Z])")
+
+
+def _camel_to_snake(name: str) -> str:
+    """``BatchNorm2D`` -> ``batch_norm2d``, ``ReLU`` -> ``re_lu`` (Paddle's rule)."""
+    return _ALL_CAP.sub(r"\1_\2", _FIRST_CAP.sub(r"\1_\2", name)).lower()
+
+
+class HookRemoveHelper:
+    """The handle `register_forward_*_hook` returns; `remove()` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: OrderedDict):
+        self._hooks_ref = weakref.ref(hooks)
+        self._hook_id = HookRemoveHelper._next_id
+        HookRemoveHelper._next_id += 1
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self._hook_id, None)
+
+
+def _traced_forward(layer: "Layer"):
+    """While a program is traced, a user-written forward runs converted, so that its
+    tensor-dependent control flow becomes IR (irflow's own layers need no conversion)."""
+    from ...frontend.jst import call
+    return call(layer.forward)
+
+
+def _indent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
+
+
+class Layer:
+    """Base class of layers and models: subclass it, create sublayers and parameters
+    in ``__init__`` and write the computation in ``forward``."""
+
+    training: bool
+
+    def __init__(self, name_scope: str | None = None, dtype="float32"):
+        self.training = True
+        self._full_name = unique_name(name_scope or _camel_to_snake(type(self).__name__))
+        self._dtype = dtype
+        self._parameters: OrderedDict = OrderedDict()
+        self._buffers: OrderedDict = OrderedDict()
+        self._non_persistable_buffer_names_set: set = set()
+        self._sub_layers: OrderedDict = OrderedDict()
+        self._forward_pre_hooks: OrderedDict = OrderedDict()
+        self._forward_post_hooks: OrderedDict = OrderedDict()
+
+    # ------------------------------------------------------------ calling
+
+    def __call__(self, *inputs, **kwargs):
+        if self._forward_pre_hooks or self._forward_post_hooks:
+            return self._call_with_hooks(inputs, kwargs)
+        if dispatch_state.tracer is not None:
+            return _traced_forward(self)(*inputs, **kwargs)
+        return self.forward(*inputs, **kwargs)
+
+    def _call_with_hooks(self, inputs: tuple, kwargs: dict):
+        """A pre-hook may replace the inputs (a non-tuple result becomes the only
+        input), a post-hook the outputs; None keeps them."""
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, inputs)
+            if result is not None:
+                inputs = result if isinstance(result, tuple) else (result,)
+        forward = self.forward if dispatch_state.tracer is None else _traced_forward(self)
+        outputs = forward(*inputs, **kwargs)
+        for hook in list(self._forward_post_hooks.values()):
+            result = hook(self, inputs, outputs)
+            if result is not None:
+                outputs = result
+        return outputs
+
+    def forward(self, *inputs, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False
+                                  ) -> HookRemoveHelper:
+        """Run ``hook(layer, inputs)`` before each forward; it may return new inputs."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend)
+
+    def register_forward_post_hook(self, hook: Callable, *, prepend: bool = False
+                                   ) -> HookRemoveHelper:
+        """Run ``hook(layer, inputs, outputs)`` after each forward; it may return new
+        outputs."""
+        return self._add_hook(self._forward_post_hooks, hook, prepend)
+
+    register_forward_hook = register_forward_post_hook
+
+    @staticmethod
+    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> HookRemoveHelper:
+        handle = HookRemoveHelper(hooks)
+        hooks[handle._hook_id] = hook
+        if prepend:
+            hooks.move_to_end(handle._hook_id, last=False)
+        return handle
+
+    # ------------------------------------------------------------ modes
+
+    def train(self, mode: bool = True) -> "Layer":
+        """Training mode for this layer and every sublayer (Dropout drops, BatchNorm
+        uses and updates batch statistics)."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for layer in self.sublayers(include_self=True):
+            layer.training = mode
+        return self
+
+    def eval(self) -> "Layer":
+        return self.train(False)
+
+    # ------------------------------------------------------------ attribute registration
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        params, layers, buffers = d.get("_parameters"), d.get("_sub_layers"), d.get("_buffers")
+        if isinstance(value, Parameter):
+            self._register(params, name, value, d, buffers, layers)
+        elif params is not None and name in params:
+            self._clear(params, name, value, "parameter", "Parameter")
+        elif isinstance(value, Layer):
+            self._register(layers, name, value, d, params, buffers)
+        elif layers is not None and name in layers:
+            self._clear(layers, name, value, "sublayer", "Layer")
+        elif isinstance(value, Tensor):
+            if buffers is not None and name not in buffers:
+                self._non_persistable_buffer_names_set.add(name)
+            self._register(buffers, name, value, d, params, layers)
+        elif buffers is not None and name in buffers:
+            self._clear(buffers, name, value, "buffer", "Tensor")
+        else:
+            object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _register(store, name: str, value, *others) -> None:
+        if store is None:
+            raise ValueError("super().__init__() should be called first")
+        for other in others:
+            if other is not None:
+                other.pop(name, None)
+        store[name] = value
+
+    @staticmethod
+    def _clear(store, name: str, value, what: str, kind: str) -> None:
+        if value is not None:
+            raise TypeError(f"assignment to {what} '{name}' should be of type {kind} or "
+                            f"None, but got '{type(value).__name__}'")
+        store[name] = None
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for store in ("_parameters", "_sub_layers", "_buffers"):
+            registry = d.get(store)
+            if registry is not None and name in registry:
+                return registry[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._sub_layers:
+            del self._sub_layers[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistable_buffer_names_set.discard(name)
+        else:
+            object.__delattr__(self, name)
+
+    def add_sublayer(self, name: str, sublayer: "Layer | None") -> "Layer | None":
+        if not (sublayer is None or isinstance(sublayer, Layer)):
+            raise TypeError(f"add_sublayer expects a Layer, got {type(sublayer).__name__}")
+        self._sub_layers[str(name)] = sublayer
+        return sublayer
+
+    def add_parameter(self, name: str, parameter: Parameter | None) -> Parameter | None:
+        if "." in name or not name:
+            raise KeyError(f"invalid parameter name {name!r}: it must be non-empty and "
+                           "contain no '.'")
+        if parameter is not None and not isinstance(parameter, Parameter):
+            raise TypeError(f"parameter assignment requires Parameter or None, but got "
+                            f"'{type(parameter).__name__}'")
+        if parameter is None:
+            self._parameters[name] = None
+        else:
+            setattr(self, name, parameter)
+        return parameter
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistable: bool = True
+                        ) -> None:
+        """Register a state tensor that is not trained; persistable buffers are part
+        of `state_dict()`."""
+        if "_buffers" not in self.__dict__:
+            raise ValueError("super().__init__() should be called first")
+        if not isinstance(name, str):
+            raise TypeError(f"The name of buffer should be a string, but received "
+                            f"{type(name).__name__}.")
+        if "." in name or not name:
+            raise KeyError(f"invalid buffer name {name!r}: it must be non-empty and contain "
+                           "no '.'")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists.")
+        if tensor is not None and (not isinstance(tensor, Tensor) or isinstance(tensor,
+                                                                                 Parameter)):
+            raise TypeError(f"The registered buffer should be a Tensor, but received "
+                            f"{type(tensor).__name__}.")
+        self._buffers[name] = tensor
+        if tensor is not None:
+            tensor.persistable = persistable
+        if persistable:
+            self._non_persistable_buffer_names_set.discard(name)
+        else:
+            self._non_persistable_buffer_names_set.add(name)
+
+    def create_parameter(self, shape, attr=None, dtype=None, is_bias: bool = False,
+                         default_initializer=None) -> Parameter | None:
+        """A new Parameter named after this layer (``linear_0.w_0``); see
+        `irflow.nn.param_attr.create_parameter`. Assign it to register it."""
+        return create_parameter(shape, dtype or self._dtype, attr=attr, is_bias=is_bias,
+                                default_initializer=default_initializer,
+                                prefix=self._full_name)
+
+    # ------------------------------------------------------------ traversal
+
+    def named_sublayers(self, prefix: str = "", include_self: bool = False,
+                        layers_set: set | None = None) -> Iterator[tuple[str, "Layer"]]:
+        """(dotted name, layer) of every sublayer, depth first, each layer once."""
+        if layers_set is None:
+            layers_set = set()
+        if include_self and self not in layers_set:
+            layers_set.add(self)
+            yield prefix, self
+        for key, layer in self._sub_layers.items():
+            if layer is None:
+                continue
+            yield from layer.named_sublayers(prefix + ("." if prefix else "") + key, True,
+                                             layers_set)
+
+    def sublayers(self, include_self: bool = False) -> list["Layer"]:
+        return [layer for _, layer in self.named_sublayers(include_self=include_self)]
+
+    def named_children(self) -> Iterator[tuple[str, "Layer"]]:
+        seen = set()
+        for name, layer in self._sub_layers.items():
+            if layer is not None and layer not in seen:
+                seen.add(layer)
+                yield name, layer
+
+    def children(self) -> Iterator["Layer"]:
+        for _, layer in self.named_children():
+            yield layer
+
+    def _named_members(self, store: str, prefix: str, include_sublayers: bool):
+        layers = (self.named_sublayers(prefix, include_self=True) if include_sublayers
+                  else [(prefix, self)])
+        seen = set()
+        for layer_prefix, layer in layers:
+            for key, value in getattr(layer, store).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                yield layer_prefix + ("." if layer_prefix else "") + key, value
+
+    def named_parameters(self, prefix: str = "", include_sublayers: bool = True
+                         ) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter), each parameter once (shared ones under their first
+        name)."""
+        return self._named_members("_parameters", prefix, include_sublayers)
+
+    def parameters(self, include_sublayers: bool = True) -> list[Parameter]:
+        return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
+
+    def named_buffers(self, prefix: str = "", include_sublayers: bool = True
+                      ) -> Iterator[tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, include_sublayers)
+
+    def buffers(self, include_sublayers: bool = True) -> list[Tensor]:
+        return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
+
+    def apply(self, fn: Callable[["Layer"], None]) -> "Layer":
+        """Call `fn` on every sublayer (children before parents) and then on self."""
+        for layer in self.children():
+            layer.apply(fn)
+        fn(self)
+        return self
+
+    def full_name(self) -> str:
+        return self._full_name
+
+    def clear_gradients(self, set_to_zero: bool = True) -> None:
+        for p in self.parameters():
+            if p.trainable:
+                p.clear_gradient(set_to_zero)
+
+    # ------------------------------------------------------------ state
+
+    def state_dict(self, destination: dict | None = None, include_sublayers: bool = True,
+                   structured_name_prefix: str = "",
+                   include_non_persistable_buffer: bool = False) -> OrderedDict:
+        """Parameters and persistable buffers by dotted name: per layer its parameters,
+        then its buffers, then its sublayers'. The values are the tensors themselves."""
+        if destination is None:
+            destination = OrderedDict()
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[structured_name_prefix + name] = param
+        for name, buffer in self._buffers.items():
+            if buffer is not None and (include_non_persistable_buffer or
+                                       name not in self._non_persistable_buffer_names_set):
+                destination[structured_name_prefix + name] = buffer
+        if include_sublayers:
+            for name, layer in self._sub_layers.items():
+                if layer is not None:
+                    layer.state_dict(destination, True, f"{structured_name_prefix}{name}.",
+                                     include_non_persistable_buffer)
+        return destination
+
+    def set_state_dict(self, state_dict: dict, use_structured_name: bool = True
+                       ) -> tuple[list[str], list[str]]:
+        """Copy values (Tensors or arrays) from `state_dict` into this layer's
+        parameters and persistable buffers. Entries that are missing or have the
+        wrong shape are skipped with a warning, as in Paddle. Returns
+        ``(missing_keys, unexpected_keys)``."""
+        missing, matched, updates = [], set(), []
+        for key, target in self.state_dict().items():
+            name = key if use_structured_name else target.name
+            value = state_dict.get(name)
+            if value is None:
+                missing.append(name)
+                warnings.warn(f"Skip loading for {key}. {name} is not found in the provided "
+                              "dict.", stacklevel=2)
+                continue
+            shape = list(np.shape(getattr(value, "_value", value)))
+            if shape != target.shape:
+                missing.append(name)
+                warnings.warn(f"Skip loading for {key}. {name} receives a shape {shape}, but "
+                              f"the expected shape is {target.shape}.", stacklevel=2)
+                continue
+            matched.add(name)
+            updates.append((target, value))
+        for target, value in updates:
+            target.set_value(value)
+        return missing, [k for k in state_dict if k not in matched]
+
+    set_dict = set_state_dict
+    load_dict = set_state_dict
+
+    def to(self, device=None, dtype=None, blocking=None) -> "Layer":
+        """irflow runs on the CPU only, so `device` is accepted and ignored; `dtype`
+        converts every float parameter and buffer."""
+        if dtype is not None:
+            self.astype(dtype)
+        return self
+
+    def astype(self, dtype) -> "Layer":
+        dtype = dtypes.dtype(dtype)
+        for layer in self.sublayers(include_self=True):
+            layer._dtype = dtype.name
+        for tensor in [*self.parameters(), *self.buffers()]:
+            if tensor.dtype.is_float:
+                tensor._value = tensor._value.astype(dtype.np)
+        return self
+
+    # ------------------------------------------------------------ printing
+
+    def extra_repr(self) -> str:
+        """This layer's settings, printed inside its parentheses."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        children = [f"({name}): {_indent(repr(layer), 2)}"
+                    for name, layer in self._sub_layers.items()]
+        text = type(self).__name__ + "("
+        extra_lines = extra.split("\n") if extra else []
+        if len(extra_lines) > 1:
+            text += "\n  " + "\n  ".join(extra_lines) + "\n"
+        elif extra_lines:
+            text += extra_lines[0]
+        if children:
+            text += "\n  " + "\n  ".join(children) + "\n"
+        return text + ")"

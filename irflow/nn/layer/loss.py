@@ -1,0 +1,67 @@
+"""Loss layers: each holds its options and calls its `irflow.nn.functional` loss."""
+from __future__ import annotations
+
+from .. import functional as F
+from .layers import Layer
+
+
+class CrossEntropyLoss(Layer):
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                 soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
+                 label_smoothing: float = 0.0, name=None):
+        super().__init__()
+        self.weight = weight
+        self.ignore_index, self.reduction, self.soft_label = ignore_index, reduction, soft_label
+        self.axis, self.use_softmax, self.label_smoothing = axis, use_softmax, label_smoothing
+
+    def forward(self, input, label):
+        return F.cross_entropy(input, label, self.weight, self.ignore_index, self.reduction,
+                               self.soft_label, self.axis, self.use_softmax,
+                               self.label_smoothing)
+
+
+class NLLLoss(Layer):
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
+                 name=None):
+        super().__init__()
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+
+    def forward(self, input, label):
+        return F.nll_loss(input, label, self.weight, self.ignore_index, self.reduction)
+
+
+class MSELoss(Layer):
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        return F.mse_loss(input, label, self.reduction)
+
+
+class L1Loss(Layer):
+    def __init__(self, reduction: str = "mean", name=None):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        return F.l1_loss(input, label, self.reduction)
+
+
+class BCELoss(Layer):
+    def __init__(self, weight=None, reduction: str = "mean", name=None):
+        super().__init__()
+        self.weight, self.reduction = weight, reduction
+
+    def forward(self, input, label):
+        return F.binary_cross_entropy(input, label, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(Layer):
+    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None, name=None):
+        super().__init__()
+        self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight
+
+    def forward(self, logit, label):
+        return F.binary_cross_entropy_with_logits(logit, label, self.weight, self.reduction,
+                                                  self.pos_weight)

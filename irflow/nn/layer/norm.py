@@ -1,0 +1,95 @@
+"""BatchNorm1D, BatchNorm2D and LayerNorm."""
+from __future__ import annotations
+
+from .. import functional as F
+from ..initializer import Constant
+from ..param_attr import ParamAttr
+from .layers import Layer
+
+
+class _BatchNormBase(Layer):
+    """Per-channel normalization with learnable `weight` (ones) and `bias` (zeros) and
+    running statistics `_mean` (zeros) and `_variance` (ones).
+
+    As in Paddle, the running statistics are non-trainable Parameters
+    (``stop_gradient=True``, ``trainable=False``): they are listed by
+    `parameters()`, saved by `state_dict()` after weight and bias, and counted by
+    `irflow.summary` as non-trainable. Training mode normalizes by the batch's
+    statistics and updates the running ones; eval mode uses the running ones."""
+
+    _default_format = "NCHW"
+    _ranks = (4,)
+
+    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-05,
+                 weight_attr=None, bias_attr=None, data_format: str | None = None,
+                 use_global_stats=None, name=None):
+        super().__init__()
+        self._num_features, self._momentum, self._epsilon = num_features, momentum, epsilon
+        self._data_format = data_format or self._default_format
+        self._use_global_stats, self._name = use_global_stats, name
+        shape = [num_features]
+        self.weight = self.create_parameter(shape, weight_attr,
+                                            default_initializer=Constant(1.0))
+        self.bias = self.create_parameter(shape, bias_attr, is_bias=True)
+        self._mean = self._running_stat(shape, name and f"{name}_mean", 0.0)
+        self._variance = self._running_stat(shape, name and f"{name}_variance", 1.0)
+
+    def _running_stat(self, shape, name, value: float):
+        stat = self.create_parameter(shape, ParamAttr(name=name, initializer=Constant(value),
+                                                      trainable=False))
+        stat.stop_gradient = True
+        return stat
+
+    def forward(self, x):
+        if x.ndim not in self._ranks:
+            raise ValueError(f"{type(self).__name__} expects an input of rank "
+                             f"{' or '.join(map(str, self._ranks))}, got shape {x.shape}")
+        return F.batch_norm(x, self._mean, self._variance, self.weight, self.bias,
+                            self.training, self._momentum, self._epsilon, self._data_format,
+                            self._use_global_stats)
+
+    def extra_repr(self) -> str:
+        text = (f"num_features={self._num_features}, momentum={self._momentum}, "
+                f"epsilon={self._epsilon}")
+        if self._data_format != "NCHW":
+            text += f", data_format={self._data_format}"
+        return text + (f", name={self._name}" if self._name is not None else "")
+
+
+class BatchNorm1D(_BatchNormBase):
+    """Batch normalization of [N, C] or [N, C, L] inputs (data_format "NC"/"NCL", or
+    "NLC" for channels last)."""
+
+    _default_format = "NCL"
+    _ranks = (2, 3)
+
+
+class BatchNorm2D(_BatchNormBase):
+    """Batch normalization of [N, C, H, W] inputs (or [N, H, W, C] with "NHWC")."""
+
+
+class LayerNorm(Layer):
+    """Normalization over the trailing `normalized_shape` dims, with a learnable weight
+    (ones) and bias (zeros) of that shape."""
+
+    def __init__(self, normalized_shape, epsilon: float = 1e-05, *,
+                 elementwise_affine: bool = True, bias: bool = True, weight_attr=None,
+                 bias_attr=None, name=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = [normalized_shape]
+        self._normalized_shape = list(normalized_shape)
+        self._epsilon = epsilon
+        affine = elementwise_affine and weight_attr is not False
+        self.weight = self.create_parameter(self._normalized_shape,
+                                            weight_attr if affine else False,
+                                            default_initializer=Constant(1.0))
+        self.bias = self.create_parameter(self._normalized_shape,
+                                          bias_attr if elementwise_affine and bias else False,
+                                          is_bias=True)
+
+    def forward(self, x):
+        return F.layer_norm(x, self._normalized_shape, self.weight, self.bias, self._epsilon)
+
+    def extra_repr(self) -> str:
+        return f"normalized_shape={self._normalized_shape}, epsilon={self._epsilon}"

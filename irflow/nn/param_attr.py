@@ -1,0 +1,83 @@
+"""`ParamAttr`: how a Layer should create one of its parameters (Paddle's
+``paddle.ParamAttr``), and `create_parameter`, which does it."""
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+
+from ..ir import dtypes
+from ..tensor.tensor import Parameter
+from .initializer import Constant, Initializer, XavierUniform
+
+
+class ParamAttr:
+    """Name, initializer, learning-rate scale, regularizer and trainability of a
+    parameter. A Layer argument such as ``weight_attr`` also accepts a name (str), an
+    Initializer, or False (no such parameter, e.g. ``bias_attr=False``)."""
+
+    def __init__(self, name: str | None = None, initializer: Initializer | None = None,
+                 learning_rate: float = 1.0, regularizer=None, trainable: bool = True,
+                 do_model_average: bool = True, need_clip: bool = True):
+        if name == "":
+            raise ValueError("name of ParamAttr can not be empty str")
+        if initializer is not None and not isinstance(initializer, Initializer):
+            raise TypeError(f"ParamAttr's initializer must be an Initializer, got "
+                            f"{type(initializer).__name__}")
+        self.name = name
+        self.initializer = initializer
+        self.learning_rate = learning_rate
+        self.regularizer = regularizer
+        self.trainable = trainable
+        self.do_model_average = do_model_average
+        self.need_clip = need_clip
+
+    @staticmethod
+    def _to_attr(arg) -> "ParamAttr | bool":
+        """The ParamAttr that `arg` stands for, or False for no parameter."""
+        if arg is None or arg is True:
+            return ParamAttr()
+        if arg is False or isinstance(arg, ParamAttr):
+            return arg
+        if isinstance(arg, str):
+            return ParamAttr(name=arg)
+        if isinstance(arg, Initializer):
+            return ParamAttr(initializer=arg)
+        raise TypeError(f"{type(arg).__name__} cannot be used as a ParamAttr")
+
+    def __repr__(self) -> str:
+        return (f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
+                f"learning_rate={self.learning_rate}, trainable={self.trainable})")
+
+
+_NAME_COUNTERS: defaultdict = defaultdict(itertools.count)
+
+
+def unique_name(key: str) -> str:
+    """``key_0``, ``key_1``, ...: Paddle's process-wide unique names (``linear_0``,
+    ``linear_0.w_0``), which also number the rows of `irflow.summary`."""
+    return f"{key}_{next(_NAME_COUNTERS[key])}"
+
+
+def create_parameter(shape, dtype=None, name: str | None = None, attr=None,
+                     is_bias: bool = False, default_initializer: Initializer | None = None,
+                     *, prefix: str | None = None) -> Parameter | None:
+    """A new Parameter of `shape`, initialized by `attr`'s initializer, else by
+    `default_initializer`, else by XavierUniform (weights) or Constant(0) (biases), as
+    Paddle. Its name is `attr`'s, else `name`, else ``<prefix>.w_<k>`` (``.b_<k>``
+    for biases; the creating Layer's full name is the prefix, else a fresh
+    ``create_parameter_<n>``). Returns None when `attr` is False."""
+    attr = ParamAttr._to_attr(attr)
+    if attr is False:
+        return None
+    initializer = attr.initializer or default_initializer or (
+        Constant(0.0) if is_bias else XavierUniform())
+    dtype = dtypes.dtype(dtype or dtypes.float32)
+    if attr.name is None and name is None and prefix is None:
+        prefix = unique_name("create_parameter")
+    param = Parameter(initializer.array(shape, dtype),
+                      name=attr.name or name or unique_name(f"{prefix}.{'b' if is_bias else 'w'}"),
+                      trainable=attr.trainable)
+    param.optimize_attr = {"learning_rate": attr.learning_rate}
+    param.regularizer = attr.regularizer
+    param.need_clip = attr.need_clip
+    return param
