@@ -39,11 +39,11 @@ class Node:
 
     __slots__ = ("prepared", "inputs", "sources", "outputs", "freed")
 
-    def __init__(self, prepared: Prepared, inputs, n_outputs: int):
+    def __init__(self, prepared: Prepared, inputs, outputs: list):
         self.prepared = prepared
         self.inputs = tuple(inputs)
         self.sources = tuple((t._node, t._index, t._value) for t in inputs)
-        self.outputs: list = [None] * n_outputs
+        self.outputs = outputs
         self.freed = False
 
     def free(self) -> None:

@@ -29,7 +29,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 class _State:
     grad_enabled = True
-    tracer = None  # the frontend's active tracer, if any
+    tracer = None    # the frontend's active tracer, if any
+    observer = None  # called as observer(name, location, results) after each eager op
 
 
 state = _State()
@@ -50,7 +51,7 @@ class Prepared:
     """What a call of one op on operands of given dtypes and shapes needs, cached."""
 
     __slots__ = ("opdef", "kernel", "attrs", "attrs_key", "result_types", "single",
-                 "grad_results", "tensor_results")
+                 "grad_results", "tensor_results", "records")
 
     def __init__(self, opdef, attrs: dict, result_types):
         self.opdef = opdef
@@ -63,6 +64,7 @@ class Prepared:
         self.grad_results = tuple(not opdef.nondiff and isinstance(t, TensorType)
                                   and t.dtype.is_float for t in result_types)
         self.tensor_results = tuple(isinstance(t, TensorType) for t in result_types)
+        self.records = any(self.grad_results)
 
 
 _CACHE: dict = {}
@@ -110,22 +112,21 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     except IrflowError as e:
         raise e.with_loc(user_location())
     outs = (out,) if prepared.single else out
-    record = state.grad_enabled and any(not t.stop_gradient for t in inputs)
     results = []
-    node = None
     for i, array in enumerate(outs):
         if type(array) is not np.ndarray and prepared.tensor_results[i]:
             array = np.asarray(array)
-        tensor = Tensor._from_array(array)
-        if record and prepared.grad_results[i]:
-            if node is None:
-                from .autograd import Node
-                node = Node(prepared, inputs, len(outs))
-            node.outputs[i] = array
-            tensor.stop_gradient = False
-            tensor._node = node
-            tensor._index = i
-        results.append(tensor)
+        results.append(Tensor._from_array(array))
+    if state.observer is not None:
+        state.observer(name, user_location(), [t._value for t in results])
+    if state.grad_enabled and prepared.records and any(not t.stop_gradient for t in inputs):
+        from .autograd import Node
+        node = Node(prepared, inputs, [t._value for t in results])
+        for i, tensor in enumerate(results):
+            if prepared.grad_results[i]:
+                tensor.stop_gradient = False
+                tensor._node = node
+                tensor._index = i
     return results[0] if prepared.single else tuple(results)
 
 

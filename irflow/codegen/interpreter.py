@@ -22,8 +22,12 @@ from ..ir.types import TensorType, bind_shape, eval_shape, shape_str
 
 
 class Interpreter:
-    def __init__(self, check: bool = True):
+    """`check`: verify each result against its type. `observe(op, results)`, if given,
+    is called after each op runs (compile(check=True) uses it to compare with eager)."""
+
+    def __init__(self, check: bool = True, observe=None):
         self.check = check
+        self.observe = observe
 
     def run(self, fn: Function, args: Sequence) -> list[np.ndarray]:
         if len(args) != len(fn.args):
@@ -42,6 +46,8 @@ class Interpreter:
         for op in block.ops[:-1]:
             results = self.op(op, [env[v] for v in op.operands], bindings)
             env.update(zip(op.results, results))
+            if self.observe is not None:
+                self.observe(op, results)
         return [env[v] for v in block.ops[-1].operands]
 
     def region(self, op: Operation, index: int, args: list, bindings: dict[str, int]) -> list:

@@ -181,8 +181,9 @@ class _Returns(ast.NodeTransformer):
             return
         body = self.block(fn.body)
         fn.body = [_located(_assign(RETURNED, _const(False)), fn.body[0]),
-                   _located(_assign(RETVAL, _const(None)), fn.body[0]),
-                   *body, _located(ast.Return(value=_name(RETVAL)), fn.body[-1])]
+                   _located(_assign(RETVAL, _jst("NO_RETURN_VALUE")), fn.body[0]),
+                   *body, _located(ast.Return(value=_call(_jst("returned_value"),
+                                                          _name(RETVAL))), fn.body[-1])]
 
     def block(self, stmts):
         out = []
@@ -267,12 +268,11 @@ class _Loops(ast.NodeTransformer):
     def block(self, stmts, brk: str, cont: str):
         out = []
         for i, stmt in enumerate(stmts):
-            jumps = _contains([stmt], ast.Break | ast.Continue, True)
+            flags = [f for f, kind in ((brk, ast.Break), (cont, ast.Continue))
+                     if _contains([stmt], kind, True)]
             out.append(self.replace_jumps(stmt, brk, cont))
             rest = stmts[i + 1:]
-            if jumps and rest:
-                flags = [f for f, kind in ((brk, ast.Break), (cont, ast.Continue))
-                         if _contains([stmt], kind, True)]
+            if flags and rest:
                 test = _not(_name(flags[0])) if len(flags) == 1 else _not(_call(
                     _jst("or_"), _lambda(_name(flags[0])), _lambda(_name(flags[1]))))
                 guard = ast.If(test=test, body=self.block(rest, brk, cont), orelse=[])
@@ -420,6 +420,11 @@ class _ControlFlow(ast.NodeTransformer):
 
 # ---------------------------------------------------------------- the entry point
 
+def _flat(items) -> list:
+    """Statements, with the lists a transformer returned for one statement spliced in."""
+    return [s for item in items for s in (item if isinstance(item, list) else [item])]
+
+
 def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
     try:
         lines, first = inspect.getsourcelines(fn)
@@ -459,11 +464,10 @@ def _compile_converted(fn: types.FunctionType):
     _check_supported(node, filename)
     node.decorator_list = []
     _Returns().convert(node)
-    node = _Loops().visit(node)
+    node.body = _flat([_Loops().visit(s) for s in node.body])
     transformer = _ControlFlow()
     transformer.filename = filename
-    node.body = [transformer.visit(s) for s in node.body]
-    node.body = [s for item in node.body for s in (item if isinstance(item, list) else [item])]
+    node.body = _flat([transformer.visit(s) for s in node.body])
     freevars = list(fn.__code__.co_freevars)
     factory = _function("__jst_factory", [JST, *freevars], [node, ast.Return(value=_name(
         node.name))])

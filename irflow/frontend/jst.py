@@ -36,6 +36,14 @@ def ld(load: Callable, name: str):
         return Undefined(name, user_location(), "is used before it is assigned")
 
 
+NO_RETURN_VALUE = Undefined("the return value", None, "is not set: no `return` ran")
+
+
+def returned_value(value):
+    """What a function converted to a single exit returns: None if no `return` ran."""
+    return None if isinstance(value, Undefined) else value
+
+
 def named(value, name: str):
     """Give a traced value the user's variable name (for the printed IR)."""
     if is_traced(value) and value._ir.name is None:
@@ -97,9 +105,11 @@ def assert_(test, msg=None) -> None:
 # ---------------------------------------------------------------- calls
 
 def _print(*args, sep=" ", end="\n", file=None, flush=False):
-    tensors = [a for a in args if is_traced(a)]
-    if not tensors:
+    """While tracing, `print` becomes a `print` op: it prints each time the program
+    runs, in the branch or iteration that reaches it."""
+    if dispatch_state.tracer is None or file is not None:
         return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+    tensors = [a for a in args if is_traced(a)]
     fmt = sep.join("{}" if is_traced(a) else str(a).replace("{", "{{").replace("}", "}}")
                    for a in args) + ("" if end == "\n" else end)
     from ..dispatch import apply

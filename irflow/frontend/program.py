@@ -28,9 +28,12 @@ from ..dispatch import apply, state, user_location
 from ..errors import ConversionError, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
-from ..ir.types import TensorType, bind_shape, shape_str
+from ..ir.types import TensorType, bind_shape
 from ..ir.verifier import verify
+from ..ops.call import register_program
+from ..passes.autodiff import vjp_split
 from ..passes.manager import PassManager
+from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
 from .convert import convert_function
 from .input_spec import InputSpec
@@ -73,13 +76,16 @@ class Program:
         PassManager(list(pipeline)).run(module)
         self.ir = module
         self.plan = compile_plan(fn)
+        self._differentiable: dict[tuple, int] = {}
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         arrays = [*inputs, *(t._value for t in self.state)]
         if self.uses_seed:
-            from ..tensor.random import next_seed
             arrays.append(next_seed()._value)
-        outs = self.plan(*arrays)
+        return self._finish(self.plan(*arrays))
+
+    def _finish(self, outs: list) -> list:
+        """Write back state updates and gradients; the outputs remain."""
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
             t._value = v
@@ -91,6 +97,39 @@ class Program:
         for p in self.cleared_grads:
             p._grad = None
         return outs[:n]
+
+    @property
+    def records_gradients(self) -> bool:
+        """Whether calling it now should enter the dynamic graph: gradients are
+        recorded and a parameter requires one (and the program does not compute
+        gradients itself)."""
+        return (state.grad_enabled and not self.grad_targets
+                and any(not t.stop_gradient for t in self.state))
+
+    def run_recorded(self, inputs: Sequence[Tensor]) -> list[Tensor]:
+        """Run as one `call` op of the dynamic graph, so that ``backward()`` later runs
+        the program's compiled backward."""
+        wrt = tuple(i for i, t in enumerate([*inputs, *self.state]) if not t.stop_gradient)
+        program_id = self._differentiable.get(wrt)
+        if program_id is None:
+            program_id = self._differentiable[wrt] = self._split(wrt)
+        operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
+        outs = apply("call", operands, {"program": program_id})
+        outs = [outs] if isinstance(outs, Tensor) else list(outs)
+        n, k = self.n_outputs, len(self.update_targets)
+        for t, v in zip(self.update_targets, outs[n:n + k]):
+            t._value = v._value
+        return outs[:n]
+
+    def _split(self, wrt) -> int:
+        fn = self.ir.main
+        outputs = tuple(k for k, t in enumerate(fn.result_types[:self.n_outputs])
+                        if t.dtype.is_float)
+        forward, backward = vjp_split(fn, wrt, outputs)
+        n_residuals = len(forward.result_types) - len(fn.result_types)
+        backward_id = register_program(backward, compile_plan(backward))
+        return register_program(forward, compile_plan(forward), backward=backward_id,
+                                wrt=wrt, outputs=outputs, n_residuals=n_residuals)
 
 
 class CompiledFunction:
@@ -165,6 +204,10 @@ class CompiledFunction:
         self._last = program
         if self.check:
             return self._checked_call(program, args)
+        if program.records_gradients:
+            tensors = [a if isinstance(a, Tensor) else Tensor._from_array(x)
+                       for a, x in zip(args, arrays)]
+            return _rebuild(program.structure, program.run_recorded(tensors))
         outs = program.run(arrays)
         return _rebuild(program.structure, [Tensor._from_array(o) for o in outs])
 
@@ -211,12 +254,19 @@ class CompiledFunction:
                  enumerate(self.input_spec or [None] * len(types_))]
         stop = [s.stop_gradient if self.input_spec else True
                 for s in (self.input_spec or [None] * len(types_))]
-        tracer = Tracer(_ir_name(self._name()))
+        tracer = Tracer(_ir_name(self._name()), self._state_names())
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
             out = self._run_converted(inputs, extra)
             tensors, structure = _flatten(out)
             return Program(tracer, tensors, structure, self.pipeline)
+
+    def _state_names(self) -> dict[int, str]:
+        """IR names for the layer's parameters and buffers: their state_dict keys."""
+        if self.layer is None:
+            return {}
+        named = [*self.layer.named_parameters(), *self.layer.named_buffers()]
+        return {id(t): name for name, t in named}
 
     def _run_converted(self, inputs, extra):
         if self.layer is not None and self.target is self.layer:
@@ -226,6 +276,12 @@ class CompiledFunction:
     def _checked_call(self, program: Program, args):
         from .check import checked_call
         return checked_call(self, program, args)
+
+    def _eager_call(self, args):
+        """The target run as plain eager code (for check=True)."""
+        tensors = [a if isinstance(a, Tensor) else Tensor._from_array(np.asarray(a))
+                   for a in args]
+        return self.target(*tensors)
 
 
 def _parameter_names(fn) -> list[str]:

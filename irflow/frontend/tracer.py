@@ -87,8 +87,9 @@ class Scope:
 class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, state_names: dict[int, str] | None = None):
         self.fn = Function(name)
+        self.state_names = state_names or {}  # id(tensor) -> name in the IR
         self.scope = Scope(self.fn.block, None)
         self.n_inputs = 0
         self.state: list[Tensor] = []                 # lifted concrete tensors, in arg order
@@ -159,7 +160,7 @@ class Tracer:
         arg = self.state_args.get(id(t))
         if arg is None:
             arg = self.fn.block.add_arg(TensorType(dtypes.from_numpy(t._value), t._value.shape),
-                                        t.name)
+                                        self.state_names.get(id(t), t.name))
             self.state_args[id(t)] = arg
             self.state.append(t)
         return arg

@@ -1,11 +1,11 @@
 """The Tensor and Paddle's tensor API (math, logic, manipulation, creation, random)."""
 from . import methods  # noqa: F401  (attaches operators and methods to Tensor)
-from .convert import cast
 from .creation import (arange, assign, empty, empty_like, eye, full, full_like, linspace, ones,
                        ones_like, to_tensor, zeros, zeros_like)
 from .logic import (allclose, equal, equal_all, greater_equal, greater_than, is_tensor, isfinite,
                     isinf, isnan, less_equal, less_than, logical_and, logical_not, logical_or,
                     logical_xor, not_equal, where)
+from .manipulation import astype as cast
 from .manipulation import (broadcast_to, chunk, clone, concat, expand, expand_as, flatten, flip,
                            gather, index_select, moveaxis, put_along_axis, reshape, slice, split,
                            squeeze, stack, strided_slice, take_along_axis, tile, transpose, unbind,

@@ -183,7 +183,8 @@ def clone(x, name=None) -> Tensor:
     return apply("cast", (x,), {"dtype": x.dtype})
 
 
-def astype(x, dtype) -> Tensor:
+def astype(x, dtype, name=None) -> Tensor:
+    """x converted to `dtype` (Paddle's paddle.cast); Python numbers are accepted."""
     return cast(as_tensor(x), dtype)
 
 

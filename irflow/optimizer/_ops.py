@@ -1,0 +1,41 @@
+"""The ops update rules are written with: `irflow.dispatch.apply` on operands that
+already share one dtype. The public math functions (`irflow.add`, ...) first promote
+their operands (Python scalars to tensors, mixed dtypes to the wider one); an update
+rule's operands are the parameter, its gradient and state, and 0-d constants made
+once in the parameter's dtype, so skipping that step halves the cost of each op of
+``step()`` without changing what is computed, eagerly or traced."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dispatch import apply
+from ..tensor.tensor import Tensor
+
+
+def add(x: Tensor, y: Tensor) -> Tensor:
+    return apply("add", (x, y))
+
+
+def sub(x: Tensor, y: Tensor) -> Tensor:
+    return apply("sub", (x, y))
+
+
+def mul(x: Tensor, y: Tensor) -> Tensor:
+    return apply("mul", (x, y))
+
+
+def div(x: Tensor, y: Tensor) -> Tensor:
+    return apply("div", (x, y))
+
+
+def maximum(x: Tensor, y: Tensor) -> Tensor:
+    return apply("maximum", (x, y))
+
+
+def sqrt(x: Tensor) -> Tensor:
+    return apply("sqrt", (x,))
+
+
+def constant(value, dtype) -> Tensor:
+    """A 0-d constant of `dtype` (a NumPy dtype)."""
+    return Tensor._from_array(np.asarray(value, dtype=dtype))

@@ -1,0 +1,78 @@
+"""Adam, with Paddle's bias correction and optional AMSGrad."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._ops import add, div, maximum, mul, sqrt, sub
+from .optimizer import Optimizer
+
+__all__ = ["Adam"]
+
+
+def _check_hyperparameters(beta1, beta2, epsilon) -> None:
+    if not 0 <= float(beta1) < 1:
+        raise ValueError(f"invalid beta1 {float(beta1)}: expected a value in [0, 1)")
+    if not 0 <= float(beta2) < 1:
+        raise ValueError(f"invalid beta2 {float(beta2)}: expected a value in [0, 1)")
+    if not 0 <= float(epsilon):
+        raise ValueError(f"invalid epsilon {float(epsilon)}: expected a value >= 0")
+
+
+class Adam(Optimizer):
+    """Paddle's ``paddle.optimizer.Adam``. With the accumulators ``moment1``,
+    ``moment2`` (``moment2_max`` with `amsgrad`) and the powers ``beta1_pow_acc``,
+    ``beta2_pow_acc`` (starting at beta1 and beta2, 0-d per parameter)::
+
+        moment1 = beta1 * moment1 + (1 - beta1) * grad
+        moment2 = beta2 * moment2 + (1 - beta2) * grad * grad
+        lr_t    = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow)
+        param   = param - lr_t * moment1 / (sqrt(moment2) + epsilon * sqrt(1 - beta2_pow))
+        beta1_pow, beta2_pow = beta1_pow * beta1, beta2_pow * beta2
+
+    (AMSGrad uses ``moment2_max = max(moment2_max, moment2)`` in place of moment2 in
+    the denominator.) A float `weight_decay` adds L2 decay to the gradient. Parameter
+    groups may set ``beta1``, ``beta2``, ``epsilon``. `lazy_mode` (sparse gradients),
+    `multi_precision` and `use_multi_tensor` are accepted for compatibility and have no
+    effect: irflow's gradients are dense and its parameters float32/float64."""
+
+    def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, parameters=None, weight_decay=None, grad_clip=None,
+                 lazy_mode: bool = False, multi_precision: bool = False,
+                 use_multi_tensor: bool = False, amsgrad: bool = False,
+                 name: str | None = None):
+        _check_hyperparameters(beta1, beta2, epsilon)
+        self._amsgrad = bool(amsgrad)
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
+                         defaults={"beta1": float(beta1), "beta2": float(beta2),
+                                   "epsilon": float(epsilon), "lazy_mode": bool(lazy_mode)})
+
+    def _accumulators(self, param, options):
+        zeros = np.zeros_like(param._value)
+        moments = [("moment1", zeros), ("moment2", zeros)]
+        if self._amsgrad:
+            moments.append(("moment2_max", zeros))
+        return moments + [("beta1_pow_acc", options["beta1"]),
+                          ("beta2_pow_acc", options["beta2"])]
+
+    def _constants(self, options, dtype):
+        one = np.ones((), dtype)
+        beta1, beta2 = np.asarray(options["beta1"], dtype), np.asarray(options["beta2"], dtype)
+        return {"one": one, "beta1": beta1, "beta2": beta2, "1-beta1": one - beta1,
+                "1-beta2": one - beta2, "epsilon": options["epsilon"]}
+
+    def _update(self, slot, grad) -> None:
+        c, s, p = slot.consts, slot.state, slot.param
+        m1 = add(mul(c["beta1"], s["moment1"]), mul(c["1-beta1"], grad))
+        m2 = add(mul(c["beta2"], s["moment2"]), mul(mul(c["1-beta2"], grad), grad))
+        s["moment1"].set_value(m1)
+        s["moment2"].set_value(m2)
+        if self._amsgrad:
+            m2 = maximum(s["moment2_max"], m2)
+            s["moment2_max"].set_value(m2)
+        b1_pow, b2_pow = s["beta1_pow_acc"], s["beta2_pow_acc"]
+        root = sqrt(sub(c["one"], b2_pow))
+        lr_t = div(mul(slot.lr, root), sub(c["one"], b1_pow))
+        denominator = add(sqrt(m2), mul(c["epsilon"], root))
+        p.set_value(sub(p, mul(lr_t, div(m1, denominator))))
+        b1_pow.set_value(mul(b1_pow, c["beta1"]))
+        b2_pow.set_value(mul(b2_pow, c["beta2"]))

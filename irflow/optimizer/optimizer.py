@@ -1,0 +1,426 @@
+"""`Optimizer`: the base of Paddle's dynamic-graph optimizers (SGD, Momentum, Adam, AdamW).
+
+The frontend compiles a whole training step (forward, backward and ``step()``) into
+one IR program by tracing, so an update is written the way the tracer can see it:
+
+- It computes with irflow tensor functions (``add``, ``multiply``, ``sqrt``, ...) under
+  ``no_grad``, never with NumPy directly, and stores results with ``set_value`` (on the
+  parameter and on each piece of optimizer state), the hook the tracer records as a
+  state update.
+- All state lives in persistable Tensors made when the optimizer is constructed:
+  Paddle's accumulators (``moment1``, ``beta1_pow_acc``, ``velocity``, ...) and the
+  learning rate. A traced program takes them as inputs and returns their new values.
+- The learning rate an update reads is a persistable 0-d tensor per parameter dtype
+  and learning-rate scale. Its value is written on the host (not through
+  ``set_value``, so never traced as a constant) whenever the rate may have changed:
+  on construction, ``set_lr``, a bound scheduler's change of ``last_lr`` and at the
+  start of every ``step()``. A scheduler thus changes the rate of a compiled step
+  without recompiling it.
+
+Everything that depends only on the configuration (parameter groups, per-parameter
+learning-rate scale and regularizer, state tensors) is resolved once, at
+construction, into one `_Slot` per parameter, so ``step()`` is a plain loop over
+slots. Like Paddle, the update of a parameter uses its gradient after clipping and
+regularization, and leaves ``param.grad`` itself unchanged.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..dispatch import no_grad
+from ..errors import IrflowError
+from ..tensor.convert import cast
+from ..tensor.tensor import Tensor
+from ._ops import add, constant
+from .clip import ClipGradBase
+from .lr import LRScheduler
+from .regularizer import L2Decay, WeightDecayRegularizer
+
+__all__ = ["Optimizer"]
+
+
+class _Slot:
+    """One parameter as its optimizer sees it, resolved at construction."""
+
+    __slots__ = ("param", "dtype", "lr", "regularizer", "options", "consts", "state")
+
+    def __init__(self, param, lr: Tensor, regularizer, options: dict, consts: dict,
+                 state: dict):
+        self.param = param
+        self.dtype = param.dtype
+        self.lr = lr                    # persistable 0-d learning rate (scaled, param dtype)
+        self.regularizer = regularizer  # WeightDecayRegularizer or None
+        self.options = options          # the group's hyperparameters
+        self.consts = consts            # name -> 0-d constant tensor in the param dtype
+        self.state = state              # accumulator name -> persistable Tensor
+
+
+class _Group:
+    __slots__ = ("slots", "grad_clip")
+
+    def __init__(self, slots: list, grad_clip):
+        self.slots = slots
+        self.grad_clip = grad_clip
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def as_regularizer(weight_decay):
+    """A ``weight_decay`` argument as a regularizer: None, a number (L2 decay with that
+    coefficient; 0 means none) or a `WeightDecayRegularizer`."""
+    if weight_decay is None or isinstance(weight_decay, WeightDecayRegularizer):
+        return weight_decay
+    if _is_number(weight_decay):
+        return L2Decay(float(weight_decay)) if weight_decay != 0 else None
+    raise TypeError(f"weight_decay must be a float, an L1Decay/L2Decay or None, not "
+                    f"{type(weight_decay).__name__}")
+
+
+def _needs_backward(loss: Tensor) -> bool:
+    """Whether `minimize` must differentiate `loss`: eagerly, when its recorded graph
+    has not been consumed by ``loss.backward()`` yet; always for a traced loss (as
+    static-graph ``minimize`` appends the backward pass)."""
+    if loss._value is None:
+        return True
+    node = loss._node
+    return node is not None and not node.freed
+
+
+class Optimizer:
+    """Paddle's optimizer base class. Subclasses pass their per-group hyperparameters
+    and defaults (``defaults``) and define the state of a parameter (`_accumulators`),
+    the constants of its update (`_constants`) and the update itself (`_update`)."""
+
+    def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None,
+                 name: str | None = None, defaults: dict | None = None):
+        if parameters is None:
+            raise IrflowError("an optimizer needs `parameters` (e.g. model.parameters()) "
+                              "in dynamic-graph mode")
+        if isinstance(parameters, Tensor):
+            raise TypeError("`parameters` must be a list of tensors (or of parameter-group "
+                            "dicts), not a single tensor")
+        if isinstance(parameters, dict):
+            raise TypeError("`parameters` must be a list; to give parameter groups, pass a "
+                            "list of dicts")
+        if not (_is_number(learning_rate) or isinstance(learning_rate, LRScheduler)):
+            raise TypeError(f"learning_rate must be a float or an LRScheduler, not "
+                            f"{type(learning_rate).__name__}")
+        if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
+            raise TypeError("grad_clip must be a ClipGradByGlobalNorm, ClipGradByNorm or "
+                            "ClipGradByValue")
+        self._name = name
+        self._learning_rate = learning_rate if isinstance(learning_rate, LRScheduler) \
+            else float(learning_rate)
+        self._grad_clip = grad_clip
+        self.regularization = as_regularizer(weight_decay)
+        self._hyper_types = {k: type(v) for k, v in (defaults or {}).items()}
+        self._default_dict = {"weight_decay": weight_decay, "grad_clip": grad_clip,
+                              **(defaults or {})}
+        self._parameter_list = list(parameters)
+        if not self._parameter_list:
+            raise ValueError("the optimizer got an empty parameter list")
+        grouped = isinstance(self._parameter_list[0], dict)
+        self._param_groups = [self._group_dict(g) for g in self._parameter_list] if grouped \
+            else self._parameter_list
+        self._lr_tensors: dict = {}
+        self._consts: dict = {}
+        self._lr_value = None
+        self._groups = self._resolve_groups(grouped)
+        self._slots = [s for g in self._groups for s in g.slots]
+        if isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate._bind(self)
+        self._refresh_lr()
+
+    # ------------------------------------------------------------ construction
+
+    def _group_dict(self, group) -> dict:
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError("each parameter group must be a dict with a 'params' entry")
+        group = dict(group)
+        params = group["params"]
+        if isinstance(params, set):
+            raise TypeError("the parameters of a group must be in an ordered collection "
+                            "(a list), not a set")
+        group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        for key, value in self._default_dict.items():
+            group.setdefault(key, value)
+        return group
+
+    def _resolve_groups(self, grouped: bool) -> list[_Group]:
+        if grouped:
+            configs = [(g["params"], g, True) for g in self._param_groups]
+        else:
+            configs = [(self._parameter_list, self._default_dict, False)]
+        params = [p for ps, _, _ in configs for p in ps]
+        self._check_params(params)
+        names = self._state_prefixes(params)
+        groups, i = [], 0
+        for ps, options, in_group in configs:
+            if options.get("grad_clip") is not None and \
+                    not isinstance(options["grad_clip"], ClipGradBase):
+                raise TypeError("a group's grad_clip must be a ClipGradByGlobalNorm, "
+                                "ClipGradByNorm or ClipGradByValue")
+            options = {**options, **{k: convert(options[k])
+                                     for k, convert in self._hyper_types.items()}}
+            slots = []
+            for p in ps:
+                slots.append(self._make_slot(p, options, in_group, names[i]))
+                i += 1
+            groups.append(_Group(slots, options.get("grad_clip")))
+        return groups
+
+    @staticmethod
+    def _check_params(params) -> None:
+        seen = set()
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"an optimizer updates tensors; got a "
+                                f"{type(p).__name__} among the parameters")
+            if not p.dtype.is_float:
+                raise TypeError(f"an optimizer updates float tensors; parameter "
+                                f"{p.name or ''} has dtype {p.dtype.name}")
+            if id(p) in seen:
+                raise ValueError(f"parameter {p.name or ''} appears more than once among "
+                                 "the optimizer's parameters (or in more than one group)")
+            seen.add(id(p))
+
+    @staticmethod
+    def _state_prefixes(params) -> list[str]:
+        """The names that prefix each parameter's state in the state dict: the
+        parameters' names as in Paddle (``linear_0.w_0_moment1_0``), or their positions
+        (``param_3``) unless every parameter has a distinct name."""
+        names = [p.name for p in params]
+        if None not in names and len(set(names)) == len(names):
+            return names
+        return [f"param_{i}" for i in range(len(params))]
+
+    def _make_slot(self, param, options: dict, in_group: bool, prefix: str) -> _Slot:
+        scale = float(options.get("learning_rate", 1.0)) if in_group else \
+            float((getattr(param, "optimize_attr", None) or {}).get("learning_rate", 1.0))
+        scale *= self._lr_ratio(param)
+        lr = self._lr_tensor(param.dtype, scale)
+        options = self._slot_options(param, options)
+        state = {}
+        for acc, init in self._accumulators(param, options):
+            name = f"{self._name}_{acc}" if self._name else acc
+            t = Tensor._from_array(np.asarray(init, dtype=param.dtype.np))
+            t.name = f"{prefix}_{name}_0"
+            t.persistable = True
+            state[acc] = t
+        key = (id(options), param.dtype)  # one set of constants per group and dtype
+        consts = self._consts.get(key)
+        if consts is None:
+            consts = self._consts[key] = {
+                k: constant(v, param.dtype.np)
+                for k, v in self._constants(options, param.dtype.np).items()}
+        return _Slot(param, lr, self._regularizer(param, options, in_group), options, consts,
+                     state)
+
+    def _lr_ratio(self, param) -> float:
+        """A per-parameter factor on the learning rate (AdamW's ``lr_ratio``)."""
+        return 1.0
+
+    def _slot_options(self, param, options: dict) -> dict:
+        """The hyperparameters of `param`: its group's, unless a subclass adjusts them
+        per parameter (AdamW's ``apply_decay_param_fun``)."""
+        return options
+
+    def _regularizer(self, param, options: dict, in_group: bool):
+        """The regularizer whose term is added to `param`'s gradient. In a parameter
+        group the group's ``weight_decay`` applies (Paddle assigns it to the group's
+        parameters); otherwise the parameter's own regularizer wins over the
+        optimizer's."""
+        if in_group:
+            return as_regularizer(options.get("weight_decay"))
+        own = getattr(param, "regularizer", None)
+        return as_regularizer(own) if own is not None else self.regularization
+
+    def _lr_tensor(self, dtype, scale: float) -> Tensor:
+        key = (dtype, scale)
+        t = self._lr_tensors.get(key)
+        if t is None:
+            t = Tensor._from_array(np.zeros((), dtype=dtype.np))
+            t.name = "learning_rate" if scale == 1.0 else f"learning_rate_x{scale:g}"
+            t.persistable = True
+            self._lr_tensors[key] = t
+        return t
+
+    # ------------------------------------------------------------ subclass hooks
+
+    def _accumulators(self, param, options: dict) -> list[tuple[str, object]]:
+        """(name, initial value) of each state tensor `param` needs: a value of the
+        parameter's shape, or a scalar for a 0-d tensor."""
+        return []
+
+    def _constants(self, options: dict, dtype: np.dtype) -> dict:
+        """The 0-d constants `_update` uses, by name: values computed in the parameter's
+        `dtype` (``1 - beta1`` rounds as in Paddle's kernels)."""
+        return {}
+
+    def _update(self, slot: _Slot, grad: Tensor) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define _update")
+
+    def _regularized(self, slot: _Slot, grad: Tensor) -> Tensor:
+        if slot.regularizer is None:
+            return grad
+        return add(grad, slot.regularizer(slot.param, grad))
+
+    # ------------------------------------------------------------ learning rate
+
+    def get_lr(self) -> float:
+        """The current learning rate (the scheduler's, if one is used)."""
+        if isinstance(self._learning_rate, float):
+            return self._learning_rate
+        return self._learning_rate()
+
+    def set_lr(self, value: float) -> None:
+        """Set a constant learning rate (not allowed while a scheduler drives it)."""
+        if not _is_number(value):
+            raise TypeError(f"set_lr takes a float, not {type(value).__name__}")
+        if isinstance(self._learning_rate, LRScheduler):
+            raise RuntimeError("this optimizer's learning rate is an LRScheduler; set_lr "
+                               "would conflict with it")
+        self._learning_rate = float(value)
+        self._refresh_lr()
+
+    def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"set_lr_scheduler takes an LRScheduler, not "
+                            f"{type(scheduler).__name__}")
+        if isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate._unbind(self)
+        self._learning_rate = scheduler
+        scheduler._bind(self)
+        self._refresh_lr()
+
+    def _refresh_lr(self) -> None:
+        """Write the current rate into the learning-rate tensors, if it changed. Host
+        side: the tensors' values are replaced without `set_value`, so a traced step
+        reads them as inputs rather than recording the rate as a constant."""
+        lr = self.get_lr()
+        if lr == self._lr_value:
+            return
+        self._lr_value = lr
+        for (dtype, scale), t in self._lr_tensors.items():
+            t._value = np.asarray(lr * scale, dtype=dtype.np)
+
+    # ------------------------------------------------------------ stepping
+
+    @no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient (and ``stop_gradient=False``)."""
+        self._apply(None)
+
+    def _apply(self, only: set[int] | None) -> None:
+        self._refresh_lr()
+        for group in self._groups:
+            self._step_group(group, only)
+
+    def _step_group(self, group: _Group, only) -> None:
+        pairs = []
+        for slot in group.slots:
+            p = slot.param
+            if p.stop_gradient or (only is not None and id(p) not in only):
+                continue
+            grad = p.grad
+            if grad is not None:
+                if grad.dtype is not slot.dtype:  # a gradient assigned by hand
+                    grad = cast(grad, slot.dtype)
+                pairs.append((slot, grad))
+        if not pairs:
+            return
+        if group.grad_clip is not None:
+            clipped = group.grad_clip([(s.param, g) for s, g in pairs])
+            pairs = [(s, g) for (s, _), (_, g) in zip(pairs, clipped)]
+        for slot, grad in pairs:
+            self._update(slot, self._regularized(slot, grad))
+
+    def minimize(self, loss: Tensor, startup_program=None, parameters=None,
+                 no_grad_set=None):
+        """Differentiate `loss` (unless ``loss.backward()`` already ran) and take a step
+        on `parameters` (default: all), leaving out `no_grad_set`. Returns
+        ``(optimize_ops, params_grads)`` as Paddle does; there are no ops in
+        dynamic-graph mode."""
+        if _needs_backward(loss):
+            loss.backward()
+        chosen = self._chosen(parameters, no_grad_set)
+        params_grads = [(s.param, s.param.grad) for s in self._slots
+                        if id(s.param) in chosen and s.param.grad is not None
+                        and not s.param.stop_gradient]
+        with no_grad():
+            self._apply(chosen)
+        return [], params_grads
+
+    def _chosen(self, parameters, no_grad_set) -> set[int]:
+        def matches(p, selection) -> bool:
+            return any(q is p or (isinstance(q, str) and q == p.name) for q in selection)
+        params = [s.param for s in self._slots]
+        if parameters is not None:
+            params = [p for p in params if matches(p, parameters)]
+        if no_grad_set is not None:
+            params = [p for p in params if not matches(p, no_grad_set)]
+        return {id(p) for p in params}
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Reset the gradients of the parameters: zero-filled (Paddle 3's default) or
+        dropped (``set_to_zero=False``)."""
+        for slot in self._slots:
+            if not slot.param.stop_gradient:
+                slot.param.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        self.clear_grad(set_to_zero=not set_to_none)
+
+    # ------------------------------------------------------------ state
+
+    def state_dict(self) -> dict:
+        """The optimizer's state tensors by name (``<param name>_<accumulator>_0``,
+        grouped by accumulator as in Paddle) and, with a scheduler, its state under
+        ``"LR_Scheduler"``. The values are the live tensors."""
+        state = {t.name: t for acc in self._accumulator_names()
+                 for s in self._slots for name, t in s.state.items() if name == acc}
+        if isinstance(self._learning_rate, LRScheduler):
+            state["LR_Scheduler"] = self._learning_rate.state_dict()
+        return state
+
+    def _accumulator_names(self) -> list[str]:
+        names: dict = {}
+        for s in self._slots:
+            names.update(dict.fromkeys(s.state))
+        return list(names)
+
+    def set_state_dict(self, state_dict: dict) -> None:
+        """Load state saved by `state_dict` (tensors or arrays, matched by name)."""
+        if isinstance(self._learning_rate, LRScheduler):
+            if "LR_Scheduler" not in state_dict:
+                raise KeyError("the state dict has no 'LR_Scheduler' entry for this "
+                               "optimizer's learning-rate scheduler")
+            self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
+        for slot in self._slots:
+            for t in slot.state.values():
+                if t.name not in state_dict:
+                    raise KeyError(f"optimizer state '{t.name}' is missing from the state "
+                                   "dict (state is matched by parameter name)")
+                _load_into(t, state_dict[t.name])
+        self._refresh_lr()
+
+    load_state_dict = set_state_dict
+
+
+def _load_into(target: Tensor, value) -> None:
+    # A tensor's array is never mutated in place, so it can be shared; anything else
+    # is copied, so that the caller changing it later cannot change the state.
+    array = value._concrete("set_state_dict") if isinstance(value, Tensor) else np.array(value)
+    shape = target._value.shape
+    if array.shape != shape:
+        if array.size != 1 or int(np.prod(shape)) != 1:
+            raise ValueError(f"optimizer state '{target.name}' has shape {list(shape)}, "
+                             f"the state dict gives shape {list(array.shape)}")
+        array = array.reshape(shape)  # Paddle keeps scalar state (beta powers) as [1]
+    target.set_value(Tensor._from_array(array.astype(target._value.dtype, copy=False)))
