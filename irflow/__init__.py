@@ -5,7 +5,7 @@ part of the API irflow covers); `irflow.compile` turns the same code into IR.
 """
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import codegen, ir, passes
-from . import jit, nn, static
+from . import jit, nn, optimizer, regularizer, static
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
 from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -17,6 +17,7 @@ from .ir.dtypes import float32, float64, int32, int64
 from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
 from .nn.param_attr import ParamAttr, create_parameter
 from .nn.summary import summary
+from .serialization import load, save
 from .tensor import Parameter, Tensor
 
 __version__ = "0.1.0"

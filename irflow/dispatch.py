@@ -27,6 +27,9 @@ from .ir import dtypes
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+Tensor = None  # irflow.tensor.tensor.Tensor, set by that module (it imports this one)
+
+
 class _State:
     grad_enabled = True
     tracer = None    # the frontend's active tracer, if any
@@ -104,7 +107,6 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
     if state.tracer is not None:
         return state.tracer.apply(name, inputs, attrs or {})
-    from .tensor.tensor import Tensor
     arrays = [t._value for t in inputs]
     prepared = prepare(name, arrays, attrs or {})
     try:

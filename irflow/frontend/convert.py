@@ -161,9 +161,12 @@ def _not(expr: ast.expr) -> ast.expr:
 
 
 def _located(node: ast.AST, like: ast.AST) -> ast.AST:
+    """Give generated nodes the position where `like` starts, so that a frame running
+    generated code reports the line of the user's statement."""
     for n in ast.walk(node):
-        if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
-            ast.copy_location(n, like)
+        if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
+            n.lineno = n.end_lineno = like.lineno
+            n.col_offset = n.end_col_offset = like.col_offset
     return node
 
 
@@ -425,16 +428,21 @@ def _flat(items) -> list:
     return [s for item in items for s in (item if isinstance(item, list) else [item])]
 
 
+class Unconvertible(ConversionError):
+    """A function whose source irflow cannot read or rewrite (a lambda, a function
+    made by exec); it is traced as it is, without control-flow conversion."""
+
+
 def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
     try:
         lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise ConversionError(f"cannot read the source of {fn.__qualname__}: {e}") from None
-    tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError) as e:
+        raise Unconvertible(f"cannot read the source of {fn.__qualname__}: {e}") from None
     node = tree.body[0]
-    if not isinstance(node, ast.FunctionDef):
-        raise ConversionError(f"{fn.__qualname__} is not a plain function definition",
-                              Location(fn.__code__.co_filename, first))
+    if not isinstance(node, ast.FunctionDef) or fn.__name__ == "<lambda>":
+        raise Unconvertible(f"{fn.__qualname__} is not a plain function definition",
+                            Location(fn.__code__.co_filename, first))
     ast.increment_lineno(tree, first - 1)
     return node
 

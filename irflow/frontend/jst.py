@@ -178,8 +178,11 @@ def call(fn):
         return fn
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if isinstance(target, types.FunctionType) and _is_user_code(target):
-        from .convert import convert_function
-        return convert_function(fn)
+        from .convert import Unconvertible, convert_function
+        try:
+            return convert_function(fn)
+        except Unconvertible:  # a lambda, or no source: run it as it is
+            return fn
     return fn
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dispatch as _dispatch
 from ..dispatch import state
 from ..errors import IrflowError
 from ..ir import dtypes
@@ -167,6 +168,8 @@ class Tensor:
     def _accumulate_grad(self, g: np.ndarray) -> None:
         if self._grad is None:
             self._grad = Tensor._from_array(g)
+        elif _is_cleared(self._grad._value):
+            self._grad._value = g
         else:
             self._grad._value = self._grad._value + g
 
@@ -181,7 +184,7 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            self._grad._value = np.zeros_like(self._grad._value)
+            self._grad._value = _cleared(self._grad._value)
         else:
             self._grad = None
 
@@ -242,7 +245,18 @@ class Parameter(Tensor):
     __str__ = __repr__
 
 
+_dispatch.Tensor = Tensor  # dispatch wraps kernel results in Tensors
 _SUPPORTED = {d.np for d in dtypes.ALL}
+
+
+def _cleared(like: np.ndarray) -> np.ndarray:
+    """A zero gradient that costs nothing: one zero broadcast to the shape (read-only,
+    all strides 0), which the next accumulation replaces instead of adding to."""
+    return np.broadcast_to(np.zeros((), like.dtype), like.shape)
+
+
+def _is_cleared(array: np.ndarray) -> bool:
+    return array.ndim > 0 and not any(array.strides) and not array.flat[0]
 
 
 def _default_dtype_for(array: np.ndarray) -> str:

@@ -1,0 +1,127 @@
+"""Conversion and run-time errors of compiled programs name the user's code."""
+import os
+
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn as nn
+from irflow.errors import ConversionError, InputError, ShapeError
+from irflow.frontend.check import CheckError
+from irflow.static import InputSpec
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(fn, text):
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_variable_assigned_in_one_branch_only_is_a_clear_error():
+    def f(x):
+        if paddle.sum(x) > 0:
+            y = x * 2.0
+        return y + 1.0
+
+    compiled = paddle.compile(f, input_spec=[InputSpec([None, 3])])
+    with pytest.raises(ConversionError) as info:
+        compiled(paddle.ones([2, 3]))
+    message = str(info.value)
+    assert "variable 'y' is assigned in only one branch" in message
+    assert f"{THIS_FILE}:{line_of(f, 'if paddle.sum')}" in message
+
+
+def test_loop_variable_changing_shape_is_a_clear_error():
+    def f(x):
+        while paddle.sum(x) < 100.0:
+            x = paddle.concat([x, x], axis=0)
+        return x
+
+    compiled = paddle.compile(f, input_spec=[InputSpec([4])])
+    with pytest.raises(ConversionError, match=r"variable 'x' is f32\[4\] when a loop iteration "
+                                              r"starts and f32\[8\] when it ends"):
+        compiled(paddle.ones([4]))
+
+
+def test_shape_error_inside_a_model_names_the_users_line():
+    class Bad(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = self.create_parameter([5, 2])
+
+        def forward(self, x):
+            h = x * 2.0
+            return paddle.matmul(h, self.w)
+
+    compiled = paddle.compile(Bad(), input_spec=[InputSpec([None, 4])])
+    with pytest.raises(ShapeError) as info:
+        compiled(paddle.ones([2, 4]))
+    message = str(info.value)
+    assert f"{THIS_FILE}:{line_of(Bad.forward, 'return paddle.matmul')}" in message
+    assert "return paddle.matmul(h, self.w)" in message
+    assert "x's columns (4) do not match y's rows (5)" in message
+
+
+def test_truth_value_of_a_tensor_outside_converted_code():
+    flip = lambda x: x if paddle.sum(x) > 0 else -x  # noqa: E731  (lambdas are not converted)
+
+    def f(x):
+        return flip(x)
+
+    compiled = paddle.compile(f, input_spec=[InputSpec([3])])
+    with pytest.raises(ConversionError, match="truth value of a traced tensor"):
+        compiled(paddle.ones([3]))
+
+
+def test_condition_must_be_one_value():
+    def f(x):
+        if x > 0:
+            x = x + 1.0
+        return x
+
+    compiled = paddle.compile(f, input_spec=[InputSpec([None, 3])])
+    with pytest.raises(ConversionError, match=r"condition must be a single value.*shape "
+                                              r"\[-1, 3\].*paddle.any\(\)"):
+        compiled(paddle.ones([2, 3]))
+
+
+def test_inputs_are_checked_against_the_spec():
+    compiled = paddle.compile(nn.Linear(4, 2), input_spec=[InputSpec([None, 4], name="image")])
+    with pytest.raises(InputError, match=r"image should have shape \[None, 4\], got \[2, 5\]"):
+        compiled(paddle.ones([2, 5]))
+    with pytest.raises(InputError, match="image should be float32, got float64"):
+        compiled(np.ones([2, 4]))
+    with pytest.raises(InputError, match="expects 1 input"):
+        compiled()
+
+
+def test_numpy_on_a_traced_tensor_explains_why_it_cannot():
+    def f(x):
+        return paddle.to_tensor(x.numpy() * 2)
+
+    with pytest.raises(ConversionError, match=r"numpy\(\) needs the tensor's value"):
+        paddle.compile(f, input_spec=[InputSpec([3])])(paddle.ones([3]))
+
+
+def test_check_mode_names_the_first_op_that_differs():
+    def f(x):
+        h = paddle.exp(x)
+        y = h * 2.0
+        return paddle.sum(y)
+
+    compiled = paddle.compile(f, input_spec=[InputSpec([None, 3])], check=True)
+    x = paddle.randn([2, 3])
+    np.testing.assert_allclose(compiled(x).numpy(), f(x).numpy(), rtol=1e-6)
+    program = compiled._last
+    const = next(op for op in program.ir.walk() if op.name == "const"
+                 and op.attrs["value"].item() == 2.0)
+    const.attrs["value"] = np.asarray(3.0, np.float32)  # sabotage the compiled program
+    from irflow.codegen import compile_plan
+    program.plan = compile_plan(program.ir.main)
+    with pytest.raises(CheckError) as info:
+        compiled(x)
+    message = str(info.value)
+    assert "first at op 'mul'" in message
+    assert f"{THIS_FILE}:{line_of(f, 'y = h * 2.0')}" in message
