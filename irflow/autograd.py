@@ -16,6 +16,7 @@ After a backward pass the graph is freed (as in Paddle), unless ``retain_graph``
 """
 from __future__ import annotations
 
+import itertools
 from typing import Sequence
 
 import numpy as np
@@ -35,9 +36,10 @@ class GraphError(IrflowError, RuntimeError):
 class Node:
     """One recorded op of the dynamic graph. `sources` pins down, per input, what the
     op read when it ran: the producing node and output index, and the array; so a
-    tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph."""
+    tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph.
+    `mark` and `index` are scratch space for the walk that collects a `Graph`."""
 
-    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed")
+    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index")
 
     def __init__(self, prepared: Prepared, inputs, outputs: list):
         self.prepared = prepared
@@ -45,11 +47,16 @@ class Node:
         self.sources = tuple((t._node, t._index, t._value) for t in inputs)
         self.outputs = outputs
         self.freed = False
+        self.mark = 0
+        self.index = 0
 
     def free(self) -> None:
         self.inputs = self.sources = ()
         self.outputs = []
         self.freed = True
+
+
+_walks = itertools.count(1)
 
 
 class Graph:
@@ -60,17 +67,34 @@ class Graph:
     node i. Tensors in `cut` count as leaves even if a node produced them."""
 
     def __init__(self, roots, cut: frozenset[int] = frozenset()):
-        self.nodes: list[Node] = []
-        self.leaves: list = []         # Tensors no recorded node produced (or cut ones)
-        self.leaf_values: list = []    # the arrays the graph read from them
-        self.input_refs: list[tuple] = []
-        node_index: dict[int, int] = {}
+        walk = next(_walks)  # a node's mark is -walk while visited, walk once placed
+        nodes: list[Node] = []
+        stack = [t._node for t in roots if t._node is not None and id(t) not in cut]
+        while stack:
+            node = stack[-1]
+            if node.mark == walk:
+                stack.pop()
+            elif node.mark == -walk:  # its inputs are placed: place it
+                stack.pop()
+                node.mark, node.index = walk, len(nodes)
+                nodes.append(node)
+            else:
+                if node.freed:
+                    raise GraphError("the dynamic graph behind this tensor was freed by an "
+                                     "earlier backward(); call backward(retain_graph=True) "
+                                     "the first time to go through it twice", user_location())
+                node.mark = -walk
+                for t, (src, _, _) in zip(node.inputs, node.sources):
+                    if src is not None and src.mark != walk and not (cut and id(t) in cut):
+                        stack.append(src)
+        self.nodes = nodes
+        self.leaves: list = []       # Tensors no recorded node produced (or cut ones)
+        self.leaf_values: list = []  # the arrays the graph read from them
         leaf_index: dict[int, int] = {}
 
-        def inner(t, node) -> bool:
-            return node is not None and id(t) not in cut
-
-        def leaf_ref(t, array):
+        def ref(t, src, k, array):
+            if src is not None and src.mark == walk and not (cut and id(t) in cut):
+                return (src.index, k)
             j = leaf_index.get(id(t))
             if j is None:
                 j = leaf_index[id(t)] = len(self.leaves)
@@ -78,33 +102,11 @@ class Graph:
                 self.leaf_values.append(array)
             return -1 - j
 
-        # Iterative post-order depth-first walk: inputs before the nodes reading them.
-        stack = [(t._node, False) for t in roots if inner(t, t._node)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in node_index:
-                continue
-            if node.freed:
-                raise GraphError("the dynamic graph behind this tensor was freed by an "
-                                 "earlier backward(); call backward(retain_graph=True) the "
-                                 "first time to go through it twice", user_location())
-            if expanded:
-                node_index[id(node)] = len(self.nodes)
-                self.nodes.append(node)
-                continue
-            stack.append((node, True))
-            for t, (src, _, _) in zip(reversed(node.inputs), reversed(node.sources)):
-                if inner(t, src) and id(src) not in node_index:
-                    stack.append((src, False))
-        for node in self.nodes:
-            self.input_refs.append(tuple(
-                (node_index[id(src)], k) if inner(t, src) else leaf_ref(t, array)
-                for t, (src, k, array) in zip(node.inputs, node.sources)))
-        self.root_refs = tuple((node_index[id(t._node)], t._index) if inner(t, t._node)
-                               else leaf_ref(t, t._value) for t in roots)
-        self.key = (tuple(zip((n.prepared for n in self.nodes), self.input_refs)),
-                    tuple((a.dtype, a.shape) for a in self.leaf_values),
-                    self.root_refs)
+        self.input_refs = [tuple(ref(t, *source) for t, source in zip(n.inputs, n.sources))
+                           for n in nodes]
+        self.root_refs = tuple(ref(t, t._node, t._index, t._value) for t in roots)
+        self.key = (tuple(zip((n.prepared for n in nodes), self.input_refs)),
+                    tuple((a.dtype, a.shape) for a in self.leaf_values), self.root_refs)
 
     def array(self, ref) -> np.ndarray:
         if isinstance(ref, int):

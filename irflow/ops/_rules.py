@@ -66,12 +66,9 @@ def unbroadcast(b, g, to: TensorType):
     if g.type.shape == to.shape:
         return g
     lead = g.type.rank - to.rank
-    axes = list(range(lead))
-    for i, d in enumerate(to.shape):
-        if d == 1 and g.type.shape[lead + i] != 1:
-            axes.append(lead + i)
-    if axes:
-        g = b.sum(g, axis=tuple(axes), keepdim=True)
-    if g.type.shape != to.shape:
-        g = b.reshape(g, shape=to.shape)
+    if lead:  # broadcasting added these axes: sum them away
+        g = b.sum(g, axis=tuple(range(lead)))
+    stretched = tuple(i for i, d in enumerate(to.shape) if d == 1 and g.type.shape[i] != 1)
+    if stretched:  # these size-1 axes were stretched: sum, keeping them as 1
+        g = b.sum(g, axis=stretched, keepdim=True)
     return g
