@@ -38,7 +38,9 @@ def _sigmoid(x):
 
 
 def _erf_kernel(x):
-    return _erf(x).astype(x.dtype)
+    """math.erf elementwise: exact, but a Python call per element (frompyfunc gives a
+    Python float, not an array, for a 0-d input)."""
+    return np.asarray(_erf(x), dtype=x.dtype)
 
 
 def _zero_vjp(b, g, i, o):
