@@ -21,11 +21,13 @@ from typing import Sequence
 
 import numpy as np
 
+from . import dispatch as _dispatch
 from .dispatch import Prepared, no_grad, user_location
 from .errors import IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
-from .ir.core import Function
+from .ir.core import Function, Module
+from .passes.manager import PassManager
 from .ir.types import TensorType
 
 
@@ -44,7 +46,7 @@ class Node:
     def __init__(self, prepared: Prepared, inputs, outputs: list):
         self.prepared = prepared
         self.inputs = tuple(inputs)
-        self.sources = tuple((t._node, t._index, t._value) for t in inputs)
+        self.sources = tuple([(t._node, t._index, t._value) for t in inputs])
         self.outputs = outputs
         self.freed = False
         self.mark = 0
@@ -56,6 +58,7 @@ class Node:
         self.freed = True
 
 
+_dispatch.Node = Node  # dispatch records Nodes
 _walks = itertools.count(1)
 
 
@@ -154,6 +157,7 @@ class BackwardProgram:
         from .passes.autodiff import backward_function
         fn, refs = graph.to_function()
         self.function, residuals = backward_function(fn, wrt, range(len(graph.root_refs)))
+        PassManager(BACKWARD_PIPELINE).run(Module([self.function]))
         self.residual_refs = [refs[v] for v in residuals]
         self.plan = compile_plan(self.function)
 
@@ -174,6 +178,7 @@ class BackwardProgram:
         return [env[v] for v in self.function.return_op.operands]
 
 
+BACKWARD_PIPELINE = ("fold", "cse", "dce")
 _PROGRAMS: dict = {}
 _PROGRAMS_LIMIT = 1024
 

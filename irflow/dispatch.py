@@ -27,7 +27,10 @@ from .ir import dtypes
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-Tensor = None  # irflow.tensor.tensor.Tensor, set by that module (it imports this one)
+# Set by the modules that define them (they import this one): irflow.tensor.tensor.Tensor
+# and irflow.autograd.Node.
+Tensor = None
+Node = None
 
 
 class _State:
@@ -81,7 +84,8 @@ def attrs_key(attrs: dict) -> tuple:
 def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
     """Canonical attributes and result types of `name` on `arrays` (cached)."""
     try:
-        key = (name, tuple(attrs.items()), tuple((a.dtype, a.shape) for a in arrays))
+        key = (name, tuple(attrs.items()) if attrs else (),
+               tuple([(a.dtype, a.shape) for a in arrays]))
         found = _CACHE.get(key)
     except TypeError:  # an unhashable attribute value such as a list: canonicalize first
         attrs = {k: canonical_attr(v) for k, v in attrs.items()}
@@ -108,28 +112,36 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     if state.tracer is not None:
         return state.tracer.apply(name, inputs, attrs or {})
     arrays = [t._value for t in inputs]
-    prepared = prepare(name, arrays, attrs or {})
+    prepared = prepare(name, arrays, attrs)
     try:
         out = prepared.kernel(*arrays)
     except IrflowError as e:
         raise e.with_loc(user_location())
-    outs = (out,) if prepared.single else out
-    results = []
-    for i, array in enumerate(outs):
-        if type(array) is not np.ndarray and prepared.tensor_results[i]:
-            array = np.asarray(array)
-        results.append(Tensor._from_array(array))
+    if prepared.single:
+        if type(out) is not np.ndarray and prepared.tensor_results[0]:
+            out = np.asarray(out)
+        results = [Tensor._from_array(out)]
+    else:
+        results = [Tensor._from_array(np.asarray(a) if type(a) is not np.ndarray and is_tensor
+                                      else a)
+                   for a, is_tensor in zip(out, prepared.tensor_results)]
     if state.observer is not None:
         state.observer(name, user_location(), [t._value for t in results])
-    if state.grad_enabled and prepared.records and any(not t.stop_gradient for t in inputs):
-        from .autograd import Node
-        node = Node(prepared, inputs, [t._value for t in results])
-        for i, tensor in enumerate(results):
-            if prepared.grad_results[i]:
-                tensor.stop_gradient = False
-                tensor._node = node
-                tensor._index = i
+    if state.grad_enabled and prepared.records:
+        for t in inputs:
+            if not t.stop_gradient:
+                _record(prepared, inputs, results)
+                break
     return results[0] if prepared.single else tuple(results)
+
+
+def _record(prepared: Prepared, inputs, results) -> None:
+    node = Node(prepared, inputs, [t._value for t in results])
+    for i, tensor in enumerate(results):
+        if prepared.grad_results[i]:
+            tensor.stop_gradient = False
+            tensor._node = node
+            tensor._index = i
 
 
 class no_grad:

@@ -39,7 +39,7 @@ from .convert import convert_function
 from .input_spec import InputSpec
 from .tracer import Tracer
 
-DEFAULT_PIPELINE = ("dce",)
+DEFAULT_PIPELINE = ("fold", "cse", "dce")
 
 
 class Program:

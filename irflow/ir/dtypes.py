@@ -95,4 +95,5 @@ def dtype(x) -> DType:
 
 
 def from_numpy(array: np.ndarray) -> DType:
-    return dtype(array.dtype)
+    found = _BY_NP.get(array.dtype)
+    return found if found is not None else dtype(array.dtype)

@@ -10,9 +10,9 @@ Grammar (``x?`` optional, ``x*`` repeated, ``,*`` comma-separated):
 
     module   := function*
     function := 'func' '@'NAME '(' (VALUE ':' type),* ')' '->' types '{' op* '}'
-    op       := (VALUE,* '=')? OPNAME VALUE,* attrs? (':' types)? region* loc?
+    op       := (VALUE,* '=')? OPNAME VALUE,* attrs? (':' types)? loc? region*
     attrs    := '{' (NAME '=' attr),* '}'
-    attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '[' attr,* ']'
+    attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '[' (attr | dim),* ']'
     types    := type | '(' type,* ')'
     type     := tensor | 'stack' '<' tensor,* '>'
     tensor   := dtype ('[' dim,* ']')?        dim := INT | SYMBOL ('*' (SYMBOL|INT))*
@@ -199,7 +199,7 @@ class Parser:
             self.pos += 1
             return json.loads(tok.text)
         if self.accept("["):
-            return tuple(self.comma_list(self.attr, "]"))
+            return tuple(self.comma_list(self.list_item, "]"))
         if tok.kind == "ident":
             self.pos += 1
             if tok.text in ("true", "false"):
@@ -211,6 +211,17 @@ class Parser:
             except TypeError:
                 pass
         raise self.error("expected an attribute value")
+
+    def list_item(self):
+        """An element of a list attribute: an attribute, or a symbolic dim (``N``,
+        ``N*16``) as in ``shape=[N, 4]``."""
+        tok = self.tok
+        if tok.kind == "ident" and tok.text not in ("true", "false", "None"):
+            try:
+                dtypes.dtype(tok.text)
+            except TypeError:
+                return self.dim()
+        return self.attr()
 
     def attrs(self) -> dict:
         out = {}
@@ -300,10 +311,10 @@ class Parser:
         if len(result_types) != len(result_toks):
             raise self.error(f"{name_tok.text} names {len(result_toks)} result(s) but "
                              f"gives {len(result_types)} type(s)", start)
+        loc = self.loc() if self.at("loc") else Location(self.filename, start.line, start.col)
         regions = []
         while self.at("{"):
             regions.append(self.region())
-        loc = self.loc() if self.at("loc") else Location(self.filename, start.line, start.col)
         if opdef.name == "const" and "value" in attrs and result_types:
             # The literal's dtype is the result type's: 1.0 may be f32 or f64.
             attrs["value"] = np.asarray(attrs["value"], dtype=result_types[0].dtype.np)

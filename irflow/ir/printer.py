@@ -117,8 +117,18 @@ def format_attr(value) -> str:
     if isinstance(value, np.ndarray):
         return format_array(value)
     if isinstance(value, tuple):
-        return "[" + ", ".join(format_attr(v) for v in value) + "]"
+        return "[" + ", ".join(v if _is_dim_text(v) else format_attr(v) for v in value) + "]"
     raise TypeError(f"cannot print attribute value {value!r}")
+
+
+_DIM_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\*([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*\Z")
+_RESERVED = {"true", "false", "None", *(n for d in dtypes.ALL for n in (d.name, d.short))}
+
+
+def _is_dim_text(value) -> bool:
+    """A symbolic dim inside a list attribute (a shape) prints bare, as in types:
+    ``shape=[N, 4]``."""
+    return isinstance(value, str) and value not in _RESERVED and bool(_DIM_TEXT.match(value))
 
 
 def _attrs_text(op: Operation) -> str:

@@ -32,15 +32,19 @@ def _const_canon(attrs, types):
 
 defop("const", _const_infer, lambda value: value, attrs={"value": REQUIRED},
       canonicalize=_const_canon,
-      doc="a constant tensor; `value` is printed as a number or nested list")
+      doc="const {value}: a constant tensor, no operands. The result type is the value's "
+          "dtype and shape; in text the literal (a number or nested list) takes the result "
+          "type's dtype")
 
 
 def _no_results(types, attrs):
     return ()
 
 
-for _name, _doc in [("yield", "ends a `cond` branch, a `while` body or a fused kernel's body"),
-                    ("return", "ends a function, returning its operands")]:
+for _name, _doc in [("yield", "ends a `cond` branch or a `while` body; its operands' types "
+                              "must be the enclosing op's result types"),
+                    ("return", "ends a function, returning its operands, whose types are the "
+                               "function's result types")]:
     defop(_name, _no_results, arity=(0, None), terminator=True, accepts_stacks=True, doc=_doc)
 
 
@@ -102,11 +106,17 @@ def _verify_while(op) -> None:
 
 defop("cond", None, arity=(1, None), regions=("then", "else"), verify=_verify_cond,
       accepts_stacks=True,
-      doc="if-then-else over two closed regions; see the module docstring")
+      doc="cond(p, xs...): operands are a bool scalar predicate p and the values xs the "
+          "branches read. Both regions ^then and ^else take (xs...) as block arguments and end "
+          "in yield with the op's result types; the op's results are what the taken branch "
+          "yields")
 defop("while", None, arity=(0, None), regions=("cond", "body"), verify=_verify_while,
       accepts_stacks=True,
-      doc="a loop over carried values with loop-invariant operands first; see the "
-          "module docstring")
+      doc="while(cs..., inits...): the last operands are initial values of the carried "
+          "values (one per result), the first ones loop invariants. Both regions take "
+          "(cs..., carried...); ^cond ends in `condition` with a bool scalar, ^body yields the "
+          "next carried values (the result types). The results are the carried values when "
+          "the condition first fails")
 
 
 def _print_kernel(*arrays, fmt):

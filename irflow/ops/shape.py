@@ -602,8 +602,10 @@ def _put_along_axis_kernel(x, index, values, axis, reduce):
     where = _along_axis_index(np.broadcast_to(index, shape), axis)
     values = np.broadcast_to(values, shape)
     out = x.copy()
-    if reduce == "add":
-        np.add.at(out, where, values)
+    if reduce == "add" and shape[axis] > 1:
+        np.add.at(out, where, values)  # several indices per row may repeat: accumulate
+    elif reduce == "add":  # one index per row: no repeats, so a plain += is exact (and fast)
+        out[where] += values
     else:
         out[where] = values
     return out

@@ -1,5 +1,5 @@
 """Passes over the IR, each registered under a name, and the pass manager."""
-from . import dce  # noqa: F401  (registers the pass)
+from . import cse, dce, fold  # noqa: F401  (registers the passes)
 from .manager import PassManager, get_pass, register_pass, registered_passes, run_passes
 
 __all__ = ["PassManager", "get_pass", "register_pass", "registered_passes", "run_passes"]

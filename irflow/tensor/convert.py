@@ -87,6 +87,9 @@ def scalar_dtype(tensor_dtype: dtypes.DType, scalar) -> dtypes.DType:
 
 def promote(x, y) -> tuple[Tensor, Tensor]:
     """Two operands of a binary op as Tensors of one dtype."""
+    if type(x) is Tensor and type(y) is Tensor and x._value is not None and \
+            y._value is not None and x._value.dtype == y._value.dtype:
+        return x, y  # the common case, kept cheap for eager code
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = as_tensor(x)
     if not isinstance(x, Tensor):

@@ -59,3 +59,23 @@ def test_dce_keeps_the_results_and_leaves_nothing_dead(program, seed):
     assert dead_ops(module) == []
     assert unread_region_operands(module) == []
     assert not PassManager(["dce"]).run(module), f"a second dce run changed:\n{module}"
+
+
+@given(programs(), seeds)
+def test_cse_keeps_the_results(program, seed):
+    module = run_pipeline(["cse"], program)
+    assert_same_results(program, module, seed)
+    assert not PassManager(["cse"]).run(module), f"a second cse run changed:\n{module}"
+
+
+@given(programs(), seeds)
+def test_fold_keeps_the_results(program, seed):
+    module = run_pipeline(["fold", "dce"], program)
+    assert_same_results(program, module, seed)
+
+
+@given(programs(dtype="float64"), seeds)
+def test_the_compile_pipeline_keeps_the_results(program, seed):
+    from irflow.frontend.program import DEFAULT_PIPELINE
+    module = run_pipeline(list(DEFAULT_PIPELINE), program)
+    assert_same_results(program, module, seed)
