@@ -119,11 +119,12 @@ class Builder:
         return list(op.results)
 
     def while_loop(self, consts: Sequence[Value], inits: Sequence[Value], cond_body: Callable,
-                   body: Callable, names=None) -> list[Value]:
+                   body: Callable, names=None, arg_names=None) -> list[Value]:
         """``while``: both regions receive ``(*consts, *carried)``; `cond_body` returns a
-        bool scalar, `body` the next carried values."""
+        bool scalar, `body` the next carried values. The block arguments are named
+        `arg_names`, or after the operands."""
         types = [v.type for v in [*consts, *inits]]
-        arg_names = [v.name for v in [*consts, *inits]]
+        arg_names = arg_names or [v.name for v in [*consts, *inits]]
         cond_r, _ = self.region(types, cond_body, "condition", arg_names)
         body_r, body_t = self.region(types, body, "yield", arg_names)
         carried = [v.type for v in inits]

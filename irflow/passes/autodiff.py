@@ -435,7 +435,9 @@ def _augmented_while(b: Builder, op: Operation, mapping: dict[Value, Value],
             rb.insert(inner_op.clone(inner))
         return [inner[v] for v in body_block.terminator.operands] + [stack]
 
-    results = b.while_loop(consts, [*inits, empty], cond_region, body_region)
+    results = b.while_loop(consts, [*inits, empty], cond_region, body_region,
+                           names=[r.name for r in op.results] + ["stack"],
+                           arg_names=[a.name for a in body_block.args] + ["stack"])
     for old, new in zip(op.results, results):
         mapping[old] = new
     return results[-1]

@@ -298,3 +298,30 @@ def test_gradient_function_round_trips_through_text():
     text = str(Module([g]))
     assert str(parse(text)) == text
     verify(parse(text))
+
+
+def test_conv2d_matches_the_hand_derived_gradient():
+    """d sum(w_out * conv(x, k)) by direct correlation sums (stride 2, padding 1)."""
+    n, c, h, w, co, kh, kw, stride, pad = 2, 3, 5, 6, 4, 3, 2, 2, 1
+
+    def body(b, x, k, weights):
+        y = b.conv2d(x, k, stride=stride, padding=pad)
+        return b.sum(b.mul(y, weights))
+    out_h = (h + 2 * pad - kh) // stride + 1
+    out_w = (w + 2 * pad - kw) // stride + 1
+    fn = function("conv", [f64(n, c, h, w), f64(co, c, kh, kw), f64(n, co, out_h, out_w)], body)
+    rng = np.random.default_rng(7)
+    x, k = rng.standard_normal((n, c, h, w)), rng.standard_normal((co, c, kh, kw))
+    g = rng.standard_normal((n, co, out_h, out_w))
+    _, dx, dk = run(grad(fn, [0, 1]), x, k, g)
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    expected_dk = np.zeros_like(k)
+    expected_dxp = np.zeros_like(xp)
+    for i in range(out_h):
+        for j in range(out_w):
+            window = xp[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            expected_dk += np.einsum("no,nckl->ockl", g[:, :, i, j], window)
+            expected_dxp[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw] += \
+                np.einsum("no,ockl->nckl", g[:, :, i, j], k)
+    np.testing.assert_allclose(dk, expected_dk, rtol=1e-12)
+    np.testing.assert_allclose(dx, expected_dxp[:, :, pad:pad + h, pad:pad + w], rtol=1e-12)
