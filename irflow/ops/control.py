@@ -83,6 +83,17 @@ def check_region(op, index: int, label: str, arg_values, terminator: str, yielde
                                 f"{op.name} has results {_types(yielded)}")
 
 
+def captured_operands(op) -> range:
+    """Indices of a cond's or while's operands that enter its regions as their first
+    block arguments, in order (the cond's operands after the predicate; the while's
+    loop invariants). Block argument j receives operand ``range[j]``."""
+    if op.name == "cond":
+        return range(1, len(op.operands))
+    if op.name == "while":
+        return range(0, len(op.operands) - len(op.results))
+    raise ValueError(f"{op.name} has no captured operands")
+
+
 def _verify_cond(op) -> None:
     if len(op.regions) != 2 or not op.operands:
         raise VerificationError("cond needs a predicate operand and two regions (then, else)")

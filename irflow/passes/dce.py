@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..ir.core import Block, BlockArg, Operation, Value
 from ..ir.registry import Effect, lookup
+from ..ops.control import captured_operands
 from .manager import register_pass
 
 
@@ -74,21 +75,17 @@ def _drop_cond_results(op: Operation) -> Operation | None:
 def _drop_unused_operands(op: Operation) -> bool:
     """Operands that enter every region as an unused block argument (cond: all but the
     predicate; while: loop invariants only, carried values are `_drop_dead_carried`'s)."""
-    blocks = [r.blocks[0] for r in op.regions]
-    if op.name == "cond":
-        first, stop = 1, len(op.operands)
-    elif op.name == "while":
-        first, stop = 0, len(op.operands) - len(op.results)
-    else:
+    if op.name not in ("cond", "while"):
         return False
-    # Block argument j corresponds to operand first + j.
-    dead = [j for j in range(stop - first) if not any(b.args[j].uses for b in blocks)]
+    blocks = [r.blocks[0] for r in op.regions]
+    captured = captured_operands(op)
+    dead = [j for j in range(len(captured)) if not any(b.args[j].uses for b in blocks)]
     if not dead:
         return False
     for j in reversed(dead):
         for b in blocks:
             b.erase_arg(j)
-    dead_operands = {first + j for j in dead}
+    dead_operands = {captured[j] for j in dead}
     op.set_operands([v for i, v in enumerate(op.operands) if i not in dead_operands])
     return True
 

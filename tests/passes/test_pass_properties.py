@@ -7,6 +7,7 @@ from hypothesis import given
 from irflow.codegen import run
 from irflow.ir import Module, parse
 from irflow.ir.registry import Effect, lookup
+from irflow.ops.control import captured_operands
 from irflow.passes import PassManager
 from tests.support.programs import programs, seeds
 
@@ -40,14 +41,10 @@ def unread_region_operands(module: Module) -> list[str]:
     which dce promises to drop."""
     found = []
     for op in module.walk():
-        blocks = [r.blocks[0] for r in op.regions]
-        if op.name == "cond":
-            first, stop = 1, len(op.operands)
-        elif op.name == "while":
-            first, stop = 0, len(op.operands) - len(op.results)
-        else:
+        if op.name not in ("cond", "while"):
             continue
-        found += [f"{op.name} operand {first + j}" for j in range(stop - first)
+        blocks = [r.blocks[0] for r in op.regions]
+        found += [f"{op.name} operand {i}" for j, i in enumerate(captured_operands(op))
                   if not any(b.args[j].uses for b in blocks)]
     return found
 
