@@ -162,7 +162,7 @@ class BackwardProgram:
         self.plan = compile_plan(self.function)
 
     def run(self, graph: Graph, seeds: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return self.plan(*seeds, *(graph.array(r) for r in self.residual_refs))
+        return self.plan.run_trusted([*seeds, *(graph.array(r) for r in self.residual_refs)])
 
     def run_recorded(self, graph: Graph, seeds) -> list:
         """Run the backward ops eagerly through `apply`, recording them, so that the
