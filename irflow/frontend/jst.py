@@ -150,10 +150,6 @@ class RangeSpec:
         self.start, self.stop, self.step = (0, args[0], 1) if len(args) == 1 else \
             (args[0], args[1], args[2] if len(args) > 2 else 1)
 
-    @property
-    def traced(self) -> bool:
-        return any(is_traced(v) for v in (self.start, self.stop, self.step))
-
 
 def _range(*args):
     if any(is_traced(a) for a in args):
@@ -403,12 +399,12 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, init: tuple, names: Seque
     inits = [tracer.value_of(values[i]) for i in carried]
     types_ = [v.type for v in inits]
 
-    def run(fn, args):
-        return fn(*_substitute(values, carried, args))
-
-    cond_scope, test = tracer.trace_region(types_, lambda *a: run(cond_fn, a), _names(names, carried))
+    arg_names = _names(names, carried)
+    cond_scope, test = tracer.trace_region(
+        types_, lambda *a: cond_fn(*_substitute(values, carried, a)), arg_names)
     _finish(tracer, cond_scope, [_predicate(test)], "condition", loc)
-    body_scope, out = tracer.trace_region(types_, lambda *a: run(body_fn, a), _names(names, carried))
+    body_scope, out = tracer.trace_region(
+        types_, lambda *a: body_fn(*_substitute(values, carried, a)), arg_names)
     for i, v in enumerate(out):
         if i not in carried and v is not values[i]:
             raise ConversionError(f"variable '{names[i]}' changes inside a tensor-dependent "
@@ -416,7 +412,7 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, init: tuple, names: Seque
     _finish(tracer, body_scope, [out[i] for i in carried], "yield", loc,
             [names[i] for i in carried], types_)
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(carried), inits,
-                                  types_, _names(names, carried))
+                                  types_, arg_names)
     result = list(values)
     for i, r in zip(carried, op.results):
         result[i] = tracer.wrap(r, stop_gradient=False)
@@ -469,10 +465,6 @@ def _initial_values(tracer, body_fn, values, carried, names, loc) -> list:
         elif isinstance(values[i], numbers.Number) and start[i].dtype is not t.dtype:
             start[i] = cast(start[i], t.dtype)
     return start
-
-
-def _carriable(v) -> bool:
-    return isinstance(v, Tensor | numbers.Number) and not isinstance(v, Undefined)
 
 
 def _as_loop_tensor(v) -> Tensor:

@@ -1,7 +1,6 @@
 """Layers with tensor-dependent control flow, compiled: outputs and gradients equal
 eager on several batch sizes, and the control flow is IR `cond`/`while`."""
 import numpy as np
-import pytest
 
 import irflow as paddle
 import irflow.nn as nn
