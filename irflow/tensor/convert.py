@@ -1,8 +1,16 @@
 """Turning user values into Tensors and deciding the dtype of mixed operations.
 
-Python scalars take the dtype of the tensor they meet (``x * 2``), except that a
-float scalar with an integer tensor gives float32, as in Paddle. Two tensors of
-different dtypes meet at the wider one: bool < int32 < int64 < float32 < float64.
+The rules are Paddle 3's (checked against PaddlePaddle 3.3):
+- A Python scalar takes the dtype of the tensor it meets (``x * 2``), except that a
+  float scalar with an integer or bool tensor gives float32, and an int scalar with
+  a bool tensor int64.
+- A 0-d tensor meets a tensor of higher rank the same way, as a scalar: the other
+  tensor's dtype wins unless the 0-d tensor is of a higher kind (bool < int <
+  float), then its own dtype does (``int32[2] + float64[]`` is float64).
+- Two 0-d tensors meet at the wider dtype: bool < int32 < int64 < float32 < float64.
+- Two tensors of rank >= 1 and different dtypes meet at the wider one only if both
+  are floats; any other mix (``int64[2] + float32[2]``, ``int32 + int64``) is a
+  TypeError, as in Paddle: cast one of them explicitly.
 """
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ from .tensor import Tensor
 
 _RANK = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3,
          dtypes.float64: 4}
+_KIND_RANK = {"bool": 0, "int": 1, "float": 2}
 
 
 def default_dtype_of(data) -> dtypes.DType:
@@ -86,7 +95,7 @@ def scalar_dtype(tensor_dtype: dtypes.DType, scalar) -> dtypes.DType:
 
 
 def promote(x, y) -> tuple[Tensor, Tensor]:
-    """Two operands of a binary op as Tensors of one dtype."""
+    """Two operands of a binary op as Tensors of one dtype (Paddle's rules, above)."""
     if type(x) is Tensor and type(y) is Tensor and x._value is not None and \
             y._value is not None and x._value.dtype == y._value.dtype:
         return x, y  # the common case, kept cheap for eager code
@@ -97,6 +106,19 @@ def promote(x, y) -> tuple[Tensor, Tensor]:
     if not isinstance(y, Tensor):
         y = as_tensor(y, like=x)
     if x.dtype is not y.dtype:
-        wide = x.dtype if _RANK[x.dtype] >= _RANK[y.dtype] else y.dtype
-        x, y = cast(x, wide), cast(y, wide)
+        common = result_dtype(x, y)
+        x, y = cast(x, common), cast(y, common)
     return x, y
+
+
+def result_dtype(x: Tensor, y: Tensor) -> dtypes.DType:
+    """The dtype two tensors of different dtypes meet at."""
+    dx, dy = x.dtype, y.dtype
+    x_scalar, y_scalar = x.ndim == 0, y.ndim == 0
+    if x_scalar != y_scalar:
+        (tensor, scalar) = (dy, dx) if x_scalar else (dx, dy)
+        return tensor if _KIND_RANK[tensor.kind] >= _KIND_RANK[scalar.kind] else scalar
+    if x_scalar or (dx.is_float and dy.is_float):
+        return dx if _RANK[dx] >= _RANK[dy] else dy
+    raise TypeError(f"operands of dtypes {dx.name} and {dy.name} do not mix (as in Paddle, "
+                    "only two float dtypes promote); cast one with .astype()")

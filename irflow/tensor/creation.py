@@ -30,11 +30,10 @@ def _shape(shape) -> tuple:
 
 
 def full(shape, fill_value, dtype=None, name=None) -> Tensor:
-    """A tensor of `shape` filled with `fill_value` (float32 unless `dtype` or an int
-    or bool fill value says otherwise)."""
+    """A tensor of `shape` filled with `fill_value`: float32 unless `dtype` says
+    otherwise, even for an int fill value, as in Paddle; bool for a bool one."""
     if dtype is None:
-        dtype = dtypes.bool_ if isinstance(fill_value, bool) else \
-            dtypes.int64 if isinstance(fill_value, int) else dtypes.float32
+        dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtypes.float32
     value = Tensor._from_array(np.asarray(fill_value, dtype=dtypes.dtype(dtype).np))
     return apply("broadcast_to", (value,), {"shape": _shape(shape)})
 

@@ -59,8 +59,12 @@ def where(condition, x=None, y=None, name=None) -> Tensor:
     if x is None and y is None:
         raise NotImplementedError("where(condition) without x and y (nonzero indices) has a "
                                   "data-dependent shape; irflow does not support it")
+    condition = as_tensor(condition)
+    if not condition.dtype.is_bool:
+        raise TypeError(f"where: the condition must be a bool tensor (as in Paddle), got "
+                        f"{condition.dtype.name}; compare it, e.g. x != 0")
     x, y = promote(x, y)
-    return apply("select", (cast(as_tensor(condition), dtypes.bool_), x, y))
+    return apply("select", (condition, x, y))
 
 
 def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:

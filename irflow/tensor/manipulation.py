@@ -8,7 +8,9 @@ import numpy as np
 from ..dispatch import apply
 from ..errors import IrflowError
 from ..ir import dtypes
+from ..ir.types import numel
 from .convert import as_tensor, cast
+from .math import add, multiply, remainder
 from .tensor import Tensor
 
 
@@ -189,55 +191,116 @@ def astype(x, dtype, name=None) -> Tensor:
 
 
 # ---------------------------------------------------------------- indexing
+#
+# ``x[index]`` follows Paddle, which follows NumPy except that integers are always
+# basic indices (they remove their axis before tensor indices apply, so
+# ``x[0, :, idx]`` is ``x[0][:, idx]``). An index is split into parts for registered
+# ops: None inserts axes (unsqueeze, first), ints and slices are one `slice` op (ints
+# then squeezed), integer tensors gather (several broadcast together and address their
+# axes jointly, as in NumPy: adjacent ones keep their place, otherwise the indexed
+# dims come first). A bool mask has a data-dependent result shape, so it is accepted
+# only in assignments (``x[x > 0] = 0``), which keep x's shape.
 
-def _index_parts(x: Tensor, index):
-    """Split an index into basic slicing (axes, starts, stops, steps), the axes ints
-    removed, where None adds axes, and at most one advanced (tensor) index."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    if builtins.any(i is Ellipsis for i in index):
-        at = [i for i, v in enumerate(index) if v is Ellipsis]
+
+_BASIC_ITEMS = (int, builtins.slice)  # the common index items, which need no conversion
+
+
+class _Index:
+    """An index expression resolved against a tensor of some rank."""
+
+    def __init__(self, x: Tensor, index):
+        items = index if isinstance(index, tuple) else (index,)
+        if not builtins.all(type(item) in _BASIC_ITEMS for item in items):
+            items = self._expand_ellipsis(x, items)
+        shape = exact_shape(x)
+        self.new_axes: list[int] = []      # None: unsqueeze at these positions first
+        self.axes, self.starts, self.stops, self.steps = [], [], [], []
+        self.squeezed: list[int] = []      # axes an int index removes
+        self.tensors: list[tuple[int, Tensor]] = []  # (axis, int tensor)
+        self.mask: tuple[int, Tensor] | None = None   # (first axis, bool tensor)
+        axis = 0
+        for item in items:
+            if item is None:
+                self.new_axes.append(axis)
+                axis += 1
+                continue
+            rank = len(shape) + len(self.new_axes)
+            if axis >= rank:
+                raise IndexError(f"too many indices for a tensor of rank {len(shape)}")
+            dim = shape[axis - len(self.new_axes)]
+            if isinstance(item, builtins.slice):
+                self._add_slice(axis, item)
+            elif isinstance(item, int | np.integer):  # bools are masks by now
+                self._add_int(axis, int(item), dim)
+            elif item.dtype.is_bool:
+                if self.mask is not None:
+                    raise IrflowError("an index can hold only one bool mask")
+                self.mask = (axis, item)
+                axis += item.ndim
+                continue
+            else:
+                self.tensors.append((axis, item))
+            axis += 1
+        if self.mask is not None and self.tensors:
+            raise IrflowError("a bool mask cannot be combined with integer tensor indices")
+
+    @staticmethod
+    def _expand_ellipsis(x: Tensor, items: tuple) -> list:
+        """The index with Ellipsis replaced by full slices and lists, arrays and bools
+        turned into tensors."""
+        items = [_index_item(item) for item in items]
+        at = [i for i, v in enumerate(items) if v is Ellipsis]
+        if not at:
+            return items
         if len(at) > 1:
-            raise IrflowError("an index can hold only one Ellipsis (...)")
-        used = builtins.sum(1 for v in index if v is not None and v is not Ellipsis)
-        index = index[:at[0]] + (builtins.slice(None),) * (x.ndim - used) + index[at[0] + 1:]
-    axes, starts, stops, steps, squeezed, advanced, new_axes = [], [], [], [], [], None, []
-    axis = 0
-    out_axis = 0
-    for item in index:
-        if item is None:
-            new_axes.append(out_axis)
-            out_axis += 1
-            continue
-        if axis >= x.ndim:
-            raise IrflowError(f"too many indices for a tensor of rank {x.ndim}")
-        if isinstance(item, builtins.slice):
-            if item != builtins.slice(None):
-                axes.append(axis)
-                starts.append(_int_or_none(item.start))
-                stops.append(_int_or_none(item.stop))
-                steps.append(1 if item.step is None else _int_or_none(item.step))
-            out_axis += 1
-        elif isinstance(item, int | np.integer) and not isinstance(item, bool):
-            i = int(item)
-            axes.append(axis)
-            starts.append(i)
-            stops.append(i + 1 if i != -1 else None)
-            steps.append(1)
-            squeezed.append(axis)
-        elif isinstance(item, Tensor | list | np.ndarray):
-            t = as_tensor(item)
-            if t.dtype.is_bool:
-                raise IrflowError("indexing with a boolean mask gives a data-dependent shape, "
-                                  "which irflow does not support; use paddle.where instead")
-            if advanced is not None:
-                raise IrflowError("irflow supports one tensor index per indexing expression")
-            advanced = (axis, t)
-            out_axis += t.ndim
-        else:
-            raise IrflowError(f"unsupported index {item!r}")
-        axis += 1
-    return axes, starts, stops, steps, squeezed, advanced, new_axes
+            raise IndexError("an index can hold only one Ellipsis (...)")
+        used = builtins.sum(v.ndim if isinstance(v, Tensor) and v.dtype.is_bool else 1
+                            for v in items if v is not None and v is not Ellipsis)
+        fill = [builtins.slice(None)] * builtins.max(x.ndim - used, 0)
+        return items[:at[0]] + fill + items[at[0] + 1:]
+
+    def _add_slice(self, axis: int, item: builtins.slice) -> None:
+        if item.step is not None and int(item.step) == 0:
+            raise ValueError("slice step cannot be zero")
+        if item != builtins.slice(None):
+            self.axes.append(axis)
+            self.starts.append(_int_or_none(item.start))
+            self.stops.append(_int_or_none(item.stop))
+            self.steps.append(1 if item.step is None else int(item.step))
+
+    def _add_int(self, axis: int, i: int, dim) -> None:
+        if isinstance(dim, int) and not -dim <= i < dim:
+            raise IndexError(f"index {i} is out of range for axis {axis} of size {dim}")
+        self.axes.append(axis)
+        self.starts.append(i)
+        self.stops.append(i + 1 if i != -1 else None)
+        self.steps.append(1)
+        self.squeezed.append(axis)
+
+    @property
+    def slice_attrs(self) -> dict | None:
+        if not self.axes:
+            return None
+        return {"axes": tuple(self.axes), "starts": tuple(self.starts),
+                "stops": tuple(self.stops), "steps": tuple(self.steps)}
+
+    def after_squeeze(self, axis: int) -> int:
+        return axis - builtins.sum(1 for a in self.squeezed if a < axis)
+
+
+def _index_item(item):
+    if item is None or item is Ellipsis or isinstance(item, builtins.slice):
+        return item
+    if isinstance(item, int | np.integer) and not isinstance(item, bool | np.bool_):
+        return item
+    if isinstance(item, Tensor | list | np.ndarray | bool | np.bool_):
+        t = as_tensor(item)
+        if t.dtype.is_float:
+            raise IndexError(f"an index tensor, list or array must hold ints or bools, got "
+                             f"{t.dtype.name}")
+        return t
+    raise IndexError(f"unsupported index {item!r}: use ints, slices, None, Ellipsis, or "
+                     "int or bool tensors")
 
 
 def _int_or_none(v):
@@ -246,42 +309,147 @@ def _int_or_none(v):
     return int(v)
 
 
+def _basic(x: Tensor, parts: _Index) -> tuple[Tensor, Tensor, Tensor]:
+    """x with its new axes inserted, its slice by ints and slices, and that slice with
+    the ints' axes removed."""
+    if parts.new_axes:
+        x = unsqueeze(x, parts.new_axes)
+    sliced = x
+    attrs = parts.slice_attrs
+    if attrs is not None:
+        sliced = apply("slice", (x,), attrs)
+    region = sliced
+    if parts.squeezed:
+        region = apply("squeeze", (sliced,), {"axis": tuple(parts.squeezed)})
+    return x, sliced, region
+
+
 def getitem(x: Tensor, index) -> Tensor:
-    axes, starts, stops, steps, squeezed, advanced, new_axes = _index_parts(x, index)
-    y = x
-    if axes:
-        y = apply("slice", (y,), {"axes": tuple(axes), "starts": tuple(starts),
-                                  "stops": tuple(stops), "steps": tuple(steps)})
-    if advanced is not None:
-        axis, t = advanced
-        axis -= builtins.sum(1 for a in squeezed if a < axis)
-        if squeezed:
-            y = squeeze(y, squeezed)
-        y = gather(y, t, axis)
-    elif squeezed:
-        y = squeeze(y, squeezed)
-    if new_axes:
-        y = unsqueeze(y, new_axes)
+    parts = _Index(x, index)
+    if parts.mask is not None:
+        raise IrflowError("reading x[mask] with a bool mask gives a data-dependent shape, "
+                          "which irflow does not support; use paddle.where, or assign "
+                          "through the mask (x[mask] = value)")
+    _, _, y = _basic(x, parts)
+    if parts.tensors:
+        tensors = [(parts.after_squeeze(a), t) for a, t in parts.tensors]
+        y, axis, index_t, _ = _joint_index(y, tensors)
+        y = apply("gather", (y, index_t), {"axis": axis})
     return y
 
 
+def _joint_index(y: Tensor, tensors: list) -> tuple[Tensor, int, Tensor, tuple]:
+    """Reduce tensor indices at several axes of y to one index at one axis: y with
+    those axes moved together (to the front unless adjacent, as NumPy does) and
+    merged, the axis, the combined index, and the permutation applied (or ())."""
+    axes = [a for a, _ in tensors]
+    if len(tensors) == 1:
+        return y, axes[0], _as_index(tensors[0][1]), ()
+    perm = ()
+    if axes != list(range(axes[0], axes[0] + len(axes))):
+        perm = tuple(axes) + tuple(a for a in range(y.ndim) if a not in axes)
+        y = transpose(y, perm)
+        axes = list(range(len(axes)))
+    first = axes[0]
+    shape = exact_shape(y)
+    dims = shape[first:first + len(axes)]
+    if not builtins.all(isinstance(d, int) for d in dims):
+        raise IrflowError(f"several tensor indices need static sizes for the axes they "
+                          f"index, got {list(dims)}")
+    linear, stride = None, 1
+    for (_, t), d in reversed(list(zip(tensors, dims))):
+        term = multiply(_in_range(_as_index(t), d), stride)
+        linear = term if linear is None else add(linear, term)
+        stride *= d
+    merged = apply("reshape", (y,), {"shape": (*shape[:first], stride,
+                                               *shape[first + len(axes):])})
+    return merged, first, linear, perm
+
+
+def _in_range(index: Tensor, dim: int) -> Tensor:
+    """`index` (int64) with negative entries counted from the end; in eager code its
+    range is checked, since combining indices would otherwise hide a bad one."""
+    index = cast(index, dtypes.int64)
+    if index._value is not None and index._value.size:
+        low, high = index._value.min(), index._value.max()
+        if low < -dim or high >= dim:
+            bad = low if low < -dim else high
+            raise IndexError(f"index {bad} is out of range for an axis of size {dim}")
+    return remainder(index, dim)
+
+
 def setitem(x: Tensor, index, value) -> None:
-    """``x[index] = value``: x is rebound to a copy with that slice replaced (recorded
-    as a `set_slice` op, so gradients flow to both x's old value and `value`)."""
+    """``x[index] = value``: x is rebound to a copy with the indexed part replaced by
+    `value` broadcast to its shape, so gradients flow to x's old value (except
+    there) and to `value`. Tensor indices write with put_along_axis, a bool mask
+    with where; with repeated indices the last write wins."""
     if not x.stop_gradient and x.is_leaf and x._value is not None:
         raise IrflowError("a leaf tensor that requires a gradient cannot be modified in "
                           "place (as in Paddle); use paddle.where or work on a copy")
-    axes, starts, stops, steps, squeezed, advanced, new_axes = _index_parts(x, index)
-    if advanced is not None or new_axes:
-        raise IrflowError("assignment supports ints, slices and Ellipsis as indices")
-    if not axes:
-        axes, starts, stops, steps = [0], [None], [None], [1]
-    attrs = {"axes": tuple(axes), "starts": tuple(starts), "stops": tuple(stops),
-             "steps": tuple(steps)}
-    region = apply("slice", (x,), attrs)
+    parts = _Index(x, index)
     value = cast(as_tensor(value, like=x), x.dtype)
-    value = apply("broadcast_to", (value,), {"shape": exact_shape(region)})
-    _rebind(x, apply("set_slice", (x, value), attrs))
+    expanded, sliced, region = _basic(x, parts)
+    if parts.mask is not None:
+        axis, mask = parts.mask
+        updated = _masked(region, parts.after_squeeze(axis), mask, value)
+    elif parts.tensors:
+        updated = _put(region, [(parts.after_squeeze(a), t) for a, t in parts.tensors], value)
+    else:
+        updated = broadcast_to(value, exact_shape(region))
+    attrs = parts.slice_attrs
+    if attrs is not None:
+        updated = apply("set_slice", (expanded, _reshape_to(updated, exact_shape(sliced))),
+                        attrs)
+    if parts.new_axes:
+        updated = squeeze(updated, parts.new_axes)
+    _rebind(x, updated)
+
+
+def _reshape_to(x: Tensor, shape: tuple) -> Tensor:
+    """x reshaped to `shape` unless it has it already."""
+    return x if tuple(exact_shape(x)) == tuple(shape) else \
+        apply("reshape", (x,), {"shape": tuple(shape)})
+
+
+def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
+    """region with `value` where the bool `mask` (indexing axes axis, axis+1, ...)
+    holds. The value must be the same for every selected element: it broadcasts to
+    the dims after the mask's."""
+    shape = tuple(exact_shape(region))
+    k = mask.ndim
+    if tuple(exact_shape(mask)) != shape[axis:axis + k]:
+        raise IndexError(f"a bool mask of shape {mask.shape} does not match the dims "
+                         f"{list(shape[axis:axis + k])} it indexes")
+    trailing = shape[axis + k:]
+    value_shape = list(exact_shape(value))
+    while len(value_shape) > len(trailing) and value_shape[0] == 1:
+        value_shape.pop(0)
+    if len(value_shape) > len(trailing):
+        raise IrflowError(f"x[mask] = value needs a value that broadcasts to the dims after "
+                          f"the mask ({list(trailing)}); a value per selected element "
+                          f"({value.shape}) depends on how many the mask selects")
+    value = _reshape_to(value, tuple(value_shape))
+    mask = _reshape_to(mask, (1,) * axis + tuple(exact_shape(mask)) + (1,) * len(trailing))
+    return apply("select", (mask, broadcast_to(value, trailing), region))
+
+
+def _put(region: Tensor, tensors: list, value: Tensor) -> Tensor:
+    """region with `value` written at the positions the tensor indices address."""
+    y, axis, index, perm = _joint_index(region, tensors)
+    shape = tuple(exact_shape(y))
+    pre, post = shape[:axis], shape[axis + 1:]
+    index_shape = tuple(exact_shape(index))
+    count = numel(index_shape)
+    value = broadcast_to(value, pre + index_shape + post)
+    value = _reshape_to(value, pre + (count,) + post)
+    index = _reshape_to(index, (1,) * len(pre) + (count,) + (1,) * len(post))
+    y = apply("put_along_axis", (y, index, value), {"axis": axis, "reduce": "assign"})
+    unmerged = tuple(exact_shape(region)) if not perm else \
+        tuple(exact_shape(region)[a] for a in perm)
+    y = _reshape_to(y, unmerged)
+    if perm:
+        y = transpose(y, [perm.index(a) for a in range(len(perm))])
+    return y
 
 
 def _rebind(dst: Tensor, src: Tensor) -> None:

@@ -56,9 +56,20 @@ floor = _float_unary("floor")
 ceil = _float_unary("ceil")
 relu = _unary("relu")
 
-add = _binary("add")
+def _bool_as_logical(op: str, logical_op: str):
+    """add/multiply, which on two bool tensors are logical or/and, as in Paddle."""
+    def fn(x, y, name=None):
+        x, y = promote(x, y)
+        value = x._value  # the dtype read cheaply: this is the hot path of eager code
+        is_bool = value.dtype.kind == "b" if value is not None else x.dtype.is_bool
+        return apply(logical_op if is_bool else op, (x, y))
+    fn.__name__ = op
+    return fn
+
+
+add = _bool_as_logical("add", "logical_or")
 subtract = _binary("sub")
-multiply = _binary("mul")
+multiply = _bool_as_logical("mul", "logical_and")
 maximum = _binary("maximum")
 minimum = _binary("minimum")
 remainder = _binary("mod")
@@ -74,17 +85,25 @@ def divide(x, y, name=None) -> Tensor:
 
 
 def floor_divide(x, y, name=None) -> Tensor:
+    """x // y, rounding toward -inf (Python's rule). Not differentiable: as in Paddle
+    the result never requires a gradient."""
     x, y = promote(x, y)
     if x.dtype.is_float:
-        return floor(apply("div", (x, y)))
+        return floor(apply("div", (x, y))).detach()
     return apply("div", (x, y))
 
 
 def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
+    """x ** y in the promoted dtype: integers stay integers (``2 ** 10``), an int
+    tensor to a float power gives float32. The `pow` op is defined on floats, so
+    integer powers are computed in float64, exact for results below 2**53."""
     x, y = promote(x, y)
-    if not x.dtype.is_float:
-        x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
-    return apply("pow", (x, y))
+    if x.dtype.is_float:
+        return apply("pow", (x, y))
+    if x.dtype.is_bool:
+        x, y = cast(x, dtypes.int64), cast(y, dtypes.int64)
+    power = apply("pow", (cast(x, dtypes.float64), cast(y, dtypes.float64)))
+    return cast(power, x.dtype)
 
 
 def square(x, name=None) -> Tensor:
@@ -126,19 +145,21 @@ def clip(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's n
 # ---------------------------------------------------------------- reductions
 
 def _axis(axis):
+    """A reduction's axis as a tuple, or None for all axes (Paddle reads [] as all)."""
     if axis is None:
         return None
     if isinstance(axis, Tensor):
         axis = axis.tolist()
-    return (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return axes or None
 
 
-def _reduction(op: str, bool_as_int: bool = False, float_only: bool = False):
+def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
     def fn(x, axis=None, keepdim=False, dtype=None, name=None):
         x = as_tensor(x)
         if dtype is not None:
             x = cast(x, dtype)
-        elif bool_as_int and x.dtype.is_bool:
+        elif int_as_int64 and not x.dtype.is_float:
             x = cast(x, dtypes.int64)
         elif float_only and not x.dtype.is_float:
             x = cast(x, dtypes.float32)
@@ -148,9 +169,9 @@ def _reduction(op: str, bool_as_int: bool = False, float_only: bool = False):
     return fn
 
 
-sum = _reduction("sum", bool_as_int=True)  # noqa: A001
+sum = _reduction("sum", int_as_int64=True)  # noqa: A001  (Paddle: int32/bool sum to int64)
 mean = _reduction("mean", float_only=True)
-prod = _reduction("prod", bool_as_int=True)
+prod = _reduction("prod")
 
 
 def _extremum(op: str):

@@ -60,3 +60,7 @@ _METHODS = {
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():
     setattr(Tensor, _name, _fn)
+
+# As Paddle's Tensor: NumPy ufuncs refuse Tensors, so ``ndarray + tensor`` calls
+# Tensor.__radd__ and gives a Tensor (rather than NumPy computing an ndarray).
+Tensor.__array_ufunc__ = None

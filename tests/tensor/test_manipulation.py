@@ -1,0 +1,101 @@
+"""Shape manipulation on eager tensors: reshape, transpose, concat, stack, squeeze,
+unsqueeze, flatten, split; values against NumPy, gradients against central
+differences, and shape errors that say what was expected."""
+import numpy as np
+import pytest
+
+import irflow as paddle
+from irflow.errors import IrflowError, ShapeError
+from tests.nn.gradcheck import check_grads
+
+A = np.random.default_rng(0).standard_normal((2, 3, 4))
+
+
+@pytest.mark.parametrize("shape, expected", [
+    ([6, 4], (6, 4)), ([-1], (24,)), ([0, -1], (2, 12)), ([0, 3, 4], (2, 3, 4)),
+    ((4, 3, 2), (4, 3, 2)), ([2, -1, 2], (2, 6, 2)), ([1, 24, 1], (1, 24, 1)),
+])
+def test_reshape(shape, expected):
+    x = paddle.to_tensor(A)
+    for out in (paddle.reshape(x, shape), x.reshape(shape)):
+        assert out.shape == list(expected)
+        np.testing.assert_array_equal(out.numpy(), A.reshape(expected))
+    check_grads(lambda t: paddle.reshape(t, shape), A)
+
+
+def test_reshape_errors_and_zero_d():
+    x = paddle.to_tensor(A)
+    with pytest.raises(ShapeError, match="24 elements"):
+        paddle.reshape(x, [5, 5])
+    with pytest.raises(ShapeError, match="-1"):
+        paddle.reshape(x, [-1, -1])
+    assert paddle.reshape(paddle.ones([1]), []).shape == []
+    assert paddle.reshape(x, [paddle.to_tensor(4), -1]).shape == [4, 6]
+
+
+@pytest.mark.parametrize("perm", [[2, 0, 1], [0, 1, 2], [1, 0, 2], [-1, 0, 1]])
+def test_transpose(perm):
+    x = paddle.to_tensor(A)
+    expected = np.transpose(A, perm)
+    for out in (paddle.transpose(x, perm), x.transpose(perm)):
+        np.testing.assert_array_equal(out.numpy(), expected)
+    check_grads(lambda t: paddle.transpose(t, perm), A)
+
+
+def test_transpose_errors_and_T():
+    with pytest.raises(ShapeError):
+        paddle.transpose(paddle.to_tensor(A), [0, 0, 1])
+    with pytest.raises(ShapeError):
+        paddle.transpose(paddle.to_tensor(A), [0, 1])
+    np.testing.assert_array_equal(paddle.to_tensor(A).T.numpy(), A.T)
+    assert paddle.ones([3]).T.shape == [3]
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_concat(axis):
+    parts = [A, A[:, :, :1] if axis in (2, -1) else A[:1] if axis in (0, -3) else A[:, :2]]
+    expected = np.concatenate(parts, axis=axis)
+    out = paddle.concat([paddle.to_tensor(p) for p in parts], axis=axis)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    assert paddle.concat(tuple(paddle.to_tensor(p) for p in parts), axis).shape == \
+        list(expected.shape)
+    check_grads(lambda x, y: paddle.concat([x, y, x], axis=axis), *parts)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 3, -1, -4])
+def test_stack(axis):
+    parts = [A, A * 2, A - 1]
+    out = paddle.stack([paddle.to_tensor(p) for p in parts], axis=axis)
+    np.testing.assert_array_equal(out.numpy(), np.stack(parts, axis=axis))
+    check_grads(lambda x, y: paddle.stack([x, y], axis=axis), A, A + 1)
+    scalars = paddle.stack([paddle.to_tensor(1.0), paddle.to_tensor(2.0)])
+    assert scalars.shape == [2] and scalars.numpy().tolist() == [1.0, 2.0]
+
+
+def test_concat_and_stack_errors():
+    with pytest.raises(ShapeError):
+        paddle.concat([paddle.ones([2, 3]), paddle.ones([3, 2])])
+    with pytest.raises(ShapeError):
+        paddle.stack([paddle.ones([2, 3]), paddle.ones([3, 2])])
+    with pytest.raises(ShapeError):
+        paddle.concat([paddle.to_tensor(1.0), paddle.to_tensor(2.0)])
+
+
+def test_squeeze_unsqueeze_flatten_split():
+    x = paddle.to_tensor(A.reshape(2, 1, 3, 4, 1))
+    assert paddle.squeeze(x).shape == [2, 3, 4]
+    assert paddle.squeeze(x, axis=1).shape == [2, 3, 4, 1]
+    assert paddle.squeeze(x, axis=[1, -1]).shape == [2, 3, 4]
+    y = paddle.to_tensor(A)
+    assert paddle.unsqueeze(y, [0, -1]).shape == [1, 2, 3, 4, 1]
+    assert paddle.unsqueeze(y, 1).shape == [2, 1, 3, 4]
+    np.testing.assert_array_equal(paddle.flatten(y, 1).numpy(), A.reshape(2, 12))
+    np.testing.assert_array_equal(paddle.flatten(y).numpy(), A.reshape(24))
+    with pytest.raises(IrflowError):
+        paddle.flatten(y, 2, 1)
+    parts = paddle.split(y, [1, -1], axis=2)
+    assert [p.shape for p in parts] == [[2, 3, 1], [2, 3, 3]]
+    np.testing.assert_array_equal(parts[1].numpy(), A[:, :, 1:])
+    assert [p.shape for p in paddle.split(y, 3, axis=1)] == [[2, 1, 4]] * 3
+    check_grads(lambda t: paddle.split(t, [1, 3], axis=2)[1] * 2, A)
+    check_grads(lambda t: paddle.unsqueeze(paddle.squeeze(paddle.unsqueeze(t, 0), 0), -1), A)
