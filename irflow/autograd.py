@@ -46,7 +46,9 @@ class Node:
     def __init__(self, prepared: Prepared, inputs, outputs: list):
         self.prepared = prepared
         self.inputs = tuple(inputs)
-        self.sources = tuple([(t._node, t._index, t._value) for t in inputs])
+        # A tensor marked stop_gradient after it was made is a constant from here on.
+        self.sources = tuple([(None if t.stop_gradient else t._node, t._index, t._value)
+                              for t in inputs])
         self.outputs = outputs
         self.freed = False
         self.mark = 0
@@ -67,12 +69,12 @@ class Graph:
     order, the leaves they read, and a key describing its structure.
 
     A ref names a value of the graph: ``-1 - j`` is leaf j, ``(i, k)`` output k of
-    node i. Tensors in `cut` count as leaves even if a node produced them."""
+    node i."""
 
-    def __init__(self, roots, cut: frozenset[int] = frozenset()):
-        walk = next(_walks)  # a node's mark is -walk while visited, walk once placed
+    def __init__(self, roots):
+        walk = self.walk = next(_walks)  # a node's mark: -walk while visited, walk once placed
         nodes: list[Node] = []
-        stack = [t._node for t in roots if t._node is not None and id(t) not in cut]
+        stack = [t._node for t in roots if t._node is not None]
         while stack:
             node = stack[-1]
             if node.mark == walk:
@@ -88,15 +90,15 @@ class Graph:
                                      "the first time to go through it twice", user_location())
                 node.mark = -walk
                 for t, (src, _, _) in zip(node.inputs, node.sources):
-                    if src is not None and src.mark != walk and not (cut and id(t) in cut):
+                    if src is not None and src.mark != walk:
                         stack.append(src)
         self.nodes = nodes
-        self.leaves: list = []       # Tensors no recorded node produced (or cut ones)
+        self.leaves: list = []       # Tensors no recorded node produced
         self.leaf_values: list = []  # the arrays the graph read from them
         leaf_index: dict[int, int] = {}
 
         def ref(t, src, k, array):
-            if src is not None and src.mark == walk and not (cut and id(t) in cut):
+            if src is not None and src.mark == walk:
                 return (src.index, k)
             j = leaf_index.get(id(t))
             if j is None:
@@ -110,6 +112,16 @@ class Graph:
         self.root_refs = tuple(ref(t, t._node, t._index, t._value) for t in roots)
         self.key = (tuple(zip((n.prepared for n in nodes), self.input_refs)),
                     tuple((a.dtype, a.shape) for a in self.leaf_values), self.root_refs)
+
+    def ref_of(self, t):
+        """The ref of tensor `t` in this graph, or None if the roots do not depend on it."""
+        for j, leaf in enumerate(self.leaves):
+            if leaf is t:
+                return -1 - j
+        node = t._node
+        if node is not None and node.mark == self.walk and not t.stop_gradient:
+            return (node.index, t._index)
+        return None
 
     def array(self, ref) -> np.ndarray:
         if isinstance(ref, int):
@@ -152,11 +164,14 @@ class Graph:
 class BackwardProgram:
     """The compiled reverse sweep of one graph structure."""
 
-    def __init__(self, graph: Graph, wrt: Sequence[int]):
+    def __init__(self, graph: Graph, wrt: Sequence):
+        """`wrt`: the refs of the values to differentiate with respect to."""
         from .codegen import compile_plan
         from .passes.autodiff import backward_function
         fn, refs = graph.to_function()
-        self.function, residuals = backward_function(fn, wrt, range(len(graph.root_refs)))
+        values = {r: v for v, r in refs.items()}
+        self.function, residuals = backward_function(fn, [values[r] for r in wrt],
+                                                     range(len(graph.root_refs)))
         PassManager(BACKWARD_PIPELINE).run(Module([self.function]))
         self.residual_refs = [refs[v] for v in residuals]
         self.plan = compile_plan(self.function)
@@ -222,10 +237,10 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     gradient of the sum of `roots` (each weighted by its grad tensor, default ones)."""
     _check_roots(roots)
     graph = Graph(roots)
-    wrt = [j for j, t in enumerate(graph.leaves) if not t.stop_gradient]
-    if wrt:
-        grads = _program(graph, wrt).run(graph, _seeds(roots, grad_tensors))
-        for j, g in zip(wrt, grads):
+    leaves = [j for j, t in enumerate(graph.leaves) if not t.stop_gradient]
+    if leaves:
+        grads = _program(graph, [-1 - j for j in leaves]).run(graph, _seeds(roots, grad_tensors))
+        for j, g in zip(leaves, grads):
             graph.leaves[j]._accumulate_grad(g)
     if not retain_graph:
         graph.free()
@@ -245,13 +260,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     _check_roots(outputs)
-    graph = Graph(outputs, cut=frozenset(id(t) for t in inputs))
-    position = {id(t): j for j, t in enumerate(graph.leaves)}
-    unused = [i for i, t in enumerate(inputs) if id(t) not in position]
+    graph = Graph(outputs)
+    refs = [graph.ref_of(t) for t in inputs]
+    unused = [i for i, r in enumerate(refs) if r is None]
     if unused and not allow_unused:
         raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs; "
                          "pass allow_unused=True to get None for it", user_location())
-    wrt = [position[id(t)] for t in inputs if id(t) in position]
+    wrt = [r for r in refs if r is not None]
     program = _program(graph, wrt)
     seeds = _seeds(outputs, grad_outputs)
     if create_graph:
@@ -259,8 +274,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     else:
         with no_grad():
             values = [Tensor._from_array(g) for g in program.run(graph, seeds)]
-    by_leaf = dict(zip(wrt, values))
-    result = [by_leaf[position[id(t)]] if id(t) in position else None for t in inputs]
+    by_ref = dict(zip(wrt, values))
+    result = [by_ref[r] if r is not None else None for r in refs]
     if not retain_graph:
         graph.free()
     return result

@@ -82,15 +82,19 @@ def attrs_key(attrs: dict) -> tuple:
 
 
 def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
-    """Canonical attributes and result types of `name` on `arrays` (cached)."""
+    """Canonical attributes and result types of `name` on `arrays` (cached, unless an
+    attribute is an array, as in the ``const`` ops a recorded backward runs)."""
     try:
         key = (name, tuple(attrs.items()) if attrs else (),
                tuple([(a.dtype, a.shape) for a in arrays]))
         found = _CACHE.get(key)
     except TypeError:  # an unhashable attribute value such as a list: canonicalize first
         attrs = {k: canonical_attr(v) for k, v in attrs.items()}
-        key = (name, tuple(attrs.items()), tuple((a.dtype, a.shape) for a in arrays))
-        found = _CACHE.get(key)
+        try:
+            key = (name, tuple(attrs.items()), tuple((a.dtype, a.shape) for a in arrays))
+            found = _CACHE.get(key)
+        except TypeError:
+            key = found = None
     if found is not None:
         return found
     opdef = lookup(name)
@@ -101,9 +105,10 @@ def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
     except ShapeError as e:
         raise ShapeError(f"{name}: {e.message}", user_location()) from None
     prepared = Prepared(opdef, full, result_types)
-    if len(_CACHE) >= _CACHE_LIMIT:
-        _CACHE.clear()
-    _CACHE[key] = prepared
+    if key is not None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = prepared
     return prepared
 
 

@@ -87,9 +87,6 @@ def test_detach_cuts_the_graph():
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])       # only the direct path
 
 
-@pytest.mark.xfail(strict=True, reason="Node (autograd.py) records an input's producer even "
-                   "when the input's stop_gradient was set to True after it was computed; "
-                   "Paddle then stops the gradient there, as for detach()")
 def test_setting_stop_gradient_on_an_intermediate_cuts_the_graph():
     x = leaf([1.0, 2.0])
     y = x * 2
@@ -203,9 +200,6 @@ def test_grad_with_respect_to_an_intermediate_tensor():
     assert x.grad is None
 
 
-@pytest.mark.xfail(strict=True, reason="autograd.grad cuts the graph at every input, so "
-                   "with inputs [x, h], h = f(x), the gradient of x misses the path through "
-                   "h; Paddle gives each input its full gradient")
 def test_grad_with_respect_to_a_leaf_and_an_intermediate_of_it():
     x = leaf([1.0, 2.0])
     h = x * x
@@ -267,9 +261,6 @@ def test_create_graph_gives_differentiable_gradients():
     np.testing.assert_allclose(gg.numpy(), 6 * np.array([1.0, 2.0]))
 
 
-@pytest.mark.xfail(strict=True, reason="create_graph=True replays the backward program "
-                   "through dispatch.apply, whose cache key cannot hash the ndarray value "
-                   "of `const` ops that most VJP rules emit (TypeError: unhashable type)")
 @pytest.mark.parametrize("fn, d1, d2", [
     (lambda x: x ** 3, lambda a: 3 * a ** 2, lambda a: 6 * a),
     (paddle.tanh, lambda a: 1 - np.tanh(a) ** 2,

@@ -143,6 +143,25 @@ def _len(x):
     return builtins.len(x)
 
 
+def shape_of(x):
+    """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
+    scalars computed when the program runs (``numel`` of that axis) instead of Paddle's
+    -1, so ``range(x.shape[0])`` loops the right number of times and
+    ``reshape(x, [x.shape[0], -1])`` keeps the symbol."""
+    if not is_traced(x):
+        return x.shape
+    from ..dispatch import apply
+    dims = []
+    for axis, d in enumerate(x._ir.type.shape):
+        if isinstance(d, int):
+            dims.append(d)
+        else:
+            size = apply("numel", (x,), {"axis": (axis,)})
+            _tracer().name_dim(size, d)
+            dims.append(size)
+    return dims
+
+
 class RangeSpec:
     """``range(start, stop, step)`` whose bounds may be traced tensors."""
 

@@ -100,6 +100,7 @@ class Tracer:
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
+        self.dim_symbols: dict[int, str] = {}         # id of a traced size -> its symbol
 
     # -- entering and leaving
     def __enter__(self) -> "Tracer":
@@ -164,6 +165,16 @@ class Tracer:
             self.state_args[id(t)] = arg
             self.state.append(t)
         return arg
+
+    # -- symbolic sizes
+    def name_dim(self, size: Tensor, symbol: str) -> None:
+        """`size` (a traced i64 scalar) is the run-time value of the dim `symbol`."""
+        self.dim_symbols[id(size)] = symbol
+        self.alive.append(size)
+
+    def dim_of(self, value) -> str | None:
+        """The symbol a traced size stands for, if it is one `shape_of` made."""
+        return self.dim_symbols.get(id(value))
 
     # -- tensor hooks (called by Tensor methods while tracing)
     def shape_of(self, t: Tensor) -> list[int]:

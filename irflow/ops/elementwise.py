@@ -137,12 +137,16 @@ def _pow_vjp(b, g, i, o):
     return _both(b, i, gx, gy)
 
 
-def _minmax_vjp(compare):
+def _minmax_vjp(wins):
+    """The operand that is the result gets the cotangent; ties split it evenly, as in
+    Paddle. `wins(b, x, y)`: where x alone is the result."""
     def vjp(b, g, i, o):
         x, y = i
-        zero = b.constant(0, g[0].type.dtype)
-        pick_x = compare(b, x, y)
-        return _both(b, i, b.select(pick_x, g[0], zero), b.select(pick_x, zero, g[0]))
+        dt = g[0].type.dtype
+        zero, half = b.constant(0, dt), b.mul(g[0], b.constant(0.5, dt))
+        tie = b.select(b.eq(x, y), half, zero)
+        return _both(b, i, b.select(wins(b, x, y), g[0], tie),
+                     b.select(wins(b, y, x), g[0], tie))
     return vjp
 
 
@@ -153,11 +157,14 @@ binary("mul", np.multiply,
 binary("div", lambda x, y: np.divide(x, y) if x.dtype.kind == "f" else np.floor_divide(x, y),
        _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's")
 binary("pow", np.power, _pow_vjp, kind="float", doc="x ** y")
-binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.ge(x, y)),
-       doc="the larger of x and y; ties send the gradient to x")
-binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.le(x, y)),
-       doc="the smaller of x and y; ties send the gradient to x")
-binary("mod", np.mod, kind="number", doc="x - floor(x / y) * y (Python's %); not differentiable")
+binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
+       doc="the larger of x and y; ties split the gradient evenly")
+binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),
+       doc="the smaller of x and y; ties split the gradient evenly")
+binary("mod", np.mod,
+       lambda b, g, i, o: _both(b, i, g[0], b.neg(b.mul(g[0], b.floor(b.div(i[0], i[1]))))),
+       kind="number", doc="x - floor(x / y) * y (Python's %); d/dx is 1, d/dy is "
+                          "-floor(x / y)")
 
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:

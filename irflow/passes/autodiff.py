@@ -81,13 +81,15 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
     return g
 
 
-def backward_function(fn: Function, wrt: Sequence[int], outputs: Sequence[int],
+def backward_function(fn: Function, wrt: Sequence[int | Value], outputs: Sequence[int],
                       name: str | None = None) -> tuple[Function, list[Value]]:
     """The reverse sweep of `fn` alone, for callers that already hold `fn`'s values
     (eager ``backward()``): ``name(*cotangents, *residuals) -> gradients``.
 
     The cotangents are those of `fn`'s results at `outputs`; the gradients are those
-    of `fn`'s arguments at `wrt` (zeros where none flows). The residuals are the values
+    of the values `wrt`: argument indices, or values of `fn` (an intermediate's
+    gradient counts every path from it to the outputs), zeros where none flows.
+    The residuals are the values
     of `fn` (arguments or op results) that the VJP rules read; they are returned, in
     argument order, so that the caller can pass their values. `fn` must not need a
     ``while`` loop differentiated: loops record their iterations in the forward sweep.
@@ -96,18 +98,17 @@ def backward_function(fn: Function, wrt: Sequence[int], outputs: Sequence[int],
     b_fn = Function(name or f"{fn.name}_backward",
                     [results[k] for k in outputs], [f"ct{k}" for k in outputs])
     b = Builder(b_fn.block)
-    seeded = [k in outputs for k in range(len(results))]
-    active, needed = _block_activity(fn.block, set(wrt), seeded)
+    ret = fn.return_op.operands
+    targets = [fn.args[v] if isinstance(v, int) else v for v in wrt]
+    active, needed = _activity(body_ops(fn.block), set(targets), {ret[k] for k in outputs})
     loops = [op for op in needed if op.name == "while"]
     if loops:
         raise IrflowError("backward_function cannot differentiate a while loop without "
                           "its forward sweep; use grad()", loops[0].loc)
     sweep = Sweep(body_ops(fn.block), active, needed)
     sweep.mapping = _ResidualArgs(b_fn)
-    ret = fn.return_op.operands
     cts = reverse_sweep(b, sweep, [(ret[k], arg) for k, arg in zip(outputs, b_fn.args)])
-    grads = [cts.get(a) for a in fn.args]
-    b.ret(*(grads[i] if grads[i] is not None else zeros(b, fn.args[i].type) for i in wrt))
+    b.ret(*(cts.get(v) if cts.get(v) is not None else zeros(b, v.type) for v in targets))
     dce(Module([b_fn]))
     verify(b_fn)
     used = [v for v, arg in sweep.mapping.items() if arg.uses]
@@ -260,7 +261,8 @@ def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
     useful = {v for v in seeds if v in active}
     needed: list[Operation] = []
     for op in reversed(ops):
-        if any(r in useful for r in op.results):
+        # An op producing a source but reading nothing active is where a gradient stops.
+        if any(r in useful for r in op.results) and any(v in active for v in op.operands):
             needed.append(op)
             useful.update(v for v in op.operands if v in active)
     return active, set(needed)

@@ -70,6 +70,32 @@ def _nested_values(data):
     return data.item() if isinstance(data, Tensor) else data
 
 
+def dims(values) -> tuple:
+    """A shape (or a list of axes) from user values: ints, int tensors, or while
+    tracing the symbolic sizes ``x.shape`` gives in converted code (which stay symbols,
+    such as ``N``, so one program serves every size)."""
+    if isinstance(values, Tensor) and values._value is not None:
+        return tuple(int(v) for v in values._value.reshape(-1))
+    if isinstance(values, int) or isinstance(values, Tensor):
+        values = (values,)
+    return tuple(_dim(v) for v in values)
+
+
+def _dim(v):
+    if not isinstance(v, Tensor):
+        return int(v)
+    if v._value is not None:
+        return int(v.item())
+    symbol = v._tracer.dim_of(v)
+    if symbol is None:
+        from ..dispatch import user_location
+        from ..errors import ConversionError
+        raise ConversionError("a shape needs sizes known when the program is compiled, or "
+                              "symbolic sizes taken from x.shape; this size is computed from "
+                              "tensor values", user_location())
+    return symbol
+
+
 def cast(x: Tensor, dtype) -> Tensor:
     dtype = dtypes.dtype(dtype)
     return x if x.dtype is dtype else apply("cast", (x,), {"dtype": dtype})

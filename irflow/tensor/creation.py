@@ -5,7 +5,7 @@ import numpy as np
 
 from ..dispatch import apply
 from ..ir import dtypes
-from .convert import as_tensor, to_array
+from .convert import as_tensor, dims, to_array
 from .manipulation import exact_shape
 from .tensor import Tensor
 
@@ -21,21 +21,13 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     return t
 
 
-def _shape(shape) -> tuple:
-    if isinstance(shape, Tensor):
-        return tuple(shape.tolist())
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(d) for d in shape)
-
-
 def full(shape, fill_value, dtype=None, name=None) -> Tensor:
     """A tensor of `shape` filled with `fill_value`: float32 unless `dtype` says
     otherwise, even for an int fill value, as in Paddle; bool for a bool one."""
     if dtype is None:
         dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtypes.float32
     value = Tensor._from_array(np.asarray(fill_value, dtype=dtypes.dtype(dtype).np))
-    return apply("broadcast_to", (value,), {"shape": _shape(shape)})
+    return apply("broadcast_to", (value,), {"shape": dims(shape)})
 
 
 def zeros(shape, dtype=None, name=None) -> Tensor:

@@ -9,7 +9,7 @@ from ..dispatch import apply
 from ..errors import IrflowError
 from ..ir import dtypes
 from ..ir.types import numel
-from .convert import as_tensor, cast
+from .convert import as_tensor, cast, dims
 from .math import add, multiply, remainder
 from .tensor import Tensor
 
@@ -19,20 +19,12 @@ def exact_shape(x: Tensor) -> tuple:
     return x._ir.type.shape if x._value is None else x._value.shape
 
 
-def _ints(values) -> tuple:
-    if isinstance(values, Tensor):
-        return tuple(values.tolist())
-    if isinstance(values, int):
-        return (values,)
-    return tuple(int(v) if not isinstance(v, Tensor) else v.item() for v in values)
-
-
 def reshape(x, shape, name=None) -> Tensor:
-    return apply("reshape", (as_tensor(x),), {"shape": _ints(shape)})
+    return apply("reshape", (as_tensor(x),), {"shape": dims(shape)})
 
 
 def transpose(x, perm, name=None) -> Tensor:
-    return apply("transpose", (as_tensor(x),), {"perm": _ints(perm)})
+    return apply("transpose", (as_tensor(x),), {"perm": dims(perm)})
 
 
 def moveaxis(x, source, destination, name=None) -> Tensor:
@@ -43,11 +35,11 @@ def moveaxis(x, source, destination, name=None) -> Tensor:
 
 
 def squeeze(x, axis=None, name=None) -> Tensor:
-    return apply("squeeze", (as_tensor(x),), {"axis": None if axis is None else _ints(axis)})
+    return apply("squeeze", (as_tensor(x),), {"axis": None if axis is None else dims(axis)})
 
 
 def unsqueeze(x, axis, name=None) -> Tensor:
-    return apply("unsqueeze", (as_tensor(x),), {"axis": _ints(axis)})
+    return apply("unsqueeze", (as_tensor(x),), {"axis": dims(axis)})
 
 
 def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:
@@ -111,24 +103,24 @@ def unbind(input, axis=0) -> list[Tensor]:  # noqa: A002
 
 def slice(input, axes, starts, ends) -> Tensor:  # noqa: A001,A002  (Paddle's names)
     return apply("slice", (as_tensor(input),),
-                 {"axes": _ints(axes), "starts": _ints(starts), "stops": _ints(ends)})
+                 {"axes": dims(axes), "starts": dims(starts), "stops": dims(ends)})
 
 
 def strided_slice(x, axes, starts, ends, strides, name=None) -> Tensor:
-    return apply("slice", (as_tensor(x),), {"axes": _ints(axes), "starts": _ints(starts),
-                                            "stops": _ints(ends), "steps": _ints(strides)})
+    return apply("slice", (as_tensor(x),), {"axes": dims(axes), "starts": dims(starts),
+                                            "stops": dims(ends), "steps": dims(strides)})
 
 
 def flip(x, axis, name=None) -> Tensor:
     x = as_tensor(x)
-    axes = _ints(axis)
+    axes = dims(axis)
     n = len(axes)
     return apply("slice", (x,), {"axes": axes, "starts": (None,) * n, "stops": (None,) * n,
                                  "steps": (-1,) * n})
 
 
 def broadcast_to(x, shape, name=None) -> Tensor:
-    return apply("broadcast_to", (as_tensor(x),), {"shape": _ints(shape)})
+    return apply("broadcast_to", (as_tensor(x),), {"shape": dims(shape)})
 
 
 expand = broadcast_to
@@ -140,7 +132,7 @@ def expand_as(x, y, name=None) -> Tensor:
 
 def tile(x, repeat_times, name=None) -> Tensor:
     x = as_tensor(x)
-    reps = _ints(repeat_times)
+    reps = dims(repeat_times)
     shape = list(exact_shape(x))
     shape = [1] * (len(reps) - len(shape)) + shape
     reps = (1,) * (len(shape) - len(reps)) + reps

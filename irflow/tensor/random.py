@@ -7,7 +7,7 @@ import numpy as np
 
 from ..dispatch import apply, state
 from ..ir import dtypes
-from .creation import _shape
+from .convert import dims
 from .tensor import Tensor
 
 _generator = np.random.default_rng()
@@ -35,13 +35,13 @@ def _float_dtype(dtype):
 
 
 def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
-    return apply("normal", (next_seed(),), {"shape": _shape(shape or [1]),
+    return apply("normal", (next_seed(),), {"shape": dims(shape or [1]),
                                              "dtype": dtypes.float32,
                                              "mean": float(mean), "std": float(std)})
 
 
 def randn(shape, dtype=None, name=None) -> Tensor:
-    return apply("normal", (next_seed(),), {"shape": _shape(shape),
+    return apply("normal", (next_seed(),), {"shape": dims(shape),
                                              "dtype": _float_dtype(dtype)})
 
 
@@ -50,7 +50,7 @@ def standard_normal(shape, dtype=None, name=None) -> Tensor:
 
 
 def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
-    return apply("uniform", (next_seed(),), {"shape": _shape(shape),
+    return apply("uniform", (next_seed(),), {"shape": dims(shape),
                                               "dtype": _float_dtype(dtype),
                                               "min": float(min), "max": float(max)})
 

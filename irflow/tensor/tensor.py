@@ -223,7 +223,8 @@ class Tensor:
             return self._tracer.describe(self)
         prefix = "       "
         body = np.array2string(self._value, precision=8, separator=", ", prefix=prefix,
-                               floatmode="maxprec_equal" if self.dtype.is_float else "maxprec")
+                               floatmode="maxprec_equal" if self.dtype.is_float else "maxprec",
+                               suppress_small=True)
         return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place={self.place}, "
                 f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
 

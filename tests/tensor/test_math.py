@@ -257,14 +257,10 @@ def test_floor_division_is_not_differentiable_as_in_paddle():
     assert (x // 0.7).stop_gradient and paddle.floor_divide(x, x).stop_gradient
 
 
-@pytest.mark.xfail(strict=True, reason="the `mod` op (ops/elementwise.py) declares no VJP; "
-                   "Paddle differentiates x % y: 1 for x, -floor(x / y) for y")
 def test_remainder_gradients_as_in_paddle():
     check_grads(lambda x, y: x % y, np.array([2.5, -1.3, 4.0]), np.array([0.7, 0.6, 1.5]))
 
 
-@pytest.mark.xfail(strict=True, reason="the maximum/minimum VJPs (ops/elementwise.py) send "
-                   "the whole gradient to x on ties; Paddle splits it evenly between x and y")
 def test_maximum_gradient_splits_ties_evenly_as_paddle():
     x = paddle.to_tensor([1.0, 3.0], stop_gradient=False)
     y = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
