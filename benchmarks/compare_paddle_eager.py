@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
+
+from paddle_side import run_paddle_side
 
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
 
@@ -323,14 +322,7 @@ def main() -> int:
         return 0
     irflow = importlib.import_module("irflow")
     data = make_data()
-    with tempfile.TemporaryDirectory() as tmp:
-        data_path, out_path = os.path.join(tmp, "data.npz"), os.path.join(tmp, "paddle.npz")
-        np.savez(data_path, **data)
-        subprocess.run([args.paddle_python, os.path.abspath(__file__), "--paddle-side",
-                        data_path, out_path], check=True, stderr=subprocess.DEVNULL)
-        expected = dict(np.load(out_path))
-        with open(out_path + ".json") as f:
-            expected_info = json.load(f)
+    expected, expected_info = run_paddle_side(__file__, data, args.paddle_python, quiet=True)
     actual, actual_info = run_all(irflow, data)
     failures = [f for name in CASES
                 if (f := _compare_info(name, actual_info[name], expected_info[name]))]

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
+
+from paddle_side import run_paddle_side
 
 TOLERANCE = 1e-4  # on the max abs difference, relative to the values where they exceed 1
 
@@ -272,12 +271,7 @@ def main() -> int:
     irflow = importlib.import_module("irflow")
     importlib.import_module("irflow.nn")
     data = make_data(irflow)
-    with tempfile.TemporaryDirectory() as tmp:
-        data_path, out_path = os.path.join(tmp, "data.npz"), os.path.join(tmp, "paddle.npz")
-        np.savez(data_path, **data)
-        subprocess.run([args.paddle_python, os.path.abspath(__file__), "--paddle-side",
-                        data_path, out_path], check=True)
-        expected = dict(np.load(out_path))
+    expected, _ = run_paddle_side(__file__, data, args.paddle_python)
     actual = {k: v for k, v in run_all(irflow, data).items() if v is not None}
     worst = 0.0
     failures = []
