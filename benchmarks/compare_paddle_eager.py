@@ -15,14 +15,13 @@ exceeds the tolerance (1e-5 for float32 results, relative where values exceed 1)
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import sys
 
 import numpy as np
 
-from paddle_side import run_paddle_side
+from paddle_side import parse_args, run_paddle_side
 
 TOLERANCE = {"float32": 1e-5, "float64": 1e-10}
 
@@ -313,12 +312,8 @@ def _compare_info(name: str, mine: dict, theirs: dict) -> str | None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--paddle-python", default="/tmp/pdvenv/bin/python")
-    ap.add_argument("--paddle-side", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.paddle_side:
-        paddle_side(*args.paddle_side)
+    args = parse_args(paddle_side)
+    if args is None:
         return 0
     irflow = importlib.import_module("irflow")
     data = make_data()

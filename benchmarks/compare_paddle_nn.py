@@ -13,13 +13,12 @@ values exceed 1).
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 
 import numpy as np
 
-from paddle_side import run_paddle_side
+from paddle_side import parse_args, run_paddle_side
 
 TOLERANCE = 1e-4  # on the max abs difference, relative to the values where they exceed 1
 
@@ -261,12 +260,8 @@ def paddle_side(data_path: str, out_path: str) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--paddle-python", default="/tmp/pdvenv/bin/python")
-    ap.add_argument("--paddle-side", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.paddle_side:
-        paddle_side(*args.paddle_side)
+    args = parse_args(paddle_side)
+    if args is None:
         return 0
     irflow = importlib.import_module("irflow")
     importlib.import_module("irflow.nn")

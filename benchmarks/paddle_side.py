@@ -1,5 +1,6 @@
 """Shared by the compare_paddle_* scripts: run a script's Paddle side in another Python
 (one with paddlepaddle installed) and read back what it saved."""
+import argparse
 import json
 import os
 import subprocess
@@ -22,3 +23,16 @@ def run_paddle_side(script: str, data: dict, paddle_python: str, quiet: bool = F
             with open(out_path + ".json") as f:
                 info = json.load(f)
     return arrays, info
+
+
+def parse_args(paddle_side):
+    """The comparison scripts' command line. Run as the Paddle side (``--paddle-side
+    DATA OUT``), call `paddle_side(DATA, OUT)` and return None; else return the args."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--paddle-python", default="/tmp/pdvenv/bin/python")
+    ap.add_argument("--paddle-side", nargs=2, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.paddle_side:
+        paddle_side(*args.paddle_side)
+        return None
+    return args

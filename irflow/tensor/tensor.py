@@ -46,11 +46,7 @@ class Tensor:
     def _from_array(cls, array: np.ndarray) -> "Tensor":
         """A stop-gradient Tensor around `array` (no copy, no checks)."""
         t = cls.__new__(cls)
-        t._value = array
-        t._ir = t._tracer = t._grad = t._node = t.name = None
-        t.stop_gradient = True
-        t._index = 0
-        t.persistable = False
+        t._init(array)
         return t
 
     # -- what the tensor is
