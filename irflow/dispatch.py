@@ -2,9 +2,14 @@
 
 Eagerly (no tracer active) `apply` runs the op's registered NumPy kernel at once and,
 while gradients are enabled and an input requires one, records a `Node` of the
-dynamic graph for `backward()`. While a tracer is active (the frontend converting a
-Layer to IR) the same call emits an IR operation instead. Either way the op's one
-declaration in the registry is what runs, so eager and compiled code agree.
+dynamic graph for `backward()` (`irflow.autograd`). While a tracer is active (the
+frontend converting a Layer to IR) the same call emits an IR operation instead.
+Either way the op's one declaration in the registry is what runs, so eager and
+compiled code agree. Grad mode and the tracer are those of the calling thread
+(`irflow.context`).
+
+Layering: this module sits above the Tensor class (it wraps kernel results in
+Tensors) and below everything that runs ops: the tensor API, autograd, nn, frontend.
 
 The eager path is hot: everything that depends only on the op, its attributes and
 its operands' dtypes and shapes (canonical attributes, result types, the kernel) is
@@ -19,27 +24,14 @@ from typing import Sequence
 
 import numpy as np
 
+from .context import state
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
 from .ir.types import TensorType
 from .ir import dtypes
+from .tensor.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-# Set by the modules that define them (they import this one): irflow.tensor.tensor.Tensor
-# and irflow.autograd.Node.
-Tensor = None
-Node = None
-
-
-class _State:
-    grad_enabled = True
-    tracer = None    # the frontend's active tracer, if any
-    observer = None  # called as observer(name, location, results) after each eager op
-
-
-state = _State()
 
 
 def user_location() -> Location | None:
@@ -71,6 +63,32 @@ class Prepared:
                                   and t.dtype.is_float for t in result_types)
         self.tensor_results = tuple(isinstance(t, TensorType) for t in result_types)
         self.records = any(self.grad_results)
+
+
+class Node:
+    """One recorded op of the dynamic graph. `sources` pins down, per input, what the
+    op read when it ran: the producing node and output index, and the array; so a
+    tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph.
+    `mark` and `index` are scratch space for the walk that collects a `Graph`
+    (`irflow.autograd`)."""
+
+    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index")
+
+    def __init__(self, prepared: Prepared, inputs, outputs: list):
+        self.prepared = prepared
+        self.inputs = tuple(inputs)
+        # A tensor marked stop_gradient after it was made is a constant from here on.
+        self.sources = tuple([(None if t.stop_gradient else t._node, t._index, t._value)
+                              for t in inputs])
+        self.outputs = outputs
+        self.freed = False
+        self.mark = 0
+        self.index = 0
+
+    def free(self) -> None:
+        self.inputs = self.sources = ()
+        self.outputs = []
+        self.freed = True
 
 
 _CACHE: dict = {}

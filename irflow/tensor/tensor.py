@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dispatch as _dispatch
-from ..dispatch import state
+from ..context import state
 from ..errors import IrflowError
 from ..ir import dtypes
 
@@ -246,7 +245,6 @@ class Parameter(Tensor):
     __str__ = __repr__
 
 
-_dispatch.Tensor = Tensor  # dispatch wraps kernel results in Tensors
 _SUPPORTED = {d.np for d in dtypes.ALL}
 
 

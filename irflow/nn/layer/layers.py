@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ...dispatch import state as dispatch_state
+from ...context import state as thread_state
 from ...ir import dtypes
 from ...tensor.tensor import Parameter, Tensor
 from ..param_attr import create_parameter, unique_name
@@ -85,7 +85,7 @@ class Layer:
     def __call__(self, *inputs, **kwargs):
         if self._forward_pre_hooks or self._forward_post_hooks:
             return self._call_with_hooks(inputs, kwargs)
-        if dispatch_state.tracer is not None:
+        if thread_state.tracer is not None:
             return _traced_forward(self)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
 
@@ -96,7 +96,7 @@ class Layer:
             result = hook(self, inputs)
             if result is not None:
                 inputs = result if isinstance(result, tuple) else (result,)
-        forward = self.forward if dispatch_state.tracer is None else _traced_forward(self)
+        forward = self.forward if thread_state.tracer is None else _traced_forward(self)
         outputs = forward(*inputs, **kwargs)
         for hook in list(self._forward_post_hooks.values()):
             result = hook(self, inputs, outputs)
