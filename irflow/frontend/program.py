@@ -31,7 +31,7 @@ from ..ir.core import Module
 from ..ir.types import TensorType, bind_shape
 from ..ir.verifier import verify
 from ..ops.call import register_program
-from ..passes.autodiff import vjp_split
+from ..passes.autodiff import active_results, vjp_split
 from ..passes.manager import PassManager
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
@@ -76,7 +76,7 @@ class Program:
         PassManager(list(pipeline)).run(module)
         self.ir = module
         self.plan = compile_plan(fn)
-        self._differentiable: dict[tuple, int] = {}
+        self._differentiable: dict[tuple, tuple[int | None, list[bool]]] = {}
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         arrays = [*inputs, *(t._value for t in self.state)]
@@ -98,38 +98,50 @@ class Program:
             p._grad = None
         return outs[:n]
 
-    @property
-    def records_gradients(self) -> bool:
-        """Whether calling it now should enter the dynamic graph: gradients are
-        recorded and a parameter requires one (and the program does not compute
-        gradients itself)."""
-        return (state.grad_enabled and not self.grad_targets
-                and any(not t.stop_gradient for t in self.state))
+    def gradient_sources(self, inputs: Sequence) -> tuple[int, ...]:
+        """The arguments (inputs, then state) that require a gradient, if calling now
+        should enter the dynamic graph: gradients are recorded and the program does
+        not compute gradients itself. Empty otherwise."""
+        if not state.grad_enabled or self.grad_targets:
+            return ()
+        return tuple(i for i, t in enumerate([*inputs, *self.state])
+                     if isinstance(t, Tensor) and not t.stop_gradient
+                     and t._value.dtype.kind == "f")
 
-    def run_recorded(self, inputs: Sequence[Tensor]) -> list[Tensor]:
+    def run_recorded(self, inputs: Sequence[Tensor], wrt: tuple[int, ...]) -> list[Tensor]:
         """Run as one `call` op of the dynamic graph, so that ``backward()`` later runs
-        the program's compiled backward."""
-        wrt = tuple(i for i, t in enumerate([*inputs, *self.state]) if not t.stop_gradient)
-        program_id = self._differentiable.get(wrt)
+        the program's compiled backward. As in eager mode, only the outputs that some
+        argument in `wrt` reaches require a gradient."""
+        split = self._differentiable.get(wrt)
+        if split is None:
+            split = self._differentiable[wrt] = self._split(wrt)
+        program_id, active = split
         if program_id is None:
-            program_id = self._differentiable[wrt] = self._split(wrt)
+            return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
         operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
         outs = apply("call", operands, {"program": program_id})
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
             t._value = v._value
+        for t, reached in zip(outs[:n], active):
+            if not reached:
+                t.stop_gradient, t._node = True, None
         return outs[:n]
 
-    def _split(self, wrt) -> int:
+    def _split(self, wrt) -> tuple[int | None, list[bool]]:
+        """The forward half's program id (None if no output is active) and which
+        outputs are active."""
         fn = self.ir.main
-        outputs = tuple(k for k, t in enumerate(fn.result_types[:self.n_outputs])
-                        if t.dtype.is_float)
+        active = active_results(fn, wrt)[:self.n_outputs]
+        outputs = tuple(k for k, reached in enumerate(active) if reached)
+        if not outputs:
+            return None, active
         forward, backward = vjp_split(fn, wrt, outputs)
         n_residuals = len(forward.result_types) - len(fn.result_types)
         backward_id = register_program(backward, compile_plan(backward))
         return register_program(forward, compile_plan(forward), backward=backward_id,
-                                wrt=wrt, outputs=outputs, n_residuals=n_residuals)
+                                wrt=wrt, outputs=outputs, n_residuals=n_residuals), active
 
 
 class CompiledFunction:
@@ -204,10 +216,11 @@ class CompiledFunction:
         self._last = program
         if self.check:
             return self._checked_call(program, args)
-        if program.records_gradients:
+        wrt = program.gradient_sources(args[:n])
+        if wrt:
             tensors = [a if isinstance(a, Tensor) else Tensor._from_array(x)
                        for a, x in zip(args, arrays)]
-            return _rebuild(program.structure, program.run_recorded(tensors))
+            return _rebuild(program.structure, program.run_recorded(tensors, wrt))
         outs = program.run(arrays)
         return _rebuild(program.structure, [Tensor._from_array(o) for o in outs])
 

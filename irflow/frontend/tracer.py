@@ -7,6 +7,8 @@ block being traced (a `Scope`). Tensors that stand for IR values are *traced*
 - **state** (function arguments): tensors with ``persistable=True``, which are the
   parameters, buffers and optimizer accumulators, and anything `set_value` updates;
   so training can change them and ``set_state_dict`` after compiling is honoured;
+  also every buffer of the compiled Layer, and captured tensors that require a
+  gradient (which a compiled call inside eager autograd then gives them);
 - **constants** otherwise (Python scalars, tensors made from data in `forward`).
 
 Regions are closed: when code traced into a region uses a value of an enclosing
@@ -146,7 +148,7 @@ class Tracer:
         updated = self.updates.get(id(t))
         if updated is not None:
             return self.scope.get(updated._ir)
-        if t.persistable:
+        if t.persistable or not t.stop_gradient or id(t) in self.state_names:
             return self.scope.get(self.lift(t))
         const = self.scope.constants.get(id(t))
         if const is None:

@@ -276,6 +276,13 @@ def _block_activity(block: Block, active_args: set[int], seeded: Sequence[bool])
     return _activity(body_ops(block), sources, seeds)
 
 
+def active_results(fn: Function, wrt: Sequence[int]) -> list[bool]:
+    """Per result of `fn`: is it active, a float that depends on the arguments `wrt`
+    through ops that carry gradients (what eager mode marks ``stop_gradient=False``)?"""
+    active, _ = _block_activity(fn.block, set(wrt), ())
+    return [v in active for v in fn.return_op.operands]
+
+
 # ---------------------------------------------------------------- the transform
 
 class Sweep:
