@@ -11,9 +11,16 @@ are recorded), tracing and compiling one on first use:
 3. a call checks its inputs, runs the plan on them and on the current values of the
    state tensors, writes back state updates and gradients, and returns Tensors.
 
-When gradients are recorded (training with ``loss.backward()`` outside the compiled
-code), the call enters the dynamic graph as one ``call`` op whose VJP runs the
-program's compiled backward (see `irflow.ops.call`).
+When gradients are recorded and an input, parameter or captured tensor requires
+one (training with ``loss.backward()`` outside the compiled code), the call enters
+the dynamic graph as one ``call`` op whose VJP runs the program's compiled backward
+(see `irflow.ops.call`).
+
+Programs hold the Parameter and buffer objects they were traced with. A Layer counts
+the changes of what it registers (`Layer._structure_version`); each call compares the
+counts of the layers its programs were traced from (the wrapped Layer's tree and
+every layer called while tracing) and, when one changed (``m.fc = nn.Linear(...)``),
+drops the programs so that the call traces anew.
 """
 from __future__ import annotations
 
@@ -153,8 +160,6 @@ class CompiledFunction:
         if backend not in ("numpy",):
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
         self.target = target
-        self.layer = target if isinstance(target, Layer) else \
-            getattr(target, "__self__", None) if isinstance(target, types.MethodType) else None
         self.input_spec = None if input_spec is None else [
             s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec]
         self.backend = backend
@@ -163,13 +168,32 @@ class CompiledFunction:
         self._programs: dict[Any, Program] = {}
         self._last: Program | None = None
         self._sublayers = None
+        self._traced_from: dict[Layer, int] = {}  # layer -> its structure version when traced
+        # Last: from here on, attributes that are not the compiled function's own are
+        # the layer's (Paddle's to_static(layer) returns the layer itself).
+        self.layer = target if isinstance(target, Layer) else \
+            getattr(target, "__self__", None) if isinstance(target, types.MethodType) else None
 
-    # -- the wrapped layer's attributes (parameters(), train(), state_dict(), ...)
+    # -- the wrapped layer's attributes (parameters(), train(), state_dict(), m.fc = ...)
     def __getattr__(self, name: str):
         layer = self.__dict__.get("layer")
         if layer is not None:
             return getattr(layer, name)
         raise AttributeError(name)
+
+    def __setattr__(self, name: str, value) -> None:
+        layer = self.__dict__.get("layer")
+        if layer is None or name in self.__dict__:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(layer, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        layer = self.__dict__.get("layer")
+        if layer is None or name in self.__dict__:
+            object.__delattr__(self, name)
+        else:
+            delattr(layer, name)
 
     def __get__(self, obj, objtype=None):
         """Used as a decorator on a method: compile per instance."""
@@ -232,11 +256,20 @@ class CompiledFunction:
         return [s.to_type() for s in self.input_spec]
 
     def _mode_key(self):
+        self._drop_stale_programs()
         if self.layer is None:
             return ()
         if self._sublayers is None:
             self._sublayers = [self.layer, *self.layer.sublayers()]
         return tuple(layer.training for layer in self._sublayers)
+
+    def _drop_stale_programs(self) -> None:
+        for layer, version in self._traced_from.items():
+            if layer._structure_version != version:
+                self._programs.clear()
+                self._traced_from.clear()
+                self._sublayers = self._last = None
+                return
 
     def _check_inputs(self, arrays, types_) -> None:
         bindings: dict[str, int] = {}
@@ -272,7 +305,18 @@ class CompiledFunction:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
             out = self._run_converted(inputs, extra)
             tensors, structure = _flatten(out)
-            return Program(tracer, tensors, structure, self.pipeline)
+            program = Program(tracer, tensors, structure, self.pipeline)
+        self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
+        return program
+
+    def _note_layers(self, candidates) -> None:
+        """Remember the structure versions of the Layers among `candidates` (and of
+        their sublayers): the programs are stale once one changes."""
+        from ..nn.layer.layers import Layer
+        for root in candidates:
+            if isinstance(root, Layer):
+                for layer in root.sublayers(include_self=True):
+                    self._traced_from[layer] = layer._structure_version
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""
@@ -303,6 +347,20 @@ def _parameter_names(fn) -> list[str]:
     except (TypeError, ValueError):
         return []
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _named_objects(fn) -> list:
+    """What a function's free variables and global names refer to now."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    objects = []
+    for cell in fn.__closure__ or ():
+        try:
+            objects.append(cell.cell_contents)
+        except ValueError:  # a free variable not assigned yet
+            pass
+    return objects + [fn.__globals__[n] for n in code.co_names if n in fn.__globals__]
 
 
 def _as_array(a, index: int) -> np.ndarray:

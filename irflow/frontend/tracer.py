@@ -103,6 +103,7 @@ class Tracer:
         self.seed_count = 0
         self.alive: list[Tensor] = []
         self.dim_symbols: dict[int, str] = {}         # id of a traced size -> its symbol
+        self.layers: list = []                        # Layers called: the program depends on them
 
     # -- entering and leaving
     def __enter__(self) -> "Tracer":

@@ -10,9 +10,14 @@ parameters, then persistable buffers, then each sublayer's entries under its nam
 Calling a layer runs `forward`; with forward hooks registered it runs them around
 it. The call path has no per-call introspection, because eager training steps call
 layers many times per step.
+
+Every change of what a layer registers (a parameter, sublayer or buffer assigned,
+replaced, added or removed) increments its ``_structure_version``, so that a compiled
+program traced from it can tell in O(1) per layer that it is out of date.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 import weakref
@@ -38,12 +43,11 @@ def _camel_to_snake(name: str) -> str:
 class HookRemoveHelper:
     """The handle `register_forward_*_hook` returns; `remove()` unregisters the hook."""
 
-    _next_id = 0
+    _ids = itertools.count()
 
     def __init__(self, hooks: OrderedDict):
         self._hooks_ref = weakref.ref(hooks)
-        self._hook_id = HookRemoveHelper._next_id
-        HookRemoveHelper._next_id += 1
+        self._hook_id = next(HookRemoveHelper._ids)
 
     def remove(self) -> None:
         hooks = self._hooks_ref()
@@ -53,8 +57,10 @@ class HookRemoveHelper:
 
 def _traced_forward(layer: "Layer"):
     """While a program is traced, a user-written forward runs converted, so that its
-    tensor-dependent control flow becomes IR (irflow's own layers need no conversion)."""
+    tensor-dependent control flow becomes IR (irflow's own layers need no conversion).
+    The tracer notes the layer: the program depends on its structure."""
     from ...frontend.jst import call
+    thread_state.tracer.layers.append(layer)
     return call(layer.forward)
 
 
@@ -68,6 +74,7 @@ class Layer:
     in ``__init__`` and write the computation in ``forward``."""
 
     training: bool
+    _structure_version = 0
 
     def __init__(self, name_scope: str | None = None, dtype="float32"):
         self.training = True
@@ -164,21 +171,26 @@ class Layer:
         else:
             object.__setattr__(self, name, value)
 
-    @staticmethod
-    def _register(store, name: str, value, *others) -> None:
+    def _register(self, store, name: str, value, *others) -> None:
         if store is None:
             raise ValueError("super().__init__() should be called first")
         for other in others:
             if other is not None:
                 other.pop(name, None)
-        store[name] = value
+        if store.get(name) is not value:
+            store[name] = value
+            self._structure_changed()
 
-    @staticmethod
-    def _clear(store, name: str, value, what: str, kind: str) -> None:
+    def _clear(self, store, name: str, value, what: str, kind: str) -> None:
         if value is not None:
             raise TypeError(f"assignment to {what} '{name}' should be of type {kind} or "
                             f"None, but got '{type(value).__name__}'")
-        store[name] = None
+        if store[name] is not None:
+            store[name] = None
+            self._structure_changed()
+
+    def _structure_changed(self) -> None:
+        self.__dict__["_structure_version"] = self._structure_version + 1
 
     def __getattr__(self, name: str):
         d = self.__dict__
@@ -197,12 +209,14 @@ class Layer:
             del self._buffers[name]
             self._non_persistable_buffer_names_set.discard(name)
         else:
-            object.__delattr__(self, name)
+            return object.__delattr__(self, name)
+        self._structure_changed()
 
     def add_sublayer(self, name: str, sublayer: "Layer | None") -> "Layer | None":
         if not (sublayer is None or isinstance(sublayer, Layer)):
             raise TypeError(f"add_sublayer expects a Layer, got {type(sublayer).__name__}")
         self._sub_layers[str(name)] = sublayer
+        self._structure_changed()
         return sublayer
 
     def add_parameter(self, name: str, parameter: Parameter | None) -> Parameter | None:
@@ -214,6 +228,7 @@ class Layer:
                             f"'{type(parameter).__name__}'")
         if parameter is None:
             self._parameters[name] = None
+            self._structure_changed()
         else:
             setattr(self, name, parameter)
         return parameter
@@ -237,6 +252,7 @@ class Layer:
             raise TypeError(f"The registered buffer should be a Tensor, but received "
                             f"{type(tensor).__name__}.")
         self._buffers[name] = tensor
+        self._structure_changed()
         if tensor is not None:
             tensor.persistable = persistable
         if persistable:
