@@ -267,7 +267,7 @@ class CompiledFunction:
         for layer, version in self._traced_from.items():
             if layer._structure_version != version:
                 self._programs.clear()
-                self._traced_from.clear()
+                self._traced_from = {}
                 self._sublayers = self._last = None
                 return
 
@@ -311,12 +311,15 @@ class CompiledFunction:
 
     def _note_layers(self, candidates) -> None:
         """Remember the structure versions of the Layers among `candidates` (and of
-        their sublayers): the programs are stale once one changes."""
+        their sublayers): the programs are stale once one changes. The dict is
+        replaced, never changed, so that calls in other threads can iterate it."""
         from ..nn.layer.layers import Layer
+        versions = dict(self._traced_from)
         for root in candidates:
             if isinstance(root, Layer):
                 for layer in root.sublayers(include_self=True):
-                    self._traced_from[layer] = layer._structure_version
+                    versions[layer] = layer._structure_version
+        self._traced_from = versions
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""

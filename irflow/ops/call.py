@@ -12,6 +12,7 @@ the dynamic graph and are never printed to or read from files.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ..errors import ShapeError
@@ -31,17 +32,19 @@ class CallTarget:
     n_residuals: int = 0
 
 
-_PROGRAMS: list[CallTarget] = []
+_PROGRAMS: dict[int, CallTarget] = {}
+_ids = itertools.count()
 
 
 def register_program(fn: Function, plan, **vjp) -> int:
-    _PROGRAMS.append(CallTarget(fn, plan, **vjp))
-    return len(_PROGRAMS) - 1
+    index = next(_ids)  # atomic, so threads registering at once get distinct ids
+    _PROGRAMS[index] = CallTarget(fn, plan, **vjp)
+    return index
 
 
 def _target(attrs) -> CallTarget:
     index = attrs["program"]
-    if not isinstance(index, int) or not 0 <= index < len(_PROGRAMS):
+    if not isinstance(index, int) or index not in _PROGRAMS:
         raise ShapeError(f"no compiled program {index!r} in this process")
     return _PROGRAMS[index]
 
