@@ -105,6 +105,15 @@ class Program:
             p._grad = None
         return outs[:n]
 
+    def call(self, inputs: Sequence, arrays: Sequence[np.ndarray]) -> list[Tensor]:
+        """The outputs for the call's `inputs` (Tensors or arrays) and their `arrays`:
+        recorded in the dynamic graph when a gradient is, else run directly."""
+        wrt = self.gradient_sources(inputs)
+        if wrt:
+            return self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
+                                      for a, x in zip(inputs, arrays)], wrt)
+        return [Tensor._from_array(o) for o in self.run(arrays)]
+
     def gradient_sources(self, inputs: Sequence) -> tuple[int, ...]:
         """The arguments (inputs, then state) that require a gradient, if calling now
         should enter the dynamic graph: gradients are recorded and the program does
@@ -240,13 +249,7 @@ class CompiledFunction:
         self._last = program
         if self.check:
             return self._checked_call(program, args)
-        wrt = program.gradient_sources(args[:n])
-        if wrt:
-            tensors = [a if isinstance(a, Tensor) else Tensor._from_array(x)
-                       for a, x in zip(args, arrays)]
-            return _rebuild(program.structure, program.run_recorded(tensors, wrt))
-        outs = program.run(arrays)
-        return _rebuild(program.structure, [Tensor._from_array(o) for o in outs])
+        return _rebuild(program.structure, program.call(args[:n], arrays))
 
     def _name(self) -> str:
         target = self.layer if self.layer is not None else self.target

@@ -181,3 +181,13 @@ def test_captured_tensor_that_requires_a_gradient_gets_it():
     w.clear_gradient(set_to_zero=False)
     paddle.sum(scaled(x)).backward()
     np.testing.assert_allclose(got, w.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_checked_compiled_call_records_gradients_too():
+    compiled = paddle.jit.to_static(act, check=True)
+    x = rand(3, 4, requires_grad=True)
+    paddle.sum(compiled(x) * x).backward()
+    got = x.grad.numpy()
+    x.clear_gradient(set_to_zero=False)
+    paddle.sum(act(x) * x).backward()
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-5, atol=1e-6)
