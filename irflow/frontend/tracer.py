@@ -103,6 +103,8 @@ class Tracer:
         self.seed_count = 0
         self.alive: list[Tensor] = []
         self.dim_symbols: dict[int, str] = {}         # id of a traced size -> its symbol
+        self.differentiable: set[Value] = set()       # traced values that require a grad
+        self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
 
     # -- entering and leaving
@@ -126,31 +128,42 @@ class Tracer:
     def wrap(self, v: Value, stop_gradient: bool = True) -> Tensor:
         t = Tensor._from_array(None)
         t._ir, t._tracer, t.stop_gradient = v, self, stop_gradient
+        if not stop_gradient:
+            self.differentiable.add(v)
         return t
 
     # -- ops
     def apply(self, name: str, inputs: Sequence[Tensor], attrs: dict):
-        values = [self.value_of(t) for t in inputs]
+        """Emit op `name`. Under ``no_grad()`` its inputs that require a gradient enter
+        through ``stop_gradient``, so that the program's own autodiff agrees with eager
+        code that recorded nothing."""
+        grad = state.grad_enabled
+        values = [self.value_of(t, stop=not (grad or t.stop_gradient)) for t in inputs]
         loc = user_location()
         with self.scope.builder.location(loc):
             op = self.scope.builder.create(name, values, attrs)
-        requires = not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
+        requires = grad and not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
         outs = [self.wrap(r, not (requires and isinstance(r.type, TensorType)
                                   and r.type.dtype.is_float)) for r in op.results]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def value_of(self, t: Tensor) -> Value:
-        """The IR value standing for `t` in the current scope."""
+    def value_of(self, t: Tensor, stop: bool = False) -> Value:
+        """The IR value standing for `t` in the current scope; with `stop`, through a
+        ``stop_gradient``. A traced tensor whose ``stop_gradient`` the user set to True
+        after it was computed is rebound to its stopped value here, at its next use."""
         if t._value is None:
             if t._tracer is not self:
                 raise ConversionError("a tensor traced by another program was used here",
                                       user_location())
-            return self.scope.get(t._ir)
+            if t.stop_gradient and t._ir in self.differentiable:
+                t._ir = self.stopped(t._ir)
+            return self.scope.get(self.stopped(t._ir) if stop else t._ir)
         updated = self.updates.get(id(t))
         if updated is not None:
-            return self.scope.get(updated._ir)
+            return self.value_of(updated, stop)
         if t.persistable or not t.stop_gradient or id(t) in self.state_names:
-            return self.scope.get(self.lift(t))
+            arg = self.lift(t)
+            return self.scope.get(self.stopped(arg) if stop else arg)
         const = self.scope.constants.get(id(t))
         if const is None:
             with self.scope.builder.location(user_location()):
@@ -158,6 +171,19 @@ class Tracer:
             self.scope.constants[id(t)] = const
             self.alive.append(t)  # const caches are keyed by id(): keep the id unique
         return const
+
+    def stopped(self, v: Value) -> Value:
+        """`v` through a ``stop_gradient`` op, emitted once per value in the block that
+        defines `v`, so that it can stand for `v` wherever `v` is visible."""
+        found = self.stopped_values.get(v)
+        if found is None:
+            scope = self.scope
+            while owner_block(v) is not scope.block:
+                scope = scope.parent
+            with scope.builder.location(user_location()):
+                found = scope.builder.create("stop_gradient", [v]).results[0]
+            self.stopped_values[v] = found
+        return found
 
     def lift(self, t: Tensor) -> BlockArg:
         """The function argument for the state tensor `t`, added on first use."""
@@ -193,13 +219,17 @@ class Tracer:
                               user_location())
 
     def item(self, t: Tensor, index):
-        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor."""
+        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor.
+        ``item(i)`` takes element i of the flattened tensor, ``item(i, j)`` element
+        ``[i, j]``, as NumPy's."""
+        from ..tensor.manipulation import getitem, reshape
+        if len(index) == 1:
+            return getitem(reshape(t, [-1]), index[0])
         if index:
-            raise ConversionError("item(index) on a traced tensor is not supported",
-                                  user_location())
+            return getitem(t, tuple(index))
         if t._ir.type.rank == 0:
             return t
-        return self.apply("reshape", [t], {"shape": ()})
+        return reshape(t, [])
 
     def to_bool(self, t: Tensor) -> bool:
         raise ConversionError(
@@ -216,7 +246,7 @@ class Tracer:
         return (t[i] for i in range(n))
 
     def detach(self, t: Tensor) -> Tensor:
-        return self.apply("stop_gradient", [t], {})
+        return self.wrap(self.stopped(t._ir))
 
     def describe(self, t: Tensor) -> str:
         return f"Tensor(traced, shape={self.shape_of(t)}, dtype={t.dtype.name})"
@@ -296,13 +326,15 @@ class Tracer:
     def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
                      names: Sequence[str | None] | None = None):
         """Run `body` on traced tensors for fresh block arguments of `arg_types`;
-        returns (scope, what body returned)."""
+        returns (scope, what body returned). The arguments are a loop's carried values:
+        any iteration may make them depend on a parameter, so float ones are taken to
+        require a gradient."""
         scope = Scope(Block(), self.scope)
         names = list(names or [None] * len(arg_types))
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]
         saved, self.scope = self.scope, scope
         try:
-            result = body(*[self.wrap(a) for a in args])
+            result = body(*[self.wrap(a, not a.type.dtype.is_float) for a in args])
         finally:
             self.scope = saved
         return scope, result
