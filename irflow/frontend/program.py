@@ -25,6 +25,7 @@ drops the programs so that the call traces anew.
 from __future__ import annotations
 
 import inspect
+import operator
 import types
 from typing import Any, Sequence
 
@@ -47,6 +48,8 @@ from .input_spec import InputSpec
 from .tracer import Tracer
 
 DEFAULT_PIPELINE = ("fold", "cse", "dce")
+_training = operator.attrgetter("training")
+_structure_version = operator.attrgetter("_structure_version")
 
 
 class Program:
@@ -177,7 +180,7 @@ class CompiledFunction:
         self._programs: dict[Any, Program] = {}
         self._last: Program | None = None
         self._sublayers = None
-        self._traced_from: dict[Layer, int] = {}  # layer -> its structure version when traced
+        self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
         # Last: from here on, attributes that are not the compiled function's own are
         # the layer's (Paddle's to_static(layer) returns the layer itself).
         self.layer = target if isinstance(target, Layer) else \
@@ -229,7 +232,8 @@ class CompiledFunction:
             if self.input_spec is None:
                 raise IrflowError("this function has not been called yet and has no "
                                   "input_spec, so there is no program to show")
-            self._last = self._program(self._spec_types(), self._mode_key())
+            self._last = self._program(self._spec_types(), self._mode_key(),
+                                       tuple(not s.stop_gradient for s in self.input_spec))
         return self._last
 
     # -- calling
@@ -245,7 +249,8 @@ class CompiledFunction:
         types_ = self._spec_types() if self.input_spec is not None else [
             TensorType(dtypes.from_numpy(a), a.shape) for a in arrays]
         self._check_inputs(arrays, types_)
-        program = self._program(types_, self._mode_key(), extra)
+        requires = tuple(isinstance(a, Tensor) and not a.stop_gradient for a in args[:n])
+        program = self._program(types_, self._mode_key(), requires, extra)
         self._last = program
         if self.check:
             return self._checked_call(program, args)
@@ -264,15 +269,14 @@ class CompiledFunction:
             return ()
         if self._sublayers is None:
             self._sublayers = [self.layer, *self.layer.sublayers()]
-        return tuple(layer.training for layer in self._sublayers)
+        return tuple(map(_training, self._sublayers))
 
     def _drop_stale_programs(self) -> None:
-        for layer, version in self._traced_from.items():
-            if layer._structure_version != version:
-                self._programs.clear()
-                self._traced_from = {}
-                self._sublayers = self._last = None
-                return
+        layers, versions = self._traced_from
+        if list(map(_structure_version, layers)) != versions:
+            self._programs.clear()
+            self._traced_from = ((), [])
+            self._sublayers = self._last = None
 
     def _check_inputs(self, arrays, types_) -> None:
         bindings: dict[str, int] = {}
@@ -287,22 +291,24 @@ class CompiledFunction:
                 raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
                                  f"{list(a.shape)}", user_location())
 
-    def _program(self, types_, mode, extra=()) -> Program:
-        key = (tuple(types_), mode, _hashable(extra))
+    def _program(self, types_, mode, requires: tuple[bool, ...], extra=()) -> Program:
+        """The program for inputs of `types_` of which those marked in `requires`
+        require a gradient: the trace depends on that and on the grad mode (both
+        decide where ``stop_gradient`` set inside the code stops a gradient)."""
+        key = (tuple(types_), mode, requires, state.grad_enabled, _hashable(extra))
         program = self._programs.get(key)
         if program is None:
-            program = self._trace(types_, extra)
+            program = self._trace(types_, requires, extra)
             self._programs[key] = program
         return program
 
-    def _trace(self, types_, extra) -> Program:
+    def _trace(self, types_, requires, extra) -> Program:
         params = _parameter_names(self.layer.forward if self.target is self.layer
                                   else self.target)
         names = [(s.name if self.input_spec and s.name else
                   params[i] if i < len(params) else f"x{i}") for i, s in
                  enumerate(self.input_spec or [None] * len(types_))]
-        stop = [s.stop_gradient if self.input_spec else True
-                for s in (self.input_spec or [None] * len(types_))]
+        stop = [not r for r in requires]
         tracer = Tracer(_ir_name(self._name()), self._state_names())
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
@@ -314,15 +320,15 @@ class CompiledFunction:
 
     def _note_layers(self, candidates) -> None:
         """Remember the structure versions of the Layers among `candidates` (and of
-        their sublayers): the programs are stale once one changes. The dict is
-        replaced, never changed, so that calls in other threads can iterate it."""
+        their sublayers): the programs are stale once one changes. The pair is
+        replaced at once, so that calls in other threads see matching halves."""
         from ..nn.layer.layers import Layer
-        versions = dict(self._traced_from)
+        versions = dict(zip(*self._traced_from))
         for root in candidates:
             if isinstance(root, Layer):
                 for layer in root.sublayers(include_self=True):
                     versions[layer] = layer._structure_version
-        self._traced_from = versions
+        self._traced_from = (tuple(versions), list(versions.values()))
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""

@@ -191,3 +191,33 @@ def test_checked_compiled_call_records_gradients_too():
     x.clear_gradient(set_to_zero=False)
     paddle.sum(act(x) * x).backward()
     np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_first_call_under_no_grad_then_training():
+    paddle.seed(5)
+    layer = nn.Linear(4, 2)
+    compiled = paddle.jit.to_static(layer)
+    x = rand(3, 4)
+    with paddle.no_grad():
+        compiled(x)
+    paddle.sum(compiled(x) ** 2).backward()
+    got = layer.weight.grad.numpy()
+    layer.clear_gradients(set_to_zero=False)
+    paddle.sum(layer(x) ** 2).backward()
+    np.testing.assert_allclose(got, layer.weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def stopped_square(x):
+    h = x * 2.0
+    h.stop_gradient = True
+    return h * x
+
+
+def test_stop_gradient_set_inside_on_a_value_of_an_input():
+    compiled = paddle.jit.to_static(stopped_square)
+    for first_requires in (False, True):
+        x = rand(2, 3, requires_grad=first_requires)
+        compiled(x)
+        x = rand(2, 3, requires_grad=True)
+        paddle.sum(compiled(x)).backward()
+        np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy(), rtol=1e-6)
