@@ -1,8 +1,9 @@
 """`irflow.compile` / `irflow.jit.to_static`: Layers and functions as compiled programs.
 
 A `CompiledFunction` wraps a Layer or a function. Each call picks a `Program` for
-the call's signature (input types, the Layer's train/eval mode, whether gradients
-are recorded), tracing and compiling one on first use:
+the call's signature (input types, which inputs require a gradient, whether
+gradients are recorded, the Layer's train/eval mode), tracing and compiling one on
+first use:
 
 1. the target's source is converted (`convert.py`) and run on traced inputs, which
    emits IR (`tracer.py`); parameters, buffers and optimizer state become arguments;
@@ -264,6 +265,8 @@ class CompiledFunction:
         return [s.to_type() for s in self.input_spec]
 
     def _mode_key(self):
+        """The train/eval flags of the layer's tree, once programs traced from layers
+        that changed since are dropped."""
         self._drop_stale_programs()
         if self.layer is None:
             return ()
