@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..dispatch import state, user_location
-from ..errors import ConversionError, IrflowError, Location, ShapeError
+from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
@@ -76,12 +76,24 @@ class Scope:
         if found is not None:
             return found
         if self.parent is None:
-            raise IrflowError(f"internal error: value {v!r} is not visible in the function")
+            raise _escaped(v)
         outer = self.parent.get(v)
         arg = self.block.add_arg(v.type, v.name)
         self.captured[v] = arg
         self.outer.append(outer)
         return arg
+
+
+def _escaped(v: Value) -> ConversionError:
+    """The error for a tensor used outside the branch or loop body that computed it."""
+    op = v.op if not isinstance(v, BlockArg) else None
+    where = f" (computed at {op.loc})" if op is not None and op.loc is not None else ""
+    return ConversionError(
+        f"a tensor computed inside a tensor-dependent `if` or loop{where} is used here, "
+        "outside it. It left the branch or loop through a side effect that conversion "
+        "cannot carry (a list it was appended to, an attribute or dict entry it was "
+        "stored in, a function that changed an object); assign it to a variable in the "
+        "branch or loop instead", user_location())
 
 
 class Tracer:
@@ -193,6 +205,20 @@ class Tracer:
         return arg
 
     # -- symbolic sizes
+    def dims(self, t: Tensor) -> list:
+        """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
+        computed when the program runs (``numel`` of that axis), which shape arguments
+        read back as the symbol."""
+        out = []
+        for axis, d in enumerate(t._ir.type.shape):
+            if isinstance(d, int):
+                out.append(d)
+            else:
+                size = self.apply("numel", [t], {"axis": (axis,)})
+                self.name_dim(size, d)
+                out.append(size)
+        return out
+
     def name_dim(self, size: Tensor, symbol: str) -> None:
         """`size` (a traced i64 scalar) is the run-time value of the dim `symbol`."""
         self.dim_symbols[id(size)] = symbol
