@@ -475,3 +475,16 @@ def test_not_to_static_runs_a_function_unconverted():
 
     with pytest.raises(ConversionError, match="truth value of a traced tensor"):
         paddle.compile(f)(POS)
+
+
+def test_forward_hooks_are_converted_too():
+    layer = nn.Linear(3, 3)
+
+    def scale_positive(layer, inputs):
+        x = inputs[0]
+        if float(x.mean()) > 0:
+            return (x * 2,)
+        return (x,)
+
+    layer.register_forward_pre_hook(scale_positive)
+    check_function(layer, (POS,), (NEG,))
