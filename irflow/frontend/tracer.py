@@ -332,6 +332,34 @@ class Tracer:
                 grad = add(old, grad)
             self.set_grad(t, grad)
 
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+        """``paddle.grad`` while tracing: the gradient computation is appended to the
+        program; the gradients are traced tensors (differentiable again with
+        `create_graph`)."""
+        from ..passes.autodiff import append_gradients, ones
+        if self.scope.parent is not None:
+            raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
+                                  "supported; call it after the if/while", user_location())
+        b = self.scope.builder
+        with b.location(user_location()):
+            seeds = []
+            for i, out in enumerate(outputs):
+                v = self.value_of(out)
+                given = grad_outputs[i] if grad_outputs is not None else None
+                seeds.append((v, self.value_of(given) if given is not None else
+                              ones(b, v.type)))
+            sources = [self.value_of(t) for t in inputs]
+            cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
+        result = []
+        for i, v in enumerate(sources):
+            g = cts.get(v)
+            if g is None and not allow_unused:
+                raise ConversionError(f"input {i} of grad() is not used to compute the "
+                                      "outputs; pass allow_unused=True to get None for it",
+                                      user_location())
+            result.append(None if g is None else self.wrap(g, not create_graph))
+        return result
+
     # -- random numbers
     def next_seed(self) -> Tensor:
         """A distinct seed for each random op: the program's seed argument plus a

@@ -488,3 +488,31 @@ def test_forward_hooks_are_converted_too():
 
     layer.register_forward_pre_hook(scale_positive)
     check_function(layer, (POS,), (NEG,))
+
+
+def test_paddle_grad_inside_compiled_code():
+    def input_gradient(x):
+        x.stop_gradient = False
+        y = paddle.sum(paddle.tanh(x) * x)
+        (g,) = paddle.grad([y], [x])
+        if paddle.mean(g) > 0.5:
+            g = g * 2
+        return g
+
+    check_function(input_gradient, (paddle.randn([5]),), (paddle.ones([5]) * 3,))
+
+
+def test_gradient_penalty_with_create_graph_trains_through_the_compiled_call():
+    class Critic(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 1)
+
+        def forward(self, x):
+            x.stop_gradient = False
+            y = paddle.tanh(self.fc(x))
+            (gx,) = paddle.grad([paddle.sum(y)], [x], create_graph=True)
+            return paddle.sum(y) + paddle.sum(gx ** 2)
+
+    paddle.seed(0)
+    check_layer_gradients(Critic(), paddle.randn([4, 3]))
