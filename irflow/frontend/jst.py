@@ -187,8 +187,43 @@ def _range(*args):
     return builtins.range(*(a.item() if isinstance(a, Tensor) else a for a in args))
 
 
+class EnumerateSpec:
+    """``enumerate(t, start)`` of a traced tensor: a loop over its rows with an index."""
+
+    def __init__(self, tensor: Tensor, start):
+        self.tensor, self.start = tensor, start
+
+
+def _enumerate(iterable, start=0):
+    return EnumerateSpec(iterable, start) if is_traced(iterable) else \
+        builtins.enumerate(iterable, start)
+
+
+def _extremum(python: Callable, elementwise: str):
+    """``max(a, b, ...)`` / ``min``: for traced scalars, the elementwise op (Python's
+    would need their values to compare)."""
+    def extremum(*args, **kwargs):
+        if len(args) < 2 or kwargs or not any(is_traced(a) for a in args):
+            return python(*args, **kwargs)
+        from ..tensor import math
+        out = args[0]
+        for a in args[1:]:
+            out = getattr(math, elementwise)(*_as_tensors(out, a))
+        return out
+    return extremum
+
+
+def _as_tensors(a, b):
+    from ..tensor.convert import as_tensor
+    like = a if isinstance(a, Tensor) else b
+    return as_tensor(a, like=like), as_tensor(b, like=like)
+
+
 _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
-             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range}
+             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range,
+             builtins.enumerate: _enumerate,
+             builtins.max: _extremum(builtins.max, "maximum"),
+             builtins.min: _extremum(builtins.min, "minimum")}
 
 
 def call(fn):
@@ -289,6 +324,9 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
         return _for_range(iterable, body_fn, init, stmt, stop)
     if is_traced(iterable):
         return _for_tensor(iterable, body_fn, init, stmt, stop)
+    if isinstance(iterable, EnumerateSpec):
+        return _for_tensor(iterable.tensor, lambda row, *values, i: body_fn(
+            (i + iterable.start, row), *values), init, stmt, stop, with_index=True)
     if isinstance(iterable, builtins.range):
         return _for_range(RangeSpec(iterable.start, iterable.stop, iterable.step), body_fn,
                           init, stmt, stop)
@@ -328,11 +366,14 @@ def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
     return while_(cond, body, (r.start, *init), indexed)[1:]
 
 
-def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop):
-    """``for row in x``: rows x[i] for i in range(len(x))."""
+def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop, with_index: bool = False):
+    """``for row in x``: rows x[i] for i in range(len(x)) (`with_index`: the body also
+    gets ``i=``)."""
     from ..tensor.manipulation import getitem
-    return _for_range(RangeSpec(_len(x)), lambda i, *values: body_fn(getitem(x, i), *values),
-                      init, stmt, stop)
+
+    def body(i, *values):
+        return body_fn(getitem(x, i), *values, **({"i": i} if with_index else {}))
+    return _for_range(RangeSpec(_len(x)), body, init, stmt, stop)
 
 
 def _private(values: tuple) -> tuple:

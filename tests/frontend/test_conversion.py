@@ -516,3 +516,14 @@ def test_gradient_penalty_with_create_graph_trains_through_the_compiled_call():
 
     paddle.seed(0)
     check_layer_gradients(Critic(), paddle.randn([4, 3]))
+
+
+def test_enumerate_and_max_of_traced_values():
+    def f(x):
+        s = paddle.zeros([3])
+        for i, row in enumerate(x):
+            s = s + row * i
+        return s * max(paddle.mean(x), 0.5) + min(paddle.sum(x), 1.0)
+
+    check_function(f, (paddle.randn([4, 3]),), (paddle.ones([2, 3]),),
+                   spec=[InputSpec([None, 3])])
