@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..dispatch import state, user_location
-from ..errors import ConversionError, IrflowError, Location, ShapeError
+from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
@@ -78,12 +78,24 @@ class Scope:
         if found is not None:
             return found
         if self.parent is None:
-            raise IrflowError(f"internal error: value {v!r} is not visible in the function")
+            raise _escaped(v)
         outer = self.parent.get(v)
         arg = self.block.add_arg(v.type, v.name)
         self.captured[v] = arg
         self.outer.append(outer)
         return arg
+
+
+def _escaped(v: Value) -> ConversionError:
+    """The error for a tensor used outside the branch or loop body that computed it."""
+    op = v.op if not isinstance(v, BlockArg) else None
+    where = f" (computed at {op.loc})" if op is not None and op.loc is not None else ""
+    return ConversionError(
+        f"a tensor computed inside a tensor-dependent `if` or loop{where} is used here, "
+        "outside it. It left the branch or loop through a side effect that conversion "
+        "cannot carry (a list it was appended to, an attribute or dict entry it was "
+        "stored in, a function that changed an object); assign it to a variable in the "
+        "branch or loop instead", user_location())
 
 
 class Tracer:
@@ -196,6 +208,20 @@ class Tracer:
         return arg
 
     # -- symbolic sizes
+    def dims(self, t: Tensor) -> list:
+        """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
+        computed when the program runs (``numel`` of that axis), which shape arguments
+        read back as the symbol."""
+        out = []
+        for axis, d in enumerate(t._ir.type.shape):
+            if isinstance(d, int):
+                out.append(d)
+            else:
+                size = self.apply("numel", [t], {"axis": (axis,)})
+                self.name_dim(size, d)
+                out.append(size)
+        return out
+
     def name_dim(self, size: Tensor, symbol: str) -> None:
         """`size` (a traced i64 scalar) is the run-time value of the dim `symbol`."""
         self.dim_symbols[id(size)] = symbol
@@ -308,6 +334,34 @@ class Tracer:
                 from ..tensor.math import add
                 grad = add(old, grad)
             self.set_grad(t, grad)
+
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+        """``paddle.grad`` while tracing: the gradient computation is appended to the
+        program; the gradients are traced tensors (differentiable again with
+        `create_graph`)."""
+        from ..passes.autodiff import append_gradients, ones
+        if self.scope.parent is not None:
+            raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
+                                  "supported; call it after the if/while", user_location())
+        b = self.scope.builder
+        with b.location(user_location()):
+            seeds = []
+            for i, out in enumerate(outputs):
+                v = self.value_of(out)
+                given = grad_outputs[i] if grad_outputs is not None else None
+                seeds.append((v, self.value_of(given) if given is not None else
+                              ones(b, v.type)))
+            sources = [self.value_of(t) for t in inputs]
+            cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
+        result = []
+        for i, v in enumerate(sources):
+            g = cts.get(v)
+            if g is None and not allow_unused:
+                raise ConversionError(f"input {i} of grad() is not used to compute the "
+                                      "outputs; pass allow_unused=True to get None for it",
+                                      user_location())
+            result.append(None if g is None else self.wrap(g, not create_graph))
+        return result
 
     # -- random numbers
     def next_seed(self) -> Tensor:

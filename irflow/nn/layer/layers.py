@@ -55,13 +55,14 @@ class HookRemoveHelper:
             hooks.pop(self._hook_id, None)
 
 
-def _traced_forward(layer: "Layer"):
-    """While a program is traced, a user-written forward runs converted, so that its
-    tensor-dependent control flow becomes IR (irflow's own layers need no conversion).
-    The tracer notes the layer: the program depends on its structure."""
+def _traced(fn):
+    """While a program is traced, a user-written forward (or hook) runs converted, so
+    that its tensor-dependent control flow becomes IR (irflow's own layers need no
+    conversion)."""
+    if thread_state.tracer is None:
+        return fn
     from ...frontend.jst import call
-    thread_state.tracer.layers.append(layer)
-    return call(layer.forward)
+    return call(fn)
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -90,23 +91,25 @@ class Layer:
     # ------------------------------------------------------------ calling
 
     def __call__(self, *inputs, **kwargs):
+        tracer = thread_state.tracer
+        if tracer is not None:
+            tracer.layers.append(self)  # the program depends on this layer's structure
         if self._forward_pre_hooks or self._forward_post_hooks:
             return self._call_with_hooks(inputs, kwargs)
-        if thread_state.tracer is not None:
-            return _traced_forward(self)(*inputs, **kwargs)
+        if tracer is not None:
+            return _traced(self.forward)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
 
     def _call_with_hooks(self, inputs: tuple, kwargs: dict):
         """A pre-hook may replace the inputs (a non-tuple result becomes the only
         input), a post-hook the outputs; None keeps them."""
         for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, inputs)
+            result = _traced(hook)(self, inputs)
             if result is not None:
                 inputs = result if isinstance(result, tuple) else (result,)
-        forward = self.forward if thread_state.tracer is None else _traced_forward(self)
-        outputs = forward(*inputs, **kwargs)
+        outputs = _traced(self.forward)(*inputs, **kwargs)
         for hook in list(self._forward_post_hooks.values()):
-            result = hook(self, inputs, outputs)
+            result = _traced(hook)(self, inputs, outputs)
             if result is not None:
                 outputs = result
         return outputs
