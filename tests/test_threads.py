@@ -89,10 +89,13 @@ class Waiting(nn.Layer):
         return h * 2.0
 
 
-def training_run(seed):
-    """Three eager SGD steps of a small MLP: its final weights and losses."""
-    paddle.seed(seed)
-    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+def mlp(seed):
+    paddle.seed(seed)  # the generator is process-wide: build models in one thread
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+
+
+def train(model, seed):
+    """Three eager SGD steps: the losses and the final weights."""
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
     rng = np.random.default_rng(seed)
     losses = []
@@ -108,7 +111,8 @@ def training_run(seed):
 
 
 def test_compiling_while_other_threads_train_eagerly():
-    expected = [training_run(seed) for seed in (1, 2)]
+    expected = [train(mlp(seed), seed) for seed in (1, 2)]
+    models = {seed: mlp(seed) for seed in (1, 2)}
     tracing, go = threading.Event(), threading.Event()
     paddle.seed(0)
     model = Waiting(tracing, go)
@@ -121,8 +125,8 @@ def test_compiling_while_other_threads_train_eagerly():
     compiling = Threads(compile_model)
     try:
         assert tracing.wait(TIMEOUT)  # the compiling thread is inside its trace now
-        run_threads(lambda: got.setdefault(1, training_run(1)),
-                    lambda: got.setdefault(2, training_run(2)))
+        run_threads(lambda: got.setdefault(1, train(models[1], 1)),
+                    lambda: got.setdefault(2, train(models[2], 2)))
     finally:
         go.set()
         compiling.join()
