@@ -6,18 +6,33 @@ the observer of eager ops (``compile(..., check=True)``) are per thread, so that
 code running in another thread does. A new thread starts recording gradients, with
 no tracer and no observer.
 
+They are context variables, which every thread (and every asyncio task) sees on its
+own. `state.grad_enabled`, `state.tracer` and `state.observer` read and set them; the
+eager hot path (`irflow.dispatch.apply`, `Layer.__call__`, Tensor hooks) calls the
+variables' ``get()`` directly, which costs less than a thread-local attribute.
+
 This module is the bottom of the eager stack: the Tensor class reads it for its
 tracing hooks, and `irflow.dispatch` (which makes Tensors) for every op.
 """
 from __future__ import annotations
 
-import threading
+from contextvars import ContextVar
+
+grad_mode: ContextVar[bool] = ContextVar("irflow.grad_enabled", default=True)
+current_tracer: ContextVar = ContextVar("irflow.tracer", default=None)
+eager_observer: ContextVar = ContextVar("irflow.observer", default=None)
 
 
-class _ThreadState(threading.local):
-    grad_enabled = True
-    tracer = None    # the frontend's active tracer, if any
-    observer = None  # called as observer(name, location, results) after each eager op
+def _attribute(var: ContextVar, doc: str) -> property:
+    return property(lambda self: var.get(), lambda self, value: var.set(value), doc=doc)
+
+
+class _ThreadState:
+    __slots__ = ()
+    grad_enabled = _attribute(grad_mode, "whether eager ops record the dynamic graph")
+    tracer = _attribute(current_tracer, "the frontend's active tracer, if any")
+    observer = _attribute(eager_observer, "called as observer(name, location, results) "
+                                          "after each eager op")
 
 
 state = _ThreadState()

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .context import state
+from .context import current_tracer, eager_observer, grad_mode, state
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
 from .ir.types import TensorType
@@ -132,8 +132,9 @@ def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
 
 def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
-    if state.tracer is not None:
-        return state.tracer.apply(name, inputs, attrs or {})
+    tracer = current_tracer.get()
+    if tracer is not None:
+        return tracer.apply(name, inputs, attrs or {})
     arrays = [t._value for t in inputs]
     prepared = prepare(name, arrays, attrs)
     try:
@@ -148,9 +149,10 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
         results = [Tensor._from_array(np.asarray(a) if type(a) is not np.ndarray and is_tensor
                                       else a)
                    for a, is_tensor in zip(out, prepared.tensor_results)]
-    if state.observer is not None:
-        state.observer(name, user_location(), [t._value for t in results])
-    if state.grad_enabled and prepared.records:
+    observer = eager_observer.get()
+    if observer is not None:
+        observer(name, user_location(), [t._value for t in results])
+    if grad_mode.get() and prepared.records:
         for t in inputs:
             if not t.stop_gradient:
                 _record(prepared, inputs, results)

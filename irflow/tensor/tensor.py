@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import state
+from ..context import current_tracer
 from ..errors import IrflowError
 from ..ir import dtypes
 
@@ -85,8 +85,9 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        if state.tracer is not None:
-            return state.tracer.grad_of(self)
+        tracer = current_tracer.get()
+        if tracer is not None:
+            return tracer.grad_of(self)
         return self._grad
 
     @grad.setter
@@ -159,8 +160,9 @@ class Tensor:
 
     # -- autograd
     def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
-        if state.tracer is not None:
-            return state.tracer.backward(self, grad_tensor)
+        tracer = current_tracer.get()
+        if tracer is not None:
+            return tracer.backward(self, grad_tensor)
         from ..autograd import backward
         backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
 
@@ -174,11 +176,12 @@ class Tensor:
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Paddle 3: keep a zero-filled gradient (or drop it with set_to_zero=False)."""
-        if state.tracer is not None:
-            g = state.tracer.grad_of(self)
+        tracer = current_tracer.get()
+        if tracer is not None:
+            g = tracer.grad_of(self)
             if g is not None:
                 from .creation import zeros_like
-                state.tracer.set_grad(self, zeros_like(g) if set_to_zero else None)
+                tracer.set_grad(self, zeros_like(g) if set_to_zero else None)
             return
         if self._grad is None:
             return
@@ -200,8 +203,9 @@ class Tensor:
         Optimizers store every update through here. A Tensor of the same dtype and
         shape is taken without a copy: irflow never mutates an array in place, so the
         two tensors can share it. Anything else is converted and copied."""
-        if state.tracer is not None:
-            return state.tracer.set_value(self, value)
+        tracer = current_tracer.get()
+        if tracer is not None:
+            return tracer.set_value(self, value)
         if isinstance(value, Tensor):
             array = value._value
             if array.dtype == self._value.dtype and array.shape == self._value.shape:

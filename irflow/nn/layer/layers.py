@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ...context import state as thread_state
+from ...context import current_tracer
 from ...ir import dtypes
 from ...tensor.tensor import Parameter, Tensor
 from ..param_attr import create_parameter, unique_name
@@ -59,7 +59,7 @@ def _traced(fn):
     """While a program is traced, a user-written forward (or hook) runs converted, so
     that its tensor-dependent control flow becomes IR (irflow's own layers need no
     conversion)."""
-    if thread_state.tracer is None:
+    if current_tracer.get() is None:
         return fn
     from ...frontend.jst import call
     return call(fn)
@@ -91,7 +91,7 @@ class Layer:
     # ------------------------------------------------------------ calling
 
     def __call__(self, *inputs, **kwargs):
-        tracer = thread_state.tracer
+        tracer = current_tracer.get()
         if tracer is not None:
             tracer.layers.append(self)  # the program depends on this layer's structure
         if self._forward_pre_hooks or self._forward_post_hooks:
