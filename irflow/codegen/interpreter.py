@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InputError, IrflowError, ShapeError
 from ..ir.core import Block, Function, Module, Operation
 from ..ir.registry import lookup
-from ..ir.types import TensorType, bind_shape, eval_shape, shape_str
+from ..ir.types import TensorType, bind_shape, eval_shape, is_symbol, shape_str
 
 
 class Interpreter:
@@ -91,7 +91,7 @@ class Interpreter:
 
 
 def _fresh_bindings(t: TensorType, array: np.ndarray) -> dict[str, int]:
-    return {d: n for d, n in zip(t.shape, array.shape) if isinstance(d, str) and "*" not in d}
+    return {d: n for d, n in zip(t.shape, array.shape) if is_symbol(d)}
 
 
 def _check_value(array: np.ndarray, t: TensorType, bindings: dict[str, int], what: str,
