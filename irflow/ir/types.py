@@ -395,6 +395,18 @@ def mismatch(a: Dim, b: Dim, message: str) -> ShapeError:
     return ShapeError(message)
 
 
+def check_same_shape(a: Shape, b: Shape, message: str) -> None:
+    """Raise unless shapes `a` and `b` are equal: a `DimMismatch` for their first
+    differing dims when every difference is a static dim against a symbolic one,
+    else a `ShapeError`."""
+    if a == b:
+        return
+    pairs = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(a) != len(b) or any(isinstance(x, int) == isinstance(y, int) for x, y in pairs):
+        raise ShapeError(message)
+    raise mismatch(*pairs[0], message)
+
+
 # ---------------------------------------------------------------- broadcasting
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
