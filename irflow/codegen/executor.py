@@ -23,9 +23,10 @@ interpreter).
 
 **Symbols.** A symbolic dim's size is a register too. A block binds the symbols its
 shape attributes need from its own arguments (``regs[slot] = regs[arg].shape[axis]``,
-precomputed per symbol), so loop-varying sizes are rebound on every region entry as
-in the interpreter; symbols its arguments do not mention are inherited from the
-enclosing block. Only ops whose `OpDef.shape_attrs` hold symbols evaluate them, from
+precomputed per symbol, solving a linear dim such as ``S1-1``), so loop-varying sizes
+are rebound on every region entry as in the interpreter; a symbol that first appears
+in an op's result (a data-dependent size) is bound from that result after the op's
+step; other symbols are inherited from the enclosing block. Only ops whose `OpDef.shape_attrs` hold symbols evaluate them, from
 these registers, at call time.
 
 **Memory.** A value's register is cleared right after its last use in its block, so
@@ -141,7 +142,7 @@ class Plan:
     __slots__ = ("name", "body", "_params", "_n_symbols")
 
     def __init__(self, fn: Function):
-        unbound = _symbols_needed(fn.block) - set(_argument_symbols(fn.block))
+        unbound = _symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
             op = _unbound_use(fn.block, symbol)
@@ -339,16 +340,33 @@ def _attr_symbols(op: Operation, opdef: OpDef) -> set[str]:
             for d in op.attrs[key] for s in symbols_of(d)}
 
 
+def _result_symbols(op: Operation) -> set[str]:
+    return {d for r in op.results if isinstance(r.type, TensorType)
+            for d in r.type.shape if is_symbol(d)}
+
+
 def _symbols_needed(block: Block) -> set[str]:
-    """The symbols running `block` must know: those in its ops' shape attributes, and
-    those its regions need but their own arguments do not bind."""
+    """The symbols running `block` must be given: those its ops' shape attributes
+    use, and those its regions need, unless its arguments bind them or an earlier
+    op's result has them as a dim (a size known only once that op has run)."""
     needed: set[str] = set()
+    bound = set(_argument_symbols(block))
     for op in block.ops:
-        needed |= _attr_symbols(op, lookup(op.name, op.loc))
+        needed |= _attr_symbols(op, lookup(op.name, op.loc)) - bound
         for region in op.regions:
-            inner = region.blocks[0]
-            needed |= _symbols_needed(inner) - set(_argument_symbols(inner))
+            needed |= _symbols_needed(region.blocks[0]) - bound
+        bound |= _result_symbols(op)
     return needed
+
+
+def _symbols_used(block: Block) -> set[str]:
+    """The symbols `block` reads, wherever they are bound."""
+    used: set[str] = set()
+    for op in block.ops:
+        used |= _attr_symbols(op, lookup(op.name, op.loc))
+        for region in op.regions:
+            used |= _symbols_needed(region.blocks[0])
+    return used
 
 
 def _unbound_use(block: Block, symbol: str) -> Operation | None:
@@ -416,15 +434,16 @@ class _BlockCompiler:
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
-        needed = _symbols_needed(block)
+        self.used = _symbols_used(block)
         self.binds = []
         for s, where in sorted(_argument_symbols(block).items()):
-            if s in needed:
+            if s in self.used:
                 self.symbol_slot[s] = len(self.symbol_slot) + n
                 self.binds.append((self.symbol_slot[s], *where))
         self.base = n + len(inherits)
         self.tail: list = [None] * len(self.binds)
         self.prefilled: list[tuple[int, str]] = []
+        self.bound_outs: set[int] = set()  # results whose shapes bind symbols
 
     def new_slots(self, op: Operation) -> tuple[int, ...]:
         slots = []
@@ -439,6 +458,7 @@ class _BlockCompiler:
         for op in self.block.ops[:-1]:
             record = self.record(op)
             if record is not None:
+                self.bind_results(record)
                 records.append(record)
         outputs = tuple(self.slot[v] for v in self.block.ops[-1].operands)
         steps, locs = self.steps(records, outputs)
@@ -457,7 +477,7 @@ class _BlockCompiler:
         for s, j in last_use.items():
             if s not in keep:
                 records[j].frees += (s,)
-        read = set(last_use) | set(outputs)
+        read = set(last_use) | set(outputs) | self.bound_outs
         steps, locs = [], {}
         for record in records:
             record.frees = tuple(sorted(record.frees))
@@ -483,6 +503,21 @@ class _BlockCompiler:
         outs = self.new_slots(op)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
             op, opdef, ins, outs, frees, read))
+
+    def bind_results(self, record: _Record) -> None:
+        """Bind, after its step, the symbols the record's results have as dims that
+        this block uses and nothing bound before (a data-dependent size)."""
+        binds = []
+        for r, out in zip(record.op.results, record.outs):
+            for axis, d in enumerate(r.type.shape if isinstance(r.type, TensorType) else ()):
+                if is_symbol(d) and d in self.used and d not in self.symbol_slot:
+                    self.symbol_slot[d] = self.base + len(self.tail)
+                    self.tail.append(None)
+                    binds.append((self.symbol_slot[d], out, axis))
+        if binds:
+            self.bound_outs.update(out for _, out, _ in binds)
+            build = record.build
+            record.build = lambda frees, read: _binding(build(frees, read), tuple(binds))
 
     def precompute(self, op: Operation, opdef: OpDef) -> None:
         try:
@@ -512,7 +547,7 @@ class _BlockCompiler:
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
-        inherits = tuple(sorted(_symbols_needed(block) - set(_argument_symbols(block))))
+        inherits = tuple(sorted(_symbols_needed(block)))
         plan = _BlockCompiler(block, inherits).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
@@ -604,6 +639,15 @@ def _store(mode: str, index: int, expr: str) -> str:
     if mode == "drop":
         return expr
     return f"regs[o{index}] = " + (f"asarray({expr})" if mode == "wrap" else expr)
+
+
+def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
+    """`step`, then ``regs[slot] = regs[out].shape[axis]`` for each bind."""
+    def run(regs: list) -> None:
+        step(regs)
+        for slot, out, axis in binds:
+            regs[slot] = regs[out].shape[axis]
+    return run
 
 
 def _cond_step(pred: int, operands: tuple[int, ...], frees: tuple[int, ...], then, else_,

@@ -395,6 +395,13 @@ def mismatch(a: Dim, b: Dim, message: str) -> ShapeError:
     return ShapeError(message)
 
 
+def reworded(e: ShapeError, message: str) -> ShapeError:
+    """`e` with another message, keeping what a `DimMismatch` says about its dims."""
+    if isinstance(e, DimMismatch):
+        return DimMismatch(message, e.dim, e.size)
+    return ShapeError(message)
+
+
 def check_same_shape(a: Shape, b: Shape, message: str) -> None:
     """Raise unless shapes `a` and `b` are equal: a `DimMismatch` for their first
     differing dims when every difference is a static dim against a symbolic one,
