@@ -156,9 +156,7 @@ def shape_of(x):
         if isinstance(d, int):
             dims.append(d)
         else:
-            size = apply("numel", (x,), {"axis": (axis,)})
-            _tracer().name_dim(size, d)
-            dims.append(size)
+            dims.append(apply("numel", (x,), {"axis": (axis,)}))
     return dims
 
 

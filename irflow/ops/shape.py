@@ -1,6 +1,6 @@
 """Shape and indexing ops: `reshape`, `transpose`, `broadcast_to`, `unsqueeze`,
 `squeeze`, `concat`, `stack`, `slice`, `set_slice`, `gather`, `scatter_add`,
-`take_along_axis`, `put_along_axis`, `pad` and `arange`.
+`take_along_axis`, `put_along_axis`, `pad`, `arange` and `range`.
 
 Attributes that depend on the operand's shape are resolved by canonicalization, so
 the stored form is explicit: a reshape's ``-1`` and ``0`` become the dims they stand
@@ -769,3 +769,33 @@ defop("arange", _arange_infer, _arange_kernel,
       doc="arange() {start, stop, step, dtype}: the 1-D tensor start, start + step, ... "
           "up to but excluding stop; its length ceil((stop - start) / step) is static. "
           "`dtype` defaults to int64 when start, stop and step are ints, else float32")
+
+
+def _range_canon(attrs, types):
+    try:
+        dtype = dtypes.dtype(attrs["dtype"])
+    except TypeError as e:
+        raise ShapeError(str(e)) from None
+    return {"dtype": dtype, "size": normalize_dim(attrs["size"])}
+
+
+def _range_infer(types, attrs):
+    for t, what in zip(types, ("start", "stop", "step")):
+        check_kind(t, "number", what)
+        if t.rank:
+            raise ShapeError(f"{what} must be a scalar, got {t}")
+    return TensorType(attrs["dtype"], (attrs["size"],))
+
+
+def _range_kernel(start, stop, step, dtype, size):
+    if step == 0:
+        raise ShapeError("step must not be 0")
+    return _arange_kernel(start.item(), stop.item(), step.item(), dtype)
+
+
+defop("range", _range_infer, _range_kernel, arity=3,
+      attrs={"dtype": REQUIRED, "size": REQUIRED}, canonicalize=_range_canon, nondiff=True,
+      doc="range(start, stop, step) {dtype, size}: `arange` of three scalar operands "
+          "whose values are known only when the program runs. `size` is the result's "
+          "length: a symbol of its own where it depends on tensor values, bound from the "
+          "result when the op runs")

@@ -9,7 +9,7 @@ from ..dispatch import apply
 from ..errors import IrflowError
 from ..ir import dtypes
 from ..ir.types import numel
-from .convert import as_tensor, cast, dims
+from .convert import as_tensor, cast, dims, traced_dim
 from .math import add, multiply, remainder
 from .tensor import Tensor
 
@@ -221,7 +221,7 @@ class _Index:
                 raise IndexError(f"too many indices for a tensor of rank {len(shape)}")
             dim = shape[axis - len(self.new_axes)]
             if isinstance(item, builtins.slice):
-                self._add_slice(axis, item)
+                self._add_slice(axis, item, x, axis - len(self.new_axes), dim)
             elif isinstance(item, int | np.integer):  # bools are masks by now
                 self._add_int(axis, int(item), dim)
             elif item.dtype.is_bool:
@@ -251,14 +251,21 @@ class _Index:
         fill = [builtins.slice(None)] * builtins.max(x.ndim - used, 0)
         return items[:at[0]] + fill + items[at[0] + 1:]
 
-    def _add_slice(self, axis: int, item: builtins.slice) -> None:
-        if item.step is not None and int(item.step) == 0:
+    def _add_slice(self, axis: int, item: builtins.slice, x: Tensor, x_axis: int, dim) -> None:
+        step = 1 if item.step is None else int(item.step)
+        if step == 0:
             raise ValueError("slice step cannot be zero")
-        if item != builtins.slice(None):
+        start, stop = _bound(item.start), _bound(item.stop)
+        if isinstance(start, Tensor) or isinstance(stop, Tensor):
+            if step != 1:
+                raise IrflowError("a slice whose bounds depend on tensor values must have "
+                                  "step 1")
+            self.tensors.append((axis, _positions(x, x_axis, dim, start, stop)))
+        elif (start, stop, step) != (None, None, 1):
             self.axes.append(axis)
-            self.starts.append(_int_or_none(item.start))
-            self.stops.append(_int_or_none(item.stop))
-            self.steps.append(1 if item.step is None else int(item.step))
+            self.starts.append(start)
+            self.stops.append(stop)
+            self.steps.append(step)
 
     def _add_int(self, axis: int, i: int, dim) -> None:
         if isinstance(dim, int) and not -dim <= i < dim:
@@ -295,10 +302,31 @@ def _index_item(item):
                      "int or bool tensors")
 
 
-def _int_or_none(v):
-    if v is None:
-        return None
-    return int(v)
+def _bound(v):
+    """A slice bound: None, an int, the symbolic dim a traced size computes, or (when
+    it depends on tensor values) the traced tensor itself."""
+    if v is None or not isinstance(v, Tensor) or v._value is not None:
+        return None if v is None else int(v)
+    dim = traced_dim(v)
+    return v if dim is None else dim
+
+
+def _positions(x: Tensor, axis: int, dim, start, stop) -> Tensor:
+    """The indices ``x[start:stop]`` takes along `axis` (of size `dim`), as a 1-D
+    tensor, for bounds known only when the program runs: negative ones count from
+    the end and both are clipped to the axis, as in Python."""
+    from .creation import arange
+    size = dim if isinstance(dim, int) else apply("numel", (x,), {"axis": (axis,)})
+
+    def clipped(bound, default):
+        if bound is None:
+            return default
+        bound = cast(as_tensor(bound), dtypes.int64)
+        from .logic import where
+        from .math import maximum, minimum
+        return minimum(maximum(where(bound < 0, add(bound, size), bound), 0), size)
+
+    return arange(clipped(start, 0), clipped(stop, size))
 
 
 def _basic(x: Tensor, parts: _Index) -> tuple[Tensor, Tensor, Tensor]:
