@@ -114,9 +114,10 @@ def _fill_reshape(shape: tuple, in_shape: tuple, total) -> tuple:
         rest = numel(shape[:i] + shape[i + 1:])
         d = dim_div(total, rest)
         if d is None:
+            what = "a whole number of elements" if isinstance(total, int) and \
+                isinstance(rest, int) else "a polynomial of the symbolic dims"
             raise ShapeError(f"cannot reshape {shape_str(in_shape)} to {shape_str(shape)}: "
-                             f"the -1 would be {total} / {rest}, which is not a whole "
-                             f"number of elements")
+                             f"the -1 would be {total} / {rest}, which is not {what}")
         shape = shape[:i] + (d,) + shape[i + 1:]
     if numel(shape) != total:
         raise mismatch(total, numel(shape), f"cannot reshape {shape_str(in_shape)} ({total} "
@@ -459,18 +460,13 @@ def _sliced_shape(x: TensorType, attrs) -> tuple:
     return tuple(shape)
 
 
-def _slice_index(rank: int, axes, starts, stops, steps) -> tuple:
-    index = [slice(None)] * rank
+def _slice_index(shape: tuple, axes, starts, stops, steps) -> tuple:
+    """The NumPy index of a slice, whose step-1 bounds must lie within their axes: on
+    a symbolic axis the type's size stop - start is right only then (canonical bounds
+    on a static axis always do)."""
+    index = [slice(None)] * len(shape)
     for axis, start, stop, step in zip(axes, starts, stops, steps):
         index[axis] = slice(start, stop, step)
-    return tuple(index)
-
-
-def _checked_index(shape: tuple, axes, starts, stops, steps) -> tuple:
-    """The index of a slice whose step-1 bounds must lie within their axes: on a
-    symbolic axis the type's size stop - start is right only then (on a static axis
-    canonical bounds always do)."""
-    for axis, start, stop, step in zip(axes, starts, stops, steps):
         if step == 1:
             n = shape[axis]
             first = start + n if start < 0 else start
@@ -480,11 +476,11 @@ def _checked_index(shape: tuple, axes, starts, stops, steps) -> tuple:
                                  f"{axis} reaches outside the axis, which has {n} elements "
                                  f"in this run; a slice of an axis with a symbolic size "
                                  f"must lie within it")
-    return _slice_index(len(shape), axes, starts, stops, steps)
+    return tuple(index)
 
 
 def _slice_kernel(x, **bounds):
-    return x[_checked_index(x.shape, **bounds)]
+    return x[_slice_index(x.shape, **bounds)]
 
 
 def _slice_vjp(b, g, ins, outs, **bounds):
@@ -520,7 +516,7 @@ def _set_slice_infer(types, attrs):
 
 def _set_slice_kernel(x, update, **bounds):
     out = x.copy()
-    out[_checked_index(x.shape, **bounds)] = update
+    out[_slice_index(x.shape, **bounds)] = update
     return out
 
 

@@ -252,6 +252,8 @@ class _Index:
         return items[:at[0]] + fill + items[at[0] + 1:]
 
     def _add_slice(self, axis: int, item: builtins.slice, x: Tensor, x_axis: int, dim) -> None:
+        if item.start is None and item.stop is None and item.step is None:
+            return
         step = 1 if item.step is None else int(item.step)
         if step == 0:
             raise ValueError("slice step cannot be zero")
