@@ -59,6 +59,10 @@ def _call_infer(types, attrs):
             ok = t.dtype is expected.dtype and bind_shape(expected.shape, t.shape, bindings)
         if not ok:
             raise ShapeError(f"operand {i} of @{fn.name} is {t}, expected {expected}")
+    static = [(a.type.shape, t.shape) for t, a in zip(types, fn.args)
+              if isinstance(a.type, TensorType) and t.is_static]
+    # once every operand has bound what it can, a dim such as M+N solves for M
+    bind_shape(sum((e for e, _ in static), ()), sum((s for _, s in static), ()), bindings)
     out = []
     for r in fn.result_types:
         if isinstance(r, TensorType) and bindings and not r.is_static:
