@@ -83,6 +83,8 @@ def dims(values) -> tuple:
 
 
 def _dim(v):
+    if isinstance(v, str):  # a symbolic dim, such as exact_shape gives
+        return v
     if not isinstance(v, Tensor):
         return int(v)
     if v._value is not None:

@@ -8,7 +8,7 @@ import numpy as np
 from ..dispatch import apply
 from ..errors import IrflowError
 from ..ir import dtypes
-from ..ir.types import numel
+from ..ir.types import dim_add, dim_div, dim_sub, numel
 from .convert import as_tensor, cast, dims, traced_dim
 from .math import add, multiply, remainder
 from .tensor import Tensor
@@ -75,20 +75,24 @@ def _same_dtype(tensors: list[Tensor]) -> list[Tensor]:
 def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
     x = as_tensor(x)
     axis = int(axis) % x.ndim
-    size = x.shape[axis]
+    size = exact_shape(x)[axis]
     if isinstance(num_or_sections, int):
-        if size % num_or_sections:
-            raise IrflowError(f"split: dim {axis} of size {size} does not divide into "
+        part = dim_div(size, num_or_sections)
+        if part is None:
+            why = "" if isinstance(size, int) else \
+                " known only at run time (give the sizes of the parts)"
+            raise IrflowError(f"split: dim {axis} of size {size}{why} does not divide into "
                               f"{num_or_sections} equal parts")
-        sections = [size // num_or_sections] * num_or_sections
+        sections = [part] * num_or_sections
     else:
         sections = list(num_or_sections)
         if -1 in sections:
-            sections[sections.index(-1)] = size - builtins.sum(s for s in sections if s != -1)
+            rest = builtins.sum(s for s in sections if s != -1)
+            sections[sections.index(-1)] = dim_sub(size, rest)
     out, start = [], 0
     for s in sections:
-        out.append(slice(x, [axis], [start], [start + s]))
-        start += s
+        out.append(slice(x, [axis], [start], [dim_add(start, s)]))
+        start = dim_add(start, s)
     return out
 
 

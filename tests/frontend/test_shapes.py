@@ -85,6 +85,11 @@ def padded_then_cut(x):
     return paddle.nn.functional.pad(x, [2, 0, 1, 1])[:, 1:-1]
 
 
+def first_column_times_the_others(x):
+    first, others = paddle.split(x, [1, -1], axis=1)
+    return first * others
+
+
 def columns_and_their_sum(x):
     return paddle.concat([x, x[:, 1:], paddle.sum(x, axis=1, keepdim=True)], axis=1)
 
@@ -131,7 +136,8 @@ def compiled_and_eager_agree(model, spec, *shape_lists):
 
 @pytest.mark.parametrize("fn", [first_column, last_column, first_columns,
                                 all_but_the_first_column, first_row, neighbour_differences,
-                                padded, padded_then_cut, columns_and_their_sum])
+                                padded, padded_then_cut, first_column_times_the_others,
+                                columns_and_their_sum])
 def test_indexing_padding_and_joining_axes_of_unknown_size(fn):
     compiled = compiled_and_eager_agree(Scaled(fn), [InputSpec([None, None])],
                                         [[3, 5]], [[2, 2]], [[4, 3]])
