@@ -14,8 +14,8 @@ from .tensor import Tensor
 def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     """A new Tensor holding a copy of `data` (Python floats become float32, ints
     int64, as in Paddle; NumPy arrays keep their dtype)."""
-    if isinstance(data, Tensor) and data._value is None:
-        t = data if dtype is None else data.astype(dtype)
+    if isinstance(data, Tensor) and data._value is None:  # a new leaf, as eagerly
+        t = data.detach() if dtype is None else data.detach().astype(dtype)
     else:
         t = Tensor._from_array(np.array(to_array(data, dtype), copy=True))
     t.stop_gradient = stop_gradient
@@ -113,3 +113,8 @@ def assign(x, output=None) -> Tensor:
         output.set_value(t)
         return output
     return t
+
+
+def fill_constant(shape, dtype, value, force_cpu=False, out=None, name=None) -> Tensor:
+    """Paddle's older spelling of `full` (``paddle.tensor.fill_constant``)."""
+    return full(shape, value, dtype)
