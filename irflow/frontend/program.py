@@ -240,12 +240,7 @@ class CompiledFunction:
                                  f"{a.dtype}", user_location())
             if not bind_shape(t.shape, a.shape, bindings):
                 shown = [d if isinstance(d, int) else None for d in t.shape]
-                why = "".join(
-                    f"; its axis {k} is None in the input_spec, but the program needs {size} "
-                    f"there{f' ({loc})' if loc else ''}"
-                    for k, (d, n) in enumerate(zip(spec_types[i].shape, a.shape))
-                    if fixed and d in fixed for size, loc in [fixed[d]] if n != size
-                ) if spec_types else ""
+                why = _why_fixed(spec_types[i].shape, a.shape, fixed) if fixed else ""
                 raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
                                  f"{list(a.shape)}{why}", user_location())
 
@@ -321,6 +316,17 @@ def _symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int]:
             not any(solved[0] in symbols_of(d) for t in types_ for d in t.shape):
         raise e
     return solved
+
+
+def _why_fixed(spec_shape, actual, fixed: dict) -> str:
+    """Why the axes of `actual` that a fixed symbol of `spec_shape` stands for are wrong."""
+    why = ""
+    for axis, (d, n) in enumerate(zip(spec_shape, actual)):
+        if d in fixed and fixed[d][0] != n:
+            size, loc = fixed[d]
+            why += (f"; its axis {axis} is unknown in the input_spec, but the program needs "
+                    f"{size} there" + (f" ({loc})" if loc else ""))
+    return why
 
 
 def _parameter_names(fn) -> list[str]:

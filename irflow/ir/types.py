@@ -103,8 +103,9 @@ Type = TensorType | StackType
 # to non-zero integer coefficients.
 
 _Poly = dict[tuple[str, ...], int]
-_DIM_TOKEN = re.compile(r"\d+|[A-Za-z_][A-Za-z0-9_]*|[-+*]")
-_DIM_TEXT = re.compile(r"(\s*(\d+|[A-Za-z_][A-Za-z0-9_]*|[-+*]))*\s*")
+_TOKEN = r"\d+|[A-Za-z_][A-Za-z0-9_]*|[-+*]"
+_DIM_TOKEN = re.compile(_TOKEN)
+_DIM_TEXT = re.compile(rf"(\s*({_TOKEN}))*\s*")
 
 
 def normalize_dim(d) -> Dim:
@@ -187,10 +188,6 @@ def _format(poly: _Poly) -> Dim:
     return text
 
 
-def is_symbolic(d: Dim) -> bool:
-    return isinstance(d, str)
-
-
 def is_symbol(d: Dim) -> bool:
     """Whether `d` is a single symbol (``N``), which an actual size binds directly."""
     return isinstance(d, str) and bool(_SYMBOL.match(d))
@@ -199,7 +196,7 @@ def is_symbol(d: Dim) -> bool:
 def is_dim_text(value) -> bool:
     """Whether a string is a symbolic dim in canonical form starting with a symbol
     (how a dim prints bare in list attributes: ``shape=[N, S1+2]``)."""
-    if not isinstance(value, str) or not value[:1].isalpha() and value[:1] != "_":
+    if not (isinstance(value, str) and (value[:1].isalpha() or value[:1] == "_")):
         return False
     try:
         return normalize_dim(value) == value
@@ -281,10 +278,10 @@ def dim_div(a: Dim, b: Dim) -> Dim | None:
             left.remove(s)
         if rest[top] % divisor[lead]:
             return None
-        term = {tuple(left): rest[top] // divisor[lead]}
-        _add_term(quotient, tuple(left), term[tuple(left)])
-        for mono, coef in _mul(term, divisor).items():
-            _add_term(rest, mono, -coef)
+        mono, coef = tuple(left), rest[top] // divisor[lead]
+        _add_term(quotient, mono, coef)
+        for m, c in _mul({mono: coef}, divisor).items():
+            _add_term(rest, m, -c)
     return _format(quotient)
 
 

@@ -181,7 +181,7 @@ def test_a_linear_fixes_an_unknown_feature_dim_and_checks_it_at_run_time():
                                         [[5, 4]], [[2, 4]])
     assert str(compiled.ir.main.args[0].type) == "f32[N,4]"
     with pytest.raises(paddle.InputError, match=r"x should have shape \[None, 4\], got \[5, 6\]"
-                                                r"; its axis 1 is None in the input_spec, but "
+                                                r"; its axis 1 is unknown in the input_spec, but "
                                                 r"the program needs 4 there") as e:
         compiled(paddle.randn([5, 6]))
     assert e.value.loc.file == __file__
