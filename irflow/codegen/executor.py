@@ -26,8 +26,8 @@ shape attributes need from its own arguments (``regs[slot] = regs[arg].shape[axi
 precomputed per symbol, solving a linear dim such as ``S1-1``), so loop-varying sizes
 are rebound on every region entry as in the interpreter; a symbol that first appears
 in an op's result (a data-dependent size) is bound from that result after the op's
-step; other symbols are inherited from the enclosing block. Only ops whose `OpDef.shape_attrs` hold symbols evaluate them, from
-these registers, at call time.
+step; other symbols are inherited from the enclosing block. Only ops whose
+`OpDef.shape_attrs` hold symbols evaluate them, from these registers, at call time.
 
 **Memory.** A value's register is cleared right after its last use in its block, so
 peak memory follows liveness, not program size. Regions are closed, so liveness is
@@ -113,7 +113,8 @@ class BlockPlan:
         head = ", ".join(f"r{i}" for i in range(k))
         head += "".join(f", r{k + i}={s}" for i, s in enumerate(self.inherits))
         lines = [f"{indent}({head}):"]
-        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}" for slot, arg, axis, _, _ in self.binds]
+        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}"
+                  for slot, arg, axis, _, _ in self.binds]
         if self.entry_frees:
             lines.append(f"{indent}  free {_regs(self.entry_frees)}")
         lines += [f"{indent}  r{slot} = {name}  ; at compile time" for slot, name in self.prefilled]

@@ -22,8 +22,8 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir import dtypes
 from ..ir.registry import REQUIRED
-from ..ir.types import (TensorType, check_same_shape, dim_add, dim_div, dim_sub, mismatch,
-                        normalize_dim, numel, shape_str)
+from ..ir.types import (TensorType, check_same_shape, dim_add, dim_div, dim_sub, dim_terms,
+                        mismatch, normalize_dim, numel, shape_str)
 from ._rules import check_kind, defop, norm_axes, norm_axis, same_dtype, unbroadcast
 
 
@@ -417,6 +417,11 @@ def _symbolic_axis_bounds(dim: str, axis: int, start, stop, step):
     if stop == dim or (_is_int(stop) and stop >= _INT_MAX):
         stop = None
     stop = _from_end(stop, dim)
+    for bound in (start, stop):
+        if isinstance(bound, str) and any(coef < 0 for coef, _ in dim_terms(bound)):
+            raise ShapeError(f"the bound {bound} of axis {axis} (size {dim}) may be negative, "
+                             f"which would count from the end; a symbolic bound must be a "
+                             f"position, or the size minus an int")
     if start == 0 and stop is None:
         return None
     if _is_empty(_slice_size(dim, start, stop)):

@@ -120,6 +120,9 @@ def _value_dim(v) -> Dim | None:
         return numel(x.shape if axes is None else tuple(x.shape[a] for a in axes))
     if op.name in ("cast", "reshape"):
         return _value_dim(op.operands[0])
+    if op.name == "neg":
+        a = _value_dim(op.operands[0])
+        return None if a is None else dim_sub(0, a)
     if op.name in _DIM_ARITHMETIC:
         a, b = (_value_dim(u) for u in op.operands)
         return None if a is None or b is None else _DIM_ARITHMETIC[op.name](a, b)

@@ -8,9 +8,10 @@ import numpy as np
 from ..dispatch import apply
 from ..errors import IrflowError
 from ..ir import dtypes
-from ..ir.types import dim_add, dim_div, dim_sub, numel
+from ..ir.types import dim_add, dim_div, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
-from .math import add, multiply, remainder
+from .logic import where
+from .math import add, maximum, minimum, multiply, remainder
 from .tensor import Tensor
 
 
@@ -261,7 +262,7 @@ class _Index:
         step = 1 if item.step is None else int(item.step)
         if step == 0:
             raise ValueError("slice step cannot be zero")
-        start, stop = _bound(item.start), _bound(item.stop)
+        start, stop = _bound(item.start, dim), _bound(item.stop, dim)
         if isinstance(start, Tensor) or isinstance(stop, Tensor):
             if step != 1:
                 raise IrflowError("a slice whose bounds depend on tensor values must have "
@@ -308,13 +309,17 @@ def _index_item(item):
                      "int or bool tensors")
 
 
-def _bound(v):
-    """A slice bound: None, an int, the symbolic dim a traced size computes, or (when
-    it depends on tensor values) the traced tensor itself."""
+def _bound(v, dim):
+    """A slice bound on an axis of size `dim`: None, an int, the symbolic dim a traced
+    size computes when that is a position (no negative terms, or the size minus an
+    int), else the traced tensor itself (its value, and sign, known at run time)."""
     if v is None or not isinstance(v, Tensor) or v._value is not None:
         return None if v is None else int(v)
-    dim = traced_dim(v)
-    return v if dim is None else dim
+    bound = traced_dim(v)
+    if isinstance(bound, str) and any(c < 0 for c, _ in dim_terms(bound)) and \
+            not isinstance(dim_sub(bound, dim), int):
+        return v
+    return v if bound is None else bound
 
 
 def _positions(x: Tensor, axis: int, dim, start, stop) -> Tensor:
@@ -328,8 +333,6 @@ def _positions(x: Tensor, axis: int, dim, start, stop) -> Tensor:
         if bound is None:
             return default
         bound = cast(as_tensor(bound), dtypes.int64)
-        from .logic import where
-        from .math import maximum, minimum
         return minimum(maximum(where(bound < 0, add(bound, size), bound), 0), size)
 
     return arange(clipped(start, 0), clipped(stop, size))

@@ -254,3 +254,12 @@ def test_a_slice_must_lie_within_an_axis_of_unknown_size():
                                                 r"axis, which has 1 elements") as e:
         compiled(paddle.ones([2, 1]))
     assert e.value.loc.line == tail.__code__.co_firstlineno + 1
+
+
+def test_a_bound_whose_sign_is_known_only_at_run_time_slices_as_python_does():
+    def f(x):
+        n = x.shape[1]
+        return x[:, :-(n - 1)] * 2.0  # x[:, :1], or x[:, :0] when n is 1 (-0 is 0)
+
+    compiled_equals_eager(f, [InputSpec([None, None])],
+                          [paddle.randn([2, 3]), paddle.randn([2, 1]), paddle.randn([1, 4])])
