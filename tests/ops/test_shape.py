@@ -503,6 +503,11 @@ def test_symbolic_slice_bounds_come_from_other_dims():
     np.testing.assert_array_equal(z, y)
 
 
+def test_a_symbolic_bound_must_be_a_position():
+    bad("slice", T("f32[M+N,4]"), axes=(0,), starts=("M-N",), stops=(None,),
+        match=r"the bound M-N of axis 0 \(size M\+N\) may be negative")
+
+
 @pytest.mark.parametrize("start, stop", [(5, None), (0, 5), (-5, None), (2, -3)])
 def test_a_slice_outside_a_symbolic_axis_fails_when_it_runs(start, stop):
     with pytest.raises(ShapeError, match=rf"the slice {start}:{stop or ''} of axis 0 reaches "
