@@ -27,7 +27,7 @@ import numpy as np
 from .context import current_tracer, eager_observer, grad_mode, state
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
-from .ir.types import TensorType
+from .ir.types import TensorType, bind_shape
 from .ir import dtypes
 from .tensor.tensor import Tensor
 
@@ -49,7 +49,7 @@ class Prepared:
     """What a call of one op on operands of given dtypes and shapes needs, cached."""
 
     __slots__ = ("opdef", "kernel", "attrs", "attrs_key", "result_types", "single",
-                 "grad_results", "tensor_results", "records")
+                 "grad_results", "tensor_results", "records", "unsized")
 
     def __init__(self, opdef, attrs: dict, result_types):
         self.opdef = opdef
@@ -63,6 +63,8 @@ class Prepared:
                                   and t.dtype.is_float for t in result_types)
         self.tensor_results = tuple(isinstance(t, TensorType) for t in result_types)
         self.records = any(self.grad_results)
+        # Result sizes the kernel decides (a compiled call): known once it has run.
+        self.unsized = any(isinstance(t, TensorType) and not t.is_static for t in result_types)
 
 
 class Node:
@@ -130,6 +132,16 @@ def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
     return prepared
 
 
+def _sizes(prepared: Prepared, out) -> tuple:
+    """The (symbol, size) pairs that the kernel's results `out` give the symbolic dims
+    of the prepared result types."""
+    bindings: dict[str, int] = {}
+    for t, a in zip(prepared.result_types, [out] if prepared.single else out):
+        if isinstance(t, TensorType):
+            bind_shape(t.shape, np.shape(a), bindings)
+    return tuple(sorted(bindings.items()))
+
+
 def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
     tracer = current_tracer.get()
@@ -141,6 +153,8 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
         out = prepared.kernel(*arrays)
     except IrflowError as e:
         raise e.with_loc(user_location())
+    if prepared.unsized:
+        prepared = prepare(name, arrays, {**(attrs or {}), "sizes": _sizes(prepared, out)})
     if prepared.single:
         if type(out) is not np.ndarray and prepared.tensor_results[0]:
             out = np.asarray(out)

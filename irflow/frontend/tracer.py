@@ -31,7 +31,7 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import TensorType
+from ..ir.types import TensorType, symbols_of
 from ..tensor.tensor import Tensor
 
 
@@ -114,7 +114,7 @@ class Tracer:
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
-        self.dim_symbols: dict[int, str] = {}         # id of a traced size -> its symbol
+        self.fresh_dims = 0                           # symbols fresh_dim made
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
@@ -211,25 +211,19 @@ class Tracer:
     def dims(self, t: Tensor) -> list:
         """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
         computed when the program runs (``numel`` of that axis), which shape arguments
-        read back as the symbol."""
-        out = []
-        for axis, d in enumerate(t._ir.type.shape):
-            if isinstance(d, int):
-                out.append(d)
-            else:
-                size = self.apply("numel", [t], {"axis": (axis,)})
-                self.name_dim(size, d)
-                out.append(size)
-        return out
+        read back as the symbol (see `irflow.tensor.convert.traced_dim`)."""
+        return [d if isinstance(d, int) else self.apply("numel", [t], {"axis": (axis,)})
+                for axis, d in enumerate(t._ir.type.shape)]
 
-    def name_dim(self, size: Tensor, symbol: str) -> None:
-        """`size` (a traced i64 scalar) is the run-time value of the dim `symbol`."""
-        self.dim_symbols[id(size)] = symbol
-        self.alive.append(size)
-
-    def dim_of(self, value) -> str | None:
-        """The symbol a traced size stands for, if it is one `shape_of` made."""
-        return self.dim_symbols.get(id(value))
+    def fresh_dim(self) -> str:
+        """A new symbol for a size that depends on tensor values (bound when the
+        program runs, from the result of the op whose size it is)."""
+        taken = {s for a in self.fn.block.args if isinstance(a.type, TensorType)
+                 for d in a.type.shape for s in symbols_of(d)}
+        while True:
+            self.fresh_dims += 1
+            if f"D{self.fresh_dims}" not in taken:
+                return f"D{self.fresh_dims}"
 
     # -- tensor hooks (called by Tensor methods while tracing)
     def shape_of(self, t: Tensor) -> list[int]:
