@@ -7,9 +7,10 @@ code running in another thread does. A new thread starts recording gradients, wi
 no tracer and no observer.
 
 They are context variables, which every thread (and every asyncio task) sees on its
-own. `state.grad_enabled`, `state.tracer` and `state.observer` read and set them; the
-eager hot path (`irflow.dispatch.apply`, `Layer.__call__`, Tensor hooks) calls the
-variables' ``get()`` directly, which costs less than a thread-local attribute.
+own. `state.grad_enabled`, `state.tracer` and `state.observer` read and set them. The
+eager hot path (`irflow.dispatch.apply`, `Layer.__call__`, Tensor hooks) reads them
+with `grad_enabled()`, `current_tracer()` and `current_observer()` instead: the
+variables' bound ``get`` methods, cheaper to call than an attribute is to read.
 
 This module is the bottom of the eager stack: the Tensor class reads it for its
 tracing hooks, and `irflow.dispatch` (which makes Tensors) for every op.
@@ -18,9 +19,13 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-grad_mode: ContextVar[bool] = ContextVar("irflow.grad_enabled", default=True)
-current_tracer: ContextVar = ContextVar("irflow.tracer", default=None)
-eager_observer: ContextVar = ContextVar("irflow.observer", default=None)
+_grad_enabled: ContextVar[bool] = ContextVar("irflow.grad_enabled", default=True)
+_tracer: ContextVar = ContextVar("irflow.tracer", default=None)
+_observer: ContextVar = ContextVar("irflow.observer", default=None)
+
+grad_enabled = _grad_enabled.get
+current_tracer = _tracer.get
+current_observer = _observer.get
 
 
 def _attribute(var: ContextVar, doc: str) -> property:
@@ -29,10 +34,10 @@ def _attribute(var: ContextVar, doc: str) -> property:
 
 class _ThreadState:
     __slots__ = ()
-    grad_enabled = _attribute(grad_mode, "whether eager ops record the dynamic graph")
-    tracer = _attribute(current_tracer, "the frontend's active tracer, if any")
-    observer = _attribute(eager_observer, "called as observer(name, location, results) "
-                                          "after each eager op")
+    grad_enabled = _attribute(_grad_enabled, "whether eager ops record the dynamic graph")
+    tracer = _attribute(_tracer, "the frontend's active tracer, if any")
+    observer = _attribute(_observer, "called as observer(name, location, results) after "
+                                     "each eager op")
 
 
 state = _ThreadState()

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .context import current_tracer, eager_observer, grad_mode, state
+from .context import current_observer, current_tracer, grad_enabled, state
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
 from .ir.types import TensorType, bind_shape
@@ -144,7 +144,7 @@ def _sizes(prepared: Prepared, out) -> tuple:
 
 def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
-    tracer = current_tracer.get()
+    tracer = current_tracer()
     if tracer is not None:
         return tracer.apply(name, inputs, attrs or {})
     arrays = [t._value for t in inputs]
@@ -163,10 +163,10 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
         results = [Tensor._from_array(np.asarray(a) if type(a) is not np.ndarray and is_tensor
                                       else a)
                    for a, is_tensor in zip(out, prepared.tensor_results)]
-    observer = eager_observer.get()
+    observer = current_observer()
     if observer is not None:
         observer(name, user_location(), [t._value for t in results])
-    if grad_mode.get() and prepared.records:
+    if grad_enabled() and prepared.records:
         for t in inputs:
             if not t.stop_gradient:
                 _record(prepared, inputs, results)

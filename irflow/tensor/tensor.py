@@ -85,7 +85,7 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        tracer = current_tracer.get()
+        tracer = current_tracer()
         if tracer is not None:
             return tracer.grad_of(self)
         return self._grad
@@ -160,7 +160,7 @@ class Tensor:
 
     # -- autograd
     def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
-        tracer = current_tracer.get()
+        tracer = current_tracer()
         if tracer is not None:
             return tracer.backward(self, grad_tensor)
         from ..autograd import backward
@@ -176,7 +176,7 @@ class Tensor:
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Paddle 3: keep a zero-filled gradient (or drop it with set_to_zero=False)."""
-        tracer = current_tracer.get()
+        tracer = current_tracer()
         if tracer is not None:
             g = tracer.grad_of(self)
             if g is not None:
@@ -203,7 +203,7 @@ class Tensor:
         Optimizers store every update through here. A Tensor of the same dtype and
         shape is taken without a copy: irflow never mutates an array in place, so the
         two tensors can share it. Anything else is converted and copied."""
-        tracer = current_tracer.get()
+        tracer = current_tracer()
         if tracer is not None:
             return tracer.set_value(self, value)
         if isinstance(value, Tensor):

@@ -59,7 +59,7 @@ def _traced(fn):
     """While a program is traced, a user-written forward (or hook) runs converted, so
     that its tensor-dependent control flow becomes IR (irflow's own layers need no
     conversion)."""
-    if current_tracer.get() is None:
+    if current_tracer() is None:
         return fn
     from ...frontend.jst import call
     return call(fn)
@@ -91,7 +91,7 @@ class Layer:
     # ------------------------------------------------------------ calling
 
     def __call__(self, *inputs, **kwargs):
-        tracer = current_tracer.get()
+        tracer = current_tracer()
         if tracer is not None:
             tracer.layers.append(self)  # the program depends on this layer's structure
         if self._forward_pre_hooks or self._forward_post_hooks:
