@@ -1,5 +1,6 @@
 """The Tensor and Paddle's tensor API (math, logic, manipulation, creation, random)."""
 from . import methods  # noqa: F401  (attaches operators and methods to Tensor)
+from .array import array_length, array_read, array_write, create_array
 from .attribute import shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
@@ -34,6 +35,9 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "array_length",
+    "array_read",
+    "array_write",
     "assign",
     "bmm",
     "broadcast_to",
@@ -44,6 +48,7 @@ __all__ = [
     "clone",
     "concat",
     "cos",
+    "create_array",
     "divide",
     "dot",
     "empty",

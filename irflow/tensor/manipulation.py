@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from ..dispatch import apply
+from ..dispatch import apply, user_location
 from ..errors import IrflowError
 from ..ir import dtypes
 from ..ir.types import dim_add, dim_div, dim_sub, dim_terms, numel
@@ -358,7 +358,7 @@ def getitem(x: Tensor, index) -> Tensor:
     if parts.mask is not None:
         raise IrflowError("reading x[mask] with a bool mask gives a data-dependent shape, "
                           "which irflow does not support; use paddle.where, or assign "
-                          "through the mask (x[mask] = value)")
+                          "through the mask (x[mask] = value)", user_location())
     _, _, y = _basic(x, parts)
     if parts.tensors:
         tensors = [(parts.after_squeeze(a), t) for a, t in parts.tensors]
