@@ -33,7 +33,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..codegen.executor import compile_plan
-from ..dispatch import apply, state, user_location
+from ..context import grad_enabled
+from ..dispatch import apply, user_location
 from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
@@ -123,7 +124,7 @@ class Program:
         """The arguments (inputs, then state) that require a gradient, if calling now
         should enter the dynamic graph: gradients are recorded and the program does
         not compute gradients itself. Empty otherwise."""
-        if not state.grad_enabled or self.grad_targets:
+        if not grad_enabled() or self.grad_targets:
             return ()
         return tuple(i for i, t in enumerate([*inputs, *self.state])
                      if isinstance(t, Tensor) and not t.stop_gradient
@@ -304,7 +305,7 @@ class CompiledFunction:
         """The program for inputs of `types_` of which those marked in `requires`
         require a gradient: the trace depends on that and on the grad mode (both
         decide where ``stop_gradient`` set inside the code stops a gradient)."""
-        key = (tuple(types_), mode, requires, state.grad_enabled, _hashable(extra))
+        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra))
         program = self._programs.get(key)
         if program is None:
             program = self._trace(types_, requires, extra)
