@@ -147,6 +147,8 @@ def test_tolist_of_a_traced_tensor():
     check_fails(f, POS_NEG, spec([3, 4]), at="values = x.tolist()")
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="bool-mask read raises IrflowError without the user's line, not ConversionError")
 def test_boolean_mask_indexing():
     def f(x):
         return x[x > 0].sum()
@@ -154,6 +156,8 @@ def test_boolean_mask_indexing():
     check_fails(f, POS_NEG, spec([None, 4]), at="return x[x > 0].sum()")
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="silently converts: a Python object mutated in a tensor loop, no ConversionError")
 def test_attribute_set_inside_a_tensor_loop():
     class Net(nn.Layer):
         def __init__(self):
@@ -171,6 +175,8 @@ def test_attribute_set_inside_a_tensor_loop():
     check_fails(Net(), POS_NEG, spec([None, 4]), at="self.last = h", match="last")
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="silently converts: a Python object mutated in a tensor loop, no ConversionError")
 def test_list_attribute_grown_in_a_tensor_loop():
     class Net(nn.Layer):
         def __init__(self):
@@ -255,6 +261,7 @@ def test_shape_from_tensor_values():
     check_fails(f, POS_NEG, spec([None, 4]), at="paddle.zeros([n, 4])")
 
 
+@pytest.mark.xfail(strict=True, reason="a traced tensor as a Python list index: RecursionError")
 def test_tensor_used_as_a_python_list_index():
     def f(x):
         heads = [x * 1.0, x * 2.0, x * 3.0]
@@ -274,6 +281,7 @@ def test_python_int_from_tensor_used_in_range_for_a_list():
     check_fails(f, POS_NEG, spec([None, 4]), at="outs.append(outs[-1] * 2)", match="outs")
 
 
+@pytest.mark.xfail(strict=True, reason="the message names the internal variable __jst_ifexp")
 def test_string_built_from_a_tensor_in_a_branch():
     def f(x):
         tag = "pos" if x.sum() > 0 else "neg"

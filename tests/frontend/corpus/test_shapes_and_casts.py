@@ -6,12 +6,12 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import (NO_INPUT_GRAD, GradientMismatch, OutputMismatch, check, check_outputs,
-                      ints, randn, spec)
+from .harness import NO_INPUT_GRAD, check, check_outputs, ints, randn, spec
 
 TWO_BATCHES = [randn(2, 4), randn(5, 4, seed=1)]
 
 
+@NO_INPUT_GRAD
 def test_reshape_with_batch_dim_from_shape():
     def f(x):
         n = x.shape[0]
@@ -20,6 +20,7 @@ def test_reshape_with_batch_dim_from_shape():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_reshape_with_minus_one():
     def f(x):
         return x.reshape([-1, 2]) * 2.0
@@ -27,6 +28,7 @@ def test_reshape_with_minus_one():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_flatten_keeps_the_batch():
     def f(x):
         return paddle.flatten(x, start_axis=1)
@@ -34,6 +36,7 @@ def test_flatten_keeps_the_batch():
     check(f, [randn(2, 3, 4), randn(4, 3, 4, seed=1)], spec([None, 3, 4]))
 
 
+@NO_INPUT_GRAD
 def test_len_of_a_tensor_in_arithmetic():
     def f(x):
         return x.sum(axis=0) / len(x)
@@ -41,6 +44,8 @@ def test_len_of_a_tensor_in_arithmetic():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: slicing or indexing a None (symbolic) axis other than whole is rejected")
 def test_len_as_condition():
     def f(x):
         if len(x) > 3:
@@ -50,6 +55,7 @@ def test_len_as_condition():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_shape_comparison_as_condition():
     def f(x):
         if x.shape[0] > 3:
@@ -61,6 +67,8 @@ def test_shape_comparison_as_condition():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="silently wrong: x.numel() of a tensor with a None dim gives -1 in compiled code")
 def test_numel_in_mean():
     def f(x):
         return paddle.sum(x) / x.numel()
@@ -68,6 +76,7 @@ def test_numel_in_mean():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, reason="irflow has no paddle.shape")
 def test_paddle_shape_op():
     def f(x):
         s = paddle.shape(x)
@@ -76,6 +85,7 @@ def test_paddle_shape_op():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_zeros_of_batch_size():
     def f(x):
         h = paddle.zeros([x.shape[0], 3])
@@ -84,6 +94,7 @@ def test_zeros_of_batch_size():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_first_column():
     def f(x):
         return x[:, 0] * 2
@@ -91,6 +102,7 @@ def test_first_column():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_last_column():
     def f(x):
         return x[:, -1]
@@ -98,6 +110,8 @@ def test_last_column():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: slicing or indexing a None (symbolic) axis other than whole is rejected")
 def test_first_row_of_a_symbolic_axis():
     def f(x):
         return x[0] + x[-1]
@@ -105,6 +119,8 @@ def test_first_row_of_a_symbolic_axis():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: slicing or indexing a None (symbolic) axis other than whole is rejected")
 def test_slice_of_a_symbolic_axis():
     def f(x):
         return x[1:] - x[:-1]
@@ -112,6 +128,8 @@ def test_slice_of_a_symbolic_axis():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: slicing or indexing a None (symbolic) axis other than whole is rejected")
 def test_slice_on_sequence_axis():
     def f(x):
         return x[:, 1:] * x[:, :1]
@@ -119,6 +137,8 @@ def test_slice_on_sequence_axis():
     check(f, [randn(2, 5), randn(3, 7, seed=1)], spec([None, None]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: pad of a None axis: 'S1 + 2 is not expressible'")
 def test_pad_sequence_axis():
     def f(x):
         return F.pad(x, [0, 0, 1, 1], value=0.0)
@@ -126,6 +146,8 @@ def test_pad_sequence_axis():
     check(f, [randn(2, 5), randn(3, 7, seed=1)], spec([None, None]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: InputSpec([None, None]) into Linear: S1 does not match the weight's rows")
 def test_linear_on_none_none_input():
     class Net(nn.Layer):
         def __init__(self):
@@ -150,6 +172,7 @@ def test_mean_over_sequence_then_linear():
     check(Net(), [randn(2, 5, 3), randn(3, 2, 3, seed=1)], spec([None, None, 3]))
 
 
+@NO_INPUT_GRAD
 def test_cast_bool_to_float():
     def f(x):
         mask = paddle.cast(x > 0, "float32")
@@ -165,6 +188,7 @@ def test_astype_to_int_and_back():
     check_outputs(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_cast_to_float64():
     def f(x):
         return paddle.cast(x, "float64") * 2
@@ -172,6 +196,7 @@ def test_cast_to_float64():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_int_of_item_as_loop_bound():
     def f(x):
         n = int(x.abs().max().item())
@@ -183,6 +208,7 @@ def test_int_of_item_as_loop_bound():
     check(f, [randn(2, 4, scale=0.1), randn(2, 4, seed=1, scale=3)], spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_float_of_tensor_in_arithmetic():
     def f(x):
         m = float(x.mean())
@@ -191,6 +217,7 @@ def test_float_of_tensor_in_arithmetic():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_item_in_arithmetic():
     def f(x):
         return x * x.max().item()
@@ -226,6 +253,7 @@ def test_floor_divide_of_ints():
     check_outputs(f, [ints(3, 4, low=1)], spec([None, 4], dtype="int64"))
 
 
+@NO_INPUT_GRAD
 def test_dtype_promotion_int_times_float():
     def f(x, ids):
         return x * paddle.cast(ids, x.dtype)
@@ -234,6 +262,7 @@ def test_dtype_promotion_int_times_float():
                                           paddle.static.InputSpec([None, 4], "int64")])
 
 
+@NO_INPUT_GRAD
 def test_unsqueeze_and_squeeze():
     def f(x):
         y = paddle.unsqueeze(x, axis=1)
@@ -242,6 +271,7 @@ def test_unsqueeze_and_squeeze():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_transpose_and_matmul():
     def f(x):
         return paddle.matmul(x, x, transpose_y=True)
@@ -249,6 +279,7 @@ def test_transpose_and_matmul():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_broadcast_with_expand():
     def f(x, b):
         return x + b.expand([x.shape[0], 4])
@@ -256,6 +287,7 @@ def test_broadcast_with_expand():
     check(f, [(randn(3, 4), randn(1, 4, seed=1))], spec([None, 4], [1, 4]))
 
 
+@NO_INPUT_GRAD
 def test_where_with_scalar_fill():
     def f(x):
         return paddle.where(x > 0, x, paddle.full_like(x, 0.01) * x)
@@ -263,6 +295,7 @@ def test_where_with_scalar_fill():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_ones_like_and_full_like():
     def f(x):
         return paddle.ones_like(x) * 2 + paddle.full_like(x, 3.0) * x
@@ -270,6 +303,8 @@ def test_ones_like_and_full_like():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ConversionError: x.shape[0] after a tensor if is no longer symbolic")
 def test_shape_used_after_a_branch():
     def f(x):
         if x.mean() > 0:
@@ -279,6 +314,7 @@ def test_shape_used_after_a_branch():
     check(f, [randn(2, 4, shift=1), randn(3, 4, shift=-1)], spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_dim_and_ndim():
     def f(x):
         if x.ndim == 2 and x.dim() == 2:
@@ -288,6 +324,8 @@ def test_dim_and_ndim():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="InputError: every InputSpec's first None dim is the same symbol N, so an index vector of another length is rejected")
 def test_gather_rows_by_index_input():
     def f(x, idx):
         return paddle.gather(x, idx)
@@ -296,6 +334,7 @@ def test_gather_rows_by_index_input():
           [paddle.static.InputSpec([None, 4]), paddle.static.InputSpec([None], "int64")])
 
 
+@NO_INPUT_GRAD
 def test_index_with_tensor_from_argmax():
     def f(x):
         k = paddle.argmax(x.sum(axis=1))
@@ -304,6 +343,8 @@ def test_index_with_tensor_from_argmax():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="ShapeError: concat along a None axis: 'N + N is not expressible'")
 def test_concat_along_the_symbolic_axis():
     def f(x):
         return paddle.concat([x, x * 2], axis=0).mean(axis=0)
@@ -311,6 +352,7 @@ def test_concat_along_the_symbolic_axis():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@NO_INPUT_GRAD
 def test_masked_assignment():
     def f(x):
         y = x.clone()
@@ -320,6 +362,8 @@ def test_masked_assignment():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, 
+    reason="internal ValueError int('N'): setitem on a tensor with a None dim")
 def test_setitem_slice():
     def f(x):
         y = paddle.zeros_like(x)
