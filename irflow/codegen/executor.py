@@ -23,10 +23,11 @@ interpreter).
 
 **Symbols.** A symbolic dim's size is a register too. A block binds the symbols its
 shape attributes need from its own arguments (``regs[slot] = regs[arg].shape[axis]``,
-precomputed per symbol), so loop-varying sizes are rebound on every region entry as
-in the interpreter; symbols its arguments do not mention are inherited from the
-enclosing block. Only ops whose `OpDef.shape_attrs` hold symbols evaluate them, from
-these registers, at call time.
+precomputed per symbol, solving a linear dim such as ``S1-1``), so loop-varying sizes
+are rebound on every region entry as in the interpreter; a symbol that first appears
+in an op's result (a data-dependent size) is bound from that result after the op's
+step; other symbols are inherited from the enclosing block. Only ops whose
+`OpDef.shape_attrs` hold symbols evaluate them, from these registers, at call time.
 
 **Memory.** A value's register is cleared right after its last use in its block, so
 peak memory follows liveness, not program size. Regions are closed, so liveness is
@@ -54,7 +55,7 @@ import numpy as np
 from ..errors import InputError, IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
-from ..ir.types import StackType, TensorType, eval_dim, shape_str, symbols_of
+from ..ir.types import StackType, TensorType, dim_terms, is_symbol, shape_str, symbols_of
 
 Step = Callable[[list], None]
 
@@ -74,7 +75,9 @@ class BlockPlan:
                  records, prefilled):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
-        self.binds: tuple[tuple[int, int, int], ...] = binds  # (symbol slot, arg slot, axis)
+        # (symbol slot, arg slot, axis, coefficient, offset): the arg's dim there is
+        # coefficient * symbol + offset
+        self.binds: tuple[tuple[int, int, int, int, int], ...] = binds
         self.entry_frees: tuple[int, ...] = entry_frees       # arguments nothing reads
         self.outputs: tuple[int, ...] = outputs
         self.collect: Callable[[list], list] = _collector(outputs)
@@ -87,8 +90,8 @@ class BlockPlan:
     def run(self, regs: list) -> list:
         regs += self.tail
         if self.binds:
-            for slot, arg, axis in self.binds:
-                regs[slot] = regs[arg].shape[axis]
+            for slot, arg, axis, coef, offset in self.binds:
+                regs[slot] = (regs[arg].shape[axis] - offset) // coef
         if self.entry_frees:
             for slot in self.entry_frees:
                 regs[slot] = None
@@ -110,7 +113,8 @@ class BlockPlan:
         head = ", ".join(f"r{i}" for i in range(k))
         head += "".join(f", r{k + i}={s}" for i, s in enumerate(self.inherits))
         lines = [f"{indent}({head}):"]
-        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}" for slot, arg, axis in self.binds]
+        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}"
+                  for slot, arg, axis, _, _ in self.binds]
         if self.entry_frees:
             lines.append(f"{indent}  free {_regs(self.entry_frees)}")
         lines += [f"{indent}  r{slot} = {name}  ; at compile time" for slot, name in self.prefilled]
@@ -139,7 +143,7 @@ class Plan:
     __slots__ = ("name", "body", "_params", "_n_symbols")
 
     def __init__(self, fn: Function):
-        unbound = _symbols_needed(fn.block) - set(_argument_symbols(fn.block))
+        unbound = _symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
             op = _unbound_use(fn.block, symbol)
@@ -201,7 +205,7 @@ def compile_plan(fn: Function) -> Plan:
 
 # ---------------------------------------------------------------- input checks
 
-_BIND, _SAME, _EQUAL, _PRODUCT = range(4)
+_BIND, _SAME, _EQUAL, _EXPR, _SOLVE = range(5)
 
 
 def _argument_checks(fn: Function):
@@ -209,8 +213,9 @@ def _argument_checks(fn: Function):
     dim checks or None, type, description)``; and the number of symbols.
 
     The dim checks replay `bind_shape` over the arguments in order: a symbol's first
-    occurrence binds it, later ones compare, and a product dim is checked only if all
-    its symbols are bound once its own argument's simple dims are.
+    occurrence binds it, later ones compare; then, as long as that makes progress, an
+    expression dim is checked if all its symbols are bound, or binds its one unbound
+    symbol if that appears linearly.
     """
     index: dict[str, int] = {}
     params = []
@@ -226,15 +231,24 @@ def _argument_checks(fn: Function):
             for axis, d in enumerate(t.shape):
                 if isinstance(d, int):
                     dims.append((_EQUAL, axis, d))
-                elif "*" not in d:
+                elif is_symbol(d):
                     dims.append((_SAME, axis, index[d]) if d in index
                                 else (_BIND, axis, index.setdefault(d, len(index))))
                 else:
                     products.append((axis, d))
-            for axis, d in products:
-                if all(s in index for s in symbols_of(d)):
-                    dims.append((_PRODUCT, axis, (_coefficient(d),
-                                                  tuple(index[s] for s in symbols_of(d)))))
+            while products:
+                waiting = []
+                for axis, d in products:
+                    unbound = [s for s in symbols_of(d) if s not in index]
+                    if not unbound:
+                        dims.append((_EXPR, axis, _slot_terms(d, index)))
+                    elif len(unbound) == 1 and _linear_in(d, unbound[0]):
+                        dims.append((_SOLVE, axis, _solver(d, unbound[0], index)))
+                    else:
+                        waiting.append((axis, d))
+                if len(waiting) == len(products):
+                    break
+                products = waiting
             dims = tuple(dims)
         params.append((t.dtype.np, t.shape, t.rank, dims, t, what))
     return tuple(params), len(index)
@@ -252,32 +266,70 @@ def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
         elif kind == _EQUAL:
             if shape[axis] != x:
                 return False
-        else:
-            size, slots = x
-            for s in slots:
-                size *= sizes[s]
-            if shape[axis] != size:
+        elif kind == _EXPR:
+            if shape[axis] != _evaluate(x, sizes):
                 return False
+        else:
+            slot, coef_terms, rest_terms = x
+            coef = _evaluate(coef_terms, sizes)
+            rest = shape[axis] - _evaluate(rest_terms, sizes)
+            if coef:
+                if rest % coef or rest // coef < 0:
+                    return False
+                sizes[slot] = rest // coef
     return True
+
+
+def _linear_in(d, symbol: str) -> bool:
+    return all(syms.count(symbol) <= 1 for _, syms in dim_terms(d))
+
+
+def _solver(d, symbol: str, index: dict[str, int]):
+    """``(slot, coefficient terms, other terms)`` of a dim linear in the unbound
+    `symbol`, which gets the next slot."""
+    slot = index.setdefault(symbol, len(index))
+    coef, rest = [], []
+    for c, syms in dim_terms(d):
+        if symbol in syms:
+            coef.append((c, tuple(index[s] for s in syms if s != symbol)))
+        else:
+            rest.append((c, tuple(index[s] for s in syms)))
+    return slot, tuple(coef), tuple(rest)
 
 
 # ---------------------------------------------------------------- symbols
 
-def _coefficient(d: str) -> int:
-    """The integer factor of a product dim: 16 for ``N*16``."""
-    return eval_dim(d, dict.fromkeys(symbols_of(d), 1))
+def _slot_terms(d, slot: dict[str, int]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """A dim's terms as ``(coefficient, register slots of its symbols)``."""
+    return tuple((coef, tuple(slot[s] for s in syms)) for coef, syms in dim_terms(d))
 
 
-def _argument_symbols(block: Block) -> dict[str, tuple[int, int]]:
-    """Symbol -> (argument index, axis) of its last occurrence as a whole dim among the
-    block's arguments: the value the interpreter's region binding ends with."""
-    where = {}
+def _evaluate(terms, regs: list) -> int:
+    total = 0
+    for size, slots in terms:
+        for slot in slots:
+            size *= regs[slot]
+        total += size
+    return total
+
+
+def _argument_symbols(block: Block) -> dict[str, tuple[int, int, int, int]]:
+    """Symbol -> (argument index, axis, coefficient, offset) of an argument dim that
+    gives it: its last occurrence as a whole dim among the block's arguments (the
+    value the interpreter's region binding ends with), else a dim ``coefficient *
+    symbol + offset`` (``S1-1``)."""
+    where, linear = {}, {}
     for i, arg in enumerate(block.args):
         if isinstance(arg.type, TensorType):
             for axis, d in enumerate(arg.type.shape):
-                if isinstance(d, str) and "*" not in d:
-                    where[d] = (i, axis)
-    return where
+                if is_symbol(d):
+                    where[d] = (i, axis, 1, 0)
+                elif isinstance(d, str):
+                    terms = dict((syms, coef) for coef, syms in dim_terms(d))
+                    (s, *others) = symbols_of(d)
+                    if not others and set(terms) <= {(s,), ()}:
+                        linear.setdefault(s, (i, axis, terms[(s,)], terms.get((), 0)))
+    return {**linear, **where}
 
 
 def _symbolic(value) -> bool:
@@ -289,16 +341,33 @@ def _attr_symbols(op: Operation, opdef: OpDef) -> set[str]:
             for d in op.attrs[key] for s in symbols_of(d)}
 
 
+def _result_symbols(op: Operation) -> set[str]:
+    return {d for r in op.results if isinstance(r.type, TensorType)
+            for d in r.type.shape if is_symbol(d)}
+
+
 def _symbols_needed(block: Block) -> set[str]:
-    """The symbols running `block` must know: those in its ops' shape attributes, and
-    those its regions need but their own arguments do not bind."""
+    """The symbols running `block` must be given: those its ops' shape attributes
+    use, and those its regions need, unless its arguments bind them or an earlier
+    op's result has them as a dim (a size known only once that op has run)."""
     needed: set[str] = set()
+    bound = set(_argument_symbols(block))
     for op in block.ops:
-        needed |= _attr_symbols(op, lookup(op.name, op.loc))
+        needed |= _attr_symbols(op, lookup(op.name, op.loc)) - bound
         for region in op.regions:
-            inner = region.blocks[0]
-            needed |= _symbols_needed(inner) - set(_argument_symbols(inner))
+            needed |= _symbols_needed(region.blocks[0]) - bound
+        bound |= _result_symbols(op)
     return needed
+
+
+def _symbols_used(block: Block) -> set[str]:
+    """The symbols `block` reads, wherever they are bound."""
+    used: set[str] = set()
+    for op in block.ops:
+        used |= _attr_symbols(op, lookup(op.name, op.loc))
+        for region in op.regions:
+            used |= _symbols_needed(region.blocks[0])
+    return used
 
 
 def _unbound_use(block: Block, symbol: str) -> Operation | None:
@@ -315,18 +384,14 @@ def _unbound_use(block: Block, symbol: str) -> Operation | None:
 
 
 def _shape_evaluator(shape: tuple, symbol_slot: dict[str, int]) -> Callable[[list], tuple]:
-    """``regs -> concrete shape`` for a shape with symbolic dims."""
-    dims = tuple((d, ()) if isinstance(d, int)
-                 else (_coefficient(d), tuple(symbol_slot[s] for s in symbols_of(d)))
+    """``regs -> concrete shape`` for a shape (or slice bounds, whose Nones stay) with
+    symbolic dims."""
+    dims = tuple(d if d is None or isinstance(d, int) else _slot_terms(d, symbol_slot)
                  for d in shape)
 
-    def evaluate(regs: list) -> tuple[int, ...]:
-        out = []
-        for size, slots in dims:
-            for slot in slots:
-                size *= regs[slot]
-            out.append(size)
-        return tuple(out)
+    def evaluate(regs: list) -> tuple:
+        return tuple(d if d is None or isinstance(d, int) else _evaluate(d, regs)
+                     for d in dims)
 
     return evaluate
 
@@ -370,15 +435,16 @@ class _BlockCompiler:
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
-        needed = _symbols_needed(block)
+        self.used = _symbols_used(block)
         self.binds = []
-        for s, (arg, axis) in sorted(_argument_symbols(block).items()):
-            if s in needed:
+        for s, where in sorted(_argument_symbols(block).items()):
+            if s in self.used:
                 self.symbol_slot[s] = len(self.symbol_slot) + n
-                self.binds.append((self.symbol_slot[s], arg, axis))
+                self.binds.append((self.symbol_slot[s], *where))
         self.base = n + len(inherits)
         self.tail: list = [None] * len(self.binds)
         self.prefilled: list[tuple[int, str]] = []
+        self.bound_outs: set[int] = set()  # results whose shapes bind symbols
 
     def new_slots(self, op: Operation) -> tuple[int, ...]:
         slots = []
@@ -393,6 +459,7 @@ class _BlockCompiler:
         for op in self.block.ops[:-1]:
             record = self.record(op)
             if record is not None:
+                self.bind_results(record)
                 records.append(record)
         outputs = tuple(self.slot[v] for v in self.block.ops[-1].operands)
         steps, locs = self.steps(records, outputs)
@@ -411,7 +478,7 @@ class _BlockCompiler:
         for s, j in last_use.items():
             if s not in keep:
                 records[j].frees += (s,)
-        read = set(last_use) | set(outputs)
+        read = set(last_use) | set(outputs) | self.bound_outs
         steps, locs = [], {}
         for record in records:
             record.frees = tuple(sorted(record.frees))
@@ -437,6 +504,21 @@ class _BlockCompiler:
         outs = self.new_slots(op)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
             op, opdef, ins, outs, frees, read))
+
+    def bind_results(self, record: _Record) -> None:
+        """Bind, after its step, the symbols the record's results have as dims that
+        this block uses and nothing bound before (a data-dependent size)."""
+        binds = []
+        for r, out in zip(record.op.results, record.outs):
+            for axis, d in enumerate(r.type.shape if isinstance(r.type, TensorType) else ()):
+                if is_symbol(d) and d in self.used and d not in self.symbol_slot:
+                    self.symbol_slot[d] = self.base + len(self.tail)
+                    self.tail.append(None)
+                    binds.append((self.symbol_slot[d], out, axis))
+        if binds:
+            self.bound_outs.update(out for _, out, _ in binds)
+            build = record.build
+            record.build = lambda frees, read: _binding(build(frees, read), tuple(binds))
 
     def precompute(self, op: Operation, opdef: OpDef) -> None:
         try:
@@ -466,7 +548,7 @@ class _BlockCompiler:
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
-        inherits = tuple(sorted(_symbols_needed(block) - set(_argument_symbols(block))))
+        inherits = tuple(sorted(_symbols_needed(block)))
         plan = _BlockCompiler(block, inherits).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
@@ -558,6 +640,15 @@ def _store(mode: str, index: int, expr: str) -> str:
     if mode == "drop":
         return expr
     return f"regs[o{index}] = " + (f"asarray({expr})" if mode == "wrap" else expr)
+
+
+def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
+    """`step`, then ``regs[slot] = regs[out].shape[axis]`` for each bind."""
+    def run(regs: list) -> None:
+        step(regs)
+        for slot, out, axis in binds:
+            regs[slot] = regs[out].shape[axis]
+    return run
 
 
 def _cond_step(pred: int, operands: tuple[int, ...], frees: tuple[int, ...], then, else_,

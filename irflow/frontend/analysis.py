@@ -30,9 +30,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-# Methods that change a list, dict or set in place.
+# Methods that change a list, dict or set in place; tensor methods ending in ``_``
+# (``x.add_(y)``, ``x.zero_()``) and ``set_value`` change a tensor in place, and so
+# does the function ``increment(x)``.
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
-                      "setdefault", "popitem", "add", "discard", "sort", "reverse"})
+                      "setdefault", "popitem", "add", "discard", "sort", "reverse",
+                      "set_value"})
+MUTATING_FUNCTIONS = frozenset({"increment"})
 _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
 
 Live = dict[str, int]   # live variable -> line of a use that makes it live
@@ -45,16 +49,18 @@ class Flow:
     live_head: Live | None = None       # loops: live at the head of each iteration
     defined: frozenset = frozenset()    # definitely bound before the statement
     mutated: dict = field(default_factory=dict)  # name -> line of an in-place change
+    attributes: dict = field(default_factory=dict)  # (name, attribute) -> line it is set
 
 
-def analyze(fn: ast.FunctionDef) -> frozenset[str] | None:
-    """Annotate every if/while/for in `fn` (not in nested functions) with its `Flow`.
-    Returns the names that are live everywhere (read by closures), or None when every
-    name must be taken as live (the function introspects its locals)."""
+def analyze(fn: ast.FunctionDef, reserved: frozenset[str]) -> frozenset[str] | None:
+    """Annotate every if/while/for in `fn` (not in nested functions) with its `Flow`;
+    `reserved` names (the converter's own) are never state. Returns the names that
+    are live everywhere (read by closures), or None when every name must be taken as
+    live (the function introspects its locals)."""
     captured, introspects = _closure_reads(fn)
     if introspects:
         return None
-    _Liveness(captured).block(fn.body, {})
+    _Liveness(captured, reserved).block(fn.body, {})
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
     _Definite().block(fn.body, frozenset(params))
@@ -117,17 +123,25 @@ def bound_names(target: ast.AST) -> list[str]:
     return []
 
 
-def mutations(stmts) -> dict[str, int]:
+def _mutating_method(name: str) -> bool:
+    return name in MUTATORS or (name.endswith("_") and not name.startswith("_"))
+
+
+def mutations(stmts, reserved: frozenset[str]) -> tuple[dict[str, int], dict]:
     """Variables whose objects the statements change in place, with the line of the
     first change: ``a[i] = v``, ``a.x = v``, ``a[i] += v``, ``del a[i]``,
-    ``a.append(v)`` and the other `MUTATORS` (not looking into nested functions)."""
-    out: dict[str, int] = {}
+    ``a.append(v)``, ``a.add_(v)``, ``paddle.increment(a)``; and the attributes set
+    directly on a variable's object (``self.h = v``: ``{("self", "h"): line}``). Nested
+    functions are not looked into."""
+    changed: dict[str, int] = {}
+    attributes: dict[tuple[str, str], int] = {}
 
     def note(base: ast.AST, line: int) -> None:
         while isinstance(base, ast.Subscript | ast.Attribute):
             base = base.value
-        if isinstance(base, ast.Name) and out.get(base.id, line) >= line:
-            out[base.id] = line
+        if isinstance(base, ast.Name) and base.id not in reserved and \
+                changed.get(base.id, line) >= line:
+            changed[base.id] = line
 
     stack = list(stmts)
     while stack:
@@ -137,11 +151,26 @@ def mutations(stmts) -> dict[str, int]:
         if isinstance(node, ast.Subscript | ast.Attribute) and \
                 isinstance(node.ctx, ast.Store | ast.Del):
             note(node.value, node.lineno)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                key = (node.value.id, node.attr)
+                attributes[key] = min(attributes.get(key, node.lineno), node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in MUTATORS:
+                _mutating_method(node.func.attr):
             note(node.func.value, node.lineno)
+        if isinstance(node, ast.Call) and node.args and _called_name(node.func) in \
+                MUTATING_FUNCTIONS:
+            note(node.args[0], node.lineno)
         stack.extend(ast.iter_child_nodes(node))
-    return out
+    return changed, attributes
+
+
+def _called_name(func: ast.expr) -> str | None:
+    """``f`` for a call of ``f(...)`` or ``mod.f(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
 
 
 def _union(*lives: Live) -> Live:
@@ -166,8 +195,9 @@ class _Liveness:
     """Backward liveness over structured statements. `block(stmts, live_after)`
     returns what is live before `stmts` and records each if/loop's sets."""
 
-    def __init__(self, captured: set[str]):
+    def __init__(self, captured: set[str], reserved: frozenset[str]):
         self.captured = captured
+        self.reserved = reserved
 
     def block(self, stmts, live: Live) -> Live:
         for stmt in reversed(stmts):
@@ -226,7 +256,7 @@ class _Liveness:
     def visit_If(self, s: ast.If, live: Live) -> Live:
         flow = _flow(s)
         flow.live_out = dict(live)
-        flow.mutated = mutations(s.body + s.orelse)
+        flow.mutated, flow.attributes = mutations(s.body + s.orelse, self.reserved)
         return _union(reads(s.test), self.block(s.body, live), self.block(s.orelse, live))
 
     def visit_While(self, s: ast.While, live: Live) -> Live:
@@ -239,7 +269,7 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated = mutations(s.body)
+        flow.mutated, flow.attributes = mutations(s.body, self.reserved)
         return head
 
     def visit_For(self, s: ast.For, live: Live) -> Live:
@@ -255,7 +285,7 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated = mutations(s.body)
+        flow.mutated, flow.attributes = mutations(s.body, self.reserved)
         return _union(head, reads(s.iter))
 
     def visit_With(self, s: ast.With, live: Live) -> Live:

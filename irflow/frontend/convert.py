@@ -318,6 +318,7 @@ class Statement:
     outputs: tuple[str, ...]
     uses: dict = field(default_factory=dict)      # output -> Location of a later read
     mutated: dict = field(default_factory=dict)   # variable -> Location of the change
+    attributes: dict = field(default_factory=dict)  # (variable, attribute) -> Location
 
 
 STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
@@ -354,9 +355,11 @@ class _ControlFlow(ast.NodeTransformer):
                        or n in mutated]
         uses = {n: Location(self.filename, flow.live_out[n]) for n in outputs
                 if flow is not None and n in flow.live_out}
+        attributes = flow.attributes if flow is not None else {}
         record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
                            tuple(outputs), uses,
-                           {n: Location(self.filename, line) for n, line in mutated.items()})
+                           {n: Location(self.filename, line) for n, line in mutated.items()},
+                           {k: Location(self.filename, line) for k, line in attributes.items()})
         self.statements.append(record)
         return record
 
@@ -571,7 +574,7 @@ def _compile_converted(fn: types.FunctionType):
     node.decorator_list = []
     _Returns().convert(node)
     node.body = _flat([_Loops().visit(s) for s in node.body])
-    transformer = _ControlFlow(filename, analyze(node))
+    transformer = _ControlFlow(filename, analyze(node, frozenset({JST})))
     node.body = _flat([transformer.visit(s) for s in node.body])
     freevars = list(fn.__code__.co_freevars)
     factory = _function("__jst_factory", [JST, STATEMENTS, *freevars],

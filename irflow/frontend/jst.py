@@ -167,21 +167,10 @@ def _len(x):
 
 def shape_of(x):
     """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
-    scalars computed when the program runs (``numel`` of that axis) instead of Paddle's
-    -1, so ``range(x.shape[0])`` loops the right number of times and
+    scalars computed when the program runs instead of Paddle's -1, so
+    ``range(x.shape[0])`` loops the right number of times and
     ``reshape(x, [x.shape[0], -1])`` keeps the symbol."""
-    if not is_traced(x):
-        return x.shape
-    from ..dispatch import apply
-    dims = []
-    for axis, d in enumerate(x._ir.type.shape):
-        if isinstance(d, int):
-            dims.append(d)
-        else:
-            size = apply("numel", (x,), {"axis": (axis,)})
-            _tracer().name_dim(size, d)
-            dims.append(size)
-    return dims
+    return x._tracer.dims(x) if is_traced(x) else x.shape
 
 
 class RangeSpec:
@@ -198,8 +187,43 @@ def _range(*args):
     return builtins.range(*(a.item() if isinstance(a, Tensor) else a for a in args))
 
 
+class EnumerateSpec:
+    """``enumerate(t, start)`` of a traced tensor: a loop over its rows with an index."""
+
+    def __init__(self, tensor: Tensor, start):
+        self.tensor, self.start = tensor, start
+
+
+def _enumerate(iterable, start=0):
+    return EnumerateSpec(iterable, start) if is_traced(iterable) else \
+        builtins.enumerate(iterable, start)
+
+
+def _extremum(python: Callable, elementwise: str):
+    """``max(a, b, ...)`` / ``min``: for traced scalars, the elementwise op (Python's
+    would need their values to compare)."""
+    def extremum(*args, **kwargs):
+        if len(args) < 2 or kwargs or not any(is_traced(a) for a in args):
+            return python(*args, **kwargs)
+        from ..tensor import math
+        out = args[0]
+        for a in args[1:]:
+            out = getattr(math, elementwise)(*_as_tensors(out, a))
+        return out
+    return extremum
+
+
+def _as_tensors(a, b):
+    from ..tensor.convert import as_tensor
+    like = a if isinstance(a, Tensor) else b
+    return as_tensor(a, like=like), as_tensor(b, like=like)
+
+
 _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
-             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range}
+             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range,
+             builtins.enumerate: _enumerate,
+             builtins.max: _extremum(builtins.max, "maximum"),
+             builtins.min: _extremum(builtins.min, "minimum")}
 
 
 def call(fn):
@@ -217,7 +241,8 @@ def call(fn):
             is_traced(fn.__self__):
         return lambda: _NumpyView.of(fn.__self__)
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if isinstance(target, types.FunctionType) and _is_user_code(target):
+    if isinstance(target, types.FunctionType) and _is_user_code(target) and \
+            not getattr(target, NOT_TO_STATIC, False):
         from .convert import Unconvertible, convert_function
         try:
             return convert_function(fn)
@@ -249,6 +274,16 @@ class _NumpyView(Tensor):
 
     def __array_function__(self, func, types_, args, kwargs):
         self._refuse(func.__name__)
+
+
+NOT_TO_STATIC = "_irflow_not_to_static"  # set by paddle.jit.not_to_static
+
+
+def not_to_static(fn: Callable) -> Callable:
+    """``@paddle.jit.not_to_static``: `fn` runs as it is in compiled code, without
+    control-flow conversion (its tensor conditions then need Python values)."""
+    setattr(fn.__func__ if isinstance(fn, types.MethodType) else fn, NOT_TO_STATIC, True)
+    return fn
 
 
 def _is_user_code(fn: types.FunctionType) -> bool:
@@ -289,6 +324,9 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
         return _for_range(iterable, body_fn, init, stmt, stop)
     if is_traced(iterable):
         return _for_tensor(iterable, body_fn, init, stmt, stop)
+    if isinstance(iterable, EnumerateSpec):
+        return _for_tensor(iterable.tensor, lambda row, *values, i: body_fn(
+            (i + iterable.start, row), *values), init, stmt, stop, with_index=True)
     if isinstance(iterable, builtins.range):
         return _for_range(RangeSpec(iterable.start, iterable.stop, iterable.step), body_fn,
                           init, stmt, stop)
@@ -328,11 +366,14 @@ def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
     return while_(cond, body, (r.start, *init), indexed)[1:]
 
 
-def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop):
-    """``for row in x``: rows x[i] for i in range(len(x))."""
+def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop, with_index: bool = False):
+    """``for row in x``: rows x[i] for i in range(len(x)) (`with_index`: the body also
+    gets ``i=``)."""
     from ..tensor.manipulation import getitem
-    return _for_range(RangeSpec(_len(x)), lambda i, *values: body_fn(getitem(x, i), *values),
-                      init, stmt, stop)
+
+    def body(i, *values):
+        return body_fn(getitem(x, i), *values, **({"i": i} if with_index else {}))
+    return _for_range(RangeSpec(_len(x)), body, init, stmt, stop)
 
 
 def _private(values: tuple) -> tuple:
@@ -355,11 +396,15 @@ def _alias(v):
 
 
 def _write_back(stmt: Statement, before: dict, name: str, value):
-    """A container the statement changed in place gets the new contents in place, so
-    other references to it see them, as in eager code."""
+    """A container or tensor the statement changed in place gets the new contents in
+    place, so other references to it see them, as in eager code."""
     original = before.get(name)
     if name not in stmt.mutated or original is value:
         return value
+    if isinstance(original, Tensor) and isinstance(value, Tensor):
+        from ..tensor.manipulation import _rebind
+        _rebind(original, value)
+        return original
     if type(original) is list and isinstance(value, list):
         original[:] = value
         return original
@@ -368,6 +413,66 @@ def _write_back(stmt: Statement, before: dict, name: str, value):
         original.update(value)
         return original
     return value
+
+
+class _Attributes:
+    """The attributes a statement sets on the Python objects of its variables
+    (``self.h = v``). After each traced branch or loop body they are read and put back
+    as they were, so that every trace starts from the same objects; a ``cond`` yields
+    their new values, a loop refuses them (it cannot carry an object's attributes)."""
+
+    def __init__(self, stmt: Statement, before: dict):
+        self.keys = [(name, attr) for name, attr in stmt.attributes
+                     if _is_plain_object(before.get(name))]
+        self.lines = [stmt.attributes[k] for k in self.keys]
+        self.objects = [before[name] for name, _ in self.keys]
+        self.saved = [getattr(obj, attr, _MISSING) for obj, (_, attr)
+                      in zip(self.objects, self.keys)]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f"{name}.{attr}" for name, attr in self.keys)
+
+    def run(self, fn: Callable) -> tuple:
+        """`fn()`'s results followed by the values it left in the attributes (`Undefined`
+        for none); the attributes are put back as they were, also if `fn` raises."""
+        try:
+            out = tuple(fn())
+        finally:
+            now = tuple(getattr(obj, attr, _MISSING) for obj, (_, attr)
+                        in zip(self.objects, self.keys))
+            self.set(self.saved)
+        return out + tuple(Undefined(name, None, "is set in only one branch of this `if`, "
+                                     "and the object had no such attribute before it")
+                           if v is _MISSING else v for name, v in zip(self.names, now))
+
+    def set(self, values) -> None:
+        for obj, (_, attr), v in zip(self.objects, self.keys, values):
+            if v is _MISSING:
+                if hasattr(obj, attr):
+                    delattr(obj, attr)
+            elif getattr(obj, attr, _MISSING) is not v:
+                setattr(obj, attr, v)
+
+    def run_loop_body(self, fn: Callable, stmt: Statement):
+        """`fn()` for a loop body, which must leave the attributes as they were."""
+        out = self.run(fn)
+        now = out[len(out) - len(self.keys):]
+        for name, line, old, new in zip(self.names, self.lines, self.saved, now):
+            if new is not old and not (isinstance(new, Undefined) and old is _MISSING):
+                raise ConversionError(
+                    f"`{name}` is set inside a tensor-dependent loop at {line.describe()}\n"
+                    "A loop carries variables, not attributes of objects: keep the value in "
+                    "a local variable and set the attribute after the loop.", stmt.loc)
+        return out[:len(out) - len(self.keys)]
+
+
+_MISSING = object()
+
+
+def _is_plain_object(value) -> bool:
+    return hasattr(value, "__dict__") and not isinstance(
+        value, Tensor | list | dict | tuple | types.ModuleType | types.FunctionType | type)
 
 
 # ---------------------------------------------------------------- tracing cond
@@ -405,10 +510,13 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
                 before: dict | None = None):
     """Trace both branches into the regions of a ``cond``; returns the outputs."""
     tracer = _tracer()
+    before = before or {}
+    attributes = _Attributes(stmt, before)
     pred_value = tracer.value_of(pred)
-    traced = [tracer.trace_region([], lambda: tuple(fn())) for fn in branches]
+    traced = [tracer.trace_region([], lambda: attributes.run(fn)) for fn in branches]
     (then_scope, then_out), (else_scope, else_out) = traced
-    merged = [_merge(name, a, b, stmt) for name, a, b in zip(stmt.outputs, then_out, else_out)]
+    names = stmt.outputs + attributes.names
+    merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
     pairs = [leaf for m in merged for leaf in m.pairs]
     yielded = []
     for side, scope in enumerate((then_scope, else_scope)):
@@ -425,12 +533,11 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
                                   [v.type for v in yielded[0]],
                                   [m.ir_name for m in merged for _ in m.pairs])
     results = iter(op.results)
-    out = []
-    for m in merged:
-        value = m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
-                           for a, b in m.pairs])
-        out.append(_write_back(stmt, before or {}, m.name, value))
-    return tuple(out)
+    out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
+                      for a, b in m.pairs]) for m in merged]
+    n = len(stmt.outputs)
+    attributes.set(out[n:])
+    return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
 
 
 class _Merged:
@@ -442,7 +549,8 @@ class _Merged:
 
     @property
     def ir_name(self) -> str | None:
-        return None if self.name.startswith("__") else self.name
+        return self.name if self.name.isidentifier() and not self.name.startswith("__") \
+            else None
 
     def rebuild(self, results: list):
         it = iter(results)
@@ -599,8 +707,9 @@ class _LoopState:
 
     def ir_names(self, stmt: Statement) -> list[str | None]:
         """IR names of the carried leaves: the user's variable, when it is one tensor."""
-        return [None if name.startswith("__") or self.structures[self.owner[i]].kind
-                is not None else name for i, name in zip(self.carried, self.variables(stmt))]
+        return [name if name.isidentifier() and not name.startswith("__")
+                and self.structures[self.owner[i]].kind is None else None
+                for i, name in zip(self.carried, self.variables(stmt))]
 
 
 def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement):
@@ -613,8 +722,9 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     cond_scope, test = tracer.trace_region(
         types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names)
     _finish(tracer, cond_scope, [test], "condition", stmt)
-    body_scope, out = tracer.trace_region(
-        types_, lambda *a: body_fn(*loop.values(a)), names)
+    attributes = _Attributes(stmt, dict(zip(stmt.outputs, values)))
+    body_scope, out = tracer.trace_region(types_, lambda *a: attributes.run_loop_body(
+        lambda: body_fn(*loop.values(a)), stmt), names)
     _finish(tracer, body_scope, _next_carried(loop, out, stmt), "yield", stmt,
             list(zip(loop.variables(stmt), types_)))
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
@@ -670,7 +780,9 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
             trial_values[k] = v
         return body_fn(*trial_values)
 
-    scope, out = tracer.trace_region(types_, trial)
+    attributes = _Attributes(stmt, dict(zip(stmt.outputs, values)))
+    scope, out = tracer.trace_region(
+        types_, lambda *a: attributes.run_loop_body(lambda: trial(*a), stmt))
     saved, tracer.scope = tracer.scope, scope
     try:
         out_types = [[_loop_type(tracer, leaf, name, stmt) for leaf in flatten(v)[0]]
@@ -764,3 +876,35 @@ def _finish(tracer, scope, outs, terminator: str, stmt: Statement, expected=()):
     finally:
         tracer.scope = saved
     return values
+
+
+# ---------------------------------------------------------------- functional control flow
+
+def cond(pred, true_fn: Callable | None, false_fn: Callable | None):
+    """``paddle.static.nn.cond``: the result of `true_fn()` or `false_fn()`; for a traced
+    `pred`, both run into the regions of a ``cond`` (results may be nested structures
+    of tensors; a missing function returns None)."""
+    branches = [call(fn) if fn is not None else (lambda: None) for fn in (true_fn, false_fn)]
+    if not is_traced(pred):
+        return (branches[0] if pred else branches[1])()
+    (out,) = _trace_cond(_predicate(pred), tuple((lambda f=f: (f(),)) for f in branches),
+                         _expression("__jst_cond"))
+    return out
+
+
+def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence) -> list:
+    """``paddle.static.nn.while_loop``: run `body_fn` on the loop variables while
+    `cond_fn` of them is true; returns their final values as a list."""
+    cond_fn, body_fn = call(cond_fn), call(body_fn)
+    names = tuple(f"loop_vars[{i}]" for i in range(len(loop_vars)))
+    stmt = Statement("while", user_location(), names, names)
+
+    def body(*values):
+        out = body_fn(*values)
+        out = tuple(out) if isinstance(out, tuple | list) else (out,)
+        if len(out) != len(values):
+            raise ConversionError(f"while_loop's body returns {len(out)} values for "
+                                  f"{len(values)} loop variables", stmt.loc)
+        return out
+
+    return list(while_(cond_fn, body, tuple(loop_vars), stmt))

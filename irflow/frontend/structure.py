@@ -51,10 +51,14 @@ def describe(value) -> str:
     if isinstance(value, ReturnValue):
         return describe(value.value)
     if type(value) is dict:
-        return "dict(" + ", ".join(f"{k!r}: {describe(v)}" for k, v in value.items()) + ")"
+        return "dict(" + ", ".join(f"{_key(k)}: {describe(v)}" for k, v in value.items()) + ")"
     if type(value) is list or isinstance(value, tuple):
         return type(value).__name__ + "(" + ", ".join(describe(v) for v in value) + ")"
     return type(value).__name__.lower()
+
+
+def _key(k) -> str:
+    return repr(k) if isinstance(k, str | int | float | bool | type(None)) else describe(k)
 
 
 def flatten(value) -> tuple[list, Structure]:

@@ -25,11 +25,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..dispatch import state, user_location
-from ..errors import ConversionError, IrflowError, Location, ShapeError
+from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import TensorType
+from ..ir.types import TensorType, symbols_of
 from ..tensor.tensor import Tensor
 
 
@@ -76,12 +76,24 @@ class Scope:
         if found is not None:
             return found
         if self.parent is None:
-            raise IrflowError(f"internal error: value {v!r} is not visible in the function")
+            raise _escaped(v)
         outer = self.parent.get(v)
         arg = self.block.add_arg(v.type, v.name)
         self.captured[v] = arg
         self.outer.append(outer)
         return arg
+
+
+def _escaped(v: Value) -> ConversionError:
+    """The error for a tensor used outside the branch or loop body that computed it."""
+    op = v.op if not isinstance(v, BlockArg) else None
+    where = f" (computed at {op.loc})" if op is not None and op.loc is not None else ""
+    return ConversionError(
+        f"a tensor computed inside a tensor-dependent `if` or loop{where} is used here, "
+        "outside it. It left the branch or loop through a side effect that conversion "
+        "cannot carry (a list it was appended to, an attribute or dict entry it was "
+        "stored in, a function that changed an object); assign it to a variable in the "
+        "branch or loop instead", user_location())
 
 
 class Tracer:
@@ -100,7 +112,7 @@ class Tracer:
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
-        self.dim_symbols: dict[int, str] = {}         # id of a traced size -> its symbol
+        self.fresh_dims = 0                           # symbols fresh_dim made
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
 
@@ -193,14 +205,22 @@ class Tracer:
         return arg
 
     # -- symbolic sizes
-    def name_dim(self, size: Tensor, symbol: str) -> None:
-        """`size` (a traced i64 scalar) is the run-time value of the dim `symbol`."""
-        self.dim_symbols[id(size)] = symbol
-        self.alive.append(size)
+    def dims(self, t: Tensor) -> list:
+        """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
+        computed when the program runs (``numel`` of that axis), which shape arguments
+        read back as the symbol (see `irflow.tensor.convert.traced_dim`)."""
+        return [d if isinstance(d, int) else self.apply("numel", [t], {"axis": (axis,)})
+                for axis, d in enumerate(t._ir.type.shape)]
 
-    def dim_of(self, value) -> str | None:
-        """The symbol a traced size stands for, if it is one `shape_of` made."""
-        return self.dim_symbols.get(id(value))
+    def fresh_dim(self) -> str:
+        """A new symbol for a size that depends on tensor values (bound when the
+        program runs, from the result of the op whose size it is)."""
+        taken = {s for a in self.fn.block.args if isinstance(a.type, TensorType)
+                 for d in a.type.shape for s in symbols_of(d)}
+        while True:
+            self.fresh_dims += 1
+            if f"D{self.fresh_dims}" not in taken:
+                return f"D{self.fresh_dims}"
 
     # -- tensor hooks (called by Tensor methods while tracing)
     def shape_of(self, t: Tensor) -> list[int]:
@@ -305,6 +325,34 @@ class Tracer:
                 from ..tensor.math import add
                 grad = add(old, grad)
             self.set_grad(t, grad)
+
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+        """``paddle.grad`` while tracing: the gradient computation is appended to the
+        program; the gradients are traced tensors (differentiable again with
+        `create_graph`)."""
+        from ..passes.autodiff import append_gradients, ones
+        if self.scope.parent is not None:
+            raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
+                                  "supported; call it after the if/while", user_location())
+        b = self.scope.builder
+        with b.location(user_location()):
+            seeds = []
+            for i, out in enumerate(outputs):
+                v = self.value_of(out)
+                given = grad_outputs[i] if grad_outputs is not None else None
+                seeds.append((v, self.value_of(given) if given is not None else
+                              ones(b, v.type)))
+            sources = [self.value_of(t) for t in inputs]
+            cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
+        result = []
+        for i, v in enumerate(sources):
+            g = cts.get(v)
+            if g is None and not allow_unused:
+                raise ConversionError(f"input {i} of grad() is not used to compute the "
+                                      "outputs; pass allow_unused=True to get None for it",
+                                      user_location())
+            result.append(None if g is None else self.wrap(g, not create_graph))
+        return result
 
     # -- random numbers
     def next_seed(self) -> Tensor:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..errors import ShapeError
 from ..ir.core import Function
 from ..ir.registry import REQUIRED
-from ..ir.types import StackType, TensorType, bind_shape, eval_shape
+from ..ir.types import StackType, TensorType, bind_shape, substitute
 from ._rules import defop
 
 
@@ -50,7 +50,7 @@ def _call_infer(types, attrs):
     fn = _target(attrs).fn
     if len(types) != len(fn.args):
         raise ShapeError(f"program @{fn.name} takes {len(fn.args)} operands, got {len(types)}")
-    bindings: dict[str, int] = {}
+    bindings: dict[str, int] = dict(attrs["sizes"])
     for i, (t, arg) in enumerate(zip(types, fn.args)):
         expected = arg.type
         if isinstance(expected, StackType) or not all(isinstance(d, int) for d in t.shape):
@@ -59,20 +59,24 @@ def _call_infer(types, attrs):
             ok = t.dtype is expected.dtype and bind_shape(expected.shape, t.shape, bindings)
         if not ok:
             raise ShapeError(f"operand {i} of @{fn.name} is {t}, expected {expected}")
+    static = [(a.type.shape, t.shape) for t, a in zip(types, fn.args)
+              if isinstance(a.type, TensorType) and t.is_static]
+    # once every operand has bound what it can, a dim such as M+N solves for M
+    bind_shape(sum((e for e, _ in static), ()), sum((s for _, s in static), ()), bindings)
     out = []
     for r in fn.result_types:
         if isinstance(r, TensorType) and bindings and not r.is_static:
-            r = TensorType(r.dtype, eval_shape(r.shape, bindings))
+            r = r.with_shape([substitute(d, bindings) for d in r.shape])
         out.append(r)
     return out
 
 
-def _call_kernel(*arrays, program):
+def _call_kernel(*arrays, program, sizes):
     results = _PROGRAMS[program].plan(*arrays)
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _call_vjp(b, cts, ins, outs, program):
+def _call_vjp(b, cts, ins, outs, program, sizes):
     target = _PROGRAMS[program]
     if target.backward is None:
         raise ShapeError(f"program @{target.fn.name} has no backward program (gradients of "
@@ -87,7 +91,9 @@ def _call_vjp(b, cts, ins, outs, program):
     return in_cts
 
 
-defop("call", _call_infer, _call_kernel, arity=(0, None), attrs={"program": REQUIRED},
-      vjp=_call_vjp, accepts_stacks=True,
+defop("call", _call_infer, _call_kernel, arity=(0, None),
+      attrs={"program": REQUIRED, "sizes": ()}, vjp=_call_vjp, accepts_stacks=True,
       doc="run compiled program `program` (a process-local id) on the operands; used by "
-          "the frontend to put a compiled call into the dynamic graph")
+          "the frontend to put a compiled call into the dynamic graph. `sizes` holds "
+          "(symbol, size) pairs for the program's result sizes that depend on tensor "
+          "values, which eager execution adds once the call has run")
