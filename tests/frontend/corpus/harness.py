@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -325,10 +326,12 @@ def _call(fn, arrays, grad_inputs, params):
 
 
 def check(target, inputs, input_spec=None, grads=True, grad_inputs=True, train=True,
-          reset=True, modes=MODES):
+          reset=True, modes=MODES, every_line=True):
     """Eager vs compiled: outputs on every input, and gradients of a scalar loss
     through the compiled call. Layers run in train mode (as when training) unless
-    ``train=False``. Returns the last compiled callable."""
+    ``train=False``. The eager runs must execute every line of the program (so that
+    every branch is compared) unless ``every_line=False``. Returns the last compiled
+    callable."""
     calls = _as_inputs(inputs)
     if _is_layer(target):
         if reset:
@@ -340,14 +343,17 @@ def check(target, inputs, input_spec=None, grads=True, grad_inputs=True, train=T
 
     eager = []
     try:
-        for arrays in calls:
-            out, tensors = _call(target, arrays, grad_inputs, params)
-            g = _gradients(params, tensors, out) if grads else None
-            eager.append((out, g))
+        with _LineCoverage(target) as covered:
+            for arrays in calls:
+                out, tensors = _call(target, arrays, grad_inputs, params)
+                g = _gradients(params, tensors, out) if grads else None
+                eager.append((out, g))
     except Exception as e:
         if PADDLE:
             raise EagerFailed(f"eager: {type(e).__name__}: {e}") from e
         raise
+    if every_line and not PADDLE:
+        covered.check()
     _record_eager(calls, eager)
 
     # every output first (an OutputMismatch), then every gradient (a GradientMismatch)
@@ -368,6 +374,45 @@ def check(target, inputs, input_spec=None, grads=True, grad_inputs=True, train=T
 def check_outputs(target, inputs, input_spec=None, **kw):
     """`check` without gradients (integer results, or programs under no_grad)."""
     return check(target, inputs, input_spec, grads=False, **kw)
+
+
+class _LineCoverage:
+    """The lines of the program's function (a Layer's forward) that the eager runs
+    execute; `check` fails when the inputs leave one of them out."""
+
+    def __init__(self, target):
+        fn = inspect.unwrap(target.forward if _is_layer(target) else target)
+        self.code = getattr(fn, "__code__", None)
+        self.seen = set()
+
+    def _trace(self, frame, event, arg):
+        if frame.f_code is self.code:
+            return self._local
+        return None
+
+    def _local(self, frame, event, arg):
+        if event == "line":
+            self.seen.add(frame.f_lineno)
+        return self._local
+
+    def __enter__(self):
+        self.previous = sys.gettrace()
+        if self.code is not None:
+            sys.settrace(self._trace)
+        return self
+
+    def __exit__(self, *exc):
+        sys.settrace(self.previous)
+
+    def check(self):
+        if self.code is None:
+            return
+        lines = {line for _, _, line in self.code.co_lines() if line is not None}
+        lines.discard(self.code.co_firstlineno)
+        missed = sorted(lines - self.seen)
+        assert not missed, (f"the inputs never run line(s) {missed} of "
+                            f"{self.code.co_name} ({self.code.co_filename}): add an input "
+                            f"that takes that path")
 
 
 # ---------------------------------------------------------------- failures

@@ -147,8 +147,7 @@ def test_tolist_of_a_traced_tensor():
     check_fails(f, POS_NEG, spec([3, 4]), at="values = x.tolist()")
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="bool-mask read raises IrflowError without the user's line, not ConversionError")
+@pytest.mark.xfail(strict=True, reason="bool-mask read raises IrflowError, not ConversionError")
 def test_boolean_mask_indexing():
     def f(x):
         return x[x > 0].sum()
@@ -156,8 +155,6 @@ def test_boolean_mask_indexing():
     check_fails(f, POS_NEG, spec([None, 4]), at="return x[x > 0].sum()")
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="silently converts: a Python object mutated in a tensor loop, no ConversionError")
 def test_attribute_set_inside_a_tensor_loop():
     class Net(nn.Layer):
         def __init__(self):
@@ -261,7 +258,6 @@ def test_shape_from_tensor_values():
     check_fails(f, POS_NEG, spec([None, 4]), at="paddle.zeros([n, 4])")
 
 
-@pytest.mark.xfail(strict=True, reason="a traced tensor as a Python list index: RecursionError")
 def test_tensor_used_as_a_python_list_index():
     def f(x):
         heads = [x * 1.0, x * 2.0, x * 3.0]

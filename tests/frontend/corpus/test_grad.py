@@ -175,8 +175,6 @@ def test_detach_in_one_branch():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="paddle.grad inside compiled code: internal AttributeError ('NoneType' object has no attribute 'dtype')")
 def test_paddle_grad_inside_compiled_function():
     def f(x):
         y = paddle.sum(x ** 3)
@@ -186,8 +184,7 @@ def test_paddle_grad_inside_compiled_function():
     check_outputs(f, POS_NEG, spec([None, 4]), grad_inputs=True)
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="paddle.grad inside compiled code: internal AttributeError ('NoneType' object has no attribute 'dtype')")
+@NO_INPUT_GRAD
 def test_paddle_grad_with_create_graph_inside():
     def f(x):
         y = paddle.sum(paddle.sin(x) * x)
@@ -197,8 +194,6 @@ def test_paddle_grad_with_create_graph_inside():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="paddle.grad inside compiled code: internal AttributeError ('NoneType' object has no attribute 'dtype')")
 def test_gradient_penalty_in_a_layer():
     class Critic(nn.Layer):
         def __init__(self):

@@ -107,8 +107,7 @@ def test_for_range_with_tensor_bound():
           [paddle.static.InputSpec([None, 3]), paddle.static.InputSpec([], "int64")])
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ShapeError: slicing or indexing a None (symbolic) axis other than whole is rejected")
+@NO_INPUT_GRAD
 def test_for_range_with_start_stop_step():
     def f(x):
         n = paddle.cast(paddle.sum(x > 0), "int64")
@@ -143,7 +142,7 @@ def test_for_range_with_continue_on_tensor():
             out = out + h
         return out
 
-    check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-1)], spec([None, 3]))
+    check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
 @NO_INPUT_GRAD
@@ -381,9 +380,10 @@ def test_layer_refines_until_converged():
         def forward(self, x):
             h = x
             for _ in range(8):
-                h = 0.5 * h + 0.5 * paddle.tanh(self.fc(h))
-                if paddle.mean(paddle.abs(h)) < 0.05:
+                new_h = 0.5 * h + 0.5 * paddle.tanh(self.fc(h))
+                if paddle.max(paddle.abs(new_h - h)) < 0.05:
                     break
+                h = new_h
             return h
 
     check(Net(), [randn(2, 4, scale=0.01), randn(3, 4, seed=1, scale=2.0)], spec([None, 4]))

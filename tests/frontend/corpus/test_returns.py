@@ -111,7 +111,7 @@ def test_return_from_while_loop():
             i += 1
         return x
 
-    check(f, [randn(2, 3, scale=0.01), randn(2, 3, scale=2)], spec([None, 3]))
+    check(f, [randn(2, 3, scale=0.001), randn(2, 3, scale=2)], spec([None, 3]))
 
 
 @NO_INPUT_GRAD
@@ -123,7 +123,7 @@ def test_return_from_for_range():
                 return x * 0.1
         return x
 
-    check(f, [randn(2, 3, shift=-3), randn(2, 3, shift=1)], spec([None, 3]))
+    check(f, [randn(2, 3, shift=-5), randn(2, 3, shift=1)], spec([None, 3]))
 
 
 @NO_INPUT_GRAD
@@ -153,8 +153,7 @@ def test_return_from_loop_over_blocks():
     check(Net(), [randn(2, 4, shift=3), randn(2, 4, shift=-3)], spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ShapeError: slicing or indexing a None (symbolic) axis other than whole is rejected")
+@NO_INPUT_GRAD
 def test_return_from_loop_over_tensor_rows():
     def f(x):
         for row in x:
@@ -217,7 +216,7 @@ def test_return_after_loop_with_break():
             return -x
         return x
 
-    check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-1)], spec([None, 3]))
+    check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
 @NO_INPUT_GRAD
@@ -231,7 +230,7 @@ def test_return_value_computed_in_loop_with_else_return():
             i += 1
         return x * 0.5
 
-    check(f, [randn(2, 3, shift=1), randn(2, 3, shift=30)], spec([None, 3]))
+    check(f, [randn(2, 3, shift=-2), randn(2, 3, shift=30)], spec([None, 3]))
 
 
 def test_return_different_dtypes_same_structure():
@@ -251,7 +250,7 @@ def test_return_none_from_one_branch_of_a_python_condition():
             return None
         return out
 
-    check(f, POS_NEG, spec([None, 4]))
+    check(f, POS_NEG, spec([None, 4]), every_line=False)  # training stays False
 
 
 @NO_INPUT_GRAD
@@ -264,7 +263,7 @@ def test_return_inside_nested_loops():
                     return x
         return x
 
-    check(f, [randn(2, 3), randn(2, 3, shift=4)], spec([None, 3]))
+    check(f, [randn(2, 3, shift=-10), randn(2, 3, shift=4)], spec([None, 3]))
 
 
 @NO_INPUT_GRAD
