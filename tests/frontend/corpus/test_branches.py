@@ -479,3 +479,87 @@ def test_comparison_result_as_variable():
         return x
 
     check(f, POS_NEG, spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_python_numbers_assigned_in_branches():
+    def f(x):
+        if x.mean() > 0:
+            scale, shift = 2.0, 1
+        else:
+            scale, shift = 0.5, -1
+        return x * scale + shift
+
+    check(f, POS_NEG, spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_flag_from_a_branch_used_in_a_later_if():
+    def f(x):
+        clipped = False
+        if x.max() > 2.0:
+            x = paddle.clip(x, max=2.0)
+            clipped = True
+        if clipped:
+            x = x * 0.5
+        return x
+
+    check(f, [randn(3, 4, shift=1.0), randn(3, 4, scale=0.1)], spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_if_on_numpy_of_a_sum():
+    def f(x):
+        if paddle.sum(x).numpy() > 0:
+            x = x * 2.0
+        return x
+
+    check(f, POS_NEG, spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_if_on_bool_of_a_tensor():
+    def f(x):
+        if bool(x.mean() > 0):
+            return x + 1.0
+        return x - 1.0
+
+    check(f, POS_NEG, spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_static_nn_cond():
+    def f(x):
+        return paddle.static.nn.cond(x.mean() > 0, lambda: x * 2.0, lambda: x - 1.0)
+
+    check(f, POS_NEG, spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_lambda_with_conditional_expression():
+    def f(x):
+        act = lambda h: paddle.tanh(h) if h.mean() > 0 else h * 0.1  # noqa: E731
+        return act(x) + act(-x)
+
+    check(f, POS_NEG, spec([None, 4]))
+
+
+@NO_INPUT_GRAD
+def test_compile_a_lambda():
+    fn = lambda x: paddle.where(x > 0, x, x * 0.1) * 2.0  # noqa: E731
+    check(fn, POS_NEG, spec([None, 4]), every_line=False)
+
+
+@NO_INPUT_GRAD
+def test_not_to_static_helper_runs_as_python():
+    @paddle.jit.not_to_static
+    def describe(n):
+        return n * 2
+
+    def f(x):
+        k = describe(x.shape[-1])
+        if x.mean() > 0:
+            x = x * k
+        return x
+
+    check(f, POS_NEG, spec([None, 4]))

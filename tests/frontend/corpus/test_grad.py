@@ -319,3 +319,28 @@ def test_second_order_through_compiled_call():
         (gg,) = paddle.grad(g.sum(), x)
         out.append(gg.numpy())
     np.testing.assert_allclose(out[0], out[1], rtol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, 
+    reason="grad mode is process-global: no_grad() in another thread gives stop_gradient=True outputs")
+def test_no_grad_in_another_thread_does_not_leak():
+    import threading
+
+    net = nn.Linear(4, 2)
+    static = paddle.jit.to_static(net, input_spec=[paddle.static.InputSpec([None, 4])])
+    inside, go_on = threading.Event(), threading.Event()
+
+    def other():
+        with paddle.no_grad():
+            inside.set()
+            go_on.wait(5)
+
+    t = threading.Thread(target=other)
+    t.start()
+    inside.wait(5)
+    try:
+        out = static(paddle.to_tensor(POS_NEG[0]))
+        assert not out.stop_gradient
+    finally:
+        go_on.set()
+        t.join()

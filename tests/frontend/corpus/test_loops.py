@@ -450,3 +450,66 @@ def test_while_else_clause():
 
 def full32(shape, value):
     return np.full(shape, value, "float32")
+
+
+@NO_INPUT_GRAD
+def test_static_nn_while_loop():
+    def f(x):
+        i = paddle.full([1], 0, "int64")
+        ten = paddle.full([1], 4, "int64")
+
+        def cond(i, h):
+            return i < ten
+
+        def body(i, h):
+            return [i + 1, h * 1.5 + 0.1]
+
+        i, h = paddle.static.nn.while_loop(cond, body, [i, x])
+        return h
+
+    check(f, SMALL_LARGE, spec([None, 3]))
+
+
+@NO_INPUT_GRAD
+def test_increment_counter():
+    def f(x):
+        i = paddle.zeros([1], "int64")
+        while i < 3:
+            x = x + 1.0
+            i = paddle.increment(i)
+        return x
+
+    check(f, SMALL_LARGE, spec([None, 3]))
+
+
+@NO_INPUT_GRAD
+def test_fill_constant_bound():
+    def f(x):
+        n = paddle.tensor.fill_constant(shape=[1], dtype="int64", value=3)
+        for _ in range(n):
+            x = paddle.tanh(x) + 1.0
+        return x
+
+    check(f, SMALL_LARGE, spec([None, 3]))
+
+
+@NO_INPUT_GRAD
+def test_for_over_numpy_rows():
+    def f(x):
+        total = 0.0
+        for v in x.numpy():
+            total = total + v.sum()
+        return x * 0 + total
+
+    check(f, SMALL_LARGE, spec([None, 3]))
+
+
+@NO_INPUT_GRAD
+def test_int_of_a_tensor_as_loop_bound():
+    def f(x):
+        n = int(paddle.sum(x > 0))
+        for _ in range(n):
+            x = x * 0.9
+        return x
+
+    check(f, SMALL_LARGE, spec([None, 3]))

@@ -497,3 +497,34 @@ def test_compiled_forward_trained_eagerly():
             opt.clear_grad()
     for p, q in zip(net.parameters(), twin.parameters()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, 
+    reason="silently wrong: the compiled program keeps the old sublayer/parameter after it is replaced")
+def test_replacing_a_sublayer_after_compiling():
+    net = MNISTMLP()
+    static = paddle.jit.to_static(net, input_spec=[paddle.static.InputSpec([None, 1, 4, 4])])
+    x = paddle.to_tensor(randn(2, 1, 4, 4))
+    static(x)
+    net.fc2 = nn.Linear(8, 10)
+    np.testing.assert_allclose(static(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, 
+    reason="silently wrong: the compiled program keeps the old sublayer/parameter after it is replaced")
+def test_replacing_a_parameter_after_compiling():
+    class Scale(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = paddle.create_parameter([4], "float32")
+
+        def forward(self, x):
+            return x * self.w
+
+    net = Scale()
+    static = paddle.jit.to_static(net, input_spec=[paddle.static.InputSpec([None, 4])])
+    x = paddle.to_tensor(randn(2, 4))
+    static(x)
+    net.w = paddle.create_parameter([4], "float32",
+                                    default_initializer=nn.initializer.Constant(3.0))
+    np.testing.assert_allclose(static(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
