@@ -61,13 +61,18 @@ class Recorder:
             self.results[report.nodeid] = {"outcome": report.outcome, "message": message}
 
     def pytest_runtest_logfinish(self, nodeid, location):
+        self._dump()
         self._save()
 
     def pytest_sessionfinish(self, session):
+        self._dump()
+        self._save()
+
+    def _dump(self):
+        """The eager log so far (a later crash of the interpreter keeps it)."""
         harness = sys.modules.get("tests.frontend.corpus.harness")
         if harness is not None:
             harness.dump_eager_log()
-        self._save()
 
 
 def side(out, sot=False, skip=()):
@@ -101,6 +106,8 @@ def run(python, out, dump, paddle, sot=False):
     logs = []
     for attempt in range(50):
         logs.append(f"{dump}.{attempt}.npz")
+        if os.path.exists(logs[-1]):
+            os.remove(logs[-1])
         cmd = [python, os.path.abspath(__file__), "--side", out] + (["--sot"] if sot else [])
         child = subprocess.Popen(cmd, env=dict(env, CORPUS_DUMP=logs[-1]),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -172,8 +172,8 @@ def test_attribute_set_inside_a_tensor_loop():
     check_fails(Net(), POS_NEG, spec([None, 4]), at="self.last = h", match="last")
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="silently converts: a Python object mutated in a tensor loop, no ConversionError")
+@pytest.mark.xfail(strict=True,
+    reason="silently converts: a Python object mutated in a tensor loop (no ConversionError)")
 def test_list_attribute_grown_in_a_tensor_loop():
     class Net(nn.Layer):
         def __init__(self):

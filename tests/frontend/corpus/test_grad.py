@@ -89,8 +89,8 @@ def test_parameter_and_input_gradients_together():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="silently wrong parameter gradients: a compiled function called inside an eager model")
+@pytest.mark.xfail(strict=True,
+    reason="silently wrong parameter gradients of a compiled function inside an eager model")
 def test_compiled_activation_inside_an_eager_model():
     class Net(nn.Layer):
         def __init__(self):
@@ -208,8 +208,8 @@ def test_gradient_penalty_in_a_layer():
     check(Critic(), POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="paddle.grad through a compiled function: its outputs have stop_gradient=True (GraphError)")
+@pytest.mark.xfail(strict=True,
+    reason="paddle.grad through a compiled function: outputs have stop_gradient=True")
 def test_paddle_grad_of_compiled_output_outside():
     def f(x):
         if x.sum() > 0:
@@ -280,7 +280,8 @@ def test_gradient_of_a_parameter_only_used_in_one_branch():
     class Net(nn.Layer):
         def __init__(self):
             super().__init__()
-            self.scale = self.create_parameter([4], default_initializer=nn.initializer.Constant(2.0))
+            self.scale = self.create_parameter(
+                [4], default_initializer=nn.initializer.Constant(2.0))
 
         def forward(self, x):
             if x.mean() > 0:
@@ -303,8 +304,8 @@ def test_backward_twice_accumulates():
     np.testing.assert_allclose(got, 2 * net.weight.grad.numpy(), rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="paddle.grad through a compiled function: its outputs have stop_gradient=True (GraphError)")
+@pytest.mark.xfail(strict=True,
+    reason="paddle.grad through a compiled function: outputs have stop_gradient=True")
 def test_second_order_through_compiled_call():
     def f(x):
         return paddle.sum(x ** 3)
@@ -321,8 +322,8 @@ def test_second_order_through_compiled_call():
     np.testing.assert_allclose(out[0], out[1], rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="grad mode is process-global: no_grad() in another thread gives stop_gradient=True outputs")
+@pytest.mark.xfail(strict=True,
+    reason="grad mode is process-global: no_grad() in another thread stops compiled gradients")
 def test_no_grad_in_another_thread_does_not_leak():
     import threading
 

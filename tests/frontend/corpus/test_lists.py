@@ -32,8 +32,8 @@ def test_append_in_python_loop_then_concat():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: a list appended to in a tensor loop is not supported (no tensor array yet)")
+@pytest.mark.xfail(strict=True,
+    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_append_in_tensor_loop_then_stack():
     def f(x, n):
         outs = []
@@ -47,8 +47,8 @@ def test_append_in_tensor_loop_then_stack():
           [paddle.static.InputSpec([None, 3]), paddle.static.InputSpec([], "int64")])
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: a list appended to in a tensor loop is not supported (no tensor array yet)")
+@pytest.mark.xfail(strict=True,
+    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_append_in_while_loop_then_len():
     def f(x):
         outs = []
@@ -60,8 +60,8 @@ def test_append_in_while_loop_then_len():
     check(f, [randn(2, 3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: a list appended to in a tensor loop is not supported (no tensor array yet)")
+@pytest.mark.xfail(strict=True,
+    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_append_in_while_loop_read_last():
     def f(x):
         outs = [x]
@@ -93,7 +93,7 @@ def test_add_n_of_list():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, 
+@pytest.mark.xfail(strict=True,
     reason="a list-of-tensors input with a list InputSpec: internal AttributeError")
 def test_list_of_tensors_as_input():
     def f(xs):
@@ -218,8 +218,8 @@ def test_list_pop_and_reverse():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: array_write with a tensor index in a tensor loop needs int() of it")
+@pytest.mark.xfail(strict=True,
+    reason="ConversionError: array_write with a tensor index in a tensor loop needs int()")
 def test_tensor_array_api():
     def f(x):
         arr = paddle.tensor.create_array("float32")
@@ -245,8 +245,8 @@ def test_list_index_with_python_int_from_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: a list appended to in a tensor loop is not supported (no tensor array yet)")
+@pytest.mark.xfail(strict=True,
+    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_outputs_of_tensor_loop_stacked_along_time():
     def f(x):
         steps = []

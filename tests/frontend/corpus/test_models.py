@@ -173,8 +173,8 @@ class MNISTPredict(nn.Layer):
         return label, confident
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="internal IrflowError: the backward of a compiled call with int outputs uses symbol N with no N argument")
+@pytest.mark.xfail(strict=True,
+    reason="internal error: compiled call with int outputs: backward uses N, no N argument")
 def test_mnist_predict_labels():
     check_outputs(MNISTPredict(), [randn(4, 1, 4, 4, scale=5), randn(2, 1, 4, 4, seed=1)],
                   spec([None, 1, 4, 4]))
@@ -309,8 +309,8 @@ class TokenCollectingDecoder(GreedyDecoder):
         return paddle.stack(tokens, axis=1)
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: a list appended to in a tensor loop is not supported (no tensor array yet)")
+@pytest.mark.xfail(strict=True,
+    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_decoder_collects_tokens_until_eos():
     check_outputs(favour_eos(TokenCollectingDecoder()), ENCODINGS, spec([None, 4]),
                   reset=False)
@@ -499,8 +499,8 @@ def test_compiled_forward_trained_eagerly():
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="silently wrong: the compiled program keeps the old sublayer/parameter after it is replaced")
+@pytest.mark.xfail(strict=True,
+    reason="silently wrong: the compiled program keeps a sublayer/parameter that was replaced")
 def test_replacing_a_sublayer_after_compiling():
     net = MNISTMLP()
     static = paddle.jit.to_static(net, input_spec=[paddle.static.InputSpec([None, 1, 4, 4])])
@@ -510,8 +510,8 @@ def test_replacing_a_sublayer_after_compiling():
     np.testing.assert_allclose(static(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="silently wrong: the compiled program keeps the old sublayer/parameter after it is replaced")
+@pytest.mark.xfail(strict=True,
+    reason="silently wrong: the compiled program keeps a sublayer/parameter that was replaced")
 def test_replacing_a_parameter_after_compiling():
     class Scale(nn.Layer):
         def __init__(self):

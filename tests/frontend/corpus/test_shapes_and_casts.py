@@ -44,8 +44,8 @@ def test_len_of_a_tensor_in_arithmetic():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="ConversionError: the branches give x shapes [3, 4] and [N, 4] (x[:3] of a None axis)")
+@pytest.mark.xfail(strict=True,
+    reason="ConversionError: branches give x shapes [3, 4] and [N, 4] (x[:3] of a None axis)")
 def test_len_as_condition():
     def f(x):
         if len(x) > 3:
@@ -67,8 +67,8 @@ def test_shape_comparison_as_condition():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="silently wrong: x.numel() of a tensor with a None dim gives -1 in compiled code")
+@pytest.mark.xfail(strict=True,
+    reason="silently wrong: x.numel() with a None dim is -1 in compiled code")
 def test_numel_in_mean():
     def f(x):
         return paddle.sum(x) / x.numel()
@@ -76,7 +76,7 @@ def test_numel_in_mean():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, 
+@pytest.mark.xfail(strict=True,
     reason="ConversionError: paddle.shape(x)[0] as a size is 'computed from tensor values'")
 def test_paddle_shape_op():
     def f(x):
@@ -318,8 +318,8 @@ def test_dim_and_ndim():
     check(f, TWO_BATCHES, spec([None, 4]), every_line=False)  # a Python condition
 
 
-@pytest.mark.xfail(strict=True, 
-    reason="InputError: every InputSpec's first None dim is the same symbol N, so an index vector of another length is rejected")
+@pytest.mark.xfail(strict=True,
+    reason="InputError: every first None dim is one symbol N; an index of another length fails")
 def test_gather_rows_by_index_input():
     def f(x, idx):
         return paddle.gather(x, idx)
