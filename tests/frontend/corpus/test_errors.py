@@ -242,7 +242,7 @@ def test_truth_value_inside_a_function_without_source():
 def test_variable_assigned_only_in_a_tensor_for_range():
     def f(x, n):
         for i in range(n):
-            y = x * paddle.cast(i, "float32")
+            y = x * float(i)
         return y
 
     check_fails(f, [(POS_NEG[0], ints(low=2, high=3))],

@@ -228,7 +228,7 @@ def test_tensor_array_api():
             paddle.tensor.array_write(x * paddle.cast(i, "float32"), i, array=arr)
             i = paddle.increment(i)
         n = paddle.tensor.array_length(arr)
-        return paddle.tensor.array_read(arr, n - 1)
+        return paddle.tensor.array_read(arr, i - 1) * n
 
     check(f, SMALL_LARGE, spec([None, 3]))
 

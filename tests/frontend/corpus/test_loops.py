@@ -100,7 +100,7 @@ def test_for_range_python_int():
 def test_for_range_with_tensor_bound():
     def f(x, n):
         for i in range(n):
-            x = x + paddle.cast(i, "float32")
+            x = x + float(i)
         return x
 
     check(f, [(randn(2, 3), ints(low=3, high=4)), (randn(2, 3), ints(low=0, high=1))],
@@ -113,7 +113,7 @@ def test_for_range_with_start_stop_step():
         n = paddle.cast(paddle.sum(x > 0), "int64")
         acc = paddle.zeros([3])
         for i in range(1, n, 2):
-            acc = acc + x[0] * paddle.cast(i, "float32")
+            acc = acc + x[0] * float(i)
         return acc
 
     check(f, [randn(2, 3, shift=3), randn(2, 3, shift=-3)], spec([None, 3]))
@@ -350,9 +350,9 @@ def test_fill_constant_counter_idiom():
 
 
 @NO_INPUT_GRAD
-def test_for_over_shape_one_bound():
+def test_for_over_a_zero_d_tensor_bound():
     def f(x):
-        n = paddle.full([1], 3, "int64")
+        n = paddle.full([], 3, "int64")
         for _ in range(n):
             x = paddle.sin(x) + x
         return x
@@ -485,9 +485,11 @@ def test_increment_counter():
 @NO_INPUT_GRAD
 def test_fill_constant_bound():
     def f(x):
+        i = paddle.tensor.fill_constant(shape=[1], dtype="int64", value=0)
         n = paddle.tensor.fill_constant(shape=[1], dtype="int64", value=3)
-        for _ in range(n):
+        while i < n:
             x = paddle.tanh(x) + 1.0
+            i += 1
         return x
 
     check(f, SMALL_LARGE, spec([None, 3]))
