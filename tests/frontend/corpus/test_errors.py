@@ -36,6 +36,8 @@ def test_variable_missing_from_the_else_of_an_elif_chain():
     check_fails(f, POS_NEG, spec([None, 4]), at="return y * 2", match="'y'")
 
 
+@pytest.mark.xfail(strict=True,
+    reason="misleading loop message: '... is not a tensor or number (Tensor)'")
 def test_variable_first_bound_in_a_tensor_loop_and_used_after():
     def f(x):
         while x.sum() < 10:
@@ -43,9 +45,12 @@ def test_variable_first_bound_in_a_tensor_loop_and_used_after():
             last = x * 2
         return last
 
-    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10", match="'last'")
+    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10",
+                match="'last' is first assigned inside")
 
 
+@pytest.mark.xfail(strict=True,
+    reason="misleading loop message: '... is not a tensor or number (Tensor)'")
 def test_none_before_a_tensor_loop_becomes_a_tensor():
     def f(x):
         best = None
@@ -54,7 +59,8 @@ def test_none_before_a_tensor_loop_becomes_a_tensor():
             best = x
         return best
 
-    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10", match="'best'")
+    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10",
+                match="'best' is None .*and a tensor")
 
 
 def test_loop_variable_changes_shape():
