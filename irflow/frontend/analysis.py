@@ -49,7 +49,7 @@ class Flow:
     live_head: Live | None = None       # loops: live at the head of each iteration
     defined: frozenset = frozenset()    # definitely bound before the statement
     mutated: dict = field(default_factory=dict)  # name -> line of an in-place change
-    attributes: dict = field(default_factory=dict)  # (name, attribute) -> line it is set
+    effects: dict = field(default_factory=dict)  # (object path, attribute | None) -> line
 
 
 def analyze(fn: ast.FunctionDef, reserved: frozenset[str]) -> frozenset[str] | None:
@@ -128,40 +128,63 @@ def _mutating_method(name: str) -> bool:
 
 
 def mutations(stmts, reserved: frozenset[str]) -> tuple[dict[str, int], dict]:
-    """Variables whose objects the statements change in place, with the line of the
-    first change: ``a[i] = v``, ``a.x = v``, ``a[i] += v``, ``del a[i]``,
-    ``a.append(v)``, ``a.add_(v)``, ``paddle.increment(a)``; and the attributes set
-    directly on a variable's object (``self.h = v``: ``{("self", "h"): line}``). Nested
-    functions are not looked into."""
-    changed: dict[str, int] = {}
-    attributes: dict[tuple[str, str], int] = {}
+    """What the statements change in place (not looking into nested functions):
 
-    def note(base: ast.AST, line: int) -> None:
-        while isinstance(base, ast.Subscript | ast.Attribute):
-            base = base.value
-        if isinstance(base, ast.Name) and base.id not in reserved and \
-                changed.get(base.id, line) >= line:
-            changed[base.id] = line
+    - the variables whose objects change, with the line of the first change:
+      ``a[i] = v``, ``a.x = v``, ``a[i] += v``, ``del a[i]``, ``a.append(v)``,
+      ``a.add_(v)``, ``paddle.increment(a)``;
+    - the *effects*, each keyed by the path of the object changed (the variable and
+      the attributes that lead to it) and the attribute set on it, or None when its
+      contents change: ``self.h = v`` is ``(("self",), "h")``,
+      ``self.history.append(v)`` is ``(("self", "history"), None)``.
+    """
+    changed: dict[str, int] = {}
+    effects: dict[tuple, int] = {}
+
+    def note(target: ast.AST, attr: str | None, line: int) -> None:
+        full, path = _object_path(target)
+        if path is None or path[0] in reserved:
+            return
+        if changed.get(path[0], line) >= line:
+            changed[path[0]] = line
+        key = (path, attr if full else None)
+        effects[key] = min(effects.get(key, line), line)
 
     stack = list(stmts)
     while stack:
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             continue
-        if isinstance(node, ast.Subscript | ast.Attribute) and \
-                isinstance(node.ctx, ast.Store | ast.Del):
-            note(node.value, node.lineno)
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                key = (node.value.id, node.attr)
-                attributes[key] = min(attributes.get(key, node.lineno), node.lineno)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            note(node.value, node.attr, node.lineno)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            note(node.value, None, node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 _mutating_method(node.func.attr):
-            note(node.func.value, node.lineno)
+            note(node.func.value, None, node.lineno)
         if isinstance(node, ast.Call) and node.args and _called_name(node.func) in \
                 MUTATING_FUNCTIONS:
-            note(node.args[0], node.lineno)
+            note(node.args[0], None, node.lineno)
         stack.extend(ast.iter_child_nodes(node))
-    return changed, attributes
+    return changed, effects
+
+
+def _object_path(node: ast.AST) -> tuple[bool, tuple[str, ...] | None]:
+    """The variable and attributes that lead to the object `node` evaluates to
+    (``self.cache`` gives ``("self", "cache")``), cut at the first subscript; and
+    whether no subscript was cut (``a[0].w`` gives ``(False, ("a",))``)."""
+    parts = []
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        parts.append(node.attr if isinstance(node, ast.Attribute) else None)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return False, None
+    path = [node.id]
+    for part in reversed(parts):
+        if part is None:
+            return False, tuple(path)
+        path.append(part)
+    return True, tuple(path)
 
 
 def _called_name(func: ast.expr) -> str | None:
@@ -256,7 +279,7 @@ class _Liveness:
     def visit_If(self, s: ast.If, live: Live) -> Live:
         flow = _flow(s)
         flow.live_out = dict(live)
-        flow.mutated, flow.attributes = mutations(s.body + s.orelse, self.reserved)
+        flow.mutated, flow.effects = mutations(s.body + s.orelse, self.reserved)
         return _union(reads(s.test), self.block(s.body, live), self.block(s.orelse, live))
 
     def visit_While(self, s: ast.While, live: Live) -> Live:
@@ -269,7 +292,7 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated, flow.attributes = mutations(s.body, self.reserved)
+        flow.mutated, flow.effects = mutations(s.body, self.reserved)
         return head
 
     def visit_For(self, s: ast.For, live: Live) -> Live:
@@ -285,7 +308,7 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated, flow.attributes = mutations(s.body, self.reserved)
+        flow.mutated, flow.effects = mutations(s.body, self.reserved)
         return _union(head, reads(s.iter))
 
     def visit_With(self, s: ast.With, live: Live) -> Live:

@@ -318,7 +318,7 @@ class Statement:
     outputs: tuple[str, ...]
     uses: dict = field(default_factory=dict)      # output -> Location of a later read
     mutated: dict = field(default_factory=dict)   # variable -> Location of the change
-    attributes: dict = field(default_factory=dict)  # (variable, attribute) -> Location
+    effects: dict = field(default_factory=dict)   # (object path, attribute) -> Location
 
 
 STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
@@ -355,11 +355,11 @@ class _ControlFlow(ast.NodeTransformer):
                        or n in mutated]
         uses = {n: Location(self.filename, flow.live_out[n]) for n in outputs
                 if flow is not None and n in flow.live_out}
-        attributes = flow.attributes if flow is not None else {}
+        effects = flow.effects if flow is not None else {}
         record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
                            tuple(outputs), uses,
                            {n: Location(self.filename, line) for n, line in mutated.items()},
-                           {k: Location(self.filename, line) for k, line in attributes.items()})
+                           {k: Location(self.filename, line) for k, line in effects.items()})
         self.statements.append(record)
         return record
 

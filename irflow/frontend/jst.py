@@ -403,76 +403,126 @@ def _write_back(stmt: Statement, before: dict, name: str, value):
         return value
     if isinstance(original, Tensor) and isinstance(value, Tensor):
         from ..tensor.manipulation import _rebind
+        saved = _alias(original)
+        _tracer().changed(lambda: _rebind(original, saved))
         _rebind(original, value)
         return original
-    if type(original) is list and isinstance(value, list):
-        original[:] = value
-        return original
-    if type(original) is dict and isinstance(value, dict):
-        original.clear()
-        original.update(value)
+    if _is_container(original) and type(value) is type(original):
+        saved = _contents(original)
+        _tracer().changed(lambda: _set_contents(original, saved))
+        _set_contents(original, value)
         return original
     return value
 
 
-class _Attributes:
-    """The attributes a statement sets on the Python objects of its variables
-    (``self.h = v``). After each traced branch or loop body they are read and put back
-    as they were, so that every trace starts from the same objects; a ``cond`` yields
-    their new values, a loop refuses them (it cannot carry an object's attributes)."""
+class _Effects:
+    """What a statement changes on Python objects other than its own variables: an
+    attribute set (``self.h = v``) or the contents of a list or dict reached through
+    attributes (``self.history.append(v)``). After each traced branch or loop body
+    these are read and put back as they were, so that every trace starts from the
+    same objects; a ``cond`` yields their new values, a loop refuses them (it carries
+    variables, not objects)."""
 
     def __init__(self, stmt: Statement, before: dict):
-        self.keys = [(name, attr) for name, attr in stmt.attributes
-                     if _is_plain_object(before.get(name))]
-        self.lines = [stmt.attributes[k] for k in self.keys]
-        self.objects = [before[name] for name, _ in self.keys]
-        self.saved = [getattr(obj, attr, _MISSING) for obj, (_, attr)
-                      in zip(self.objects, self.keys)]
+        self.keys, self.lines, self.objects, self.saved = [], [], [], []
+        for (path, attr), line in stmt.effects.items():
+            obj = _follow(before, path)
+            if obj is _MISSING or (attr is None and (len(path) == 1 or not _is_container(obj))) \
+                    or (attr is not None and not _is_plain_object(obj)):
+                continue  # a variable of the statement, or nothing irflow can follow
+            self.keys.append((path, attr))
+            self.lines.append(line)
+            self.objects.append(obj)
+        self.saved = self._read()
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(f"{name}.{attr}" for name, attr in self.keys)
+        return tuple(".".join(path + ((attr,) if attr else ())) for path, attr in self.keys)
 
-    def run(self, fn: Callable) -> tuple:
-        """`fn()`'s results followed by the values it left in the attributes (`Undefined`
-        for none); the attributes are put back as they were, also if `fn` raises."""
-        try:
-            out = tuple(fn())
-        finally:
-            now = tuple(getattr(obj, attr, _MISSING) for obj, (_, attr)
-                        in zip(self.objects, self.keys))
-            self.set(self.saved)
-        return out + tuple(Undefined(name, None, "is set in only one branch of this `if`, "
-                                     "and the object had no such attribute before it")
-                           if v is _MISSING else v for name, v in zip(self.names, now))
+    def _read(self) -> tuple:
+        return tuple(_contents(obj) if attr is None else getattr(obj, attr, _MISSING)
+                     for obj, (_, attr) in zip(self.objects, self.keys))
 
     def set(self, values) -> None:
         for obj, (_, attr), v in zip(self.objects, self.keys, values):
-            if v is _MISSING:
+            if attr is None:
+                _set_contents(obj, v)
+            elif v is _MISSING:
                 if hasattr(obj, attr):
                     delattr(obj, attr)
             elif getattr(obj, attr, _MISSING) is not v:
                 setattr(obj, attr, v)
 
+    def run(self, fn: Callable) -> tuple:
+        """`fn()`'s results followed by the values it left in the tracked places
+        (`Undefined` for an attribute it did not have); everything is put back as it
+        was, also if `fn` raises."""
+        try:
+            out = tuple(fn())
+        finally:
+            now = self._read()
+            self.set(self.saved)
+        return out + tuple(Undefined(name, None, "is set in only one branch of this `if`, "
+                                     "and the object had no such attribute before it")
+                           if v is _MISSING else v for name, v in zip(self.names, now))
+
     def run_loop_body(self, fn: Callable, stmt: Statement):
-        """`fn()` for a loop body, which must leave the attributes as they were."""
+        """`fn()` for a loop body, which must leave the tracked places as they were."""
         out = self.run(fn)
-        now = out[len(out) - len(self.keys):]
-        for name, line, old, new in zip(self.names, self.lines, self.saved, now):
-            if new is not old and not (isinstance(new, Undefined) and old is _MISSING):
+        n = len(out) - len(self.keys)
+        for name, line, old, new, (_, attr) in zip(self.names, self.lines, self.saved,
+                                                    out[n:], self.keys):
+            unchanged = (isinstance(new, Undefined) and old is _MISSING) if attr else \
+                _same_contents(old, new)
+            if not (unchanged or new is old):
+                what = f"`{name}` is set" if attr else f"`{name}` is changed in place"
                 raise ConversionError(
-                    f"`{name}` is set inside a tensor-dependent loop at {line.describe()}\n"
-                    "A loop carries variables, not attributes of objects: keep the value in "
-                    "a local variable and set the attribute after the loop.", stmt.loc)
-        return out[:len(out) - len(self.keys)]
+                    f"{what} inside a tensor-dependent loop at {line.describe()}\nA loop "
+                    "carries variables, not objects: keep the value in a local variable and "
+                    "store it after the loop.", stmt.loc)
+        return out[:n]
 
 
 _MISSING = object()
 
 
+def _follow(values: dict, path: tuple):
+    """The object at `path` (a variable, then attributes), or `_MISSING`."""
+    obj = values.get(path[0], _MISSING)
+    for attr in path[1:]:
+        if obj is _MISSING or isinstance(obj, Undefined):
+            return _MISSING
+        obj = getattr(obj, attr, _MISSING)
+    return _MISSING if isinstance(obj, Undefined) else obj
+
+
 def _is_plain_object(value) -> bool:
     return hasattr(value, "__dict__") and not isinstance(
         value, Tensor | list | dict | tuple | types.ModuleType | types.FunctionType | type)
+
+
+def _is_container(value) -> bool:
+    return type(value) is list or type(value) is dict
+
+
+def _contents(container):
+    return list(container) if type(container) is list else dict(container)
+
+
+def _set_contents(container, contents) -> None:
+    if type(container) is list:
+        container[:] = contents
+    else:
+        container.clear()
+        container.update(contents)
+
+
+def _same_contents(old, new) -> bool:
+    if type(old) is not type(new) or len(old) != len(new):
+        return False
+    if type(old) is dict:
+        return old.keys() == new.keys() and all(old[k] is new[k] for k in old)
+    return all(a is b for a, b in zip(old, new))
 
 
 # ---------------------------------------------------------------- tracing cond
@@ -511,11 +561,11 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     """Trace both branches into the regions of a ``cond``; returns the outputs."""
     tracer = _tracer()
     before = before or {}
-    attributes = _Attributes(stmt, before)
+    effects = _Effects(stmt, before)
     pred_value = tracer.value_of(pred)
-    traced = [tracer.trace_region([], lambda: attributes.run(fn)) for fn in branches]
+    traced = [tracer.trace_region([], lambda: effects.run(fn)) for fn in branches]
     (then_scope, then_out), (else_scope, else_out) = traced
-    names = stmt.outputs + attributes.names
+    names = stmt.outputs + effects.names
     merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
     pairs = [leaf for m in merged for leaf in m.pairs]
     yielded = []
@@ -536,7 +586,8 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
                       for a, b in m.pairs]) for m in merged]
     n = len(stmt.outputs)
-    attributes.set(out[n:])
+    tracer.changed(lambda: effects.set(effects.saved))
+    effects.set(out[n:])
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
 
 
@@ -568,14 +619,23 @@ def _check_same_types(merged: list[_Merged], yielded, stmt: Statement) -> None:
         for a, b in zip(yielded[0][start:end], yielded[1][start:end]):
             if a.type != b.type:
                 raise ConversionError(
-                    f"variable '{_shown(m.name)}' is {a.type} after the `if` branch and "
+                    f"{_what(m.name)} is {a.type} after the `if` branch and "
                     f"{b.type} after the `else` branch; both branches must give it the same "
                     "dtype and shape", stmt.loc)
         start = end
 
 
-def _shown(name: str) -> str:
-    return "the return value" if name == RETVAL else name
+_INTERNAL_NAMES = {RETVAL: "the return value", "__jst_ifexp": "the conditional expression",
+                   "__jst_bool": "the `and`/`or` expression", "__jst_cond": "the cond's result",
+                   "__jst_index": "the loop index"}
+
+
+def _what(name: str) -> str:
+    """How an error names a statement's output: the user's variable, or what an
+    internal one stands for (never its internal name)."""
+    if name.startswith("__"):
+        return _INTERNAL_NAMES.get(name, "a value of this statement")
+    return f"`{name}`" if "." in name else f"variable '{name}'"
 
 
 def _merge(name: str, a, b, stmt: Statement) -> _Merged:
@@ -617,7 +677,7 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
         like = a if isinstance(a, Tensor) else b
         other = b if like is a else a
         if not isinstance(other, Tensor | numbers.Number):
-            raise ConversionError(f"variable '{_shown(name)}' is a tensor in one branch and "
+            raise ConversionError(f"{_what(name)} is a tensor in one branch and "
                                   f"a {type(other).__name__} in the other", stmt.loc)
         return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
     if a is b or (isinstance(a, numbers.Number | str | type(None)) and type(a) is type(b)
@@ -628,7 +688,7 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
                                              dtype=np.float32 if isinstance(a, float) or
                                              isinstance(b, float) else np.int64))
         return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
-    raise ConversionError(f"variable '{_shown(name)}' takes different Python values in the "
+    raise ConversionError(f"{_what(name)} takes different Python values in the "
                           f"two branches of a tensor-dependent `if` ({a!r} and {b!r})", stmt.loc)
 
 
@@ -647,10 +707,11 @@ def _type_of(t: Tensor) -> TensorType:
 def _one_branch_error(name: str, stmt: Statement) -> ConversionError:
     use = stmt.uses.get(name)
     where = f", and it is used after the `if` at {use.describe()}" if use else ""
+    python = "AttributeError" if "." in name else "UnboundLocalError"
     return ConversionError(
-        f"variable '{name}' is assigned in only one branch of this tensor-dependent `if`"
+        f"{_what(name)} is assigned in only one branch of this tensor-dependent `if`"
         f"{where}\nWhen the other branch runs it has no value (Python would raise "
-        "UnboundLocalError). Assign it before the `if`, or in both branches.", stmt.loc)
+        f"{python}). Assign it before the `if`, or in both branches.", stmt.loc)
 
 
 def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
@@ -663,7 +724,7 @@ def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
             f"{Location(file, second.line).describe()}\nBoth must return the same nesting of "
             "tuples, lists and dicts.", Location(file, first.line))
     return ConversionError(
-        f"variable '{name}' is {describe(a)} after the `if` branch and {describe(b)} after "
+        f"{_what(name)} is {describe(a)} after the `if` branch and {describe(b)} after "
         "the `else` branch; both branches must give it the same structure", stmt.loc)
 
 
@@ -722,8 +783,8 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     cond_scope, test = tracer.trace_region(
         types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names)
     _finish(tracer, cond_scope, [test], "condition", stmt)
-    attributes = _Attributes(stmt, dict(zip(stmt.outputs, values)))
-    body_scope, out = tracer.trace_region(types_, lambda *a: attributes.run_loop_body(
+    effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
+    body_scope, out = tracer.trace_region(types_, lambda *a: effects.run_loop_body(
         lambda: body_fn(*loop.values(a)), stmt), names)
     _finish(tracer, body_scope, _next_carried(loop, out, stmt), "yield", stmt,
             list(zip(loop.variables(stmt), types_)))
@@ -747,7 +808,7 @@ def _next_carried(loop: _LoopState, out: Sequence, stmt: Statement) -> list:
     for i, (old, new) in enumerate(zip(loop.leaves, leaves)):
         if i not in carried and new is not old:
             name = stmt.outputs[loop.owner[i]]
-            raise ConversionError(f"variable '{_shown(name)}' changes inside a "
+            raise ConversionError(f"{_what(name)} changes inside a "
                                   "tensor-dependent loop but is not a tensor or number "
                                   f"({type(new).__name__})", stmt.loc)
     return [leaves[i] for i in loop.carried]
@@ -757,7 +818,7 @@ def _loop_structure_error(name: str, before, after, stmt: Statement) -> Conversi
     change = stmt.mutated.get(name)
     how = f" (it is changed in place at {change.describe()})" if change else ""
     return ConversionError(
-        f"variable '{_shown(name)}' is {describe(before)} when a loop iteration starts and "
+        f"{_what(name)} is {describe(before)} when a loop iteration starts and "
         f"{describe(after)} when it ends{how}; a tensor-dependent loop keeps the structure "
         "of what it carries", stmt.loc)
 
@@ -780,9 +841,9 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
             trial_values[k] = v
         return body_fn(*trial_values)
 
-    attributes = _Attributes(stmt, dict(zip(stmt.outputs, values)))
+    effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
     scope, out = tracer.trace_region(
-        types_, lambda *a: attributes.run_loop_body(lambda: trial(*a), stmt))
+        types_, lambda *a: effects.run_loop_body(lambda: trial(*a), stmt))
     saved, tracer.scope = tracer.scope, scope
     try:
         out_types = [[_loop_type(tracer, leaf, name, stmt) for leaf in flatten(v)[0]]
@@ -810,7 +871,7 @@ def _loop_type(tracer, leaf, name: str, stmt: Statement) -> TensorType | None:
     if isinstance(leaf, Tensor | numbers.Number):
         return tracer.value_of(_as_loop_tensor(leaf)).type
     if isinstance(leaf, Undefined):
-        raise ConversionError(f"variable '{_shown(name)}' is used in a tensor-dependent loop "
+        raise ConversionError(f"{_what(name)} is used in a tensor-dependent loop "
                               "before it is assigned", stmt.loc)
     return None
 
@@ -826,7 +887,7 @@ def _zeros_of(name: str, value, leaf_types, stmt: Statement):
             out.append(leaf)
             continue
         if not t.is_static:
-            raise ConversionError(f"variable '{_shown(name)}' is first assigned inside a "
+            raise ConversionError(f"{_what(name)} is first assigned inside a "
                                   f"tensor-dependent loop with the symbolic type {t}, and used "
                                   "after the loop; assign it before the loop", stmt.loc)
         out.append(zeros(list(t.shape), t.dtype))
@@ -865,7 +926,7 @@ def _finish(tracer, scope, outs, terminator: str, stmt: Statement, expected=()):
         for v, (name, t) in zip(values, expected):
             if v.type != t:
                 raise ConversionError(
-                    f"variable '{_shown(name)}' is {t} when a loop iteration starts and "
+                    f"{_what(name)} is {t} when a loop iteration starts and "
                     f"{v.type} when it ends; a loop variable keeps its dtype and shape "
                     "(irflow does not yet carry values whose size changes across "
                     "iterations)", stmt.loc)

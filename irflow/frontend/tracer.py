@@ -114,6 +114,7 @@ class Tracer:
         self.alive: list[Tensor] = []
         self.fresh_dims = 0                           # symbols fresh_dim made
         self.differentiable: set[Value] = set()       # traced values that require a grad
+        self.undo: list[Callable[[], None]] = []      # see changed()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
 
     # -- entering and leaving
@@ -124,9 +125,17 @@ class Tracer:
         state.tracer = self
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> bool:
         state.tracer = None
+        if exc_type is not None:  # a failed compile leaves the user's objects as they were
+            for undo in reversed(self.undo):
+                undo()
         return False
+
+    def changed(self, undo: Callable[[], None]) -> None:
+        """Conversion changed a Python object of the user's (wrote a branch's result
+        back into a list, set an attribute); `undo` puts it back if tracing fails."""
+        self.undo.append(undo)
 
     def input(self, t: TensorType, name: str, stop_gradient: bool = True) -> Tensor:
         """A traced Tensor for the program's next input argument."""

@@ -527,3 +527,40 @@ def test_enumerate_and_max_of_traced_values():
 
     check_function(f, (paddle.randn([4, 3]),), (paddle.ones([2, 3]),),
                    spec=[InputSpec([None, 3])])
+
+
+def test_containers_reached_through_attributes():
+    class Cache(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.cache = {}
+            self.history = []
+
+        def forward(self, x):
+            if paddle.mean(x) > 0:
+                self.cache["h"] = x * 2
+            else:
+                self.cache["h"] = x - 1
+            i = 0
+            while i < paddle.to_tensor(2):
+                self.history.append(x)
+                i += 1
+            return self.cache["h"]
+
+    layer = Cache()
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(layer)(POS)
+    message = str(info.value)
+    assert "`self.history` is changed in place inside a tensor-dependent loop" in message
+    assert f"{THIS_FILE}:{line_of(Cache.forward, 'self.history.append')}" in message
+    assert layer.history == [] and layer.cache == {}  # put back as they were
+
+
+def test_errors_never_name_internal_variables():
+    def f(x):
+        return x if paddle.mean(x) > 0 else x[:1]
+
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(f)(POS)
+    assert "the conditional expression is f32[2,3]" in str(info.value)
+    assert "__jst" not in str(info.value)
