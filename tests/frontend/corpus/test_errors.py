@@ -178,8 +178,6 @@ def test_attribute_set_inside_a_tensor_loop():
     check_fails(Net(), POS_NEG, spec([None, 4]), at="self.last = h", match="last")
 
 
-@pytest.mark.xfail(strict=True,
-    reason="silently converts: a Python object mutated in a tensor loop (no ConversionError)")
 def test_list_attribute_grown_in_a_tensor_loop():
     class Net(nn.Layer):
         def __init__(self):
@@ -283,7 +281,6 @@ def test_python_int_from_tensor_used_in_range_for_a_list():
     check_fails(f, POS_NEG, spec([None, 4]), at="outs.append(outs[-1] * 2)", match="outs")
 
 
-@pytest.mark.xfail(strict=True, reason="the message names the internal variable __jst_ifexp")
 def test_string_built_from_a_tensor_in_a_branch():
     def f(x):
         tag = "pos" if x.sum() > 0 else "neg"
