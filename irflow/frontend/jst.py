@@ -253,15 +253,16 @@ def call(fn):
 
 class _NumpyView(Tensor):
     """What ``t.numpy()`` gives for a traced `t` in converted code: `t` itself, still
-    symbolic (as ``.item()`` is), so ``if t.numpy() > 0`` and ``for row in t.numpy()``
-    convert. NumPy functions, which need the values, refuse it with a clear error."""
+    symbolic (as ``.item()`` is) and, as NumPy values are, without gradient, so
+    ``if t.numpy() > 0`` and ``for row in t.numpy()`` convert. NumPy functions, which
+    need the values, refuse it with a clear error."""
 
     __slots__ = ()
 
     @classmethod
     def of(cls, t: Tensor) -> "_NumpyView":
         view = cls._from_array(None)
-        view._ir, view._tracer, view.stop_gradient = t._ir, t._tracer, t.stop_gradient
+        view._ir, view._tracer = t._tracer.stopped(t._ir), t._tracer
         return view
 
     def _refuse(self, what: str):

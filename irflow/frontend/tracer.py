@@ -248,17 +248,18 @@ class Tracer:
                               user_location())
 
     def item(self, t: Tensor, index):
-        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor.
-        ``item(i)`` takes element i of the flattened tensor, ``item(i, j)`` element
-        ``[i, j]``, as NumPy's."""
+        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor that,
+        like the Python number eager code gets, carries no gradient. ``item(i)`` takes
+        element i of the flattened tensor, ``item(i, j)`` element ``[i, j]``, as
+        NumPy's."""
         from ..tensor.manipulation import getitem, reshape
         if len(index) == 1:
-            return getitem(reshape(t, [-1]), index[0])
-        if index:
-            return getitem(t, tuple(index))
-        if t._ir.type.rank == 0:
-            return t
-        return reshape(t, [])
+            t = getitem(reshape(t, [-1]), index[0])
+        elif index:
+            t = getitem(t, tuple(index))
+        elif t._ir.type.rank:
+            t = reshape(t, [])
+        return self.detach(t)
 
     def to_bool(self, t: Tensor) -> bool:
         raise ConversionError(

@@ -39,7 +39,7 @@ from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import lookup
-from ..ir.types import StackType, TensorType
+from ..ir.types import StackType, TensorType, is_symbol
 from ..ir.verifier import verify
 from .dce import arg_dependencies, dce
 
@@ -125,7 +125,9 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     - ``forward(*fn.args) -> (*fn.results, *residuals)``: `fn` plus the values the
       backward will read (including the stacks of augmented while loops);
     - ``backward(*cotangents of fn.results[outputs], *residuals) -> gradients`` of
-      the arguments `wrt` (zeros where none flows).
+      the arguments `wrt` (zeros where none flows). The residuals include, for each
+      symbolic dim of `fn`'s arguments, a value with that dim, so that the backward
+      knows every size its gradients have.
 
     Returns (forward, backward)."""
     fwd = Function(f"{fn.name}_forward", fn.arg_types, [a.name for a in fn.args])
@@ -155,11 +157,24 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
         else:
             bwd.block.erase_arg(index)
     residuals.reverse()
+    bound = _whole_dim_symbols(bwd.args)
+    for original, arg in zip(fn.args, fwd.args):
+        missing = _whole_dim_symbols([original]) - bound
+        if missing:  # a size (N) no cotangent or residual has: a gradient may need it
+            bwd.block.add_arg(original.type, original.name)
+            residuals.append(arg)
+            bound |= missing
     Builder(fwd.block).ret(*(sweep.mapping[v] for v in results), *residuals)
     dce(Module([fwd]))
     verify(fwd)
     verify(bwd)
     return fwd, bwd
+
+
+def _whole_dim_symbols(values) -> set[str]:
+    """The symbols that the values' types have as whole dims: what binds them."""
+    return {d for v in values if isinstance(v.type, TensorType)
+            for d in v.type.shape if is_symbol(d)}
 
 
 def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Value],
