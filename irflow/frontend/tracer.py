@@ -224,11 +224,15 @@ class Tracer:
         return [d if isinstance(d, int) else self.apply("numel", [t], {"axis": (axis,)})
                 for axis, d in enumerate(t._ir.type.shape)]
 
+    def input_symbols(self) -> set[str]:
+        """The symbols of the program's inputs: sizes known from the start of a call."""
+        return {s for a in self.fn.block.args if isinstance(a.type, TensorType)
+                for d in a.type.shape for s in symbols_of(d)}
+
     def fresh_dim(self) -> str:
         """A new symbol for a size that depends on tensor values (bound when the
         program runs, from the result of the op whose size it is)."""
-        taken = {s for a in self.fn.block.args if isinstance(a.type, TensorType)
-                 for d in a.type.shape for s in symbols_of(d)}
+        taken = self.input_symbols()
         while True:
             self.fresh_dims += 1
             if f"D{self.fresh_dims}" not in taken:

@@ -564,3 +564,29 @@ def test_errors_never_name_internal_variables():
         paddle.compile(f)(POS)
     assert "the conditional expression is f32[2,3]" in str(info.value)
     assert "__jst" not in str(info.value)
+
+
+def test_a_variable_bound_only_by_a_loop_is_unbound_after_zero_iterations():
+    def f(x, n):
+        for i in range(n):
+            last = x * i
+        return last
+
+    compiled = paddle.compile(f)
+    n = paddle.to_tensor(3)
+    assert_same(compiled(POS, n), f(POS, n))
+    with pytest.raises(UnboundLocalError) as info:
+        compiled(POS, paddle.to_tensor(0))
+    assert f"{THIS_FILE}:{line_of(f, 'return last')}" in str(info.value)
+
+
+def test_none_before_a_tensor_loop_is_a_clear_error():
+    def f(x):
+        best = None
+        while paddle.sum(x) < 10:
+            x = x + 1
+            best = x
+        return best
+
+    with pytest.raises(ConversionError, match="'best' is None before the loop and a tensor"):
+        paddle.compile(f)(POS)
