@@ -71,7 +71,6 @@ def test_numel_in_mean():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_paddle_shape_op():
     def f(x):
         s = paddle.shape(x)
