@@ -196,3 +196,17 @@ def test_layer_used_by_a_compiled_function():
     static(x)
     fc.weight = constant_parameter([3, 2], 0.25)
     np.testing.assert_allclose(static(x).numpy(), f(x).numpy(), rtol=1e-6)
+
+
+def test_forward_hooks_added_or_removed_after_compiling():
+    model = Scaled()
+    static = paddle.jit.to_static(model)
+    x = paddle.ones([2])
+    static(x)
+    handle = model.register_forward_post_hook(lambda layer, inputs, out: out + 1.0)
+    np.testing.assert_allclose(static(x).numpy(), [3.0, 4.0])
+    pre = model.register_forward_pre_hook(lambda layer, inputs: (inputs[0] * 2.0,))
+    check(static, model, x)
+    handle.remove()
+    pre.remove()
+    np.testing.assert_allclose(static(x).numpy(), [2.0, 3.0])

@@ -11,8 +11,8 @@ Calling a layer runs `forward`; with forward hooks registered it runs them aroun
 it. The call path has no per-call introspection, because eager training steps call
 layers many times per step.
 
-Every change of what a layer registers (a parameter, sublayer or buffer assigned,
-replaced, added or removed) increments its ``_structure_version``, so that a compiled
+Every change of what a layer registers (a parameter, sublayer, buffer or forward
+hook assigned, replaced, added or removed) increments its ``_structure_version``, so that a compiled
 program traced from it can tell in O(1) per layer that it is out of date.
 """
 from __future__ import annotations
@@ -45,14 +45,16 @@ class HookRemoveHelper:
 
     _ids = itertools.count()
 
-    def __init__(self, hooks: OrderedDict):
+    def __init__(self, hooks: OrderedDict, layer: "Layer"):
         self._hooks_ref = weakref.ref(hooks)
+        self._layer_ref = weakref.ref(layer)
         self._hook_id = next(HookRemoveHelper._ids)
 
     def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self._hook_id, None)
+        hooks, layer = self._hooks_ref(), self._layer_ref()
+        removed = hooks is not None and hooks.pop(self._hook_id, None) is not None
+        if removed and layer is not None:
+            layer._structure_changed()
 
 
 def _traced(fn):
@@ -130,12 +132,12 @@ class Layer:
 
     register_forward_hook = register_forward_post_hook
 
-    @staticmethod
-    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> HookRemoveHelper:
-        handle = HookRemoveHelper(hooks)
+    def _add_hook(self, hooks: OrderedDict, hook: Callable, prepend: bool) -> HookRemoveHelper:
+        handle = HookRemoveHelper(hooks, self)
         hooks[handle._hook_id] = hook
         if prepend:
             hooks.move_to_end(handle._hook_id, last=False)
+        self._structure_changed()
         return handle
 
     # ------------------------------------------------------------ modes
