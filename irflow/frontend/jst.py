@@ -165,6 +165,15 @@ def _len(x):
     return builtins.len(x)
 
 
+def size_of(x):
+    """``x.size`` in converted code: for a traced tensor, its number of elements as an
+    i64 scalar computed when the program runs, so a symbolic dim stays right."""
+    if not is_traced(x):
+        return x.size
+    from ..tensor.attribute import numel
+    return numel(x)
+
+
 def shape_of(x):
     """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
     scalars computed when the program runs instead of Paddle's -1, so

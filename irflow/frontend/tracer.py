@@ -243,8 +243,13 @@ class Tracer:
         return [d if isinstance(d, int) else -1 for d in t._ir.type.shape]
 
     def numel(self, t: Tensor) -> int:
+        """``t.size`` outside converted code: an int only when every dim is static."""
         shape = self.shape_of(t)
-        return -1 if -1 in shape else int(np.prod(shape))
+        if -1 in shape:
+            raise ConversionError(f"the size of a tensor of type {t._ir.type} is known only "
+                                  "when the program runs; use paddle.numel(x), a tensor",
+                                  user_location())
+        return int(np.prod(shape))
 
     def concrete(self, t: Tensor, what: str):
         raise ConversionError(f"{what} needs the tensor's value, which a compiled program "

@@ -72,8 +72,11 @@ class Tensor:
     def size(self) -> int:
         return int(np.prod(self.shape)) if self._value is not None else self._tracer.numel(self)
 
-    def numel(self) -> int:
-        return self.size
+    def numel(self) -> "Tensor":
+        """The number of elements as a 0-D int64 tensor, as Paddle's (while tracing, a
+        size computed when the program runs; `size` is the Python int)."""
+        from .attribute import numel
+        return numel(self)
 
     @property
     def place(self) -> str:

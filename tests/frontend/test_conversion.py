@@ -590,3 +590,11 @@ def test_none_before_a_tensor_loop_is_a_clear_error():
 
     with pytest.raises(ConversionError, match="'best' is None before the loop and a tensor"):
         paddle.compile(f)(POS)
+
+
+def test_numel_and_size_of_a_symbolic_shape_are_computed_at_run_time():
+    def f(x):
+        return x.sum() / x.numel() + x.sum() / x.size + paddle.numel(x).astype("float32")
+
+    check_function(f, (paddle.randn([2, 3]),), (paddle.randn([5, 3]),),
+                   spec=[InputSpec([None, 3])])
