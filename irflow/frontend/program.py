@@ -45,8 +45,9 @@ from ..passes.autodiff import active_results, vjp_split
 from ..passes.manager import PassManager
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
-from .convert import convert_function
+from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
+from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tracer import Tracer
 
 DEFAULT_PIPELINE = ("fold", "cse", "dce")
@@ -58,13 +59,13 @@ class Program:
     """One traced signature: its IR, its compiled plan, and how its arguments and
     results connect to Tensors."""
 
-    def __init__(self, tracer: Tracer, out_tensors: list[Tensor], structure, pipeline):
+    def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline):
         fn = tracer.fn
         b = tracer.scope.builder
         with b.location(user_location()):
             results = [tracer.value_of(t) for t in out_tensors]
         self.n_outputs = len(results)
-        self.structure = structure
+        self.pattern = pattern  # what the function returns, around its tensors
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
         results += [tracer.value_of(tracer.updates[id(t)]) for t in self.update_targets]
@@ -175,8 +176,8 @@ class CompiledFunction:
         if backend not in ("numpy",):
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
         self.target = target
-        self.input_spec = None if input_spec is None else [
-            s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec]
+        self.input_spec = None if input_spec is None else [_spec(s) for s in input_spec]
+        self._specs, self._spec_structures = _flat_specs(self.input_spec)
         self.backend = backend
         self.check = check
         self.pipeline = tuple(pipeline)
@@ -236,7 +237,8 @@ class CompiledFunction:
                 raise IrflowError("this function has not been called yet and has no "
                                   "input_spec, so there is no program to show")
             self._last = self._program(self._spec_types(), self._mode_key(),
-                                       tuple(not s.stop_gradient for s in self.input_spec))
+                                       tuple(not s.stop_gradient for s in self._specs),
+                                       (), self._spec_structures)
         return self._last
 
     # -- calling
@@ -247,26 +249,36 @@ class CompiledFunction:
         if len(args) < n:
             raise InputError(f"{self._name()} expects {n} input(s), got {len(args)}",
                              user_location())
-        arrays = [_as_array(a, i) for i, a in enumerate(args[:n])]
+        leaves, structures = _flat_inputs(args[:n])
+        if self.input_spec is not None and structures != self._spec_structures:
+            self._structure_error(args[:n], structures)
+        arrays = [_as_array(a, i) for i, a in enumerate(leaves)]
         extra = args[n:]
         types_ = self._spec_types() if self.input_spec is not None else [
             TensorType(dtypes.from_numpy(a), a.shape) for a in arrays]
         self._check_inputs(arrays, types_)
-        requires = tuple(isinstance(a, Tensor) and not a.stop_gradient for a in args[:n])
-        program = self._program(types_, self._mode_key(), requires, extra)
+        requires = tuple(isinstance(a, Tensor) and not a.stop_gradient for a in leaves)
+        program = self._program(types_, self._mode_key(), requires, extra, structures)
         if program.fixed_dims:
             self._check_inputs(arrays, program.input_types, types_, program.fixed_dims)
         self._last = program
         if self.check:
             return self._checked_call(program, args)
-        return _rebuild(program.structure, program.call(args[:n], arrays))
+        return program.pattern.fill(program.call(leaves, arrays))
 
     def _name(self) -> str:
         target = self.layer if self.layer is not None else self.target
         return getattr(target, "__qualname__", type(target).__name__)
 
     def _spec_types(self) -> list[TensorType]:
-        return [s.to_type() for s in self.input_spec]
+        return [s.to_type() for s in self._specs]
+
+    def _structure_error(self, args, structures) -> None:
+        for i, (a, want) in enumerate(zip(args, self._spec_structures)):
+            if flatten(a)[1] != want:
+                spec = unflatten(want, [Tensor._from_array(None)] * want.n_leaves)
+                raise InputError(f"{self._name()}: input {i} should be {describe(spec)} as "
+                                 f"its input_spec says, got {describe(a)}", user_location())
 
     def _mode_key(self):
         """The train/eval flags of the layer's tree, once programs traced from layers
@@ -290,7 +302,7 @@ class CompiledFunction:
         `spec_types` the program fixed to a size, and where (for the message)."""
         bindings: dict[str, int] = {}
         for i, (a, t) in enumerate(zip(arrays, types_)):
-            name = self.input_spec[i].name if self.input_spec and self.input_spec[i].name \
+            name = self._specs[i].name if self.input_spec and self._specs[i].name \
                 else f"input {i}"
             if a.dtype != t.dtype.np:
                 raise InputError(f"{self._name()}: {name} should be {t.dtype.name}, got "
@@ -301,18 +313,21 @@ class CompiledFunction:
                 raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
                                  f"{list(a.shape)}{why}", user_location())
 
-    def _program(self, types_, mode, requires: tuple[bool, ...], extra=()) -> Program:
-        """The program for inputs of `types_` of which those marked in `requires`
-        require a gradient: the trace depends on that and on the grad mode (both
-        decide where ``stop_gradient`` set inside the code stops a gradient)."""
-        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra))
+    def _program(self, types_, mode, requires: tuple[bool, ...], extra=(),
+                 structures=None) -> Program:
+        """The program for inputs of `types_` (the leaves of arguments nested as
+        `structures` say) of which those marked in `requires` require a gradient: the
+        trace depends on that and on the grad mode (both decide where
+        ``stop_gradient`` set inside the code stops a gradient)."""
+        structures = tuple(structures if structures is not None else [LEAF] * len(types_))
+        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures)
         program = self._programs.get(key)
         if program is None:
-            program = self._trace(types_, requires, extra)
+            program = self._trace(types_, requires, extra, structures)
             self._programs[key] = program
         return program
 
-    def _trace(self, types_, requires, extra) -> Program:
+    def _trace(self, types_, requires, extra, structures) -> Program:
         """Trace for input types `types_`. Where a type rule needs a symbolic input dim
         to be a static size (a DimMismatch), that symbol is fixed to the size in the
         input types and the target traced again, so the program's input check
@@ -320,7 +335,7 @@ class CompiledFunction:
         fixed = {}
         while True:
             try:
-                program = self._trace_as(types_, requires, extra)
+                program = self._trace_as(types_, requires, extra, structures)
             except DimMismatch as e:
                 symbol, size = _symbol_to_fix(types_, e)
                 fixed[symbol] = (size, e.loc)
@@ -330,19 +345,17 @@ class CompiledFunction:
             program.fixed_dims = fixed
             return program
 
-    def _trace_as(self, types_, requires, extra) -> Program:
+    def _trace_as(self, types_, requires, extra, structures) -> Program:
         params = _parameter_names(self.layer.forward if self.target is self.layer
                                   else self.target)
-        names = [(s.name if self.input_spec and s.name else
-                  params[i] if i < len(params) else f"x{i}") for i, s in
-                 enumerate(self.input_spec or [None] * len(types_))]
+        names = _input_names(params, structures, self._specs if self.input_spec else None)
         stop = [not r for r in requires]
         tracer = Tracer(_ir_name(self._name()), self._state_names())
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
-            out = self._run_converted(inputs, extra)
-            tensors, structure = _flatten(out)
-            program = Program(tracer, tensors, structure, self.pipeline)
+            out = self._run_converted(_arguments(structures, inputs), extra)
+            tensors, pattern = Pattern.split(out, _is_tensor)
+            program = Program(tracer, tensors, pattern, self.pipeline)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 
@@ -368,7 +381,11 @@ class CompiledFunction:
     def _run_converted(self, inputs, extra):
         if self.layer is not None and self.target is self.layer:
             return self.layer(*inputs, *extra)  # Layer.__call__ converts forward when tracing
-        return convert_function(self.target)(*inputs, *extra)
+        try:
+            fn = convert_function(self.target)
+        except Unconvertible:  # no source to read (made by exec): traced as it is
+            fn = self.target
+        return fn(*inputs, *extra)
 
     def _checked_call(self, program: Program, args):
         from .check import checked_call
@@ -448,44 +465,60 @@ def _ir_name(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "program"
 
 
-def _flatten(out):
-    """The tensors in a (nested) output, and how to rebuild it."""
-    if isinstance(out, Tensor):
-        return [out], "tensor"
-    if isinstance(out, tuple | list):
-        tensors, parts = [], []
-        for item in out:
-            t, s = _flatten(item)
-            tensors += t
-            parts.append((len(t), s))
-        return tensors, (type(out), parts)
-    if isinstance(out, dict):
-        tensors, parts = [], []
-        for key, item in out.items():
-            t, s = _flatten(item)
-            tensors += t
-            parts.append((key, len(t), s))
-        return tensors, (dict, parts)
-    return [], ("constant", out)
+def _spec(spec):
+    """An input_spec entry with its tensors as `InputSpec`s (entries may be nested
+    lists and tuples, for arguments that are lists of tensors)."""
+    if isinstance(spec, list | tuple):
+        return type(spec)(_spec(s) for s in spec)
+    return spec if isinstance(spec, InputSpec) else InputSpec.from_tensor(spec)
 
 
-def _rebuild(structure, tensors: list):
-    if structure == "tensor":
-        return tensors[0]
-    kind, parts = structure
-    if kind == "constant":
-        return parts
-    if kind is dict:
-        out, i = {}, 0
-        for key, n, s in parts:
-            out[key] = _rebuild(s, tensors[i:i + n])
-            i += n
-        return out
-    items, i = [], 0
-    for n, s in parts:
-        items.append(_rebuild(s, tensors[i:i + n]))
-        i += n
-    return kind(items)
+def _flat_specs(specs):
+    if specs is None:
+        return None, None
+    leaves, structures = [], []
+    for spec in specs:
+        flat, structure = flatten(spec)
+        leaves += flat
+        structures.append(structure)
+    return leaves, tuple(structures)
+
+
+def _flat_inputs(args) -> tuple[list, tuple]:
+    """The tensors of the positional arguments (a list of tensors is one argument)
+    and each argument's structure."""
+    leaves, structures = [], []
+    for a in args:
+        flat, structure = flatten(a)
+        leaves += flat
+        structures.append(structure)
+    return leaves, tuple(structures)
+
+
+def _input_names(params: list[str], structures, specs) -> list[str]:
+    """IR names of the flat inputs: the spec's name, else the parameter's (``xs_0``,
+    ``xs_1`` for the tensors of a list argument)."""
+    names = []
+    for i, structure in enumerate(structures):
+        base = params[i] if i < len(params) else f"x{i}"
+        for j in range(structure.n_leaves):
+            names.append(base if structure.kind is None else f"{base}_{j}")
+    if specs is not None:
+        names = [s.name or n for s, n in zip(specs, names)]
+    return names
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value, Tensor)
+
+
+def _arguments(structures, leaves) -> list:
+    """The positional arguments, rebuilt from the flat inputs by their structures."""
+    args, start = [], 0
+    for structure in structures:
+        args.append(unflatten(structure, leaves[start:start + structure.n_leaves]))
+        start += structure.n_leaves
+    return args
 
 
 def compile(target=None, input_spec=None, backend: str = "numpy", check: bool = False,  # noqa: A001

@@ -598,3 +598,29 @@ def test_numel_and_size_of_a_symbolic_shape_are_computed_at_run_time():
 
     check_function(f, (paddle.randn([2, 3]),), (paddle.randn([5, 3]),),
                    spec=[InputSpec([None, 3])])
+
+
+def test_lists_of_tensors_as_inputs():
+    def f(xs, scale):
+        total = xs[0] * scale
+        for t in xs[1:]:
+            if paddle.mean(t) > 0:
+                total = total + t
+        return {"sum": total, "n": len(xs)}
+
+    xs = [paddle.randn([2, 3]) for _ in range(3)]
+    spec = [[InputSpec([None, 3])] * 3, InputSpec([1])]
+    compiled = paddle.compile(f, input_spec=spec)
+    scale = paddle.to_tensor([2.0])
+    out = compiled(xs, scale)
+    assert out["n"] == 3
+    assert_same(out["sum"], f(xs, scale)["sum"])
+    with pytest.raises(paddle.InputError, match="input 0 should be list\\(tensor, tensor, "
+                                                "tensor\\) as its input_spec says"):
+        compiled(xs[:2], scale)
+
+
+def test_a_function_without_source_is_traced_as_it_is():
+    namespace = {"paddle": paddle}
+    exec("def double(x):\n    return x * 2", namespace)
+    check_function(namespace["double"], (POS,))

@@ -89,8 +89,6 @@ def test_add_n_of_list():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list-of-tensors input with a list InputSpec: internal AttributeError")
 def test_list_of_tensors_as_input():
     def f(xs):
         total = xs[0]
