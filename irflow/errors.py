@@ -72,11 +72,13 @@ class ShapeError(IrflowError, ValueError):
 
 
 class DimMismatch(ShapeError):
-    """A type rule needs the symbolic dim `dim` to be the static size `size` (a
-    ``[N, S1]`` input into a Linear of 784 inputs). While tracing, `irflow.compile`
-    resolves it by fixing the input symbol it names to that size and tracing again."""
+    """A type rule needs the symbolic dim `dim` to equal `size`: a static size (a
+    ``[N, S1]`` input into a Linear of 784 inputs) or another symbol (two inputs added
+    whose batch dims are different symbols). While tracing, `irflow.compile` resolves
+    it by fixing the input symbol it names to that size, or to that other symbol, and
+    tracing again."""
 
-    def __init__(self, message: str, dim, size: int, loc: Location | None = None):
+    def __init__(self, message: str, dim, size, loc: Location | None = None):
         super().__init__(message, loc)
         self.dim = dim
         self.size = size

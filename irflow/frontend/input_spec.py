@@ -1,12 +1,14 @@
 """`InputSpec`: the shape and dtype a compiled program expects for one input.
 
-``None`` or ``-1`` dims are symbolic, so one program serves every size there. The
-first axis becomes the symbol ``N`` for every input (a batch dim shared by inputs and
-labels); other unknown axes become ``S1``, ``S2``... by axis (shared by inputs in the
-same position, as sequence lengths usually are). A dim may also be given as a
-symbol name of your own (``InputSpec(["B", 784])``). An unknown dim that the program
-uses as a static size (the 784 input features of a Linear) is fixed to that size
-when the program is traced, and calls check it.
+``None`` or ``-1`` dims are symbolic, so one program serves every size there. Each
+input gets its own symbols: the first input ``N`` for its first axis and ``S1``,
+``S2``... for later ones by axis; input k the same names with ``_k`` appended. A dim
+may also be given as a symbol name of your own (``InputSpec(["B", 784])``), which
+inputs share by name. What the program needs of unknown dims is found while
+tracing: one it uses as a static size (the 784 input features of a Linear) is fixed
+to that size, and two it combines (a batch of inputs and its labels) become one
+symbol; calls check both. Dims the program never relates stay independent (a
+gather of 2 rows from a batch of 5).
 """
 from __future__ import annotations
 
@@ -38,11 +40,13 @@ class InputSpec:
     def unbatch(self) -> "InputSpec":
         return InputSpec(self.shape[1:], self.dtype, self.name, self.stop_gradient)
 
-    def to_type(self) -> TensorType:
+    def to_type(self, index: int = 0) -> TensorType:
+        """The type of the program's input number `index`."""
+        suffix = f"_{index}" if index else ""
         dims = []
         for axis, d in enumerate(self.shape):
             if d is None or (isinstance(d, int) and d < 0):
-                dims.append("N" if axis == 0 else f"S{axis}")
+                dims.append(("N" if axis == 0 else f"S{axis}") + suffix)
             else:
                 dims.append(d)
         return TensorType(self.dtype, dims)

@@ -271,7 +271,7 @@ class CompiledFunction:
         return getattr(target, "__qualname__", type(target).__name__)
 
     def _spec_types(self) -> list[TensorType]:
-        return [s.to_type() for s in self._specs]
+        return [s.to_type(i) for i, s in enumerate(self._specs)]
 
     def _structure_error(self, args, structures) -> None:
         for i, (a, want) in enumerate(zip(args, self._spec_structures)):
@@ -301,16 +301,17 @@ class CompiledFunction:
         """Check the input arrays against `types_`; `fixed` says which symbols of
         `spec_types` the program fixed to a size, and where (for the message)."""
         bindings: dict[str, int] = {}
+        names = [s.name or f"input {i}" for i, s in enumerate(self._specs)] \
+            if self.input_spec else [f"input {i}" for i in range(len(arrays))]
         for i, (a, t) in enumerate(zip(arrays, types_)):
-            name = self._specs[i].name if self.input_spec and self._specs[i].name \
-                else f"input {i}"
             if a.dtype != t.dtype.np:
-                raise InputError(f"{self._name()}: {name} should be {t.dtype.name}, got "
+                raise InputError(f"{self._name()}: {names[i]} should be {t.dtype.name}, got "
                                  f"{a.dtype}", user_location())
+            seen = dict(bindings)
             if not bind_shape(t.shape, a.shape, bindings):
                 shown = [d if isinstance(d, int) else None for d in t.shape]
-                why = _why_fixed(spec_types[i].shape, a.shape, fixed) if fixed else ""
-                raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
+                why = _why_fixed(spec_types, names, i, a.shape, fixed, seen) if fixed else ""
+                raise InputError(f"{self._name()}: {names[i]} should have shape {shown}, got "
                                  f"{list(a.shape)}{why}", user_location())
 
     def _program(self, types_, mode, requires: tuple[bool, ...], extra=(),
@@ -329,9 +330,9 @@ class CompiledFunction:
 
     def _trace(self, types_, requires, extra, structures) -> Program:
         """Trace for input types `types_`. Where a type rule needs a symbolic input dim
-        to be a static size (a DimMismatch), that symbol is fixed to the size in the
-        input types and the target traced again, so the program's input check
-        rejects other sizes."""
+        to be a static size, or two input symbols to be equal (a DimMismatch), that
+        symbol is fixed to the size (or to the other symbol) in the input types and the
+        target traced again, so the program's input check rejects other sizes."""
         fixed = {}
         while True:
             try:
@@ -398,24 +399,39 @@ class CompiledFunction:
         return self.target(*tensors)
 
 
-def _symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int]:
-    """The input symbol and size that resolve `e`; raises `e` if there is none (its
-    dim is not linear in one input symbol, or no size fits)."""
+def _symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:
+    """The input symbol and the size (or the other input symbol) that resolve `e`;
+    raises `e` if there is none (its dim is not linear in one input symbol, no size
+    fits, or a symbol is not an input's)."""
+    order = [s for t in types_ for d in t.shape for s in symbols_of(d)]
+    if isinstance(e.size, str):  # two symbols: the later input's becomes the earlier's
+        if e.dim not in order or e.size not in order:
+            raise e
+        first, later = sorted((e.dim, e.size), key=order.index)
+        return later, first
     solved = solve_dim(e.dim, e.size, {})
-    if solved is None or solved[1] is None or \
-            not any(solved[0] in symbols_of(d) for t in types_ for d in t.shape):
+    if solved is None or solved[1] is None or solved[0] not in order:
         raise e
     return solved
 
 
-def _why_fixed(spec_shape, actual, fixed: dict) -> str:
-    """Why the axes of `actual` that a fixed symbol of `spec_shape` stands for are wrong."""
+def _why_fixed(spec_types, names, i: int, actual, fixed: dict, bindings: dict) -> str:
+    """Why the axes of input `i` (`actual`) that a fixed symbol of its spec type stands
+    for are wrong: fixed to a size, or made the same symbol as an earlier input's."""
     why = ""
-    for axis, (d, n) in enumerate(zip(spec_shape, actual)):
-        if d in fixed and fixed[d][0] != n:
-            size, loc = fixed[d]
+    for axis, (d, n) in enumerate(zip(spec_types[i].shape, actual)):
+        if d not in fixed:
+            continue
+        size, loc = fixed[d]
+        where = f" ({loc})" if loc else ""
+        if isinstance(size, int) and size != n:
             why += (f"; its axis {axis} is unknown in the input_spec, but the program needs "
-                    f"{size} there" + (f" ({loc})" if loc else ""))
+                    f"{size} there{where}")
+        elif isinstance(size, str) and bindings.get(size, n) != n:
+            k, other = next((k, a) for k, t in enumerate(spec_types)
+                            for a, e in enumerate(t.shape) if e == size)
+            why += (f"; its axis {axis} must have the size of axis {other} of {names[k]} "
+                    f"({bindings[size]}), because the program combines them{where}")
     return why
 
 

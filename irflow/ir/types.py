@@ -10,8 +10,9 @@ flattening ``[N, 4, 4]`` then reshaping back gives ``[N, 4, 4]``. `dim_add`,
 `dim_sub`, `dim_mul` and `dim_div` compute with dims; `eval_dim` evaluates one once
 its symbols are bound, and `bind_shape` binds symbols from actual sizes.
 
-Where a type rule needs a symbolic dim to equal a static one (``S1`` against 784) it
-raises `DimMismatch`; see `irflow.frontend.program` for how compiling resolves it.
+Where a type rule needs a symbolic dim to equal a static one (``S1`` against 784), or
+two different symbols to be equal, it raises `DimMismatch`; see
+`irflow.frontend.program` for how compiling resolves it.
 """
 from __future__ import annotations
 
@@ -306,15 +307,17 @@ def eval_shape(shape: Shape, bindings: dict[str, int]) -> tuple[int, ...]:
     return tuple(d if d is None else eval_dim(d, bindings) for d in shape)
 
 
-def substitute(d: Dim, values: dict[str, int]) -> Dim:
-    """`d` with the symbols in `values` replaced by their values."""
+def substitute(d: Dim, values: dict[str, Dim]) -> Dim:
+    """`d` with the symbols in `values` replaced by their values (sizes, or dims)."""
     if not isinstance(d, str):
         return d
-    poly: _Poly = {}
+    out: Dim = 0
     for mono, coef in _parse(d).items():
-        rest = tuple(s for s in mono if s not in values)
-        _add_term(poly, rest, coef * math.prod(values[s] for s in mono if s in values))
-    return _format(poly)
+        term: Dim = coef
+        for s in mono:
+            term = dim_mul(term, values.get(s, s))
+        out = dim_add(out, term)
+    return out
 
 
 def solve_dim(d: Dim, size: int, bindings: dict[str, int]) -> tuple[str, int | None] | None:
@@ -384,12 +387,18 @@ def bind_shape(shape: Shape, actual: tuple[int, ...], bindings: dict[str, int]) 
 
 def mismatch(a: Dim, b: Dim, message: str) -> ShapeError:
     """The error for dims `a` and `b` that a rule needs equal: a `DimMismatch` when one
-    is static and the other symbolic (the frontend can fix the symbol), else a
-    `ShapeError`."""
-    if isinstance(a, int) != isinstance(b, int):
+    is static and the other symbolic, or both are plain symbols (the frontend can fix
+    a symbol), else a `ShapeError`."""
+    if _fixable(a, b):
         dim, size = (b, a) if isinstance(a, int) else (a, b)
         return DimMismatch(message, dim, size)
     return ShapeError(message)
+
+
+def _fixable(a: Dim, b: Dim) -> bool:
+    if isinstance(a, int) != isinstance(b, int):
+        return True
+    return isinstance(a, str) and bool(_SYMBOL.match(a)) and bool(_SYMBOL.match(b))
 
 
 def reworded(e: ShapeError, message: str) -> ShapeError:
@@ -401,12 +410,12 @@ def reworded(e: ShapeError, message: str) -> ShapeError:
 
 def check_same_shape(a: Shape, b: Shape, message: str) -> None:
     """Raise unless shapes `a` and `b` are equal: a `DimMismatch` for their first
-    differing dims when every difference is a static dim against a symbolic one,
-    else a `ShapeError`."""
+    differing dims when every difference could be fixed (a static dim against a
+    symbolic one, or two plain symbols), else a `ShapeError`."""
     if a == b:
         return
     pairs = [(x, y) for x, y in zip(a, b) if x != y]
-    if len(a) != len(b) or any(isinstance(x, int) == isinstance(y, int) for x, y in pairs):
+    if len(a) != len(b) or not all(_fixable(x, y) for x, y in pairs):
         raise ShapeError(message)
     raise mismatch(*pairs[0], message)
 
@@ -415,8 +424,8 @@ def check_same_shape(a: Shape, b: Shape, message: str) -> None:
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """NumPy broadcasting of possibly symbolic shapes. Two dims combine when equal or
-    when one is 1. A symbolic dim against a static one other than 1 is a
-    `DimMismatch`; against a different symbolic dim, a `ShapeError`."""
+    when one is 1. A symbolic dim against a static one other than 1, or two different
+    plain symbols, is a `DimMismatch`; other differences are a `ShapeError`."""
     rank = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(rank):

@@ -200,14 +200,29 @@ def test_broadcasting_an_unknown_dim_against_a_static_one_fixes_it():
         compiled(paddle.randn([2, 4]))
 
 
-def test_different_symbols_do_not_broadcast():
+def test_input_symbols_the_program_combines_become_one():
     def add(x, y):
         return x + y
 
     compiled = paddle.jit.to_static(add, input_spec=[InputSpec([None, None]),
                                                      InputSpec([None, "M"])])
-    with pytest.raises(paddle.ShapeError, match=r"dim S1 against M"):
-        compiled(paddle.randn([2, 3]), paddle.randn([2, 3]))
+    x, y = paddle.randn([2, 3]), paddle.randn([2, 3])
+    np.testing.assert_allclose(compiled(x, y).numpy(), (x + y).numpy())
+    assert str(compiled.ir.main.args[0].type) == str(compiled.ir.main.args[1].type)
+    with pytest.raises(paddle.InputError, match=r"input 1 should have shape \[None, None\], "
+                                                r"got \[2, 5\]; its axis 1 must have the size "
+                                                r"of axis 1 of input 0 \(3\)"):
+        compiled(x, paddle.randn([2, 5]))
+
+
+def test_input_symbols_the_program_does_not_relate_stay_apart():
+    def pick(x, idx):
+        return paddle.gather(x, idx)
+
+    compiled = paddle.jit.to_static(pick, input_spec=[InputSpec([None, 4]),
+                                                      InputSpec([None], "int64")])
+    x, idx = paddle.randn([5, 4]), paddle.to_tensor([4, 0])
+    np.testing.assert_allclose(compiled(x, idx).numpy(), pick(x, idx).numpy())
 
 
 def test_shapes_computed_from_x_shape_stay_symbolic():

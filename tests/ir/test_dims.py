@@ -160,8 +160,11 @@ def test_a_symbol_against_a_static_dim_is_a_dim_mismatch():
         broadcast_shapes(("N", "S1+1"), (4,))
     assert (e.value.dim, e.value.size) == ("S1+1", 4)
     assert broadcast_shapes(("N", "S1-1"), (1,), ("S1-1",)) == ("N", "S1-1")
-    with pytest.raises(ShapeError, match="dim S1 against M") as e:
+    with pytest.raises(DimMismatch, match="dim S1 against M") as e:  # two plain symbols
         broadcast_shapes(("N", "S1"), ("M",))
+    assert (e.value.dim, e.value.size) == ("S1", "M")
+    with pytest.raises(ShapeError, match=r"dim S1\+1 against M") as e:
+        broadcast_shapes(("N", "S1+1"), ("M",))
     assert not isinstance(e.value, DimMismatch)
 
 

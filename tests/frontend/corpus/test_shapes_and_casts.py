@@ -289,8 +289,6 @@ def test_dim_and_ndim():
     check(f, TWO_BATCHES, spec([None, 4]), every_line=False)  # a Python condition
 
 
-@pytest.mark.xfail(strict=True,
-    reason="InputError: every first None dim is one symbol N; an index of another length fails")
 def test_gather_rows_by_index_input():
     def f(x, idx):
         return paddle.gather(x, idx)
