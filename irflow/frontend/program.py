@@ -62,9 +62,12 @@ class Program:
     def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline):
         fn = tracer.fn
         b = tracer.scope.builder
+        attributes = tracer.attribute_outputs()
+        self.attributes = [(layer, name) for layer, name, _ in attributes]
         with b.location(user_location()):
             results = [tracer.value_of(t) for t in out_tensors]
-        self.n_outputs = len(results)
+            results += [tracer.value_of(t) for _, _, t in attributes]
+        self.n_outputs = len(results)  # the function's tensors, then Layer attributes
         self.pattern = pattern  # what the function returns, around its tensors
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
@@ -117,9 +120,14 @@ class Program:
         recorded in the dynamic graph when a gradient is, else run directly."""
         wrt = self.gradient_sources(inputs)
         if wrt:
-            return self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
+            outs = self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
                                       for a, x in zip(inputs, arrays)], wrt)
-        return [Tensor._from_array(o) for o in self.run(arrays)]
+        else:
+            outs = [Tensor._from_array(o) for o in self.run(arrays)]
+        n = len(outs) - len(self.attributes)
+        for (layer, name), t in zip(self.attributes, outs[n:]):
+            layer._store_output(name, t)
+        return outs[:n]
 
     def gradient_sources(self, inputs: Sequence) -> tuple[int, ...]:
         """The arguments (inputs, then state) that require a gradient, if calling now

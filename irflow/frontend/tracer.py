@@ -117,6 +117,7 @@ class Tracer:
         self.fresh_dims = 0                           # symbols fresh_dim made
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.undo: list[Callable[[], None]] = []      # see changed()
+        self.attributes: dict[tuple, tuple] = {}      # see store_attribute()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
 
@@ -133,7 +134,27 @@ class Tracer:
         if exc_type is not None:  # a failed compile leaves the user's objects as they were
             for undo in reversed(self.undo):
                 undo()
+        for layer, name, before, _ in self.attributes.values():  # never a traced tensor
+            layer._restore_attribute(name, before)
         return False
+
+    def store_attribute(self, layer, name: str, value: Tensor) -> None:
+        """``self.h = t`` with a traced `t` in a Layer's forward: the value becomes an
+        output of the program, and each call stores the tensor it computed there (so
+        the Layer never keeps a traced tensor). Inside tensor-dependent control flow
+        the statement's own machinery decides (`jst._Effects`)."""
+        key = (id(layer), name)
+        if self.scope.parent is None:
+            before = self.attributes[key][2] if key in self.attributes else \
+                layer._attribute_or_unset(name)
+            self.attributes[key] = (layer, name, before, value)
+        layer._restore_attribute(name, value)
+
+    def attribute_outputs(self) -> list[tuple]:
+        """(layer, name, traced value) of each Layer attribute the program sets (and
+        that nothing replaced after)."""
+        return [(layer, name, value) for layer, name, _, value in self.attributes.values()
+                if layer._attribute_or_unset(name) is value]
 
     def changed(self, undo: Callable[[], None]) -> None:
         """Conversion changed a Python object of the user's (wrote a branch's result

@@ -624,3 +624,27 @@ def test_a_function_without_source_is_traced_as_it_is():
     namespace = {"paddle": paddle}
     exec("def double(x):\n    return x * 2", namespace)
     check_function(namespace["double"], (POS,))
+
+
+def test_tensors_stored_on_a_layer_are_outputs_of_each_call():
+    class Recurrent(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.h = paddle.zeros([1, 4])
+
+        def forward(self, x):
+            self.h = paddle.tanh(self.fc(x) + self.h)
+            self.last_input = x * 1.0
+            return self.h * 2
+
+    paddle.seed(0)
+    eager, compiled_layer = Recurrent(), Recurrent()
+    compiled_layer.set_state_dict(eager.state_dict())
+    compiled = paddle.compile(compiled_layer)
+    for _ in range(3):
+        x = paddle.randn([1, 4])
+        assert_same(compiled(x), eager(x))
+        assert_same(compiled_layer.h, eager.h)  # a concrete tensor, never a traced one
+        assert_same(compiled_layer.last_input, x)
+    assert len(compiled._programs) == 1

@@ -57,6 +57,9 @@ class HookRemoveHelper:
             layer._structure_changed()
 
 
+_UNSET = object()  # an attribute a Layer does not have
+
+
 def _traced(fn):
     """While a program is traced, a user-written forward (or hook) runs converted, so
     that its tensor-dependent control flow becomes IR (irflow's own layers need no
@@ -157,6 +160,10 @@ class Layer:
     # ------------------------------------------------------------ attribute registration
 
     def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, Tensor) and value._value is None:  # traced: the program's
+            tracer = current_tracer()
+            if tracer is not None:
+                return tracer.store_attribute(self, name, value)
         d = self.__dict__
         params, layers, buffers = d.get("_parameters"), d.get("_sub_layers"), d.get("_buffers")
         if isinstance(value, Parameter):
@@ -193,6 +200,43 @@ class Layer:
         if store[name] is not None:
             store[name] = None
             self._structure_changed()
+
+    def _attribute_or_unset(self, name: str):
+        """Attribute `name`, or `_UNSET` (see `Tracer.store_attribute`)."""
+        d = self.__dict__
+        for store in (d["_buffers"], d["_parameters"], d["_sub_layers"], d):
+            if name in store:
+                return store[name]
+        return _UNSET
+
+    def _restore_attribute(self, name: str, value) -> None:
+        """Put back what attribute `name` was before a program was traced (a tensor
+        as a buffer, `_UNSET` for none). Not a structure change."""
+        d = self.__dict__
+        buffers = d["_buffers"]
+        if isinstance(value, Tensor):
+            d.pop(name, None)
+            if name not in buffers:
+                self._non_persistable_buffer_names_set.add(name)
+            buffers[name] = value
+            return
+        buffers.pop(name, None)
+        self._non_persistable_buffer_names_set.discard(name)
+        if value is _UNSET:
+            d.pop(name, None)
+        else:
+            d[name] = value
+
+    def _store_output(self, name: str, tensor: Tensor) -> None:
+        """Attribute `name` takes the tensor a compiled call computed for it. A tensor
+        already there takes the new value in place, because the program reads that
+        object as state on the next call (a recurrent ``self.h``)."""
+        current = self._attribute_or_unset(name)
+        if isinstance(current, Tensor) and current._value is not None:
+            from ...tensor.manipulation import _rebind
+            _rebind(current, tensor)
+        else:
+            self._restore_attribute(name, tensor)
 
     def _structure_changed(self) -> None:
         self.__dict__["_structure_version"] = self._structure_version + 1
