@@ -14,8 +14,9 @@ list, indexed by integer slots fixed at compile time::
 slots, calls the op's kernel with the attributes pre-bound and stores the results.
 The closures are made by small generated functions, one per step signature
 (operand count, results, frees, attribute names; see `_step_maker`), so a step does
-only what its op needs. ``cond`` and ``while`` steps hold a sub-plan per region and
-pass it a fresh register list that starts with the region's block arguments.
+only what its op needs. An op with regions (``cond``, ``while``...) becomes a step
+that calls its `RegionOp` evaluator with a sub-plan per region; a sub-plan runs on a
+fresh register list that starts with the region's block arguments.
 Pure ops without operands (``const``, ``arange``, ``stack_new``) run at compile
 time; their values sit in the plan and every call starts from them (so such a value
 returned as a result is the same array on every call, as a ``const`` value is in the
@@ -31,9 +32,9 @@ these registers, at call time.
 **Memory.** A value's register is cleared right after its last use in its block, so
 peak memory follows liveness, not program size. Regions are closed, so liveness is
 local: a value a loop body reads is an operand of the ``while`` step, which holds it
-for the whole loop. ``cond`` and ``while`` steps clear their dying operands before
-running their regions, and a loop drops each iteration's carried values as soon as
-the body has used them. Results that nothing reads are never stored.
+for the whole loop. Region-op steps clear their dying operands before running their
+regions, and a loop drops each iteration's carried values as soon as the body has
+used them. Results that nothing reads are never stored.
 
 Kernels still allocate their results; placing them in a preplanned arena (design
 principle 6) is a later step that will reuse this liveness.
@@ -390,11 +391,11 @@ class _BlockCompiler:
 
     def compile(self) -> BlockPlan:
         records = []
-        for op in self.block.ops[:-1]:
+        for op in self.block.body_ops():
             record = self.record(op)
             if record is not None:
                 records.append(record)
-        outputs = tuple(self.slot[v] for v in self.block.ops[-1].operands)
+        outputs = tuple(self.slot[v] for v in self.block.terminator.operands)
         steps, locs = self.steps(records, outputs)
         read = {s for r in records for s in r.ins} | set(outputs)
         entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
@@ -425,11 +426,9 @@ class _BlockCompiler:
 
     def record(self, op: Operation) -> _Record | None:
         ins = tuple(self.slot[v] for v in op.operands)
-        if op.name == "cond":
-            return self.cond(op, ins)
-        if op.name == "while":
-            return self.while_(op, ins)
         opdef = lookup(op.name, op.loc)
+        if opdef.region_op is not None:
+            return self.region_op(op, opdef, ins)
         if (opdef.effect is Effect.PURE and not op.operands and not op.regions
                 and not _attr_symbols(op, opdef)):
             self.precompute(op, opdef)
@@ -457,9 +456,11 @@ class _BlockCompiler:
                 static.append((key, value))
         modes = tuple(("wrap" if _is_0d(r) else "keep") if used else "drop"
                       for r, used in zip(op.results, read))
+        kept = [o for o, used in zip(outs, read) if used]
+        if len(ins) + len(kept) + len(frees) > _WIDE:
+            return _wide_step(opdef.kernel, ins, modes, kept, frees, dict(static), symbolic)
         make = _step_maker(len(ins), modes, len(frees), tuple(k for k, _ in static),
                            tuple(k for k, _ in symbolic))
-        kept = [o for o, used in zip(outs, read) if used]
         return make(opdef.kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
                     *(f for _, f in symbolic))
 
@@ -470,26 +471,14 @@ class _BlockCompiler:
         plan = _BlockCompiler(block, inherits).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
-    def cond(self, op: Operation, ins) -> _Record:
-        then, then_syms = self.subplan(op, 0)
-        else_, else_syms = self.subplan(op, 1)
+    def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
+        subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
+        run = opdef.region_op.evaluator(op)
         outs = self.new_slots(op)
 
         def build(frees, read):
-            return _cond_step(ins[0], ins[1:], frees, (then, then_syms), (else_, else_syms),
-                              _stored(outs, read))
-        return _Record(op, ins, outs, (then, else_), build)
-
-    def while_(self, op: Operation, ins) -> _Record:
-        cond, cond_syms = self.subplan(op, 0)
-        body, body_syms = self.subplan(op, 1)
-        outs = self.new_slots(op)
-        n_consts = len(ins) - len(outs)
-
-        def build(frees, read):
-            return _while_step(ins[:n_consts], ins[n_consts:], frees, (cond, cond_syms),
-                               (body, body_syms), _stored(outs, read))
-        return _Record(op, ins, outs, (cond, body), build)
+            return _region_step(run, ins, frees, subplans, _stored(outs, read))
+        return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build)
 
 
 def _is_0d(v: Value) -> bool:
@@ -554,42 +543,66 @@ def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str
     return namespace["make"]
 
 
+# Steps touching more registers than this are not generated (compiling a function of
+# thousands of parameters takes seconds): a loop over slot tuples does their work.
+_WIDE = 64
+
+
+def _wide_step(kernel, ins, modes, kept, frees, static: dict, symbolic) -> Step:
+    """The step of an op with very many operands or results (a ``call`` of a
+    program with thousands of residuals)."""
+    stored = [i for i, mode in enumerate(modes) if mode != "drop"]
+    stores = [(i, slot, modes[i] == "wrap") for i, slot in zip(stored, kept)]
+    single = len(modes) == 1
+
+    def step(regs: list) -> None:
+        attrs = dict(static)
+        for key, evaluate in symbolic:
+            attrs[key] = evaluate(regs)
+        out = kernel(*[regs[i] for i in ins], **attrs)
+        results = (out,) if single else out
+        for i, slot, wrap in stores:
+            regs[slot] = np.asarray(results[i]) if wrap else results[i]
+        for f in frees:
+            regs[f] = None
+    return step
+
+
 def _store(mode: str, index: int, expr: str) -> str:
     if mode == "drop":
         return expr
     return f"regs[o{index}] = " + (f"asarray({expr})" if mode == "wrap" else expr)
 
 
-def _cond_step(pred: int, operands: tuple[int, ...], frees: tuple[int, ...], then, else_,
-               outs: tuple[tuple[int, int], ...]) -> Step:
+def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], subplans,
+                 outs: tuple[tuple[int, int], ...]) -> Step:
+    """A region op's step: its evaluator `run` on the operand values, with each region
+    a sub-plan. Dying operands are cleared before the regions run, and the evaluator
+    owns the operand list, so a loop can drop each iteration's values."""
+    if not any(symbols for _, symbols in subplans):
+        regions = tuple(plan.run for plan, _ in subplans)
+
+        def step(regs: list) -> None:
+            results = run(_operands(regs, ins, frees), regions)
+            for i, o in outs:
+                regs[o] = results[i]
+        return step
+
     def step(regs: list) -> None:
-        plan, symbols = then if regs[pred] else else_
-        frame = [regs[i] for i in operands]
-        frame += [regs[s] for s in symbols]
-        for f in frees:
-            regs[f] = None
-        results = plan.run(frame)
+        regions = [_with_symbols(plan, [regs[s] for s in symbols]) for plan, symbols in subplans]
+        results = run(_operands(regs, ins, frees), regions)
         for i, o in outs:
             regs[o] = results[i]
     return step
 
 
-def _while_step(consts: tuple[int, ...], carried: tuple[int, ...], frees: tuple[int, ...],
-                cond, body, outs: tuple[tuple[int, int], ...]) -> Step:
-    cond_plan, cond_symbols = cond
-    body_plan, body_symbols = body
+def _operands(regs: list, ins: tuple[int, ...], frees: tuple[int, ...]) -> list:
+    values = [regs[i] for i in ins]
+    for f in frees:
+        regs[f] = None
+    return values
 
-    def step(regs: list) -> None:
-        invariant = [regs[i] for i in consts]
-        values = [regs[i] for i in carried]
-        cond_sizes = [regs[s] for s in cond_symbols]
-        body_sizes = [regs[s] for s in body_symbols]
-        for f in frees:
-            regs[f] = None
-        while cond_plan.run(invariant + values + cond_sizes)[0]:
-            frame = invariant + values + body_sizes
-            values = None  # the body clears this iteration's values as it goes
-            values = body_plan.run(frame)
-        for i, o in outs:
-            regs[o] = values[i]
-    return step
+
+def _with_symbols(plan: BlockPlan, sizes: list) -> Callable[[list], list]:
+    """Region `plan` run on block arguments followed by the sizes it inherits."""
+    return lambda values: plan.run(values + sizes)

@@ -1,7 +1,8 @@
 """The NumPy interpreter: the reference semantics of the IR.
 
-It walks a function's ops in order, calling each op's registered NumPy kernel; `cond`
-runs one of its regions and `while` alternates its two. Symbolic dims are bound from
+It walks a function's ops in order, calling each op's registered NumPy kernel; an op
+with regions runs through its `RegionOp` evaluator, given callables that interpret
+its regions. Symbolic dims are bound from
 the actual shapes of the function's arguments (and of each region's arguments, for
 sizes that change from one loop iteration to the next); attributes that hold shapes
 (`OpDef.shape_attrs`) get their symbols replaced before the kernel runs.
@@ -11,6 +12,7 @@ kernel that returns the wrong dtype or shape is caught where it happens.
 """
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -43,12 +45,12 @@ class Interpreter:
 
     def block(self, block: Block, args: Sequence[np.ndarray], bindings: dict[str, int]) -> list:
         env = dict(zip(block.args, args))
-        for op in block.ops[:-1]:
+        for op in block.body_ops():
             results = self.op(op, [env[v] for v in op.operands], bindings)
             env.update(zip(op.results, results))
             if self.observe is not None:
                 self.observe(op, results)
-        return [env[v] for v in block.ops[-1].operands]
+        return [env[v] for v in block.terminator.operands]
 
     def region(self, op: Operation, index: int, args: list, bindings: dict[str, int]) -> list:
         block = op.regions[index].blocks[0]
@@ -61,15 +63,11 @@ class Interpreter:
         return self.block(block, args, inner)
 
     def op(self, op: Operation, args: list, bindings: dict[str, int]) -> list:
-        if op.name == "cond":
-            return self.region(op, 0 if args[0] else 1, args[1:], bindings)
-        if op.name == "while":
-            n_consts = len(args) - len(op.results)
-            consts, carried = args[:n_consts], args[n_consts:]
-            while self.region(op, 0, consts + carried, bindings)[0]:
-                carried = self.region(op, 1, consts + carried, bindings)
-            return carried
         opdef = lookup(op.name)
+        if opdef.region_op is not None:
+            regions = [functools.partial(self.region, op, i, bindings=bindings)
+                       for i in range(len(op.regions))]
+            return list(opdef.region_op.evaluator(op)(args, regions))
         attrs = op.attrs
         if opdef.shape_attrs:
             attrs = dict(attrs)

@@ -393,8 +393,7 @@ class _Zeros:
 
 def _yield_value(tracer: Tracer, scope, t):
     if isinstance(t, _Zeros):
-        from ..passes.autodiff import zeros
-        return zeros(scope.builder, t.type)
+        return scope.builder.zeros(t.type)
     return tracer.value_of(t)
 
 

@@ -62,10 +62,8 @@ class Program:
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
         self.uses_seed = tracer.seed_arg is not None
         if self.uses_seed:  # the seed goes last, after the state
-            args = fn.block.args
-            args.append(args.pop(tracer.seed_arg.index))
-            for i, a in enumerate(args):
-                a.index = i
+            k = tracer.seed_arg.index
+            fn.block.permute_args([i for i in range(len(fn.args)) if i != k] + [k])
         b.ret(*results)
         self.n_inputs = tracer.n_inputs
         self.input_types = [a.type for a in fn.args[:self.n_inputs]]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..errors import ShapeError
 from ..ir.core import Function
 from ..ir.registry import REQUIRED
+from ..ir.traits import StackOperands
 from ..ir.types import StackType, TensorType, bind_shape, eval_shape
 from ._rules import defop
 
@@ -77,8 +78,7 @@ def _call_vjp(b, cts, ins, outs, program):
     if target.backward is None:
         raise ShapeError(f"program @{target.fn.name} has no backward program (gradients of "
                          "gradients of compiled calls are not supported)")
-    from ..passes.autodiff import zeros
-    seeds = [cts[k] if cts[k] is not None else zeros(b, outs[k].type) for k in target.outputs]
+    seeds = [cts[k] if cts[k] is not None else b.zeros(outs[k].type) for k in target.outputs]
     residuals = outs[len(outs) - target.n_residuals:]
     grads = b.create("call", [*seeds, *residuals], {"program": target.backward}).results
     in_cts = [None] * len(ins)
@@ -88,6 +88,6 @@ def _call_vjp(b, cts, ins, outs, program):
 
 
 defop("call", _call_infer, _call_kernel, arity=(0, None), attrs={"program": REQUIRED},
-      vjp=_call_vjp, accepts_stacks=True,
+      vjp=_call_vjp, traits=(StackOperands(),),
       doc="run compiled program `program` (a process-local id) on the operands; used by "
           "the frontend to put a compiled call into the dynamic graph")

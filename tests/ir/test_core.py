@@ -59,7 +59,7 @@ def test_use_lists_track_operands():
     fn, s, t = _two_uses()
     x, y = fn.args
     assert [(u.op.name, u.index) for u in s.uses] == [("mul", 0), ("mul", 1)]
-    assert len(x.uses) == 1 and x.uses[0].op is s.op
+    assert [u.op for u in x.uses] == [s.op]
     assert [u.op.name for u in t.uses] == ["return"]
 
 
