@@ -55,6 +55,7 @@ import numpy as np
 from ..errors import InputError, IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
+from ..ir.symbols import CallOp
 from ..ir.types import StackType, TensorType, eval_dim, shape_str, symbols_of
 
 Step = Callable[[list], None]
@@ -139,7 +140,9 @@ class Plan:
 
     __slots__ = ("name", "body", "_params", "_n_symbols")
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, callees: dict | None = None):
+        """`callees`: the plans of functions compiled so far for `call` ops (shared by
+        the plans of one compilation, so each function is compiled once)."""
         unbound = _symbols_needed(fn.block) - set(_argument_symbols(fn.block))
         if unbound:
             symbol = min(unbound)
@@ -148,7 +151,10 @@ class Plan:
                               f"shape, but no argument of @{fn.name} has a dim {symbol}",
                               op.loc)
         self.name = fn.name
-        self.body = _BlockCompiler(fn.block, ()).compile()
+        callees = {} if callees is None else callees
+        callees[fn] = None  # being compiled: a call of it from inside is recursion
+        self.body = _BlockCompiler(fn.block, (), callees).compile()
+        callees[fn] = self
         self._params, self._n_symbols = _argument_checks(fn)
 
     @classmethod
@@ -365,9 +371,10 @@ class _BlockCompiler:
     """Compiles one block: slots first, then one record per op, then liveness, then
     the steps (whose frees are baked in)."""
 
-    def __init__(self, block: Block, inherits: tuple[str, ...]):
+    def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict):
         self.block = block
         self.inherits = inherits
+        self.callees = callees
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
@@ -429,13 +436,35 @@ class _BlockCompiler:
         opdef = lookup(op.name, op.loc)
         if opdef.region_op is not None:
             return self.region_op(op, opdef, ins)
-        if (opdef.effect is Effect.PURE and not op.operands and not op.regions
+        call = opdef.trait(CallOp)
+        if call is not None:
+            kernel, attrs, shape_attrs = self.callee_kernel(op, call), {}, ()
+        else:
+            kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
+        if (call is None and opdef.effect is Effect.PURE and not op.operands
                 and not _attr_symbols(op, opdef)):
             self.precompute(op, opdef)
             return None
         outs = self.new_slots(op)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
-            op, opdef, ins, outs, frees, read))
+            op, kernel, attrs, shape_attrs, ins, outs, frees, read))
+
+    def callee_kernel(self, op: Operation, call: CallOp) -> Callable:
+        """A kernel running the plan of the function `op` calls: the one its symbol
+        carries (a compiled program's), or one compiled here, once per function."""
+        ref = call.ref(op)
+        plan = ref.run
+        if plan is None:
+            fn = call.callee(op)
+            if fn not in self.callees:
+                Plan(fn, self.callees)
+            plan = self.callees[fn]
+            if plan is None:
+                raise IrflowError(f"@{fn.name} is called while it is being compiled: "
+                                  "recursive calls are not supported", op.loc)
+        if len(op.results) == 1:
+            return lambda *args: plan(*args)[0]
+        return lambda *args: tuple(plan(*args))
 
     def precompute(self, op: Operation, opdef: OpDef) -> None:
         try:
@@ -447,10 +476,11 @@ class _BlockCompiler:
             self.tail[slot - self.base] = _wrap_0d(r, value)
             self.prefilled.append((slot, op.name))
 
-    def kernel_step(self, op: Operation, opdef: OpDef, ins, outs, frees, read) -> Step:
+    def kernel_step(self, op: Operation, kernel: Callable, attrs: dict, shape_attrs, ins, outs,
+                    frees, read) -> Step:
         static, symbolic = [], []
-        for key, value in op.attrs.items():
-            if key in opdef.shape_attrs and _symbolic(value):
+        for key, value in attrs.items():
+            if key in shape_attrs and _symbolic(value):
                 symbolic.append((key, _shape_evaluator(value, self.symbol_slot)))
             else:
                 static.append((key, value))
@@ -458,17 +488,17 @@ class _BlockCompiler:
                       for r, used in zip(op.results, read))
         kept = [o for o, used in zip(outs, read) if used]
         if len(ins) + len(kept) + len(frees) > _WIDE:
-            return _wide_step(opdef.kernel, ins, modes, kept, frees, dict(static), symbolic)
+            return _wide_step(kernel, ins, modes, kept, frees, dict(static), symbolic)
         make = _step_maker(len(ins), modes, len(frees), tuple(k for k, _ in static),
                            tuple(k for k, _ in symbolic))
-        return make(opdef.kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
+        return make(kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
                     *(f for _, f in symbolic))
 
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
         inherits = tuple(sorted(_symbols_needed(block) - set(_argument_symbols(block))))
-        plan = _BlockCompiler(block, inherits).compile()
+        plan = _BlockCompiler(block, inherits, self.callees).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:

@@ -2,7 +2,7 @@
 
 It walks a function's ops in order, calling each op's registered NumPy kernel; an op
 with regions runs through its `RegionOp` evaluator, given callables that interpret
-its regions. Symbolic dims are bound from
+its regions, and a ``call`` interprets the function it names. Symbolic dims are bound from
 the actual shapes of the function's arguments (and of each region's arguments, for
 sizes that change from one loop iteration to the next); attributes that hold shapes
 (`OpDef.shape_attrs`) get their symbols replaced before the kernel runs.
@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import InputError, IrflowError, ShapeError
 from ..ir.core import Block, Function, Module, Operation
 from ..ir.registry import lookup
+from ..ir.symbols import CallOp
 from ..ir.types import TensorType, bind_shape, eval_shape, shape_str
 
 
@@ -68,6 +69,9 @@ class Interpreter:
             regions = [functools.partial(self.region, op, i, bindings=bindings)
                        for i in range(len(op.regions))]
             return list(opdef.region_op.evaluator(op)(args, regions))
+        call = opdef.trait(CallOp)
+        if call is not None:
+            return self.run(call.callee(op), args)
         attrs = op.attrs
         if opdef.shape_attrs:
             attrs = dict(attrs)

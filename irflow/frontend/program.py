@@ -28,9 +28,9 @@ from ..dispatch import apply, state, user_location
 from ..errors import ConversionError, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
+from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, bind_shape
 from ..ir.verifier import verify
-from ..ops.call import register_program
 from ..passes.autodiff import vjp_split
 from ..passes.manager import PassManager
 from ..tensor.random import next_seed
@@ -74,7 +74,7 @@ class Program:
         PassManager(list(pipeline)).run(module)
         self.ir = module
         self.plan = compile_plan(fn)
-        self._differentiable: dict[tuple, int] = {}
+        self._differentiable: dict[tuple, dict] = {}  # wrt -> attributes of its call op
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         arrays = [*inputs, *(t._value for t in self.state)]
@@ -108,26 +108,30 @@ class Program:
         """Run as one `call` op of the dynamic graph, so that ``backward()`` later runs
         the program's compiled backward."""
         wrt = tuple(i for i, t in enumerate([*inputs, *self.state]) if not t.stop_gradient)
-        program_id = self._differentiable.get(wrt)
-        if program_id is None:
-            program_id = self._differentiable[wrt] = self._split(wrt)
+        call = self._differentiable.get(wrt)
+        if call is None:
+            call = self._differentiable[wrt] = self._split(wrt)
         operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
-        outs = apply("call", operands, {"program": program_id})
+        outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
             t._value = v._value
         return outs[:n]
 
-    def _split(self, wrt) -> int:
+    def _split(self, wrt) -> dict:
+        """The attributes of the ``call`` op that runs this program's forward half and
+        whose VJP runs its backward half; both live in a module the call op refers to,
+        which goes when nothing refers to it any more."""
         fn = self.ir.main
         outputs = tuple(k for k, t in enumerate(fn.result_types[:self.n_outputs])
                         if t.dtype.is_float)
         forward, backward = vjp_split(fn, wrt, outputs)
-        n_residuals = len(forward.result_types) - len(fn.result_types)
-        backward_id = register_program(backward, compile_plan(backward))
-        return register_program(forward, compile_plan(forward), backward=backward_id,
-                                wrt=wrt, outputs=outputs, n_residuals=n_residuals)
+        module = Module([forward, backward])
+        return {"callee": FuncRef(forward.name, module, compile_plan(forward)),
+                "backward": FuncRef(backward.name, module, compile_plan(backward)),
+                "wrt": wrt, "outputs": outputs,
+                "residuals": len(forward.result_types) - len(fn.result_types)}
 
 
 class CompiledFunction:

@@ -624,7 +624,11 @@ class Module:
             yield from fn.walk()
 
     def clone(self) -> "Module":
-        return Module(fn.clone() for fn in self.functions.values())
+        """A deep copy; its ``call`` ops name the copy's functions."""
+        from .symbols import bind_symbols
+        copy = Module(fn.clone() for fn in self.functions.values())
+        bind_symbols(copy, self)
+        return copy
 
     def __str__(self) -> str:
         from .printer import print_module

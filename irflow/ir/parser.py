@@ -12,7 +12,8 @@ Grammar (``x?`` optional, ``x*`` repeated, ``,*`` comma-separated):
     function := 'func' '@'NAME '(' (VALUE ':' type),* ')' '->' types '{' op* '}'
     op       := (VALUE,* '=')? OPNAME VALUE,* attrs? (':' types)? loc? region*
     attrs    := '{' (NAME '=' attr),* '}'
-    attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '[' (attr | dim),* ']'
+    attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '@'NAME
+              | '[' (attr | dim),* ']'
     types    := type | '(' type,* ')'
     type     := tensor | 'stack' '<' tensor,* '>'
     tensor   := dtype ('[' dim,* ']')?        dim := INT | SYMBOL ('*' (SYMBOL|INT))*
@@ -31,6 +32,7 @@ from ..errors import IrflowError, Location, ParseError
 from . import dtypes
 from .core import Block, Function, Module, Operation, Region, Value
 from .registry import is_registered, lookup
+from .symbols import FuncRef, bind_symbols
 from .types import StackType, TensorType, Type
 
 _TOKEN = re.compile(r"""
@@ -196,6 +198,9 @@ class Parser:
         if tok.kind == "string":
             self.advance()
             return json.loads(tok.text)
+        if tok.kind == "func":
+            self.advance()
+            return FuncRef(tok.text[1:])
         if self.accept("["):
             return tuple(self.comma_list(self.list_item, "]"))
         if tok.kind == "ident":
@@ -241,6 +246,7 @@ class Parser:
             if fn.name in module.functions:
                 raise self.error(f"function @{fn.name} is defined twice")
             module.add(fn)
+        bind_symbols(module)
         return module
 
     def block_args(self, block: Block) -> None:

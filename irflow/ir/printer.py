@@ -33,6 +33,7 @@ import numpy as np
 from . import dtypes
 from .core import Block, Function, Module, Operation, Value
 from .registry import is_registered, lookup
+from .symbols import FuncRef
 
 _INDENT = "  "
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.]")
@@ -154,6 +155,8 @@ def format_attr(value) -> str:
         return json.dumps(value)
     if isinstance(value, dtypes.DType):
         return value.short
+    if isinstance(value, FuncRef):
+        return f"@{value.name}"
     if isinstance(value, np.ndarray):
         return format_array(value)
     if isinstance(value, tuple):
