@@ -40,23 +40,23 @@ Kernels still allocate their results; placing them in a preplanned arena (design
 principle 6) is a later step that will reuse this liveness.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
-checked against the signature with the interpreter's messages, by a check
-precomputed per argument.
+checked against the function's `Signature` (the interpreter's check, precomputed).
 """
 from __future__ import annotations
 
 import keyword
 from functools import lru_cache
 from operator import itemgetter
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError, IrflowError
+from ..errors import IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
+from ..ir.signature import Signature, coefficient
 from ..ir.symbols import CallOp
-from ..ir.types import StackType, TensorType, eval_dim, shape_str, symbols_of
+from ..ir.types import TensorType, symbols_of
 
 Step = Callable[[list], None]
 
@@ -138,7 +138,7 @@ class Plan:
     """A function compiled for repeated calls: ``Plan.compile(fn)(*arrays)`` returns
     the list of results, as `irflow.codegen.run(fn, *arrays)` does."""
 
-    __slots__ = ("name", "body", "_params", "_n_symbols")
+    __slots__ = ("name", "body", "signature")
 
     def __init__(self, fn: Function, callees: dict | None = None):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
@@ -155,14 +155,14 @@ class Plan:
         callees[fn] = None  # being compiled: a call of it from inside is recursion
         self.body = _BlockCompiler(fn.block, (), callees).compile()
         callees[fn] = self
-        self._params, self._n_symbols = _argument_checks(fn)
+        self.signature = Signature.of(fn)
 
     @classmethod
     def compile(cls, fn: Function) -> "Plan":
         return cls(fn)
 
     def __call__(self, *args) -> list:
-        return self.body.run(self._check_arguments(args))
+        return self.body.run(self.signature.check(args))
 
     def run_trusted(self, args: list) -> list:
         """Run on NumPy arrays known to match the signature, skipping the checks: for
@@ -176,104 +176,13 @@ class Plan:
     def __str__(self) -> str:
         return self.describe()
 
-    def _check_arguments(self, args: Sequence) -> list:
-        """The arguments as a register list, after checking them against the signature
-        (same acceptance and messages as the interpreter's `bind_shape` checks)."""
-        if len(args) != len(self._params):
-            raise InputError(f"@{self.name} takes {len(self._params)} argument(s), "
-                             f"got {len(args)}")
-        sizes = [0] * self._n_symbols
-        regs = []
-        for arg, param in zip(args, self._params):
-            if param is None:  # a stack
-                regs.append(arg)
-                continue
-            array = np.asarray(arg)
-            dtype, shape, rank, dims, t, what = param
-            if array.dtype is not dtype and array.dtype != dtype:
-                raise InputError(f"@{self.name}: {what}: expected dtype {t.dtype.name}, "
-                                 f"got {array.dtype}")
-            if not (array.shape == shape if dims is None
-                    else _match(array.shape, rank, dims, sizes)):
-                raise InputError(f"@{self.name}: {what}: expected shape {shape_str(t.shape)}, "
-                                 f"got {shape_str(array.shape)}")
-            regs.append(array)
-        return regs
-
 
 def compile_plan(fn: Function) -> Plan:
     """Compile `fn` into a `Plan` (see the module docstring)."""
     return Plan(fn)
 
 
-# ---------------------------------------------------------------- input checks
-
-_BIND, _SAME, _EQUAL, _PRODUCT = range(4)
-
-
-def _argument_checks(fn: Function):
-    """Per argument: None for a stack, else ``(np dtype, static shape or None, rank,
-    dim checks or None, type, description)``; and the number of symbols.
-
-    The dim checks replay `bind_shape` over the arguments in order: a symbol's first
-    occurrence binds it, later ones compare, and a product dim is checked only if all
-    its symbols are bound once its own argument's simple dims are.
-    """
-    index: dict[str, int] = {}
-    params = []
-    for i, arg in enumerate(fn.args):
-        t = arg.type
-        if isinstance(t, StackType):
-            params.append(None)
-            continue
-        what = f"argument {i} (%{arg.name})" if arg.name else f"argument {i}"
-        dims = None
-        if not t.is_static:
-            dims, products = [], []
-            for axis, d in enumerate(t.shape):
-                if isinstance(d, int):
-                    dims.append((_EQUAL, axis, d))
-                elif "*" not in d:
-                    dims.append((_SAME, axis, index[d]) if d in index
-                                else (_BIND, axis, index.setdefault(d, len(index))))
-                else:
-                    products.append((axis, d))
-            for axis, d in products:
-                if all(s in index for s in symbols_of(d)):
-                    dims.append((_PRODUCT, axis, (_coefficient(d),
-                                                  tuple(index[s] for s in symbols_of(d)))))
-            dims = tuple(dims)
-        params.append((t.dtype.np, t.shape, t.rank, dims, t, what))
-    return tuple(params), len(index)
-
-
-def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
-    if len(shape) != rank:
-        return False
-    for kind, axis, x in dims:
-        if kind == _BIND:
-            sizes[x] = shape[axis]
-        elif kind == _SAME:
-            if shape[axis] != sizes[x]:
-                return False
-        elif kind == _EQUAL:
-            if shape[axis] != x:
-                return False
-        else:
-            size, slots = x
-            for s in slots:
-                size *= sizes[s]
-            if shape[axis] != size:
-                return False
-    return True
-
-
 # ---------------------------------------------------------------- symbols
-
-def _coefficient(d: str) -> int:
-    """The integer factor of a product dim: 16 for ``N*16``."""
-    return eval_dim(d, dict.fromkeys(symbols_of(d), 1))
-
 
 def _argument_symbols(block: Block) -> dict[str, tuple[int, int]]:
     """Symbol -> (argument index, axis) of its last occurrence as a whole dim among the
@@ -324,7 +233,7 @@ def _unbound_use(block: Block, symbol: str) -> Operation | None:
 def _shape_evaluator(shape: tuple, symbol_slot: dict[str, int]) -> Callable[[list], tuple]:
     """``regs -> concrete shape`` for a shape with symbolic dims."""
     dims = tuple((d, ()) if isinstance(d, int)
-                 else (_coefficient(d), tuple(symbol_slot[s] for s in symbols_of(d)))
+                 else (coefficient(d), tuple(symbol_slot[s] for s in symbols_of(d)))
                  for d in shape)
 
     def evaluate(regs: list) -> tuple[int, ...]:

@@ -17,9 +17,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError, IrflowError, ShapeError
+from ..errors import IrflowError, ShapeError
 from ..ir.core import Block, Function, Module, Operation
 from ..ir.registry import lookup
+from ..ir.signature import Signature
 from ..ir.symbols import CallOp
 from ..ir.types import TensorType, bind_shape, eval_shape, shape_str
 
@@ -33,15 +34,7 @@ class Interpreter:
         self.observe = observe
 
     def run(self, fn: Function, args: Sequence) -> list[np.ndarray]:
-        if len(args) != len(fn.args):
-            raise InputError(f"@{fn.name} takes {len(fn.args)} argument(s), got {len(args)}")
-        bindings: dict[str, int] = {}
-        arrays = []
-        for i, (param, arg) in enumerate(zip(fn.args, args)):
-            array = np.asarray(arg)
-            what = f"argument {i} (%{param.name})" if param.name else f"argument {i}"
-            _check_value(array, param.type, bindings, f"@{fn.name}: {what}", InputError)
-            arrays.append(array)
+        arrays, bindings = Signature.of(fn).bind(args)
         return self.block(fn.block, arrays, bindings)
 
     def block(self, block: Block, args: Sequence[np.ndarray], bindings: dict[str, int]) -> list:
@@ -87,8 +80,7 @@ class Interpreter:
             if isinstance(r.type, TensorType):
                 results[i] = np.asarray(results[i])
                 if self.check:
-                    _check_value(results[i], r.type, bindings, f"the kernel of '{op.name}'",
-                                 ShapeError, op)
+                    _check_result(results[i], r.type, bindings, op)
         return results
 
 
@@ -96,14 +88,15 @@ def _fresh_bindings(t: TensorType, array: np.ndarray) -> dict[str, int]:
     return {d: n for d, n in zip(t.shape, array.shape) if isinstance(d, str) and "*" not in d}
 
 
-def _check_value(array: np.ndarray, t: TensorType, bindings: dict[str, int], what: str,
-                 error, op: Operation | None = None) -> None:
+def _check_result(array: np.ndarray, t: TensorType, bindings: dict[str, int],
+                  op: Operation) -> None:
+    """A kernel result against its IR type (a kernel bug, not the caller's)."""
+    what = f"the kernel of '{op.name}'"
     if array.dtype != t.dtype.np:
-        raise error(f"{what}: expected dtype {t.dtype.name}, got {array.dtype}",
-                    op.loc if op else None)
+        raise ShapeError(f"{what}: expected dtype {t.dtype.name}, got {array.dtype}", op.loc)
     if not bind_shape(t.shape, array.shape, bindings):
-        raise error(f"{what}: expected shape {shape_str(t.shape)}, got "
-                    f"{shape_str(array.shape)}", op.loc if op else None)
+        raise ShapeError(f"{what}: expected shape {shape_str(t.shape)}, got "
+                         f"{shape_str(array.shape)}", op.loc)
 
 
 def run(ir: Module | Function, *args, function: str | None = None, check: bool = True):

@@ -29,18 +29,16 @@ from ..errors import ConversionError, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
 from ..ir.symbols import FuncRef
-from ..ir.types import TensorType, bind_shape
+from ..ir.signature import Signature, SignatureMismatch
+from ..ir.types import TensorType
 from ..ir.verifier import verify
 from ..passes.autodiff import vjp_split
-from ..passes.manager import PassManager
+from ..passes.manager import DEFAULT_PIPELINE, PassManager
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
 from .convert import convert_function
 from .input_spec import InputSpec
 from .tracer import Tracer
-
-DEFAULT_PIPELINE = ("fold", "cse", "dce")
-
 
 class Program:
     """One traced signature: its IR, its compiled plan, and how its arguments and
@@ -228,17 +226,18 @@ class CompiledFunction:
         return tuple(layer.training for layer in self._sublayers)
 
     def _check_inputs(self, arrays, types_) -> None:
-        bindings: dict[str, int] = {}
-        for i, (a, t) in enumerate(zip(arrays, types_)):
+        try:
+            Signature(types_).check(arrays)
+        except SignatureMismatch as e:
+            i, t, a = e.index, types_[e.index], arrays[e.index]
             name = self.input_spec[i].name if self.input_spec and self.input_spec[i].name \
                 else f"input {i}"
-            if a.dtype != t.dtype.np:
+            if e.kind == "dtype":
                 raise InputError(f"{self._name()}: {name} should be {t.dtype.name}, got "
-                                 f"{a.dtype}", user_location())
-            if not bind_shape(t.shape, a.shape, bindings):
-                shown = [d if isinstance(d, int) else None for d in t.shape]
-                raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
-                                 f"{list(a.shape)}", user_location())
+                                 f"{a.dtype}", user_location()) from None
+            shown = [d if isinstance(d, int) else None for d in t.shape]
+            raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
+                             f"{list(a.shape)}", user_location()) from None
 
     def _program(self, types_, mode, extra=()) -> Program:
         key = (tuple(types_), mode, _hashable(extra))

@@ -26,6 +26,7 @@ from ..ir.rewrite import Pattern, constant_value
 from ..ir.traits import StackOperands, Terminator
 from ..ir.types import StackType, TensorType
 from ._rules import defop, is_float
+from .formatting import tensor_text
 
 
 def _const_infer(types, attrs):
@@ -333,8 +334,7 @@ defop("while", None, arity=(0, None), traits=(While(), StackOperands()),
 # ---------------------------------------------------------------- effects
 
 def _print_kernel(*arrays, fmt):
-    from ..tensor.tensor import Tensor
-    print(fmt.format(*(Tensor._from_array(a) for a in arrays)))
+    print(fmt.format(*(tensor_text(np.asarray(a)) for a in arrays)))
     return ()
 
 
