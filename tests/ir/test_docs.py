@@ -17,6 +17,7 @@ from irflow.ir import parse, verify
 from irflow.ops import opdocs
 from irflow.ir.printer import print_module
 from irflow.ir.registry import OpDef, all_ops
+from tests.support.passcheck import check_file
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 _FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -164,6 +165,19 @@ def test_the_command_rewrites_only_the_generated_section(tmp_path, capsys):
     assert opdocs.generated_section(text) == opdocs.op_reference()
     assert opdocs.main([str(page), "--check"]) == 0
     assert "out of date" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- docs/passes.md
+
+def test_passes_examples_run(tmp_path, monkeypatch):
+    run_python_blocks("passes.md", tmp_path, monkeypatch)
+
+
+def test_the_check_file_example_passes(tmp_path):
+    (example,) = [code for info, code, _ in page_blocks("passes.md") if info == "irf"]
+    path = tmp_path / "example.irf"
+    path.write_text(example)
+    check_file(path)
 
 
 # ---------------------------------------------------------------- docs/eager.md
