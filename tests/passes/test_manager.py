@@ -49,7 +49,7 @@ def test_pipeline_strings_carry_options():
 
 
 @pytest.mark.parametrize("pipeline, message", [
-    ("dce,frobnicate", "unknown pass 'frobnicate'; known passes: cse, dce, fold"),
+    ("dce,frobnicate", "unknown pass 'frobnicate'; known passes: .*cse, dce, fold"),
     ("fold{max=3}", "pass 'fold' has no option 'max'; its options: max-elements"),
     ("fold{max-elements=many}", "option max-elements of pass 'fold' takes an int, got 'many'"),
     ("fold{max-elements}", "option 'max-elements' of pass 'fold' needs a value"),
