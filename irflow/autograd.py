@@ -22,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from . import dispatch as _dispatch
-from .dispatch import Prepared, no_grad, user_location
+from .dispatch import Prepared, no_grad, state, user_location
 from .errors import IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
@@ -256,6 +256,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = [inputs] if single_in else list(inputs)
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
+    if state.tracer is not None:
+        return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
     if retain_graph is None:
         retain_graph = create_graph
     _check_roots(outputs)

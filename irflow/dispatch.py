@@ -21,7 +21,7 @@ import numpy as np
 
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
-from .ir.types import TensorType
+from .ir.types import TensorType, bind_shape
 from .ir import dtypes
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -57,7 +57,7 @@ class Prepared:
     """What a call of one op on operands of given dtypes and shapes needs, cached."""
 
     __slots__ = ("opdef", "kernel", "attrs", "attrs_key", "result_types", "single",
-                 "grad_results", "tensor_results", "records")
+                 "grad_results", "tensor_results", "records", "unsized")
 
     def __init__(self, opdef, attrs: dict, result_types):
         self.opdef = opdef
@@ -71,6 +71,8 @@ class Prepared:
                                   and t.dtype.is_float for t in result_types)
         self.tensor_results = tuple(isinstance(t, TensorType) for t in result_types)
         self.records = any(self.grad_results)
+        # Result sizes the kernel decides (a compiled call): known once it has run.
+        self.unsized = any(isinstance(t, TensorType) and not t.is_static for t in result_types)
 
 
 _CACHE: dict = {}
@@ -112,6 +114,16 @@ def prepare(name: str, arrays: Sequence[np.ndarray], attrs: dict) -> Prepared:
     return prepared
 
 
+def _sizes(prepared: Prepared, out) -> tuple:
+    """The (symbol, size) pairs that the kernel's results `out` give the symbolic dims
+    of the prepared result types."""
+    bindings: dict[str, int] = {}
+    for t, a in zip(prepared.result_types, [out] if prepared.single else out):
+        if isinstance(t, TensorType):
+            bind_shape(t.shape, np.shape(a), bindings)
+    return tuple(sorted(bindings.items()))
+
+
 def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
     if state.tracer is not None:
@@ -122,6 +134,8 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
         out = prepared.kernel(*arrays)
     except IrflowError as e:
         raise e.with_loc(user_location())
+    if prepared.unsized:
+        prepared = prepare(name, arrays, {**(attrs or {}), "sizes": _sizes(prepared, out)})
     if prepared.single:
         if type(out) is not np.ndarray and prepared.tensor_results[0]:
             out = np.asarray(out)

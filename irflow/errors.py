@@ -71,6 +71,17 @@ class ShapeError(IrflowError, ValueError):
     """An op got operands whose shapes or dtypes its type rule does not accept."""
 
 
+class DimMismatch(ShapeError):
+    """A type rule needs the symbolic dim `dim` to be the static size `size` (a
+    ``[N, S1]`` input into a Linear of 784 inputs). While tracing, `irflow.compile`
+    resolves it by fixing the input symbol it names to that size and tracing again."""
+
+    def __init__(self, message: str, dim, size: int, loc: Location | None = None):
+        super().__init__(message, loc)
+        self.dim = dim
+        self.size = size
+
+
 class UnknownOpError(IrflowError, KeyError):
     """No op of that name is registered."""
 

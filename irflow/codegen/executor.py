@@ -24,10 +24,11 @@ interpreter).
 
 **Symbols.** A symbolic dim's size is a register too. A block binds the symbols its
 shape attributes need from its own arguments (``regs[slot] = regs[arg].shape[axis]``,
-precomputed per symbol), so loop-varying sizes are rebound on every region entry as
-in the interpreter; symbols its arguments do not mention are inherited from the
-enclosing block. Only ops whose `OpDef.shape_attrs` hold symbols evaluate them, from
-these registers, at call time.
+precomputed per symbol, solving a linear dim such as ``S1-1``), so loop-varying sizes
+are rebound on every region entry as in the interpreter; a symbol that first appears
+in an op's result (a data-dependent size) is bound from that result after the op's
+step; other symbols are inherited from the enclosing block. Only ops whose
+`OpDef.shape_attrs` hold symbols evaluate them, from these registers, at call time.
 
 **Memory.** A value's register is cleared right after its last use in its block, so
 peak memory follows liveness, not program size. Regions are closed, so liveness is
@@ -54,9 +55,9 @@ import numpy as np
 from ..errors import IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
-from ..ir.signature import Signature, coefficient
+from ..ir.signature import Signature, evaluate_terms, slot_terms
 from ..ir.symbols import CallOp
-from ..ir.types import TensorType, symbols_of
+from ..ir.types import TensorType, dim_terms, is_symbol, symbols_of
 
 Step = Callable[[list], None]
 
@@ -76,7 +77,9 @@ class BlockPlan:
                  records, prefilled):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
-        self.binds: tuple[tuple[int, int, int], ...] = binds  # (symbol slot, arg slot, axis)
+        # (symbol slot, arg slot, axis, coefficient, offset): the arg's dim there is
+        # coefficient * symbol + offset
+        self.binds: tuple[tuple[int, int, int, int, int], ...] = binds
         self.entry_frees: tuple[int, ...] = entry_frees       # arguments nothing reads
         self.outputs: tuple[int, ...] = outputs
         self.collect: Callable[[list], list] = _collector(outputs)
@@ -89,8 +92,8 @@ class BlockPlan:
     def run(self, regs: list) -> list:
         regs += self.tail
         if self.binds:
-            for slot, arg, axis in self.binds:
-                regs[slot] = regs[arg].shape[axis]
+            for slot, arg, axis, coef, offset in self.binds:
+                regs[slot] = (regs[arg].shape[axis] - offset) // coef
         if self.entry_frees:
             for slot in self.entry_frees:
                 regs[slot] = None
@@ -112,7 +115,8 @@ class BlockPlan:
         head = ", ".join(f"r{i}" for i in range(k))
         head += "".join(f", r{k + i}={s}" for i, s in enumerate(self.inherits))
         lines = [f"{indent}({head}):"]
-        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}" for slot, arg, axis in self.binds]
+        lines += [f"{indent}  r{slot} = dim {axis} of r{arg}"
+                  for slot, arg, axis, _, _ in self.binds]
         if self.entry_frees:
             lines.append(f"{indent}  free {_regs(self.entry_frees)}")
         lines += [f"{indent}  r{slot} = {name}  ; at compile time" for slot, name in self.prefilled]
@@ -143,7 +147,7 @@ class Plan:
     def __init__(self, fn: Function, callees: dict | None = None):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
         the plans of one compilation, so each function is compiled once)."""
-        unbound = _symbols_needed(fn.block) - set(_argument_symbols(fn.block))
+        unbound = _symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
             op = _unbound_use(fn.block, symbol)
@@ -184,16 +188,23 @@ def compile_plan(fn: Function) -> Plan:
 
 # ---------------------------------------------------------------- symbols
 
-def _argument_symbols(block: Block) -> dict[str, tuple[int, int]]:
-    """Symbol -> (argument index, axis) of its last occurrence as a whole dim among the
-    block's arguments: the value the interpreter's region binding ends with."""
-    where = {}
+def _argument_symbols(block: Block) -> dict[str, tuple[int, int, int, int]]:
+    """Symbol -> (argument index, axis, coefficient, offset) of an argument dim that
+    gives it: its last occurrence as a whole dim among the block's arguments (the
+    value the interpreter's region binding ends with), else a dim ``coefficient *
+    symbol + offset`` (``S1-1``)."""
+    where, linear = {}, {}
     for i, arg in enumerate(block.args):
         if isinstance(arg.type, TensorType):
             for axis, d in enumerate(arg.type.shape):
-                if isinstance(d, str) and "*" not in d:
-                    where[d] = (i, axis)
-    return where
+                if is_symbol(d):
+                    where[d] = (i, axis, 1, 0)
+                elif isinstance(d, str):
+                    terms = dict((syms, coef) for coef, syms in dim_terms(d))
+                    (s, *others) = symbols_of(d)
+                    if not others and set(terms) <= {(s,), ()}:
+                        linear.setdefault(s, (i, axis, terms[(s,)], terms.get((), 0)))
+    return {**linear, **where}
 
 
 def _symbolic(value) -> bool:
@@ -205,16 +216,33 @@ def _attr_symbols(op: Operation, opdef: OpDef) -> set[str]:
             for d in op.attrs[key] for s in symbols_of(d)}
 
 
+def _result_symbols(op: Operation) -> set[str]:
+    return {d for r in op.results if isinstance(r.type, TensorType)
+            for d in r.type.shape if is_symbol(d)}
+
+
 def _symbols_needed(block: Block) -> set[str]:
-    """The symbols running `block` must know: those in its ops' shape attributes, and
-    those its regions need but their own arguments do not bind."""
+    """The symbols running `block` must be given: those its ops' shape attributes
+    use, and those its regions need, unless its arguments bind them or an earlier
+    op's result has them as a dim (a size known only once that op has run)."""
     needed: set[str] = set()
+    bound = set(_argument_symbols(block))
     for op in block.ops:
-        needed |= _attr_symbols(op, lookup(op.name, op.loc))
+        needed |= _attr_symbols(op, lookup(op.name, op.loc)) - bound
         for region in op.regions:
-            inner = region.blocks[0]
-            needed |= _symbols_needed(inner) - set(_argument_symbols(inner))
+            needed |= _symbols_needed(region.blocks[0]) - bound
+        bound |= _result_symbols(op)
     return needed
+
+
+def _symbols_used(block: Block) -> set[str]:
+    """The symbols `block` reads, wherever they are bound."""
+    used: set[str] = set()
+    for op in block.ops:
+        used |= _attr_symbols(op, lookup(op.name, op.loc))
+        for region in op.regions:
+            used |= _symbols_needed(region.blocks[0])
+    return used
 
 
 def _unbound_use(block: Block, symbol: str) -> Operation | None:
@@ -231,18 +259,14 @@ def _unbound_use(block: Block, symbol: str) -> Operation | None:
 
 
 def _shape_evaluator(shape: tuple, symbol_slot: dict[str, int]) -> Callable[[list], tuple]:
-    """``regs -> concrete shape`` for a shape with symbolic dims."""
-    dims = tuple((d, ()) if isinstance(d, int)
-                 else (coefficient(d), tuple(symbol_slot[s] for s in symbols_of(d)))
+    """``regs -> concrete shape`` for a shape (or slice bounds, whose Nones stay) with
+    symbolic dims."""
+    dims = tuple(d if d is None or isinstance(d, int) else slot_terms(d, symbol_slot)
                  for d in shape)
 
-    def evaluate(regs: list) -> tuple[int, ...]:
-        out = []
-        for size, slots in dims:
-            for slot in slots:
-                size *= regs[slot]
-            out.append(size)
-        return tuple(out)
+    def evaluate(regs: list) -> tuple:
+        return tuple(d if d is None or isinstance(d, int) else evaluate_terms(d, regs)
+                     for d in dims)
 
     return evaluate
 
@@ -287,15 +311,16 @@ class _BlockCompiler:
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
-        needed = _symbols_needed(block)
+        self.used = _symbols_used(block)
         self.binds = []
-        for s, (arg, axis) in sorted(_argument_symbols(block).items()):
-            if s in needed:
+        for s, where in sorted(_argument_symbols(block).items()):
+            if s in self.used:
                 self.symbol_slot[s] = len(self.symbol_slot) + n
-                self.binds.append((self.symbol_slot[s], arg, axis))
+                self.binds.append((self.symbol_slot[s], *where))
         self.base = n + len(inherits)
         self.tail: list = [None] * len(self.binds)
         self.prefilled: list[tuple[int, str]] = []
+        self.bound_outs: set[int] = set()  # results whose shapes bind symbols
 
     def new_slots(self, op: Operation) -> tuple[int, ...]:
         slots = []
@@ -310,6 +335,7 @@ class _BlockCompiler:
         for op in self.block.body_ops():
             record = self.record(op)
             if record is not None:
+                self.bind_results(record)
                 records.append(record)
         outputs = tuple(self.slot[v] for v in self.block.terminator.operands)
         steps, locs = self.steps(records, outputs)
@@ -328,7 +354,7 @@ class _BlockCompiler:
         for s, j in last_use.items():
             if s not in keep:
                 records[j].frees += (s,)
-        read = set(last_use) | set(outputs)
+        read = set(last_use) | set(outputs) | self.bound_outs
         steps, locs = [], {}
         for record in records:
             record.frees = tuple(sorted(record.frees))
@@ -375,6 +401,21 @@ class _BlockCompiler:
             return lambda *args: plan(*args)[0]
         return lambda *args: tuple(plan(*args))
 
+    def bind_results(self, record: _Record) -> None:
+        """Bind, after its step, the symbols the record's results have as dims that
+        this block uses and nothing bound before (a data-dependent size)."""
+        binds = []
+        for r, out in zip(record.op.results, record.outs):
+            for axis, d in enumerate(r.type.shape if isinstance(r.type, TensorType) else ()):
+                if is_symbol(d) and d in self.used and d not in self.symbol_slot:
+                    self.symbol_slot[d] = self.base + len(self.tail)
+                    self.tail.append(None)
+                    binds.append((self.symbol_slot[d], out, axis))
+        if binds:
+            self.bound_outs.update(out for _, out, _ in binds)
+            build = record.build
+            record.build = lambda frees, read: _binding(build(frees, read), tuple(binds))
+
     def precompute(self, op: Operation, opdef: OpDef) -> None:
         try:
             out = opdef.kernel(**op.attrs)
@@ -406,7 +447,7 @@ class _BlockCompiler:
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
-        inherits = tuple(sorted(_symbols_needed(block) - set(_argument_symbols(block))))
+        inherits = tuple(sorted(_symbols_needed(block)))
         plan = _BlockCompiler(block, inherits, self.callees).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
@@ -511,6 +552,15 @@ def _store(mode: str, index: int, expr: str) -> str:
     if mode == "drop":
         return expr
     return f"regs[o{index}] = " + (f"asarray({expr})" if mode == "wrap" else expr)
+
+
+def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
+    """`step`, then ``regs[slot] = regs[out].shape[axis]`` for each bind."""
+    def run(regs: list) -> None:
+        step(regs)
+        for slot, out, axis in binds:
+            regs[slot] = regs[out].shape[axis]
+    return run
 
 
 def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], subplans,

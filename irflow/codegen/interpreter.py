@@ -2,9 +2,10 @@
 
 It walks a function's ops in order, calling each op's registered NumPy kernel; an op
 with regions runs through its `RegionOp` evaluator, given callables that interpret
-its regions, and a ``call`` interprets the function it names. Symbolic dims are bound from
-the actual shapes of the function's arguments (and of each region's arguments, for
-sizes that change from one loop iteration to the next); attributes that hold shapes
+its regions, and a ``call`` interprets the function it names. Symbolic dims are
+bound from the actual shapes of the function's arguments (and of each region's
+arguments, for sizes that change from one loop iteration to the next, and of op
+results, for data-dependent sizes); attributes that hold shapes
 (`OpDef.shape_attrs`) get their symbols replaced before the kernel runs.
 
 With ``check=True`` (the default) every result is checked against its IR type, so a
@@ -22,7 +23,7 @@ from ..ir.core import Block, Function, Module, Operation
 from ..ir.registry import lookup
 from ..ir.signature import Signature
 from ..ir.symbols import CallOp
-from ..ir.types import TensorType, bind_shape, eval_shape, shape_str
+from ..ir.types import TensorType, bind_shape, eval_shape, is_symbol, shape_str
 
 
 class Interpreter:
@@ -81,11 +82,13 @@ class Interpreter:
                 results[i] = np.asarray(results[i])
                 if self.check:
                     _check_result(results[i], r.type, bindings, op)
+                elif not r.type.is_static:  # a data-dependent size binds its symbol here
+                    bind_shape(r.type.shape, results[i].shape, bindings)
         return results
 
 
 def _fresh_bindings(t: TensorType, array: np.ndarray) -> dict[str, int]:
-    return {d: n for d, n in zip(t.shape, array.shape) if isinstance(d, str) and "*" not in d}
+    return {d: n for d, n in zip(t.shape, array.shape) if is_symbol(d)}
 
 
 def _check_result(array: np.ndarray, t: TensorType, bindings: dict[str, int],

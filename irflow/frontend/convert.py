@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 import types
+from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import ConversionError, Location
+from .analysis import analyze
 
 JST = "_jst"
 FN_PREFIX = "__jst_fn_"       # generated helper functions: never state
@@ -203,6 +206,7 @@ class _Returns(ast.NodeTransformer):
     def statement(self, stmt):
         if isinstance(stmt, ast.Return):
             value = stmt.value if stmt.value is not None else _const(None)
+            value = _call(_jst("ReturnValue"), value, _const(stmt.lineno))
             return _located(ast.If(test=_const(True), body=[
                 _assign(RETVAL, value), _assign(RETURNED, _const(True))], orelse=[]), stmt)
         if isinstance(stmt, ast.If):
@@ -242,6 +246,9 @@ class _Loops(ast.NodeTransformer):
     def loop(self, node):
         has_break = _contains(node.body, ast.Break, True)
         has_continue = _contains(node.body, ast.Continue, True)
+        if node.orelse and not has_break:  # `else` runs whenever the loop ends
+            rest, node.orelse = node.orelse, []
+            return [*_flat([self.loop(node)]), *rest]
         if not (has_break or has_continue):
             return node
         self.counter += 1
@@ -298,12 +305,34 @@ class _Loops(ast.NodeTransformer):
 
 # ---------------------------------------------------------------- control flow
 
+@dataclass(frozen=True)
+class Statement:
+    """What the runtime helpers know about one converted if/while/for, from the static
+    analysis (`irflow.frontend.analysis`): the variables its branch or body functions
+    take (`params`) and give back (`outputs`: yielded by a ``cond`` or carried by a
+    ``while``), the line of a later use of each output, and the variables whose objects
+    it changes in place."""
+    kind: str
+    loc: Location
+    params: tuple[str, ...]
+    outputs: tuple[str, ...]
+    uses: dict = field(default_factory=dict)      # output -> Location of a later read
+    mutated: dict = field(default_factory=dict)   # variable -> Location of the change
+    effects: dict = field(default_factory=dict)   # (object path, attribute) -> Location
+
+
+STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
+
+
 class _ControlFlow(ast.NodeTransformer):
     """if/while/for into `_jst` calls over state functions; boolean operators,
     conditional expressions and calls into `_jst` helpers."""
 
-    def __init__(self):
+    def __init__(self, filename: str, captured: frozenset | None):
+        self.filename = filename
+        self.captured = captured  # live everywhere; None: every name is
         self.counter = 0
+        self.statements: list[Statement] = []
 
     def fresh(self, what: str) -> str:
         self.counter += 1
@@ -314,59 +343,97 @@ class _ControlFlow(ast.NodeTransformer):
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
-    def visit_Lambda(self, node):
-        return node
+    # -- what a statement takes and gives back
+    def statement(self, kind: str, node, assigned: list[str], live) -> Statement:
+        flow = getattr(node, "jst_flow", None)
+        mutated = dict(flow.mutated) if flow is not None else {}
+        params = assigned + [n for n in mutated if n not in assigned]
+        if flow is None or self.captured is None:
+            outputs = params
+        else:
+            outputs = [n for n in params if n in live(flow) or n in self.captured
+                       or n in mutated]
+        uses = {n: Location(self.filename, flow.live_out[n]) for n in outputs
+                if flow is not None and n in flow.live_out}
+        effects = flow.effects if flow is not None else {}
+        record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
+                           tuple(outputs), uses,
+                           {n: Location(self.filename, line) for n, line in mutated.items()},
+                           {k: Location(self.filename, line) for k, line in effects.items()})
+        self.statements.append(record)
+        return record
+
+    def record(self, record: Statement) -> ast.Subscript:
+        return ast.Subscript(value=_name(STATEMENTS), slice=_const(len(self.statements) - 1),
+                             ctx=ast.Load())
+
+    def assign_outputs(self, record: Statement, call: ast.expr, node) -> list[ast.stmt]:
+        """``(a, b) = call``, then unbind the outputs that were unbound before and that
+        no path of the statement bound (so a later read fails as in Python)."""
+        flow = getattr(node, "jst_flow", None)
+        out = [_located(ast.Assign(targets=[_tuple(record.outputs, store=True)], value=call),
+                        node)]
+        for name in record.outputs:
+            if flow is not None and name in flow.defined or name.startswith(FLAG_PREFIX):
+                continue
+            unbind = ast.If(test=_call(_jst("is_undefined"), _name(name)),
+                            body=[ast.Delete(targets=[ast.Name(id=name, ctx=ast.Del())])],
+                            orelse=[])
+            out.append(_located(unbind, node))
+        return out
 
     # -- statements
     def visit_If(self, node: ast.If):
         self.generic_visit(node)
-        state = assigned_names(node.body + node.orelse)
-        true_fn = _function(self.fresh("true"), state,
-                            node.body + [ast.Return(value=_tuple(state))])
-        false_fn = _function(self.fresh("false"), state,
-                             node.orelse + [ast.Return(value=_tuple(state))])
+        record = self.statement("if", node, assigned_names(node.body + node.orelse),
+                                lambda flow: flow.live_out)
+        true_fn = _function(self.fresh("true"), record.params,
+                            node.body + [ast.Return(value=_tuple(record.outputs))])
+        false_fn = _function(self.fresh("false"), record.params,
+                             node.orelse + [ast.Return(value=_tuple(record.outputs))])
         call = _call(_jst("if_"), node.test, _name(true_fn.name), _name(false_fn.name),
-                     _load_state(state), ast.Tuple(elts=[_const(n) for n in state],
-                                                   ctx=ast.Load()))
+                     _load_state(record.params), self.record(record))
         return [_located(true_fn, node), _located(false_fn, node),
-                _located(ast.Assign(targets=[_tuple(state, store=True)], value=call), node)]
+                *self.assign_outputs(record, call, node)]
 
     def visit_While(self, node: ast.While):
         self.generic_visit(node)
         if node.orelse:
-            raise ConversionError("`while ... else` is not supported",
+            raise ConversionError("`while ... else` with `break` is not supported",
                                   Location(self.filename, node.lineno))
-        state = assigned_names(node.body)
-        cond_fn = _function(self.fresh("cond"), state, [ast.Return(value=node.test)])
-        body_fn = _function(self.fresh("body"), state,
-                            node.body + [ast.Return(value=_tuple(state))])
+        record = self.statement("while", node, assigned_names(node.body),
+                                lambda flow: flow.live_head)
+        carried = record.outputs
+        cond_fn = _function(self.fresh("cond"), carried, [ast.Return(value=node.test)])
+        body_fn = _function(self.fresh("body"), carried,
+                            node.body + [ast.Return(value=_tuple(carried))])
         call = _call(_jst("while_"), _name(cond_fn.name), _name(body_fn.name),
-                     _load_state(state), ast.Tuple(elts=[_const(n) for n in state],
-                                                   ctx=ast.Load()))
+                     _load_state(carried), self.record(record))
         return [_located(cond_fn, node), _located(body_fn, node),
-                _located(ast.Assign(targets=[_tuple(state, store=True)], value=call), node)]
+                *self.assign_outputs(record, call, node)]
 
     def visit_For(self, node: ast.For):
         self.generic_visit(node)
         if node.orelse:
-            raise ConversionError("`for ... else` is not supported",
+            raise ConversionError("`for ... else` with `break` is not supported",
                                   Location(self.filename, node.lineno))
-        state = assigned_names([ast.Assign(targets=[node.target], value=_const(None))]
-                               + node.body)
+        target = ast.Assign(targets=[node.target], value=_const(None))
+        record = self.statement("for", node, assigned_names([target] + node.body),
+                                lambda flow: flow.live_head)
+        carried = record.outputs
         item = FN_PREFIX + "item"
         bind = ast.Assign(targets=[node.target], value=_name(item))
-        body_fn = _function(self.fresh("for"), [item, *state],
-                            [_located(bind, node), *node.body, ast.Return(value=_tuple(state))])
-        call = _call(_jst("for_"), node.iter, _name(body_fn.name), _load_state(state),
-                     ast.Tuple(elts=[_const(n) for n in state], ctx=ast.Load()))
+        body_fn = _function(self.fresh("for"), [item, *carried],
+                            [_located(bind, node), *node.body, ast.Return(value=_tuple(carried))])
+        call = _call(_jst("for_"), node.iter, _name(body_fn.name), _load_state(carried),
+                     self.record(record))
         out = [_located(body_fn, node)]
         brk = getattr(node, "jst_break_flag", None)
         if brk is not None:  # the loop also stops once the break flag is set
-            test_fn = _function(self.fresh("until"), state, [ast.Return(value=_name(brk))])
+            test_fn = _function(self.fresh("until"), carried, [ast.Return(value=_name(brk))])
             call.keywords.append(ast.keyword(arg="stop", value=_name(test_fn.name)))
             out.append(_located(test_fn, node))
-        out.append(_located(ast.Assign(targets=[_tuple(state, store=True)], value=call), node))
-        return out
+        return out + self.assign_outputs(record, call, node)
 
     # -- expressions
     def visit_BoolOp(self, node: ast.BoolOp):
@@ -425,7 +492,7 @@ class _ControlFlow(ast.NodeTransformer):
     def visit_Assert(self, node: ast.Assert):
         self.generic_visit(node)
         return _located(ast.Expr(value=_call(_jst("assert_"), node.test,
-                                             node.msg or _const(None))), node)
+                                             _lambda(node.msg or _const(None)))), node)
 
 
 # ---------------------------------------------------------------- the entry point
@@ -441,17 +508,43 @@ class Unconvertible(ConversionError):
 
 
 def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
+    if fn.__name__ == "<lambda>":
+        return _lambda_tree(fn)
     try:
         lines, first = inspect.getsourcelines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError) as e:
         raise Unconvertible(f"cannot read the source of {fn.__qualname__}: {e}") from None
     node = tree.body[0]
-    if not isinstance(node, ast.FunctionDef) or fn.__name__ == "<lambda>":
+    if not isinstance(node, ast.FunctionDef):
         raise Unconvertible(f"{fn.__qualname__} is not a plain function definition",
                             Location(fn.__code__.co_filename, first))
     ast.increment_lineno(tree, first - 1)
     return node
+
+
+def _lambda_tree(fn: types.FunctionType) -> ast.FunctionDef:
+    """A lambda as ``def __jst_lambda(args): return body``. Its node is found in its
+    file among the lambdas on its first line; several there are told apart by the
+    column where the code of `fn`'s body starts."""
+    code = fn.__code__
+    try:
+        tree = ast.parse("".join(linecache.getlines(code.co_filename)))
+    except SyntaxError:
+        tree = None
+    candidates = [] if tree is None else [
+        n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    if len(candidates) > 1:
+        starts = {(line, col) for line, _, col, _ in code.co_positions() if line is not None}
+        candidates = [n for n in candidates if (n.body.lineno, n.body.col_offset) in starts]
+    if len(candidates) != 1:
+        raise Unconvertible(f"cannot find the source of the lambda at "
+                            f"{code.co_filename}:{code.co_firstlineno}")
+    node = candidates[0]
+    fn_node = ast.FunctionDef(name="__jst_lambda", args=node.args,
+                              body=[ast.Return(value=node.body)], decorator_list=[],
+                              returns=None, type_params=[])
+    return _located(fn_node, node)
 
 
 def _check_supported(node: ast.FunctionDef, filename: str) -> None:
@@ -465,8 +558,9 @@ _COMPILED: dict[types.CodeType, tuple] = {}
 
 
 def _compiled(fn: types.FunctionType):
-    """The code object of the factory that builds `fn`'s converted version (cached per
-    code object), and the names of `fn`'s free variables."""
+    """The code object of the factory that builds `fn`'s converted version, the
+    `Statement` records it passes to the runtime helpers, and the names of `fn`'s free
+    variables (cached per code object)."""
     found = _COMPILED.get(fn.__code__)
     if found is None:
         found = _COMPILED[fn.__code__] = _compile_converted(fn)
@@ -480,15 +574,14 @@ def _compile_converted(fn: types.FunctionType):
     node.decorator_list = []
     _Returns().convert(node)
     node.body = _flat([_Loops().visit(s) for s in node.body])
-    transformer = _ControlFlow()
-    transformer.filename = filename
+    transformer = _ControlFlow(filename, analyze(node, frozenset({JST})))
     node.body = _flat([transformer.visit(s) for s in node.body])
     freevars = list(fn.__code__.co_freevars)
-    factory = _function("__jst_factory", [JST, *freevars], [node, ast.Return(value=_name(
-        node.name))])
+    factory = _function("__jst_factory", [JST, STATEMENTS, *freevars],
+                        [node, ast.Return(value=_name(node.name))])
     module = ast.Module(body=[_located(factory, node)], type_ignores=[])
     ast.fix_missing_locations(module)
-    return compile(module, filename, "exec"), freevars
+    return compile(module, filename, "exec"), tuple(transformer.statements), freevars
 
 
 def convert_function(fn: Callable) -> Callable:
@@ -497,11 +590,13 @@ def convert_function(fn: Callable) -> Callable:
     from . import jst
     if isinstance(fn, types.MethodType):
         return types.MethodType(convert_function(fn.__func__), fn.__self__)
-    compiled, freevars = _compiled(fn)
+    if JST in fn.__code__.co_freevars:  # made by this converter: a lambda in converted code
+        return fn
+    compiled, statements, freevars = _compiled(fn)
     namespace: dict = {}
     exec(compiled, fn.__globals__, namespace)  # defines the factory; runs no user code
     cells = [c.cell_contents if _cell_full(c) else None for c in (fn.__closure__ or ())]
-    new = namespace["__jst_factory"](jst, *cells)
+    new = namespace["__jst_factory"](jst, statements, *cells)
     new.__defaults__ = fn.__defaults__
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__wrapped__ = fn

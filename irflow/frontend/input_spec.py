@@ -4,7 +4,9 @@
 first axis becomes the symbol ``N`` for every input (a batch dim shared by inputs and
 labels); other unknown axes become ``S1``, ``S2``... by axis (shared by inputs in the
 same position, as sequence lengths usually are). A dim may also be given as a
-symbol name of your own (``InputSpec(["B", 784])``).
+symbol name of your own (``InputSpec(["B", 784])``). An unknown dim that the program
+uses as a static size (the 784 input features of a Linear) is fixed to that size
+when the program is traced, and calls check it.
 """
 from __future__ import annotations
 

@@ -2,8 +2,10 @@
 
 Each helper looks at its condition or iterable: Python values (and concrete tensors)
 keep plain Python semantics; traced tensors turn the statement into IR through the
-active `Tracer`. The state of a statement is a tuple of the values of the variables
-it assigns, in the order of `names`.
+active `Tracer`. A statement's state is the tuple of its variables' values, in the
+order its `Statement` record gives (`params` in, `outputs` out). Values may be nested
+tuples, lists and dicts: their leaves are what a ``cond`` yields or a ``while``
+carries (`irflow.frontend.structure`).
 """
 from __future__ import annotations
 
@@ -16,11 +18,12 @@ import numpy as np
 
 from ..dispatch import state as dispatch_state
 from ..dispatch import user_location
-from ..errors import ConversionError, ShapeError
+from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.types import TensorType
 from ..tensor.tensor import Tensor
-from .convert import FLAG_PREFIX
+from .convert import FLAG_PREFIX, RETVAL, Statement
+from .structure import ReturnValue, describe, flatten, unflatten
 from .tracer import Tracer, Undefined
 
 
@@ -36,12 +39,16 @@ def ld(load: Callable, name: str):
         return Undefined(name, user_location(), "is used before it is assigned")
 
 
+def is_undefined(value) -> bool:
+    return isinstance(value, Undefined)
+
+
 NO_RETURN_VALUE = Undefined("the return value", None, "is not set: no `return` ran")
 
 
 def returned_value(value):
     """What a function converted to a single exit returns: None if no `return` ran."""
-    return None if isinstance(value, Undefined) else value
+    return value.value if isinstance(value, ReturnValue) else None
 
 
 def named(value, name: str):
@@ -77,10 +84,15 @@ def or_(left: Callable, right: Callable):
 
 def _lazy_bool(a: Tensor, right: Callable, take_right_if: bool):
     pred = _predicate(a)
-    rhs = (lambda: _as_bool(right())), (lambda: pred)
-    then_fn, else_fn = rhs if take_right_if else rhs[::-1]
-    (out,) = _trace_cond(pred, lambda: (then_fn(),), lambda: (else_fn(),), ("__jst_bool",))
+    rhs = (lambda: (_as_bool(right()),)), (lambda: (pred,))
+    branches = rhs if take_right_if else rhs[::-1]
+    (out,) = _trace_cond(pred, branches, _expression("__jst_bool"))
     return out
+
+
+def _expression(name: str) -> Statement:
+    """The record of a conditional expression: one unnamed output, at the user's line."""
+    return Statement("if", user_location(), (), (name,))
 
 
 def _as_bool(x) -> Tensor:
@@ -90,16 +102,24 @@ def _as_bool(x) -> Tensor:
 
 def ifexp(test, body: Callable, orelse: Callable):
     if is_traced(test):
-        (out,) = _trace_cond(_predicate(test), lambda: (body(),), lambda: (orelse(),),
-                             ("__jst_ifexp",))
+        (out,) = _trace_cond(_predicate(test), (lambda: (body(),), lambda: (orelse(),)),
+                             _expression("__jst_ifexp"))
         return out
     return body() if test else orelse()
 
 
-def assert_(test, msg=None) -> None:
-    """Assertions on Python values run; on traced values they cannot (no value yet)."""
+def assert_(test, msg: Callable) -> None:
+    """``assert test, msg``: checked now for Python values; for a traced condition, an
+    `assert` op checks it each time the program runs."""
     if not is_traced(test):
-        assert test, msg
+        if not test:
+            raise AssertionError(msg())
+        return
+    loc = user_location()
+    text = msg()
+    text = loc.source_line().strip() if text is None else str(text)
+    from ..dispatch import apply
+    apply("assert", [_predicate(test)], {"msg": f"{loc}: {text}"})
 
 
 # ---------------------------------------------------------------- calls
@@ -136,7 +156,9 @@ def _scalar(x: Tensor, dtype) -> Tensor:
 def _len(x):
     if is_traced(x):
         shape = x._ir.type.shape
-        if shape and isinstance(shape[0], int):
+        if not shape:
+            raise ConversionError("len() of a 0-d tensor", user_location())
+        if isinstance(shape[0], int):
             return shape[0]
         from ..dispatch import apply
         return apply("numel", (x,), {"axis": (0,)})
@@ -145,21 +167,10 @@ def _len(x):
 
 def shape_of(x):
     """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
-    scalars computed when the program runs (``numel`` of that axis) instead of Paddle's
-    -1, so ``range(x.shape[0])`` loops the right number of times and
+    scalars computed when the program runs instead of Paddle's -1, so
+    ``range(x.shape[0])`` loops the right number of times and
     ``reshape(x, [x.shape[0], -1])`` keeps the symbol."""
-    if not is_traced(x):
-        return x.shape
-    from ..dispatch import apply
-    dims = []
-    for axis, d in enumerate(x._ir.type.shape):
-        if isinstance(d, int):
-            dims.append(d)
-        else:
-            size = apply("numel", (x,), {"axis": (axis,)})
-            _tracer().name_dim(size, d)
-            dims.append(size)
-    return dims
+    return x._tracer.dims(x) if is_traced(x) else x.shape
 
 
 class RangeSpec:
@@ -176,8 +187,43 @@ def _range(*args):
     return builtins.range(*(a.item() if isinstance(a, Tensor) else a for a in args))
 
 
+class EnumerateSpec:
+    """``enumerate(t, start)`` of a traced tensor: a loop over its rows with an index."""
+
+    def __init__(self, tensor: Tensor, start):
+        self.tensor, self.start = tensor, start
+
+
+def _enumerate(iterable, start=0):
+    return EnumerateSpec(iterable, start) if is_traced(iterable) else \
+        builtins.enumerate(iterable, start)
+
+
+def _extremum(python: Callable, elementwise: str):
+    """``max(a, b, ...)`` / ``min``: for traced scalars, the elementwise op (Python's
+    would need their values to compare)."""
+    def extremum(*args, **kwargs):
+        if len(args) < 2 or kwargs or not any(is_traced(a) for a in args):
+            return python(*args, **kwargs)
+        from ..tensor import math
+        out = args[0]
+        for a in args[1:]:
+            out = getattr(math, elementwise)(*_as_tensors(out, a))
+        return out
+    return extremum
+
+
+def _as_tensors(a, b):
+    from ..tensor.convert import as_tensor
+    like = a if isinstance(a, Tensor) else b
+    return as_tensor(a, like=like), as_tensor(b, like=like)
+
+
 _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
-             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range}
+             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range,
+             builtins.enumerate: _enumerate,
+             builtins.max: _extremum(builtins.max, "maximum"),
+             builtins.min: _extremum(builtins.min, "minimum")}
 
 
 def call(fn):
@@ -191,13 +237,52 @@ def call(fn):
         return replacement
     if dispatch_state.tracer is None:
         return fn
+    if isinstance(fn, types.MethodType) and fn.__func__ is Tensor.numpy and \
+            is_traced(fn.__self__):
+        return lambda: _NumpyView.of(fn.__self__)
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if isinstance(target, types.FunctionType) and _is_user_code(target):
+    if isinstance(target, types.FunctionType) and _is_user_code(target) and \
+            not getattr(target, NOT_TO_STATIC, False):
         from .convert import Unconvertible, convert_function
         try:
             return convert_function(fn)
-        except Unconvertible:  # a lambda, or no source: run it as it is
+        except Unconvertible:  # no source: run it as it is
             return fn
+    return fn
+
+
+class _NumpyView(Tensor):
+    """What ``t.numpy()`` gives for a traced `t` in converted code: `t` itself, still
+    symbolic (as ``.item()`` is), so ``if t.numpy() > 0`` and ``for row in t.numpy()``
+    convert. NumPy functions, which need the values, refuse it with a clear error."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, t: Tensor) -> "_NumpyView":
+        view = cls._from_array(None)
+        view._ir, view._tracer, view.stop_gradient = t._ir, t._tracer, t.stop_gradient
+        return view
+
+    def _refuse(self, what: str):
+        raise ConversionError(f"NumPy's {what}() needs the values of .numpy(), which a "
+                              "compiled program only knows when it runs; use the paddle "
+                              "function of the same name on the tensor", user_location())
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        self._refuse(ufunc.__name__)
+
+    def __array_function__(self, func, types_, args, kwargs):
+        self._refuse(func.__name__)
+
+
+NOT_TO_STATIC = "_irflow_not_to_static"  # set by paddle.jit.not_to_static
+
+
+def not_to_static(fn: Callable) -> Callable:
+    """``@paddle.jit.not_to_static``: `fn` runs as it is in compiled code, without
+    control-flow conversion (its tensor conditions then need Python values)."""
+    setattr(fn.__func__ if isinstance(fn, types.MethodType) else fn, NOT_TO_STATIC, True)
     return fn
 
 
@@ -211,55 +296,61 @@ def _is_user_code(fn: types.FunctionType) -> bool:
 
 # ---------------------------------------------------------------- statements
 
-def if_(test, true_fn: Callable, false_fn: Callable, init: tuple, names: tuple):
+def if_(test, true_fn: Callable, false_fn: Callable, init: tuple, stmt: Statement):
     if is_traced(test):
-        return _trace_cond(_predicate(test), lambda: true_fn(*init), lambda: false_fn(*init),
-                           names)
+        return _trace_cond(_predicate(test), (lambda: true_fn(*_private(init)),
+                                              lambda: false_fn(*_private(init))),
+                           stmt, dict(zip(stmt.params, init)))
     return true_fn(*init) if test else false_fn(*init)
 
 
-def while_(cond_fn: Callable, body_fn: Callable, init: tuple, names: tuple):
+def while_(cond_fn: Callable, body_fn: Callable, init: tuple, stmt: Statement):
     values = init
     while True:
         test = cond_fn(*values)
         if is_traced(test):  # from here on the loop runs in the program
-            return _trace_while(cond_fn, body_fn, values, names)
+            return _trace_while(cond_fn, body_fn, values, stmt)
         if not test:
             return values
         values = body_fn(*values)
 
 
-def for_(iterable, body_fn: Callable, init: tuple, names: tuple, stop: Callable | None = None):
+def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
+         stop: Callable | None = None):
     """``for``: a Python iterable runs in Python; a range with traced bounds or a traced
-    tensor becomes a while loop over an index."""
+    tensor becomes a while loop over an index. Once a ``break`` depends on a tensor,
+    the remaining iterations of a Python iterable run under a ``cond``."""
     if isinstance(iterable, RangeSpec):
-        return _for_range(iterable, body_fn, init, names, stop)
+        return _for_range(iterable, body_fn, init, stmt, stop)
     if is_traced(iterable):
-        return _for_tensor(iterable, body_fn, init, names, stop)
+        return _for_tensor(iterable, body_fn, init, stmt, stop)
+    if isinstance(iterable, EnumerateSpec):
+        return _for_tensor(iterable.tensor, lambda row, *values, i: body_fn(
+            (i + iterable.start, row), *values), init, stmt, stop, with_index=True)
     if isinstance(iterable, builtins.range):
         return _for_range(RangeSpec(iterable.start, iterable.stop, iterable.step), body_fn,
-                          init, names, stop)
+                          init, stmt, stop)
     values = init
     for item in iterable:
-        if stop is not None:
-            halt = stop(*values)
-            if is_traced(halt):
-                raise ConversionError("`break` on a tensor condition inside a loop over a "
-                                      "Python iterable is not supported; loop over a range",
-                                      user_location())
-            if halt:
-                break
-        values = body_fn(item, *values)
+        halt = stop(*values) if stop is not None else False
+        if is_traced(halt):
+            values = _trace_cond(_predicate(not_(halt)), (
+                lambda: body_fn(item, *_private(values)), lambda: _private(values)),
+                stmt, dict(zip(stmt.outputs, values)))
+        elif halt:
+            break
+        else:
+            values = body_fn(item, *values)
     return values
 
 
 _INDEX = "__jst_index"
 
 
-def _for_range(r: RangeSpec, body_fn, init, names, stop):
+def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
     step = r.step
     if isinstance(step, numbers.Number) and step == 0:
-        raise ConversionError("range() step must not be zero", user_location())
+        raise ConversionError("range() step must not be zero", stmt.loc)
 
     def cond(i, *values):
         more = (i < r.stop) if not isinstance(step, numbers.Number) or step > 0 else (i > r.stop)
@@ -270,23 +361,177 @@ def _for_range(r: RangeSpec, body_fn, init, names, stop):
     def body(i, *values):
         return (i + step, *body_fn(i, *values))
 
-    return while_(cond, body, (r.start, *init), (_INDEX, *names))[1:]
+    indexed = Statement(stmt.kind, stmt.loc, (_INDEX, *stmt.params), (_INDEX, *stmt.outputs),
+                        stmt.uses, stmt.mutated)
+    return while_(cond, body, (r.start, *init), indexed)[1:]
 
 
-def _for_tensor(x: Tensor, body_fn, init, names, stop):
-    """``for row in x``: rows x[i] for i in range(len(x))."""
+def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop, with_index: bool = False):
+    """``for row in x``: rows x[i] for i in range(len(x)) (`with_index`: the body also
+    gets ``i=``)."""
     from ..tensor.manipulation import getitem
-    return _for_range(RangeSpec(_len(x)), lambda i, *values: body_fn(getitem(x, i), *values),
-                      init, names, stop)
+
+    def body(i, *values):
+        return body_fn(getitem(x, i), *values, **({"i": i} if with_index else {}))
+    return _for_range(RangeSpec(_len(x)), body, init, stmt, stop)
 
 
-# ---------------------------------------------------------------- tracing cond and while
+def _private(values: tuple) -> tuple:
+    """Copies of a statement's state for one branch to trace: containers rebuilt and
+    tensors re-wrapped, so that in-place changes in one branch (``a[i] = v``,
+    ``outs.append(v)``) reach neither the other branch nor the code outside."""
+    out = []
+    for value in values:
+        leaves, structure = flatten(value)
+        out.append(unflatten(structure, [_alias(v) for v in leaves]))
+    return tuple(out)
+
+
+def _alias(v):
+    if isinstance(v, Tensor):
+        t = type(v)._from_array(v._value)
+        t._ir, t._tracer, t.stop_gradient = v._ir, v._tracer, v.stop_gradient
+        return t
+    return v
+
+
+def _write_back(stmt: Statement, before: dict, name: str, value):
+    """A container or tensor the statement changed in place gets the new contents in
+    place, so other references to it see them, as in eager code."""
+    original = before.get(name)
+    if name not in stmt.mutated or original is value:
+        return value
+    if isinstance(original, Tensor) and isinstance(value, Tensor):
+        from ..tensor.manipulation import _rebind
+        saved = _alias(original)
+        _tracer().changed(lambda: _rebind(original, saved))
+        _rebind(original, value)
+        return original
+    if _is_container(original) and type(value) is type(original):
+        saved = _contents(original)
+        _tracer().changed(lambda: _set_contents(original, saved))
+        _set_contents(original, value)
+        return original
+    return value
+
+
+class _Effects:
+    """What a statement changes on Python objects other than its own variables: an
+    attribute set (``self.h = v``) or the contents of a list or dict reached through
+    attributes (``self.history.append(v)``). After each traced branch or loop body
+    these are read and put back as they were, so that every trace starts from the
+    same objects; a ``cond`` yields their new values, a loop refuses them (it carries
+    variables, not objects)."""
+
+    def __init__(self, stmt: Statement, before: dict):
+        self.keys, self.lines, self.objects, self.saved = [], [], [], []
+        for (path, attr), line in stmt.effects.items():
+            obj = _follow(before, path)
+            if obj is _MISSING or (attr is None and (len(path) == 1 or not _is_container(obj))) \
+                    or (attr is not None and not _is_plain_object(obj)):
+                continue  # a variable of the statement, or nothing irflow can follow
+            self.keys.append((path, attr))
+            self.lines.append(line)
+            self.objects.append(obj)
+        self.saved = self._read()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(".".join(path + ((attr,) if attr else ())) for path, attr in self.keys)
+
+    def _read(self) -> tuple:
+        return tuple(_contents(obj) if attr is None else getattr(obj, attr, _MISSING)
+                     for obj, (_, attr) in zip(self.objects, self.keys))
+
+    def set(self, values) -> None:
+        for obj, (_, attr), v in zip(self.objects, self.keys, values):
+            if attr is None:
+                _set_contents(obj, v)
+            elif v is _MISSING:
+                if hasattr(obj, attr):
+                    delattr(obj, attr)
+            elif getattr(obj, attr, _MISSING) is not v:
+                setattr(obj, attr, v)
+
+    def run(self, fn: Callable) -> tuple:
+        """`fn()`'s results followed by the values it left in the tracked places
+        (`Undefined` for an attribute it did not have); everything is put back as it
+        was, also if `fn` raises."""
+        try:
+            out = tuple(fn())
+        finally:
+            now = self._read()
+            self.set(self.saved)
+        return out + tuple(Undefined(name, None, "is set in only one branch of this `if`, "
+                                     "and the object had no such attribute before it")
+                           if v is _MISSING else v for name, v in zip(self.names, now))
+
+    def run_loop_body(self, fn: Callable, stmt: Statement):
+        """`fn()` for a loop body, which must leave the tracked places as they were."""
+        out = self.run(fn)
+        n = len(out) - len(self.keys)
+        for name, line, old, new, (_, attr) in zip(self.names, self.lines, self.saved,
+                                                    out[n:], self.keys):
+            unchanged = (isinstance(new, Undefined) and old is _MISSING) if attr else \
+                _same_contents(old, new)
+            if not (unchanged or new is old):
+                what = f"`{name}` is set" if attr else f"`{name}` is changed in place"
+                raise ConversionError(
+                    f"{what} inside a tensor-dependent loop at {line.describe()}\nA loop "
+                    "carries variables, not objects: keep the value in a local variable and "
+                    "store it after the loop.", stmt.loc)
+        return out[:n]
+
+
+_MISSING = object()
+
+
+def _follow(values: dict, path: tuple):
+    """The object at `path` (a variable, then attributes), or `_MISSING`."""
+    obj = values.get(path[0], _MISSING)
+    for attr in path[1:]:
+        if obj is _MISSING or isinstance(obj, Undefined):
+            return _MISSING
+        obj = getattr(obj, attr, _MISSING)
+    return _MISSING if isinstance(obj, Undefined) else obj
+
+
+def _is_plain_object(value) -> bool:
+    return hasattr(value, "__dict__") and not isinstance(
+        value, Tensor | list | dict | tuple | types.ModuleType | types.FunctionType | type)
+
+
+def _is_container(value) -> bool:
+    return type(value) is list or type(value) is dict
+
+
+def _contents(container):
+    return list(container) if type(container) is list else dict(container)
+
+
+def _set_contents(container, contents) -> None:
+    if type(container) is list:
+        container[:] = contents
+    else:
+        container.clear()
+        container.update(contents)
+
+
+def _same_contents(old, new) -> bool:
+    if type(old) is not type(new) or len(old) != len(new):
+        return False
+    if type(old) is dict:
+        return old.keys() == new.keys() and all(old[k] is new[k] for k in old)
+    return all(a is b for a, b in zip(old, new))
+
+
+# ---------------------------------------------------------------- tracing cond
 
 def _tracer() -> Tracer:
     return dispatch_state.tracer
 
 
-def _predicate(x: Tensor) -> Tensor:
+def _predicate(x) -> Tensor:
     """`x` as a bool scalar tensor: the condition of an `if` or `while`."""
     from ..tensor.convert import as_tensor, cast
     from ..tensor.manipulation import reshape
@@ -302,75 +547,139 @@ def _predicate(x: Tensor) -> Tensor:
     return cast(x, dtypes.bool_)
 
 
-def _trace_cond(pred: Tensor, true_fn: Callable, false_fn: Callable, names: Sequence[str]):
+class _Zeros:
+    """Zeros of a type: what a branch yields for a return value it does not set (the
+    `returned` flag makes sure it is never used)."""
+
+    def __init__(self, t: TensorType):
+        self.type = t
+        self.stop_gradient = True
+
+
+def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Statement,
+                before: dict | None = None):
+    """Trace both branches into the regions of a ``cond``; returns the outputs."""
     tracer = _tracer()
-    loc = user_location()
+    before = before or {}
+    effects = _Effects(stmt, before)
     pred_value = tracer.value_of(pred)
-    then_scope, then_out = tracer.trace_region([], lambda: tuple(true_fn()))
-    else_scope, else_out = tracer.trace_region([], lambda: tuple(false_fn()))
-    merged, yields = [], ([], [])
-    for name, a, b in zip(names, then_out, else_out):
-        kind, value = _merge(name, a, b, loc)
-        merged.append((kind, value))
-        if kind == "tensor":
-            yields[0].append(value[0])
-            yields[1].append(value[1])
+    traced = [tracer.trace_region([], lambda: effects.run(fn)) for fn in branches]
+    (then_scope, then_out), (else_scope, else_out) = traced
+    names = stmt.outputs + effects.names
+    merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
+    pairs = [leaf for m in merged for leaf in m.pairs]
     yielded = []
-    for scope, outs in ((then_scope, yields[0]), (else_scope, yields[1])):
+    for side, scope in enumerate((then_scope, else_scope)):
         saved, tracer.scope = tracer.scope, scope
         try:
-            with scope.builder.location(loc):
-                values = [_yield_value(tracer, scope, t) for t in outs]
+            with scope.builder.location(stmt.loc):
+                values = [_yield_value(tracer, scope, pair[side]) for pair in pairs]
+                scope.builder.create("yield", values)
         finally:
             tracer.scope = saved
         yielded.append(values)
-        with scope.builder.location(loc):
-            scope.builder.create("yield", values)
-    _check_same_types(names, merged, yielded, loc)
-    result_names = [n for n, (kind, _) in zip(names, merged) if kind == "tensor"]
+    _check_same_types(merged, yielded, stmt)
     op = tracer.aligned_region_op("cond", [pred_value], [then_scope, else_scope], 0, [],
                                   [v.type for v in yielded[0]],
-                                  [n if not n.startswith("__") else None for n in result_names])
+                                  [m.ir_name for m in merged for _ in m.pairs])
     results = iter(op.results)
-    out = []
-    for (kind, value), name in zip(merged, names):
-        if kind == "tensor":
-            stop = value[0].stop_gradient and value[1].stop_gradient
-            out.append(tracer.wrap(next(results), stop))
+    out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
+                      for a, b in m.pairs]) for m in merged]
+    n = len(stmt.outputs)
+    tracer.changed(lambda: effects.set(effects.saved))
+    effects.set(out[n:])
+    return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
+
+
+class _Merged:
+    """One output of a ``cond``: the leaf pairs (then, else) it yields, and how to
+    rebuild the variable's value from the cond's results."""
+
+    def __init__(self, name: str, structure, leaves: list, pairs: list):
+        self.name, self.structure, self.leaves, self.pairs = name, structure, leaves, pairs
+
+    @property
+    def ir_name(self) -> str | None:
+        return self.name if self.name.isidentifier() and not self.name.startswith("__") \
+            else None
+
+    def rebuild(self, results: list):
+        it = iter(results)
+        return unflatten(self.structure, [next(it) if leaf is _YIELDED else leaf
+                                          for leaf in self.leaves])
+
+
+_YIELDED = object()  # marks a leaf that the cond yields
+
+
+def _check_same_types(merged: list[_Merged], yielded, stmt: Statement) -> None:
+    start = 0
+    for m in merged:
+        end = start + len(m.pairs)
+        for a, b in zip(yielded[0][start:end], yielded[1][start:end]):
+            if a.type != b.type:
+                raise ConversionError(
+                    f"{_what(m.name)} is {a.type} after the `if` branch and "
+                    f"{b.type} after the `else` branch; both branches must give it the same "
+                    "dtype and shape", stmt.loc)
+        start = end
+
+
+_INTERNAL_NAMES = {RETVAL: "the return value", "__jst_ifexp": "the conditional expression",
+                   "__jst_bool": "the `and`/`or` expression", "__jst_cond": "the cond's result",
+                   "__jst_index": "the loop index"}
+
+
+def _what(name: str) -> str:
+    """How an error names a statement's output: the user's variable, or what an
+    internal one stands for (never its internal name)."""
+    if name.startswith("__"):
+        return _INTERNAL_NAMES.get(name, "a value of this statement")
+    return f"`{name}`" if "." in name else f"variable '{name}'"
+
+
+def _merge(name: str, a, b, stmt: Statement) -> _Merged:
+    """How the two branches' values of one output combine."""
+    if isinstance(a, Undefined) or isinstance(b, Undefined):
+        if isinstance(a, Undefined) and isinstance(b, Undefined):
+            return _Merged(name, *_constant(a))
+        if name == RETVAL:  # the `returned` flag guards the path that did not return
+            a, b = (_zeros_like(b), b) if isinstance(a, Undefined) else (a, _zeros_like(a))
         else:
-            out.append(value)
-    return tuple(out)
+            raise _one_branch_error(name, stmt)
+    leaves_a, sa = flatten(a)
+    leaves_b, sb = flatten(b)
+    if sa != sb:
+        raise _structure_error(name, a, b, stmt)
+    leaves, pairs = [], []
+    for x, y in zip(leaves_a, leaves_b):
+        kind, value = _merge_leaf(name, x, y, stmt)
+        if kind == "same":
+            leaves.append(value)
+        else:
+            leaves.append(_YIELDED)
+            pairs.append(value)
+    return _Merged(name, sa, leaves, pairs)
 
 
-def _merge(name: str, a, b, loc):
-    """How the two branches' values of one variable combine: ("tensor", (a, b)) to
-    yield, or ("same", value) when both are the same Python value."""
+def _constant(value):
+    leaves, structure = flatten(value)
+    return structure, leaves, []
+
+
+def _merge_leaf(name: str, a, b, stmt: Statement):
+    """("same", value) when both branches give one Python value, or ("tensor", (a, b))
+    when the cond yields it."""
     from ..tensor.convert import as_tensor
-    a_undef, b_undef = isinstance(a, Undefined), isinstance(b, Undefined)
-    if a_undef or b_undef:
-        if a_undef and b_undef:
-            return "same", a
-        if name.startswith(FLAG_PREFIX):  # a return value: the flag guards the other path
-            present = b if a_undef else a
-            if isinstance(present, Tensor):
-                filler = _Zeros(present._ir.type if is_traced(present) else
-                                TensorType(dtypes.from_numpy(present._value),
-                                           present._value.shape))
-                return "tensor", (filler, present) if a_undef else (present, filler)
-            return "same", present
-        return "same", Undefined(name, loc, "is assigned in only one branch of this `if`, "
-                                            "so it has no value when the other runs")
-    if isinstance(a, Tensor) or isinstance(b, Tensor):
+    if isinstance(a, Tensor | _Zeros) or isinstance(b, Tensor | _Zeros):
+        if isinstance(a, _Zeros) or isinstance(b, _Zeros):
+            return "tensor", (a, b)
         like = a if isinstance(a, Tensor) else b
-        if not isinstance(a, Tensor | numbers.Number) or not isinstance(b, Tensor | numbers.Number):
-            raise ConversionError(f"variable '{name}' is a tensor in one branch and a "
-                                  f"{type(b if like is a else a).__name__} in the other", loc)
+        other = b if like is a else a
+        if not isinstance(other, Tensor | numbers.Number):
+            raise ConversionError(f"{_what(name)} is a tensor in one branch and "
+                                  f"a {type(other).__name__} in the other", stmt.loc)
         return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
-    if isinstance(a, tuple | list) and isinstance(b, tuple | list) and len(a) == len(b) and \
-            any(isinstance(v, Tensor) for v in (*a, *b)):
-        raise ConversionError(f"variable '{name}' holds a {type(a).__name__} of tensors that "
-                              "changes in a tensor-dependent `if`; assign its tensors to "
-                              "separate variables", loc)
     if a is b or (isinstance(a, numbers.Number | str | type(None)) and type(a) is type(b)
                   and a == b):
         return "same", a
@@ -379,16 +688,44 @@ def _merge(name: str, a, b, loc):
                                              dtype=np.float32 if isinstance(a, float) or
                                              isinstance(b, float) else np.int64))
         return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
-    raise ConversionError(f"variable '{name}' takes different Python values in the two "
-                          f"branches of a tensor-dependent `if` ({a!r} and {b!r})", loc)
+    raise ConversionError(f"{_what(name)} takes different Python values in the "
+                          f"two branches of a tensor-dependent `if` ({a!r} and {b!r})", stmt.loc)
 
 
-class _Zeros:
-    """Zeros of a type: what a branch yields for a return value it does not set."""
+def _zeros_like(value):
+    """`value` with every tensor leaf replaced by zeros of its type."""
+    leaves, structure = flatten(value)
+    return unflatten(structure, [_Zeros(_type_of(v)) if isinstance(v, Tensor) else v
+                                 for v in leaves])
 
-    def __init__(self, t: TensorType):
-        self.type = t
-        self.stop_gradient = True
+
+def _type_of(t: Tensor) -> TensorType:
+    return t._ir.type if is_traced(t) else TensorType(dtypes.from_numpy(t._value),
+                                                      t._value.shape)
+
+
+def _one_branch_error(name: str, stmt: Statement) -> ConversionError:
+    use = stmt.uses.get(name)
+    where = f", and it is used after the `if` at {use.describe()}" if use else ""
+    python = "AttributeError" if "." in name else "UnboundLocalError"
+    return ConversionError(
+        f"{_what(name)} is assigned in only one branch of this tensor-dependent `if`"
+        f"{where}\nWhen the other branch runs it has no value (Python would raise "
+        f"{python}). Assign it before the `if`, or in both branches.", stmt.loc)
+
+
+def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
+    if isinstance(a, ReturnValue) and isinstance(b, ReturnValue):
+        first, second = sorted((a, b), key=lambda r: r.line)
+        file = stmt.loc.file
+        return ConversionError(
+            "a tensor-dependent `if` decides between two `return`s of different "
+            f"structures: {describe(first)} here and {describe(second)} at "
+            f"{Location(file, second.line).describe()}\nBoth must return the same nesting of "
+            "tuples, lists and dicts.", Location(file, first.line))
+    return ConversionError(
+        f"{_what(name)} is {describe(a)} after the `if` branch and {describe(b)} after "
+        "the `else` branch; both branches must give it the same structure", stmt.loc)
 
 
 def _yield_value(tracer: Tracer, scope, t):
@@ -397,92 +734,177 @@ def _yield_value(tracer: Tracer, scope, t):
     return tracer.value_of(t)
 
 
-def _check_same_types(names, merged, yielded, loc) -> None:
-    tensor_names = [n for n, (kind, _) in zip(names, merged) if kind == "tensor"]
-    for name, a, b in zip(tensor_names, yielded[0], yielded[1]):
-        if a.type != b.type:
-            raise ConversionError(f"variable '{name}' is {a.type} after the `if` branch and "
-                                  f"{b.type} after the `else` branch; both branches must give "
-                                  "it the same dtype and shape", loc)
+# ---------------------------------------------------------------- tracing while
+
+class _LoopState:
+    """A loop's carried variables as leaves: the tensor leaves are what the ``while``
+    carries; every other leaf is a Python value that the body must leave unchanged."""
+
+    def __init__(self, values):
+        self.before = list(values)
+        self.structures, self.leaves, self.owner = [], [], []
+        for k, value in enumerate(values):
+            leaves, structure = flatten(value)
+            self.structures.append(structure)
+            self.leaves += leaves
+            self.owner += [k] * len(leaves)
+        self.carried = [i for i, leaf in enumerate(self.leaves) if isinstance(leaf, Tensor)]
+
+    def values(self, carried: Sequence) -> list:
+        """The variables' values with the carried leaves replaced by `carried`."""
+        leaves = list(self.leaves)
+        for i, v in zip(self.carried, carried):
+            leaves[i] = v
+        out, start = [], 0
+        for structure in self.structures:
+            out.append(unflatten(structure, leaves[start:start + structure.n_leaves]))
+            start += structure.n_leaves
+        return out
+
+    def variables(self, stmt: Statement) -> list[str]:
+        """The variable each carried leaf belongs to."""
+        return [stmt.outputs[self.owner[i]] for i in self.carried]
+
+    def ir_names(self, stmt: Statement) -> list[str | None]:
+        """IR names of the carried leaves: the user's variable, when it is one tensor."""
+        return [name if name.isidentifier() and not name.startswith("__")
+                and self.structures[self.owner[i]].kind is None else None
+                for i, name in zip(self.carried, self.variables(stmt))]
 
 
-def _trace_while(cond_fn: Callable, body_fn: Callable, init: tuple, names: Sequence[str]):
+def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement):
     tracer = _tracer()
-    loc = user_location()
-    values = list(init)
-    carried = [i for i, v in enumerate(values)
-               if isinstance(v, Tensor | numbers.Number | Undefined)]
-    if any(isinstance(values[i], numbers.Number | Undefined) for i in carried):
-        values = _initial_values(tracer, body_fn, values, carried, names, loc)
-    inits = [tracer.value_of(values[i]) for i in carried]
+    values = _initial_values(tracer, body_fn, list(values), stmt)
+    loop = _LoopState(values)
+    inits = [tracer.value_of(loop.leaves[i]) for i in loop.carried]
     types_ = [v.type for v in inits]
-
-    arg_names = _names(names, carried)
+    names = loop.ir_names(stmt)
     cond_scope, test = tracer.trace_region(
-        types_, lambda *a: cond_fn(*_substitute(values, carried, a)), arg_names)
-    _finish(tracer, cond_scope, [_predicate(test)], "condition", loc)
-    body_scope, out = tracer.trace_region(
-        types_, lambda *a: body_fn(*_substitute(values, carried, a)), arg_names)
-    for i, v in enumerate(out):
-        if i not in carried and v is not values[i]:
-            raise ConversionError(f"variable '{names[i]}' changes inside a tensor-dependent "
-                                  f"loop but is not a tensor or number ({type(v).__name__})", loc)
-    _finish(tracer, body_scope, [out[i] for i in carried], "yield", loc,
-            [names[i] for i in carried], types_)
-    op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(carried), inits,
-                                  types_, arg_names)
-    result = list(values)
-    for i, r in zip(carried, op.results):
-        result[i] = tracer.wrap(r, stop_gradient=False)
-    return tuple(result)
+        types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names)
+    _finish(tracer, cond_scope, [test], "condition", stmt)
+    effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
+    body_scope, out = tracer.trace_region(types_, lambda *a: effects.run_loop_body(
+        lambda: body_fn(*loop.values(a)), stmt), names)
+    _finish(tracer, body_scope, _next_carried(loop, out, stmt), "yield", stmt,
+            list(zip(loop.variables(stmt), types_)))
+    op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
+                                  types_, names)
+    results = loop.values([tracer.wrap(r, stop_gradient=False) for r in op.results])
+    before = dict(zip(stmt.outputs, values))
+    return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
 
 
-def _names(names, indices):
-    """IR name hints for the user's variables (none for irflow's own)."""
-    return [names[i] if not names[i].startswith("__") else None for i in indices]
+def _next_carried(loop: _LoopState, out: Sequence, stmt: Statement) -> list:
+    """The carried leaves a body iteration ends with; the other leaves must not have
+    changed, and every variable must keep its structure."""
+    leaves = []
+    for k, (name, value) in enumerate(zip(stmt.outputs, out)):
+        new, structure = flatten(value)
+        if structure != loop.structures[k]:
+            raise _loop_structure_error(name, loop.before[k], value, stmt)
+        leaves += new
+    carried = set(loop.carried)
+    for i, (old, new) in enumerate(zip(loop.leaves, leaves)):
+        if i not in carried and new is not old:
+            name = stmt.outputs[loop.owner[i]]
+            raise ConversionError(f"{_what(name)} changes inside a "
+                                  "tensor-dependent loop but is not a tensor or number "
+                                  f"({type(new).__name__})", stmt.loc)
+    return [leaves[i] for i in loop.carried]
 
 
-def _substitute(values, indices, replacements) -> list:
-    out = list(values)
-    for i, r in zip(indices, replacements):
-        out[i] = r
-    return out
+def _loop_structure_error(name: str, before, after, stmt: Statement) -> ConversionError:
+    change = stmt.mutated.get(name)
+    how = f" (it is changed in place at {change.describe()})" if change else ""
+    return ConversionError(
+        f"{_what(name)} is {describe(before)} when a loop iteration starts and "
+        f"{describe(after)} when it ends{how}; a tensor-dependent loop keeps the structure "
+        "of what it carries", stmt.loc)
 
 
-def _initial_values(tracer, body_fn, values, carried, names, loc) -> list:
+def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
     """Initial tensors for loop variables that are Python numbers or not yet assigned:
     one trial trace of the body (discarded) shows what the loop makes of them. A number
     takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a float); a
     variable first assigned in the body starts as zeros of its type."""
-    start = list(values)
-    for i in carried:
-        if isinstance(start[i], numbers.Number):
-            start[i] = _as_loop_tensor(start[i])
-    known = [i for i in carried if not isinstance(start[i], Undefined)]
-    known_types = [tracer.value_of(start[i]).type for i in known]
+    start = [v if isinstance(v, Undefined) else _numbers_as_tensors(v) for v in values]
+    if all(s is v for s, v in zip(start, values)):
+        return values
+    known = [k for k, v in enumerate(start) if not isinstance(v, Undefined)]
+    loop = _LoopState([start[k] for k in known])
+    types_ = [tracer.value_of(loop.leaves[i]).type for i in loop.carried]
+
+    def trial(*args):
+        trial_values = list(start)
+        for k, v in zip(known, loop.values(args)):
+            trial_values[k] = v
+        return body_fn(*trial_values)
+
+    effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
     scope, out = tracer.trace_region(
-        known_types, lambda *a: body_fn(*_substitute(start, known, a)))
-    from ..tensor.convert import cast
+        types_, lambda *a: effects.run_loop_body(lambda: trial(*a), stmt))
+    saved, tracer.scope = tracer.scope, scope
+    try:
+        out_types = [[_loop_type(tracer, leaf, name, stmt) for leaf in flatten(v)[0]]
+                     for name, v in zip(stmt.outputs, out)]
+    finally:
+        tracer.scope = saved
+    result = []
+    for name, before, v, leaf_types in zip(stmt.outputs, values, out, out_types):
+        if isinstance(before, Undefined):
+            result.append(_zeros_of(name, v, leaf_types, stmt))
+        else:
+            result.append(_cast_numbers(before, leaf_types))
+    return result
+
+
+def _numbers_as_tensors(value):
+    leaves, structure = flatten(value)
+    if not any(isinstance(v, numbers.Number) for v in leaves):
+        return value
+    return unflatten(structure, [_as_loop_tensor(v) if isinstance(v, numbers.Number) else v
+                                 for v in leaves])
+
+
+def _loop_type(tracer, leaf, name: str, stmt: Statement) -> TensorType | None:
+    if isinstance(leaf, Tensor | numbers.Number):
+        return tracer.value_of(_as_loop_tensor(leaf)).type
+    if isinstance(leaf, Undefined):
+        raise ConversionError(f"{_what(name)} is used in a tensor-dependent loop "
+                              "before it is assigned", stmt.loc)
+    return None
+
+
+def _zeros_of(name: str, value, leaf_types, stmt: Statement):
+    """The value a variable first assigned in the loop body starts with: zeros of the
+    types the body gives its tensors."""
     from ..tensor.creation import zeros
-    for i in carried:
-        v = out[i]
-        if not isinstance(v, Tensor | numbers.Number):
-            raise ConversionError(f"variable '{names[i]}' becomes a {type(v).__name__} inside a "
-                                  "tensor-dependent loop", loc)
-        saved, tracer.scope = tracer.scope, scope
-        try:
-            t = tracer.value_of(_as_loop_tensor(v)).type
-        finally:
-            tracer.scope = saved
-        if isinstance(values[i], Undefined):
-            if not t.is_static:
-                raise ConversionError(f"variable '{names[i]}' is first assigned inside a "
-                                      f"tensor-dependent loop with the symbolic type {t}; "
-                                      "assign it before the loop", loc)
-            start[i] = zeros(list(t.shape), t.dtype)
-        elif isinstance(values[i], numbers.Number) and start[i].dtype is not t.dtype:
-            start[i] = cast(start[i], t.dtype)
-    return start
+    leaves, structure = flatten(value)
+    out = []
+    for leaf, t in zip(leaves, leaf_types):
+        if t is None:
+            out.append(leaf)
+            continue
+        if not t.is_static:
+            raise ConversionError(f"{_what(name)} is first assigned inside a "
+                                  f"tensor-dependent loop with the symbolic type {t}, and used "
+                                  "after the loop; assign it before the loop", stmt.loc)
+        out.append(zeros(list(t.shape), t.dtype))
+    return unflatten(structure, out)
+
+
+def _cast_numbers(value, leaf_types):
+    """Python numbers of `value` as tensors of the dtype the loop body gives them."""
+    from ..tensor.convert import cast
+    leaves, structure = flatten(value)
+    out = []
+    for leaf, t in zip(leaves, leaf_types):
+        if isinstance(leaf, numbers.Number):
+            leaf = _as_loop_tensor(leaf)
+            if t is not None and leaf.dtype is not t.dtype:
+                leaf = cast(leaf, t.dtype)
+        out.append(leaf)
+    return unflatten(structure, out)
 
 
 def _as_loop_tensor(v) -> Tensor:
@@ -494,21 +916,55 @@ def _as_loop_tensor(v) -> Tensor:
     return Tensor._from_array(np.asarray(v, dtype=dtype))
 
 
-def _finish(tracer, scope, outs, terminator, loc, names=None, types_=None):
+def _finish(tracer, scope, outs, terminator: str, stmt: Statement, expected=()):
+    """End a loop region with `terminator`; `expected` gives (variable, type) of each
+    carried value the body yields."""
     saved, tracer.scope = tracer.scope, scope
     try:
         values = [tracer.value_of(_as_loop_tensor(o)) for o in outs]
-        if types_ is not None:
-            for name, v, t in zip(names, values, types_):
-                if v.type != t:
-                    raise ConversionError(
-                        f"variable '{name}' is {t} when a loop iteration starts and {v.type} "
-                        "when it ends; a loop variable keeps its dtype and shape (irflow does "
-                        "not yet carry values whose size changes across iterations)", loc)
-        with scope.builder.location(loc):
+        for v, (name, t) in zip(values, expected):
+            if v.type != t:
+                raise ConversionError(
+                    f"{_what(name)} is {t} when a loop iteration starts and "
+                    f"{v.type} when it ends; a loop variable keeps its dtype and shape "
+                    "(irflow does not yet carry values whose size changes across "
+                    "iterations)", stmt.loc)
+        with scope.builder.location(stmt.loc):
             scope.builder.create(terminator, values)
     except ShapeError as e:
-        raise ConversionError(e.message, loc) from None
+        raise ConversionError(e.message, stmt.loc) from None
     finally:
         tracer.scope = saved
     return values
+
+
+# ---------------------------------------------------------------- functional control flow
+
+def cond(pred, true_fn: Callable | None, false_fn: Callable | None):
+    """``paddle.static.nn.cond``: the result of `true_fn()` or `false_fn()`; for a traced
+    `pred`, both run into the regions of a ``cond`` (results may be nested structures
+    of tensors; a missing function returns None)."""
+    branches = [call(fn) if fn is not None else (lambda: None) for fn in (true_fn, false_fn)]
+    if not is_traced(pred):
+        return (branches[0] if pred else branches[1])()
+    (out,) = _trace_cond(_predicate(pred), tuple((lambda f=f: (f(),)) for f in branches),
+                         _expression("__jst_cond"))
+    return out
+
+
+def while_loop(cond_fn: Callable, body_fn: Callable, loop_vars: Sequence) -> list:
+    """``paddle.static.nn.while_loop``: run `body_fn` on the loop variables while
+    `cond_fn` of them is true; returns their final values as a list."""
+    cond_fn, body_fn = call(cond_fn), call(body_fn)
+    names = tuple(f"loop_vars[{i}]" for i in range(len(loop_vars)))
+    stmt = Statement("while", user_location(), names, names)
+
+    def body(*values):
+        out = body_fn(*values)
+        out = tuple(out) if isinstance(out, tuple | list) else (out,)
+        if len(out) != len(values):
+            raise ConversionError(f"while_loop's body returns {len(out)} values for "
+                                  f"{len(values)} loop variables", stmt.loc)
+        return out
+
+    return list(while_(cond_fn, body, tuple(loop_vars), stmt))

@@ -25,12 +25,12 @@ import numpy as np
 
 from ..codegen.executor import compile_plan
 from ..dispatch import apply, state, user_location
-from ..errors import ConversionError, InputError, IrflowError
+from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
-from ..ir.symbols import FuncRef
 from ..ir.signature import Signature, SignatureMismatch
-from ..ir.types import TensorType
+from ..ir.symbols import FuncRef
+from ..ir.types import TensorType, solve_dim, substitute, symbols_of
 from ..ir.verifier import verify
 from ..passes.autodiff import vjp_split
 from ..passes.manager import DEFAULT_PIPELINE, PassManager
@@ -73,6 +73,7 @@ class Program:
         self.ir = module
         self.plan = compile_plan(fn)
         self._differentiable: dict[tuple, dict] = {}  # wrt -> attributes of its call op
+        self.fixed_dims: dict[str, tuple] = {}  # symbol -> (size, location): see _trace
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         arrays = [*inputs, *(t._value for t in self.state)]
@@ -201,6 +202,8 @@ class CompiledFunction:
             TensorType(dtypes.from_numpy(a), a.shape) for a in arrays]
         self._check_inputs(arrays, types_)
         program = self._program(types_, self._mode_key(), extra)
+        if program.fixed_dims:
+            self._check_inputs(arrays, program.input_types, types_, program.fixed_dims)
         self._last = program
         if self.check:
             return self._checked_call(program, args)
@@ -225,7 +228,9 @@ class CompiledFunction:
             self._sublayers = [self.layer, *self.layer.sublayers()]
         return tuple(layer.training for layer in self._sublayers)
 
-    def _check_inputs(self, arrays, types_) -> None:
+    def _check_inputs(self, arrays, types_, spec_types=(), fixed=None) -> None:
+        """Check the input arrays against `types_`; `fixed` says which symbols of
+        `spec_types` the program fixed to a size, and where (for the message)."""
         try:
             Signature(types_).check(arrays)
         except SignatureMismatch as e:
@@ -236,8 +241,9 @@ class CompiledFunction:
                 raise InputError(f"{self._name()}: {name} should be {t.dtype.name}, got "
                                  f"{a.dtype}", user_location()) from None
             shown = [d if isinstance(d, int) else None for d in t.shape]
+            why = _why_fixed(spec_types[i].shape, a.shape, fixed) if fixed else ""
             raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
-                             f"{list(a.shape)}", user_location()) from None
+                             f"{list(a.shape)}{why}", user_location()) from None
 
     def _program(self, types_, mode, extra=()) -> Program:
         key = (tuple(types_), mode, _hashable(extra))
@@ -248,6 +254,24 @@ class CompiledFunction:
         return program
 
     def _trace(self, types_, extra) -> Program:
+        """Trace for input types `types_`. Where a type rule needs a symbolic input dim
+        to be a static size (a DimMismatch), that symbol is fixed to the size in the
+        input types and the target traced again, so the program's input check
+        rejects other sizes."""
+        fixed = {}
+        while True:
+            try:
+                program = self._trace_as(types_, extra)
+            except DimMismatch as e:
+                symbol, size = _symbol_to_fix(types_, e)
+                fixed[symbol] = (size, e.loc)
+                types_ = [t.with_shape([substitute(d, {symbol: size}) for d in t.shape])
+                          for t in types_]
+                continue
+            program.fixed_dims = fixed
+            return program
+
+    def _trace_as(self, types_, extra) -> Program:
         params = _parameter_names(self.layer.forward if self.target is self.layer
                                   else self.target)
         names = [(s.name if self.input_spec and s.name else
@@ -283,6 +307,27 @@ class CompiledFunction:
         tensors = [a if isinstance(a, Tensor) else Tensor._from_array(np.asarray(a))
                    for a in args]
         return self.target(*tensors)
+
+
+def _symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int]:
+    """The input symbol and size that resolve `e`; raises `e` if there is none (its
+    dim is not linear in one input symbol, or no size fits)."""
+    solved = solve_dim(e.dim, e.size, {})
+    if solved is None or solved[1] is None or \
+            not any(solved[0] in symbols_of(d) for t in types_ for d in t.shape):
+        raise e
+    return solved
+
+
+def _why_fixed(spec_shape, actual, fixed: dict) -> str:
+    """Why the axes of `actual` that a fixed symbol of `spec_shape` stands for are wrong."""
+    why = ""
+    for axis, (d, n) in enumerate(zip(spec_shape, actual)):
+        if d in fixed and fixed[d][0] != n:
+            size, loc = fixed[d]
+            why += (f"; its axis {axis} is unknown in the input_spec, but the program needs "
+                    f"{size} there" + (f" ({loc})" if loc else ""))
+    return why
 
 
 def _parameter_names(fn) -> list[str]:

@@ -25,11 +25,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..dispatch import state, user_location
-from ..errors import ConversionError, IrflowError, Location, ShapeError
+from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import TensorType
+from ..ir.types import TensorType, symbols_of
 from ..tensor.tensor import Tensor
 
 
@@ -76,12 +76,24 @@ class Scope:
         if found is not None:
             return found
         if self.parent is None:
-            raise IrflowError(f"internal error: value {v!r} is not visible in the function")
+            raise _escaped(v)
         outer = self.parent.get(v)
         arg = self.block.add_arg(v.type, v.name)
         self.captured[v] = arg
         self.outer.append(outer)
         return arg
+
+
+def _escaped(v: Value) -> ConversionError:
+    """The error for a tensor used outside the branch or loop body that computed it."""
+    op = v.op if not isinstance(v, BlockArg) else None
+    where = f" (computed at {op.loc})" if op is not None and op.loc is not None else ""
+    return ConversionError(
+        f"a tensor computed inside a tensor-dependent `if` or loop{where} is used here, "
+        "outside it. It left the branch or loop through a side effect that conversion "
+        "cannot carry (a list it was appended to, an attribute or dict entry it was "
+        "stored in, a function that changed an object); assign it to a variable in the "
+        "branch or loop instead", user_location())
 
 
 class Tracer:
@@ -100,7 +112,10 @@ class Tracer:
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
-        self.dim_symbols: dict[int, str] = {}         # id of a traced size -> its symbol
+        self.fresh_dims = 0                           # symbols fresh_dim made
+        self.differentiable: set[Value] = set()       # traced values that require a grad
+        self.undo: list[Callable[[], None]] = []      # see changed()
+        self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
 
     # -- entering and leaving
     def __enter__(self) -> "Tracer":
@@ -110,9 +125,17 @@ class Tracer:
         state.tracer = self
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> bool:
         state.tracer = None
+        if exc_type is not None:  # a failed compile leaves the user's objects as they were
+            for undo in reversed(self.undo):
+                undo()
         return False
+
+    def changed(self, undo: Callable[[], None]) -> None:
+        """Conversion changed a Python object of the user's (wrote a branch's result
+        back into a list, set an attribute); `undo` puts it back if tracing fails."""
+        self.undo.append(undo)
 
     def input(self, t: TensorType, name: str, stop_gradient: bool = True) -> Tensor:
         """A traced Tensor for the program's next input argument."""
@@ -123,31 +146,42 @@ class Tracer:
     def wrap(self, v: Value, stop_gradient: bool = True) -> Tensor:
         t = Tensor._from_array(None)
         t._ir, t._tracer, t.stop_gradient = v, self, stop_gradient
+        if not stop_gradient:
+            self.differentiable.add(v)
         return t
 
     # -- ops
     def apply(self, name: str, inputs: Sequence[Tensor], attrs: dict):
-        values = [self.value_of(t) for t in inputs]
+        """Emit op `name`. Under ``no_grad()`` its inputs that require a gradient enter
+        through ``stop_gradient``, so that the program's own autodiff agrees with eager
+        code that recorded nothing."""
+        grad = state.grad_enabled
+        values = [self.value_of(t, stop=not (grad or t.stop_gradient)) for t in inputs]
         loc = user_location()
         with self.scope.builder.location(loc):
             op = self.scope.builder.create(name, values, attrs)
-        requires = not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
+        requires = grad and not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
         outs = [self.wrap(r, not (requires and isinstance(r.type, TensorType)
                                   and r.type.dtype.is_float)) for r in op.results]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def value_of(self, t: Tensor) -> Value:
-        """The IR value standing for `t` in the current scope."""
+    def value_of(self, t: Tensor, stop: bool = False) -> Value:
+        """The IR value standing for `t` in the current scope; with `stop`, through a
+        ``stop_gradient``. A traced tensor whose ``stop_gradient`` the user set to True
+        after it was computed is rebound to its stopped value here, at its next use."""
         if t._value is None:
             if t._tracer is not self:
                 raise ConversionError("a tensor traced by another program was used here",
                                       user_location())
-            return self.scope.get(t._ir)
+            if t.stop_gradient and t._ir in self.differentiable:
+                t._ir = self.stopped(t._ir)
+            return self.scope.get(self.stopped(t._ir) if stop else t._ir)
         updated = self.updates.get(id(t))
         if updated is not None:
-            return self.scope.get(updated._ir)
+            return self.value_of(updated, stop)
         if t.persistable:
-            return self.scope.get(self.lift(t))
+            arg = self.lift(t)
+            return self.scope.get(self.stopped(arg) if stop else arg)
         const = self.scope.constants.get(id(t))
         if const is None:
             with self.scope.builder.location(user_location()):
@@ -155,6 +189,19 @@ class Tracer:
             self.scope.constants[id(t)] = const
             self.alive.append(t)  # const caches are keyed by id(): keep the id unique
         return const
+
+    def stopped(self, v: Value) -> Value:
+        """`v` through a ``stop_gradient`` op, emitted once per value in the block that
+        defines `v`, so that it can stand for `v` wherever `v` is visible."""
+        found = self.stopped_values.get(v)
+        if found is None:
+            scope = self.scope
+            while owner_block(v) is not scope.block:
+                scope = scope.parent
+            with scope.builder.location(user_location()):
+                found = scope.builder.create("stop_gradient", [v]).results[0]
+            self.stopped_values[v] = found
+        return found
 
     def lift(self, t: Tensor) -> BlockArg:
         """The function argument for the state tensor `t`, added on first use."""
@@ -167,14 +214,22 @@ class Tracer:
         return arg
 
     # -- symbolic sizes
-    def name_dim(self, size: Tensor, symbol: str) -> None:
-        """`size` (a traced i64 scalar) is the run-time value of the dim `symbol`."""
-        self.dim_symbols[id(size)] = symbol
-        self.alive.append(size)
+    def dims(self, t: Tensor) -> list:
+        """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
+        computed when the program runs (``numel`` of that axis), which shape arguments
+        read back as the symbol (see `irflow.tensor.convert.traced_dim`)."""
+        return [d if isinstance(d, int) else self.apply("numel", [t], {"axis": (axis,)})
+                for axis, d in enumerate(t._ir.type.shape)]
 
-    def dim_of(self, value) -> str | None:
-        """The symbol a traced size stands for, if it is one `shape_of` made."""
-        return self.dim_symbols.get(id(value))
+    def fresh_dim(self) -> str:
+        """A new symbol for a size that depends on tensor values (bound when the
+        program runs, from the result of the op whose size it is)."""
+        taken = {s for a in self.fn.block.args if isinstance(a.type, TensorType)
+                 for d in a.type.shape for s in symbols_of(d)}
+        while True:
+            self.fresh_dims += 1
+            if f"D{self.fresh_dims}" not in taken:
+                return f"D{self.fresh_dims}"
 
     # -- tensor hooks (called by Tensor methods while tracing)
     def shape_of(self, t: Tensor) -> list[int]:
@@ -190,13 +245,17 @@ class Tracer:
                               user_location())
 
     def item(self, t: Tensor, index):
-        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor."""
+        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor.
+        ``item(i)`` takes element i of the flattened tensor, ``item(i, j)`` element
+        ``[i, j]``, as NumPy's."""
+        from ..tensor.manipulation import getitem, reshape
+        if len(index) == 1:
+            return getitem(reshape(t, [-1]), index[0])
         if index:
-            raise ConversionError("item(index) on a traced tensor is not supported",
-                                  user_location())
+            return getitem(t, tuple(index))
         if t._ir.type.rank == 0:
             return t
-        return self.apply("reshape", [t], {"shape": ()})
+        return reshape(t, [])
 
     def to_bool(self, t: Tensor) -> bool:
         raise ConversionError(
@@ -213,7 +272,7 @@ class Tracer:
         return (t[i] for i in range(n))
 
     def detach(self, t: Tensor) -> Tensor:
-        return self.apply("stop_gradient", [t], {})
+        return self.wrap(self.stopped(t._ir))
 
     def describe(self, t: Tensor) -> str:
         return f"Tensor(traced, shape={self.shape_of(t)}, dtype={t.dtype.name})"
@@ -276,6 +335,34 @@ class Tracer:
                 grad = add(old, grad)
             self.set_grad(t, grad)
 
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+        """``paddle.grad`` while tracing: the gradient computation is appended to the
+        program; the gradients are traced tensors (differentiable again with
+        `create_graph`)."""
+        from ..passes.autodiff import append_gradients
+        if self.scope.parent is not None:
+            raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
+                                  "supported; call it after the if/while", user_location())
+        b = self.scope.builder
+        with b.location(user_location()):
+            seeds = []
+            for i, out in enumerate(outputs):
+                v = self.value_of(out)
+                given = grad_outputs[i] if grad_outputs is not None else None
+                seeds.append((v, self.value_of(given) if given is not None else
+                              b.ones(v.type)))
+            sources = [self.value_of(t) for t in inputs]
+            cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
+        result = []
+        for i, v in enumerate(sources):
+            g = cts.get(v)
+            if g is None and not allow_unused:
+                raise ConversionError(f"input {i} of grad() is not used to compute the "
+                                      "outputs; pass allow_unused=True to get None for it",
+                                      user_location())
+            result.append(None if g is None else self.wrap(g, not create_graph))
+        return result
+
     # -- random numbers
     def next_seed(self) -> Tensor:
         """A distinct seed for each random op: the program's seed argument plus a
@@ -293,13 +380,15 @@ class Tracer:
     def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
                      names: Sequence[str | None] | None = None):
         """Run `body` on traced tensors for fresh block arguments of `arg_types`;
-        returns (scope, what body returned)."""
+        returns (scope, what body returned). The arguments are a loop's carried values:
+        any iteration may make them depend on a parameter, so float ones are taken to
+        require a gradient."""
         scope = Scope(Block(), self.scope)
         names = list(names or [None] * len(arg_types))
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]
         saved, self.scope = self.scope, scope
         try:
-            result = body(*[self.wrap(a) for a in args])
+            result = body(*[self.wrap(a, not a.type.dtype.is_float) for a in args])
         finally:
             self.scope = saved
         return scope, result

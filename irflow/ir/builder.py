@@ -17,7 +17,7 @@ from ..errors import Location, ShapeError
 from . import dtypes
 from .core import Block, Function, Operation, Region, Value
 from .registry import lookup
-from .types import TensorType
+from .types import TensorType, reworded
 
 
 class Builder:
@@ -60,7 +60,7 @@ class Builder:
             if result_types is None:
                 result_types = opdef.result_types(operand_types, attrs)
         except ShapeError as e:
-            raise ShapeError(f"{name}: {e.message}", self.loc) from None
+            raise reworded(e, f"{name}: {e.message}").with_loc(self.loc) from None
         op = Operation(name, operands, result_types, attrs, regions, self.loc, names)
         return self.insert(op)
 

@@ -16,7 +16,8 @@ Grammar (``x?`` optional, ``x*`` repeated, ``,*`` comma-separated):
               | '[' (attr | dim),* ']'
     types    := type | '(' type,* ')'
     type     := tensor | 'stack' '<' tensor,* '>'
-    tensor   := dtype ('[' dim,* ']')?        dim := INT | SYMBOL ('*' (SYMBOL|INT))*
+    tensor   := dtype ('[' dim,* ']')?        dim := '-'? factor (('+'|'-'|'*') factor)*
+    factor   := INT | SYMBOL
     region   := '{' '^'NAME '(' (VALUE ':' type),* ')' ':' op* '}'
     loc      := 'loc' '(' STRING ':' INT ')'
 """
@@ -33,7 +34,7 @@ from . import dtypes
 from .core import Block, Function, Module, Operation, Region, Value
 from .registry import is_registered, lookup
 from .symbols import FuncRef, bind_symbols
-from .types import StackType, TensorType, Type
+from .types import StackType, TensorType, Type, normalize_dim
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+|//[^\n]*)
@@ -45,7 +46,7 @@ _TOKEN = re.compile(r"""
   | (?P<string>"(?:[^"\\]|\\.)*")
   | (?P<arrow>->)
   | (?P<ident>[A-Za-z_][A-Za-z0-9_.]*)
-  | (?P<punct>[()\[\]{},:=*<>])
+  | (?P<punct>[()\[\]{},:=*+\-<>])
 """, re.VERBOSE)
 
 
@@ -164,22 +165,31 @@ class Parser:
             raise self.error(e.message, tok) from None
 
     def dim(self):
-        parts = [self.dim_factor()]
-        while self.accept("*"):
-            parts.append(self.dim_factor())
-        if len(parts) == 1:
-            return parts[0]
-        return "*".join(str(p) for p in parts)
-
-    def dim_factor(self):
-        tok = self.tok
-        if tok.kind == "number" and tok.text.isdigit():
+        """An integer or a symbolic expression (``N``, ``N*16``, ``S1+2``, ``M-N``):
+        operands (integers, symbols) and the operators + - * in turn. A number token
+        with a sign (``-1`` in ``S1-1``) is an operator and an operand."""
+        start, text, operand = self.tok, "", True
+        while True:
+            tok = self.tok
+            if operand and (tok.kind == "ident" or tok.kind == "number" and tok.text.isdigit()):
+                operand = False
+            elif operand and tok.text == "-" and not text:
+                pass
+            elif not operand and tok.text in ("*", "+", "-"):
+                operand = True
+            elif not operand and tok.kind == "number" and tok.text[:1] == "-" \
+                    and tok.text[1:].isdigit():
+                pass
+            else:
+                break
+            text += tok.text
             self.advance()
-            return int(tok.text)
-        if tok.kind == "ident":
-            self.advance()
-            return tok.text
-        raise self.error("expected a dim (an integer or a symbol)")
+        if operand:
+            raise self.error("expected a dim (an integer or a symbolic expression)")
+        try:
+            return normalize_dim(text)
+        except IrflowError as e:
+            raise self.error(e.message, start) from None
 
     def types(self) -> list[TensorType]:
         if self.accept("("):
@@ -217,7 +227,7 @@ class Parser:
 
     def list_item(self):
         """An element of a list attribute: an attribute, or a symbolic dim (``N``,
-        ``N*16``) as in ``shape=[N, 4]``."""
+        ``N*16``, ``S1+2``) as in ``shape=[N, 4]``."""
         tok = self.tok
         if tok.kind == "ident" and tok.text not in ("true", "false", "None"):
             try:

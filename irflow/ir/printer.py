@@ -34,6 +34,7 @@ from . import dtypes
 from .core import Block, Function, Module, Operation, Value
 from .registry import is_registered, lookup
 from .symbols import FuncRef
+from .types import is_dim_text
 
 _INDENT = "  "
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.]")
@@ -164,14 +165,13 @@ def format_attr(value) -> str:
     raise TypeError(f"cannot print attribute value {value!r}")
 
 
-_DIM_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\*([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*\Z")
 _RESERVED = {"true", "false", "None", *(n for d in dtypes.ALL for n in (d.name, d.short))}
 
 
 def _is_dim_text(value) -> bool:
     """A symbolic dim inside a list attribute (a shape) prints bare, as in types:
     ``shape=[N, 4]``."""
-    return isinstance(value, str) and value not in _RESERVED and bool(_DIM_TEXT.match(value))
+    return isinstance(value, str) and value not in _RESERVED and is_dim_text(value)
 
 
 def _attrs_text(op: Operation) -> str:

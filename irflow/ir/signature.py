@@ -2,8 +2,10 @@
 
 The rules: as many arrays as types; each array's dtype is its type's; static dims
 are equal; a symbol (``N``) takes the size of its first occurrence, in argument
-order, and every later occurrence must equal it; a product dim (``N*16``) is checked
-once all its symbols are bound. Stacks pass unchecked.
+order, and every later occurrence must equal it; then, as long as that makes
+progress, an expression dim (``N*16``, ``S1+2``) is checked once all its symbols are
+bound, or binds its one unbound symbol if that appears linearly. Stacks pass
+unchecked.
 
 The checks are precomputed per argument when the signature is made, so a call costs
 a few integer comparisons per argument: the executor checks every call with it, the
@@ -17,9 +19,9 @@ import numpy as np
 
 from ..errors import InputError
 from .core import Function
-from .types import StackType, eval_dim, shape_str, symbols_of
+from .types import StackType, dim_terms, is_symbol, shape_str, symbols_of
 
-_BIND, _SAME, _EQUAL, _PRODUCT = range(4)
+_BIND, _SAME, _EQUAL, _EXPR, _SOLVE = range(5)
 
 
 class SignatureMismatch(InputError):
@@ -52,19 +54,28 @@ class Signature:
         index = self.symbols
         dims = None
         if not t.is_static:
-            dims, products = [], []
+            dims, expressions = [], []
             for axis, d in enumerate(t.shape):
                 if isinstance(d, int):
                     dims.append((_EQUAL, axis, d))
-                elif "*" not in d:
+                elif is_symbol(d):
                     dims.append((_SAME, axis, index[d]) if d in index
                                 else (_BIND, axis, index.setdefault(d, len(index))))
                 else:
-                    products.append((axis, d))
-            for axis, d in products:
-                if all(s in index for s in symbols_of(d)):
-                    dims.append((_PRODUCT, axis, (coefficient(d),
-                                                  tuple(index[s] for s in symbols_of(d)))))
+                    expressions.append((axis, d))
+            while expressions:
+                waiting = []
+                for axis, d in expressions:
+                    unbound = [s for s in symbols_of(d) if s not in index]
+                    if not unbound:
+                        dims.append((_EXPR, axis, slot_terms(d, index)))
+                    elif len(unbound) == 1 and _linear_in(d, unbound[0]):
+                        dims.append((_SOLVE, axis, _solver(d, unbound[0], index)))
+                    else:
+                        waiting.append((axis, d))
+                if len(waiting) == len(expressions):
+                    break
+                expressions = waiting
             dims = tuple(dims)
         what = f"argument {i} (%{name})" if name else f"argument {i}"
         return t.dtype.np, t.shape, t.rank, dims, what
@@ -112,15 +123,47 @@ def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
         elif kind == _EQUAL:
             if shape[axis] != x:
                 return False
-        else:
-            size, slots = x
-            for s in slots:
-                size *= sizes[s]
-            if shape[axis] != size:
+        elif kind == _EXPR:
+            if shape[axis] != evaluate_terms(x, sizes):
                 return False
+        else:
+            slot, coef_terms, rest_terms = x
+            coef = evaluate_terms(coef_terms, sizes)
+            rest = shape[axis] - evaluate_terms(rest_terms, sizes)
+            if coef:
+                if rest % coef or rest // coef < 0:
+                    return False
+                sizes[slot] = rest // coef
     return True
 
 
-def coefficient(d: str) -> int:
-    """The integer factor of a product dim: 16 for ``N*16``."""
-    return eval_dim(d, dict.fromkeys(symbols_of(d), 1))
+def _linear_in(d, symbol: str) -> bool:
+    return all(syms.count(symbol) <= 1 for _, syms in dim_terms(d))
+
+
+def _solver(d, symbol: str, index: dict[str, int]):
+    """``(slot, coefficient terms, other terms)`` of a dim linear in the unbound
+    `symbol`, which gets the next slot."""
+    slot = index.setdefault(symbol, len(index))
+    coef, rest = [], []
+    for c, syms in dim_terms(d):
+        if symbol in syms:
+            coef.append((c, tuple(index[s] for s in syms if s != symbol)))
+        else:
+            rest.append((c, tuple(index[s] for s in syms)))
+    return slot, tuple(coef), tuple(rest)
+
+
+def slot_terms(d, slot: dict[str, int]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """A dim's terms as ``(coefficient, slots of its symbols)``, for `evaluate_terms`
+    over a list of sizes (the executor's registers)."""
+    return tuple((coef, tuple(slot[s] for s in syms)) for coef, syms in dim_terms(d))
+
+
+def evaluate_terms(terms, sizes: list) -> int:
+    total = 0
+    for size, slots in terms:
+        for slot in slots:
+            size *= sizes[slot]
+        total += size
+    return total

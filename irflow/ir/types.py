@@ -1,17 +1,24 @@
-"""Tensor types: a dtype and a shape whose dims are integers or symbols.
+"""Tensor types: a dtype and a shape whose dims are integers or symbolic expressions.
 
 A symbolic dim stands for a size known only at run time, such as the batch size of an
-``InputSpec([None, 784])``. It is spelled as a string: a symbol (``"N"``) or a product
-of symbols and an integer factor in canonical form (``"N*16"``, ``"M*N"``), which is
-what flattening a ``[N, 4, 4]`` tensor produces. Sums and differences of symbols are
-not expressible; type rules that would need them raise a `ShapeError`.
+``InputSpec([None, 784])``. It is an integer polynomial of symbols, spelled as a
+string in one canonical form: terms by falling degree, each a product of sorted
+symbols with the integer factor last, the constant last (``"N"``, ``"S1+2"``,
+``"S1-1"``, ``"N*2"``, ``"N*16"``, ``"M+N"``). So two dims are equal exactly when
+their strings are, a dim with no symbols left is an int (``S1 - S1`` is 0), and
+flattening ``[N, 4, 4]`` then reshaping back gives ``[N, 4, 4]``. `dim_add`,
+`dim_sub`, `dim_mul` and `dim_div` compute with dims; `eval_dim` evaluates one once
+its symbols are bound, and `bind_shape` binds symbols from actual sizes.
+
+Where a type rule needs a symbolic dim to equal a static one (``S1`` against 784) it
+raises `DimMismatch`; see `irflow.frontend.program` for how compiling resolves it.
 """
 from __future__ import annotations
 
 import math
 import re
 
-from ..errors import ShapeError
+from ..errors import DimMismatch, ShapeError
 from . import dtypes as _dt
 from .dtypes import DType
 
@@ -90,70 +97,192 @@ Type = TensorType | StackType
 
 
 # ---------------------------------------------------------------- symbolic dims
+#
+# A symbolic dim is its canonical text. Internally it is a polynomial: a dict from
+# monomials (sorted tuples of symbol names, repeated for powers; () for the constant)
+# to non-zero integer coefficients.
+
+_Poly = dict[tuple[str, ...], int]
+_TOKEN = r"\d+|[A-Za-z_][A-Za-z0-9_]*|[-+*]"
+_DIM_TOKEN = re.compile(_TOKEN)
+_DIM_TEXT = re.compile(rf"(\s*({_TOKEN}))*\s*")
+
 
 def normalize_dim(d) -> Dim:
-    """Canonical form of a dim: a non-negative int, or a canonical monomial string."""
+    """Canonical form of a dim: a non-negative int, or the canonical text of a
+    polynomial with symbols (``"2*N + 1"`` becomes ``"N*2+1"``)."""
     if isinstance(d, str):
-        coef, syms = _monomial(d)
-        return _format_monomial(coef, syms)
+        d = _format(_parse(d))
+        if isinstance(d, str):
+            return d
     if isinstance(d, bool) or not isinstance(d, int):
         try:
             d = int(d)  # numpy integers
         except (TypeError, ValueError):
-            raise ShapeError(f"a dim must be an int or a symbol name, got {d!r}") from None
+            raise ShapeError(f"a dim must be an int or a symbolic expression, got {d!r}") \
+                from None
     if d < 0:
         raise ShapeError(f"a dim must be non-negative, got {d}")
     return d
 
 
-def _monomial(d: Dim) -> tuple[int, tuple[str, ...]]:
-    if isinstance(d, int):
-        return d, ()
-    coef, syms = 1, []
-    for part in d.replace(" ", "").split("*"):
-        if part.isdigit():
-            coef *= int(part)
-        elif _SYMBOL.match(part):
-            syms.append(part)
-        else:
-            raise ShapeError(f"malformed symbolic dim {d!r}: expected symbols and integers "
-                             f"joined by '*', such as 'N' or 'N*16'")
-    return coef, tuple(sorted(syms))
+def _parse(text: str) -> _Poly:
+    """The polynomial of ``['-'] term (('+'|'-') term)*``, a term being factors
+    (integers and symbols) joined by '*'."""
+    if not _DIM_TEXT.fullmatch(text):
+        raise _malformed(text)
+    tokens = _DIM_TOKEN.findall(text)
+    poly: _Poly = {}
+    sign, i = (-1, 1) if tokens[:1] == ["-"] else (1, 0)
+    while True:
+        coef, syms = sign, []
+        while True:
+            if i == len(tokens) or tokens[i] in "+-*":
+                raise _malformed(text)
+            if tokens[i].isdigit():
+                coef *= int(tokens[i])
+            else:
+                syms.append(tokens[i])
+            i += 1
+            if i == len(tokens) or tokens[i] != "*":
+                break
+            i += 1
+        _add_term(poly, tuple(sorted(syms)), coef)
+        if i == len(tokens):
+            return poly
+        if tokens[i] not in "+-":
+            raise _malformed(text)
+        sign = 1 if tokens[i] == "+" else -1
+        i += 1
 
 
-def _format_monomial(coef: int, syms: tuple[str, ...]) -> Dim:
-    if not syms or coef == 0:
-        return coef
-    text = "*".join(syms)
-    return text if coef == 1 else f"{text}*{coef}"
+def _malformed(text: str) -> ShapeError:
+    return ShapeError(f"malformed symbolic dim {text!r}: expected a sum of products of "
+                      f"symbols and integers, such as 'N', 'N*16' or 'S1+2'")
 
 
-def is_symbolic(d: Dim) -> bool:
-    return isinstance(d, str)
+def _add_term(poly: _Poly, mono: tuple[str, ...], coef: int) -> None:
+    total = poly.get(mono, 0) + coef
+    if total:
+        poly[mono] = total
+    else:
+        poly.pop(mono, None)
+
+
+def _poly(d: Dim) -> _Poly:
+    if isinstance(d, str):
+        return _parse(d)
+    return {(): d} if d else {}
+
+
+def _format(poly: _Poly) -> Dim:
+    """The canonical text: terms by falling degree, then by their symbols; the
+    constant last. A polynomial without symbols is a plain int."""
+    if all(not mono for mono in poly):
+        return poly.get((), 0)
+    text = ""
+    for mono in sorted(poly, key=_term_order):
+        coef = poly[mono]
+        factors = [*mono, str(abs(coef))] if abs(coef) != 1 or not mono else list(mono)
+        text += ("-" if coef < 0 else "+" if text else "") + "*".join(factors)
+    return text
+
+
+def is_symbol(d: Dim) -> bool:
+    """Whether `d` is a single symbol (``N``), which an actual size binds directly."""
+    return isinstance(d, str) and bool(_SYMBOL.match(d))
+
+
+def is_dim_text(value) -> bool:
+    """Whether a string is a symbolic dim in canonical form starting with a symbol
+    (how a dim prints bare in list attributes: ``shape=[N, S1+2]``)."""
+    if not (isinstance(value, str) and (value[:1].isalpha() or value[:1] == "_")):
+        return False
+    try:
+        return normalize_dim(value) == value
+    except ShapeError:
+        return False
 
 
 def symbols_of(d: Dim) -> tuple[str, ...]:
-    return _monomial(d)[1] if isinstance(d, str) else ()
+    """The distinct symbols of a dim, sorted."""
+    if not isinstance(d, str):
+        return ()
+    return tuple(sorted({s for mono in _parse(d) for s in mono}))
+
+
+def dim_terms(d: Dim) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """``(coefficient, symbols)`` per term of a dim (symbols repeat for powers)."""
+    return tuple((coef, mono) for mono, coef in _poly(d).items())
+
+
+def _combine(a: Dim, b: Dim, sign: int) -> Dim:
+    poly = _poly(a)
+    for mono, coef in _poly(b).items():
+        _add_term(poly, mono, sign * coef)
+    return _format(poly)
+
+
+def dim_add(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:
+        return a + b
+    return _combine(a, b, 1)
+
+
+def dim_sub(a: Dim, b: Dim) -> Dim:
+    """``a - b``; it may be a negative int (callers check sizes)."""
+    if type(a) is int and type(b) is int:
+        return a - b
+    return _combine(a, b, -1)
+
+
+def _mul(pa: _Poly, pb: _Poly) -> _Poly:
+    out: _Poly = {}
+    for ma, ca in pa.items():
+        for mb, cb in pb.items():
+            _add_term(out, tuple(sorted(ma + mb)), ca * cb)
+    return out
 
 
 def dim_mul(a: Dim, b: Dim) -> Dim:
-    ca, sa = _monomial(a)
-    cb, sb = _monomial(b)
-    return _format_monomial(ca * cb, tuple(sorted(sa + sb)))
+    if type(a) is int and type(b) is int:
+        return a * b
+    return _format(_mul(_poly(a), _poly(b)))
+
+
+def _term_order(mono: tuple[str, ...]) -> tuple:
+    """Graded order: higher degree first, then by symbols (a monomial order, so the
+    leading term of a product is the product of the leading terms)."""
+    return -len(mono), mono
+
+
+def _leading(poly: _Poly) -> tuple[str, ...]:
+    return min(poly, key=_term_order)
 
 
 def dim_div(a: Dim, b: Dim) -> Dim | None:
-    """``a / b`` when it is exact and expressible, else None."""
-    ca, sa = _monomial(a)
-    cb, sb = _monomial(b)
-    if cb == 0 or ca % cb:
+    """``a / b`` when it is a polynomial (exact division), else None."""
+    if type(a) is int and type(b) is int:
+        return a // b if b and not a % b else None
+    rest, divisor = _poly(a), _poly(b)
+    if not divisor:
         return None
-    rest = list(sa)
-    for s in sb:
-        if s not in rest:
+    lead = _leading(divisor)
+    quotient: _Poly = {}
+    while rest:
+        top = _leading(rest)
+        left = list(top)
+        for s in lead:
+            if s not in left:
+                return None
+            left.remove(s)
+        if rest[top] % divisor[lead]:
             return None
-        rest.remove(s)
-    return _format_monomial(ca // cb, tuple(rest))
+        mono, coef = tuple(left), rest[top] // divisor[lead]
+        _add_term(quotient, mono, coef)
+        for m, c in _mul({mono: coef}, divisor).items():
+            _add_term(rest, m, -c)
+    return _format(quotient)
 
 
 def numel(shape: Shape) -> Dim:
@@ -167,21 +296,63 @@ def eval_dim(d: Dim, bindings: dict[str, int]) -> int:
     """The integer value of a dim once its symbols are bound."""
     if isinstance(d, int):
         return d
-    coef, syms = _monomial(d)
-    return coef * math.prod(bindings[s] for s in syms)
+    if d in bindings:
+        return bindings[d]
+    return sum(coef * math.prod(bindings[s] for s in mono) for mono, coef in _parse(d).items())
 
 
 def eval_shape(shape: Shape, bindings: dict[str, int]) -> tuple[int, ...]:
-    return tuple(eval_dim(d, bindings) for d in shape)
+    """A shape (or a tuple of slice bounds, whose Nones stay) with its dims evaluated."""
+    return tuple(d if d is None else eval_dim(d, bindings) for d in shape)
+
+
+def substitute(d: Dim, values: dict[str, int]) -> Dim:
+    """`d` with the symbols in `values` replaced by their values."""
+    if not isinstance(d, str):
+        return d
+    poly: _Poly = {}
+    for mono, coef in _parse(d).items():
+        rest = tuple(s for s in mono if s not in values)
+        _add_term(poly, rest, coef * math.prod(values[s] for s in mono if s in values))
+    return _format(poly)
+
+
+def solve_dim(d: Dim, size: int, bindings: dict[str, int]) -> tuple[str, int | None] | None:
+    """``(symbol, value)`` making `d` equal `size`, when `d` has one symbol not in
+    `bindings` and that symbol appears linearly (``S1 + 2``, ``N*16``, ``M*N - 1``
+    with M bound); the value is None when no non-negative integer fits. None when `d`
+    is not of that form."""
+    poly = _poly(d)
+    unbound = {s for mono in poly for s in mono if s not in bindings}
+    if len(unbound) != 1:
+        return None
+    (symbol,) = unbound
+    coef, rest = 0, size
+    for mono, c in poly.items():
+        power = mono.count(symbol)
+        if power > 1:
+            return None
+        value = c * math.prod(bindings[s] for s in mono if s != symbol)
+        if power:
+            coef += value
+        else:
+            rest -= value
+    if not coef:
+        return None
+    if rest % coef or rest // coef < 0:
+        return symbol, None
+    return symbol, rest // coef
 
 
 def bind_shape(shape: Shape, actual: tuple[int, ...], bindings: dict[str, int]) -> bool:
     """Match a concrete shape against a (possibly symbolic) one, recording symbol
-    values in `bindings`. Returns False on a mismatch. A product dim (``N*16``) is
-    checked once all its symbols are bound, and otherwise accepted."""
+    values in `bindings`. Returns False on a mismatch. A single symbol binds from its
+    size; an expression is checked once all its symbols are bound, binds its one
+    unbound symbol when that appears linearly (``S1 - 1`` binds S1), and is otherwise
+    accepted."""
     if len(shape) != len(actual):
         return False
-    deferred = []
+    pending = []
     for d, a in zip(shape, actual):
         if isinstance(d, int):
             if d != a:
@@ -190,18 +361,62 @@ def bind_shape(shape: Shape, actual: tuple[int, ...], bindings: dict[str, int]) 
             if bindings.setdefault(d, a) != a:
                 return False
         else:
-            deferred.append((d, a))
-    for d, a in deferred:
-        if all(s in bindings for s in symbols_of(d)) and eval_dim(d, bindings) != a:
-            return False
+            pending.append((d, a))
+    while pending:
+        waiting = []
+        for d, a in pending:
+            if all(s in bindings for s in symbols_of(d)):
+                if eval_dim(d, bindings) != a:
+                    return False
+                continue
+            solved = solve_dim(d, a, bindings)
+            if solved is None:
+                waiting.append((d, a))
+            elif solved[1] is None:
+                return False
+            else:
+                bindings[solved[0]] = solved[1]
+        if len(waiting) == len(pending):
+            return True
+        pending = waiting
     return True
+
+
+def mismatch(a: Dim, b: Dim, message: str) -> ShapeError:
+    """The error for dims `a` and `b` that a rule needs equal: a `DimMismatch` when one
+    is static and the other symbolic (the frontend can fix the symbol), else a
+    `ShapeError`."""
+    if isinstance(a, int) != isinstance(b, int):
+        dim, size = (b, a) if isinstance(a, int) else (a, b)
+        return DimMismatch(message, dim, size)
+    return ShapeError(message)
+
+
+def reworded(e: ShapeError, message: str) -> ShapeError:
+    """`e` with another message, keeping what a `DimMismatch` says about its dims."""
+    if isinstance(e, DimMismatch):
+        return DimMismatch(message, e.dim, e.size)
+    return ShapeError(message)
+
+
+def check_same_shape(a: Shape, b: Shape, message: str) -> None:
+    """Raise unless shapes `a` and `b` are equal: a `DimMismatch` for their first
+    differing dims when every difference is a static dim against a symbolic one,
+    else a `ShapeError`."""
+    if a == b:
+        return
+    pairs = [(x, y) for x, y in zip(a, b) if x != y]
+    if len(a) != len(b) or any(isinstance(x, int) == isinstance(y, int) for x, y in pairs):
+        raise ShapeError(message)
+    raise mismatch(*pairs[0], message)
 
 
 # ---------------------------------------------------------------- broadcasting
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
     """NumPy broadcasting of possibly symbolic shapes. Two dims combine when equal or
-    when one is 1; a symbol against a different symbol or integer is an error."""
+    when one is 1. A symbolic dim against a static one other than 1 is a
+    `DimMismatch`; against a different symbolic dim, a `ShapeError`."""
     rank = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(rank):
@@ -216,9 +431,9 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
             if dim == 1:
                 dim = d
             elif dim != d:
-                raise ShapeError(
-                    "shapes " + " and ".join(_shape_str(s) for s in shapes)
-                    + f" cannot be broadcast: dim {dim} against {d} at axis {i - rank}")
+                raise mismatch(dim, d, "shapes " + " and ".join(_shape_str(s) for s in shapes)
+                               + f" cannot be broadcast: dim {dim} against {d} at axis "
+                               f"{i - rank}")
         out.append(dim)
     return tuple(out)
 

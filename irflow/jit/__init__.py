@@ -1,4 +1,5 @@
 """Paddle's ``paddle.jit``: `to_static`, `save` and `load`."""
+from ..frontend.jst import not_to_static
 from ..frontend.program import CompiledFunction
 from .saved import TranslatedLayer, load, save
 
@@ -12,4 +13,4 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend="nump
     return CompiledFunction(function, input_spec, backend, check)
 
 
-__all__ = ["TranslatedLayer", "load", "save", "to_static"]
+__all__ = ["TranslatedLayer", "load", "not_to_static", "save", "to_static"]

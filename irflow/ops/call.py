@@ -21,7 +21,7 @@ from ..errors import IrflowError, ShapeError, VerificationError
 from ..ir.registry import REQUIRED
 from ..ir.symbols import CallOp, FuncRef
 from ..ir.traits import StackOperands
-from ..ir.types import StackType, TensorType, bind_shape, eval_shape
+from ..ir.types import StackType, TensorType, bind_shape, substitute
 from ._rules import defop
 
 
@@ -39,7 +39,7 @@ def _call_infer(types, attrs):
     fn = _callee(attrs)
     if len(types) != len(fn.args):
         raise ShapeError(f"@{fn.name} takes {len(fn.args)} operands, got {len(types)}")
-    bindings: dict[str, int] = {}
+    bindings: dict[str, int] = dict(attrs["sizes"])
     for i, (t, arg) in enumerate(zip(types, fn.args)):
         expected = arg.type
         if isinstance(expected, StackType) or not all(isinstance(d, int) for d in t.shape):
@@ -48,10 +48,14 @@ def _call_infer(types, attrs):
             ok = t.dtype is expected.dtype and bind_shape(expected.shape, t.shape, bindings)
         if not ok:
             raise ShapeError(f"operand {i} of @{fn.name} is {t}, expected {expected}")
+    static = [(a.type.shape, t.shape) for t, a in zip(types, fn.args)
+              if isinstance(a.type, TensorType) and t.is_static]
+    # once every operand has bound what it can, a dim such as M+N solves for M
+    bind_shape(sum((e for e, _ in static), ()), sum((s for _, s in static), ()), bindings)
     out = []
     for r in fn.result_types:
         if isinstance(r, TensorType) and bindings and not r.is_static:
-            r = TensorType(r.dtype, eval_shape(r.shape, bindings))
+            r = r.with_shape([substitute(d, bindings) for d in r.shape])
         out.append(r)
     return out
 
@@ -61,7 +65,7 @@ def _verify_call(op) -> None:
         raise VerificationError("call's backward must be a function symbol such as @f_grad")
 
 
-def _call_kernel(*arrays, callee, **vjp_attrs):
+def _call_kernel(*arrays, callee, **unused):
     if callee.run is None:
         raise IrflowError(f"call @{callee.name}: no compiled program is bound to it; run its "
                           "module with the interpreter or the executor")
@@ -69,7 +73,7 @@ def _call_kernel(*arrays, callee, **vjp_attrs):
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals):
+def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, sizes):
     if backward is None:
         raise IrflowError(f"call @{callee.name} has no backward function (gradients of "
                           "gradients of compiled calls are not supported)")
@@ -83,9 +87,12 @@ def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals):
 
 
 defop("call", _call_infer, _call_kernel, arity=(0, None),
-      attrs={"callee": REQUIRED, "backward": None, "wrt": (), "outputs": (), "residuals": 0},
+      attrs={"callee": REQUIRED, "backward": None, "wrt": (), "outputs": (), "residuals": 0,
+             "sizes": ()},
       vjp=_call_vjp, verify=_verify_call, traits=(CallOp(), StackOperands()),
       doc="call(xs...) {callee}: the results of function `callee` (a symbol, @name) on xs. "
           "A compiled call in the dynamic graph also names its `backward` function, the "
           "operands it differentiates (`wrt`), the results whose cotangents it takes "
-          "(`outputs`) and how many trailing results are `residuals` for it")
+          "(`outputs`) and how many trailing results are `residuals` for it. `sizes` holds "
+          "(symbol, size) pairs for result sizes that depend on tensor values, which eager "
+          "execution adds once the call has run")

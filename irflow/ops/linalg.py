@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.types import TensorType, broadcast_shapes, numel, shape_str
+from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
 from ._rules import check_kind, defop, same_dtype, unbroadcast
 
 
@@ -37,14 +37,14 @@ def product_dims(xt: TensorType, yt: TensorType, transpose_x: bool, transpose_y:
     x_batch, m, kx = _matrix(xt, transpose_x, vector_is_row=True)
     y_batch, ky, n = _matrix(yt, transpose_y, vector_is_row=False)
     if kx != ky:
-        raise ShapeError(f"the contracted dims differ: x is {_describe(xt, transpose_x)} "
-                         f"and y is {_describe(yt, transpose_y)}, so x's columns ({kx}) "
-                         f"do not match y's rows ({ky})")
+        raise mismatch(kx, ky, f"the contracted dims differ: x is {_describe(xt, transpose_x)} "
+                               f"and y is {_describe(yt, transpose_y)}, so x's columns ({kx}) "
+                               f"do not match y's rows ({ky})")
     try:
         batch = broadcast_shapes(x_batch, y_batch)
-    except ShapeError:
-        raise ShapeError(f"the batch dims {shape_str(x_batch)} of x {xt} and "
-                         f"{shape_str(y_batch)} of y {yt} do not broadcast") from None
+    except ShapeError as e:
+        raise reworded(e, f"the batch dims {shape_str(x_batch)} of x {xt} and "
+                          f"{shape_str(y_batch)} of y {yt} do not broadcast") from None
     return batch, m, kx, n
 
 

@@ -33,7 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..errors import ShapeError
 from ..ir.registry import REQUIRED
-from ..ir.types import TensorType
+from ..ir.types import TensorType, mismatch
 from ._rules import check_kind, defop, same_dtype
 
 _AXES = ("height", "width")
@@ -130,15 +130,16 @@ def _out_hw(input_hw, kernel_hw, stride, padding, dilation=(1, 1), ceil_mode=Fal
 
 def _conv_result(x: TensorType, w_shape, stride, padding, dilation, groups) -> TensorType:
     """The type of ``conv2d(x, w)`` for a filter of `w_shape`, checking both."""
-    _check_static(x, (1, 2, 3), "C, H and W", "input")
+    _check_static(x, (2, 3), "H and W", "input")
     c_out, c_group = w_shape[:2]
     channels = x.shape[1]
-    if channels % groups:
+    if isinstance(channels, int) and channels % groups:
         raise ShapeError(f"input channels {channels} are not divisible by groups={groups}")
     if c_group * groups != channels:
-        raise ShapeError(f"the filter [{', '.join(map(str, w_shape))}] takes {c_group} channels "
-                         f"per group, so {c_group * groups} input channels with groups={groups}, "
-                         f"but the input {x} has {channels}")
+        raise mismatch(channels, c_group * groups,
+                       f"the filter [{', '.join(map(str, w_shape))}] takes {c_group} channels "
+                       f"per group, so {c_group * groups} input channels with groups={groups}, "
+                       f"but the input {x} has {channels}")
     if c_out % groups:
         raise ShapeError(f"filter output channels {c_out} are not divisible by groups={groups}")
     out_hw = _out_hw(x.shape[2:], w_shape[2:], stride, padding, dilation)

@@ -33,7 +33,7 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "ir.md"
 # Families in reading order: the building blocks first, the internal ones last.
 # A family missing here (a new module) follows these, alphabetically.
 FAMILY_ORDER = ("control", "elementwise", "reduce", "linalg", "shape", "nn", "random",
-                "stack", "call", "testing")
+                "stack", "call", "debug", "testing")
 
 _CODE_SPAN = re.compile(r"(`+).+?\1", re.DOTALL)
 _MARKDOWN_SPECIAL = re.compile(r"(\*|\\|<(?=[A-Za-z/!?]))")

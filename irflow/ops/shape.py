@@ -1,14 +1,14 @@
 """Shape and indexing ops: `reshape`, `transpose`, `broadcast_to`, `unsqueeze`,
 `squeeze`, `concat`, `stack`, `slice`, `set_slice`, `gather`, `scatter_add`,
-`take_along_axis`, `put_along_axis`, `pad` and `arange`.
+`take_along_axis`, `put_along_axis`, `pad`, `arange` and `range`.
 
 Attributes that depend on the operand's shape are resolved by canonicalization, so
 the stored form is explicit: a reshape's ``-1`` and ``0`` become the dims they stand
 for, negative axes become non-negative, and slice bounds become normalized
-non-negative ones. Symbolic dims pass through wherever the result is expressible as
-a product of symbols (see `irflow.ir.types`); where it would need a sum (concat of
-symbolic sizes, padding or partly slicing a symbolic axis) the type rule raises a
-`ShapeError`.
+non-negative ones. Symbolic dims pass through as polynomials of symbols (see
+`irflow.ir.types`): concat of sizes N and M gives N+M, padding S1 by 2 gives S1+2,
+``x[:, 1:]`` of a symbolic axis S1 gives S1-1. A rule that needs a symbolic dim to
+equal a static one raises `DimMismatch`.
 
 Kernels return NumPy views where NumPy does (reshape, transpose, broadcast_to,
 slice, ...): kernels never write into their inputs, so sharing memory is safe.
@@ -23,7 +23,8 @@ from ..errors import ShapeError
 from ..ir import dtypes
 from ..ir.registry import REQUIRED
 from ..ir.traits import View
-from ..ir.types import TensorType, dim_div, normalize_dim, numel, shape_str
+from ..ir.types import (TensorType, check_same_shape, dim_add, dim_div, dim_sub, dim_terms,
+                        mismatch, normalize_dim, numel, shape_str)
 from ._rules import (BypassBroadcast, ReturnsOperand, SkipInnerOfChain, check_kind, defop,
                      norm_axes, norm_axis, same_dtype, unbroadcast)
 
@@ -115,13 +116,14 @@ def _fill_reshape(shape: tuple, in_shape: tuple, total) -> tuple:
         rest = numel(shape[:i] + shape[i + 1:])
         d = dim_div(total, rest)
         if d is None:
+            what = "a whole number of elements" if isinstance(total, int) and \
+                isinstance(rest, int) else "a polynomial of the symbolic dims"
             raise ShapeError(f"cannot reshape {shape_str(in_shape)} to {shape_str(shape)}: "
-                             f"the -1 would be {total} / {rest}, which is not a whole "
-                             f"number of elements")
+                             f"the -1 would be {total} / {rest}, which is not {what}")
         shape = shape[:i] + (d,) + shape[i + 1:]
     if numel(shape) != total:
-        raise ShapeError(f"cannot reshape {shape_str(in_shape)} ({total} elements) to "
-                         f"{shape_str(shape)} ({numel(shape)} elements)")
+        raise mismatch(total, numel(shape), f"cannot reshape {shape_str(in_shape)} ({total} "
+                       f"elements) to {shape_str(shape)} ({numel(shape)} elements)")
     return shape
 
 
@@ -164,8 +166,9 @@ def _check_broadcast(t: TensorType, shape: tuple, what: str = "") -> None:
         raise ShapeError(f"cannot broadcast {subject} to the lower-rank shape {shape_str(shape)}")
     for i, d in enumerate(t.shape):
         if d != 1 and d != shape[lead + i]:
-            raise ShapeError(f"cannot broadcast {subject} to {shape_str(shape)}: dim {d} at "
-                             f"axis {i} is neither 1 nor {shape[lead + i]}")
+            raise mismatch(d, shape[lead + i], f"cannot broadcast {subject} to "
+                           f"{shape_str(shape)}: dim {d} at axis {i} is neither 1 nor "
+                           f"{shape[lead + i]}")
 
 
 def _broadcast_infer(types, attrs):
@@ -295,24 +298,20 @@ def _concat_infer(types, attrs):
     axis = attrs["axis"]
     same_dtype(types)
     first = types[0]
-    for i, t in enumerate(types):
-        if t.rank != first.rank or any(a != b for k, (a, b) in enumerate(zip(t.shape, first.shape))
-                                       if k != axis):
-            raise ShapeError(f"operand {i} ({t}) does not match operand 0 ({first}) outside "
-                             f"axis {axis}")
-    sizes = [t.shape[axis] for t in types]
-    if len(sizes) > 1 and any(isinstance(d, str) for d in sizes):
-        raise ShapeError(f"the sizes along axis {axis} ({', '.join(map(str, sizes))}) include "
-                         f"a symbolic dim, and their sum is not expressible")
-    return first.with_shape(first.shape[:axis] + (sum(sizes) if len(sizes) > 1 else sizes[0],)
-                            + first.shape[axis + 1:])
+    size = first.shape[axis]
+    for i, t in enumerate(types[1:], 1):
+        outside = t.shape[:axis] + t.shape[axis + 1:]
+        check_same_shape(outside, first.shape[:axis] + first.shape[axis + 1:],
+                         f"operand {i} ({t}) does not match operand 0 ({first}) outside "
+                         f"axis {axis}")
+        size = dim_add(size, t.shape[axis])
+    return first.with_shape(first.shape[:axis] + (size,) + first.shape[axis + 1:])
 
 
 def _concat_vjp(b, g, ins, outs, axis):
     grads, start = [], 0
     for x in ins:
-        size = x.type.shape[axis]
-        stop = size if start == 0 else start + size  # a lone operand may be symbolic
+        stop = dim_add(start, x.type.shape[axis])
         grads.append(b.slice(g[0], axes=(axis,), starts=(start,), stops=(stop,)))
         start = stop
     return grads
@@ -322,16 +321,15 @@ defop("concat", _concat_infer, lambda *xs, axis: np.concatenate(xs, axis=axis),
       arity=(1, None), attrs={"axis": 0}, canonicalize=_axis_canon(0), vjp=_concat_vjp,
       doc="concat(*xs) {axis}: join one or more tensors of one dtype and rank along "
           "`axis` (default 0); their other dims must be equal. The result's size along "
-          "`axis` is the sum of theirs, so with several operands it must be static")
+          "`axis` is the sum of theirs (`N+M` for symbolic sizes)")
 
 
 def _stack_infer(types, attrs):
     same_dtype(types)
     first = types[0]
     for i, t in enumerate(types):
-        if t != first:
-            raise ShapeError(f"operand {i} ({t}) differs from operand 0 ({first}); stack "
-                             f"takes operands of one type")
+        check_same_shape(t.shape, first.shape, f"operand {i} ({t}) differs from operand 0 "
+                         f"({first}); stack takes operands of one type")
     axis = attrs["axis"]
     return first.with_shape(first.shape[:axis] + (len(types),) + first.shape[axis:])
 
@@ -413,37 +411,92 @@ def _axis_bounds(dim, axis: int, start, stop, step):
 
 
 def _symbolic_axis_bounds(dim: str, axis: int, start, stop, step):
-    """A symbolic axis can be kept whole (None) or reversed whole (None, None, -1):
-    any other slice would have a size that is not expressible."""
-    if step == 1 and start in (None, 0) and (
-            stop is None or stop == dim or (_is_int(stop) and stop >= _INT_MAX)):
-        return None
+    """On a symbolic axis a slice with step 1 has the size stop - start, which holds
+    when the bounds lie within the axis (the kernel checks that): start is an int
+    (negative counts from the end) or an expression, stop also None for the end.
+    Bounds that are the size minus an int count from the end (S1-1 on S1 is -1).
+    The only other slice is the whole axis reversed (None, None, -1)."""
     if step == -1 and start in (None, -1) and (
             stop is None or (_is_int(stop) and stop <= -_INT_MAX)):
         return (None, None, -1)
-    raise ShapeError(f"axis {axis} has the symbolic size {dim}: a slice must keep it whole "
-                     f"(start 0, stop None, step 1) or reverse it whole (start None, stop "
-                     f"None, step -1), got start {start}, stop {stop}, step {step}")
+    if step != 1:
+        raise ShapeError(f"axis {axis} has the symbolic size {dim}: a slice of it with step "
+                         f"{step} has a size that is not a polynomial of {dim}; only step 1, "
+                         f"or reversing it whole (start None, stop None, step -1), is "
+                         f"supported")
+    start = _from_end(0 if start is None else start, dim)
+    if stop == dim or (_is_int(stop) and stop >= _INT_MAX):
+        stop = None
+    stop = _from_end(stop, dim)
+    for bound in (start, stop):
+        if isinstance(bound, str) and any(coef < 0 for coef, _ in dim_terms(bound)):
+            raise ShapeError(f"the bound {bound} of axis {axis} (size {dim}) may be negative, "
+                             f"which would count from the end; a symbolic bound must be a "
+                             f"position, or the size minus an int")
+    if start == 0 and stop is None:
+        return None
+    if _is_empty(_slice_size(dim, start, stop)):
+        return (0, 0, 1)
+    return (start, stop, 1)
+
+
+def _from_end(bound, dim: str):
+    """A symbolic bound that is `dim` minus a positive int, as that negative int."""
+    if isinstance(bound, str):
+        offset = dim_sub(bound, dim)
+        if isinstance(offset, int) and offset < 0:
+            return offset
+    return bound
+
+
+def _position(bound, dim):
+    """The index a canonical step-1 bound stands for on an axis of size `dim`."""
+    if bound is None:
+        return dim
+    return dim_add(dim, bound) if _is_int(bound) and bound < 0 else bound
+
+
+def _slice_size(dim, start, stop):
+    return dim_sub(_position(stop, dim), _position(start, dim))
+
+
+def _is_empty(size) -> bool:
+    return isinstance(size, int) and size <= 0
 
 
 def _sliced_shape(x: TensorType, attrs) -> tuple:
     shape = list(x.shape)
     for axis, start, stop, step in zip(attrs["axes"], attrs["starts"], attrs["stops"],
                                        attrs["steps"]):
-        if isinstance(shape[axis], int):
+        d = shape[axis]
+        if isinstance(d, int):
             shape[axis] = len(range(start, -1 if stop is None else stop, step))
+        elif step == 1:
+            shape[axis] = _slice_size(d, start, stop)
     return tuple(shape)
 
 
-def _slice_index(rank: int, axes, starts, stops, steps) -> tuple:
-    index = [slice(None)] * rank
+def _slice_index(shape: tuple, axes, starts, stops, steps) -> tuple:
+    """The NumPy index of a slice, whose step-1 bounds must lie within their axes: on
+    a symbolic axis the type's size stop - start is right only then (canonical bounds
+    on a static axis always do)."""
+    index = [slice(None)] * len(shape)
     for axis, start, stop, step in zip(axes, starts, stops, steps):
         index[axis] = slice(start, stop, step)
+        if step == 1:
+            n = shape[axis]
+            first = start + n if start < 0 else start
+            end = n if stop is None else stop + n if stop < 0 else stop
+            if not 0 <= first <= end <= n:
+                raise ShapeError(f"the slice {start}:{'' if stop is None else stop} of axis "
+                                 f"{axis} reaches outside the axis, which has {n} elements "
+                                 f"in this run; a slice of an axis with a symbolic size "
+                                 f"must lie within it")
     return tuple(index)
 
 
 def _slice_kernel(x, **bounds):
-    return x[_slice_index(x.ndim, **bounds)]
+    return x[_slice_index(x.shape, **bounds)]
 
 
 def _slice_vjp(b, g, ins, outs, **bounds):
@@ -457,11 +510,13 @@ _SLICE_DOC = ("`axes` lists the sliced axes (others are kept whole) and `starts`
               "Canonically the bounds are normalized against the static dims (start is "
               "the first index taken, stop the tightest bound, or None when a negative "
               "step runs through index 0) and axes sliced whole are dropped. A symbolic "
-              "axis may only be kept whole or reversed whole (None, None, -1)")
+              "axis takes step 1 (size stop - start; bounds may be symbolic, and must lie "
+              "within the axis when the program runs) or is reversed whole (None, None, "
+              "-1)")
 
 defop("slice", lambda types, attrs: types[0].with_shape(_sliced_shape(types[0], attrs)),
       _slice_kernel, arity=1, attrs=dict(_SLICE_ATTRS), canonicalize=_slice_canon,
-      vjp=_slice_vjp,
+      shape_attrs=("starts", "stops"), vjp=_slice_vjp,
       doc="slice(x) {axes, starts, stops, steps}: x[start:stop:step] along each listed "
           "axis, like paddle.strided_slice. " + _SLICE_DOC)
 
@@ -470,15 +525,14 @@ def _set_slice_infer(types, attrs):
     x, update = types
     same_dtype(types)
     shape = _sliced_shape(x, attrs)
-    if update.shape != shape:
-        raise ShapeError(f"update has the shape {shape_str(update.shape)}, but the slice of "
-                         f"{x} has the shape {shape_str(shape)}")
+    check_same_shape(update.shape, shape, f"update has the shape {shape_str(update.shape)}, "
+                     f"but the slice of {x} has the shape {shape_str(shape)}")
     return x
 
 
 def _set_slice_kernel(x, update, **bounds):
     out = x.copy()
-    out[_slice_index(x.ndim, **bounds)] = update
+    out[_slice_index(x.shape, **bounds)] = update
     return out
 
 
@@ -487,7 +541,7 @@ def _set_slice_vjp(b, g, ins, outs, **bounds):
 
 
 defop("set_slice", _set_slice_infer, _set_slice_kernel, arity=2, attrs=dict(_SLICE_ATTRS),
-      canonicalize=_slice_canon, vjp=_set_slice_vjp,
+      canonicalize=_slice_canon, shape_attrs=("starts", "stops"), vjp=_set_slice_vjp,
       doc="set_slice(x, update) {axes, starts, stops, steps}: a copy of x whose slice (as "
           "in `slice`) is replaced by `update`, which has x's dtype and exactly the "
           "slice's shape. " + _SLICE_DOC)
@@ -532,9 +586,9 @@ def _scatter_add_infer(types, attrs):
     check_kind(x, "number", "x")
     same_dtype([x, updates])
     shape = _gather_shape(x, index, attrs["axis"])
-    if updates.shape != shape:
-        raise ShapeError(f"updates must have the shape {shape_str(shape)} (x's dims with the "
-                         f"index's dims in place of axis {attrs['axis']}), got {updates}")
+    check_same_shape(updates.shape, shape, f"updates must have the shape {shape_str(shape)} "
+                     f"(x's dims with the index's dims in place of axis {attrs['axis']}), got "
+                     f"{updates}")
     return x
 
 
@@ -563,8 +617,8 @@ def _along_axis_shape(x: TensorType, index: TensorType, axis: int) -> tuple:
         raise ShapeError(f"index must have the rank of x ({x}), got {index}")
     for d, (xd, id_) in enumerate(zip(x.shape, index.shape)):
         if d != axis and id_ != 1 and id_ != xd:
-            raise ShapeError(f"index dim {id_} at axis {d} must be 1 or x's dim {xd} (x is "
-                             f"{x}, index {index})")
+            raise mismatch(id_, xd, f"index dim {id_} at axis {d} must be 1 or x's dim {xd} "
+                           f"(x is {x}, index {index})")
     return x.shape[:axis] + (index.shape[axis],) + x.shape[axis + 1:]
 
 
@@ -662,11 +716,8 @@ def _pad_canon(attrs, types):
 def _pad_infer(types, attrs):
     (x,) = types
     shape = []
-    for axis, (d, (low, high)) in enumerate(zip(x.shape, attrs["pads"])):
-        if isinstance(d, str) and (low or high):
-            raise ShapeError(f"cannot pad axis {axis} of {x}: its padded size {d} + "
-                             f"{low + high} is not expressible")
-        shape.append(d + low + high if low or high else d)
+    for d, (low, high) in zip(x.shape, attrs["pads"]):
+        shape.append(dim_add(d, low + high))
     return x.with_shape(shape)
 
 
@@ -677,17 +728,16 @@ def _pad_kernel(x, pads, value):
 
 
 def _pad_vjp(b, g, ins, outs, pads, value):
-    shape = ins[0].type.shape
     axes = tuple(i for i, p in enumerate(pads) if p != (0, 0))
     return [b.slice(g[0], axes=axes, starts=tuple(pads[i][0] for i in axes),
-                    stops=tuple(pads[i][0] + shape[i] for i in axes))]
+                    stops=tuple(-pads[i][1] if pads[i][1] else None for i in axes))]
 
 
 defop("pad", _pad_infer, _pad_kernel, arity=1, attrs={"pads": REQUIRED, "value": 0.0},
       canonicalize=_pad_canon, vjp=_pad_vjp,
       doc="pad(x) {pads, value}: x with `value` (a float, default 0.0, cast to x's "
           "dtype) added around it: `pads` holds one (low, high) pair of non-negative "
-          "ints per axis, in axis order. A symbolic dim can only get (0, 0)")
+          "ints per axis, in axis order (a symbolic dim S1 padded by (1, 1) is S1+2)")
 
 
 # ---------------------------------------------------------------- arange
@@ -731,3 +781,33 @@ defop("arange", _arange_infer, _arange_kernel,
       doc="arange() {start, stop, step, dtype}: the 1-D tensor start, start + step, ... "
           "up to but excluding stop; its length ceil((stop - start) / step) is static. "
           "`dtype` defaults to int64 when start, stop and step are ints, else float32")
+
+
+def _range_canon(attrs, types):
+    try:
+        dtype = dtypes.dtype(attrs["dtype"])
+    except TypeError as e:
+        raise ShapeError(str(e)) from None
+    return {"dtype": dtype, "size": normalize_dim(attrs["size"])}
+
+
+def _range_infer(types, attrs):
+    for t, what in zip(types, ("start", "stop", "step")):
+        check_kind(t, "number", what)
+        if t.rank:
+            raise ShapeError(f"{what} must be a scalar, got {t}")
+    return TensorType(attrs["dtype"], (attrs["size"],))
+
+
+def _range_kernel(start, stop, step, dtype, size):
+    if step == 0:
+        raise ShapeError("step must not be 0")
+    return _arange_kernel(start.item(), stop.item(), step.item(), dtype)
+
+
+defop("range", _range_infer, _range_kernel, arity=3,
+      attrs={"dtype": REQUIRED, "size": REQUIRED}, canonicalize=_range_canon, nondiff=True,
+      doc="range(start, stop, step) {dtype, size}: `arange` of three scalar operands "
+          "whose values are known only when the program runs. `size` is the result's "
+          "length: a symbol of its own where it depends on tensor values, bound from the "
+          "result when the op runs")

@@ -1,4 +1,5 @@
-"""Paddle's ``paddle.static``: `InputSpec`."""
+"""Paddle's ``paddle.static``: `InputSpec` and `nn` (functional control flow)."""
+from . import nn
 from ..frontend.input_spec import InputSpec
 
-__all__ = ["InputSpec"]
+__all__ = ["InputSpec", "nn"]

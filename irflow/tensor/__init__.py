@@ -1,7 +1,9 @@
 """The Tensor and Paddle's tensor API (math, logic, manipulation, creation, random)."""
 from . import methods  # noqa: F401  (attaches operators and methods to Tensor)
-from .creation import (arange, assign, empty, empty_like, eye, full, full_like, linspace, ones,
-                       ones_like, to_tensor, zeros, zeros_like)
+from .array import array_length, array_read, array_write, create_array
+from .attribute import shape
+from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
+                       linspace, ones, ones_like, to_tensor, zeros, zeros_like)
 from .logic import (allclose, equal, equal_all, greater_equal, greater_than, is_tensor, isfinite,
                     isinf, isnan, less_equal, less_than, logical_and, logical_not, logical_or,
                     logical_xor, not_equal, where)
@@ -10,11 +12,11 @@ from .manipulation import (broadcast_to, chunk, clone, concat, expand, expand_as
                            gather, index_select, moveaxis, put_along_axis, reshape, slice, split,
                            squeeze, stack, strided_slice, take_along_axis, tile, transpose, unbind,
                            unsqueeze)
-from .math import (abs, add, all, amax, amin, any, bmm, ceil, clip, cos, divide, dot, erf, exp,
-                   floor, floor_divide, log, log1p, log2, log10, logsumexp, matmul, max, maximum,
-                   mean, min, minimum, mm, mod, multiply, neg, norm, outer, pow, prod, reciprocal,
-                   remainder, rsqrt, scale, sigmoid, sign, sin, sqrt, square, std, subtract, sum,
-                   tanh, var)
+from .math import (abs, add, add_n, all, amax, amin, any, bmm, ceil, clip, cos, divide, dot, erf,
+                   exp, floor, floor_divide, increment, log, log1p, log2, log10, logsumexp, matmul,
+                   max, maximum, mean, min, minimum, mm, mod, multiply, neg, norm, outer, pow, prod,
+                   reciprocal, remainder, rsqrt, scale, sigmoid, sign, sin, sqrt, square, std,
+                   subtract, sum, tanh, var)
 from .random import normal, rand, randint, randn, seed, standard_normal, uniform
 from .search import argmax, argmin
 from .tensor import Parameter, Tensor
@@ -24,6 +26,7 @@ __all__ = [
     "Tensor",
     "abs",
     "add",
+    "add_n",
     "all",
     "allclose",
     "amax",
@@ -32,6 +35,9 @@ __all__ = [
     "arange",
     "argmax",
     "argmin",
+    "array_length",
+    "array_read",
+    "array_write",
     "assign",
     "bmm",
     "broadcast_to",
@@ -42,6 +48,7 @@ __all__ = [
     "clone",
     "concat",
     "cos",
+    "create_array",
     "divide",
     "dot",
     "empty",
@@ -53,6 +60,7 @@ __all__ = [
     "expand",
     "expand_as",
     "eye",
+    "fill_constant",
     "flatten",
     "flip",
     "floor",
@@ -62,6 +70,7 @@ __all__ = [
     "gather",
     "greater_equal",
     "greater_than",
+    "increment",
     "index_select",
     "is_tensor",
     "isfinite",
@@ -108,6 +117,7 @@ __all__ = [
     "rsqrt",
     "scale",
     "seed",
+    "shape",
     "sigmoid",
     "sign",
     "sin",

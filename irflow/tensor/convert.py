@@ -20,6 +20,7 @@ import numpy as np
 
 from ..dispatch import apply
 from ..ir import dtypes
+from ..ir.types import Dim, TensorType, dim_add, dim_div, dim_mul, dim_sub, numel
 from .tensor import Tensor
 
 _RANK = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3,
@@ -82,11 +83,13 @@ def dims(values) -> tuple:
 
 
 def _dim(v):
+    if isinstance(v, str):  # a symbolic dim, such as exact_shape gives
+        return v
     if not isinstance(v, Tensor):
         return int(v)
     if v._value is not None:
         return int(v.item())
-    symbol = v._tracer.dim_of(v)
+    symbol = traced_dim(v)
     if symbol is None:
         from ..dispatch import user_location
         from ..errors import ConversionError
@@ -94,6 +97,39 @@ def _dim(v):
                               "symbolic sizes taken from x.shape; this size is computed from "
                               "tensor values", user_location())
     return symbol
+
+
+_DIM_ARITHMETIC = {"add": dim_add, "sub": dim_sub, "mul": dim_mul}
+
+
+def traced_dim(t: Tensor) -> Dim | None:
+    """The dim a traced integer scalar computes when it is a polynomial of the
+    program's symbolic dims (``x.shape[1] - 1`` in converted code is ``S1-1``), or
+    None when it depends on tensor values."""
+    return _value_dim(t._ir)
+
+
+def _value_dim(v) -> Dim | None:
+    t, op = v.type, getattr(v, "op", None)
+    if op is None or not isinstance(t, TensorType) or not t.dtype.is_int or numel(t.shape) != 1:
+        return None
+    if op.name == "const":
+        return int(op.attrs["value"].reshape(()))
+    if op.name == "numel":
+        x, axes = op.operands[0].type, op.attrs["axis"]
+        return numel(x.shape if axes is None else tuple(x.shape[a] for a in axes))
+    if op.name in ("cast", "reshape"):
+        return _value_dim(op.operands[0])
+    if op.name == "neg":
+        a = _value_dim(op.operands[0])
+        return None if a is None else dim_sub(0, a)
+    if op.name in _DIM_ARITHMETIC:
+        a, b = (_value_dim(u) for u in op.operands)
+        return None if a is None or b is None else _DIM_ARITHMETIC[op.name](a, b)
+    if op.name == "div":
+        a, b = (_value_dim(u) for u in op.operands)
+        return None if a is None or b is None else dim_div(a, b)
+    return None
 
 
 def cast(x: Tensor, dtype) -> Tensor:

@@ -5,12 +5,13 @@ import builtins
 
 import numpy as np
 
-from ..dispatch import apply
+from ..dispatch import apply, user_location
 from ..errors import IrflowError
 from ..ir import dtypes
-from ..ir.types import numel
-from .convert import as_tensor, cast, dims
-from .math import add, multiply, remainder
+from ..ir.types import dim_add, dim_div, dim_sub, dim_terms, numel
+from .convert import as_tensor, cast, dims, traced_dim
+from .logic import where
+from .math import add, maximum, minimum, multiply, remainder
 from .tensor import Tensor
 
 
@@ -75,20 +76,24 @@ def _same_dtype(tensors: list[Tensor]) -> list[Tensor]:
 def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
     x = as_tensor(x)
     axis = int(axis) % x.ndim
-    size = x.shape[axis]
+    size = exact_shape(x)[axis]
     if isinstance(num_or_sections, int):
-        if size % num_or_sections:
-            raise IrflowError(f"split: dim {axis} of size {size} does not divide into "
+        part = dim_div(size, num_or_sections)
+        if part is None:
+            why = "" if isinstance(size, int) else \
+                " known only at run time (give the sizes of the parts)"
+            raise IrflowError(f"split: dim {axis} of size {size}{why} does not divide into "
                               f"{num_or_sections} equal parts")
-        sections = [size // num_or_sections] * num_or_sections
+        sections = [part] * num_or_sections
     else:
         sections = list(num_or_sections)
         if -1 in sections:
-            sections[sections.index(-1)] = size - builtins.sum(s for s in sections if s != -1)
+            rest = builtins.sum(s for s in sections if s != -1)
+            sections[sections.index(-1)] = dim_sub(size, rest)
     out, start = [], 0
     for s in sections:
-        out.append(slice(x, [axis], [start], [start + s]))
-        start += s
+        out.append(slice(x, [axis], [start], [dim_add(start, s)]))
+        start = dim_add(start, s)
     return out
 
 
@@ -221,7 +226,7 @@ class _Index:
                 raise IndexError(f"too many indices for a tensor of rank {len(shape)}")
             dim = shape[axis - len(self.new_axes)]
             if isinstance(item, builtins.slice):
-                self._add_slice(axis, item)
+                self._add_slice(axis, item, x, axis - len(self.new_axes), dim)
             elif isinstance(item, int | np.integer):  # bools are masks by now
                 self._add_int(axis, int(item), dim)
             elif item.dtype.is_bool:
@@ -251,14 +256,23 @@ class _Index:
         fill = [builtins.slice(None)] * builtins.max(x.ndim - used, 0)
         return items[:at[0]] + fill + items[at[0] + 1:]
 
-    def _add_slice(self, axis: int, item: builtins.slice) -> None:
-        if item.step is not None and int(item.step) == 0:
+    def _add_slice(self, axis: int, item: builtins.slice, x: Tensor, x_axis: int, dim) -> None:
+        if item.start is None and item.stop is None and item.step is None:
+            return
+        step = 1 if item.step is None else int(item.step)
+        if step == 0:
             raise ValueError("slice step cannot be zero")
-        if item != builtins.slice(None):
+        start, stop = _bound(item.start, dim), _bound(item.stop, dim)
+        if isinstance(start, Tensor) or isinstance(stop, Tensor):
+            if step != 1:
+                raise IrflowError("a slice whose bounds depend on tensor values must have "
+                                  "step 1")
+            self.tensors.append((axis, _positions(x, x_axis, dim, start, stop)))
+        elif (start, stop, step) != (None, None, 1):
             self.axes.append(axis)
-            self.starts.append(_int_or_none(item.start))
-            self.stops.append(_int_or_none(item.stop))
-            self.steps.append(1 if item.step is None else int(item.step))
+            self.starts.append(start)
+            self.stops.append(stop)
+            self.steps.append(step)
 
     def _add_int(self, axis: int, i: int, dim) -> None:
         if isinstance(dim, int) and not -dim <= i < dim:
@@ -295,10 +309,33 @@ def _index_item(item):
                      "int or bool tensors")
 
 
-def _int_or_none(v):
-    if v is None:
-        return None
-    return int(v)
+def _bound(v, dim):
+    """A slice bound on an axis of size `dim`: None, an int, the symbolic dim a traced
+    size computes when that is a position (no negative terms, or the size minus an
+    int), else the traced tensor itself (its value, and sign, known at run time)."""
+    if v is None or not isinstance(v, Tensor) or v._value is not None:
+        return None if v is None else int(v)
+    bound = traced_dim(v)
+    if isinstance(bound, str) and any(c < 0 for c, _ in dim_terms(bound)) and \
+            not isinstance(dim_sub(bound, dim), int):
+        return v
+    return v if bound is None else bound
+
+
+def _positions(x: Tensor, axis: int, dim, start, stop) -> Tensor:
+    """The indices ``x[start:stop]`` takes along `axis` (of size `dim`), as a 1-D
+    tensor, for bounds known only when the program runs: negative ones count from
+    the end and both are clipped to the axis, as in Python."""
+    from .creation import arange
+    size = dim if isinstance(dim, int) else apply("numel", (x,), {"axis": (axis,)})
+
+    def clipped(bound, default):
+        if bound is None:
+            return default
+        bound = cast(as_tensor(bound), dtypes.int64)
+        return minimum(maximum(where(bound < 0, add(bound, size), bound), 0), size)
+
+    return arange(clipped(start, 0), clipped(stop, size))
 
 
 def _basic(x: Tensor, parts: _Index) -> tuple[Tensor, Tensor, Tensor]:
@@ -321,7 +358,7 @@ def getitem(x: Tensor, index) -> Tensor:
     if parts.mask is not None:
         raise IrflowError("reading x[mask] with a bool mask gives a data-dependent shape, "
                           "which irflow does not support; use paddle.where, or assign "
-                          "through the mask (x[mask] = value)")
+                          "through the mask (x[mask] = value)", user_location())
     _, _, y = _basic(x, parts)
     if parts.tensors:
         tensors = [(parts.after_squeeze(a), t) for a, t in parts.tensors]

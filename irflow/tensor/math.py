@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math as _math
 
+import numpy as np
+
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
@@ -261,3 +263,22 @@ def dot(x, y, name=None) -> Tensor:
 def outer(x, y, name=None) -> Tensor:
     from .manipulation import reshape
     return matmul(reshape(x, [-1, 1]), reshape(y, [1, -1]))
+
+
+def add_n(inputs, name=None) -> Tensor:
+    """The sum of a list of tensors of one shape and dtype (or of one tensor)."""
+    tensors = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    total = tensors[0]
+    for t in tensors[1:]:
+        total = add(total, t)
+    return total
+
+
+def increment(x, value=1.0, name=None) -> Tensor:
+    """``x += value`` in place for a one-element tensor, returning `x`, as Paddle's
+    (a loop counter in static-graph style code)."""
+    from .manipulation import _rebind
+    if x.size not in (1, -1):  # -1: a symbolic size while tracing
+        raise ValueError(f"increment needs a tensor with one element, got shape {x.shape}")
+    _rebind(x, add(x, Tensor._from_array(np.asarray(value, dtype=x.dtype.np))))
+    return x

@@ -128,10 +128,10 @@ class Tensor:
         return self._concrete("tolist()").tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._concrete("float()").item())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._concrete("int()").item())
 
     def __index__(self) -> int:
         if not self.dtype.is_int:

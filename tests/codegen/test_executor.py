@@ -284,7 +284,7 @@ def _errors_of(fn, args):
 def _args(n=2, m=3, k=2):
     return [np.zeros((n, 3), np.float32), np.zeros(2 * n, np.float32),
             np.zeros((m, n), np.int64), np.zeros(2, np.float32),
-            np.zeros((2 * k, k), np.float32), np.zeros(7, np.float32)]
+            np.zeros((2 * k, k), np.float32), np.zeros(8, np.float32)]
 
 
 @pytest.mark.parametrize("index, value, message", [
@@ -298,6 +298,7 @@ def _args(n=2, m=3, k=2):
     (3, [1.0, 2.0], r"@g: argument 3 (%w): expected dtype float32, got float64"),
     (3, np.zeros(3, np.float32), r"@g: argument 3 (%w): expected shape [2], got [3]"),
     (4, np.zeros((3, 2), np.float32), r"@g: argument 4 (%q): expected shape [K*2, K], got [3, 2]"),
+    (5, np.zeros(7, np.float32), r"@g: argument 5 (%r): expected shape [L*2], got [7]"),
 ])
 def test_argument_errors_are_the_interpreters(index, value, message):
     fn = parse(SIGNATURE).main

@@ -227,7 +227,9 @@ def test_conv2d_canonical_attributes_are_idempotent(given_attrs, canonical):
 
 
 @pytest.mark.parametrize("x, w, attrs, message", [
-    ("f32[N,C,8,8]", "f32[4,3,3,3]", {}, "input must have static C, H and W, got f32[N,C,8,8]"),
+    ("f32[N,3,8,H]", "f32[4,3,3,3]", {}, "input must have static H and W, got f32[N,3,8,H]"),
+    ("f32[N,C,8,8]", "f32[4,3,3,3]", {}, "3 input channels with groups=1, but the input "
+                                         "f32[N,C,8,8] has C"),
     ("f32[1,3,8]", "f32[4,3,3,3]", {}, "input must be a rank-4 [N, C, H, W] tensor"),
     ("i64[1,3,8,8]", "f32[4,3,3,3]", {}, "input must be float typed, got i64[1,3,8,8]"),
     ("f32[1,3,8,8]", "f64[4,3,3,3]", {}, "operand dtypes differ"),

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from irflow.codegen import run
-from irflow.errors import ShapeError
+from irflow.errors import DimMismatch, ShapeError
 from irflow.ir import Module, TensorType, dtypes, function, lookup, parse, verify
 from irflow.ir.printer import print_module
 from tests.support.opcheck import apply_op, check_op_vjp, types_of, vjp_function
@@ -327,12 +327,19 @@ def test_concat_type():
     assert infer("concat", T("f32[2,3]"), T("f32[4,3]")) == "f32[6,3]"
     assert infer("concat", T("f32[N,2]"), T("f32[N,3]"), T("f32[N,1]"), axis=-1) == "f32[N,6]"
     assert infer("concat", T("f32[N,2]"), axis=0) == "f32[N,2]"
+    assert infer("concat", T("f32[N,2]"), T("f32[M,2]"), T("f32[3,2]")) == "f32[M+N+3,2]"
+    assert infer("concat", T("f32[N,2]"), T("f32[N,2]")) == "f32[N*2,2]"
     assert canon("concat", T("f32[N,2]"), T("f32[N,3]"), axis=-1) == {"axis": 1}
 
 
+def test_a_symbolic_dim_against_a_static_one_is_a_dim_mismatch():
+    with pytest.raises(DimMismatch, match=r"operand 1 \(f32\[N,S1\]\) does not match") as e:
+        infer("concat", T("f32[N,4]"), T("f32[N,S1]"))
+    assert (e.value.dim, e.value.size) == ("S1", 4)
+    bad("concat", T("f32[N,4]"), T("f32[N,M]"), match="does not match")  # not a DimMismatch
+
+
 @pytest.mark.parametrize("types, axis, match", [
-    (("f32[N,2]", "f32[3,2]"), 0,
-     r"the sizes along axis 0 \(N, 3\) include a symbolic dim, and their sum is not expressible"),
     (("f32[2,3]", "f32[2,4]"), 0, r"operand 1 \(f32\[2,4\]\) does not match operand 0 "
                                   r"\(f32\[2,3\]\) outside axis 0"),
     (("f32[2,3]", "f32[2,3,1]"), 0, r"operand 1 \(f32\[2,3,1\]\) does not match"),
@@ -445,17 +452,24 @@ def test_slice_canonical_form(attrs, want):
     ("f32[N,4]", dict(axes=(0,), starts=(-1,), stops=(-2**31 + 1,), steps=(-1,)), "f32[N,4]"),
     ("f32[5,3]", dict(axes=(0,), starts=(1,), stops=(-1,), steps=(2,)), "f32[2,3]"),
     ("f32[5,3]", dict(axes=(0,), starts=(2,), stops=(0,)), "f32[0,3]"),
+    ("f32[N,4]", dict(axes=(0,), starts=(1,), stops=(None,)), "f32[N-1,4]"),
+    ("f32[N,4]", dict(axes=(0,), starts=(0,), stops=(1,)), "f32[1,4]"),
+    ("f32[N,4]", dict(axes=(0,), starts=(-1,), stops=(None,)), "f32[1,4]"),
+    ("f32[N,4]", dict(axes=(0,), starts=(1,), stops=(-1,)), "f32[N-2,4]"),
+    ("f32[N,4]", dict(axes=(0,), starts=(-3,), stops=(-1,)), "f32[2,4]"),
+    ("f32[N,4]", dict(axes=(0,), starts=(2,), stops=(1,)), "f32[0,4]"),
+    ("f32[M+N,4]", dict(axes=(0,), starts=("N",), stops=(None,)), "f32[M,4]"),
+    ("f32[M+N,4]", dict(axes=(0,), starts=(0,), stops=("N",)), "f32[N,4]"),
 ])
 def test_slice_type(src, attrs, want):
     assert infer("slice", T(src), **attrs) == want
 
 
 @pytest.mark.parametrize("attrs, match", [
-    (dict(axes=(0,), starts=(1,), stops=(None,)),
-     r"axis 0 has the symbolic size N: a slice must keep it whole .* "
-     r"got start 1, stop None, step 1"),
-    (dict(axes=(0,), starts=(0,), stops=(-1,)), r"axis 0 has the symbolic size N"),
-    (dict(axes=(0,), starts=(None,), stops=(None,), steps=(2,)), r"symbolic size N"),
+    (dict(axes=(0,), starts=(None,), stops=(None,), steps=(2,)),
+     r"axis 0 has the symbolic size N: a slice of it with step 2 has a size that is not a "
+     r"polynomial of N"),
+    (dict(axes=(0,), starts=(0,), stops=(-1,), steps=(-1,)), r"symbolic size N"),
     (dict(axes=(1,), starts=(0,), stops=("N",)), r"axis 1 has the static size 4, so its "
                                                  r"bounds must be ints, got start 0, stop N"),
     (dict(axes=(1,), starts=(0,), stops=(2,), steps=(0,)), r"the step for axis 1 is 0"),
@@ -474,6 +488,32 @@ def test_slice_symbolic_run():
     (y,) = run_symbolic("slice", [T("f64[N,4]")], [x], axes=(0, 1), starts=(None, 0),
                         stops=(None, 1), steps=(-1, 1))
     np.testing.assert_array_equal(y, x[::-1, 0:1])
+    for start, stop in ((1, None), (0, 1), (-1, None), (1, -1), ("N-2", None)):
+        (y,) = run_symbolic("slice", [T("f64[N,4]")], [x], axes=(0,), starts=(start,),
+                            stops=(stop,))
+        np.testing.assert_array_equal(y, x[{"N-2": 1}.get(start, start):stop])
+
+
+def test_symbolic_slice_bounds_come_from_other_dims():
+    x, y = f64(2, 3), f64(4, 3)
+    fn = function("f", [T("f64[M+N,3]"), T("f64[M,3]")],
+                  lambda b, xy, x: b.slice(xy, axes=(0,), starts=("M",), stops=(None,)))
+    assert str(fn.result_types[0]) == "f64[N,3]"
+    (z,) = run(parse(print_module(Module([fn]))).main, np.vstack([x, y]), x)
+    np.testing.assert_array_equal(z, y)
+
+
+def test_a_symbolic_bound_must_be_a_position():
+    bad("slice", T("f32[M+N,4]"), axes=(0,), starts=("M-N",), stops=(None,),
+        match=r"the bound M-N of axis 0 \(size M\+N\) may be negative")
+
+
+@pytest.mark.parametrize("start, stop", [(5, None), (0, 5), (-5, None), (2, -3)])
+def test_a_slice_outside_a_symbolic_axis_fails_when_it_runs(start, stop):
+    with pytest.raises(ShapeError, match=rf"the slice {start}:{stop or ''} of axis 0 reaches "
+                                         r"outside the axis, which has 4 elements"):
+        run_symbolic("slice", [T("f64[N]")], [f64(4)], axes=(0,), starts=(start,),
+                     stops=(stop,))
 
 
 @pytest.mark.parametrize("shape, attrs", [
@@ -490,6 +530,8 @@ def test_slice_vjp(shape, attrs):
 def test_slice_symbolic_vjp():
     symbolic_vjp_matches("slice", [T("f64[N,4]")], [f64(3, 4)], axes=(0, 1),
                          starts=(None, 3), stops=(None, 0), steps=(-1, -2))
+    symbolic_vjp_matches("slice", [T("f64[N,S1]")], [f64(3, 4)], axes=(0, 1),
+                         starts=(1, 0), stops=(None, -1))
 
 
 def test_set_slice_kernel_does_not_mutate_x():
@@ -743,10 +785,9 @@ def test_along_axis_symbolic_vjps():
 
 def test_pad_type_canonical_and_errors():
     assert infer("pad", T("f32[N,3]"), pads=[(0, 0), (1, 2)]) == "f32[N,6]"
+    assert infer("pad", T("f32[N,S1]"), pads=[(1, 0), (1, 1)]) == "f32[N+1,S1+2]"
     assert infer("pad", T("f32"), pads=()) == "f32"
     assert canon("pad", T("f32[2]"), pads=[[1, 0]], value=1) == {"pads": ((1, 0),), "value": 1.0}
-    bad("pad", T("f32[N,3]"), pads=((1, 0), (0, 0)),
-        match=r"cannot pad axis 0 of f32\[N,3\]: its padded size N \+ 1 is not expressible")
     bad("pad", T("f32[2,3]"), pads=((1, 0),), match=r"one \(low, high\) pair of non-negative "
                                                     r"ints per axis of f32\[2,3\]")
     bad("pad", T("f32[2]"), pads=((1, -1),), match=r"non-negative ints")
@@ -763,12 +804,15 @@ def test_pad_kernel():
     x = f64(3, 2)
     (y,) = run_symbolic("pad", [T("f64[N,2]")], [x], pads=((0, 0), (0, 3)), value=0.5)
     np.testing.assert_array_equal(y, np.pad(x, ((0, 0), (0, 3)), constant_values=0.5))
+    (y,) = run_symbolic("pad", [T("f64[N,S1]")], [x], pads=((2, 1), (0, 3)))
+    np.testing.assert_array_equal(y, np.pad(x, ((2, 1), (0, 3))))
 
 
 def test_pad_vjp():
     check_op_vjp("pad", [f64(2, 3)], {"pads": ((1, 0), (2, 1)), "value": 3.0})
     check_op_vjp("pad", [f64(2, 3)], {"pads": ((0, 0), (0, 2))})
     symbolic_vjp_matches("pad", [T("f64[N,3]")], [f64(2, 3)], pads=((0, 0), (1, 1)))
+    symbolic_vjp_matches("pad", [T("f64[N,S1]")], [f64(2, 3)], pads=((2, 0), (1, 3)))
 
 
 # ---------------------------------------------------------------- arange

@@ -51,11 +51,14 @@ class HookRemoveHelper:
             hooks.pop(self._hook_id, None)
 
 
-def _traced_forward(layer: "Layer"):
-    """While a program is traced, a user-written forward runs converted, so that its
-    tensor-dependent control flow becomes IR (irflow's own layers need no conversion)."""
+def _traced(fn):
+    """While a program is traced, a user-written forward (or hook) runs converted, so
+    that its tensor-dependent control flow becomes IR (irflow's own layers need no
+    conversion)."""
+    if dispatch_state.tracer is None:
+        return fn
     from ...frontend.jst import call
-    return call(layer.forward)
+    return call(fn)
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -86,20 +89,19 @@ class Layer:
         if self._forward_pre_hooks or self._forward_post_hooks:
             return self._call_with_hooks(inputs, kwargs)
         if dispatch_state.tracer is not None:
-            return _traced_forward(self)(*inputs, **kwargs)
+            return _traced(self.forward)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
 
     def _call_with_hooks(self, inputs: tuple, kwargs: dict):
         """A pre-hook may replace the inputs (a non-tuple result becomes the only
         input), a post-hook the outputs; None keeps them."""
         for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, inputs)
+            result = _traced(hook)(self, inputs)
             if result is not None:
                 inputs = result if isinstance(result, tuple) else (result,)
-        forward = self.forward if dispatch_state.tracer is None else _traced_forward(self)
-        outputs = forward(*inputs, **kwargs)
+        outputs = _traced(self.forward)(*inputs, **kwargs)
         for hook in list(self._forward_post_hooks.values()):
-            result = hook(self, inputs, outputs)
+            result = _traced(hook)(self, inputs, outputs)
             if result is not None:
                 outputs = result
         return outputs

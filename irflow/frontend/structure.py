@@ -1,0 +1,100 @@
+"""Nested Python structures (tuples, lists, dicts) as a flat list of leaves and a
+`Structure` that rebuilds them, as JAX's pytrees.
+
+A converted ``if`` whose branches give a variable the value ``(h, [c, n])`` yields the
+leaves ``h, c, n`` from the ``cond`` and rebuilds the tuple afterwards; a loop carries
+the leaves of its state the same way. Two values merge only if their structures are
+equal. Leaves are everything else: tensors, numbers, strings, None, any object.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class ReturnValue:
+    """What a converted ``return e`` stores in the function's return variable: the
+    value and the line of the ``return``, so that branches returning different
+    structures can be named in the error."""
+
+    __slots__ = ("value", "line")
+
+    def __init__(self, value, line: int):
+        self.value, self.line = value, line
+
+
+class Structure:
+    """The shape of a nested value: a container kind with child structures, or a
+    leaf (`LEAF`)."""
+
+    __slots__ = ("kind", "keys", "children", "n_leaves")
+
+    def __init__(self, kind, keys=(), children=()):
+        self.kind, self.keys, self.children = kind, tuple(keys), tuple(children)
+        self.n_leaves = 1 if kind is None else sum(c.n_leaves for c in children)
+
+    def __eq__(self, other) -> bool:
+        """Equal shapes; the line a `ReturnValue` records does not count."""
+        return (isinstance(other, Structure) and self.kind is other.kind
+                and (self.kind is ReturnValue or self.keys == other.keys)
+                and self.children == other.children)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.keys if self.kind is not ReturnValue else (),
+                     self.children))
+
+
+LEAF = Structure(None)
+
+
+def describe(value) -> str:
+    """How a value's structure reads to a user: ``tuple(tensor, list(tensor, int))``."""
+    if isinstance(value, ReturnValue):
+        return describe(value.value)
+    if type(value) is dict:
+        return "dict(" + ", ".join(f"{_key(k)}: {describe(v)}" for k, v in value.items()) + ")"
+    if type(value) is list or isinstance(value, tuple):
+        return type(value).__name__ + "(" + ", ".join(describe(v) for v in value) + ")"
+    return type(value).__name__.lower()
+
+
+def _key(k) -> str:
+    return repr(k) if isinstance(k, str | int | float | bool | type(None)) else describe(k)
+
+
+def flatten(value) -> tuple[list, Structure]:
+    leaves: list = []
+    return leaves, _flatten(value, leaves)
+
+
+def _flatten(value, leaves: list) -> Structure:
+    kind = type(value)
+    if kind is ReturnValue:
+        return Structure(ReturnValue, (value.line,), (_flatten(value.value, leaves),))
+    if kind is dict:
+        keys = list(value)
+        return Structure(dict, keys, [_flatten(value[k], leaves) for k in keys])
+    if kind is list or isinstance(value, tuple):
+        return Structure(kind, (), [_flatten(v, leaves) for v in value])
+    leaves.append(value)
+    return LEAF
+
+
+def unflatten(structure: Structure, leaves) -> Any:
+    it = iter(leaves)
+    return _build(structure, it)
+
+
+def _build(s: Structure, it):
+    if s.kind is None:
+        return next(it)
+    children = [_build(c, it) for c in s.children]
+    if s.kind is ReturnValue:
+        return ReturnValue(children[0], s.keys[0])
+    if s.kind is dict:
+        return dict(zip(s.keys, children))
+    if s.kind is list or s.kind is tuple:
+        return s.kind(children)
+    return s.kind(*children)  # a namedtuple
+
+
+__all__ = ["LEAF", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]

@@ -1,0 +1,19 @@
+"""Tensor attributes as tensors: ``paddle.shape``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes
+from .convert import cast
+from .manipulation import stack
+from .tensor import Tensor
+
+
+def shape(input) -> Tensor:  # noqa: A002  (Paddle's name)
+    """`input`'s shape as a 1-D int64 tensor. While tracing, symbolic dims are sizes
+    computed when the program runs, so the shape stays right for every batch size."""
+    if input._value is not None:
+        return Tensor._from_array(np.asarray(input._value.shape, dtype=np.int64))
+    dims = [d if isinstance(d, Tensor) else Tensor._from_array(np.asarray(d, np.int64))
+            for d in input._tracer.dims(input)]
+    return stack([cast(d, dtypes.int64) for d in dims])

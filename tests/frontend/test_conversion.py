@@ -1,0 +1,566 @@
+"""Conversion of the code people write, compiled versus eager: what a branch yields
+and a loop carries (liveness), structures, returns, asserts, no_grad, reads of values
+in conditions, and Paddle's control-flow APIs."""
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn as nn
+from irflow.errors import ConversionError
+from irflow.static import InputSpec
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+def line_of(fn, text: str) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def leaves(out):
+    if isinstance(out, dict):
+        return [t for v in out.values() for t in leaves(v)]
+    if isinstance(out, tuple | list):
+        return [t for v in out for t in leaves(v)]
+    return [out]
+
+
+def assert_same(compiled_out, eager_out):
+    got, want = leaves(compiled_out), leaves(eager_out)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def check_function(fn, *inputs, spec=None):
+    """`fn` compiled gives what it gives eagerly, on each tuple of inputs."""
+    compiled = paddle.compile(fn, input_spec=spec)
+    for args in inputs:
+        assert_same(compiled(*args), fn(*args))
+    return compiled
+
+
+def check_layer_gradients(layer, x):
+    """Outputs and parameter gradients of sum(out**2) through the compiled layer equal
+    eager ones."""
+    compiled = paddle.compile(layer)
+    params = list(layer.parameters())
+    out = compiled(x)
+    assert_same(out, layer(x))
+    paddle.sum(out ** 2).backward()
+    got = [p.grad.numpy().copy() for p in params]
+    layer.clear_gradients()
+    paddle.sum(layer(x) ** 2).backward()
+    for g, p in zip(got, params):
+        np.testing.assert_allclose(g, p.grad.numpy(), rtol=1e-4, atol=1e-5)
+    layer.clear_gradients()
+
+
+POS, NEG = paddle.ones([2, 3]), -paddle.ones([2, 3])
+
+
+# ---------------------------------------------------------------- one-branch variables
+
+def test_a_variable_bound_in_one_branch_and_returned_is_a_conversion_error():
+    def f(x):
+        if paddle.mean(x) > 0:
+            y = x * 2
+        return y
+
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(f)(POS)
+    message = str(info.value)
+    assert "variable 'y' is assigned in only one branch" in message
+    assert f"{THIS_FILE}:{line_of(f, 'if paddle.mean')}" in message
+    assert f"{THIS_FILE}:{line_of(f, 'return y')}" in message
+    assert "Undefined" not in message and "__jst" not in message
+
+
+def test_a_one_branch_variable_not_used_after_the_if_needs_no_value():
+    def f(x):
+        if paddle.mean(x) > 0:
+            tmp = x * 2
+            x = tmp + 1
+        return x
+
+    check_function(f, (POS,), (NEG,))
+
+
+def test_a_one_branch_variable_under_a_python_condition_keeps_python_semantics():
+    def f(x, flag):
+        if flag:
+            y = x * 2
+        return y
+
+    compiled = paddle.compile(f, input_spec=[InputSpec([2, 3])])  # flag: a Python value
+    assert_same(compiled(POS, True), f(POS, True))
+    with pytest.raises(UnboundLocalError):
+        compiled(POS, False)
+
+
+def test_branch_temporaries_may_differ_in_shape_between_branches():
+    def f(x):
+        if paddle.mean(x) > 0:
+            t = paddle.sum(x)
+            y = x * t
+        else:
+            t = x * 3
+            y = t - 1
+        return y
+
+    check_function(f, (POS,), (NEG,))
+
+
+# ---------------------------------------------------------------- what loops carry
+
+def test_fixed_point_loop_carries_no_temporaries_and_differentiates():
+    class FixedPoint(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = x
+            d = paddle.to_tensor(1.0)
+            while d > 1e-5:
+                hn = paddle.tanh(self.fc(h) * 0.5)
+                d = paddle.max(paddle.abs(hn - h))
+                h = hn
+            return h
+
+    paddle.seed(0)
+    layer = FixedPoint()
+    check_layer_gradients(layer, paddle.randn([3, 4]))
+    loop = next(op for op in paddle.compile(layer, input_spec=[InputSpec([None, 4])])
+                .source_ir.walk() if op.name == "while")
+    assert sorted(v.name for v in loop.results) == ["d", "h"]  # not hn
+
+
+def test_loop_body_temporaries_of_a_symbolic_shape_are_not_carried():
+    def f(x):
+        i = 0
+        while i < paddle.to_tensor(3):
+            step = x * 0.5
+            x = x + step
+            i += 1
+        return x
+
+    check_function(f, (POS,), spec=[InputSpec([None, 3])])
+
+
+def test_a_variable_first_bound_in_a_loop_and_used_after_starts_as_zeros():
+    def f(x, n):
+        for i in range(n):
+            last = x * i
+        return last
+
+    compiled = paddle.compile(f)
+    n = paddle.to_tensor(4)
+    assert_same(compiled(POS, n), f(POS, n))
+
+
+def test_tuple_state_is_carried_leaf_by_leaf():
+    def f(x):
+        state = (x, x * 2)
+        for _ in range(paddle.to_tensor(3)):
+            h, c = state
+            state = (h + c, c * 0.5)
+        return state
+
+    check_function(f, (POS,))
+
+
+# ---------------------------------------------------------------- conditions of shape [1]
+
+def test_while_and_range_with_one_element_tensors():
+    def counter(x):
+        i = paddle.full([1], 0, dtype="int64")
+        n = paddle.full([1], 5, dtype="int64")
+        while i < n:
+            x = x + 1
+            i = i + 1
+        return x
+
+    def bound(x):
+        n = paddle.full([1], 4, dtype="int64")
+        for _ in range(n):
+            x = x * 1.5
+        return x
+
+    check_function(counter, (POS,))
+    check_function(bound, (POS,))
+
+
+def test_increment_in_a_tensor_loop():
+    def f(x):
+        i = paddle.tensor.fill_constant([1], "int64", 0)
+        n = paddle.full([1], 3, dtype="int64")
+        while i < n:
+            x = x * 2
+            paddle.increment(i)
+        return x, i
+
+    check_function(f, (POS,))
+
+
+# ---------------------------------------------------------------- structures and returns
+
+def test_returning_tuples_and_dicts_from_a_tensor_if():
+    def f(x):
+        if paddle.mean(x) > 0:
+            return x * 2, {"a": x + 1, "b": [x, x * 3]}
+        return x, {"a": x - 1, "b": [-x, x]}
+
+    check_function(f, (POS,), (NEG,))
+
+
+def test_returns_of_different_structures_name_both_lines():
+    def f(x):
+        if paddle.mean(x) > 0:
+            return x * 2, x
+        return x
+
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(f)(POS)
+    message = str(info.value)
+    assert f"{THIS_FILE}:{line_of(f, 'return x * 2, x')}" in message
+    assert f"{THIS_FILE}:{line_of(f, 'return x' + chr(10))}" in message
+    assert "tuple(tensor, tensor)" in message and "tensor at" in message
+    assert "__jst" not in message
+
+
+def test_return_inside_a_tensor_while_loop():
+    def f(x):
+        i = paddle.to_tensor(0)
+        while i < 10:
+            x = x * 2
+            if paddle.sum(x) > 20:
+                return x, i
+            i += 1
+        return x, i
+
+    check_function(f, (POS,), (POS * 0.01,))
+
+
+def test_early_exit_from_a_loop_over_layers():
+    class Blocks(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.LayerList([nn.Linear(3, 3) for _ in range(4)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = paddle.tanh(block(x))
+                if paddle.mean(x) > 0.2:
+                    return x * 2
+            return x
+
+    paddle.seed(3)
+    layer = Blocks()
+    for x in (POS, NEG, paddle.randn([2, 3])):
+        check_layer_gradients(layer, x)
+
+
+def test_break_from_a_loop_over_a_python_list():
+    def f(x):
+        for k in [1.0, 2.0, 3.0]:
+            x = x * k
+            if paddle.mean(x) > 1.5:
+                break
+        return x
+
+    check_function(f, (POS,), (POS * 0.1,), (NEG,))
+
+
+# ---------------------------------------------------------------- in-place changes
+
+def test_list_and_dict_changes_in_tensor_branches():
+    def f(x):
+        outs, d = [], {"a": x}
+        if paddle.mean(x) > 0:
+            outs.append(x * 2)
+            d["a"] = x + 1
+        else:
+            outs.append(x)
+        return paddle.stack(outs), d["a"]
+
+    check_function(f, (POS,), (NEG,))
+
+
+def test_setitem_in_a_branch_stays_in_that_branch():
+    def f(x):
+        y = x * 1
+        if paddle.mean(x) > 0:
+            y[0] = 5.0
+        return y
+
+    check_function(f, (POS,), (NEG,))
+
+
+def test_attributes_set_in_tensor_branches():
+    class Keep(nn.Layer):
+        def forward(self, x):
+            if paddle.mean(x) > 0:
+                self.state = x * 2
+            else:
+                self.state = x - 1
+            return self.state
+
+    layer = Keep()
+    check_function(layer, (POS,), (NEG,))
+
+
+def test_attribute_set_in_a_tensor_loop_names_the_attribute():
+    class Keep(nn.Layer):
+        def forward(self, x):
+            i = 0
+            while i < paddle.to_tensor(3):
+                self.state = x * i
+                i += 1
+            return x
+
+    layer = Keep()
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(layer)(POS)
+    assert "`self.state` is set inside a tensor-dependent loop" in str(info.value)
+    assert f"{THIS_FILE}:{line_of(Keep.forward, 'self.state = x * i')}" in str(info.value)
+    assert "state" not in vars(layer) and "state" not in layer._buffers  # put back
+
+
+def test_a_list_grown_in_a_tensor_loop_names_the_list():
+    def f(x, n):
+        outs = []
+        i = 0
+        while i < n:
+            outs.append(x * i)
+            i += 1
+        return outs
+
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(f)(POS, paddle.to_tensor(3))
+    message = str(info.value)
+    assert "variable 'outs'" in message
+    assert f"{THIS_FILE}:{line_of(f, 'outs.append')}" in message
+
+
+# ---------------------------------------------------------------- assert and gradients
+
+def test_assert_on_a_tensor_checks_each_call():
+    def f(x):
+        assert paddle.mean(x) > 0, "mean must be positive"
+        return x * 2
+
+    compiled = paddle.compile(f)
+    assert_same(compiled(POS), f(POS))
+    with pytest.raises(AssertionError) as info:
+        compiled(NEG)
+    assert "mean must be positive" in str(info.value)
+    assert f"{THIS_FILE}:{line_of(f, 'assert paddle.mean')}" in str(info.value)
+
+
+def test_assert_without_a_message_shows_the_source():
+    def f(x):
+        assert paddle.all(x > 0)
+        return x
+
+    with pytest.raises(AssertionError, match=r"assert paddle.all\(x > 0\)"):
+        paddle.compile(f)(NEG)
+
+
+@pytest.mark.parametrize("how", ["no_grad", "detach", "stop_gradient"])
+def test_gradients_stop_where_eager_code_stops_them(how):
+    class Stop(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            h = self.fc(x)
+            if how == "no_grad":
+                with paddle.no_grad():
+                    s = paddle.mean(h * h)
+            elif how == "detach":
+                s = paddle.mean(h * h).detach()
+            else:
+                s = paddle.mean(h * h)
+                s.stop_gradient = True
+            i = 0
+            while i < paddle.to_tensor(2):
+                with paddle.no_grad():
+                    s = s + paddle.mean(h)
+                h = h * s
+                i += 1
+            return h
+
+    paddle.seed(1)
+    check_layer_gradients(Stop(), paddle.randn([2, 3]))
+
+
+# ---------------------------------------------------------------- values in conditions
+
+def test_item_float_int_bool_and_numpy_in_conditions():
+    def f(x):
+        if x.mean().item() > 0 and float(x.sum()) > -100.0:
+            x = x + 1
+        if x.numpy()[0, 0] > 1.5:
+            x = x * 2
+        if x.item(1) > 0:
+            x = x - 0.5
+        if bool(x.mean() > 0):
+            x = x * 3
+        for _ in range(int(x.shape[0])):
+            x = x + 1
+        return x
+
+    check_function(f, (POS,), (NEG,))
+
+
+def test_iterating_over_numpy_rows():
+    def f(x):
+        s = paddle.zeros([3])
+        for row in x.numpy():
+            s = s + row
+        return s
+
+    check_function(f, (paddle.randn([4, 3]),), spec=[InputSpec([None, 3])])
+
+
+def test_bool_of_several_values_names_the_line():
+    def f(x):
+        if bool(x):
+            x = x + 1
+        return x
+
+    with pytest.raises(ConversionError, match=r"condition must be a single value") as info:
+        paddle.compile(f)(POS)
+    assert f"{THIS_FILE}:{line_of(f, 'if bool(x)')}" in str(info.value)
+
+
+# ---------------------------------------------------------------- Paddle's APIs
+
+def test_static_nn_cond_and_while_loop():
+    def f(x):
+        y = paddle.static.nn.cond(paddle.mean(x) > 0, lambda: x * 2, lambda: x - 1)
+        i = paddle.full([1], 0, "int64")
+        limit = paddle.full([1], 4, "int64")
+        i, y = paddle.static.nn.while_loop(lambda i, y: i < limit,
+                                           lambda i, y: [i + 1, y * 1.5], [i, y])
+        return y
+
+    check_function(f, (POS,), (NEG,))
+
+
+def test_shape_add_n_and_lambdas():
+    def f(x):
+        flip = lambda t: t if paddle.mean(t) > 0 else -t  # noqa: E731
+        n = paddle.shape(x)[0].astype("float32")
+        return paddle.add_n([flip(x), x * n])
+
+    check_function(f, (POS,), (NEG,), spec=[InputSpec([None, 3])])
+    check_function(lambda x: x * 2 if paddle.mean(x) > 0 else x, (POS,), (NEG,))
+
+
+def test_not_to_static_runs_a_function_unconverted():
+    @paddle.jit.not_to_static
+    def helper(x):
+        if paddle.mean(x) > 0:  # needs a Python value: not converted
+            return x
+        return -x
+
+    def f(x):
+        return helper(x)
+
+    with pytest.raises(ConversionError, match="truth value of a traced tensor"):
+        paddle.compile(f)(POS)
+
+
+def test_forward_hooks_are_converted_too():
+    layer = nn.Linear(3, 3)
+
+    def scale_positive(layer, inputs):
+        x = inputs[0]
+        if float(x.mean()) > 0:
+            return (x * 2,)
+        return (x,)
+
+    layer.register_forward_pre_hook(scale_positive)
+    check_function(layer, (POS,), (NEG,))
+
+
+def test_paddle_grad_inside_compiled_code():
+    def input_gradient(x):
+        x.stop_gradient = False
+        y = paddle.sum(paddle.tanh(x) * x)
+        (g,) = paddle.grad([y], [x])
+        if paddle.mean(g) > 0.5:
+            g = g * 2
+        return g
+
+    check_function(input_gradient, (paddle.randn([5]),), (paddle.ones([5]) * 3,))
+
+
+def test_gradient_penalty_with_create_graph_trains_through_the_compiled_call():
+    class Critic(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 1)
+
+        def forward(self, x):
+            x.stop_gradient = False
+            y = paddle.tanh(self.fc(x))
+            (gx,) = paddle.grad([paddle.sum(y)], [x], create_graph=True)
+            return paddle.sum(y) + paddle.sum(gx ** 2)
+
+    paddle.seed(0)
+    check_layer_gradients(Critic(), paddle.randn([4, 3]))
+
+
+def test_enumerate_and_max_of_traced_values():
+    def f(x):
+        s = paddle.zeros([3])
+        for i, row in enumerate(x):
+            s = s + row * i
+        return s * max(paddle.mean(x), 0.5) + min(paddle.sum(x), 1.0)
+
+    check_function(f, (paddle.randn([4, 3]),), (paddle.ones([2, 3]),),
+                   spec=[InputSpec([None, 3])])
+
+
+def test_containers_reached_through_attributes():
+    class Cache(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.cache = {}
+            self.history = []
+
+        def forward(self, x):
+            if paddle.mean(x) > 0:
+                self.cache["h"] = x * 2
+            else:
+                self.cache["h"] = x - 1
+            i = 0
+            while i < paddle.to_tensor(2):
+                self.history.append(x)
+                i += 1
+            return self.cache["h"]
+
+    layer = Cache()
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(layer)(POS)
+    message = str(info.value)
+    assert "`self.history` is changed in place inside a tensor-dependent loop" in message
+    assert f"{THIS_FILE}:{line_of(Cache.forward, 'self.history.append')}" in message
+    assert layer.history == [] and layer.cache == {}  # put back as they were
+
+
+def test_errors_never_name_internal_variables():
+    def f(x):
+        return x if paddle.mean(x) > 0 else x[:1]
+
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(f)(POS)
+    assert "the conditional expression is f32[2,3]" in str(info.value)
+    assert "__jst" not in str(info.value)
