@@ -172,7 +172,7 @@ class Operation:
     # -- operands
     @property
     def operands(self) -> tuple[Value, ...]:
-        return tuple(use.value for use in self._uses)
+        return tuple([use.value for use in self._uses])
 
     def operand(self, index: int) -> Value:
         return self._uses[index].value

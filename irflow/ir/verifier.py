@@ -81,7 +81,7 @@ class _Verifier:
         for i, r in enumerate(op.results):
             if r.op is not op or r.index != i:
                 self.fail(op, f"result {i} does not point back to its op")
-        self.types(op, opdef)
+        self.types(op, opdef, tuple(use.value.type for use in op.operand_uses))
         if len(op.regions) != len(opdef.regions):
             self.fail(op, f"expected {len(opdef.regions)} region(s), found {len(op.regions)}")
         for region in op.regions:
@@ -99,9 +99,8 @@ class _Verifier:
         for region in op.regions:
             self.block(region.blocks[0], None)
 
-    def types(self, op: Operation, opdef) -> None:
+    def types(self, op: Operation, opdef, operand_types: tuple) -> None:
         """Complete attributes, and result types equal to what the type rule gives."""
-        operand_types = tuple(v.type for v in op.operands)
         try:
             key = (op.name, operand_types, tuple(op.attrs.items()), op.result_types)
             if key in self.checked:

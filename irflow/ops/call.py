@@ -51,7 +51,8 @@ def _call_infer(types, attrs):
     static = [(a.type.shape, t.shape) for t, a in zip(types, fn.args)
               if isinstance(a.type, TensorType) and t.is_static]
     # once every operand has bound what it can, a dim such as M+N solves for M
-    bind_shape(sum((e for e, _ in static), ()), sum((s for _, s in static), ()), bindings)
+    bind_shape(tuple(d for e, _ in static for d in e), tuple(d for _, s in static for d in s),
+               bindings)
     out = []
     for r in fn.result_types:
         if isinstance(r, TensorType) and bindings and not r.is_static:
