@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 from ..errors import IrflowError
 from .builder import Builder
 from .core import Block, Function, Module, Operation, OpResult, Value
+from .region_op import inline_region
 from .registry import lookup
 
 
@@ -70,6 +71,16 @@ class Rewriter:
         op.erase()
         for v in operands:
             self._driver.push_producer(v)
+
+    def inline_region(self, op: Operation, index: int, args: Sequence[Value]) -> list[Value]:
+        """Move the body of region `index` of `op` before `op`, its arguments replaced
+        by `args`; returns what its terminator yielded (see `region_op.inline_region`)."""
+        moved = list(op.regions[index].blocks[0].body_ops())
+        yielded = inline_region(op, index, args)
+        for inner in moved:
+            for nested in inner.walk():
+                self._driver.push(nested)
+        return yielded
 
     def changed(self, op: Operation) -> None:
         """`op` was changed in place (its attributes): revisit it and its users."""

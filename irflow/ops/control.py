@@ -19,8 +19,9 @@ import numpy as np
 
 from ..errors import ShapeError, VerificationError
 from ..ir import dtypes
+from ..ir.core import BlockArg
 from ..ir.region_op import (Arg, Operand, RegionOp, Result, Yield, arg_dependencies,
-                            check_region, inline_region)
+                            check_region)
 from ..ir.registry import REQUIRED, Effect
 from ..ir.rewrite import Pattern, constant_value
 from ..ir.traits import StackOperands, Terminator
@@ -137,7 +138,7 @@ class InlineConstantCond(Pattern):
         taken = constant_value(op.operands[0])
         if taken is None:
             return False
-        yielded = inline_region(op, 0 if taken else 1, op.operands[1:])
+        yielded = rewriter.inline_region(op, 0 if taken else 1, op.operands[1:])
         rewriter.replace(op, yielded)
         return True
 
@@ -158,11 +159,9 @@ class ForwardCapturedResult(Pattern):
 
 def _forwarded_operand(op, region, k: int) -> int | None:
     """The cond operand that `region` yields unchanged as result k, if any."""
-    v = region.blocks[0].terminator.operands[k]
     block = region.blocks[0]
-    if getattr(v, "block", None) is block:
-        return 1 + v.index
-    return None
+    v = block.terminator.operands[k]
+    return 1 + v.index if isinstance(v, BlockArg) and v.block is block else None
 
 
 defop("cond", None, arity=(1, None), traits=(Cond(), StackOperands()),

@@ -1,16 +1,19 @@
 """Passes as small named objects, and pipelines as text.
 
-A pass is a dataclass deriving from `Pass`: its class attribute `name` is how
-pipelines call it, its fields are its options (with defaults), its docstring's first
-line describes it, and `run(module)` transforms the module in place and says
-whether anything changed. `@register_pass` makes it available by name::
+A pass is a class deriving from `Pass`: its class attribute `name` is how
+pipelines call it, its annotated attributes are its options (with defaults), its
+docstring's first line describes it, and `run(module)` transforms the module in
+place and says whether anything changed. `@register_pass` makes it a dataclass (so
+options are constructor arguments) and available by name::
 
     @register_pass
-    @dataclass
     class Fold(Pass):
-        "Evaluate constant ops and apply every op's canonicalization patterns."
-        name: ClassVar[str] = "fold"
+        "Evaluate ops on constants and apply every op's canonicalization patterns."
+
+        name = "fold"
         max_elements: int = 1 << 16
+
+        def run(self, module): ...
 
 A pipeline is a comma-separated list of pass names, each optionally followed by
 options in braces, written with dashes: ``"fold{max-elements=1024},cse,dce"``.
