@@ -1,0 +1,289 @@
+"""Programs that cannot convert: a ConversionError naming the user's line, never an
+internal error, an internal name or an `Undefined` object."""
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn as nn
+import irflow.nn.functional as F
+
+from .harness import check_fails, ints, randn, spec
+
+POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
+
+
+def test_variable_bound_in_one_branch_and_used_after():
+    def f(x):
+        if paddle.mean(x) > 0:
+            y = x * 2
+        return y
+
+    check_fails(f, POS_NEG, spec([None, 4]), at=["if paddle.mean(x) > 0", "return y"],
+                match="'y'")
+
+
+def test_variable_missing_from_the_else_of_an_elif_chain():
+    def f(x):
+        m = x.mean()
+        if m > 1:
+            y = x
+        elif m > 0:
+            y = -x
+        else:
+            pass
+        return y * 2
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="return y * 2", match="'y'")
+
+
+@pytest.mark.xfail(strict=True,
+    reason="misleading loop message: '... is not a tensor or number (Tensor)'")
+def test_variable_first_bound_in_a_tensor_loop_and_used_after():
+    def f(x):
+        while x.sum() < 10:
+            x = x + 1
+            last = x * 2
+        return last
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10",
+                match="'last' is first assigned inside")
+
+
+@pytest.mark.xfail(strict=True,
+    reason="misleading loop message: '... is not a tensor or number (Tensor)'")
+def test_none_before_a_tensor_loop_becomes_a_tensor():
+    def f(x):
+        best = None
+        while x.sum() < 10:
+            x = x + 1
+            best = x
+        return best
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10",
+                match="'best' is None .*and a tensor")
+
+
+def test_loop_variable_changes_shape():
+    def f(x):
+        while x.sum() < 100:
+            x = paddle.concat([x, x], axis=0)
+        return x
+
+    check_fails(f, POS_NEG[:1], spec([3, 4]), at="while x.sum() < 100", match="'x'")
+
+
+def test_branches_give_different_shapes():
+    def f(x):
+        if x.mean() > 0:
+            y = x
+        else:
+            y = x[:, :2]
+        return y
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="if x.mean() > 0", match="'y'")
+
+
+def test_branches_give_different_dtypes():
+    def f(x):
+        if x.mean() > 0:
+            y = x
+        else:
+            y = paddle.cast(x, "int64")
+        return y
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="if x.mean() > 0", match="'y'")
+
+
+def test_returns_of_different_structures():
+    def f(x):
+        if x.sum() > 0:
+            return x, x
+        return x
+
+    check_fails(f, POS_NEG, spec([None, 4]), at=["return x, x", "        return x\n"])
+
+
+def test_return_tensor_or_none():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return None
+
+    check_fails(f, POS_NEG, spec([None, 4]), at=["return None"])
+
+
+def test_condition_of_many_elements_in_if():
+    def f(x):
+        if x > 0:
+            x = x * 2
+        return x
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="if x > 0")
+
+
+def test_condition_of_many_elements_in_while():
+    def f(x):
+        while x < 10:
+            x = x + 1
+        return x
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="while x < 10")
+
+
+def test_bool_of_many_elements():
+    def f(x):
+        ok = bool(x > 0)
+        return x * 2 if ok else x
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="ok = bool(x > 0)")
+
+
+def test_numpy_function_on_a_traced_tensor():
+    def f(x):
+        return paddle.to_tensor(np.exp(x.numpy()))
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="np.exp(x.numpy())")
+
+
+def test_tolist_of_a_traced_tensor():
+    def f(x):
+        values = x.tolist()
+        return paddle.to_tensor(values) * 2
+
+    check_fails(f, POS_NEG, spec([3, 4]), at="values = x.tolist()")
+
+
+@pytest.mark.xfail(strict=True, reason="bool-mask read raises IrflowError, not ConversionError")
+def test_boolean_mask_indexing():
+    def f(x):
+        return x[x > 0].sum()
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="return x[x > 0].sum()")
+
+
+def test_attribute_set_inside_a_tensor_loop():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.last = None
+
+        def forward(self, x):
+            h = x
+            while h.sum() < 10:
+                h = h + F.relu(self.fc(h)) + 1.0
+                self.last = h
+            return h
+
+    check_fails(Net(), POS_NEG, spec([None, 4]), at="self.last = h", match="last")
+
+
+def test_list_attribute_grown_in_a_tensor_loop():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.history = []
+
+        def forward(self, x):
+            while x.sum() < 10:
+                x = x + 1.0
+                self.history.append(x)
+            return x
+
+    check_fails(Net(), POS_NEG, spec([None, 4]), at="self.history.append(x)", match="history")
+
+
+def test_dict_gains_a_key_in_a_tensor_branch():
+    def f(x):
+        out = {"x": x}
+        if x.sum() > 0:
+            out["extra"] = x * 2
+        return out
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="if x.sum() > 0", match="out")
+
+
+def test_backward_inside_a_tensor_branch():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+
+        def forward(self, x):
+            loss = self.fc(x).mean()
+            if loss > 0:
+                loss.backward()
+            return loss
+
+    check_fails(Net(), POS_NEG, spec([None, 4]), at="loss.backward()")
+
+
+def test_set_value_inside_a_tensor_branch():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            if x.mean() > 0:
+                self.fc.weight.set_value(self.fc.weight * 0.5)
+            return self.fc(x)
+
+    check_fails(Net(), POS_NEG, spec([None, 4]), at="set_value")
+
+
+def test_truth_value_inside_a_function_without_source():
+    namespace = {"paddle": paddle}
+    exec("def flip(x):\n    return x if paddle.sum(x) > 0 else -x", namespace)
+    flip = namespace["flip"]
+
+    def f(x):
+        return flip(x) * 2
+
+    check_fails(f, POS_NEG, spec([None, 4]), match="truth value")
+
+
+def test_variable_assigned_only_in_a_tensor_for_range():
+    def f(x, n):
+        for i in range(n):
+            y = x * float(i)
+        return y
+
+    check_fails(f, [(POS_NEG[0], ints(low=2, high=3))],
+                [paddle.static.InputSpec([None, 4]), paddle.static.InputSpec([], "int64")],
+                at="for i in range(n)", match="'y'")
+
+
+def test_shape_from_tensor_values():
+    def f(x):
+        n = paddle.cast(x.sum() > 0, "int64") + 1
+        return paddle.zeros([n, 4])
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="paddle.zeros([n, 4])")
+
+
+def test_tensor_used_as_a_python_list_index():
+    def f(x):
+        heads = [x * 1.0, x * 2.0, x * 3.0]
+        k = paddle.argmax(x.sum(axis=0))
+        return heads[k]
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="return heads[k]")
+
+
+def test_python_int_from_tensor_used_in_range_for_a_list():
+    def f(x):
+        outs = [x]
+        for _ in range(int(x.sum() > 0) + 1):
+            outs.append(outs[-1] * 2)
+        return outs
+
+    check_fails(f, POS_NEG, spec([None, 4]), at="outs.append(outs[-1] * 2)", match="outs")
+
+
+def test_string_built_from_a_tensor_in_a_branch():
+    def f(x):
+        tag = "pos" if x.sum() > 0 else "neg"
+        return {tag: x}
+
+    check_fails(f, POS_NEG, spec([None, 4]), at='tag = "pos" if x.sum() > 0 else "neg"')
