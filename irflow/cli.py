@@ -25,7 +25,8 @@ def opt(text: str, pipeline: str, filename: str = "<ir>", print_after_all: bool 
         locations: bool = False, printer=print) -> str:
     """What ``irflow opt`` prints: `text` parsed, run through `pipeline`, printed."""
     module = parse(text, filename)
-    PassManager(pipeline, print_after=print_after_all, printer=printer).run(module)
+    PassManager(pipeline, verify_each=True, print_after=print_after_all,
+                printer=printer).run(module)
     return print_module(module, locations=locations)
 
 

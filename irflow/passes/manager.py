@@ -2,8 +2,9 @@
 
 `PassManager(pipeline)` takes a pipeline string (``"fold{max-elements=1024},cse"``)
 or a list of pass names and `Pass` objects. `run(module)` verifies the module, then
-runs each pass in place; with ``verify_each`` (the default) it verifies after each
-pass too. Any exception a pass raises comes out as a `PassError` naming the pass and
+runs each pass in place; with ``verify_each`` it verifies after each pass too, as
+tests and ``irflow opt`` do (a compile skips it: verifying costs about as much as
+the passes). Any exception a pass raises comes out as a `PassError` naming the pass and
 the passes that ran before it (the original is its ``__cause__``); IR left broken
 comes out as a `VerificationError` that names them the same way. It times each pass
 (`history`) and can print the IR after each.
@@ -37,7 +38,7 @@ class PassRecord:
 @dataclass
 class PassManager:
     pipeline: str | Sequence[str | Pass]
-    verify_each: bool = True
+    verify_each: bool = False
     print_after: bool = False
     printer: Callable[[str], None] = print
     history: list[PassRecord] = field(default_factory=list)

@@ -179,7 +179,7 @@ def test_interpreter_and_executor_run_it():
 
 def test_dce_and_cse_trim_it_through_its_flow():
     module = parse(PROGRAM)
-    PassManager("cse,dce").run(module)
+    PassManager("cse,dce", verify_each=True).run(module)
     text = str(module)
     # The dead carried value %z (and its tanh), the unread invariant %unused and the
     # duplicate mul are gone; the trip count and the induction variable stay.
@@ -204,7 +204,7 @@ def finite_difference(fn, args, index, eps=1e-6):
 def test_it_differentiates_through_its_own_rule():
     fn = parse(PROGRAM).main
     g = Module([grad(fn, [1, 2])])
-    PassManager("fold,cse,dce").run(g)
+    PassManager("fold,cse,dce", verify_each=True).run(g)
     assert str(g).count("demo.for") == 2  # the recording loop and the backward loop
     args = inputs()
     value, da, dx = run(g, *args)

@@ -80,7 +80,7 @@ def test_ir_a_pass_breaks_is_caught_right_after_it():
     with pytest.raises(VerificationError, match=r"after pass 'test-breaks' \(passes run: dce, "
                                                 r"test-breaks\): .*operand 0 \(%a\) is not "
                                                 r"defined in this function"):
-        PassManager("dce,test-breaks,cse").run(parse(TEXT))
+        PassManager("dce,test-breaks,cse", verify_each=True).run(parse(TEXT))
 
 
 def test_the_input_is_verified_first():

@@ -55,14 +55,16 @@ def test_dce_keeps_the_results_and_leaves_nothing_dead(program, seed):
     assert_same_results(program, module, seed)
     assert dead_ops(module) == []
     assert unread_region_operands(module) == []
-    assert not PassManager(["dce"]).run(module), f"a second dce run changed:\n{module}"
+    assert not PassManager(["dce"], verify_each=True).run(module), \
+        f"a second dce run changed:\n{module}"
 
 
 @given(programs(), seeds)
 def test_cse_keeps_the_results(program, seed):
     module = run_pipeline(["cse"], program)
     assert_same_results(program, module, seed)
-    assert not PassManager(["cse"]).run(module), f"a second cse run changed:\n{module}"
+    assert not PassManager(["cse"], verify_each=True).run(module), \
+        f"a second cse run changed:\n{module}"
 
 
 @given(programs(), seeds)
