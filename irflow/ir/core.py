@@ -451,10 +451,6 @@ class Block:
         self._check_member(anchor)
         return self._link(op, anchor.prev, anchor)
 
-    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
-        self._check_member(anchor)
-        return self._link(op, anchor, anchor.next)
-
     def _check_member(self, anchor: Operation) -> None:
         if anchor.parent is not self:
             raise IrflowError(f"{anchor.name} is not in this block")

@@ -82,12 +82,6 @@ class Rewriter:
                 self._driver.push(nested)
         return yielded
 
-    def changed(self, op: Operation) -> None:
-        """`op` was changed in place (its attributes): revisit it and its users."""
-        self._driver.push(op)
-        for r in op.results:
-            for use in r.uses:
-                self._driver.push(use.op)
 
 
 class _ReportingBuilder(Builder):

@@ -22,7 +22,7 @@ from ..ir import dtypes
 from ..ir.core import BlockArg
 from ..ir.region_op import (Arg, Operand, RegionOp, Result, Yield, arg_dependencies,
                             check_region)
-from ..ir.registry import REQUIRED, Effect
+from ..ir.registry import REQUIRED, Effect, lookup
 from ..ir.rewrite import Pattern, constant_value
 from ..ir.traits import StackOperands, Terminator
 from ..ir.types import StackType, TensorType
@@ -148,20 +148,23 @@ class ForwardCapturedResult(Pattern):
     that operand."""
 
     def rewrite(self, op, rewriter) -> bool:
+        operand_of = {(r, j): i for i, args in lookup(op.name).region_op.captures(op)
+                      for r, j in args.items()}
         changed = False
         for k, result in enumerate(op.results):
-            sources = {_forwarded_operand(op, region, k) for region in op.regions}
+            sources = {_forwarded(region, r, k, operand_of) for r, region in enumerate(op.regions)}
             if len(sources) == 1 and None not in sources and result.uses:
                 rewriter.replace_uses(result, op.operands[sources.pop()])
                 changed = True
         return changed
 
 
-def _forwarded_operand(op, region, k: int) -> int | None:
-    """The cond operand that `region` yields unchanged as result k, if any."""
+def _forwarded(region, r: int, k: int, operand_of: dict) -> int | None:
+    """The operand that region `r` yields unchanged as result k, if any."""
     block = region.blocks[0]
     v = block.terminator.operands[k]
-    return 1 + v.index if isinstance(v, BlockArg) and v.block is block else None
+    return operand_of.get((r, v.index)) if isinstance(v, BlockArg) and v.block is block \
+        else None
 
 
 defop("cond", None, arity=(1, None), traits=(Cond(), StackOperands()),
