@@ -1,8 +1,8 @@
 """The dynamic graph and `backward()`.
 
-Every eager op that has an input requiring a gradient records a `Node`: the prepared
-op (which fixes its name, attributes and operand types), its input Tensors and its
-output arrays. `backward()` walks the nodes reachable from the loss, writes them down
+Every eager op that has an input requiring a gradient records a `Node`
+(`irflow.dispatch`): the prepared op (which fixes its name, attributes and operand
+types), its input Tensors and its output arrays. `backward()` walks the nodes reachable from the loss, writes them down
 as an IR function, and differentiates it with the same transform `irflow.compile`
 uses (`irflow.passes.autodiff.backward_function`): one autodiff, not two.
 
@@ -21,46 +21,21 @@ from typing import Sequence
 
 import numpy as np
 
-from . import dispatch as _dispatch
-from .dispatch import Prepared, no_grad, state, user_location
+from .context import state
+from .dispatch import Node, apply, no_grad, user_location
 from .errors import IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
 from .ir.core import Function, Module
 from .passes.manager import DEFAULT_PIPELINE, PassManager
 from .ir.types import TensorType
+from .tensor.tensor import Tensor
 
 
 class GraphError(IrflowError, RuntimeError):
     """backward() or grad() through a freed graph, or with nothing to differentiate."""
 
 
-class Node:
-    """One recorded op of the dynamic graph. `sources` pins down, per input, what the
-    op read when it ran: the producing node and output index, and the array; so a
-    tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph.
-    `mark` and `index` are scratch space for the walk that collects a `Graph`."""
-
-    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index")
-
-    def __init__(self, prepared: Prepared, inputs, outputs: list):
-        self.prepared = prepared
-        self.inputs = tuple(inputs)
-        # A tensor marked stop_gradient after it was made is a constant from here on.
-        self.sources = tuple([(None if t.stop_gradient else t._node, t._index, t._value)
-                              for t in inputs])
-        self.outputs = outputs
-        self.freed = False
-        self.mark = 0
-        self.index = 0
-
-    def free(self) -> None:
-        self.inputs = self.sources = ()
-        self.outputs = []
-        self.freed = True
-
-
-_dispatch.Node = Node  # dispatch records Nodes
 _walks = itertools.count(1)
 
 
@@ -131,7 +106,6 @@ class Graph:
 
     def tensor(self, ref):
         """A Tensor standing for `ref` that is connected to the graph (for create_graph)."""
-        from .tensor.tensor import Tensor
         if isinstance(ref, int):
             return self.leaves[-1 - ref]
         node_i, k = ref
@@ -182,8 +156,6 @@ class BackwardProgram:
     def run_recorded(self, graph: Graph, seeds) -> list:
         """Run the backward ops eagerly through `apply`, recording them, so that the
         gradients can themselves be differentiated (``create_graph=True``)."""
-        from .dispatch import apply
-        from .tensor.tensor import Tensor
         env = dict(zip(self.function.args, [*seeds, *(graph.tensor(r) for r in
                                                        self.residual_refs)]))
         for op in self.function.block.ops[:-1]:
@@ -249,7 +221,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          only_inputs=True, allow_unused=False, no_grad_vars=None):
     """Paddle's ``paddle.grad``: the gradients of `outputs` with respect to `inputs`
     (which may be intermediate tensors), returned rather than accumulated."""
-    from .tensor.tensor import Tensor
     single_out = isinstance(outputs, Tensor)
     outputs = [outputs] if single_out else list(outputs)
     single_in = isinstance(inputs, Tensor)

@@ -2,9 +2,14 @@
 
 Eagerly (no tracer active) `apply` runs the op's registered NumPy kernel at once and,
 while gradients are enabled and an input requires one, records a `Node` of the
-dynamic graph for `backward()`. While a tracer is active (the frontend converting a
-Layer to IR) the same call emits an IR operation instead. Either way the op's one
-declaration in the registry is what runs, so eager and compiled code agree.
+dynamic graph for `backward()` (`irflow.autograd`). While a tracer is active (the
+frontend converting a Layer to IR) the same call emits an IR operation instead.
+Either way the op's one declaration in the registry is what runs, so eager and
+compiled code agree. Grad mode and the tracer are those of the calling thread
+(`irflow.context`).
+
+Layering: this module sits above the Tensor class (it wraps kernel results in
+Tensors) and below everything that runs ops: the tensor API, autograd, nn, frontend.
 
 The eager path is hot: everything that depends only on the op, its attributes and
 its operands' dtypes and shapes (canonical attributes, result types, the kernel) is
@@ -19,27 +24,14 @@ from typing import Sequence
 
 import numpy as np
 
+from .context import current_observer, current_tracer, grad_enabled, state
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
 from .ir.types import TensorType, bind_shape
 from .ir import dtypes
+from .tensor.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-# Set by the modules that define them (they import this one): irflow.tensor.tensor.Tensor
-# and irflow.autograd.Node.
-Tensor = None
-Node = None
-
-
-class _State:
-    grad_enabled = True
-    tracer = None    # the frontend's active tracer, if any
-    observer = None  # called as observer(name, location, results) after each eager op
-
-
-state = _State()
 
 
 def user_location() -> Location | None:
@@ -73,6 +65,32 @@ class Prepared:
         self.records = any(self.grad_results)
         # Result sizes the kernel decides (a compiled call): known once it has run.
         self.unsized = any(isinstance(t, TensorType) and not t.is_static for t in result_types)
+
+
+class Node:
+    """One recorded op of the dynamic graph. `sources` pins down, per input, what the
+    op read when it ran: the producing node and output index, and the array; so a
+    tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph.
+    `mark` and `index` are scratch space for the walk that collects a `Graph`
+    (`irflow.autograd`)."""
+
+    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index")
+
+    def __init__(self, prepared: Prepared, inputs, outputs: list):
+        self.prepared = prepared
+        self.inputs = tuple(inputs)
+        # A tensor marked stop_gradient after it was made is a constant from here on.
+        self.sources = tuple([(None if t.stop_gradient else t._node, t._index, t._value)
+                              for t in inputs])
+        self.outputs = outputs
+        self.freed = False
+        self.mark = 0
+        self.index = 0
+
+    def free(self) -> None:
+        self.inputs = self.sources = ()
+        self.outputs = []
+        self.freed = True
 
 
 _CACHE: dict = {}
@@ -126,8 +144,9 @@ def _sizes(prepared: Prepared, out) -> tuple:
 
 def apply(name: str, inputs: Sequence, attrs: dict | None = None):
     """Run op `name` on Tensors `inputs`: one Tensor, or a tuple for multi-result ops."""
-    if state.tracer is not None:
-        return state.tracer.apply(name, inputs, attrs or {})
+    tracer = current_tracer()
+    if tracer is not None:
+        return tracer.apply(name, inputs, attrs or {})
     arrays = [t._value for t in inputs]
     prepared = prepare(name, arrays, attrs)
     try:
@@ -144,9 +163,10 @@ def apply(name: str, inputs: Sequence, attrs: dict | None = None):
         results = [Tensor._from_array(np.asarray(a) if type(a) is not np.ndarray and is_tensor
                                       else a)
                    for a, is_tensor in zip(out, prepared.tensor_results)]
-    if state.observer is not None:
-        state.observer(name, user_location(), [t._value for t in results])
-    if state.grad_enabled and prepared.records:
+    observer = current_observer()
+    if observer is not None:
+        observer(name, user_location(), [t._value for t in results])
+    if grad_enabled() and prepared.records:
         for t in inputs:
             if not t.stop_gradient:
                 _record(prepared, inputs, results)
@@ -179,7 +199,7 @@ class no_grad:
     def __call__(self, fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with no_grad():
+            with type(self)():
                 return fn(*args, **kwargs)
         return wrapper
 

@@ -110,6 +110,13 @@ def test_no_grad_and_enable_grad():
         return t * 2
 
     assert double(x).stop_gradient and paddle.is_grad_enabled()
+
+    @paddle.enable_grad()
+    def triple(t):
+        return t * 3
+
+    with paddle.no_grad():
+        assert not triple(x).stop_gradient
     with pytest.raises(ZeroDivisionError):
         with paddle.no_grad():
             1 / 0

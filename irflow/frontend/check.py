@@ -17,6 +17,7 @@ from ..codegen.interpreter import Interpreter
 from ..dispatch import no_grad, state
 from ..errors import IrflowError
 from ..tensor.tensor import Tensor
+from .structure import Pattern, flatten
 
 
 class CheckError(IrflowError):
@@ -42,15 +43,15 @@ def checked_call(compiled, program, args):
         state.observer = None
     for t, v in zip(program.state, saved):  # the compiled run makes the state updates
         t._value = v
-    arrays = [a._value if isinstance(a, Tensor) else np.asarray(a)
-              for a in args[:program.n_inputs]]
-    outs = program.run(arrays)
+    inputs = [leaf for a in args for leaf in flatten(a)[0]][:program.n_inputs]
+    arrays = [a._value if isinstance(a, Tensor) else np.asarray(a) for a in inputs]
+    results = program.call(inputs, arrays)
+    outs = [t._value for t in results]
     eager_tensors = _flat_tensors(eager)
     mismatch = [i for i, (e, c) in enumerate(zip(eager_tensors, outs)) if not _close(e, c)]
     if mismatch:
         _locate(program, arrays, eager_records, mismatch[0])
-    from .program import _rebuild
-    return _rebuild(program.structure, [Tensor._from_array(o) for o in outs])
+    return program.pattern.fill(results)
 
 
 def _close(a, b) -> bool:
@@ -63,8 +64,7 @@ def _close(a, b) -> bool:
 
 
 def _flat_tensors(out) -> list:
-    from .program import _flatten
-    return [t._value for t in _flatten(out)[0]]
+    return [t._value for t in Pattern.split(out, lambda v: isinstance(v, Tensor))[0]]
 
 
 def _locate(program, arrays, eager_records, output_index) -> None:

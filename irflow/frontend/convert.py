@@ -474,10 +474,11 @@ class _ControlFlow(ast.NodeTransformer):
         return node
 
     def visit_Attribute(self, node: ast.Attribute):
-        """``x.shape`` keeps symbolic dims symbolic (`jst.shape_of`)."""
+        """``x.shape`` and ``x.size`` keep symbolic dims symbolic (`jst.shape_of`,
+        `jst.size_of`)."""
         self.generic_visit(node)
-        if node.attr == "shape" and isinstance(node.ctx, ast.Load):
-            return _located(_call(_jst("shape_of"), node.value), node)
+        if node.attr in ("shape", "size") and isinstance(node.ctx, ast.Load):
+            return _located(_call(_jst(f"{node.attr}_of"), node.value), node)
         return node
 
     def visit_Assign(self, node: ast.Assign):

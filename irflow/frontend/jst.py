@@ -20,7 +20,7 @@ from ..dispatch import state as dispatch_state
 from ..dispatch import user_location
 from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
-from ..ir.types import TensorType
+from ..ir.types import TensorType, symbols_of
 from ..tensor.tensor import Tensor
 from .convert import FLAG_PREFIX, RETVAL, Statement
 from .structure import ReturnValue, describe, flatten, unflatten
@@ -165,6 +165,15 @@ def _len(x):
     return builtins.len(x)
 
 
+def size_of(x):
+    """``x.size`` in converted code: for a traced tensor, its number of elements as an
+    i64 scalar computed when the program runs, so a symbolic dim stays right."""
+    if not is_traced(x):
+        return x.size
+    from ..tensor.attribute import numel
+    return numel(x)
+
+
 def shape_of(x):
     """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
     scalars computed when the program runs instead of Paddle's -1, so
@@ -253,15 +262,16 @@ def call(fn):
 
 class _NumpyView(Tensor):
     """What ``t.numpy()`` gives for a traced `t` in converted code: `t` itself, still
-    symbolic (as ``.item()`` is), so ``if t.numpy() > 0`` and ``for row in t.numpy()``
-    convert. NumPy functions, which need the values, refuse it with a clear error."""
+    symbolic (as ``.item()`` is) and, as NumPy values are, without gradient, so
+    ``if t.numpy() > 0`` and ``for row in t.numpy()`` convert. NumPy functions, which
+    need the values, refuse it with a clear error."""
 
     __slots__ = ()
 
     @classmethod
     def of(cls, t: Tensor) -> "_NumpyView":
         view = cls._from_array(None)
-        view._ir, view._tracer, view.stop_gradient = t._ir, t._tracer, t.stop_gradient
+        view._ir, view._tracer = t._tracer.stopped(t._ir), t._tracer
         return view
 
     def _refuse(self, what: str):
@@ -627,7 +637,7 @@ def _check_same_types(merged: list[_Merged], yielded, stmt: Statement) -> None:
 
 _INTERNAL_NAMES = {RETVAL: "the return value", "__jst_ifexp": "the conditional expression",
                    "__jst_bool": "the `and`/`or` expression", "__jst_cond": "the cond's result",
-                   "__jst_index": "the loop index"}
+                   "__jst_index": "the loop index", "__jst_ran": "the loop's ran-once flag"}
 
 
 def _what(name: str) -> str:
@@ -772,7 +782,15 @@ class _LoopState:
                 for i, name in zip(self.carried, self.variables(stmt))]
 
 
-def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement):
+_RAN = "__jst_ran"
+
+
+def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement,
+                 checked: bool = False):
+    unbound = [n for n, v in zip(stmt.outputs, values) if isinstance(v, Undefined)
+               and n in stmt.uses]
+    if unbound and not checked:
+        return _checked_while(cond_fn, body_fn, values, stmt, unbound)
     tracer = _tracer()
     values = _initial_values(tracer, body_fn, list(values), stmt)
     loop = _LoopState(values)
@@ -794,6 +812,23 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
 
 
+def _checked_while(cond_fn, body_fn, values, stmt: Statement, unbound: list[str]):
+    """A loop that binds variables read after it, which had no value before it: they
+    start as zeros, and a carried flag records whether the body ran, so that reading
+    them after zero iterations raises UnboundLocalError as in Python."""
+    flagged = Statement(stmt.kind, stmt.loc, (*stmt.params, _RAN), (*stmt.outputs, _RAN),
+                        stmt.uses, stmt.mutated, stmt.effects)
+    out = _trace_while(lambda *v: cond_fn(*v[:-1]), lambda *v: (*body_fn(*v[:-1]), True),
+                       (*values, False), flagged, checked=True)
+    from ..dispatch import apply
+    for name in unbound:
+        use = stmt.uses[name]
+        apply("assert", [out[-1]], {
+            "msg": f"{use}: {_what(name)} is read here, but the tensor-dependent loop at "
+                   f"{stmt.loc} that assigns it ran zero times", "error": "UnboundLocalError"})
+    return out[:-1]
+
+
 def _next_carried(loop: _LoopState, out: Sequence, stmt: Statement) -> list:
     """The carried leaves a body iteration ends with; the other leaves must not have
     changed, and every variable must keep its structure."""
@@ -807,9 +842,12 @@ def _next_carried(loop: _LoopState, out: Sequence, stmt: Statement) -> list:
     for i, (old, new) in enumerate(zip(loop.leaves, leaves)):
         if i not in carried and new is not old:
             name = stmt.outputs[loop.owner[i]]
-            raise ConversionError(f"{_what(name)} changes inside a "
-                                  "tensor-dependent loop but is not a tensor or number "
-                                  f"({type(new).__name__})", stmt.loc)
+            raise ConversionError(
+                f"{_what(name)} is {old!r} before the loop and "
+                f"{'a tensor' if isinstance(new, Tensor) else repr(new)} after an iteration "
+                "of this tensor-dependent loop, which carries only tensors and numbers; "
+                "give it a tensor value before the loop (for example paddle.zeros_like)",
+                stmt.loc)
     return [leaves[i] for i in loop.carried]
 
 
@@ -828,7 +866,7 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
     takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a float); a
     variable first assigned in the body starts as zeros of its type."""
     start = [v if isinstance(v, Undefined) else _numbers_as_tensors(v) for v in values]
-    if all(s is v for s, v in zip(start, values)):
+    if all(s is v and not isinstance(v, Undefined) for s, v in zip(start, values)):
         return values
     known = [k for k, v in enumerate(start) if not isinstance(v, Undefined)]
     loop = _LoopState([start[k] for k in known])
@@ -879,16 +917,18 @@ def _zeros_of(name: str, value, leaf_types, stmt: Statement):
     """The value a variable first assigned in the loop body starts with: zeros of the
     types the body gives its tensors."""
     from ..tensor.creation import zeros
+    known = _tracer().input_symbols()
     leaves, structure = flatten(value)
     out = []
     for leaf, t in zip(leaves, leaf_types):
         if t is None:
             out.append(leaf)
             continue
-        if not t.is_static:
+        if not {s for d in t.shape for s in symbols_of(d)} <= known:
             raise ConversionError(f"{_what(name)} is first assigned inside a "
-                                  f"tensor-dependent loop with the symbolic type {t}, and used "
-                                  "after the loop; assign it before the loop", stmt.loc)
+                                  f"tensor-dependent loop with the type {t}, whose size the "
+                                  "loop computes, and used after the loop; assign it before "
+                                  "the loop", stmt.loc)
         out.append(zeros(list(t.shape), t.dtype))
     return unflatten(structure, out)
 

@@ -1,8 +1,9 @@
 """`irflow.compile` / `irflow.jit.to_static`: Layers and functions as compiled programs.
 
 A `CompiledFunction` wraps a Layer or a function. Each call picks a `Program` for
-the call's signature (input types, the Layer's train/eval mode, whether gradients
-are recorded), tracing and compiling one on first use:
+the call's signature (input types, which inputs require a gradient, whether
+gradients are recorded, the Layer's train/eval mode), tracing and compiling one on
+first use:
 
 1. the target's source is converted (`convert.py`) and run on traced inputs, which
    emits IR (`tracer.py`); parameters, buffers and optimizer state become arguments;
@@ -11,20 +12,29 @@ are recorded), tracing and compiling one on first use:
 3. a call checks its inputs, runs the plan on them and on the current values of the
    state tensors, writes back state updates and gradients, and returns Tensors.
 
-When gradients are recorded (training with ``loss.backward()`` outside the compiled
-code), the call enters the dynamic graph as one ``call`` op whose VJP runs the
-program's compiled backward (see `irflow.ops.call`).
+When gradients are recorded and an input, parameter or captured tensor requires
+one (training with ``loss.backward()`` outside the compiled code), the call enters
+the dynamic graph as one ``call`` op whose VJP runs the program's compiled backward
+(see `irflow.ops.call`).
+
+Programs hold the Parameter and buffer objects they were traced with. A Layer counts
+the changes of what it registers (`Layer._structure_version`); each call compares the
+counts of the layers its programs were traced from (the wrapped Layer's tree and
+every layer called while tracing) and, when one changed (``m.fc = nn.Linear(...)``),
+drops the programs so that the call traces anew.
 """
 from __future__ import annotations
 
 import inspect
+import operator
 import types
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..codegen.executor import compile_plan
-from ..dispatch import apply, state, user_location
+from ..context import grad_enabled
+from ..dispatch import apply, user_location
 from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
@@ -32,25 +42,30 @@ from ..ir.signature import Signature, SignatureMismatch
 from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, solve_dim, substitute, symbols_of
 from ..ir.verifier import verify
-from ..passes.autodiff import vjp_split
+from ..passes.autodiff import active_results, vjp_split
 from ..passes.manager import DEFAULT_PIPELINE, PassManager
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
-from .convert import convert_function
+from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
+from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tracer import Tracer
+
+_training = operator.attrgetter("training")
+_structure_version = operator.attrgetter("_structure_version")
+
 
 class Program:
     """One traced signature: its IR, its compiled plan, and how its arguments and
     results connect to Tensors."""
 
-    def __init__(self, tracer: Tracer, out_tensors: list[Tensor], structure, pipeline):
+    def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline):
         fn = tracer.fn
         b = tracer.scope.builder
         with b.location(user_location()):
             results = [tracer.value_of(t) for t in out_tensors]
         self.n_outputs = len(results)
-        self.structure = structure
+        self.pattern = pattern  # what the function returns, around its tensors
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
         results += [tracer.value_of(tracer.updates[id(t)]) for t in self.update_targets]
@@ -72,7 +87,9 @@ class Program:
         PassManager(list(pipeline)).run(module)
         self.ir = module
         self.plan = compile_plan(fn)
-        self._differentiable: dict[tuple, dict] = {}  # wrt -> attributes of its call op
+        # wrt -> (the attributes of its call op, None if no output is active; which
+        # outputs are active)
+        self._differentiable: dict[tuple, tuple[dict | None, list[bool]]] = {}
         self.fixed_dims: dict[str, tuple] = {}  # symbol -> (size, location): see _trace
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
@@ -95,42 +112,62 @@ class Program:
             p._grad = None
         return outs[:n]
 
-    @property
-    def records_gradients(self) -> bool:
-        """Whether calling it now should enter the dynamic graph: gradients are
-        recorded and a parameter requires one (and the program does not compute
-        gradients itself)."""
-        return (state.grad_enabled and not self.grad_targets
-                and any(not t.stop_gradient for t in self.state))
+    def call(self, inputs: Sequence, arrays: Sequence[np.ndarray]) -> list[Tensor]:
+        """The outputs for the call's `inputs` (Tensors or arrays) and their `arrays`:
+        recorded in the dynamic graph when a gradient is, else run directly."""
+        wrt = self.gradient_sources(inputs)
+        if wrt:
+            return self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
+                                      for a, x in zip(inputs, arrays)], wrt)
+        return [Tensor._from_array(o) for o in self.run(arrays)]
 
-    def run_recorded(self, inputs: Sequence[Tensor]) -> list[Tensor]:
+    def gradient_sources(self, inputs: Sequence) -> tuple[int, ...]:
+        """The arguments (inputs, then state) that require a gradient, if calling now
+        should enter the dynamic graph: gradients are recorded and the program does
+        not compute gradients itself. Empty otherwise."""
+        if not grad_enabled() or self.grad_targets:
+            return ()
+        return tuple(i for i, t in enumerate([*inputs, *self.state])
+                     if isinstance(t, Tensor) and not t.stop_gradient
+                     and t._value.dtype.kind == "f")
+
+    def run_recorded(self, inputs: Sequence[Tensor], wrt: tuple[int, ...]) -> list[Tensor]:
         """Run as one `call` op of the dynamic graph, so that ``backward()`` later runs
-        the program's compiled backward."""
-        wrt = tuple(i for i, t in enumerate([*inputs, *self.state]) if not t.stop_gradient)
-        call = self._differentiable.get(wrt)
+        the program's compiled backward. As in eager mode, only the outputs that some
+        argument in `wrt` reaches require a gradient."""
+        split = self._differentiable.get(wrt)
+        if split is None:
+            split = self._differentiable[wrt] = self._split(wrt)
+        call, active = split
         if call is None:
-            call = self._differentiable[wrt] = self._split(wrt)
+            return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
         operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
         outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
             t._value = v._value
+        for t, reached in zip(outs[:n], active):
+            if not reached:
+                t.stop_gradient, t._node = True, None
         return outs[:n]
 
-    def _split(self, wrt) -> dict:
+    def _split(self, wrt) -> tuple[dict | None, list[bool]]:
         """The attributes of the ``call`` op that runs this program's forward half and
-        whose VJP runs its backward half; both live in a module the call op refers to,
-        which goes when nothing refers to it any more."""
+        whose VJP runs its backward half (None if no output is active), and which
+        outputs are active. Both halves live in a module the call op refers to, which
+        goes when nothing refers to it any more."""
         fn = self.ir.main
-        outputs = tuple(k for k, t in enumerate(fn.result_types[:self.n_outputs])
-                        if t.dtype.is_float)
+        active = active_results(fn, wrt)[:self.n_outputs]
+        outputs = tuple(k for k, reached in enumerate(active) if reached)
+        if not outputs:
+            return None, active
         forward, backward = vjp_split(fn, wrt, outputs)
         module = Module([forward, backward])
         return {"callee": FuncRef(forward.name, module, compile_plan(forward)),
                 "backward": FuncRef(backward.name, module, compile_plan(backward)),
                 "wrt": wrt, "outputs": outputs,
-                "residuals": len(forward.result_types) - len(fn.result_types)}
+                "residuals": len(forward.result_types) - len(fn.result_types)}, active
 
 
 class CompiledFunction:
@@ -142,23 +179,40 @@ class CompiledFunction:
         if backend not in ("numpy",):
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
         self.target = target
-        self.layer = target if isinstance(target, Layer) else \
-            getattr(target, "__self__", None) if isinstance(target, types.MethodType) else None
-        self.input_spec = None if input_spec is None else [
-            s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec]
+        self.input_spec = None if input_spec is None else [_spec(s) for s in input_spec]
+        self._specs, self._spec_structures = _flat_specs(self.input_spec)
         self.backend = backend
         self.check = check
         self.pipeline = tuple(pipeline)
         self._programs: dict[Any, Program] = {}
         self._last: Program | None = None
         self._sublayers = None
+        self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
+        # Last: from here on, attributes that are not the compiled function's own are
+        # the layer's (Paddle's to_static(layer) returns the layer itself).
+        self.layer = target if isinstance(target, Layer) else \
+            getattr(target, "__self__", None) if isinstance(target, types.MethodType) else None
 
-    # -- the wrapped layer's attributes (parameters(), train(), state_dict(), ...)
+    # -- the wrapped layer's attributes (parameters(), train(), state_dict(), m.fc = ...)
     def __getattr__(self, name: str):
         layer = self.__dict__.get("layer")
         if layer is not None:
             return getattr(layer, name)
         raise AttributeError(name)
+
+    def __setattr__(self, name: str, value) -> None:
+        layer = self.__dict__.get("layer")
+        if layer is None or name in self.__dict__:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(layer, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        layer = self.__dict__.get("layer")
+        if layer is None or name in self.__dict__:
+            object.__delattr__(self, name)
+        else:
+            delattr(layer, name)
 
     def __get__(self, obj, objtype=None):
         """Used as a decorator on a method: compile per instance."""
@@ -185,7 +239,9 @@ class CompiledFunction:
             if self.input_spec is None:
                 raise IrflowError("this function has not been called yet and has no "
                                   "input_spec, so there is no program to show")
-            self._last = self._program(self._spec_types(), self._mode_key())
+            self._last = self._program(self._spec_types(), self._mode_key(),
+                                       tuple(not s.stop_gradient for s in self._specs),
+                                       (), self._spec_structures)
         return self._last
 
     # -- calling
@@ -196,37 +252,53 @@ class CompiledFunction:
         if len(args) < n:
             raise InputError(f"{self._name()} expects {n} input(s), got {len(args)}",
                              user_location())
-        arrays = [_as_array(a, i) for i, a in enumerate(args[:n])]
+        leaves, structures = _flat_inputs(args[:n])
+        if self.input_spec is not None and structures != self._spec_structures:
+            self._structure_error(args[:n], structures)
+        arrays = [_as_array(a, i) for i, a in enumerate(leaves)]
         extra = args[n:]
         types_ = self._spec_types() if self.input_spec is not None else [
             TensorType(dtypes.from_numpy(a), a.shape) for a in arrays]
         self._check_inputs(arrays, types_)
-        program = self._program(types_, self._mode_key(), extra)
+        requires = tuple(isinstance(a, Tensor) and not a.stop_gradient for a in leaves)
+        program = self._program(types_, self._mode_key(), requires, extra, structures)
         if program.fixed_dims:
             self._check_inputs(arrays, program.input_types, types_, program.fixed_dims)
         self._last = program
         if self.check:
             return self._checked_call(program, args)
-        if program.records_gradients:
-            tensors = [a if isinstance(a, Tensor) else Tensor._from_array(x)
-                       for a, x in zip(args, arrays)]
-            return _rebuild(program.structure, program.run_recorded(tensors))
-        outs = program.run(arrays)
-        return _rebuild(program.structure, [Tensor._from_array(o) for o in outs])
+        return program.pattern.fill(program.call(leaves, arrays))
 
     def _name(self) -> str:
         target = self.layer if self.layer is not None else self.target
         return getattr(target, "__qualname__", type(target).__name__)
 
     def _spec_types(self) -> list[TensorType]:
-        return [s.to_type() for s in self.input_spec]
+        return [s.to_type() for s in self._specs]
+
+    def _structure_error(self, args, structures) -> None:
+        for i, (a, want) in enumerate(zip(args, self._spec_structures)):
+            if flatten(a)[1] != want:
+                spec = unflatten(want, [Tensor._from_array(None)] * want.n_leaves)
+                raise InputError(f"{self._name()}: input {i} should be {describe(spec)} as "
+                                 f"its input_spec says, got {describe(a)}", user_location())
 
     def _mode_key(self):
+        """The train/eval flags of the layer's tree, once programs traced from layers
+        that changed since are dropped."""
+        self._drop_stale_programs()
         if self.layer is None:
             return ()
         if self._sublayers is None:
             self._sublayers = [self.layer, *self.layer.sublayers()]
-        return tuple(layer.training for layer in self._sublayers)
+        return tuple(map(_training, self._sublayers))
+
+    def _drop_stale_programs(self) -> None:
+        layers, versions = self._traced_from
+        if list(map(_structure_version, layers)) != versions:
+            self._programs.clear()
+            self._traced_from = ((), [])
+            self._sublayers = self._last = None
 
     def _check_inputs(self, arrays, types_, spec_types=(), fixed=None) -> None:
         """Check the input arrays against `types_`; `fixed` says which symbols of
@@ -235,7 +307,7 @@ class CompiledFunction:
             Signature(types_).check(arrays)
         except SignatureMismatch as e:
             i, t, a = e.index, types_[e.index], arrays[e.index]
-            name = self.input_spec[i].name if self.input_spec and self.input_spec[i].name \
+            name = self._specs[i].name if self.input_spec and self._specs[i].name \
                 else f"input {i}"
             if e.kind == "dtype":
                 raise InputError(f"{self._name()}: {name} should be {t.dtype.name}, got "
@@ -245,15 +317,21 @@ class CompiledFunction:
             raise InputError(f"{self._name()}: {name} should have shape {shown}, got "
                              f"{list(a.shape)}{why}", user_location()) from None
 
-    def _program(self, types_, mode, extra=()) -> Program:
-        key = (tuple(types_), mode, _hashable(extra))
+    def _program(self, types_, mode, requires: tuple[bool, ...], extra=(),
+                 structures=None) -> Program:
+        """The program for inputs of `types_` (the leaves of arguments nested as
+        `structures` say) of which those marked in `requires` require a gradient: the
+        trace depends on that and on the grad mode (both decide where
+        ``stop_gradient`` set inside the code stops a gradient)."""
+        structures = tuple(structures if structures is not None else [LEAF] * len(types_))
+        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures)
         program = self._programs.get(key)
         if program is None:
-            program = self._trace(types_, extra)
+            program = self._trace(types_, requires, extra, structures)
             self._programs[key] = program
         return program
 
-    def _trace(self, types_, extra) -> Program:
+    def _trace(self, types_, requires, extra, structures) -> Program:
         """Trace for input types `types_`. Where a type rule needs a symbolic input dim
         to be a static size (a DimMismatch), that symbol is fixed to the size in the
         input types and the target traced again, so the program's input check
@@ -261,7 +339,7 @@ class CompiledFunction:
         fixed = {}
         while True:
             try:
-                program = self._trace_as(types_, extra)
+                program = self._trace_as(types_, requires, extra, structures)
             except DimMismatch as e:
                 symbol, size = _symbol_to_fix(types_, e)
                 fixed[symbol] = (size, e.loc)
@@ -271,20 +349,31 @@ class CompiledFunction:
             program.fixed_dims = fixed
             return program
 
-    def _trace_as(self, types_, extra) -> Program:
+    def _trace_as(self, types_, requires, extra, structures) -> Program:
         params = _parameter_names(self.layer.forward if self.target is self.layer
                                   else self.target)
-        names = [(s.name if self.input_spec and s.name else
-                  params[i] if i < len(params) else f"x{i}") for i, s in
-                 enumerate(self.input_spec or [None] * len(types_))]
-        stop = [s.stop_gradient if self.input_spec else True
-                for s in (self.input_spec or [None] * len(types_))]
+        names = _input_names(params, structures, self._specs if self.input_spec else None)
+        stop = [not r for r in requires]
         tracer = Tracer(_ir_name(self._name()), self._state_names())
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
-            out = self._run_converted(inputs, extra)
-            tensors, structure = _flatten(out)
-            return Program(tracer, tensors, structure, self.pipeline)
+            out = self._run_converted(_arguments(structures, inputs), extra)
+            tensors, pattern = Pattern.split(out, _is_tensor)
+            program = Program(tracer, tensors, pattern, self.pipeline)
+        self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
+        return program
+
+    def _note_layers(self, candidates) -> None:
+        """Remember the structure versions of the Layers among `candidates` (and of
+        their sublayers): the programs are stale once one changes. The pair is
+        replaced at once, so that calls in other threads see matching halves."""
+        from ..nn.layer.layers import Layer
+        versions = dict(zip(*self._traced_from))
+        for root in candidates:
+            if isinstance(root, Layer):
+                for layer in root.sublayers(include_self=True):
+                    versions[layer] = layer._structure_version
+        self._traced_from = (tuple(versions), list(versions.values()))
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""
@@ -296,7 +385,11 @@ class CompiledFunction:
     def _run_converted(self, inputs, extra):
         if self.layer is not None and self.target is self.layer:
             return self.layer(*inputs, *extra)  # Layer.__call__ converts forward when tracing
-        return convert_function(self.target)(*inputs, *extra)
+        try:
+            fn = convert_function(self.target)
+        except Unconvertible:  # no source to read (made by exec): traced as it is
+            fn = self.target
+        return fn(*inputs, *extra)
 
     def _checked_call(self, program: Program, args):
         from .check import checked_call
@@ -338,6 +431,20 @@ def _parameter_names(fn) -> list[str]:
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+def _named_objects(fn) -> list:
+    """What a function's free variables and global names refer to now."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    objects = []
+    for cell in fn.__closure__ or ():
+        try:
+            objects.append(cell.cell_contents)
+        except ValueError:  # a free variable not assigned yet
+            pass
+    return objects + [fn.__globals__[n] for n in code.co_names if n in fn.__globals__]
+
+
 def _as_array(a, index: int) -> np.ndarray:
     if isinstance(a, Tensor):
         return a._concrete(f"input {index}")
@@ -362,44 +469,60 @@ def _ir_name(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "program"
 
 
-def _flatten(out):
-    """The tensors in a (nested) output, and how to rebuild it."""
-    if isinstance(out, Tensor):
-        return [out], "tensor"
-    if isinstance(out, tuple | list):
-        tensors, parts = [], []
-        for item in out:
-            t, s = _flatten(item)
-            tensors += t
-            parts.append((len(t), s))
-        return tensors, (type(out), parts)
-    if isinstance(out, dict):
-        tensors, parts = [], []
-        for key, item in out.items():
-            t, s = _flatten(item)
-            tensors += t
-            parts.append((key, len(t), s))
-        return tensors, (dict, parts)
-    return [], ("constant", out)
+def _spec(spec):
+    """An input_spec entry with its tensors as `InputSpec`s (entries may be nested
+    lists and tuples, for arguments that are lists of tensors)."""
+    if isinstance(spec, list | tuple):
+        return type(spec)(_spec(s) for s in spec)
+    return spec if isinstance(spec, InputSpec) else InputSpec.from_tensor(spec)
 
 
-def _rebuild(structure, tensors: list):
-    if structure == "tensor":
-        return tensors[0]
-    kind, parts = structure
-    if kind == "constant":
-        return parts
-    if kind is dict:
-        out, i = {}, 0
-        for key, n, s in parts:
-            out[key] = _rebuild(s, tensors[i:i + n])
-            i += n
-        return out
-    items, i = [], 0
-    for n, s in parts:
-        items.append(_rebuild(s, tensors[i:i + n]))
-        i += n
-    return kind(items)
+def _flat_specs(specs):
+    if specs is None:
+        return None, None
+    leaves, structures = [], []
+    for spec in specs:
+        flat, structure = flatten(spec)
+        leaves += flat
+        structures.append(structure)
+    return leaves, tuple(structures)
+
+
+def _flat_inputs(args) -> tuple[list, tuple]:
+    """The tensors of the positional arguments (a list of tensors is one argument)
+    and each argument's structure."""
+    leaves, structures = [], []
+    for a in args:
+        flat, structure = flatten(a)
+        leaves += flat
+        structures.append(structure)
+    return leaves, tuple(structures)
+
+
+def _input_names(params: list[str], structures, specs) -> list[str]:
+    """IR names of the flat inputs: the spec's name, else the parameter's (``xs_0``,
+    ``xs_1`` for the tensors of a list argument)."""
+    names = []
+    for i, structure in enumerate(structures):
+        base = params[i] if i < len(params) else f"x{i}"
+        for j in range(structure.n_leaves):
+            names.append(base if structure.kind is None else f"{base}_{j}")
+    if specs is not None:
+        names = [s.name or n for s, n in zip(specs, names)]
+    return names
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value, Tensor)
+
+
+def _arguments(structures, leaves) -> list:
+    """The positional arguments, rebuilt from the flat inputs by their structures."""
+    args, start = [], 0
+    for structure in structures:
+        args.append(unflatten(structure, leaves[start:start + structure.n_leaves]))
+        start += structure.n_leaves
+    return args
 
 
 def compile(target=None, input_spec=None, backend: str = "numpy", check: bool = False,  # noqa: A001

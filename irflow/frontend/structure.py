@@ -8,7 +8,7 @@ equal. Leaves are everything else: tensors, numbers, strings, None, any object.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 
 class ReturnValue:
@@ -97,4 +97,30 @@ def _build(s: Structure, it):
     return s.kind(*children)  # a namedtuple
 
 
-__all__ = ["LEAF", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]
+class Pattern:
+    """A nested value with some of its leaves taken out (`kept`): `fill` puts others in
+    their places and rebuilds the value, every other leaf as it was. A compiled
+    program's outputs are the tensors of what the function returned; the rest of
+    the returned structure (None, ints, strings) is a pattern around them."""
+
+    def __init__(self, structure: Structure, leaves: list, positions: list[int]):
+        self.structure, self.leaves, self.positions = structure, leaves, positions
+
+    @classmethod
+    def split(cls, value, take: Callable[[Any], bool]) -> tuple[list, "Pattern"]:
+        """The leaves of `value` that `take` accepts, and the pattern around them."""
+        leaves, structure = flatten(value)
+        positions = [i for i, leaf in enumerate(leaves) if take(leaf)]
+        taken = [leaves[i] for i in positions]
+        for i in positions:
+            leaves[i] = None
+        return taken, cls(structure, leaves, positions)
+
+    def fill(self, values) -> Any:
+        leaves = list(self.leaves)
+        for i, v in zip(self.positions, values):
+            leaves[i] = v
+        return unflatten(self.structure, leaves)
+
+
+__all__ = ["LEAF", "Pattern", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]

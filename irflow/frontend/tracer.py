@@ -7,6 +7,8 @@ block being traced (a `Scope`). Tensors that stand for IR values are *traced*
 - **state** (function arguments): tensors with ``persistable=True``, which are the
   parameters, buffers and optimizer accumulators, and anything `set_value` updates;
   so training can change them and ``set_state_dict`` after compiling is honoured;
+  also every buffer of the compiled Layer, and captured tensors that require a
+  gradient (which a compiled call inside eager autograd then gives them);
 - **constants** otherwise (Python scalars, tensors made from data in `forward`).
 
 Regions are closed: when code traced into a region uses a value of an enclosing
@@ -116,6 +118,7 @@ class Tracer:
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.undo: list[Callable[[], None]] = []      # see changed()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
+        self.layers: list = []                        # Layers called: the program depends on them
 
     # -- entering and leaving
     def __enter__(self) -> "Tracer":
@@ -179,7 +182,7 @@ class Tracer:
         updated = self.updates.get(id(t))
         if updated is not None:
             return self.value_of(updated, stop)
-        if t.persistable:
+        if t.persistable or not t.stop_gradient or id(t) in self.state_names:
             arg = self.lift(t)
             return self.scope.get(self.stopped(arg) if stop else arg)
         const = self.scope.constants.get(id(t))
@@ -221,11 +224,15 @@ class Tracer:
         return [d if isinstance(d, int) else self.apply("numel", [t], {"axis": (axis,)})
                 for axis, d in enumerate(t._ir.type.shape)]
 
+    def input_symbols(self) -> set[str]:
+        """The symbols of the program's inputs: sizes known from the start of a call."""
+        return {s for a in self.fn.block.args if isinstance(a.type, TensorType)
+                for d in a.type.shape for s in symbols_of(d)}
+
     def fresh_dim(self) -> str:
         """A new symbol for a size that depends on tensor values (bound when the
         program runs, from the result of the op whose size it is)."""
-        taken = {s for a in self.fn.block.args if isinstance(a.type, TensorType)
-                 for d in a.type.shape for s in symbols_of(d)}
+        taken = self.input_symbols()
         while True:
             self.fresh_dims += 1
             if f"D{self.fresh_dims}" not in taken:
@@ -236,8 +243,13 @@ class Tracer:
         return [d if isinstance(d, int) else -1 for d in t._ir.type.shape]
 
     def numel(self, t: Tensor) -> int:
+        """``t.size`` outside converted code: an int only when every dim is static."""
         shape = self.shape_of(t)
-        return -1 if -1 in shape else int(np.prod(shape))
+        if -1 in shape:
+            raise ConversionError(f"the size of a tensor of type {t._ir.type} is known only "
+                                  "when the program runs; use paddle.numel(x), a tensor",
+                                  user_location())
+        return int(np.prod(shape))
 
     def concrete(self, t: Tensor, what: str):
         raise ConversionError(f"{what} needs the tensor's value, which a compiled program "
@@ -245,17 +257,18 @@ class Tracer:
                               user_location())
 
     def item(self, t: Tensor, index):
-        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor.
-        ``item(i)`` takes element i of the flattened tensor, ``item(i, j)`` element
-        ``[i, j]``, as NumPy's."""
+        """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor that,
+        like the Python number eager code gets, carries no gradient. ``item(i)`` takes
+        element i of the flattened tensor, ``item(i, j)`` element ``[i, j]``, as
+        NumPy's."""
         from ..tensor.manipulation import getitem, reshape
         if len(index) == 1:
-            return getitem(reshape(t, [-1]), index[0])
-        if index:
-            return getitem(t, tuple(index))
-        if t._ir.type.rank == 0:
-            return t
-        return reshape(t, [])
+            t = getitem(reshape(t, [-1]), index[0])
+        elif index:
+            t = getitem(t, tuple(index))
+        elif t._ir.type.rank:
+            t = reshape(t, [])
+        return self.detach(t)
 
     def to_bool(self, t: Tensor) -> bool:
         raise ConversionError(

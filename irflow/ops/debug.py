@@ -3,7 +3,9 @@ compiled code.
 
 The frontend turns ``assert paddle.all(x > 0), "x must be positive"`` into
 ``assert %p {msg="model.py:12: x must be positive"}``: the message already names the
-user's line, because the kernel raises long after tracing, from the executor.
+user's line, because the kernel raises long after tracing, from the executor. The
+frontend also checks with it what Python would check at run time, such as a variable
+read after a loop that ran zero times (``error="UnboundLocalError"``).
 """
 from __future__ import annotations
 
@@ -19,13 +21,25 @@ def _assert_infer(types, attrs):
     return ()
 
 
-def _assert_kernel(pred, msg):
+ERRORS = {"AssertionError": AssertionError, "UnboundLocalError": UnboundLocalError}
+
+
+def _assert_canon(attrs, types):
+    if attrs.get("error", "AssertionError") not in ERRORS:
+        raise ShapeError(f"assert: error must be one of {sorted(ERRORS)}, got "
+                         f"{attrs['error']!r}")
+    return attrs
+
+
+def _assert_kernel(pred, msg, error):
     if not pred:
-        raise AssertionError(msg)
+        raise ERRORS[error](msg)
     return ()
 
 
-defop("assert", _assert_infer, _assert_kernel, arity=1, attrs={"msg": REQUIRED},
+defop("assert", _assert_infer, _assert_kernel, arity=1,
+      attrs={"msg": REQUIRED, "error": "AssertionError"}, canonicalize=_assert_canon,
       effect=Effect.IO, nondiff=True,
-      doc="raise AssertionError(`msg`) when the bool scalar operand is false; runs when "
-          "the program runs, in the branch or iteration that reaches it")
+      doc="raise `error` (AssertionError or UnboundLocalError) with `msg` when the bool "
+          "scalar operand is false; runs when the program runs, in the branch or "
+          "iteration that reaches it")

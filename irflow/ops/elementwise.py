@@ -90,7 +90,7 @@ unary("cos", np.cos, lambda b, g, i, o: [b.neg(b.mul(g[0], b.sin(i[0])))], doc="
 unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
 unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
 unary("logical_not", np.logical_not, kind="bool", doc="not x")
-unary("stop_gradient", lambda x: x, _zero_vjp, kind="any",
+unary("stop_gradient", lambda x: x, kind="any",
       doc="x itself; no gradient flows through it (Tensor.detach() in compiled code)")
 unary("isnan", np.isnan, result_dtype=dtypes.bool_, doc="x is NaN")
 unary("isinf", np.isinf, result_dtype=dtypes.bool_, doc="x is +inf or -inf")

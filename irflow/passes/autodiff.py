@@ -34,7 +34,7 @@ from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import lookup
-from ..ir.types import TensorType
+from ..ir.types import TensorType, is_symbol
 from ..ir.verifier import verify
 from .dce import dce
 
@@ -121,7 +121,9 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
       backward will read (including what region ops record, such as the stacks of
       while loops);
     - ``backward(*cotangents of fn.results[outputs], *residuals) -> gradients`` of
-      the arguments `wrt` (zeros where none flows).
+      the arguments `wrt` (zeros where none flows). The residuals include, for each
+      symbolic dim of `fn`'s arguments, a value with that dim, so that the backward
+      knows every size its gradients have.
 
     Returns (forward, backward)."""
     fwd = Function(f"{fn.name}_forward", fn.arg_types, [a.name for a in fn.args])
@@ -146,11 +148,24 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
         source[arg] = sweep.mapping[original]
     residuals = [source[a] for a in bwd.args[len(outputs):] if a.uses]
     bwd.block.erase_args(i for i, a in enumerate(bwd.args) if i >= len(outputs) and not a.uses)
+    bound = _whole_dim_symbols(bwd.args)
+    for original, arg in zip(fn.args, fwd.args):
+        missing = _whole_dim_symbols([original]) - bound
+        if missing:  # a size (N) no cotangent or residual has: a gradient may need it
+            bwd.block.add_arg(original.type, original.name)
+            residuals.append(arg)
+            bound |= missing
     Builder(fwd.block).ret(*(sweep.mapping[v] for v in results), *residuals)
     dce(Module([fwd]))
     verify(fwd)
     verify(bwd)
     return fwd, bwd
+
+
+def _whole_dim_symbols(values) -> set[str]:
+    """The symbols that the values' types have as whole dims: what binds them."""
+    return {d for v in values if isinstance(v.type, TensorType)
+            for d in v.type.shape if is_symbol(d)}
 
 
 def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Value],
@@ -268,6 +283,13 @@ def _block_activity(block: Block, active_args: set[int], seeded: Sequence[bool])
     sources = {a for i, a in enumerate(block.args) if i in active_args}
     seeds = {v for v, seed in zip(block.terminator.operands, seeded) if seed}
     return _activity(list(block.body_ops()), sources, seeds)
+
+
+def active_results(fn: Function, wrt: Sequence[int]) -> list[bool]:
+    """Per result of `fn`: is it active, a float that depends on the arguments `wrt`
+    through ops that carry gradients (what eager mode marks ``stop_gradient=False``)?"""
+    active, _ = _block_activity(fn.block, set(wrt), ())
+    return [v in active for v in fn.return_op.operands]
 
 
 # ---------------------------------------------------------------- the transform

@@ -1,7 +1,7 @@
 """The Tensor and Paddle's tensor API (math, logic, manipulation, creation, random)."""
 from . import methods  # noqa: F401  (attaches operators and methods to Tensor)
 from .array import array_length, array_read, array_write, create_array
-from .attribute import shape
+from .attribute import numel, shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
 from .logic import (allclose, equal, equal_all, greater_equal, greater_than, is_tensor, isfinite,
@@ -102,6 +102,7 @@ __all__ = [
     "norm",
     "normal",
     "not_equal",
+    "numel",
     "ones",
     "ones_like",
     "outer",

@@ -1,8 +1,9 @@
-"""Tensor attributes as tensors: ``paddle.shape``."""
+"""Tensor attributes as tensors: ``paddle.shape``, ``paddle.numel``."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..dispatch import apply
 from ..ir import dtypes
 from .convert import cast
 from .manipulation import stack
@@ -17,3 +18,10 @@ def shape(input) -> Tensor:  # noqa: A002  (Paddle's name)
     dims = [d if isinstance(d, Tensor) else Tensor._from_array(np.asarray(d, np.int64))
             for d in input._tracer.dims(input)]
     return stack([cast(d, dtypes.int64) for d in dims])
+
+
+def numel(x, name=None) -> Tensor:
+    """The number of elements of `x` as a 0-D int64 tensor."""
+    if x._value is not None:
+        return Tensor._from_array(np.asarray(x._value.size, dtype=np.int64))
+    return apply("numel", (x,), {})

@@ -118,8 +118,13 @@ def _value_dim(v) -> Dim | None:
     if op.name == "numel":
         x, axes = op.operands[0].type, op.attrs["axis"]
         return numel(x.shape if axes is None else tuple(x.shape[a] for a in axes))
-    if op.name in ("cast", "reshape"):
+    if op.name in ("cast", "reshape", "squeeze"):
         return _value_dim(op.operands[0])
+    if op.name == "slice":  # one element of a stack of sizes: paddle.shape(x)[i]
+        source = op.operands[0]
+        if getattr(source, "op", None) is not None and source.op.name == "stack" and \
+                op.attrs["axes"] == (0,) and op.attrs["steps"] == (1,):
+            return _value_dim(source.op.operands[op.attrs["starts"][0]])
     if op.name == "neg":
         a = _value_dim(op.operands[0])
         return None if a is None else dim_sub(0, a)

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dispatch as _dispatch
-from ..dispatch import state
+from ..context import current_tracer
 from ..errors import IrflowError
 from ..ir import dtypes
 from ..ops.formatting import PLACE, tensor_text
@@ -74,8 +73,11 @@ class Tensor:
     def size(self) -> int:
         return int(np.prod(self.shape)) if self._value is not None else self._tracer.numel(self)
 
-    def numel(self) -> int:
-        return self.size
+    def numel(self) -> "Tensor":
+        """The number of elements as a 0-D int64 tensor, as Paddle's (while tracing, a
+        size computed when the program runs; `size` is the Python int)."""
+        from .attribute import numel
+        return numel(self)
 
     @property
     def place(self) -> str:
@@ -87,8 +89,9 @@ class Tensor:
 
     @property
     def grad(self) -> "Tensor | None":
-        if state.tracer is not None:
-            return state.tracer.grad_of(self)
+        tracer = current_tracer()
+        if tracer is not None:
+            return tracer.grad_of(self)
         return self._grad
 
     @grad.setter
@@ -161,8 +164,9 @@ class Tensor:
 
     # -- autograd
     def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
-        if state.tracer is not None:
-            return state.tracer.backward(self, grad_tensor)
+        tracer = current_tracer()
+        if tracer is not None:
+            return tracer.backward(self, grad_tensor)
         from ..autograd import backward
         backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
 
@@ -176,11 +180,12 @@ class Tensor:
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Paddle 3: keep a zero-filled gradient (or drop it with set_to_zero=False)."""
-        if state.tracer is not None:
-            g = state.tracer.grad_of(self)
+        tracer = current_tracer()
+        if tracer is not None:
+            g = tracer.grad_of(self)
             if g is not None:
                 from .creation import zeros_like
-                state.tracer.set_grad(self, zeros_like(g) if set_to_zero else None)
+                tracer.set_grad(self, zeros_like(g) if set_to_zero else None)
             return
         if self._grad is None:
             return
@@ -202,8 +207,9 @@ class Tensor:
         Optimizers store every update through here. A Tensor of the same dtype and
         shape is taken without a copy: irflow never mutates an array in place, so the
         two tensors can share it. Anything else is converted and copied."""
-        if state.tracer is not None:
-            return state.tracer.set_value(self, value)
+        tracer = current_tracer()
+        if tracer is not None:
+            return tracer.set_value(self, value)
         if isinstance(value, Tensor):
             array = value._value
             if array.dtype == self._value.dtype and array.shape == self._value.shape:
@@ -242,7 +248,6 @@ class Parameter(Tensor):
     __str__ = __repr__
 
 
-_dispatch.Tensor = Tensor  # dispatch wraps kernel results in Tensors
 _SUPPORTED = {d.np for d in dtypes.ALL}
 
 

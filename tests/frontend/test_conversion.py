@@ -564,3 +564,63 @@ def test_errors_never_name_internal_variables():
         paddle.compile(f)(POS)
     assert "the conditional expression is f32[2,3]" in str(info.value)
     assert "__jst" not in str(info.value)
+
+
+def test_a_variable_bound_only_by_a_loop_is_unbound_after_zero_iterations():
+    def f(x, n):
+        for i in range(n):
+            last = x * i
+        return last
+
+    compiled = paddle.compile(f)
+    n = paddle.to_tensor(3)
+    assert_same(compiled(POS, n), f(POS, n))
+    with pytest.raises(UnboundLocalError) as info:
+        compiled(POS, paddle.to_tensor(0))
+    assert f"{THIS_FILE}:{line_of(f, 'return last')}" in str(info.value)
+
+
+def test_none_before_a_tensor_loop_is_a_clear_error():
+    def f(x):
+        best = None
+        while paddle.sum(x) < 10:
+            x = x + 1
+            best = x
+        return best
+
+    with pytest.raises(ConversionError, match="'best' is None before the loop and a tensor"):
+        paddle.compile(f)(POS)
+
+
+def test_numel_and_size_of_a_symbolic_shape_are_computed_at_run_time():
+    def f(x):
+        return x.sum() / x.numel() + x.sum() / x.size + paddle.numel(x).astype("float32")
+
+    check_function(f, (paddle.randn([2, 3]),), (paddle.randn([5, 3]),),
+                   spec=[InputSpec([None, 3])])
+
+
+def test_lists_of_tensors_as_inputs():
+    def f(xs, scale):
+        total = xs[0] * scale
+        for t in xs[1:]:
+            if paddle.mean(t) > 0:
+                total = total + t
+        return {"sum": total, "n": len(xs)}
+
+    xs = [paddle.randn([2, 3]) for _ in range(3)]
+    spec = [[InputSpec([None, 3])] * 3, InputSpec([1])]
+    compiled = paddle.compile(f, input_spec=spec)
+    scale = paddle.to_tensor([2.0])
+    out = compiled(xs, scale)
+    assert out["n"] == 3
+    assert_same(out["sum"], f(xs, scale)["sum"])
+    with pytest.raises(paddle.InputError, match="input 0 should be list\\(tensor, tensor, "
+                                                "tensor\\) as its input_spec says"):
+        compiled(xs[:2], scale)
+
+
+def test_a_function_without_source_is_traced_as_it_is():
+    namespace = {"paddle": paddle}
+    exec("def double(x):\n    return x * 2", namespace)
+    check_function(namespace["double"], (POS,))

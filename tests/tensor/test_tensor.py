@@ -14,7 +14,8 @@ from irflow.errors import IrflowError
 def test_properties():
     x = paddle.to_tensor(np.zeros((2, 3, 4), np.float32))
     assert x.shape == [2, 3, 4] and isinstance(x.shape, list)
-    assert x.ndim == 3 and x.dim() == 3 and x.size == 24 and x.numel() == 24
+    assert x.ndim == 3 and x.dim() == 3 and x.size == 24 and x.numel().item() == 24
+    assert x.numel().dtype == paddle.int64 and x.numel().shape == []
     assert x.dtype == paddle.float32 and x.dtype == "float32" and str(x.dtype) == "paddle.float32"
     assert x.dtype != paddle.float64
     assert x.place == "Place(cpu)"

@@ -41,13 +41,18 @@ class Sequential(Layer):
         keys = list(self._sub_layers)
         targets = keys[index] if isinstance(index, slice) else [keys[_position(index, len(keys))]]
         for key in targets:
-            del self._sub_layers[key]
+            delattr(self, key)
 
     def __len__(self) -> int:
         return len(self._sub_layers)
 
     def __iter__(self):
         return iter(self._sub_layers.values())
+
+
+def _remove_sublayers(layer: Layer) -> None:
+    for key in list(layer._sub_layers):
+        delattr(layer, key)
 
 
 def _position(index: int, length: int) -> int:
@@ -81,7 +86,7 @@ class LayerList(Layer):
         self._renumber(layers)
 
     def _renumber(self, layers: list[Layer]) -> None:
-        self._sub_layers.clear()
+        _remove_sublayers(self)
         for i, layer in enumerate(layers):
             self.add_sublayer(str(i), layer)
 
@@ -121,7 +126,7 @@ class LayerDict(Layer):
         self.add_sublayer(key, sublayer)
 
     def __delitem__(self, key: str) -> None:
-        del self._sub_layers[key]
+        self.pop(key)
 
     def __len__(self) -> int:
         return len(self._sub_layers)
@@ -133,10 +138,12 @@ class LayerDict(Layer):
         return key in self._sub_layers
 
     def clear(self) -> None:
-        self._sub_layers.clear()
+        _remove_sublayers(self)
 
     def pop(self, key: str) -> Layer:
-        return self._sub_layers.pop(key)
+        sublayer = self._sub_layers[key]
+        delattr(self, key)
+        return sublayer
 
     def keys(self):
         return self._sub_layers.keys()

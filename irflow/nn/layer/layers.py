@@ -10,9 +10,14 @@ parameters, then persistable buffers, then each sublayer's entries under its nam
 Calling a layer runs `forward`; with forward hooks registered it runs them around
 it. The call path has no per-call introspection, because eager training steps call
 layers many times per step.
+
+Every change of what a layer registers (a parameter, sublayer, buffer or forward
+hook assigned, replaced, added or removed) increments its ``_structure_version``, so that a compiled
+program traced from it can tell in O(1) per layer that it is out of date.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 import weakref
@@ -21,7 +26,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from ...dispatch import state as dispatch_state
+from ...context import current_tracer
 from ...ir import dtypes
 from ...tensor.tensor import Parameter, Tensor
 from ..param_attr import create_parameter, unique_name
@@ -38,24 +43,25 @@ def _camel_to_snake(name: str) -> str:
 class HookRemoveHelper:
     """The handle `register_forward_*_hook` returns; `remove()` unregisters the hook."""
 
-    _next_id = 0
+    _ids = itertools.count()
 
-    def __init__(self, hooks: OrderedDict):
+    def __init__(self, hooks: OrderedDict, layer: "Layer"):
         self._hooks_ref = weakref.ref(hooks)
-        self._hook_id = HookRemoveHelper._next_id
-        HookRemoveHelper._next_id += 1
+        self._layer_ref = weakref.ref(layer)
+        self._hook_id = next(HookRemoveHelper._ids)
 
     def remove(self) -> None:
-        hooks = self._hooks_ref()
-        if hooks is not None:
-            hooks.pop(self._hook_id, None)
+        hooks, layer = self._hooks_ref(), self._layer_ref()
+        removed = hooks is not None and hooks.pop(self._hook_id, None) is not None
+        if removed and layer is not None:
+            layer._structure_changed()
 
 
 def _traced(fn):
     """While a program is traced, a user-written forward (or hook) runs converted, so
     that its tensor-dependent control flow becomes IR (irflow's own layers need no
     conversion)."""
-    if dispatch_state.tracer is None:
+    if current_tracer() is None:
         return fn
     from ...frontend.jst import call
     return call(fn)
@@ -71,6 +77,7 @@ class Layer:
     in ``__init__`` and write the computation in ``forward``."""
 
     training: bool
+    _structure_version = 0
 
     def __init__(self, name_scope: str | None = None, dtype="float32"):
         self.training = True
@@ -86,9 +93,12 @@ class Layer:
     # ------------------------------------------------------------ calling
 
     def __call__(self, *inputs, **kwargs):
+        tracer = current_tracer()
+        if tracer is not None:
+            tracer.layers.append(self)  # the program depends on this layer's structure
         if self._forward_pre_hooks or self._forward_post_hooks:
             return self._call_with_hooks(inputs, kwargs)
-        if dispatch_state.tracer is not None:
+        if tracer is not None:
             return _traced(self.forward)(*inputs, **kwargs)
         return self.forward(*inputs, **kwargs)
 
@@ -122,12 +132,12 @@ class Layer:
 
     register_forward_hook = register_forward_post_hook
 
-    @staticmethod
-    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> HookRemoveHelper:
-        handle = HookRemoveHelper(hooks)
+    def _add_hook(self, hooks: OrderedDict, hook: Callable, prepend: bool) -> HookRemoveHelper:
+        handle = HookRemoveHelper(hooks, self)
         hooks[handle._hook_id] = hook
         if prepend:
             hooks.move_to_end(handle._hook_id, last=False)
+        self._structure_changed()
         return handle
 
     # ------------------------------------------------------------ modes
@@ -166,21 +176,26 @@ class Layer:
         else:
             object.__setattr__(self, name, value)
 
-    @staticmethod
-    def _register(store, name: str, value, *others) -> None:
+    def _register(self, store, name: str, value, *others) -> None:
         if store is None:
             raise ValueError("super().__init__() should be called first")
         for other in others:
             if other is not None:
                 other.pop(name, None)
-        store[name] = value
+        if store.get(name) is not value:
+            store[name] = value
+            self._structure_changed()
 
-    @staticmethod
-    def _clear(store, name: str, value, what: str, kind: str) -> None:
+    def _clear(self, store, name: str, value, what: str, kind: str) -> None:
         if value is not None:
             raise TypeError(f"assignment to {what} '{name}' should be of type {kind} or "
                             f"None, but got '{type(value).__name__}'")
-        store[name] = None
+        if store[name] is not None:
+            store[name] = None
+            self._structure_changed()
+
+    def _structure_changed(self) -> None:
+        self.__dict__["_structure_version"] = self._structure_version + 1
 
     def __getattr__(self, name: str):
         d = self.__dict__
@@ -199,12 +214,14 @@ class Layer:
             del self._buffers[name]
             self._non_persistable_buffer_names_set.discard(name)
         else:
-            object.__delattr__(self, name)
+            return object.__delattr__(self, name)
+        self._structure_changed()
 
     def add_sublayer(self, name: str, sublayer: "Layer | None") -> "Layer | None":
         if not (sublayer is None or isinstance(sublayer, Layer)):
             raise TypeError(f"add_sublayer expects a Layer, got {type(sublayer).__name__}")
         self._sub_layers[str(name)] = sublayer
+        self._structure_changed()
         return sublayer
 
     def add_parameter(self, name: str, parameter: Parameter | None) -> Parameter | None:
@@ -216,6 +233,7 @@ class Layer:
                             f"'{type(parameter).__name__}'")
         if parameter is None:
             self._parameters[name] = None
+            self._structure_changed()
         else:
             setattr(self, name, parameter)
         return parameter
@@ -239,6 +257,7 @@ class Layer:
             raise TypeError(f"The registered buffer should be a Tensor, but received "
                             f"{type(tensor).__name__}.")
         self._buffers[name] = tensor
+        self._structure_changed()
         if tensor is not None:
             tensor.persistable = persistable
         if persistable:

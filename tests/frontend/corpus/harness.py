@@ -551,13 +551,3 @@ def dump_eager_log():
     if path and _EAGER_LOG:
         np.savez(path, **_EAGER_LOG)
 
-
-# ---------------------------------------------------------------- known failures
-
-import pytest  # noqa: E402
-
-# The most common failure today, shared by many programs (issue 8, item 2).
-NO_INPUT_GRAD = pytest.mark.xfail(
-    strict=True, raises=GradientMismatch,
-    reason="compiled function without parameters: outputs have stop_gradient=True, "
-           "so inputs get no gradient")

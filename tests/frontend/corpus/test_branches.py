@@ -5,14 +5,13 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import NO_INPUT_GRAD, check, check_outputs, ints, randn, spec
+from .harness import check, check_outputs, ints, randn, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 THREE_WAYS = [randn(2, 4, shift=3.0), randn(2, 4, seed=1, scale=0.1),
               randn(2, 4, seed=2, shift=-3.0)]
 
 
-@NO_INPUT_GRAD
 def test_if_else_on_mean():
     def f(x):
         if paddle.mean(x) > 0:
@@ -24,7 +23,6 @@ def test_if_else_on_mean():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_one_armed_if():
     def f(x):
         y = x + 1.0
@@ -35,7 +33,6 @@ def test_one_armed_if():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_elif_else():
     def f(x):
         m = x.mean()
@@ -50,7 +47,6 @@ def test_if_elif_else():
     check(f, THREE_WAYS, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_long_elif_chain():
     def f(x):
         s = paddle.sum(x)
@@ -68,7 +64,6 @@ def test_long_elif_chain():
               randn(3, 4, scale=0.1, shift=-0.3), randn(3, 4, shift=-5)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_nested_if():
     def f(x):
         if x.mean() > 0:
@@ -84,7 +79,6 @@ def test_nested_if():
               randn(2, 4, shift=-2)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_compares_two_inputs():
     def f(x, y):
         if paddle.sum(x) > paddle.sum(y):
@@ -97,7 +91,6 @@ def test_if_compares_two_inputs():
     check(f, [(a, b), (b, a)], spec([None, 4], [None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_item():
     def f(x):
         if x.mean().item() > 0:
@@ -107,7 +100,6 @@ def test_if_on_item():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_float():
     def f(x):
         if float(paddle.max(x)) > 2.5:
@@ -117,7 +109,6 @@ def test_if_on_float():
     check(f, [randn(3, 4, shift=2), randn(3, 4, shift=-2)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_one_element_tensor_of_shape_1():
     def f(x):
         s = paddle.sum(x, axis=[0, 1], keepdim=False).reshape([1])
@@ -128,7 +119,6 @@ def test_if_on_one_element_tensor_of_shape_1():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_any():
     def f(x):
         if paddle.any(x > 3.0):
@@ -138,7 +128,6 @@ def test_if_on_any():
     check(f, [randn(3, 4, scale=3), randn(3, 4, scale=0.1)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_all():
     def f(x):
         if paddle.all(x > 0):
@@ -150,7 +139,6 @@ def test_if_on_all():
     check(f, [randn(3, 4, scale=0.1, shift=2), randn(3, 4)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_method_any():
     def f(x):
         if (x < -1).any():
@@ -160,7 +148,6 @@ def test_if_on_method_any():
     check(f, [randn(3, 4, seed=3), randn(3, 4, scale=0.1, shift=1)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_equal_all():
     def f(x, y):
         if paddle.equal_all(x, y):
@@ -173,7 +160,6 @@ def test_if_on_equal_all():
     check(f, [(a, a), (a, b)], spec([None, 3], [None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_integer_input():
     def f(x, n):
         if n > 2:
@@ -184,7 +170,6 @@ def test_if_on_integer_input():
           [paddle.static.InputSpec([None, 3]), paddle.static.InputSpec([], "int64")])
 
 
-@NO_INPUT_GRAD
 def test_if_assigns_several_variables():
     def f(x):
         if paddle.mean(x) > 0:
@@ -198,7 +183,6 @@ def test_if_assigns_several_variables():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_updates_one_of_two_variables():
     def f(x):
         a = x
@@ -210,7 +194,6 @@ def test_if_updates_one_of_two_variables():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_branch_local_temporary():
     def f(x):
         if x.mean() > 0:
@@ -223,7 +206,6 @@ def test_branch_local_temporary():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_with_python_condition_on_shape():
     def f(x):
         if x.shape[-1] == 4:
@@ -235,7 +217,6 @@ def test_if_with_python_condition_on_shape():
     check(f, POS_NEG, spec([None, 4]), every_line=False)  # a Python condition
 
 
-@NO_INPUT_GRAD
 def test_if_on_none_argument():
     def f(x, bias=None):
         if bias is not None:
@@ -245,7 +226,6 @@ def test_if_on_none_argument():
     check(f, POS_NEG, spec([None, 4]), every_line=False)  # no bias given
 
 
-@NO_INPUT_GRAD
 def test_and_of_two_tensor_conditions():
     def f(x):
         if x.mean() > 0 and x.max() > 2.0:
@@ -256,7 +236,6 @@ def test_and_of_two_tensor_conditions():
               randn(3, 4, shift=-1)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_or_of_two_tensor_conditions():
     def f(x):
         if x.min() < -2.0 or x.max() > 2.0:
@@ -268,7 +247,6 @@ def test_or_of_two_tensor_conditions():
     check(f, [randn(3, 4, scale=3), randn(3, 4, scale=0.1)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_not_of_a_tensor_condition():
     def f(x):
         if not x.sum() > 0:
@@ -294,7 +272,6 @@ def test_and_with_python_flag():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_logical_and_op_as_condition():
     def f(x):
         c = paddle.logical_and(x.mean() > 0, x.min() > -5.0)
@@ -305,7 +282,6 @@ def test_logical_and_op_as_condition():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_chained_comparison():
     def f(x):
         m = x.mean()
@@ -316,7 +292,6 @@ def test_chained_comparison():
     check(f, [randn(2, 4, scale=0.1), randn(2, 4, shift=3)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_conditional_expression():
     def f(x):
         y = x * 2 if x.mean() > 0 else x * -3
@@ -325,7 +300,6 @@ def test_conditional_expression():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_conditional_expression_in_return():
     def f(x):
         return F.relu(x) if paddle.sum(x) > 0 else paddle.exp(x)
@@ -333,7 +307,6 @@ def test_conditional_expression_in_return():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_tensor_and_or_value():
     def f(x):
         s = x.sum()
@@ -376,7 +349,6 @@ def test_layer_with_branch_between_two_sublayers():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_in_a_helper_function():
     def gate(h):
         if paddle.max(h) > 1.0:
@@ -406,7 +378,6 @@ def test_if_in_a_helper_method():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_inside_elif_with_integer_ops():
     def f(x):
         k = paddle.argmax(x.sum(axis=0))
@@ -433,7 +404,6 @@ def test_branches_with_integer_result():
     check_outputs(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_bool_input():
     def f(x, flag):
         if flag:
@@ -444,7 +414,6 @@ def test_if_on_bool_input():
           [paddle.static.InputSpec([None, 3]), paddle.static.InputSpec([], "bool")])
 
 
-@NO_INPUT_GRAD
 def test_if_else_both_return_tuples():
     def f(x):
         if x.mean() > 0:
@@ -456,7 +425,6 @@ def test_if_else_both_return_tuples():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_builds_a_mask_with_where():
     def f(x):
         if x.max() > 0:
@@ -468,7 +436,6 @@ def test_if_builds_a_mask_with_where():
     check(f, [randn(3, 4), randn(3, 4, shift=-9)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_comparison_result_as_variable():
     def f(x):
         positive = x.mean() > 0
@@ -481,7 +448,6 @@ def test_comparison_result_as_variable():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_python_numbers_assigned_in_branches():
     def f(x):
         if x.mean() > 0:
@@ -493,7 +459,6 @@ def test_python_numbers_assigned_in_branches():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_flag_from_a_branch_used_in_a_later_if():
     def f(x):
         clipped = False
@@ -507,7 +472,6 @@ def test_flag_from_a_branch_used_in_a_later_if():
     check(f, [randn(3, 4, shift=1.0), randn(3, 4, scale=0.1)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_numpy_of_a_sum():
     def f(x):
         if paddle.sum(x).numpy() > 0:
@@ -517,7 +481,6 @@ def test_if_on_numpy_of_a_sum():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_if_on_bool_of_a_tensor():
     def f(x):
         if bool(x.mean() > 0):
@@ -527,7 +490,6 @@ def test_if_on_bool_of_a_tensor():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_static_nn_cond():
     def f(x):
         return paddle.static.nn.cond(x.mean() > 0, lambda: x * 2.0, lambda: x - 1.0)
@@ -535,7 +497,6 @@ def test_static_nn_cond():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_lambda_with_conditional_expression():
     def f(x):
         act = lambda h: paddle.tanh(h) if h.mean() > 0 else h * 0.1  # noqa: E731
@@ -544,13 +505,11 @@ def test_lambda_with_conditional_expression():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_compile_a_lambda():
     fn = lambda x: paddle.where(x > 0, x, x * 0.1) * 2.0  # noqa: E731
     check(fn, POS_NEG, spec([None, 4]), every_line=False)
 
 
-@NO_INPUT_GRAD
 def test_not_to_static_helper_runs_as_python():
     @paddle.jit.not_to_static
     def describe(n):

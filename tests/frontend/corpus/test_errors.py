@@ -7,7 +7,7 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import check_fails, ints, randn, spec
+from .harness import check_fails, check_outputs, ints, randn, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 
@@ -36,8 +36,6 @@ def test_variable_missing_from_the_else_of_an_elif_chain():
     check_fails(f, POS_NEG, spec([None, 4]), at="return y * 2", match="'y'")
 
 
-@pytest.mark.xfail(strict=True,
-    reason="misleading loop message: '... is not a tensor or number (Tensor)'")
 def test_variable_first_bound_in_a_tensor_loop_and_used_after():
     def f(x):
         while x.sum() < 10:
@@ -45,12 +43,12 @@ def test_variable_first_bound_in_a_tensor_loop_and_used_after():
             last = x * 2
         return last
 
-    check_fails(f, POS_NEG, spec([None, 4]), at="while x.sum() < 10",
-                match="'last' is first assigned inside")
+    check_outputs(f, [POS_NEG[1]], spec([None, 4]))  # the loop runs: last has a value
+    check_fails(f, [POS_NEG[0]], spec([None, 4]), at="return last",
+                match="'last' is read here, but the tensor-dependent loop",
+                error=UnboundLocalError)  # zero iterations: unbound, as in Python
 
 
-@pytest.mark.xfail(strict=True,
-    reason="misleading loop message: '... is not a tensor or number (Tensor)'")
 def test_none_before_a_tensor_loop_becomes_a_tensor():
     def f(x):
         best = None
@@ -249,9 +247,10 @@ def test_variable_assigned_only_in_a_tensor_for_range():
             y = x * float(i)
         return y
 
-    check_fails(f, [(POS_NEG[0], ints(low=2, high=3))],
-                [paddle.static.InputSpec([None, 4]), paddle.static.InputSpec([], "int64")],
-                at="for i in range(n)", match="'y'")
+    specs = [paddle.static.InputSpec([None, 4]), paddle.static.InputSpec([], "int64")]
+    check_outputs(f, [(POS_NEG[0], ints(low=2, high=3))], specs)
+    check_fails(f, [(POS_NEG[0], ints(low=0, high=1))], specs, at="return y",
+                match="'y' is read here", error=UnboundLocalError)
 
 
 def test_shape_from_tensor_values():

@@ -7,12 +7,11 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import NO_INPUT_GRAD, check, check_outputs, randn, reset_parameters, spec
+from .harness import check, check_outputs, randn, reset_parameters, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 
 
-@NO_INPUT_GRAD
 def test_input_gradient_of_a_plain_function():
     def f(x):
         return paddle.tanh(x) * x
@@ -20,7 +19,6 @@ def test_input_gradient_of_a_plain_function():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_input_gradient_through_a_branch():
     def f(x):
         if x.mean() > 0:
@@ -30,7 +28,6 @@ def test_input_gradient_through_a_branch():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_input_gradient_through_a_while_loop():
     def f(x):
         while x.abs().sum() < 50:
@@ -40,7 +37,6 @@ def test_input_gradient_through_a_while_loop():
     check(f, [randn(2, 3, scale=0.5), randn(2, 3, scale=10)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_input_gradient_through_max_and_where():
     def f(x):
         y = paddle.where(x > 0, x * 3, x * 0.5)
@@ -49,7 +45,6 @@ def test_input_gradient_through_max_and_where():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_gradients_of_two_inputs():
     def f(x, w):
         h = paddle.matmul(x, w)
@@ -61,7 +56,6 @@ def test_gradients_of_two_inputs():
     check(f, [(POS_NEG[0], w), (POS_NEG[1], w)], spec([None, 4], [4, 2]))
 
 
-@NO_INPUT_GRAD
 def test_layer_without_parameters():
     class Act(nn.Layer):
         def forward(self, x):
@@ -89,8 +83,6 @@ def test_parameter_and_input_gradients_together():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="silently wrong parameter gradients of a compiled function inside an eager model")
 def test_compiled_activation_inside_an_eager_model():
     class Net(nn.Layer):
         def __init__(self):
@@ -184,7 +176,6 @@ def test_paddle_grad_inside_compiled_function():
     check_outputs(f, POS_NEG, spec([None, 4]), grad_inputs=True)
 
 
-@NO_INPUT_GRAD
 def test_paddle_grad_with_create_graph_inside():
     def f(x):
         y = paddle.sum(paddle.sin(x) * x)
@@ -208,8 +199,6 @@ def test_gradient_penalty_in_a_layer():
     check(Critic(), POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="paddle.grad through a compiled function: outputs have stop_gradient=True")
 def test_paddle_grad_of_compiled_output_outside():
     def f(x):
         if x.sum() > 0:
@@ -322,8 +311,6 @@ def test_second_order_through_compiled_call():
     np.testing.assert_allclose(out[0], out[1], rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True,
-    reason="grad mode is process-global: no_grad() in another thread stops compiled gradients")
 def test_no_grad_in_another_thread_does_not_leak():
     import threading
 

@@ -5,12 +5,11 @@ import pytest
 import irflow as paddle
 import irflow.nn as nn
 
-from .harness import NO_INPUT_GRAD, check, ints, randn, spec
+from .harness import check, ints, randn, spec
 
 SMALL_LARGE = [randn(2, 3, scale=0.1), randn(2, 3, seed=1, scale=3.0)]
 
 
-@NO_INPUT_GRAD
 def test_append_in_python_loop_then_stack():
     def f(x):
         outs = []
@@ -21,7 +20,6 @@ def test_append_in_python_loop_then_stack():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_append_in_python_loop_then_concat():
     def f(x):
         parts = []
@@ -75,7 +73,6 @@ def test_append_in_while_loop_read_last():
     check(f, [randn(2, 3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_list_comprehension_over_python_range():
     def f(x):
         ys = [x * float(i) for i in range(4)]
@@ -84,7 +81,6 @@ def test_list_comprehension_over_python_range():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_add_n_of_list():
     def f(x):
         ys = [x, x * 2.0, paddle.exp(x)]
@@ -93,8 +89,6 @@ def test_add_n_of_list():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list-of-tensors input with a list InputSpec: internal AttributeError")
 def test_list_of_tensors_as_input():
     def f(xs):
         total = xs[0]
@@ -106,7 +100,6 @@ def test_list_of_tensors_as_input():
     check(f, [([a, b, c],)], [[paddle.static.InputSpec([None, 3])] * 3])
 
 
-@NO_INPUT_GRAD
 def test_two_inputs_unpacked_from_a_tuple():
     def f(x, y):
         a, b = x * 2, y * 3
@@ -116,7 +109,6 @@ def test_two_inputs_unpacked_from_a_tuple():
     check(f, [(randn(2, 3), randn(2, 3, seed=1))], spec([None, 3], [None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_dict_of_tensors_through_a_branch():
     def f(x):
         d = {"a": x, "b": x * 2}
@@ -127,7 +119,6 @@ def test_dict_of_tensors_through_a_branch():
     check(f, [randn(2, 3, shift=2), randn(2, 3, shift=-2)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_tuple_state_through_a_loop():
     def f(x):
         state = (x, paddle.zeros_like(x))
@@ -141,7 +132,6 @@ def test_tuple_state_through_a_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_tuple_state_through_a_tensor_loop():
     def f(x):
         state = (x, paddle.zeros_like(x))
@@ -154,7 +144,6 @@ def test_tuple_state_through_a_tensor_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_list_state_through_a_tensor_loop():
     def f(x):
         hs = [x, x * 2]
@@ -185,7 +174,6 @@ def test_sequential_layers():
     check(net, [randn(2, 4), randn(5, 4, seed=1)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_split_and_unbind():
     def f(x):
         a, b = paddle.split(x, 2, axis=1)
@@ -195,7 +183,6 @@ def test_split_and_unbind():
     check(f, [randn(2, 4)], spec([2, 4]))
 
 
-@NO_INPUT_GRAD
 def test_chunk_then_branch_on_parts():
     def f(x):
         a, b = paddle.chunk(x, 2, axis=-1)
@@ -207,7 +194,6 @@ def test_chunk_then_branch_on_parts():
               randn(3, 4) - np.array([3, 3, 0, 0], "float32")], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_list_pop_and_reverse():
     def f(x):
         hs = [x, x + 1, x + 2]
@@ -233,7 +219,6 @@ def test_tensor_array_api():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_list_index_with_python_int_from_loop():
     def f(x):
         scales = [0.5, 1.0, 2.0]

@@ -1,17 +1,15 @@
 """while / for loops on tensors, with break and continue."""
 import numpy as np
-import pytest
 
 import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import NO_INPUT_GRAD, check, ints, randn, spec, uniform
+from .harness import check, ints, randn, spec, uniform
 
 SMALL_LARGE = [randn(2, 3, scale=0.1), randn(2, 3, seed=1, scale=3.0)]
 
 
-@NO_INPUT_GRAD
 def test_while_doubles_until_large():
     def f(x):
         while paddle.sum(paddle.abs(x)) < 100.0:
@@ -21,7 +19,6 @@ def test_while_doubles_until_large():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_with_python_counter_and_tensor_condition():
     def f(x):
         i = 0
@@ -33,7 +30,6 @@ def test_while_with_python_counter_and_tensor_condition():
     check(f, [randn(2, 3), randn(2, 3, shift=-20)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_counts_steps_in_a_tensor():
     def f(x):
         steps = paddle.zeros([], "int64")
@@ -45,7 +41,6 @@ def test_while_counts_steps_in_a_tensor():
     check(f, [randn(2, 3, scale=10), randn(2, 3, scale=0.1)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_with_break():
     def f(x):
         i = 0
@@ -59,7 +54,6 @@ def test_while_with_break():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_true_with_break():
     def f(x):
         while True:
@@ -71,7 +65,6 @@ def test_while_true_with_break():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_with_continue():
     def f(x):
         i = paddle.zeros([], "int64")
@@ -86,7 +79,6 @@ def test_while_with_continue():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_for_range_python_int():
     def f(x):
         for _ in range(3):
@@ -96,7 +88,6 @@ def test_for_range_python_int():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_for_range_with_tensor_bound():
     def f(x, n):
         for i in range(n):
@@ -107,7 +98,6 @@ def test_for_range_with_tensor_bound():
           [paddle.static.InputSpec([None, 3]), paddle.static.InputSpec([], "int64")])
 
 
-@NO_INPUT_GRAD
 def test_for_range_with_start_stop_step():
     def f(x):
         n = paddle.cast(paddle.sum(x > 0), "int64")
@@ -119,7 +109,6 @@ def test_for_range_with_start_stop_step():
     check(f, [randn(2, 3, shift=3), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_for_range_with_break_on_tensor():
     def f(x):
         for i in range(10):
@@ -131,7 +120,6 @@ def test_for_range_with_break_on_tensor():
     check(f, [full32([2, 3], 1.0), full32([2, 3], -1.0)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_for_range_with_continue_on_tensor():
     def f(x):
         out = paddle.zeros_like(x)
@@ -145,7 +133,6 @@ def test_for_range_with_continue_on_tensor():
     check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_loop_temporary_is_not_carried():
     def f(x, w):
         h = x
@@ -161,7 +148,6 @@ def test_loop_temporary_is_not_carried():
     check(f, [(randn(2, 3), w), (randn(2, 3, seed=2), w)], spec([None, 3], [3, 3]))
 
 
-@NO_INPUT_GRAD
 def test_fixed_point_while_loop():
     def f(x, w):
         h = paddle.zeros_like(x)
@@ -178,7 +164,6 @@ def test_fixed_point_while_loop():
     check(f, [(randn(2, 3), w), (randn(2, 3, seed=2, scale=0.01), w)], spec([None, 3], [3, 3]))
 
 
-@NO_INPUT_GRAD
 def test_newton_square_root():
     def f(a):
         x = paddle.ones_like(a)
@@ -192,7 +177,6 @@ def test_newton_square_root():
     check(f, [uniform(4, low=0.5, high=9.0), uniform(4, low=1.0, high=1.1)], spec([None]))
 
 
-@NO_INPUT_GRAD
 def test_nested_loops():
     def f(x):
         for i in range(3):
@@ -205,7 +189,6 @@ def test_nested_loops():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_nested_tensor_loops():
     def f(x):
         i = paddle.zeros([], "int64")
@@ -220,7 +203,6 @@ def test_nested_tensor_loops():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_if_inside_while():
     def f(x):
         k = 0
@@ -235,7 +217,6 @@ def test_if_inside_while():
     check(f, [randn(2, 3, shift=3), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_loop_over_tensor_rows():
     def f(x):
         total = paddle.zeros([3])
@@ -246,7 +227,6 @@ def test_loop_over_tensor_rows():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_loop_over_tensor_rows_with_break():
     def f(x):
         total = paddle.zeros([3])
@@ -290,7 +270,6 @@ def test_enumerate_layer_list_with_tensor_break():
     check(Net(), [randn(2, 4, shift=2), randn(2, 4, shift=-2)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_zip_over_python_lists():
     def f(x):
         for scale, shift in zip([1.0, 2.0, 3.0], [0.1, 0.2, 0.3]):
@@ -300,7 +279,6 @@ def test_zip_over_python_lists():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_loop_counter_used_after_the_loop():
     def f(x):
         i = paddle.zeros([], "int64")
@@ -312,7 +290,6 @@ def test_loop_counter_used_after_the_loop():
     check(f, [randn(2, 3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_augmented_assignments_in_loop():
     def f(x):
         s = paddle.zeros([], "float32")
@@ -325,7 +302,6 @@ def test_augmented_assignments_in_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_loop_over_symbolic_batch_size():
     def f(x):
         out = paddle.zeros([3])
@@ -336,7 +312,6 @@ def test_loop_over_symbolic_batch_size():
     check(f, [randn(2, 3), randn(5, 3, seed=1)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_fill_constant_counter_idiom():
     def f(x):
         i = paddle.full([1], 0, "int64")
@@ -349,7 +324,6 @@ def test_fill_constant_counter_idiom():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_for_over_a_zero_d_tensor_bound():
     def f(x):
         n = paddle.full([], 3, "int64")
@@ -360,7 +334,6 @@ def test_for_over_a_zero_d_tensor_bound():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_condition_on_tensor_from_data():
     def f(x):
         y = x
@@ -407,7 +380,6 @@ def test_while_loop_in_layer_with_max_steps_attribute():
     check(Net(), [randn(2, 4), randn(2, 4, seed=1, shift=10)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_loop_variable_of_int_dtype_and_float_value():
     def f(x):
         k = paddle.to_tensor(0)
@@ -420,7 +392,6 @@ def test_loop_variable_of_int_dtype_and_float_value():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_loop_with_two_breaks():
     def f(x):
         for i in range(10):
@@ -434,7 +405,6 @@ def test_loop_with_two_breaks():
     check(f, [full32([2, 3], 1.0), full32([2, 3], -1.0)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_while_else_clause():
     def f(x):
         i = 0
@@ -452,7 +422,6 @@ def full32(shape, value):
     return np.full(shape, value, "float32")
 
 
-@NO_INPUT_GRAD
 def test_static_nn_while_loop():
     def f(x):
         i = paddle.full([1], 0, "int64")
@@ -470,7 +439,6 @@ def test_static_nn_while_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_increment_counter():
     def f(x):
         i = paddle.zeros([1], "int64")
@@ -482,7 +450,6 @@ def test_increment_counter():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_fill_constant_bound():
     def f(x):
         i = paddle.tensor.fill_constant(shape=[1], dtype="int64", value=0)
@@ -495,7 +462,6 @@ def test_fill_constant_bound():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_for_over_numpy_rows():
     def f(x):
         total = 0.0
@@ -506,7 +472,6 @@ def test_for_over_numpy_rows():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_int_of_a_tensor_as_loop_bound():
     def f(x):
         n = int(paddle.sum(x > 0))

@@ -173,8 +173,6 @@ class MNISTPredict(nn.Layer):
         return label, confident
 
 
-@pytest.mark.xfail(strict=True,
-    reason="internal error: compiled call with int outputs: backward uses N, no N argument")
 def test_mnist_predict_labels():
     check_outputs(MNISTPredict(), [randn(4, 1, 4, 4, scale=5), randn(2, 1, 4, 4, seed=1)],
                   spec([None, 1, 4, 4]))
@@ -499,8 +497,6 @@ def test_compiled_forward_trained_eagerly():
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True,
-    reason="silently wrong: the compiled program keeps a sublayer/parameter that was replaced")
 def test_replacing_a_sublayer_after_compiling():
     net = MNISTMLP()
     static = paddle.jit.to_static(net, input_spec=[paddle.static.InputSpec([None, 1, 4, 4])])
@@ -510,8 +506,6 @@ def test_replacing_a_sublayer_after_compiling():
     np.testing.assert_allclose(static(x).numpy(), net(x).numpy(), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True,
-    reason="silently wrong: the compiled program keeps a sublayer/parameter that was replaced")
 def test_replacing_a_parameter_after_compiling():
     class Scale(nn.Layer):
         def __init__(self):

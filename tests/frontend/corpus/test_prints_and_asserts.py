@@ -5,7 +5,7 @@ import numpy as np
 import irflow as paddle
 import irflow.nn as nn
 
-from .harness import NO_INPUT_GRAD, check, check_prints, check_raises_like_eager, randn, spec
+from .harness import check, check_prints, check_raises_like_eager, randn, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 
@@ -65,7 +65,6 @@ def test_print_with_format_of_a_python_value(capsys):
     check_prints(Net(), [randn(2, 4)], spec([2, 4]), capsys)
 
 
-@NO_INPUT_GRAD
 def test_assert_that_holds():
     def f(x):
         assert x.min() >= 0, "inputs must be non-negative"
@@ -83,7 +82,6 @@ def test_assert_that_fails_at_run_time():
                             match="inputs must be non-negative")
 
 
-@NO_INPUT_GRAD
 def test_assert_on_a_static_shape():
     def f(x):
         assert x.shape[-1] == 4, "expected 4 features"
@@ -103,7 +101,6 @@ def test_assert_inside_a_loop_fails_at_run_time():
                             AssertionError, match="overflow")
 
 
-@NO_INPUT_GRAD
 def test_assert_inside_a_loop_that_holds():
     def f(x):
         for _ in range(3):
@@ -122,7 +119,6 @@ def test_assert_without_a_message():
     check_raises_like_eager(f, [POS_NEG[1]], spec([None, 4]), AssertionError)
 
 
-@NO_INPUT_GRAD
 def test_assert_inside_a_tensor_branch():
     def f(x):
         if x.mean() > 0:

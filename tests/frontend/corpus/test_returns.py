@@ -1,17 +1,15 @@
 """return inside tensor control flow: early returns, returns from loops, structures."""
 import numpy as np
-import pytest
 
 import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import NO_INPUT_GRAD, check, check_outputs, randn, spec
+from .harness import check, check_outputs, randn, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 
 
-@NO_INPUT_GRAD
 def test_early_return_in_if():
     def f(x):
         if x.mean() > 0:
@@ -22,7 +20,6 @@ def test_early_return_in_if():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_in_both_branches():
     def f(x):
         if paddle.sum(x) > 0:
@@ -33,7 +30,6 @@ def test_return_in_both_branches():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_in_elif():
     def f(x):
         m = x.mean()
@@ -47,7 +43,6 @@ def test_return_in_elif():
           spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_in_nested_if():
     def f(x):
         if x.mean() > 0:
@@ -60,7 +55,6 @@ def test_return_in_nested_if():
               randn(2, 4, shift=-2)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_tuple_from_branches():
     def f(x):
         if x.mean() > 0:
@@ -70,7 +64,6 @@ def test_return_tuple_from_branches():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_dict_from_branches():
     def f(x):
         if x.sum() > 0:
@@ -80,7 +73,6 @@ def test_return_dict_from_branches():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_list_from_branches():
     def f(x):
         if x.sum() > 0:
@@ -90,7 +82,6 @@ def test_return_list_from_branches():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_nested_tuple():
     def f(x):
         if x.sum() > 0:
@@ -100,7 +91,6 @@ def test_return_nested_tuple():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_from_while_loop():
     def f(x):
         i = 0
@@ -114,7 +104,6 @@ def test_return_from_while_loop():
     check(f, [randn(2, 3, scale=0.001), randn(2, 3, scale=2)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_return_from_for_range():
     def f(x):
         for i in range(5):
@@ -126,7 +115,6 @@ def test_return_from_for_range():
     check(f, [randn(2, 3, shift=-5), randn(2, 3, shift=1)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_return_from_while_true():
     def f(x):
         while True:
@@ -153,7 +141,6 @@ def test_return_from_loop_over_blocks():
     check(Net(), [randn(2, 4, shift=3), randn(2, 4, shift=-3)], spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_from_loop_over_tensor_rows():
     def f(x):
         for row in x:
@@ -165,7 +152,6 @@ def test_return_from_loop_over_tensor_rows():
     check(f, [a, -a], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_early_return_in_helper():
     def clamp(h):
         if h.max() < 1.0:
@@ -195,7 +181,6 @@ def test_early_return_in_layer_forward():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_python_constant_and_tensor():
     def f(x):
         if x.sum() > 0:
@@ -205,7 +190,6 @@ def test_return_python_constant_and_tensor():
     check(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_after_loop_with_break():
     def f(x):
         for _ in range(6):
@@ -219,7 +203,6 @@ def test_return_after_loop_with_break():
     check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_return_value_computed_in_loop_with_else_return():
     def f(x):
         i = 0
@@ -242,7 +225,6 @@ def test_return_different_dtypes_same_structure():
     check_outputs(f, POS_NEG, spec([None, 4]))
 
 
-@NO_INPUT_GRAD
 def test_return_none_from_one_branch_of_a_python_condition():
     def f(x, training=False):
         out = x * 2
@@ -253,7 +235,6 @@ def test_return_none_from_one_branch_of_a_python_condition():
     check(f, POS_NEG, spec([None, 4]), every_line=False)  # training stays False
 
 
-@NO_INPUT_GRAD
 def test_return_inside_nested_loops():
     def f(x):
         for i in range(3):
@@ -266,7 +247,6 @@ def test_return_inside_nested_loops():
     check(f, [randn(2, 3, shift=-10), randn(2, 3, shift=4)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_guard_clause_returns_input():
     def f(x):
         if x.abs().sum() == 0:
@@ -276,7 +256,6 @@ def test_guard_clause_returns_input():
     check(f, [np.zeros([2, 3], "float32"), randn(2, 3)], spec([None, 3]))
 
 
-@NO_INPUT_GRAD
 def test_return_scalar_loss_from_branches():
     def f(x):
         if x.mean() > 0:
