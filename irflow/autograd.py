@@ -27,7 +27,7 @@ from .errors import IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
 from .ir.core import Function, Module
-from .passes.manager import PassManager
+from .passes.manager import DEFAULT_PIPELINE, PassManager
 from .ir.types import TensorType
 from .tensor.tensor import Tensor
 
@@ -146,7 +146,7 @@ class BackwardProgram:
         values = {r: v for v, r in refs.items()}
         self.function, residuals = backward_function(fn, [values[r] for r in wrt],
                                                      range(len(graph.root_refs)))
-        PassManager(BACKWARD_PIPELINE).run(Module([self.function]))
+        PassManager(DEFAULT_PIPELINE).run(Module([self.function]))
         self.residual_refs = [refs[v] for v in residuals]
         self.plan = compile_plan(self.function)
 
@@ -165,7 +165,6 @@ class BackwardProgram:
         return [env[v] for v in self.function.return_op.operands]
 
 
-BACKWARD_PIPELINE = ("fold", "cse", "dce")
 _PROGRAMS: dict = {}
 _PROGRAMS_LIMIT = 1024
 

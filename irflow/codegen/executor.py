@@ -14,8 +14,9 @@ list, indexed by integer slots fixed at compile time::
 slots, calls the op's kernel with the attributes pre-bound and stores the results.
 The closures are made by small generated functions, one per step signature
 (operand count, results, frees, attribute names; see `_step_maker`), so a step does
-only what its op needs. ``cond`` and ``while`` steps hold a sub-plan per region and
-pass it a fresh register list that starts with the region's block arguments.
+only what its op needs. An op with regions (``cond``, ``while``...) becomes a step
+that calls its `RegionOp` evaluator with a sub-plan per region; a sub-plan runs on a
+fresh register list that starts with the region's block arguments.
 Pure ops without operands (``const``, ``arange``, ``stack_new``) run at compile
 time; their values sit in the plan and every call starts from them (so such a value
 returned as a result is the same array on every call, as a ``const`` value is in the
@@ -32,30 +33,31 @@ step; other symbols are inherited from the enclosing block. Only ops whose
 **Memory.** A value's register is cleared right after its last use in its block, so
 peak memory follows liveness, not program size. Regions are closed, so liveness is
 local: a value a loop body reads is an operand of the ``while`` step, which holds it
-for the whole loop. ``cond`` and ``while`` steps clear their dying operands before
-running their regions, and a loop drops each iteration's carried values as soon as
-the body has used them. Results that nothing reads are never stored.
+for the whole loop. Region-op steps clear their dying operands before running their
+regions, and a loop drops each iteration's carried values as soon as the body has
+used them. Results that nothing reads are never stored.
 
 Kernels still allocate their results; placing them in a preplanned arena (design
 principle 6) is a later step that will reuse this liveness.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
-checked against the signature with the interpreter's messages, by a check
-precomputed per argument.
+checked against the function's `Signature` (the interpreter's check, precomputed).
 """
 from __future__ import annotations
 
 import keyword
 from functools import lru_cache
 from operator import itemgetter
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError, IrflowError
+from ..errors import IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
-from ..ir.types import StackType, TensorType, dim_terms, is_symbol, shape_str, symbols_of
+from ..ir.signature import Signature, evaluate_terms, slot_terms
+from ..ir.symbols import CallOp
+from ..ir.types import TensorType, dim_terms, is_symbol, symbols_of
 
 Step = Callable[[list], None]
 
@@ -140,9 +142,11 @@ class Plan:
     """A function compiled for repeated calls: ``Plan.compile(fn)(*arrays)`` returns
     the list of results, as `irflow.codegen.run(fn, *arrays)` does."""
 
-    __slots__ = ("name", "body", "_params", "_n_symbols")
+    __slots__ = ("name", "body", "signature")
 
-    def __init__(self, fn: Function):
+    def __init__(self, fn: Function, callees: dict | None = None):
+        """`callees`: the plans of functions compiled so far for `call` ops (shared by
+        the plans of one compilation, so each function is compiled once)."""
         unbound = _symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
@@ -151,15 +155,18 @@ class Plan:
                               f"shape, but no argument of @{fn.name} has a dim {symbol}",
                               op.loc)
         self.name = fn.name
-        self.body = _BlockCompiler(fn.block, ()).compile()
-        self._params, self._n_symbols = _argument_checks(fn)
+        callees = {} if callees is None else callees
+        callees[fn] = None  # being compiled: a call of it from inside is recursion
+        self.body = _BlockCompiler(fn.block, (), callees).compile()
+        callees[fn] = self
+        self.signature = Signature.of(fn)
 
     @classmethod
     def compile(cls, fn: Function) -> "Plan":
         return cls(fn)
 
     def __call__(self, *args) -> list:
-        return self.body.run(self._check_arguments(args))
+        return self.body.run(self.signature.check(args))
 
     def run_trusted(self, args: list) -> list:
         """Run on NumPy arrays known to match the signature, skipping the checks: for
@@ -173,145 +180,13 @@ class Plan:
     def __str__(self) -> str:
         return self.describe()
 
-    def _check_arguments(self, args: Sequence) -> list:
-        """The arguments as a register list, after checking them against the signature
-        (same acceptance and messages as the interpreter's `bind_shape` checks)."""
-        if len(args) != len(self._params):
-            raise InputError(f"@{self.name} takes {len(self._params)} argument(s), "
-                             f"got {len(args)}")
-        sizes = [0] * self._n_symbols
-        regs = []
-        for arg, param in zip(args, self._params):
-            if param is None:  # a stack
-                regs.append(arg)
-                continue
-            array = np.asarray(arg)
-            dtype, shape, rank, dims, t, what = param
-            if array.dtype is not dtype and array.dtype != dtype:
-                raise InputError(f"@{self.name}: {what}: expected dtype {t.dtype.name}, "
-                                 f"got {array.dtype}")
-            if not (array.shape == shape if dims is None
-                    else _match(array.shape, rank, dims, sizes)):
-                raise InputError(f"@{self.name}: {what}: expected shape {shape_str(t.shape)}, "
-                                 f"got {shape_str(array.shape)}")
-            regs.append(array)
-        return regs
-
 
 def compile_plan(fn: Function) -> Plan:
     """Compile `fn` into a `Plan` (see the module docstring)."""
     return Plan(fn)
 
 
-# ---------------------------------------------------------------- input checks
-
-_BIND, _SAME, _EQUAL, _EXPR, _SOLVE = range(5)
-
-
-def _argument_checks(fn: Function):
-    """Per argument: None for a stack, else ``(np dtype, static shape or None, rank,
-    dim checks or None, type, description)``; and the number of symbols.
-
-    The dim checks replay `bind_shape` over the arguments in order: a symbol's first
-    occurrence binds it, later ones compare; then, as long as that makes progress, an
-    expression dim is checked if all its symbols are bound, or binds its one unbound
-    symbol if that appears linearly.
-    """
-    index: dict[str, int] = {}
-    params = []
-    for i, arg in enumerate(fn.args):
-        t = arg.type
-        if isinstance(t, StackType):
-            params.append(None)
-            continue
-        what = f"argument {i} (%{arg.name})" if arg.name else f"argument {i}"
-        dims = None
-        if not t.is_static:
-            dims, products = [], []
-            for axis, d in enumerate(t.shape):
-                if isinstance(d, int):
-                    dims.append((_EQUAL, axis, d))
-                elif is_symbol(d):
-                    dims.append((_SAME, axis, index[d]) if d in index
-                                else (_BIND, axis, index.setdefault(d, len(index))))
-                else:
-                    products.append((axis, d))
-            while products:
-                waiting = []
-                for axis, d in products:
-                    unbound = [s for s in symbols_of(d) if s not in index]
-                    if not unbound:
-                        dims.append((_EXPR, axis, _slot_terms(d, index)))
-                    elif len(unbound) == 1 and _linear_in(d, unbound[0]):
-                        dims.append((_SOLVE, axis, _solver(d, unbound[0], index)))
-                    else:
-                        waiting.append((axis, d))
-                if len(waiting) == len(products):
-                    break
-                products = waiting
-            dims = tuple(dims)
-        params.append((t.dtype.np, t.shape, t.rank, dims, t, what))
-    return tuple(params), len(index)
-
-
-def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
-    if len(shape) != rank:
-        return False
-    for kind, axis, x in dims:
-        if kind == _BIND:
-            sizes[x] = shape[axis]
-        elif kind == _SAME:
-            if shape[axis] != sizes[x]:
-                return False
-        elif kind == _EQUAL:
-            if shape[axis] != x:
-                return False
-        elif kind == _EXPR:
-            if shape[axis] != _evaluate(x, sizes):
-                return False
-        else:
-            slot, coef_terms, rest_terms = x
-            coef = _evaluate(coef_terms, sizes)
-            rest = shape[axis] - _evaluate(rest_terms, sizes)
-            if coef:
-                if rest % coef or rest // coef < 0:
-                    return False
-                sizes[slot] = rest // coef
-    return True
-
-
-def _linear_in(d, symbol: str) -> bool:
-    return all(syms.count(symbol) <= 1 for _, syms in dim_terms(d))
-
-
-def _solver(d, symbol: str, index: dict[str, int]):
-    """``(slot, coefficient terms, other terms)`` of a dim linear in the unbound
-    `symbol`, which gets the next slot."""
-    slot = index.setdefault(symbol, len(index))
-    coef, rest = [], []
-    for c, syms in dim_terms(d):
-        if symbol in syms:
-            coef.append((c, tuple(index[s] for s in syms if s != symbol)))
-        else:
-            rest.append((c, tuple(index[s] for s in syms)))
-    return slot, tuple(coef), tuple(rest)
-
-
 # ---------------------------------------------------------------- symbols
-
-def _slot_terms(d, slot: dict[str, int]) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """A dim's terms as ``(coefficient, register slots of its symbols)``."""
-    return tuple((coef, tuple(slot[s] for s in syms)) for coef, syms in dim_terms(d))
-
-
-def _evaluate(terms, regs: list) -> int:
-    total = 0
-    for size, slots in terms:
-        for slot in slots:
-            size *= regs[slot]
-        total += size
-    return total
-
 
 def _argument_symbols(block: Block) -> dict[str, tuple[int, int, int, int]]:
     """Symbol -> (argument index, axis, coefficient, offset) of an argument dim that
@@ -386,11 +261,11 @@ def _unbound_use(block: Block, symbol: str) -> Operation | None:
 def _shape_evaluator(shape: tuple, symbol_slot: dict[str, int]) -> Callable[[list], tuple]:
     """``regs -> concrete shape`` for a shape (or slice bounds, whose Nones stay) with
     symbolic dims."""
-    dims = tuple(d if d is None or isinstance(d, int) else _slot_terms(d, symbol_slot)
+    dims = tuple(d if d is None or isinstance(d, int) else slot_terms(d, symbol_slot)
                  for d in shape)
 
     def evaluate(regs: list) -> tuple:
-        return tuple(d if d is None or isinstance(d, int) else _evaluate(d, regs)
+        return tuple(d if d is None or isinstance(d, int) else evaluate_terms(d, regs)
                      for d in dims)
 
     return evaluate
@@ -429,9 +304,10 @@ class _BlockCompiler:
     """Compiles one block: slots first, then one record per op, then liveness, then
     the steps (whose frees are baked in)."""
 
-    def __init__(self, block: Block, inherits: tuple[str, ...]):
+    def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict):
         self.block = block
         self.inherits = inherits
+        self.callees = callees
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
@@ -456,12 +332,12 @@ class _BlockCompiler:
 
     def compile(self) -> BlockPlan:
         records = []
-        for op in self.block.ops[:-1]:
+        for op in self.block.body_ops():
             record = self.record(op)
             if record is not None:
                 self.bind_results(record)
                 records.append(record)
-        outputs = tuple(self.slot[v] for v in self.block.ops[-1].operands)
+        outputs = tuple(self.slot[v] for v in self.block.terminator.operands)
         steps, locs = self.steps(records, outputs)
         read = {s for r in records for s in r.ins} | set(outputs)
         entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
@@ -492,18 +368,38 @@ class _BlockCompiler:
 
     def record(self, op: Operation) -> _Record | None:
         ins = tuple(self.slot[v] for v in op.operands)
-        if op.name == "cond":
-            return self.cond(op, ins)
-        if op.name == "while":
-            return self.while_(op, ins)
         opdef = lookup(op.name, op.loc)
-        if (opdef.effect is Effect.PURE and not op.operands and not op.regions
+        if opdef.region_op is not None:
+            return self.region_op(op, opdef, ins)
+        call = opdef.trait(CallOp)
+        if call is not None:
+            kernel, attrs, shape_attrs = self.callee_kernel(op, call), {}, ()
+        else:
+            kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
+        if (call is None and opdef.effect is Effect.PURE and not op.operands
                 and not _attr_symbols(op, opdef)):
             self.precompute(op, opdef)
             return None
         outs = self.new_slots(op)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
-            op, opdef, ins, outs, frees, read))
+            op, kernel, attrs, shape_attrs, ins, outs, frees, read))
+
+    def callee_kernel(self, op: Operation, call: CallOp) -> Callable:
+        """A kernel running the plan of the function `op` calls: the one its symbol
+        carries (a compiled program's), or one compiled here, once per function."""
+        ref = call.ref(op)
+        plan = ref.run
+        if plan is None:
+            fn = call.callee(op)
+            if fn not in self.callees:
+                Plan(fn, self.callees)
+            plan = self.callees[fn]
+            if plan is None:
+                raise IrflowError(f"@{fn.name} is called while it is being compiled: "
+                                  "recursive calls are not supported", op.loc)
+        if len(op.results) == 1:
+            return lambda *args: plan(*args)[0]
+        return lambda *args: tuple(plan(*args))
 
     def bind_results(self, record: _Record) -> None:
         """Bind, after its step, the symbols the record's results have as dims that
@@ -530,48 +426,39 @@ class _BlockCompiler:
             self.tail[slot - self.base] = _wrap_0d(r, value)
             self.prefilled.append((slot, op.name))
 
-    def kernel_step(self, op: Operation, opdef: OpDef, ins, outs, frees, read) -> Step:
+    def kernel_step(self, op: Operation, kernel: Callable, attrs: dict, shape_attrs, ins, outs,
+                    frees, read) -> Step:
         static, symbolic = [], []
-        for key, value in op.attrs.items():
-            if key in opdef.shape_attrs and _symbolic(value):
+        for key, value in attrs.items():
+            if key in shape_attrs and _symbolic(value):
                 symbolic.append((key, _shape_evaluator(value, self.symbol_slot)))
             else:
                 static.append((key, value))
         modes = tuple(("wrap" if _is_0d(r) else "keep") if used else "drop"
                       for r, used in zip(op.results, read))
+        kept = [o for o, used in zip(outs, read) if used]
+        if len(ins) + len(kept) + len(frees) > _WIDE:
+            return _wide_step(kernel, ins, modes, kept, frees, dict(static), symbolic)
         make = _step_maker(len(ins), modes, len(frees), tuple(k for k, _ in static),
                            tuple(k for k, _ in symbolic))
-        kept = [o for o, used in zip(outs, read) if used]
-        return make(opdef.kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
+        return make(kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
                     *(f for _, f in symbolic))
 
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
         inherits = tuple(sorted(_symbols_needed(block)))
-        plan = _BlockCompiler(block, inherits).compile()
+        plan = _BlockCompiler(block, inherits, self.callees).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
-    def cond(self, op: Operation, ins) -> _Record:
-        then, then_syms = self.subplan(op, 0)
-        else_, else_syms = self.subplan(op, 1)
+    def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
+        subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
+        run = opdef.region_op.evaluator(op)
         outs = self.new_slots(op)
 
         def build(frees, read):
-            return _cond_step(ins[0], ins[1:], frees, (then, then_syms), (else_, else_syms),
-                              _stored(outs, read))
-        return _Record(op, ins, outs, (then, else_), build)
-
-    def while_(self, op: Operation, ins) -> _Record:
-        cond, cond_syms = self.subplan(op, 0)
-        body, body_syms = self.subplan(op, 1)
-        outs = self.new_slots(op)
-        n_consts = len(ins) - len(outs)
-
-        def build(frees, read):
-            return _while_step(ins[:n_consts], ins[n_consts:], frees, (cond, cond_syms),
-                               (body, body_syms), _stored(outs, read))
-        return _Record(op, ins, outs, (cond, body), build)
+            return _region_step(run, ins, frees, subplans, _stored(outs, read))
+        return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build)
 
 
 def _is_0d(v: Value) -> bool:
@@ -636,6 +523,31 @@ def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str
     return namespace["make"]
 
 
+# Steps touching more registers than this are not generated (compiling a function of
+# thousands of parameters takes seconds): a loop over slot tuples does their work.
+_WIDE = 64
+
+
+def _wide_step(kernel, ins, modes, kept, frees, static: dict, symbolic) -> Step:
+    """The step of an op with very many operands or results (a ``call`` of a
+    program with thousands of residuals)."""
+    stored = [i for i, mode in enumerate(modes) if mode != "drop"]
+    stores = [(i, slot, modes[i] == "wrap") for i, slot in zip(stored, kept)]
+    single = len(modes) == 1
+
+    def step(regs: list) -> None:
+        attrs = dict(static)
+        for key, evaluate in symbolic:
+            attrs[key] = evaluate(regs)
+        out = kernel(*[regs[i] for i in ins], **attrs)
+        results = (out,) if single else out
+        for i, slot, wrap in stores:
+            regs[slot] = np.asarray(results[i]) if wrap else results[i]
+        for f in frees:
+            regs[f] = None
+    return step
+
+
 def _store(mode: str, index: int, expr: str) -> str:
     if mode == "drop":
         return expr
@@ -651,36 +563,35 @@ def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
     return run
 
 
-def _cond_step(pred: int, operands: tuple[int, ...], frees: tuple[int, ...], then, else_,
-               outs: tuple[tuple[int, int], ...]) -> Step:
+def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], subplans,
+                 outs: tuple[tuple[int, int], ...]) -> Step:
+    """A region op's step: its evaluator `run` on the operand values, with each region
+    a sub-plan. Dying operands are cleared before the regions run, and the evaluator
+    owns the operand list, so a loop can drop each iteration's values."""
+    if not any(symbols for _, symbols in subplans):
+        regions = tuple(plan.run for plan, _ in subplans)
+
+        def step(regs: list) -> None:
+            results = run(_operands(regs, ins, frees), regions)
+            for i, o in outs:
+                regs[o] = results[i]
+        return step
+
     def step(regs: list) -> None:
-        plan, symbols = then if regs[pred] else else_
-        frame = [regs[i] for i in operands]
-        frame += [regs[s] for s in symbols]
-        for f in frees:
-            regs[f] = None
-        results = plan.run(frame)
+        regions = [_with_symbols(plan, [regs[s] for s in symbols]) for plan, symbols in subplans]
+        results = run(_operands(regs, ins, frees), regions)
         for i, o in outs:
             regs[o] = results[i]
     return step
 
 
-def _while_step(consts: tuple[int, ...], carried: tuple[int, ...], frees: tuple[int, ...],
-                cond, body, outs: tuple[tuple[int, int], ...]) -> Step:
-    cond_plan, cond_symbols = cond
-    body_plan, body_symbols = body
+def _operands(regs: list, ins: tuple[int, ...], frees: tuple[int, ...]) -> list:
+    values = [regs[i] for i in ins]
+    for f in frees:
+        regs[f] = None
+    return values
 
-    def step(regs: list) -> None:
-        invariant = [regs[i] for i in consts]
-        values = [regs[i] for i in carried]
-        cond_sizes = [regs[s] for s in cond_symbols]
-        body_sizes = [regs[s] for s in body_symbols]
-        for f in frees:
-            regs[f] = None
-        while cond_plan.run(invariant + values + cond_sizes)[0]:
-            frame = invariant + values + body_sizes
-            values = None  # the body clears this iteration's values as it goes
-            values = body_plan.run(frame)
-        for i, o in outs:
-            regs[o] = values[i]
-    return step
+
+def _with_symbols(plan: BlockPlan, sizes: list) -> Callable[[list], list]:
+    """Region `plan` run on block arguments followed by the sizes it inherits."""
+    return lambda values: plan.run(values + sizes)

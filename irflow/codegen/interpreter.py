@@ -1,10 +1,11 @@
 """The NumPy interpreter: the reference semantics of the IR.
 
-It walks a function's ops in order, calling each op's registered NumPy kernel; `cond`
-runs one of its regions and `while` alternates its two. Symbolic dims are bound from
-the actual shapes of the function's arguments (and of each region's arguments, for
-sizes that change from one loop iteration to the next, and of op results, for
-data-dependent sizes); attributes that hold shapes
+It walks a function's ops in order, calling each op's registered NumPy kernel; an op
+with regions runs through its `RegionOp` evaluator, given callables that interpret
+its regions, and a ``call`` interprets the function it names. Symbolic dims are
+bound from the actual shapes of the function's arguments (and of each region's
+arguments, for sizes that change from one loop iteration to the next, and of op
+results, for data-dependent sizes); attributes that hold shapes
 (`OpDef.shape_attrs`) get their symbols replaced before the kernel runs.
 
 With ``check=True`` (the default) every result is checked against its IR type, so a
@@ -12,13 +13,16 @@ kernel that returns the wrong dtype or shape is caught where it happens.
 """
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
 
-from ..errors import InputError, IrflowError, ShapeError
+from ..errors import IrflowError, ShapeError
 from ..ir.core import Block, Function, Module, Operation
 from ..ir.registry import lookup
+from ..ir.signature import Signature
+from ..ir.symbols import CallOp
 from ..ir.types import TensorType, bind_shape, eval_shape, is_symbol, shape_str
 
 
@@ -31,25 +35,17 @@ class Interpreter:
         self.observe = observe
 
     def run(self, fn: Function, args: Sequence) -> list[np.ndarray]:
-        if len(args) != len(fn.args):
-            raise InputError(f"@{fn.name} takes {len(fn.args)} argument(s), got {len(args)}")
-        bindings: dict[str, int] = {}
-        arrays = []
-        for i, (param, arg) in enumerate(zip(fn.args, args)):
-            array = np.asarray(arg)
-            what = f"argument {i} (%{param.name})" if param.name else f"argument {i}"
-            _check_value(array, param.type, bindings, f"@{fn.name}: {what}", InputError)
-            arrays.append(array)
+        arrays, bindings = Signature.of(fn).bind(args)
         return self.block(fn.block, arrays, bindings)
 
     def block(self, block: Block, args: Sequence[np.ndarray], bindings: dict[str, int]) -> list:
         env = dict(zip(block.args, args))
-        for op in block.ops[:-1]:
+        for op in block.body_ops():
             results = self.op(op, [env[v] for v in op.operands], bindings)
             env.update(zip(op.results, results))
             if self.observe is not None:
                 self.observe(op, results)
-        return [env[v] for v in block.ops[-1].operands]
+        return [env[v] for v in block.terminator.operands]
 
     def region(self, op: Operation, index: int, args: list, bindings: dict[str, int]) -> list:
         block = op.regions[index].blocks[0]
@@ -62,15 +58,14 @@ class Interpreter:
         return self.block(block, args, inner)
 
     def op(self, op: Operation, args: list, bindings: dict[str, int]) -> list:
-        if op.name == "cond":
-            return self.region(op, 0 if args[0] else 1, args[1:], bindings)
-        if op.name == "while":
-            n_consts = len(args) - len(op.results)
-            consts, carried = args[:n_consts], args[n_consts:]
-            while self.region(op, 0, consts + carried, bindings)[0]:
-                carried = self.region(op, 1, consts + carried, bindings)
-            return carried
         opdef = lookup(op.name)
+        if opdef.region_op is not None:
+            regions = [functools.partial(self.region, op, i, bindings=bindings)
+                       for i in range(len(op.regions))]
+            return list(opdef.region_op.evaluator(op)(args, regions))
+        call = opdef.trait(CallOp)
+        if call is not None:
+            return self.run(call.callee(op), args)
         attrs = op.attrs
         if opdef.shape_attrs:
             attrs = dict(attrs)
@@ -86,8 +81,7 @@ class Interpreter:
             if isinstance(r.type, TensorType):
                 results[i] = np.asarray(results[i])
                 if self.check:
-                    _check_value(results[i], r.type, bindings, f"the kernel of '{op.name}'",
-                                 ShapeError, op)
+                    _check_result(results[i], r.type, bindings, op)
                 elif not r.type.is_static:  # a data-dependent size binds its symbol here
                     bind_shape(r.type.shape, results[i].shape, bindings)
         return results
@@ -97,14 +91,15 @@ def _fresh_bindings(t: TensorType, array: np.ndarray) -> dict[str, int]:
     return {d: n for d, n in zip(t.shape, array.shape) if is_symbol(d)}
 
 
-def _check_value(array: np.ndarray, t: TensorType, bindings: dict[str, int], what: str,
-                 error, op: Operation | None = None) -> None:
+def _check_result(array: np.ndarray, t: TensorType, bindings: dict[str, int],
+                  op: Operation) -> None:
+    """A kernel result against its IR type (a kernel bug, not the caller's)."""
+    what = f"the kernel of '{op.name}'"
     if array.dtype != t.dtype.np:
-        raise error(f"{what}: expected dtype {t.dtype.name}, got {array.dtype}",
-                    op.loc if op else None)
+        raise ShapeError(f"{what}: expected dtype {t.dtype.name}, got {array.dtype}", op.loc)
     if not bind_shape(t.shape, array.shape, bindings):
-        raise error(f"{what}: expected shape {shape_str(t.shape)}, got "
-                    f"{shape_str(array.shape)}", op.loc if op else None)
+        raise ShapeError(f"{what}: expected shape {shape_str(t.shape)}, got "
+                         f"{shape_str(array.shape)}", op.loc)
 
 
 def run(ir: Module | Function, *args, function: str | None = None, check: bool = True):

@@ -740,8 +740,7 @@ def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
 
 def _yield_value(tracer: Tracer, scope, t):
     if isinstance(t, _Zeros):
-        from ..passes.autodiff import zeros
-        return zeros(scope.builder, t.type)
+        return scope.builder.zeros(t.type)
     return tracer.value_of(t)
 
 

@@ -38,11 +38,12 @@ from ..dispatch import apply, user_location
 from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Module
+from ..ir.signature import Signature, SignatureMismatch
+from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
 from ..ir.verifier import verify
-from ..ops.call import register_program
 from ..passes.autodiff import active_results, vjp_split
-from ..passes.manager import PassManager
+from ..passes.manager import DEFAULT_PIPELINE, PassManager
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
 from .convert import Unconvertible, convert_function
@@ -50,7 +51,6 @@ from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tracer import Tracer
 
-DEFAULT_PIPELINE = ("fold", "cse", "dce")
 _training = operator.attrgetter("training")
 _structure_version = operator.attrgetter("_structure_version")
 
@@ -78,10 +78,8 @@ class Program:
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
         self.uses_seed = tracer.seed_arg is not None
         if self.uses_seed:  # the seed goes last, after the state
-            args = fn.block.args
-            args.append(args.pop(tracer.seed_arg.index))
-            for i, a in enumerate(args):
-                a.index = i
+            k = tracer.seed_arg.index
+            fn.block.permute_args([i for i in range(len(fn.args)) if i != k] + [k])
         b.ret(*results)
         self.n_inputs = tracer.n_inputs
         self.input_types = [a.type for a in fn.args[:self.n_inputs]]
@@ -92,7 +90,9 @@ class Program:
         PassManager(list(pipeline)).run(module)
         self.ir = module
         self.plan = compile_plan(fn)
-        self._differentiable: dict[tuple, tuple[int | None, list[bool]]] = {}
+        # wrt -> (the attributes of its call op, None if no output is active; which
+        # outputs are active)
+        self._differentiable: dict[tuple, tuple[dict | None, list[bool]]] = {}
         self.fixed_dims: dict[str, tuple] = {}  # symbol -> (size, location): see _trace
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
@@ -146,11 +146,11 @@ class Program:
         split = self._differentiable.get(wrt)
         if split is None:
             split = self._differentiable[wrt] = self._split(wrt)
-        program_id, active = split
-        if program_id is None:
+        call, active = split
+        if call is None:
             return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
         operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
-        outs = apply("call", operands, {"program": program_id})
+        outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
@@ -160,19 +160,22 @@ class Program:
                 t.stop_gradient, t._node = True, None
         return outs[:n]
 
-    def _split(self, wrt) -> tuple[int | None, list[bool]]:
-        """The forward half's program id (None if no output is active) and which
-        outputs are active."""
+    def _split(self, wrt) -> tuple[dict | None, list[bool]]:
+        """The attributes of the ``call`` op that runs this program's forward half and
+        whose VJP runs its backward half (None if no output is active), and which
+        outputs are active. Both halves live in a module the call op refers to, which
+        goes when nothing refers to it any more."""
         fn = self.ir.main
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
         if not outputs:
             return None, active
         forward, backward = vjp_split(fn, wrt, outputs)
-        n_residuals = len(forward.result_types) - len(fn.result_types)
-        backward_id = register_program(backward, compile_plan(backward))
-        return register_program(forward, compile_plan(forward), backward=backward_id,
-                                wrt=wrt, outputs=outputs, n_residuals=n_residuals), active
+        module = Module([forward, backward])
+        return {"callee": FuncRef(forward.name, module, compile_plan(forward)),
+                "backward": FuncRef(backward.name, module, compile_plan(backward)),
+                "wrt": wrt, "outputs": outputs,
+                "residuals": len(forward.result_types) - len(fn.result_types)}, active
 
 
 class CompiledFunction:
@@ -308,19 +311,24 @@ class CompiledFunction:
     def _check_inputs(self, arrays, types_, spec_types=(), fixed=None) -> None:
         """Check the input arrays against `types_`; `fixed` says which symbols of
         `spec_types` the program fixed to a size, and where (for the message)."""
-        bindings: dict[str, int] = {}
-        names = [s.name or f"input {i}" for i, s in enumerate(self._specs)] \
-            if self.input_spec else [f"input {i}" for i in range(len(arrays))]
-        for i, (a, t) in enumerate(zip(arrays, types_)):
-            if a.dtype != t.dtype.np:
+        try:
+            Signature(types_).check(arrays)
+        except SignatureMismatch as e:
+            i, t, a = e.index, types_[e.index], arrays[e.index]
+            names = [s.name or f"input {k}" for k, s in enumerate(self._specs)] \
+                if self.input_spec else [f"input {k}" for k in range(len(arrays))]
+            if e.kind == "dtype":
                 raise InputError(f"{self._name()}: {names[i]} should be {t.dtype.name}, got "
-                                 f"{a.dtype}", user_location())
-            seen = dict(bindings)
-            if not bind_shape(t.shape, a.shape, bindings):
-                shown = [d if isinstance(d, int) else None for d in t.shape]
-                why = _why_fixed(spec_types, names, i, a.shape, fixed, seen) if fixed else ""
-                raise InputError(f"{self._name()}: {names[i]} should have shape {shown}, got "
-                                 f"{list(a.shape)}{why}", user_location())
+                                 f"{a.dtype}", user_location()) from None
+            shown = [d if isinstance(d, int) else None for d in t.shape]
+            why = ""
+            if fixed:
+                seen: dict[str, int] = {}  # the sizes the inputs before it gave the symbols
+                for k in range(i):
+                    bind_shape(types_[k].shape, arrays[k].shape, seen)
+                why = _why_fixed(spec_types, names, i, a.shape, fixed, seen)
+            raise InputError(f"{self._name()}: {names[i]} should have shape {shown}, got "
+                             f"{list(a.shape)}{why}", user_location()) from None
 
     def _program(self, types_, mode, requires: tuple[bool, ...], extra=(),
                  structures=None) -> Program:

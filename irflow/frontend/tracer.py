@@ -342,7 +342,7 @@ class Tracer:
     def backward(self, loss: Tensor, grad_tensor=None) -> None:
         """``loss.backward()`` while tracing: append the gradient computation to the
         program and make each parameter's ``.grad`` the (accumulated) traced gradient."""
-        from ..passes.autodiff import append_gradients, ones
+        from ..passes.autodiff import append_gradients
         if self.scope.parent is not None:
             raise ConversionError("backward() inside tensor-dependent control flow is not "
                                   "supported; call it after the if/while", user_location())
@@ -350,7 +350,7 @@ class Tracer:
         b = self.scope.builder
         with b.location(user_location()):
             seed = self.value_of(grad_tensor) if grad_tensor is not None else \
-                ones(b, loss_value.type)
+                b.ones(loss_value.type)
         sources = {}
         for t in self.state:
             if not t.stop_gradient:
@@ -373,7 +373,7 @@ class Tracer:
         """``paddle.grad`` while tracing: the gradient computation is appended to the
         program; the gradients are traced tensors (differentiable again with
         `create_graph`)."""
-        from ..passes.autodiff import append_gradients, ones
+        from ..passes.autodiff import append_gradients
         if self.scope.parent is not None:
             raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
                                   "supported; call it after the if/while", user_location())
@@ -384,7 +384,7 @@ class Tracer:
                 v = self.value_of(out)
                 given = grad_outputs[i] if grad_outputs is not None else None
                 seeds.append((v, self.value_of(given) if given is not None else
-                              ones(b, v.type)))
+                              b.ones(v.type)))
             sources = [self.value_of(t) for t in inputs]
             cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
         result = []
@@ -427,10 +427,6 @@ class Tracer:
             self.scope = saved
         return scope, result
 
-    def finish_region(self, scope: Scope, values: Sequence[Value], terminator: str) -> None:
-        with scope.builder.location(user_location()):
-            scope.builder.create(terminator, [scope.get(v) for v in values])
-
     def aligned_region_op(self, name: str, leading: Sequence[Value], scopes: Sequence[Scope],
                           fixed: int, carried_inits: Sequence[Value], result_types,
                           names) -> Operation:
@@ -445,12 +441,12 @@ class Tracer:
         regions = []
         for scope in scopes:
             block = scope.block
-            own = dict(zip(scope.outer, block.args[fixed:]))
-            carried = block.args[:fixed]
-            captured = [own.get(v) or BlockArg(v.type, block, 0, v.name) for v in union]
-            block.args = captured + carried
-            for i, a in enumerate(block.args):
-                a.index = i
+            position = {v: fixed + i for i, v in enumerate(scope.outer)}
+            for v in union:
+                if v not in position:
+                    position[v] = len(block.args)
+                    block.add_arg(v.type, v.name)
+            block.permute_args([position[v] for v in union] + list(range(fixed)))
             regions.append(Region([block]))
         op = Operation(name, [*leading, *union, *carried_inits], result_types, {}, regions,
                        user_location(), names)

@@ -1,5 +1,6 @@
 """irflow's intermediate representation: types, core data structures, the op
-registry, a builder, the text form (printer and parser) and the verifier."""
+registry with its traits and interfaces (region ops, calls), rewrite patterns, a
+builder, the text form (printer and parser), the verifier and argument checks."""
 from ..errors import ParseError, ShapeError, UnknownOpError, VerificationError
 from . import dtypes
 from .builder import Builder, function
@@ -7,14 +8,20 @@ from .core import Block, BlockArg, Function, Module, Operation, OpResult, Region
 from .dtypes import DType
 from .parser import parse
 from .printer import print_module
+from .region_op import RegionOp
 from .registry import REQUIRED, Effect, OpDef, all_ops, is_registered, lookup, register
+from .rewrite import Pattern, Rewriter, apply_patterns
+from .signature import Signature
+from .symbols import CallOp, FuncRef
+from .traits import Elementwise, StackOperands, Terminator, Trait, View
 from .types import Dim, TensorType, broadcast_shapes
 from .verifier import verify
 
 __all__ = [
-    "Block", "BlockArg", "Builder", "DType", "Dim", "Effect", "Function", "Module", "OpDef",
-    "OpResult", "Operation", "ParseError", "REQUIRED", "Region", "ShapeError", "TensorType",
-    "UnknownOpError", "Use", "Value", "VerificationError", "all_ops", "broadcast_shapes",
-    "dtypes", "function", "is_registered", "lookup", "parse", "print_module", "register",
-    "verify",
+    "Block", "BlockArg", "Builder", "CallOp", "DType", "Dim", "Effect", "Elementwise",
+    "FuncRef", "Function", "Module", "OpDef", "OpResult", "Operation", "ParseError",
+    "Pattern", "REQUIRED", "Region", "RegionOp", "Rewriter", "ShapeError", "Signature",
+    "StackOperands", "TensorType", "Terminator", "Trait", "UnknownOpError", "Use", "Value",
+    "VerificationError", "View", "all_ops", "apply_patterns", "broadcast_shapes", "dtypes",
+    "function", "is_registered", "lookup", "parse", "print_module", "register", "verify",
 ]

@@ -21,19 +21,17 @@ from .types import TensorType, reworded
 
 
 class Builder:
+    """Inserts at the end of `block`, or before `anchor` when it is set (`before`)."""
+
     def __init__(self, block: Block | None = None, loc: Location | None = None):
         self.block = block
-        self.index: int | None = None  # None: append at the end of the block
+        self.anchor: Operation | None = None
         self.loc = loc
-
-    @classmethod
-    def at_end(cls, block: Block, loc: Location | None = None) -> "Builder":
-        return cls(block, loc)
 
     @classmethod
     def before(cls, op: Operation) -> "Builder":
         b = cls(op.parent, op.loc)
-        b.index = op.parent.index_of(op)
+        b.anchor = op
         return b
 
     @contextmanager
@@ -48,12 +46,9 @@ class Builder:
     def insert(self, op: Operation) -> Operation:
         if self.block is None:
             raise ShapeError("builder has no insertion block")
-        if self.index is None:
-            self.block.append(op)
-        else:
-            self.block.insert(self.index, op)
-            self.index += 1
-        return op
+        if self.anchor is None:
+            return self.block.append(op)
+        return self.block.insert_before(self.anchor, op)
 
     def create(self, name: str, operands: Sequence[Value] = (), attrs: dict | None = None,
                regions: Sequence[Region] = (), result_types=None, names=None) -> Operation:
@@ -90,6 +85,17 @@ class Builder:
         if dtype is None and array.dtype == np.float64 and not isinstance(value, np.ndarray):
             array = array.astype(np.float32)  # Python floats are float32, as in Paddle
         return self.create("const", (), {"value": array}, names=[name] if name else None).result
+
+    def fill(self, t: TensorType, value) -> Value:
+        """A tensor of type `t` whose every element is `value` (a broadcast scalar)."""
+        scalar = self.constant(value, t.dtype)
+        return scalar if t.rank == 0 else self.broadcast_to(scalar, shape=t.shape)
+
+    def zeros(self, t: TensorType) -> Value:
+        return self.fill(t, 0)
+
+    def ones(self, t: TensorType) -> Value:
+        return self.fill(t, 1)
 
     # -- structured control flow
     def region(self, arg_types: Sequence[TensorType], body: Callable, terminator: str,

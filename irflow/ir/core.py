@@ -2,62 +2,122 @@
 
 The IR is SSA with structured control flow. An `Operation` has operands (values it
 reads), results (values it defines), attributes (plain Python data) and regions. A
-`Region` holds one `Block`; a block has arguments and a list of operations ending in a
-terminator. Regions are closed: an operation inside a region may only use the block's
-arguments and values defined earlier in the same block, never a value from outside.
-That makes each region a small function, which keeps every pass local.
+`Region` holds one `Block`; a block has arguments and a sequence of operations ending
+in a terminator. Regions are closed: an operation inside a region may only use the
+block's arguments and values defined earlier in the same block, never a value from
+outside. That makes each region a small function, which keeps every pass local.
 
-Each value keeps the list of its uses, so `Value.replace_all_uses_with` and the
-"is this dead?" question are cheap.
+Every edit is O(1) in the size of the program, so that passes stay linear:
+
+- a block's operations form a doubly linked list (`Operation.prev`/`next`), so
+  inserting, detaching and erasing an op never shifts or scans the others;
+- each operand slot is a `Use` object, and a value threads its uses on a doubly
+  linked list (in the order they were made), so adding, dropping and moving one
+  use costs O(1), `replace_all_uses_with` costs O(uses), and a value allocates
+  nothing for its use list.
+
+Blocks change their arguments only through `add_arg`, `insert_arg`, `erase_args`
+and `permute_args`, which keep every `BlockArg.index` right; regions move between
+operations with `Region.detach` and `Operation.add_region`.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterable, Iterator, Sequence
 
 from ..errors import IrflowError, Location
 from .types import TensorType
 
 
 class Use:
-    """Operand `index` of `op` reads the value this use belongs to."""
+    """Operand `index` of `op` reads `value`. One `Use` object per operand slot, linked
+    into its value's list of uses."""
 
-    __slots__ = ("op", "index")
+    __slots__ = ("op", "index", "value", "prev", "next")
 
-    def __init__(self, op: "Operation", index: int):
+    def __init__(self, op: "Operation", index: int, value: "Value"):
         self.op = op
         self.index = index
+        self.value = value
+        self.prev: Use | None = None
+        self.next: Use | None = None
+        value._link(self)
 
     def __repr__(self) -> str:
         return f"Use({self.op.name}, {self.index})"
+
+
+class Uses:
+    """The uses of a value, in the order they were made: a live view of its list.
+    Iterating is safe while the current use is moved to another value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: "Value"):
+        self.value = value
+
+    def __iter__(self) -> Iterator[Use]:
+        use = self.value._first_use
+        while use is not None:
+            following = use.next
+            yield use
+            use = following
+
+    def __len__(self) -> int:
+        return self.value._n_uses
+
+    def __bool__(self) -> bool:
+        return self.value._first_use is not None
 
 
 class Value:
     """An SSA value: defined once, by an operation (`OpResult`) or as a block argument
     (`BlockArg`). `name` is a hint from the user's variable name, used by the printer."""
 
-    __slots__ = ("type", "name", "uses")
+    __slots__ = ("type", "name", "_first_use", "_last_use", "_n_uses")
 
     def __init__(self, type: TensorType, name: str | None = None):
         self.type = type
         self.name = name
-        self.uses: list[Use] = []
+        self._first_use: Use | None = None
+        self._last_use: Use | None = None
+        self._n_uses = 0
 
     @property
-    def has_uses(self) -> bool:
-        return bool(self.uses)
+    def uses(self) -> Uses:
+        return Uses(self)
+
+    def has_use(self, use: Use) -> bool:
+        """Whether `use` is linked into this value's list (a check for the verifier)."""
+        before = use.prev.next if use.prev is not None else self._first_use
+        after = use.next.prev if use.next is not None else self._last_use
+        return use.value is self and before is use and after is use
 
     def replace_all_uses_with(self, other: "Value") -> None:
         if other is self:
             return
-        for use in list(self.uses):
+        for use in self.uses:
             use.op.set_operand(use.index, other)
 
-    def _remove_use(self, op: "Operation", index: int) -> None:
-        for i, use in enumerate(self.uses):
-            if use.op is op and use.index == index:
-                del self.uses[i]
-                return
-        raise IrflowError(f"internal error: {op.name} operand {index} is not a recorded use")
+    def _link(self, use: Use) -> None:
+        use.prev, use.next = self._last_use, None
+        if self._last_use is None:
+            self._first_use = use
+        else:
+            self._last_use.next = use
+        self._last_use = use
+        self._n_uses += 1
+
+    def _unlink(self, use: Use) -> None:
+        if use.prev is None:
+            self._first_use = use.next
+        else:
+            use.prev.next = use.next
+        if use.next is None:
+            self._last_use = use.prev
+        else:
+            use.next.prev = use.prev
+        use.prev = use.next = None
+        self._n_uses -= 1
 
 
 class OpResult(Value):
@@ -87,55 +147,77 @@ class BlockArg(Value):
 class Operation:
     """One instance of a registered op: ``%r = name %a, %b {attrs} : type``."""
 
-    __slots__ = ("name", "_operands", "results", "attrs", "regions", "loc", "parent")
+    __slots__ = ("name", "_uses", "results", "attrs", "_regions", "loc", "parent",
+                 "prev", "next")
 
     def __init__(self, name: str, operands=(), result_types=(), attrs=None, regions=(),
                  loc: Location | None = None, result_names=None):
         self.name = name
-        self._operands: list[Value] = []
+        self._uses: list[Use] = []
         self.attrs: dict = dict(attrs or {})
         self.loc = loc
         self.parent: Block | None = None
+        self.prev: Operation | None = None
+        self.next: Operation | None = None
         names = list(result_names or [])
         names += [None] * (len(result_types) - len(names))
         self.results = [OpResult(t, self, i, n)
                         for i, (t, n) in enumerate(zip(result_types, names))]
-        self.regions: list[Region] = []
+        self._regions: list[Region] = []
         for region in regions:
             self.add_region(region)
         for value in operands:
-            self._append_operand(value)
+            self.append_operand(value)
 
     # -- operands
     @property
     def operands(self) -> tuple[Value, ...]:
-        return tuple(self._operands)
+        return tuple([use.value for use in self._uses])
 
-    def _append_operand(self, value: Value) -> None:
+    def operand(self, index: int) -> Value:
+        return self._uses[index].value
+
+    @property
+    def operand_uses(self) -> tuple[Use, ...]:
+        """One `Use` per operand slot, in order."""
+        return tuple(self._uses)
+
+    def append_operand(self, value: Value) -> None:
         if not isinstance(value, Value):
             raise TypeError(f"operand of {self.name} must be a Value, got {value!r}")
-        value.uses.append(Use(self, len(self._operands)))
-        self._operands.append(value)
+        self._uses.append(Use(self, len(self._uses), value))
 
     def set_operand(self, index: int, value: Value) -> None:
-        old = self._operands[index]
-        if old is value:
+        use = self._uses[index]
+        if use.value is value:
             return
-        old._remove_use(self, index)
-        self._operands[index] = value
-        value.uses.append(Use(self, index))
+        use.value._unlink(use)
+        use.value = value
+        value._link(use)
 
-    def set_operands(self, values) -> None:
+    def set_operands(self, values: Iterable[Value]) -> None:
         self.drop_operands()
         for value in values:
-            self._append_operand(value)
+            self.append_operand(value)
+
+    def erase_operands(self, indices: Iterable[int]) -> None:
+        """Remove the operands at `indices`; the others keep their order."""
+        drop = set(indices)
+        kept = []
+        for use in self._uses:
+            if use.index in drop:
+                use.value._unlink(use)
+            else:
+                use.index = len(kept)
+                kept.append(use)
+        self._uses = kept
 
     def drop_operands(self) -> None:
-        for i, value in enumerate(self._operands):
-            value._remove_use(self, i)
-        self._operands = []
+        for use in self._uses:
+            use.value._unlink(use)
+        self._uses = []
 
-    # -- results and regions
+    # -- results
     @property
     def result(self) -> OpResult:
         if len(self.results) != 1:
@@ -146,11 +228,27 @@ class Operation:
     def result_types(self) -> tuple[TensorType, ...]:
         return tuple(r.type for r in self.results)
 
+    def erase_results(self, indices: Iterable[int]) -> None:
+        """Remove the results at `indices`, which must be unused; the others keep their
+        order (and are renumbered)."""
+        drop = set(indices)
+        for i in drop:
+            _check_unused(self.results[i], f"cannot erase result {i} of {self.name}")
+        self.results = [r for r in self.results if r.index not in drop]
+        for i, r in enumerate(self.results):
+            r.index = i
+
+    # -- regions
+    @property
+    def regions(self) -> tuple["Region", ...]:
+        return tuple(self._regions)
+
     def add_region(self, region: "Region") -> "Region":
         if region.parent is not None:
-            raise IrflowError("region already belongs to an operation")
+            raise IrflowError(f"the region already belongs to '{region.parent.name}'; "
+                              "detach it first")
         region.parent = self
-        self.regions.append(region)
+        self._regions.append(region)
         return region
 
     @property
@@ -162,31 +260,43 @@ class Operation:
     def walk(self) -> Iterator["Operation"]:
         """This operation, then every operation nested in its regions, in order."""
         yield self
-        for region in self.regions:
+        for region in self._regions:
             yield from region.walk()
 
-    def parent_op(self) -> "Operation | None":
+    def detach(self) -> "Operation":
+        """Take this op out of its block, keeping its operands and uses (to move it)."""
         block = self.parent
-        region = block.parent if block is not None else None
-        return region.parent if region is not None else None
+        if block is None:
+            raise IrflowError(f"{self.name} is not in a block")
+        if self.prev is None:
+            block._first = self.next
+        else:
+            self.prev.next = self.next
+        if self.next is None:
+            block._last = self.prev
+        else:
+            self.next.prev = self.prev
+        block._len -= 1
+        self.parent = self.prev = self.next = None
+        return self
 
     def erase(self) -> None:
-        """Remove this op from its block. Its results must be unused."""
+        """Remove this op from its block and drop every use it and its regions make.
+        Its results must be unused."""
         for r in self.results:
-            if r.uses:
-                raise IrflowError(f"cannot erase {self.name}: result {r.index} still has "
-                                  f"{len(r.uses)} use(s), first in {r.uses[0].op.name}")
-        for region in self.regions:
+            _check_unused(r, f"cannot erase {self.name}: result {r.index}")
+        for region in self._regions:
             region.drop_all()
         self.drop_operands()
         if self.parent is not None:
-            self.parent.remove(self)
+            self.detach()
 
     def clone(self, mapping: dict[Value, Value]) -> "Operation":
         """A copy reading ``mapping[v]`` for each operand v (v itself if unmapped),
         with cloned regions; records old results -> new results in `mapping`."""
-        op = Operation(self.name, [mapping.get(v, v) for v in self._operands],
-                       self.result_types, self.attrs, [r.clone(mapping) for r in self.regions],
+        op = Operation(self.name, [mapping.get(u.value, u.value) for u in self._uses],
+                       self.result_types, self.attrs,
+                       [r.clone(mapping) for r in self._regions],
                        self.loc, [r.name for r in self.results])
         for old, new in zip(self.results, op.results):
             mapping[old] = new
@@ -200,69 +310,181 @@ class Operation:
         return f"<Operation {self.name}>"
 
 
-class Block:
-    """Arguments and a list of operations; the last operation is the terminator."""
+def _check_unused(value: Value, what: str) -> None:
+    if value._first_use is not None:
+        raise IrflowError(f"{what} still has {value._n_uses} use(s), first in "
+                          f"{value._first_use.op.name}")
 
-    __slots__ = ("args", "ops", "parent")
+
+class BlockOps:
+    """The operations of a block, in order: a live view of its linked list.
+
+    Iterating (either way) is safe while the current op is detached or erased.
+    ``ops[0]`` and ``ops[-1]`` are O(1); other indices walk from the nearer end,
+    and a slice copies."""
+
+    __slots__ = ("block",)
+
+    def __init__(self, block: "Block"):
+        self.block = block
+
+    def __iter__(self) -> Iterator[Operation]:
+        op = self.block._first
+        while op is not None:
+            following = op.next
+            yield op
+            op = following
+
+    def __reversed__(self) -> Iterator[Operation]:
+        op = self.block._last
+        while op is not None:
+            preceding = op.prev
+            yield op
+            op = preceding
+
+    def __len__(self) -> int:
+        return self.block._len
+
+    def __bool__(self) -> bool:
+        return self.block._first is not None
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return list(self)[index]
+        n = self.block._len
+        if not -n <= index < n:
+            raise IndexError(f"block has {n} ops, no index {index}")
+        index %= n
+        if index <= n // 2:
+            op = self.block._first
+            for _ in range(index):
+                op = op.next
+        else:
+            op = self.block._last
+            for _ in range(n - 1 - index):
+                op = op.prev
+        return op
+
+
+class Block:
+    """Arguments and a linked list of operations; the last operation is the
+    terminator."""
+
+    __slots__ = ("_args", "_args_view", "_first", "_last", "_len", "parent")
 
     def __init__(self, arg_types=(), arg_names=None):
-        self.args: list[BlockArg] = []
-        self.ops: list[Operation] = []
+        self._args: list[BlockArg] = []
+        self._args_view: tuple[BlockArg, ...] | None = ()
+        self._first: Operation | None = None
+        self._last: Operation | None = None
+        self._len = 0
         self.parent: Region | None = None
         names = list(arg_names or [])
         for i, t in enumerate(arg_types):
             self.add_arg(t, names[i] if i < len(names) else None)
 
+    # -- arguments
+    @property
+    def args(self) -> tuple[BlockArg, ...]:
+        if self._args_view is None:
+            self._args_view = tuple(self._args)
+        return self._args_view
+
     def add_arg(self, type: TensorType, name: str | None = None) -> BlockArg:
-        arg = BlockArg(type, self, len(self.args), name)
-        self.args.append(arg)
+        return self.insert_arg(len(self._args), type, name)
+
+    def insert_arg(self, index: int, type: TensorType, name: str | None = None) -> BlockArg:
+        arg = BlockArg(type, self, index, name)
+        self._args.insert(index, arg)
+        self._renumber_args(index)
         return arg
 
-    def erase_arg(self, index: int) -> None:
-        arg = self.args[index]
-        if arg.uses:
-            raise IrflowError(f"cannot erase block argument {index}: it still has uses")
-        del self.args[index]
-        for i, a in enumerate(self.args):
-            a.index = i
+    def erase_args(self, indices: Iterable[int]) -> None:
+        """Remove the arguments at `indices`, which must be unused."""
+        drop = set(indices)
+        for i in drop:
+            _check_unused(self._args[i], f"cannot erase block argument {i}")
+        self._args = [a for a in self._args if a.index not in drop]
+        self._renumber_args(0)
 
-    def append(self, op: Operation) -> Operation:
-        return self.insert(len(self.ops), op)
+    def permute_args(self, order: Sequence[int]) -> None:
+        """Reorder the arguments: the new argument i is the old argument ``order[i]``."""
+        if sorted(order) != list(range(len(self._args))):
+            raise IrflowError(f"{list(order)} is not a permutation of the block's "
+                              f"{len(self._args)} arguments")
+        self._args = [self._args[i] for i in order]
+        self._renumber_args(0)
 
-    def insert(self, index: int, op: Operation) -> Operation:
-        if op.parent is not None:
-            raise IrflowError(f"{op.name} is already in a block")
-        op.parent = self
-        self.ops.insert(index, op)
-        return op
+    def _renumber_args(self, start: int) -> None:
+        for i in range(start, len(self._args)):
+            self._args[i].index = i
+        self._args_view = None
 
-    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
-        return self.insert(self.index_of(anchor), op)
+    # -- operations
+    @property
+    def ops(self) -> BlockOps:
+        return BlockOps(self)
 
-    def index_of(self, op: Operation) -> int:
-        for i, o in enumerate(self.ops):
-            if o is op:
-                return i
-        raise IrflowError(f"{op.name} is not in this block")
+    @property
+    def first_op(self) -> Operation | None:
+        return self._first
 
-    def remove(self, op: Operation) -> None:
-        del self.ops[self.index_of(op)]
-        op.parent = None
+    def body_ops(self) -> Iterator[Operation]:
+        """Every op but the last: the ops before the terminator of a complete block."""
+        op = self._first
+        while op is not None and op.next is not None:
+            following = op.next
+            yield op
+            op = following
 
     @property
     def terminator(self) -> Operation | None:
-        return self.ops[-1] if self.ops else None
+        return self._last
+
+    def append(self, op: Operation) -> Operation:
+        return self._link(op, self._last, None)
+
+    def prepend(self, op: Operation) -> Operation:
+        return self._link(op, None, self._first)
+
+    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
+        self._check_member(anchor)
+        return self._link(op, anchor.prev, anchor)
+
+    def _check_member(self, anchor: Operation) -> None:
+        if anchor.parent is not self:
+            raise IrflowError(f"{anchor.name} is not in this block")
+
+    def _link(self, op: Operation, prev: Operation | None, nxt: Operation | None) -> Operation:
+        if op.parent is not None:
+            raise IrflowError(f"{op.name} is already in a block; detach it first")
+        op.parent, op.prev, op.next = self, prev, nxt
+        if prev is None:
+            self._first = op
+        else:
+            prev.next = op
+        if nxt is None:
+            self._last = op
+        else:
+            nxt.prev = op
+        self._len += 1
+        return op
 
     def walk(self) -> Iterator[Operation]:
-        for op in list(self.ops):
+        for op in self.ops:
             yield from op.walk()
 
     def drop_all(self) -> None:
-        """Drop every use made by this block's operations (before erasing them)."""
+        """Remove every operation, dropping the uses they make (when the op owning
+        this block is erased). The ops end up in no block, which is how a walk that
+        still holds one knows it is gone."""
         for op in self.ops:
-            for region in op.regions:
+            for region in op._regions:
                 region.drop_all()
             op.drop_operands()
+            op.parent = op.prev = op.next = None
+        self._first = self._last = None
+        self._len = 0
 
 
 class Region:
@@ -286,6 +508,14 @@ class Region:
         if len(self.blocks) != 1:
             raise IrflowError(f"region has {len(self.blocks)} blocks, expected exactly one")
         return self.blocks[0]
+
+    def detach(self) -> "Region":
+        """Take this region out of its operation (to move it to another)."""
+        if self.parent is None:
+            raise IrflowError("the region does not belong to an operation")
+        self.parent._regions.remove(self)
+        self.parent = None
+        return self
 
     def walk(self) -> Iterator[Operation]:
         for block in self.blocks:
@@ -324,7 +554,7 @@ class Function:
         return self.body.block
 
     @property
-    def args(self) -> list[BlockArg]:
+    def args(self) -> tuple[BlockArg, ...]:
         return self.block.args
 
     @property
@@ -357,7 +587,7 @@ class Function:
 class Module:
     """A named collection of functions; `str(module)` is its IR text."""
 
-    __slots__ = ("functions",)
+    __slots__ = ("functions", "__weakref__")
 
     def __init__(self, functions=()):
         self.functions: dict[str, Function] = {}
@@ -374,6 +604,9 @@ class Module:
     def __getitem__(self, name: str) -> Function:
         return self.functions[name]
 
+    def __contains__(self, name: str) -> bool:
+        return name in self.functions
+
     def __iter__(self) -> Iterator[Function]:
         return iter(self.functions.values())
 
@@ -387,7 +620,11 @@ class Module:
             yield from fn.walk()
 
     def clone(self) -> "Module":
-        return Module(fn.clone() for fn in self.functions.values())
+        """A deep copy; its ``call`` ops name the copy's functions."""
+        from .symbols import bind_symbols
+        copy = Module(fn.clone() for fn in self.functions.values())
+        bind_symbols(copy, self)
+        return copy
 
     def __str__(self) -> str:
         from .printer import print_module

@@ -12,7 +12,8 @@ Grammar (``x?`` optional, ``x*`` repeated, ``,*`` comma-separated):
     function := 'func' '@'NAME '(' (VALUE ':' type),* ')' '->' types '{' op* '}'
     op       := (VALUE,* '=')? OPNAME VALUE,* attrs? (':' types)? loc? region*
     attrs    := '{' (NAME '=' attr),* '}'
-    attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '[' (attr | dim),* ']'
+    attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '@'NAME
+              | '[' (attr | dim),* ']'
     types    := type | '(' type,* ')'
     type     := tensor | 'stack' '<' tensor,* '>'
     tensor   := dtype ('[' dim,* ']')?        dim := '-'? factor (('+'|'-'|'*') factor)*
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Iterator
 
 import numpy as np
 
@@ -31,6 +33,7 @@ from ..errors import IrflowError, Location, ParseError
 from . import dtypes
 from .core import Block, Function, Module, Operation, Region, Value
 from .registry import is_registered, lookup
+from .symbols import FuncRef, bind_symbols
 from .types import StackType, TensorType, Type, normalize_dim
 
 _TOKEN = re.compile(r"""
@@ -57,8 +60,10 @@ class Token:
         return f"{self.kind}:{self.text!r}@{self.line}:{self.col}"
 
 
-def tokenize(text: str) -> list[Token]:
-    tokens, line, line_start, pos = [], 1, 0, 0
+def tokenize(text: str) -> Iterator[Token]:
+    """The tokens of `text`, made as the parser asks for them (so that a large text
+    never holds all its tokens at once), ending with an ``eof`` token."""
+    line, line_start, pos = 1, 0, 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
@@ -68,26 +73,25 @@ def tokenize(text: str) -> list[Token]:
         if kind == "nl":
             line, line_start = line + 1, m.end()
         elif kind != "ws":
-            tokens.append(Token(kind, m.group(), line, pos - line_start + 1))
+            yield Token(kind, m.group(), line, pos - line_start + 1)
         pos = m.end()
-    tokens.append(Token("eof", "", line, pos - line_start + 1))
-    return tokens
+    yield Token("eof", "", line, pos - line_start + 1)
 
 
 class Parser:
     def __init__(self, text: str, filename: str = "<ir>"):
         self.filename = filename
-        self.tokens = tokenize(text)
-        self.pos = 0
+        self._tokens = tokenize(text)
+        self.tok: Token = next(self._tokens)
         self.scopes: list[dict[str, Value]] = []
 
     # -- token helpers
-    @property
-    def tok(self) -> Token:
-        return self.tokens[self.pos]
-
-    def peek(self, offset: int = 1) -> Token:
-        return self.tokens[min(self.pos + offset, len(self.tokens) - 1)]
+    def advance(self) -> Token:
+        """Move to the next token; returns the one moved past."""
+        tok = self.tok
+        if tok.kind != "eof":
+            self.tok = next(self._tokens)
+        return tok
 
     def error(self, message: str, tok: Token | None = None) -> ParseError:
         tok = tok or self.tok
@@ -99,23 +103,19 @@ class Parser:
 
     def accept(self, text: str) -> bool:
         if self.at(text):
-            self.pos += 1
+            self.advance()
             return True
         return False
 
     def expect(self, text: str) -> Token:
         if not self.at(text):
             raise self.error(f"expected '{text}'")
-        tok = self.tok
-        self.pos += 1
-        return tok
+        return self.advance()
 
     def expect_kind(self, kind: str, what: str) -> Token:
         if self.tok.kind != kind:
             raise self.error(f"expected {what}")
-        tok = self.tok
-        self.pos += 1
-        return tok
+        return self.advance()
 
     def comma_list(self, item, close: str) -> list:
         items = []
@@ -183,7 +183,7 @@ class Parser:
             else:
                 break
             text += tok.text
-            self.pos += 1
+            self.advance()
         if operand:
             raise self.error("expected a dim (an integer or a symbolic expression)")
         try:
@@ -200,18 +200,21 @@ class Parser:
     def attr(self):
         tok = self.tok
         if tok.kind == "number":
-            self.pos += 1
+            self.advance()
             text = tok.text
             if text.lstrip("-").isdigit():
                 return int(text)
             return float(text)
         if tok.kind == "string":
-            self.pos += 1
+            self.advance()
             return json.loads(tok.text)
+        if tok.kind == "func":
+            self.advance()
+            return FuncRef(tok.text[1:])
         if self.accept("["):
             return tuple(self.comma_list(self.list_item, "]"))
         if tok.kind == "ident":
-            self.pos += 1
+            self.advance()
             if tok.text in ("true", "false"):
                 return tok.text == "true"
             if tok.text == "None":
@@ -253,6 +256,7 @@ class Parser:
             if fn.name in module.functions:
                 raise self.error(f"function @{fn.name} is defined twice")
             module.add(fn)
+        bind_symbols(module)
         return module
 
     def block_args(self, block: Block) -> None:

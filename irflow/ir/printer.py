@@ -33,6 +33,7 @@ import numpy as np
 from . import dtypes
 from .core import Block, Function, Module, Operation, Value
 from .registry import is_registered, lookup
+from .symbols import FuncRef
 from .types import is_dim_text
 
 _INDENT = "  "
@@ -40,12 +41,19 @@ _NAME_CHARS = re.compile(r"[^A-Za-z0-9_.]")
 
 
 class Namer:
-    """Gives each value a unique printed name; scopes follow the printer's rules."""
+    """Gives each value a unique printed name, following the printer's scope rules:
+    a name is taken for the rest of its block and of every enclosing block, except
+    that sibling regions of one op may reuse each other's names.
+
+    Linear time: each hint remembers the lowest suffix that may be free, and leaving
+    a region undoes the names it took (from a log) instead of copying sets."""
 
     def __init__(self):
         self.names: dict[Value, str] = {}
         self.used: set[str] = set()
         self.counter = 0
+        self._next_suffix: dict[str, int] = {}  # hint -> every hint_k below it is taken
+        self._log: list[tuple[str, str | None, int | None]] = []  # (name, hint, old suffix)
 
     def name(self, value: Value) -> str:
         found = self.names.get(value)
@@ -56,23 +64,56 @@ class Namer:
             while str(self.counter) in self.used:
                 self.counter += 1
             name = str(self.counter)
+            self._take(name)
+        elif hint not in self.used:
+            name = hint
+            self._take(name)
         else:
-            name, k = hint, 1
-            while name in self.used:
-                name, k = f"{hint}_{k}", k + 1
-        self.used.add(name)
+            k = self._next_suffix.get(hint, 1)
+            while f"{hint}_{k}" in self.used:
+                k += 1
+            name = f"{hint}_{k}"
+            self._take(name, hint, k + 1)
         self.names[value] = name
         return name
+
+    def _take(self, name: str, hint: str | None = None, next_suffix: int = 0) -> None:
+        self.used.add(name)
+        if hint is None:
+            self._log.append((name, None, None))
+        else:
+            self._log.append((name, hint, self._next_suffix.get(hint)))
+            self._next_suffix[hint] = next_suffix
 
     def ref(self, value: Value) -> str:
         """``%name`` of a value, naming it now if it was not named before."""
         return "%" + self.name(value)
 
-    def enter(self) -> set[str]:
-        return set(self.used)
+    def mark(self) -> int:
+        """A point to return to with `release` (before printing a region)."""
+        return len(self._log)
 
-    def leave_regions(self, outer: set[str], inner_sets: list[set[str]]) -> None:
-        self.used = outer.union(*inner_sets)
+    def release(self, mark: int) -> list[str]:
+        """Free the names taken since `mark` (after printing a region), so that a
+        sibling region may take them; returns them for `reserve`."""
+        taken = []
+        while len(self._log) > mark:
+            name, hint, old = self._log.pop()
+            self.used.discard(name)
+            if hint is not None:
+                if old is None:
+                    del self._next_suffix[hint]
+                else:
+                    self._next_suffix[hint] = old
+            taken.append(name)
+        return taken
+
+    def reserve(self, names: list[str]) -> None:
+        """Take `names` again (those of all regions of an op, once they are printed),
+        so that no later value in the enclosing scope reuses them."""
+        for name in names:
+            if name not in self.used:
+                self._take(name)
 
 
 def format_float(value: float, dtype=None) -> str:
@@ -115,6 +156,8 @@ def format_attr(value) -> str:
         return json.dumps(value)
     if isinstance(value, dtypes.DType):
         return value.short
+    if isinstance(value, FuncRef):
+        return f"@{value.name}"
     if isinstance(value, np.ndarray):
         return format_array(value)
     if isinstance(value, tuple):
@@ -188,18 +231,17 @@ class Printer:
             self.lines.append(pad + text)
             return
         labels = lookup(op.name).regions if is_registered(op.name) else ()
-        outer = self.namer.enter()
-        inner_sets = []
+        mark = self.namer.mark()
+        taken: list[str] = []
         for i, region in enumerate(op.regions):
             self.lines.append(pad + (text + " {" if i == 0 else "} {"))
-            self.namer.used = set(outer)
             for block in region.blocks:
                 label = labels[i] if i < len(labels) else f"region{i}"
                 args = ", ".join(f"{self.namer.ref(a)}: {a.type}" for a in block.args)
                 self.lines.append(f"{pad}^{label}({args}):")
                 self.block_ops(block, depth + 1)
-            inner_sets.append(self.namer.used)
-        self.namer.leave_regions(outer, inner_sets)
+            taken += self.namer.release(mark)
+        self.namer.reserve(taken)
         self.lines.append(pad + "}")
 
 

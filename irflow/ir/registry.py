@@ -16,10 +16,15 @@ declaration:
   ``vjp(b, cts, ins, outs, **attrs)`` gets the cotangents of the results, the
   operands and the results, and returns one cotangent (or None for zero) per
   operand;
-- ``llvm``: the scalar LLVM emitter of an elementwise op;
+- ``nondiff``: the results carry no gradient (comparisons, argmax...);
 - ``effect``: PURE, RANDOM (pure given its explicit seed operand) or IO;
-- ``regions`` and ``verify``: the names of the op's regions and a hook that checks
-  their signatures; ``terminator`` marks ops that end a block.
+- ``traits``: shared properties and interfaces (`irflow.ir.traits`): terminator,
+  elementwise, view, and for an op with regions its `RegionOp` interface, which
+  names the regions and brings their semantics, value flow and autodiff rules;
+- ``verify``: a hook for checks the type rule cannot express;
+- ``patterns``: the op's canonicalization patterns (`irflow.ir.rewrite`), which the
+  ``fold`` pass applies;
+- ``doc``: the op's entry in the generated reference, ``docs/ir.md``.
 
 The op declarations themselves live in `irflow.ops`, one module per op family.
 """
@@ -32,6 +37,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import Location, ShapeError, UnknownOpError
+from .traits import StackOperands, Trait
 from .types import StackType, TensorType
 
 
@@ -60,14 +66,32 @@ class OpDef:
     arity: int | tuple[int, int | None] = 0  # exact count, or (min, max or None)
     vjp: Callable | None = None
     nondiff: bool = False     # results carry no gradient (comparisons, argmax, ...)
-    llvm: Callable | None = None
     effect: Effect = Effect.PURE
-    regions: tuple[str, ...] = ()
+    traits: tuple[Trait, ...] = ()
     verify: Callable | None = None
-    terminator: bool = False
-    accepts_stacks: bool = False  # operands may be `StackType` values
-    elementwise: bool = False
+    patterns: tuple = ()      # canonicalization patterns (irflow.ir.rewrite.Pattern)
     doc: str = ""
+
+    def __post_init__(self):
+        self._traits: dict[type, Trait] = {}
+        for trait in self.traits:
+            for cls in type(trait).__mro__:
+                if issubclass(cls, Trait) and cls is not Trait:
+                    self._traits.setdefault(cls, trait)
+        from .region_op import RegionOp
+        self.region_op: RegionOp | None = self.trait(RegionOp)
+
+    def has(self, trait: type[Trait]) -> bool:
+        return trait in self._traits
+
+    def trait(self, trait: type[Trait]):
+        """The op's instance of `trait` (or of a subclass), or None."""
+        return self._traits.get(trait)
+
+    @property
+    def regions(self) -> tuple[str, ...]:
+        """The labels of the op's regions (from its `RegionOp` interface)."""
+        return self.region_op.regions if self.region_op is not None else ()
 
     def check_arity(self, n: int) -> None:
         lo, hi = (self.arity, self.arity) if isinstance(self.arity, int) else self.arity
@@ -77,7 +101,7 @@ class OpDef:
 
     def check_operands(self, operand_types: Sequence[TensorType]) -> None:
         self.check_arity(len(operand_types))
-        if not self.accepts_stacks and any(isinstance(t, StackType) for t in operand_types):
+        if not self.has(StackOperands) and any(isinstance(t, StackType) for t in operand_types):
             raise ShapeError("operands must be tensors, got "
                              + ", ".join(str(t) for t in operand_types))
 

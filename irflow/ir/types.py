@@ -50,9 +50,6 @@ class TensorType:
     def with_shape(self, shape) -> "TensorType":
         return TensorType(self.dtype, shape)
 
-    def with_dtype(self, dtype) -> "TensorType":
-        return TensorType(dtype, self.shape)
-
     def __eq__(self, other) -> bool:
         return (isinstance(other, TensorType) and self.dtype is other.dtype
                 and self.shape == other.shape)

@@ -22,7 +22,7 @@ from ..dispatch import user_location
 from ..errors import InputError, IrflowError
 from ..ir.core import Module
 from ..ir.parser import parse
-from ..ir.types import bind_shape
+from ..ir.signature import Signature, SignatureMismatch
 from ..ir.verifier import verify
 from ..passes.dce import dce
 from ..tensor.tensor import Tensor
@@ -84,13 +84,14 @@ class TranslatedLayer:
         if len(inputs) != len(names):
             raise InputError(f"the loaded program takes {len(names)} input(s), got "
                              f"{len(inputs)}", user_location())
-        arrays, bindings = [], {}
-        for name, t, x in zip(names, self._input_types, inputs):
-            a = x._concrete(name) if isinstance(x, Tensor) else np.asarray(x)
-            if a.dtype != t.dtype.np or not bind_shape(t.shape, a.shape, bindings):
-                raise InputError(f"input '{name}' should be {t}, got "
-                                 f"{a.dtype.name}{list(a.shape)}", user_location())
-            arrays.append(a)
+        arrays = [x._concrete(name) if isinstance(x, Tensor) else np.asarray(x)
+                  for name, x in zip(names, inputs)]
+        try:
+            Signature(self._input_types).check(arrays)
+        except SignatureMismatch as e:
+            a = arrays[e.index]
+            raise InputError(f"input '{names[e.index]}' should be {self._input_types[e.index]}, "
+                             f"got {a.dtype.name}{list(a.shape)}", user_location()) from None
         outs = self._plan(*arrays, *(t._value for t in self._state))
         tensors = [Tensor._from_array(o) for o in outs]
         return tensors[0] if len(tensors) == 1 else tensors

@@ -1,12 +1,17 @@
-"""Helpers shared by the op declarations: operand checks, axis handling, and the
-`unbroadcast` step that VJP rules of broadcasting ops end with."""
+"""Helpers shared by the op declarations: operand checks, axis handling, the
+`unbroadcast` step that VJP rules of broadcasting ops end with, and the
+canonicalization patterns several ops declare."""
 from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import ShapeError
-from ..ir.registry import OpDef, register
-from ..ir.types import TensorType, shape_str
+from ..ir.registry import OpDef, lookup, register
+from ..ir.rewrite import Pattern, constant_value
+from ..ir.traits import Elementwise
+from ..ir.types import TensorType
 
 KINDS = {
     "float": ("float",),
@@ -56,9 +61,9 @@ def norm_axes(axis, rank: int) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def check_shape_equal(a: TensorType, b: TensorType, what: str) -> None:
-    if a.shape != b.shape:
-        raise ShapeError(f"{what}: shapes {shape_str(a.shape)} and {shape_str(b.shape)} differ")
+def is_float(t) -> bool:
+    """Whether `t` is a float tensor type (the types that carry gradients)."""
+    return isinstance(t, TensorType) and t.dtype.is_float
 
 
 def unbroadcast(b, g, to: TensorType):
@@ -72,3 +77,85 @@ def unbroadcast(b, g, to: TensorType):
     if stretched:  # these size-1 axes were stretched: sum, keeping them as 1
         g = b.sum(g, axis=stretched, keepdim=True)
     return g
+
+
+# ---------------------------------------------------------------- canonicalization patterns
+
+class ReturnsOperand(Pattern):
+    """The op gives back its operand when the result has the operand's type and
+    `when(op)` holds (a reshape or cast to the same type, the identity transpose)."""
+
+    def __init__(self, when=None):
+        self.when = when
+
+    def rewrite(self, op, rewriter) -> bool:
+        x = op.operand(0)
+        if op.result.type != x.type or (self.when is not None and not self.when(op)):
+            return False
+        rewriter.replace(op, [x])
+        return True
+
+
+class Involution(Pattern):
+    """``f(f(x))`` is ``x`` (``neg``)."""
+
+    def rewrite(self, op, rewriter) -> bool:
+        inner = getattr(op.operand(0), "op", None)
+        if inner is None or inner.name != op.name:
+            return False
+        rewriter.replace(op, [inner.operand(0)])
+        return True
+
+
+class NeutralOperand(Pattern):
+    """``x op e`` is ``x`` when operand `keep` has the result type and the other is a
+    constant whose every element is `element` (``x + 0``, ``x * 1``, ``x - 0``)."""
+
+    def __init__(self, element, keep=(0, 1)):
+        self.element = element
+        self.keep = keep
+
+    def rewrite(self, op, rewriter) -> bool:
+        for k in self.keep:
+            other = constant_value(op.operand(1 - k))
+            if op.operand(k).type == op.result.type and other is not None \
+                    and other.size > 0 and bool(np.all(other == self.element)):
+                rewriter.replace(op, [op.operand(k)])
+                return True
+        return False
+
+
+class SkipInnerOfChain(Pattern):
+    """``f(f(x))`` reads ``x`` directly when the outer op alone gives the same result
+    (a reshape of a reshape)."""
+
+    def rewrite(self, op, rewriter) -> bool:
+        inner = getattr(op.operand(0), "op", None)
+        if inner is None or inner.name != op.name:
+            return False
+        rewriter.set_operand(op, 0, inner.operand(0))
+        return True
+
+
+class BypassBroadcast(Pattern):
+    """Elementwise users of a ``broadcast_to`` read its input instead, wherever their
+    result type stays the same (they broadcast anyway). Autodiff makes many of
+    these: a scalar cotangent broadcast to a shape, then multiplied."""
+
+    def rewrite(self, op, rewriter) -> bool:
+        source = op.operand(0)
+        changed = False
+        for use in list(op.result.uses):
+            user = use.op
+            opdef = lookup(user.name)
+            if not opdef.has(Elementwise) or opdef.infer is None:
+                continue
+            types = [v.type for v in user.operands]
+            types[use.index] = source.type
+            try:
+                if opdef.result_types(types, user.attrs) == user.result_types:
+                    rewriter.set_operand(user, use.index, source)
+                    changed = True
+            except ShapeError:  # the type rule rejects it: keep the broadcast
+                continue
+        return changed

@@ -1,58 +1,44 @@
-"""`call`: run a compiled program as one op of the dynamic graph.
+"""`call`: run a function of a module, named by symbol.
 
-When a compiled Layer is called while gradients are recorded, the call enters eager
-autograd as a single ``call {program=k}`` op. Program k is the forward half of a
-`vjp_split`: it returns the Layer's results followed by residuals, and its VJP is a
-``call`` of the backward half on the output cotangents and those residuals. So
-``loss.backward()`` after a compiled forward runs the compiled backward, and the one
-autodiff transform serves both.
+    %y, %r = call %x, %w {callee=@forward} : (f32[N,4], f32[N,8])
 
-Programs live in a process-local table: ``call`` ops are built by the frontend for
-the dynamic graph and are never printed to or read from files.
+The callee is a function of the same module (the parser binds ``@forward`` to the
+module it reads) or of a module a compiled program owns. The operands must match the
+callee's arguments (symbolic dims bind as at a function's entry) and the results
+are its results, with those dims substituted.
+
+A compiled Layer called while gradients are recorded enters eager autograd as one
+``call`` of the forward half of a `vjp_split`, whose results are the Layer's results
+followed by residuals. The attributes ``backward`` (the backward half), ``wrt`` (the
+operands that get cotangents), ``outputs`` (the results whose cotangents the
+backward takes) and ``residuals`` (how many results are residuals) let its VJP call
+the backward half on the output cotangents and the residuals; so ``loss.backward()``
+after a compiled forward runs the compiled backward, and one autodiff serves both.
 """
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass
-
-from ..errors import ShapeError
-from ..ir.core import Function
+from ..errors import IrflowError, ShapeError, VerificationError
 from ..ir.registry import REQUIRED
+from ..ir.symbols import CallOp, FuncRef
+from ..ir.traits import StackOperands
 from ..ir.types import StackType, TensorType, bind_shape, substitute
 from ._rules import defop
 
 
-@dataclass
-class CallTarget:
-    fn: Function
-    plan: object
-    backward: int | None = None      # program id of the backward half
-    wrt: tuple[int, ...] = ()        # operands that get cotangents
-    outputs: tuple[int, ...] = ()    # results whose cotangents the backward takes
-    n_residuals: int = 0
-
-
-_PROGRAMS: dict[int, CallTarget] = {}
-_ids = itertools.count()
-
-
-def register_program(fn: Function, plan, **vjp) -> int:
-    index = next(_ids)  # atomic, so threads registering at once get distinct ids
-    _PROGRAMS[index] = CallTarget(fn, plan, **vjp)
-    return index
-
-
-def _target(attrs) -> CallTarget:
-    index = attrs["program"]
-    if not isinstance(index, int) or index not in _PROGRAMS:
-        raise ShapeError(f"no compiled program {index!r} in this process")
-    return _PROGRAMS[index]
+def _callee(attrs):
+    ref = attrs["callee"]
+    if not isinstance(ref, FuncRef):
+        raise ShapeError(f"call's callee must be a function symbol such as @f, got {ref!r}")
+    try:
+        return ref.resolve()
+    except IrflowError as e:
+        raise ShapeError(e.message) from None
 
 
 def _call_infer(types, attrs):
-    fn = _target(attrs).fn
+    fn = _callee(attrs)
     if len(types) != len(fn.args):
-        raise ShapeError(f"program @{fn.name} takes {len(fn.args)} operands, got {len(types)}")
+        raise ShapeError(f"@{fn.name} takes {len(fn.args)} operands, got {len(types)}")
     bindings: dict[str, int] = dict(attrs["sizes"])
     for i, (t, arg) in enumerate(zip(types, fn.args)):
         expected = arg.type
@@ -65,7 +51,8 @@ def _call_infer(types, attrs):
     static = [(a.type.shape, t.shape) for t, a in zip(types, fn.args)
               if isinstance(a.type, TensorType) and t.is_static]
     # once every operand has bound what it can, a dim such as M+N solves for M
-    bind_shape(sum((e for e, _ in static), ()), sum((s for _, s in static), ()), bindings)
+    bind_shape(tuple(d for e, _ in static for d in e), tuple(d for _, s in static for d in s),
+               bindings)
     out = []
     for r in fn.result_types:
         if isinstance(r, TensorType) and bindings and not r.is_static:
@@ -74,29 +61,39 @@ def _call_infer(types, attrs):
     return out
 
 
-def _call_kernel(*arrays, program, sizes):
-    results = _PROGRAMS[program].plan(*arrays)
+def _verify_call(op) -> None:
+    if op.attrs["backward"] is not None and not isinstance(op.attrs["backward"], FuncRef):
+        raise VerificationError("call's backward must be a function symbol such as @f_grad")
+
+
+def _call_kernel(*arrays, callee, **unused):
+    if callee.run is None:
+        raise IrflowError(f"call @{callee.name}: no compiled program is bound to it; run its "
+                          "module with the interpreter or the executor")
+    results = callee.run(*arrays)
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _call_vjp(b, cts, ins, outs, program, sizes):
-    target = _PROGRAMS[program]
-    if target.backward is None:
-        raise ShapeError(f"program @{target.fn.name} has no backward program (gradients of "
-                         "gradients of compiled calls are not supported)")
-    from ..passes.autodiff import zeros
-    seeds = [cts[k] if cts[k] is not None else zeros(b, outs[k].type) for k in target.outputs]
-    residuals = outs[len(outs) - target.n_residuals:]
-    grads = b.create("call", [*seeds, *residuals], {"program": target.backward}).results
+def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, sizes):
+    if backward is None:
+        raise IrflowError(f"call @{callee.name} has no backward function (gradients of "
+                          "gradients of compiled calls are not supported)")
+    seeds = [cts[k] if cts[k] is not None else b.zeros(outs[k].type) for k in outputs]
+    grads = b.create("call", [*seeds, *outs[len(outs) - residuals:]],
+                     {"callee": backward}).results
     in_cts = [None] * len(ins)
-    for i, g in zip(target.wrt, grads):
+    for i, g in zip(wrt, grads):
         in_cts[i] = g
     return in_cts
 
 
 defop("call", _call_infer, _call_kernel, arity=(0, None),
-      attrs={"program": REQUIRED, "sizes": ()}, vjp=_call_vjp, accepts_stacks=True,
-      doc="run compiled program `program` (a process-local id) on the operands; used by "
-          "the frontend to put a compiled call into the dynamic graph. `sizes` holds "
-          "(symbol, size) pairs for the program's result sizes that depend on tensor "
-          "values, which eager execution adds once the call has run")
+      attrs={"callee": REQUIRED, "backward": None, "wrt": (), "outputs": (), "residuals": 0,
+             "sizes": ()},
+      vjp=_call_vjp, verify=_verify_call, traits=(CallOp(), StackOperands()),
+      doc="call(xs...) {callee}: the results of function `callee` (a symbol, @name) on xs. "
+          "A compiled call in the dynamic graph also names its `backward` function, the "
+          "operands it differentiates (`wrt`), the results whose cotangents it takes "
+          "(`outputs`) and how many trailing results are `residuals` for it. `sizes` holds "
+          "(symbol, size) pairs for result sizes that depend on tensor values, which eager "
+          "execution adds once the call has run")

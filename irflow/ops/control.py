@@ -9,6 +9,9 @@ the leading operands (``%c1``) are loop invariants. Both regions receive
 ``(invariants..., carried...)``: the ``cond`` region ends in ``condition %bool`` and the
 ``body`` region yields the next carried values. The results are the carried values
 when the condition first fails.
+
+Each region op declares its whole behaviour here, in its `RegionOp` interface: region
+signatures, value flow, semantics and reverse-mode rule; see `irflow.ir.region_op`.
 """
 from __future__ import annotations
 
@@ -16,9 +19,15 @@ import numpy as np
 
 from ..errors import ShapeError, VerificationError
 from ..ir import dtypes
-from ..ir.registry import REQUIRED, Effect
-from ..ir.types import TensorType
-from ._rules import defop
+from ..ir.core import BlockArg
+from ..ir.region_op import (Arg, Operand, RegionOp, Result, Yield, arg_dependencies,
+                            check_region)
+from ..ir.registry import REQUIRED, Effect, lookup
+from ..ir.rewrite import Pattern, constant_value
+from ..ir.traits import StackOperands, Terminator
+from ..ir.types import StackType, TensorType
+from ._rules import defop, is_float
+from .formatting import tensor_text
 
 
 def _const_infer(types, attrs):
@@ -41,11 +50,12 @@ def _no_results(types, attrs):
     return ()
 
 
-for _name, _doc in [("yield", "ends a `cond` branch or a `while` body; its operands' types "
-                              "must be the enclosing op's result types"),
+for _name, _doc in [("yield", "ends a region of a `cond` or a `while` body; its operands' "
+                              "types must be the enclosing op's result types"),
                     ("return", "ends a function, returning its operands, whose types are the "
                                "function's result types")]:
-    defop(_name, _no_results, arity=(0, None), terminator=True, accepts_stacks=True, doc=_doc)
+    defop(_name, _no_results, arity=(0, None), traits=(Terminator(), StackOperands()),
+          doc=_doc)
 
 
 def _condition_infer(types, attrs):
@@ -54,7 +64,7 @@ def _condition_infer(types, attrs):
     return ()
 
 
-defop("condition", _condition_infer, arity=1, terminator=True,
+defop("condition", _condition_infer, arity=1, traits=(Terminator(),),
       doc="ends the `cond` region of a `while`: continue while the bool scalar is true")
 
 
@@ -63,66 +73,259 @@ def _check_predicate(t: TensorType, what: str) -> None:
         raise VerificationError(f"{what} must be a bool scalar, got {t}")
 
 
-def _types(values) -> str:
-    return "(" + ", ".join(str(v.type) for v in values) + ")"
+# ---------------------------------------------------------------- cond
+
+class Cond(RegionOp):
+    """``cond %p, xs...``: both regions take ``xs``; the taken one's yield is the result."""
+
+    regions = ("then", "else")
+
+    def verify(self, op) -> None:
+        if not op.operands:
+            raise VerificationError("cond needs a predicate operand")
+        _check_predicate(op.operands[0].type, "cond's predicate")
+        for index, label in enumerate(self.regions):
+            check_region(op, index, label, [v.type for v in op.operands[1:]], "yield",
+                         op.result_types)
+
+    def flow(self, op):
+        for j in range(1, len(op.operands)):
+            yield Operand(j), Arg(0, j - 1)
+            yield Operand(j), Arg(1, j - 1)
+        for k in range(len(op.results)):
+            yield Yield(0, k), Result(k)
+            yield Yield(1, k), Result(k)
+
+    def evaluator(self, op):
+        def run(args, regions):
+            taken = regions[0] if args[0] else regions[1]
+            del args[0]
+            return taken(args)
+        return run
+
+    def backward(self, ad, b, op, ins, out_cts, residual):
+        """A cond on the same predicate whose branches recompute and differentiate the
+        forward branches; yields a cotangent for each active operand."""
+        pred, xs = ins[0], ins[1:]
+        targets = [j for j, v in enumerate(op.operands[1:]) if v in ad.active]
+        if not targets:
+            return [None] * len(ins)
+        present = [k for k, ct in enumerate(out_cts) if ct is not None]
+
+        def branch(region_index):
+            def body(rb, *region_args):
+                primal, given = region_args[:len(xs)], region_args[len(xs):]
+                seeds = [None] * len(out_cts)
+                for k, ct in zip(present, given):
+                    seeds[k] = ct
+                _, arg_cts = ad.differentiate_block(rb, op.regions[region_index].blocks[0],
+                                                    primal, set(targets), seeds)
+                return [arg_cts[j] if arg_cts[j] is not None else rb.zeros(primal[j].type)
+                        for j in targets]
+            return body
+
+        results = b.cond(pred, [*xs, *(out_cts[k] for k in present)], branch(0), branch(1))
+        in_cts = [None] * len(ins)
+        for j, g in zip(targets, results):
+            in_cts[1 + j] = g
+        return in_cts
 
 
-def check_region(op, index: int, label: str, arg_values, terminator: str, yielded) -> None:
-    """Region `index` of `op` takes arguments typed like `arg_values` and ends in
-    `terminator` whose operands are typed like `yielded` (None: not checked here)."""
-    block = op.regions[index].blocks[0]
-    if [a.type for a in block.args] != [v.type for v in arg_values]:
-        raise VerificationError(f"{label} region takes {_types(block.args)} but "
-                                f"{op.name} passes it {_types(arg_values)}")
-    term = block.terminator
-    if term is None or term.name != terminator:
-        found = term.name if term is not None else "nothing"
-        raise VerificationError(f"{label} region must end with '{terminator}', found {found}")
-    if yielded is not None and [v.type for v in term.operands] != [v.type for v in yielded]:
-        raise VerificationError(f"{label} region yields {_types(term.operands)} but "
-                                f"{op.name} has results {_types(yielded)}")
+class InlineConstantCond(Pattern):
+    """``cond`` on a constant predicate: the taken branch, inlined."""
+
+    def rewrite(self, op, rewriter) -> bool:
+        taken = constant_value(op.operands[0])
+        if taken is None:
+            return False
+        yielded = rewriter.inline_region(op, 0 if taken else 1, op.operands[1:])
+        rewriter.replace(op, yielded)
+        return True
 
 
-def captured_operands(op) -> range:
-    """Indices of a cond's or while's operands that enter its regions as their first
-    block arguments, in order (the cond's operands after the predicate; the while's
-    loop invariants). Block argument j receives operand ``range[j]``."""
-    if op.name == "cond":
-        return range(1, len(op.operands))
-    if op.name == "while":
-        return range(0, len(op.operands) - len(op.results))
-    raise ValueError(f"{op.name} has no captured operands")
+class ForwardCapturedResult(Pattern):
+    """A ``cond`` result that both branches yield straight from the same operand is
+    that operand."""
+
+    def rewrite(self, op, rewriter) -> bool:
+        operand_of = {(r, j): i for i, args in lookup(op.name).region_op.captures(op)
+                      for r, j in args.items()}
+        changed = False
+        for k, result in enumerate(op.results):
+            sources = {_forwarded(region, r, k, operand_of) for r, region in enumerate(op.regions)}
+            if len(sources) == 1 and None not in sources and result.uses:
+                rewriter.replace_uses(result, op.operands[sources.pop()])
+                changed = True
+        return changed
 
 
-def _verify_cond(op) -> None:
-    if len(op.regions) != 2 or not op.operands:
-        raise VerificationError("cond needs a predicate operand and two regions (then, else)")
-    _check_predicate(op.operands[0].type, "cond's predicate")
-    for index, label in enumerate(("then", "else")):
-        check_region(op, index, label, op.operands[1:], "yield", op.results)
+def _forwarded(region, r: int, k: int, operand_of: dict) -> int | None:
+    """The operand that region `r` yields unchanged as result k, if any."""
+    block = region.blocks[0]
+    v = block.terminator.operands[k]
+    return operand_of.get((r, v.index)) if isinstance(v, BlockArg) and v.block is block \
+        else None
 
 
-def _verify_while(op) -> None:
-    n_carried = len(op.results)
-    if len(op.regions) != 2 or len(op.operands) < n_carried:
-        raise VerificationError("while needs two regions (cond, body) and an initial value "
-                                "for each result")
-    inits = op.operands[len(op.operands) - n_carried:]
-    if [v.type for v in inits] != [r.type for r in op.results]:
-        raise VerificationError(f"while carries {_types(inits)} but has results "
-                                f"{_types(op.results)}")
-    check_region(op, 0, "cond", op.operands, "condition", None)
-    check_region(op, 1, "body", op.operands, "yield", op.results)
-
-
-defop("cond", None, arity=(1, None), regions=("then", "else"), verify=_verify_cond,
-      accepts_stacks=True,
+defop("cond", None, arity=(1, None), traits=(Cond(), StackOperands()),
+      patterns=(InlineConstantCond(), ForwardCapturedResult()),
       doc="cond(p, xs...): operands are a bool scalar predicate p and the values xs the "
           "branches read. Both regions ^then and ^else take (xs...) as block arguments and end "
           "in yield with the op's result types; the op's results are what the taken branch "
           "yields")
-defop("while", None, arity=(0, None), regions=("cond", "body"), verify=_verify_while,
-      accepts_stacks=True,
+
+
+# ---------------------------------------------------------------- while
+
+class While(RegionOp):
+    """``while cs..., inits...``: both regions take ``(cs..., carried...)``."""
+
+    regions = ("cond", "body")
+    records_residuals = True
+
+    def verify(self, op) -> None:
+        n_consts = len(op.operands) - len(op.results)
+        if n_consts < 0:
+            raise VerificationError("while needs an initial value for each result")
+        inits = op.operands[n_consts:]
+        if [v.type for v in inits] != list(op.result_types):
+            raise VerificationError("while carries (" + ", ".join(str(v.type) for v in inits)
+                                    + ") but has results ("
+                                    + ", ".join(map(str, op.result_types)) + ")")
+        types = [v.type for v in op.operands]
+        check_region(op, 0, "cond", types, "condition")
+        check_region(op, 1, "body", types, "yield", op.result_types)
+
+    def flow(self, op):
+        n_consts = len(op.operands) - len(op.results)
+        for j in range(len(op.operands)):
+            yield Operand(j), Arg(0, j)
+            yield Operand(j), Arg(1, j)
+        for k in range(len(op.results)):
+            yield Operand(n_consts + k), Result(k)
+            yield Yield(1, k), Arg(0, n_consts + k)
+            yield Yield(1, k), Arg(1, n_consts + k)
+            yield Yield(1, k), Result(k)
+
+    def evaluator(self, op):
+        n_consts = len(op.operands) - len(op.results)
+
+        def run(args, regions):
+            cond, body = regions
+            consts = args[:n_consts]
+            del args[:n_consts]
+            carried, args = args, None  # each iteration's values die once the body used them
+            while cond(consts + carried)[0]:
+                frame, carried = consts + carried, None
+                carried = body(frame)
+            return carried
+        return run
+
+    # -- reverse mode: the forward loop records, per iteration, the carried values its
+    # body reads on a stack; the backward loop pops them in reverse order.
+
+    def forward(self, ad, b, op, mapping):
+        """Copy `op` so that it also carries a stack with one record per iteration: the
+        carried values the body reads, as they were when the iteration began. Maps the
+        original results to the copy's and returns the final stack."""
+        n_consts = len(op.operands) - len(op.results)
+        stored = _while_plan(ad, op)[2]
+        stack_type = StackType([op.results[k].type for k in stored])
+        empty = b.create("stack_new", result_types=[stack_type]).result
+        consts = [mapping[v] for v in op.operands[:n_consts]]
+        inits = [mapping[v] for v in op.operands[n_consts:]]
+        cond_block, body_block = (r.blocks[0] for r in op.regions)
+
+        def cond_region(rb, *region_args):
+            inner = dict(zip(cond_block.args, region_args[:-1]))
+            for inner_op in cond_block.body_ops():
+                rb.insert(inner_op.clone(inner))
+            return inner[cond_block.terminator.operands[0]]
+
+        def body_region(rb, *region_args):
+            carried = region_args[n_consts:-1]
+            stack = rb.stack_push(region_args[-1], *(carried[k] for k in stored))
+            inner = dict(zip(body_block.args, region_args[:-1]))
+            for inner_op in body_block.body_ops():
+                rb.insert(inner_op.clone(inner))
+            return [inner[v] for v in body_block.terminator.operands] + [stack]
+
+        results = b.while_loop(consts, [*inits, empty], cond_region, body_region,
+                               names=[r.name for r in op.results] + ["stack"],
+                               arg_names=[a.name for a in body_block.args] + ["stack"])
+        for old, new in zip(op.results, results):
+            mapping[old] = new
+        return results[-1]
+
+    def backward(self, ad, b, op, ins, out_cts, stack):
+        """The backward loop: pops one record per forward iteration, recomputes that
+        iteration and applies its VJP, summing the invariants' cotangents."""
+        n_consts = len(op.operands) - len(op.results)
+        carried_types = [r.type for r in op.results]
+        act_carried, act_consts, stored = _while_plan(ad, op)
+        body_block = op.regions[1].blocks[0]
+        consts = ins[:n_consts]
+        ct_inits = [out_cts[k] if out_cts[k] is not None else b.zeros(carried_types[k])
+                    for k in act_carried]
+        acc_inits = [b.zeros(consts[j].type) for j in act_consts]
+        n_ct, n_acc = len(ct_inits), len(acc_inits)
+
+        def cond_region(rb, *region_args):
+            depth = rb.stack_len(region_args[-1])
+            return rb.gt(depth, rb.constant(0, "int64"))
+
+        def body_region(rb, *region_args):
+            cs = region_args[:n_consts]
+            ct_x = region_args[n_consts:n_consts + n_ct]
+            acc = region_args[n_consts + n_ct:n_consts + n_ct + n_acc]
+            popped = rb.stack_pop(region_args[-1])
+            popped = list(popped) if isinstance(popped, tuple) else [popped]
+            rest, records = popped[0], popped[1:]
+            carried = [None] * len(carried_types)
+            for k, v in zip(stored, records):
+                carried[k] = v
+            for k, t in enumerate(carried_types):
+                if carried[k] is None:  # the body never reads it: any value of its type will do
+                    carried[k] = rb.zeros(t)
+            seeds = [None] * len(carried_types)
+            for k, ct in zip(act_carried, ct_x):
+                seeds[k] = ct
+            active_args = set(act_consts) | {n_consts + k for k in act_carried}
+            _, arg_cts = ad.differentiate_block(rb, body_block, [*cs, *carried], active_args,
+                                                seeds)
+            new_ct_x = [arg_cts[n_consts + k] if arg_cts[n_consts + k] is not None
+                        else rb.zeros(carried_types[k]) for k in act_carried]
+            new_acc = [a if arg_cts[j] is None else rb.add(a, arg_cts[j])
+                       for a, j in zip(acc, act_consts)]
+            return [*new_ct_x, *new_acc, rest]
+
+        results = b.while_loop(consts, [*ct_inits, *acc_inits, stack], cond_region, body_region)
+        in_cts = [None] * len(ins)
+        for k, g in zip(act_carried, results[:n_ct]):
+            in_cts[n_consts + k] = g
+        for j, g in zip(act_consts, results[n_ct:n_ct + n_acc]):
+            in_cts[j] = g
+        return in_cts
+
+
+def _while_plan(ad, op):
+    """Which of `op`'s values the backward loop differentiates and which carried values
+    each iteration must record: (active carried indices, active invariant indices,
+    recorded carried indices)."""
+    n_consts = len(op.operands) - len(op.results)
+    any_active = any(v in ad.active for v in op.operands)
+    act_carried = [k for k, r in enumerate(op.results) if is_float(r.type) and any_active]
+    act_consts = [j for j in range(n_consts) if op.operands[j] in ad.active]
+    body = op.regions[1].blocks[0]
+    seeded = [k in act_carried for k in range(len(op.results))]
+    needed = ad.needed_ops(body, set(act_consts) | {n_consts + k for k in act_carried}, seeded)
+    # A VJP reads its op's operands and results, which are computed from its operands.
+    read = arg_dependencies(body, [v for inner in needed for v in inner.operands])
+    recorded = [k for k in range(len(op.results)) if n_consts + k in read]
+    return act_carried, act_consts, recorded
+
+
+defop("while", None, arity=(0, None), traits=(While(), StackOperands()),
       doc="while(cs..., inits...): the last operands are initial values of the carried "
           "values (one per result), the first ones loop invariants. Both regions take "
           "(cs..., carried...); ^cond ends in `condition` with a bool scalar, ^body yields the "
@@ -130,9 +333,10 @@ defop("while", None, arity=(0, None), regions=("cond", "body"), verify=_verify_w
           "the condition first fails")
 
 
+# ---------------------------------------------------------------- effects
+
 def _print_kernel(*arrays, fmt):
-    from ..tensor.tensor import Tensor
-    print(fmt.format(*(Tensor._from_array(a) for a in arrays)))
+    print(fmt.format(*(tensor_text(np.asarray(a)) for a in arrays)))
     return ()
 
 

@@ -15,7 +15,9 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
-from ._rules import check_kind, defop, same_dtype, unbroadcast
+from ..ir.traits import Elementwise
+from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_kind, defop, same_dtype,
+                     unbroadcast)
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -31,10 +33,10 @@ def _unary_rule(kind: str, result_dtype=None):
 _KIND_TEXT = {"float": "a float", "number": "a float or int", "bool": "a bool", "any": "any"}
 
 
-def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc=""):
+def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc="", patterns=()):
     result = f"{result_dtype.name}" if result_dtype else "x's dtype"
     return defop(name, _unary_rule(kind, result_dtype), kernel, arity=1, vjp=vjp,
-                 nondiff=vjp is None, elementwise=True,
+                 nondiff=vjp is None, traits=(Elementwise(),), patterns=patterns,
                  doc=f"{name}(x): {doc}, elementwise. x is {_KIND_TEXT[kind]} tensor; the "
                      f"result has x's shape and {result}.")
 
@@ -56,7 +58,7 @@ def _zero_vjp(b, g, i, o):
 
 # VJP rules: (builder, cotangents, operands, results) -> operand cotangents.
 unary("neg", np.negative, lambda b, g, i, o: [b.neg(g[0])], kind="number",
-      doc="-x")
+      doc="-x", patterns=(Involution(),))
 unary("abs", np.abs, lambda b, g, i, o: [b.mul(g[0], b.sign(i[0]))], kind="number",
       doc="|x|; its gradient at 0 is 0")
 unary("sign", np.sign, _zero_vjp, kind="number", doc="-1, 0 or 1 by the sign of x; gradient 0")
@@ -105,10 +107,10 @@ def _binary_rule(kind: str, result_dtype=None):
     return infer
 
 
-def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc=""):
+def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc="", patterns=()):
     result = f"{result_dtype.name}" if result_dtype else "their dtype"
     return defop(name, _binary_rule(kind, result_dtype), kernel, arity=2, vjp=vjp,
-                 nondiff=vjp is None, elementwise=True,
+                 nondiff=vjp is None, traits=(Elementwise(),), patterns=patterns,
                  doc=f"{name}(x, y): {doc}, elementwise. x and y are {_KIND_TEXT[kind]} "
                      "tensors of one dtype whose shapes broadcast as in NumPy; the result "
                      f"has the broadcast shape and {result}.")
@@ -150,12 +152,16 @@ def _minmax_vjp(wins):
     return vjp
 
 
-binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y")
-binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])), doc="x - y")
+binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
+       patterns=(NeutralOperand(0),))
+binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])), doc="x - y",
+       patterns=(NeutralOperand(0, keep=(0,)),))
 binary("mul", np.multiply,
-       lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y")
+       lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
+       patterns=(NeutralOperand(1),))
 binary("div", lambda x, y: np.divide(x, y) if x.dtype.kind == "f" else np.floor_divide(x, y),
-       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's")
+       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's",
+       patterns=(NeutralOperand(1, keep=(0,)),))
 binary("pow", np.power, _pow_vjp, kind="float", doc="x ** y")
 binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")
@@ -204,7 +210,8 @@ def _select_kernel(c, x, y):
     return np.where(c, x, y)
 
 
-defop("select", _select_infer, _select_kernel, arity=3, vjp=_select_vjp, elementwise=True,
+defop("select", _select_infer, _select_kernel, arity=3, vjp=_select_vjp,
+      traits=(Elementwise(),),
       doc="select(cond, x, y): x where the bool `cond` is true, else y (Paddle's where). x and "
           "y share a dtype; the three shapes broadcast; the result has x's dtype and the "
           "broadcast shape. The VJP sends the cotangent to x where cond holds, to y elsewhere.")
@@ -225,6 +232,7 @@ def _cast_vjp(b, g, i, o, dtype):
 
 
 defop("cast", _cast_infer, lambda x, dtype: x.astype(dtype.np), arity=1,
-      attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp, elementwise=True,
+      attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp,
+      traits=(Elementwise(),), patterns=(ReturnsOperand(),),
       doc="cast(x) {dtype}: x converted to `dtype` (any dtype to any), same shape; floats to "
           "ints truncate toward zero. Gradients flow between float types only")

@@ -22,9 +22,11 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir import dtypes
 from ..ir.registry import REQUIRED
+from ..ir.traits import View
 from ..ir.types import (TensorType, check_same_shape, dim_add, dim_div, dim_sub, dim_terms,
                         mismatch, normalize_dim, numel, shape_str)
-from ._rules import check_kind, defop, norm_axes, norm_axis, same_dtype, unbroadcast
+from ._rules import (BypassBroadcast, ReturnsOperand, SkipInnerOfChain, check_kind, defop,
+                     norm_axes, norm_axis, same_dtype, unbroadcast)
 
 
 # ---------------------------------------------------------------- helpers
@@ -132,6 +134,7 @@ def _reshape_infer(types, attrs):
 defop("reshape", _reshape_infer, lambda x, shape: x.reshape(shape), arity=1,
       attrs={"shape": REQUIRED}, shape_attrs=("shape",), canonicalize=_reshape_canon,
       vjp=lambda b, g, i, o, shape: [b.reshape(g[0], shape=i[0].type.shape)],
+      traits=(View(),), patterns=(ReturnsOperand(), SkipInnerOfChain()),
       doc="reshape(x) {shape}: the elements of x in row-major order, laid out as `shape`. "
           "`shape` may hold one -1 (the size that keeps the element count) and 0s "
           "(copy x's dim at that position, as in Paddle); both are resolved when the op "
@@ -176,6 +179,7 @@ def _broadcast_infer(types, attrs):
 defop("broadcast_to", _broadcast_infer, np.broadcast_to, arity=1,
       attrs={"shape": REQUIRED}, shape_attrs=("shape",), canonicalize=_broadcast_canon,
       vjp=lambda b, g, i, o, shape: [unbroadcast(b, g[0], i[0].type)],
+      traits=(View(),), patterns=(ReturnsOperand(), BypassBroadcast()),
       doc="broadcast_to(x) {shape}: x repeated to `shape` by NumPy broadcasting: x's dims "
           "align with the trailing dims of `shape` and each must equal its dim or be 1. "
           "A -1 in `shape` keeps x's dim there. The result is a read-only view")
@@ -201,8 +205,13 @@ def _transpose_vjp(b, g, ins, outs, perm):
     return [b.transpose(g[0], perm=tuple(int(a) for a in np.argsort(perm)))]
 
 
+def _is_identity_perm(op) -> bool:
+    return op.attrs["perm"] == tuple(range(len(op.attrs["perm"])))
+
+
 defop("transpose", _transpose_infer, lambda x, perm: np.transpose(x, perm), arity=1,
       attrs={"perm": REQUIRED}, canonicalize=_transpose_canon, vjp=_transpose_vjp,
+      traits=(View(),), patterns=(ReturnsOperand(when=_is_identity_perm),),
       doc="transpose(x) {perm}: permute the axes: result axis i is x's axis perm[i]. "
           "`perm` lists every axis of x once (negative entries count from the end)")
 
@@ -237,6 +246,7 @@ def _reshape_back_vjp(b, g, ins, outs, **attrs):
 
 defop("unsqueeze", _unsqueeze_infer, lambda x, axis: np.expand_dims(x, axis), arity=1,
       attrs={"axis": REQUIRED}, canonicalize=_unsqueeze_canon, vjp=_reshape_back_vjp,
+      traits=(View(),),
       doc="unsqueeze(x) {axis}: insert size-1 dims. `axis` (an int or a list) gives their "
           "positions in the result, whose rank is x's rank plus the number of axes; "
           "negative positions count from the result's end. Canonically a sorted tuple")
@@ -261,6 +271,7 @@ def _squeeze_infer(types, attrs):
 
 defop("squeeze", _squeeze_infer, lambda x, axis: np.squeeze(x, axis), arity=1,
       attrs={"axis": None}, canonicalize=_squeeze_canon, vjp=_reshape_back_vjp,
+      traits=(View(),),
       doc="squeeze(x) {axis}: remove size-1 dims: those listed in `axis` (an int or a "
           "list), or with axis=None every dim statically 1. As in Paddle, a listed dim "
           "whose static size is not 1 is left alone; a listed symbolic dim is an error, "

@@ -1,5 +1,9 @@
-"""Passes over the IR, each registered under a name, and the pass manager."""
-from . import cse, dce, fold  # noqa: F401  (registers the passes)
-from .manager import PassManager, get_pass, register_pass, registered_passes, run_passes
+"""Passes over the IR: the pass framework, the pass manager and one module per pass.
 
-__all__ = ["PassManager", "get_pass", "register_pass", "registered_passes", "run_passes"]
+Importing this package registers every pass; `available()` lists them."""
+from . import cse, dce, fold  # noqa: F401  (registers the passes)
+from .framework import Pass, PipelineError, available, make_pass, parse_pipeline, register_pass
+from .manager import DEFAULT_PIPELINE, PassError, PassManager
+
+__all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassManager", "PipelineError",
+           "available", "make_pass", "parse_pipeline", "register_pass"]

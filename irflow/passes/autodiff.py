@@ -16,18 +16,13 @@ How it works, for one block (`differentiate_block`; functions and regions alike)
 3. **Reverse sweep.** Ops are visited last to first; each calls its registered VJP
    rule, and cotangents of values used several times are summed.
 
-Control flow:
-
-- ``cond``: the cotangent is a ``cond`` on the same predicate. Each branch receives
-  the primal operands and the result cotangents, recomputes its forward branch and
-  differentiates it, yielding cotangents for every active operand (captured values
-  included).
-- ``while`` with a data-dependent trip count: the backward loop runs while the stack
-  is not empty. Each iteration pops the carried values of one forward iteration,
-  recomputes that iteration's body and applies its VJP; loop invariants' cotangents
-  are summed across iterations. Memory: one record of carried values per forward
-  iteration, linear in the trip count; compute: each body runs twice forward and once
-  backward. (`lax.while_loop` in JAX has no reverse mode; irflow's does.)
+Ops with regions bring their own rule, declared beside them in their `RegionOp`
+interface (`forward` for the forward sweep, `backward` for the reverse one), written
+against the context this module passes in (`Sweep`): how to differentiate a block,
+which of its ops a seed reaches, which values are active. So ``cond`` recomputes
+and differentiates its taken branch inside a backward ``cond``, and ``while``
+records its iterations on a stack and pops them in a backward loop (see
+`irflow.ops.control` and `docs/autodiff.md`), with no case for them here.
 
 The result runs `dce` and is verified.
 """
@@ -39,9 +34,9 @@ from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import lookup
-from ..ir.types import StackType, TensorType, is_symbol
+from ..ir.types import TensorType, is_symbol
 from ..ir.verifier import verify
-from .dce import arg_dependencies, dce
+from .dce import dce
 
 
 def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = False,
@@ -71,11 +66,11 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
     b = Builder(g.block)
     args = g.args[:len(fn.args)]
     sweep = forward_sweep(b, fn.block, args, set(wrt), [k == output for k in range(len(results))])
-    seed = g.args[-1] if cotangent else ones(b, out_type)
+    seed = g.args[-1] if cotangent else b.ones(out_type)
     cts = reverse_sweep(b, sweep, [(fn.return_op.operands[output], seed)])
     grads = [cts.get(a) for a in fn.args]
     outs = [sweep.mapping[v] for v in fn.return_op.operands]
-    b.ret(*outs, *(grads[i] if grads[i] is not None else zeros(b, args[i].type) for i in wrt))
+    b.ret(*outs, *(grads[i] if grads[i] is not None else b.zeros(args[i].type) for i in wrt))
     dce(Module([g]))
     verify(g)
     return g
@@ -100,21 +95,21 @@ def backward_function(fn: Function, wrt: Sequence[int | Value], outputs: Sequenc
     b = Builder(b_fn.block)
     ret = fn.return_op.operands
     targets = [fn.args[v] if isinstance(v, int) else v for v in wrt]
-    active, needed = _activity(body_ops(fn.block), set(targets), {ret[k] for k in outputs})
-    loops = [op for op in needed if op.name == "while"]
-    if loops:
-        raise IrflowError("backward_function cannot differentiate a while loop without "
-                          "its forward sweep; use grad()", loops[0].loc)
-    sweep = Sweep(body_ops(fn.block), active, needed)
+    ops = list(fn.block.body_ops())
+    active, needed = _activity(ops, set(targets), {ret[k] for k in outputs})
+    recording = _recording(op for op in ops if op in needed)
+    if recording:
+        raise IrflowError(f"backward_function cannot differentiate '{recording[0].name}' "
+                          "without its forward sweep, which records what its reverse rule "
+                          "reads; use grad()", recording[0].loc)
+    sweep = Sweep(ops, active, needed)
     sweep.mapping = _ResidualArgs(b_fn)
     cts = reverse_sweep(b, sweep, [(ret[k], arg) for k, arg in zip(outputs, b_fn.args)])
-    b.ret(*(cts.get(v) if cts.get(v) is not None else zeros(b, v.type) for v in targets))
+    b.ret(*(cts.get(v) if cts.get(v) is not None else b.zeros(v.type) for v in targets))
     dce(Module([b_fn]))
     verify(b_fn)
     used = [v for v, arg in sweep.mapping.items() if arg.uses]
-    for index in reversed([i for i, a in enumerate(b_fn.args) if not a.uses
-                           and i >= len(outputs)]):
-        b_fn.block.erase_arg(index)
+    b_fn.block.erase_args(i for i, a in enumerate(b_fn.args) if not a.uses and i >= len(outputs))
     return b_fn, used
 
 
@@ -123,7 +118,8 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     and the backward later (a compiled call inside eager autograd):
 
     - ``forward(*fn.args) -> (*fn.results, *residuals)``: `fn` plus the values the
-      backward will read (including the stacks of augmented while loops);
+      backward will read (including what region ops record, such as the stacks of
+      while loops);
     - ``backward(*cotangents of fn.results[outputs], *residuals) -> gradients`` of
       the arguments `wrt` (zeros where none flows). The residuals include, for each
       symbolic dim of `fn`'s arguments, a value with that dim, so that the backward
@@ -139,24 +135,19 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     back = Sweep(sweep.ops, sweep.active, sweep.needed)
     back.mapping = _ResidualArgs(bwd)
     source: dict[Value, Value] = {}  # backward argument -> the forward value it receives
-    for op, stack in sweep.stacks.items():
-        back.stacks[op] = bwd.block.add_arg(stack.type, "stack")
-        source[back.stacks[op]] = stack
+    for op, residual in sweep.residuals.items():
+        if residual is not None:
+            back.residuals[op] = bwd.block.add_arg(residual.type, residual.name)
+            source[back.residuals[op]] = residual
     bb = Builder(bwd.block)
     cts = reverse_sweep(bb, back, [(results[k], ct) for k, ct in zip(outputs, bwd.args)])
     bb.ret(*(cts.get(fn.args[i]) if cts.get(fn.args[i]) is not None
-             else zeros(bb, fn.args[i].type) for i in wrt))
+             else bb.zeros(fn.args[i].type) for i in wrt))
     dce(Module([bwd]))
     for original, arg in back.mapping.items():
         source[arg] = sweep.mapping[original]
-    residuals = []
-    for index in reversed(range(len(outputs), len(bwd.args))):
-        arg = bwd.args[index]
-        if arg.uses:
-            residuals.append(source[arg])
-        else:
-            bwd.block.erase_arg(index)
-    residuals.reverse()
+    residuals = [source[a] for a in bwd.args[len(outputs):] if a.uses]
+    bwd.block.erase_args(i for i, a in enumerate(bwd.args) if i >= len(outputs) and not a.uses)
     bound = _whole_dim_symbols(bwd.args)
     for original, arg in zip(fn.args, fwd.args):
         missing = _whole_dim_symbols([original]) - bound
@@ -182,17 +173,19 @@ def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Val
     """Differentiate ops already emitted, in place: the frontend uses this when traced
     code calls ``loss.backward()``. Appends the reverse sweep at `b` from `seeds`
     (pairs of a value of `ops` and its cotangent), differentiating with respect to
-    `sources`; while loops whose gradient is needed are replaced by augmented copies.
-    Returns the cotangents by value (those of `sources` among them)."""
+    `sources`; region ops whose reverse rule reads what their forward copy records
+    (while loops) are replaced by those copies. Returns the cotangents by value
+    (those of `sources` among them)."""
     active, needed = _activity(ops, set(sources), {v for v, _ in seeds})
     sweep = Sweep(ops, active, needed)
     sweep.mapping = _Identity()
-    loops = [op for op in ops if op.name == "while" and op in needed]
-    for op in loops:
+    recording = _recording(op for op in ops if op in needed)
+    for op in recording:
         with b.location(op.loc):
-            sweep.stacks[op] = _augmented_while(Builder.before(op), op, sweep.mapping, active)
+            sweep.residuals[op] = lookup(op.name).region_op.forward(sweep, Builder.before(op),
+                                                                    op, sweep.mapping)
     cts = reverse_sweep(b, sweep, seeds)
-    for op in loops:  # the augmented copies take over; the originals are now dead
+    for op in recording:  # the recording copies take over; the originals are now dead
         for old in op.results:
             old.replace_all_uses_with(sweep.mapping[old])
         op.erase()
@@ -226,17 +219,15 @@ def _is_float(t) -> bool:
     return isinstance(t, TensorType) and t.dtype.is_float
 
 
-def zeros(b: Builder, t: TensorType) -> Value:
-    return _fill(b, t, 0)
-
-
-def ones(b: Builder, t: TensorType) -> Value:
-    return _fill(b, t, 1)
-
-
-def _fill(b: Builder, t: TensorType, value) -> Value:
-    scalar = b.constant(value, t.dtype)
-    return scalar if t.rank == 0 else b.broadcast_to(scalar, shape=t.shape)
+def _recording(ops) -> list[Operation]:
+    """The region ops among `ops` whose forward copy records what their reverse rule
+    reads."""
+    found = []
+    for op in ops:
+        rop = lookup(op.name).region_op
+        if rop is not None and rop.records_residuals:
+            found.append(op)
+    return found
 
 
 class _Cotangents:
@@ -245,6 +236,15 @@ class _Cotangents:
     def __init__(self, b: Builder):
         self.b = b
         self.cts: dict[Value, Value] = {}
+        self.zeros: dict[TensorType, Value] = {}
+
+    def zero(self, t: TensorType) -> Value:
+        """A zero of type `t`, made once per type for the whole block (a program's
+        call op may have thousands of results without a cotangent)."""
+        found = self.zeros.get(t)
+        if found is None:
+            found = self.zeros[t] = self.b.zeros(t)
+        return found
 
     def add(self, value: Value, ct: Value | None, op: Operation | None = None) -> None:
         if ct is None or not _is_float(value.type):
@@ -258,12 +258,6 @@ class _Cotangents:
 
     def get(self, value: Value) -> Value | None:
         return self.cts.get(value)
-
-
-def body_ops(block: Block) -> list[Operation]:
-    """The block's ops without its terminator (a block being built may have none)."""
-    ops = block.ops
-    return ops[:-1] if ops and lookup(ops[-1].name).terminator else list(ops)
 
 
 def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
@@ -288,7 +282,7 @@ def _block_activity(block: Block, active_args: set[int], seeded: Sequence[bool])
     whose terminator operands marked in `seeded` get cotangents."""
     sources = {a for i, a in enumerate(block.args) if i in active_args}
     seeds = {v for v, seed in zip(block.terminator.operands, seeded) if seed}
-    return _activity(body_ops(block), sources, seeds)
+    return _activity(list(block.body_ops()), sources, seeds)
 
 
 def active_results(fn: Function, wrt: Sequence[int]) -> list[bool]:
@@ -302,14 +296,26 @@ def active_results(fn: Function, wrt: Sequence[int]) -> list[bool]:
 
 class Sweep:
     """The forward copy of some ops: where their values went, and what the reverse
-    sweep needs to know about them."""
+    sweep needs to know about them. It is also the context region-op rules get
+    (see `RegionOp.forward`)."""
 
     def __init__(self, ops: Sequence[Operation], active: set[Value], needed: set[Operation]):
         self.ops = list(ops)
         self.active = active
         self.needed = needed
         self.mapping: dict[Value, Value] = {}
-        self.stacks: dict[Operation, Value] = {}  # augmented while -> its final stack
+        self.residuals: dict[Operation, Value | None] = {}  # what each region op recorded
+
+    @staticmethod
+    def needed_ops(block: Block, active_args: set[int], seeded: Sequence[bool]) -> set[Operation]:
+        """The ops of `block` whose VJP is needed when its arguments `active_args` are
+        differentiated and its terminator operands marked in `seeded` get cotangents."""
+        return _block_activity(block, active_args, seeded)[1]
+
+    @staticmethod
+    def differentiate_block(b: Builder, block: Block, args: Sequence[Value],
+                            active_args: set[int], cts_out: Sequence[Value | None]):
+        return differentiate_block(b, block, args, active_args, cts_out)
 
 
 def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
@@ -318,12 +324,13 @@ def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: 
     whose gradient will be needed. `seeded[k]`: the terminator's operand k will get a
     cotangent."""
     active, needed = _block_activity(block, active_args, seeded)
-    sweep = Sweep(body_ops(block), active, needed)
+    sweep = Sweep(list(block.body_ops()), active, needed)
     sweep.mapping.update(zip(block.args, args))
     for op in sweep.ops:
+        rop = lookup(op.name).region_op
         with b.location(op.loc):
-            if op.name == "while" and op in needed:
-                sweep.stacks[op] = _augmented_while(b, op, sweep.mapping, active)
+            if rop is not None and op in needed:
+                sweep.residuals[op] = rop.forward(sweep, b, op, sweep.mapping)
             else:
                 b.insert(op.clone(sweep.mapping))
     return sweep
@@ -346,12 +353,11 @@ def reverse_sweep(b: Builder, sweep: Sweep, seeds) -> "_Cotangents":
         with b.location(op.loc):
             ins = [mapping[v] for v in op.operands]
             outs = [mapping[r] for r in op.results]
-            if op.name == "cond":
-                in_cts = _cond_vjp(b, op, ins, out_cts, active)
-            elif op.name == "while":
-                in_cts = _while_vjp(b, op, ins, out_cts, active, sweep.stacks[op])
+            rop = lookup(op.name).region_op
+            if rop is not None:
+                in_cts = rop.backward(sweep, b, op, ins, out_cts, sweep.residuals.get(op))
             else:
-                in_cts = _op_vjp(b, op, ins, outs, out_cts)
+                in_cts = _op_vjp(b, op, ins, outs, out_cts, cts)
         for v, ct in zip(op.operands, in_cts):
             if v in active:
                 cts.add(v, ct, op)
@@ -368,150 +374,16 @@ def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_
             [cts.get(a) for a in block.args])
 
 
-def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts):
+def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts, cts: "_Cotangents"):
     opdef = lookup(op.name)
     if opdef.vjp is None:
         raise IrflowError(f"op '{op.name}' has no VJP rule, so it cannot be differentiated",
                           op.loc)
     if len(outs) > 1:
-        out_cts = [ct if ct is not None else zeros(b, r.type) if _is_float(r.type) else None
+        out_cts = [ct if ct is not None else cts.zero(r.type) if _is_float(r.type) else None
                    for ct, r in zip(out_cts, outs)]
     in_cts = opdef.vjp(b, out_cts, ins, outs, **op.attrs)
     if len(in_cts) != len(ins):
         raise IrflowError(f"the VJP of '{op.name}' returned {len(in_cts)} cotangents for "
                           f"{len(ins)} operands", op.loc)
-    return in_cts
-
-
-def _cond_vjp(b: Builder, op: Operation, ins, out_cts, active: set[Value]):
-    """A cond on the same predicate whose branches recompute and differentiate the
-    forward branches; yields a cotangent for each active operand."""
-    pred, xs = ins[0], ins[1:]
-    targets = [j for j, v in enumerate(op.operands[1:]) if v in active]
-    if not targets:
-        return [None] * len(ins)
-    present = [k for k, ct in enumerate(out_cts) if ct is not None]
-
-    def branch(region_index):
-        def body(rb: Builder, *region_args):
-            primal, given = region_args[:len(xs)], region_args[len(xs):]
-            seeds: list[Value | None] = [None] * len(out_cts)
-            for k, ct in zip(present, given):
-                seeds[k] = ct
-            _, arg_cts = differentiate_block(rb, op.regions[region_index].blocks[0], primal,
-                                             set(targets), seeds)
-            return [arg_cts[j] if arg_cts[j] is not None else zeros(rb, primal[j].type)
-                    for j in targets]
-        return body
-
-    results = b.cond(pred, [*xs, *(out_cts[k] for k in present)], branch(0), branch(1))
-    in_cts: list[Value | None] = [None] * len(ins)
-    for j, g in zip(targets, results):
-        in_cts[1 + j] = g
-    return in_cts
-
-
-def _while_plan(op: Operation, active: set[Value]):
-    """Which of `op`'s values the backward loop differentiates and which carried values
-    each iteration must record: (active carried indices, active invariant indices,
-    recorded carried indices)."""
-    n_consts = len(op.operands) - len(op.results)
-    any_active = any(v in active for v in op.operands)
-    act_carried = [k for k, r in enumerate(op.results) if _is_float(r.type) and any_active]
-    act_consts = [j for j in range(n_consts) if op.operands[j] in active]
-    body = op.regions[1].blocks[0]
-    seeded = [k in act_carried for k in range(len(op.results))]
-    _, needed = _block_activity(body, set(act_consts) | {n_consts + k for k in act_carried},
-                                seeded)
-    # A VJP reads its op's operands and results, which are computed from its operands.
-    read = set()
-    for inner in needed:
-        for v in inner.operands:
-            read |= arg_dependencies(body, v)
-    recorded = [k for k in range(len(op.results)) if n_consts + k in read]
-    return act_carried, act_consts, recorded
-
-
-def _augmented_while(b: Builder, op: Operation, mapping: dict[Value, Value],
-                     active: set[Value]) -> Value:
-    """Copy `op` so that it also carries a stack with one record per iteration: the
-    carried values the body reads, as they were when the iteration began. Maps the
-    original results to the copy's and returns the final stack."""
-    n_consts = len(op.operands) - len(op.results)
-    stored = _while_plan(op, active)[2]
-    stack_type = StackType([op.results[k].type for k in stored])
-    empty = b.create("stack_new", result_types=[stack_type]).result
-    consts = [mapping[v] for v in op.operands[:n_consts]]
-    inits = [mapping[v] for v in op.operands[n_consts:]]
-    cond_block, body_block = (r.blocks[0] for r in op.regions)
-
-    def cond_region(rb: Builder, *region_args):
-        inner = dict(zip(cond_block.args, region_args[:-1]))
-        for inner_op in cond_block.ops[:-1]:
-            rb.insert(inner_op.clone(inner))
-        return inner[cond_block.terminator.operands[0]]
-
-    def body_region(rb: Builder, *region_args):
-        carried = region_args[n_consts:-1]
-        stack = rb.stack_push(region_args[-1], *(carried[k] for k in stored))
-        inner = dict(zip(body_block.args, region_args[:-1]))
-        for inner_op in body_block.ops[:-1]:
-            rb.insert(inner_op.clone(inner))
-        return [inner[v] for v in body_block.terminator.operands] + [stack]
-
-    results = b.while_loop(consts, [*inits, empty], cond_region, body_region,
-                           names=[r.name for r in op.results] + ["stack"],
-                           arg_names=[a.name for a in body_block.args] + ["stack"])
-    for old, new in zip(op.results, results):
-        mapping[old] = new
-    return results[-1]
-
-
-def _while_vjp(b: Builder, op: Operation, ins, out_cts, active: set[Value], stack: Value):
-    """The backward loop: pops one record per forward iteration, recomputes that
-    iteration and applies its VJP, summing the invariants' cotangents."""
-    n_consts = len(op.operands) - len(op.results)
-    carried_types = [r.type for r in op.results]
-    act_carried, act_consts, stored = _while_plan(op, active)
-    body_block = op.regions[1].blocks[0]
-    consts = ins[:n_consts]
-    ct_inits = [out_cts[k] if out_cts[k] is not None else zeros(b, carried_types[k])
-                for k in act_carried]
-    acc_inits = [zeros(b, consts[j].type) for j in act_consts]
-    n_ct, n_acc = len(ct_inits), len(acc_inits)
-
-    def cond_region(rb: Builder, *region_args):
-        depth = rb.stack_len(region_args[-1])
-        return rb.gt(depth, rb.constant(0, "int64"))
-
-    def body_region(rb: Builder, *region_args):
-        cs = region_args[:n_consts]
-        ct_x = region_args[n_consts:n_consts + n_ct]
-        acc = region_args[n_consts + n_ct:n_consts + n_ct + n_acc]
-        popped = rb.stack_pop(region_args[-1])
-        popped = [popped] if isinstance(popped, Value) else list(popped)
-        rest, records = popped[0], popped[1:]
-        carried: list[Value] = [None] * len(carried_types)
-        for k, v in zip(stored, records):
-            carried[k] = v
-        for k, t in enumerate(carried_types):
-            if carried[k] is None:  # the body never reads it: any value of its type will do
-                carried[k] = zeros(rb, t)
-        seeds: list[Value | None] = [None] * len(carried_types)
-        for k, ct in zip(act_carried, ct_x):
-            seeds[k] = ct
-        active_args = set(act_consts) | {n_consts + k for k in act_carried}
-        _, arg_cts = differentiate_block(rb, body_block, [*cs, *carried], active_args, seeds)
-        new_ct_x = [arg_cts[n_consts + k] if arg_cts[n_consts + k] is not None
-                    else zeros(rb, carried_types[k]) for k in act_carried]
-        new_acc = [a if arg_cts[j] is None else rb.add(a, arg_cts[j])
-                   for a, j in zip(acc, act_consts)]
-        return [*new_ct_x, *new_acc, rest]
-
-    results = b.while_loop(consts, [*ct_inits, *acc_inits, stack], cond_region, body_region)
-    in_cts: list[Value | None] = [None] * len(ins)
-    for k, g in zip(act_carried, results[:n_ct]):
-        in_cts[n_consts + k] = g
-    for j, g in zip(act_consts, results[n_ct:n_ct + n_acc]):
-        in_cts[j] = g
     return in_cts

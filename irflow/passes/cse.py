@@ -1,33 +1,39 @@
-"""Common-subexpression elimination.
+"""Common-subexpression elimination, per block.
 
-Two ops compute the same value when they have the same name, the same operands and
-the same attributes and are pure (or random, which is deterministic given the seed
-operand: two draws with the same seed are the same draw). The later one is replaced
-by the earlier. Each block has its own table, since regions are closed: a region
-never sees its parent's values, so nothing can be shared across the boundary. Ops
-with regions are left alone.
+Two ops of one block with the same name, operands, attributes and result types
+compute the same values unless they have IO effects (random ops are deterministic
+given their seed operand, so equal seeds give equal values): the later one is
+replaced by the earlier. Regions are closed, so nothing is shared between a region
+and the code around it; each region is handled as a block of its own. Ops with
+regions are left alone.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir.core import Block, Operation
+from ..ir.core import Block, Module, Operation
 from ..ir.registry import Effect, lookup
-from .manager import register_pass
+from ..ir.traits import Terminator
+from .framework import Pass, register_pass
 
 
-@register_pass("cse")
-def cse(module) -> bool:
-    changed = False
-    for fn in module:
-        changed |= cse_block(fn.block)
-    return changed
+@register_pass
+class CommonSubexpressions(Pass):
+    """Merge equal ops without effects within each block."""
+
+    name = "cse"
+
+    def run(self, module: Module) -> bool:
+        changed = False
+        for fn in module:
+            changed |= cse_block(fn.block)
+        return changed
 
 
 def cse_block(block: Block) -> bool:
     changed = False
     seen: dict[tuple, Operation] = {}
-    for op in list(block.ops):
+    for op in block.ops:
         for region in op.regions:
             changed |= cse_block(region.blocks[0])
         key = _key(op)
@@ -46,7 +52,7 @@ def cse_block(block: Block) -> bool:
 
 def _key(op: Operation) -> tuple | None:
     opdef = lookup(op.name)
-    if op.regions or opdef.terminator or opdef.effect is Effect.IO or not op.results:
+    if op.regions or opdef.has(Terminator) or opdef.effect is Effect.IO or not op.results:
         return None
     return (op.name, tuple(id(v) for v in op.operands),
             tuple((k, _hashable(v)) for k, v in op.attrs.items()),

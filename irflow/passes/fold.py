@@ -1,15 +1,15 @@
-"""Folding: constant evaluation and algebraic simplification.
+"""Folding: constant evaluation and every op's canonicalization patterns.
 
-- An op whose operands are all constants is evaluated at compile time (by its own
-  kernel) and becomes a ``const``, unless its result is large (`MAX_FOLD_ELEMENTS`)
-  or depends on a symbolic dim.
-- Identities that leave a value unchanged are removed: ``reshape``, ``broadcast_to``
-  or ``cast`` to the type the value already has, the identity ``transpose``,
-  ``neg(neg(x))``, ``x + 0``, ``x - 0``, ``x * 1``, ``x / 1``, and a ``reshape`` of a
-  ``reshape``.
-- A ``broadcast_to`` that only feeds elementwise ops which broadcast anyway is
-  bypassed where the op's result type stays the same (autodiff makes many of these:
-  a scalar cotangent broadcast to a shape, then multiplied).
+Both are rewrite patterns applied to a fixpoint by one driver
+(`irflow.ir.rewrite.apply_patterns`), inside regions too:
+
+- `EvaluateConstants`: an op whose operands are all constants is evaluated at
+  compile time, by its own kernel, and becomes a ``const``, unless it has effects,
+  its result depends on a symbolic dim or is larger than ``max-elements``;
+- each op's own patterns (``defop(..., patterns=...)``): identities such as ``x + 0``
+  or a reshape to the same type, a reshape of a reshape, broadcasts that elementwise
+  ops do anyway, a ``cond`` on a constant predicate, and so on. They are declared
+  beside their ops; docs/ir.md lists them per op.
 
 Each rewrite keeps the types of all values, so what uses them needs no change.
 """
@@ -17,122 +17,42 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
-from ..ir.builder import Builder
-from ..ir.core import Block, Operation, Value
+from ..ir.core import Module, Operation
 from ..ir.registry import Effect, lookup
+from ..ir.rewrite import Pattern, Rewriter, apply_patterns, constant_value
 from ..ir.types import TensorType
-from .manager import register_pass
-
-MAX_FOLD_ELEMENTS = 1 << 16
+from .framework import Pass, register_pass
 
 
-@register_pass("fold")
-def fold(module) -> bool:
-    changed = False
-    for fn in module:
-        changed |= fold_block(fn.block)
-    return changed
+@register_pass
+class Fold(Pass):
+    """Evaluate ops on constants and apply every op's canonicalization patterns."""
+
+    name = "fold"
+    max_elements: int = 1 << 16
+
+    def run(self, module: Module) -> bool:
+        return apply_patterns(module, [EvaluateConstants(self.max_elements)])
 
 
-def fold_block(block: Block) -> bool:
-    changed = False
-    for op in list(block.ops):
-        if op.parent is None:  # erased by an earlier rewrite in this sweep
-            continue
-        for region in op.regions:
-            changed |= fold_block(region.blocks[0])
-        changed |= _rewrite(op)
-    return changed
+class EvaluateConstants(Pattern):
+    """A pure op on constants becomes the constant its kernel computes."""
 
+    def __init__(self, max_elements: int):
+        self.max_elements = max_elements
 
-def _rewrite(op: Operation) -> bool:
-    opdef = lookup(op.name)
-    if op.regions or opdef.terminator or opdef.effect is not Effect.PURE or \
-            len(op.results) != 1:
-        return False
-    same = _identity(op)
-    if same is not None:
-        op.result.replace_all_uses_with(same)
-        op.erase()
+    def rewrite(self, op: Operation, rewriter: Rewriter) -> bool:
+        if not op.operands or len(op.results) != 1 or op.regions:
+            return False
+        opdef = lookup(op.name)
+        if opdef.effect is not Effect.PURE or opdef.kernel is None:
+            return False
+        values = [constant_value(v) for v in op.operands]
+        out = op.result.type
+        if any(v is None for v in values) or not isinstance(out, TensorType) \
+                or not out.is_static or int(np.prod(out.shape)) > self.max_elements:
+            return False
+        value = np.asarray(opdef.kernel(*values, **op.attrs), dtype=out.dtype.np)
+        const = rewriter.builder(op).constant(value, out.dtype, name=op.result.name)
+        rewriter.replace(op, [const])
         return True
-    if op.name == "reshape" and _defining(op.operands[0], "reshape"):
-        op.set_operand(0, op.operands[0].op.operands[0])
-        return True
-    if op.name == "broadcast_to" and _bypass_broadcast(op):
-        return True
-    return _evaluate(op)
-
-
-def _defining(v: Value, name: str) -> bool:
-    return hasattr(v, "op") and v.op.name == name
-
-
-def _const_value(v: Value):
-    return v.op.attrs["value"] if _defining(v, "const") else None
-
-
-def _is_splat(v: Value, number) -> bool:
-    value = _const_value(v)
-    return value is not None and value.size > 0 and bool(np.all(value == number))
-
-
-def _identity(op: Operation) -> Value | None:
-    """The operand `op` returns unchanged, if it is one."""
-    out = op.result.type
-    args = op.operands
-    if op.name in ("reshape", "broadcast_to", "cast") and args[0].type == out:
-        return args[0]
-    if op.name == "transpose" and op.attrs["perm"] == tuple(range(len(op.attrs["perm"]))):
-        return args[0]
-    if op.name == "neg" and _defining(args[0], "neg"):
-        return args[0].op.operands[0]
-    neutral = {"add": (0, (0, 1)), "sub": (0, (0,)), "mul": (1, (0, 1)), "div": (1, (0,))}
-    if op.name in neutral:
-        number, positions = neutral[op.name]
-        for keep in positions:
-            other = args[1 - keep]
-            if args[keep].type == out and _is_splat(other, number):
-                return args[keep]
-    return None
-
-
-def _bypass_broadcast(op: Operation) -> bool:
-    """Let elementwise users read the broadcast's input directly where their result
-    type does not change."""
-    source = op.operands[0]
-    changed = False
-    for use in list(op.result.uses):
-        user = use.op
-        opdef = lookup(user.name)
-        if not opdef.elementwise or opdef.infer is None:
-            continue
-        types = [v.type for v in user.operands]
-        types[use.index] = source.type
-        try:
-            if opdef.result_types(types, user.attrs) == user.result_types:
-                user.set_operand(use.index, source)
-                changed = True
-        except ShapeError:  # the type rule rejects it: keep the broadcast
-            continue
-    if changed and not op.result.uses:
-        op.erase()
-    return changed
-
-
-def _evaluate(op: Operation) -> bool:
-    if not op.operands or not all(_defining(v, "const") for v in op.operands):
-        return False
-    out = op.result.type if len(op.results) == 1 else None
-    if out is None or not isinstance(out, TensorType) or not out.is_static:
-        return False
-    if int(np.prod(out.shape)) > MAX_FOLD_ELEMENTS:
-        return False
-    opdef = lookup(op.name)
-    value = np.asarray(opdef.kernel(*(v.op.attrs["value"] for v in op.operands), **op.attrs),
-                       dtype=out.dtype.np)
-    with Builder.before(op).location(op.loc) as b:
-        const = b.constant(value, out.dtype, name=op.result.name)
-    op.result.replace_all_uses_with(const)
-    op.erase()
-    return True

@@ -1,10 +1,13 @@
-"""Named passes and the pass manager that runs a pipeline of them.
+"""The pass manager: runs a pipeline on a module, checking the IR between passes.
 
-A pass is a function ``module -> bool`` (did it change anything?) registered under a
-name with `@register_pass("name")`. A pipeline is a list of names. The manager can
-verify the IR after every pass (tests always do), time each pass, count changes and
-print the IR after each pass; when a pass leaves broken IR, the error says which
-pass did it and which passes ran before.
+`PassManager(pipeline)` takes a pipeline string (``"fold{max-elements=1024},cse"``)
+or a list of pass names and `Pass` objects. `run(module)` verifies the module, then
+runs each pass in place; with ``verify_each`` it verifies after each pass too, as
+tests and ``irflow opt`` do (a compile skips it: verifying costs about as much as
+the passes). Any exception a pass raises comes out as a `PassError` naming the pass and
+the passes that ran before it (the original is its ``__cause__``); IR left broken
+comes out as a `VerificationError` that names them the same way. It times each pass
+(`history`) and can print the IR after each.
 """
 from __future__ import annotations
 
@@ -15,31 +18,14 @@ from typing import Callable, Sequence
 from ..errors import IrflowError, VerificationError
 from ..ir.core import Module
 from ..ir.verifier import verify
+from .framework import Pass, parse_pipeline
 
-PassFn = Callable[[Module], bool]
-_PASSES: dict[str, PassFn] = {}
-
-
-def register_pass(name: str) -> Callable[[PassFn], PassFn]:
-    def register(fn: PassFn) -> PassFn:
-        if name in _PASSES:
-            raise ValueError(f"pass {name!r} is registered twice")
-        fn.pass_name = name
-        _PASSES[name] = fn
-        return fn
-    return register
+# What irflow.compile and eager backward() run on every program.
+DEFAULT_PIPELINE = ("fold", "cse", "dce")
 
 
-def get_pass(name: str) -> PassFn:
-    try:
-        return _PASSES[name]
-    except KeyError:
-        raise IrflowError(f"unknown pass {name!r}; known passes: "
-                          f"{', '.join(sorted(_PASSES))}") from None
-
-
-def registered_passes() -> list[str]:
-    return sorted(_PASSES)
+class PassError(IrflowError):
+    """A pass raised an exception; the message names the pass and those before it."""
 
 
 @dataclass
@@ -51,38 +37,44 @@ class PassRecord:
 
 @dataclass
 class PassManager:
-    pipeline: Sequence[str]
-    verify_each: bool = True
+    pipeline: str | Sequence[str | Pass]
+    verify_each: bool = False
     print_after: bool = False
     printer: Callable[[str], None] = print
     history: list[PassRecord] = field(default_factory=list)
 
+    def __post_init__(self):
+        self.passes: list[Pass] = parse_pipeline(self.pipeline)
+
     def run(self, module: Module) -> bool:
         """Run the pipeline on `module` in place; True if any pass changed it."""
-        passes = [(name, get_pass(name)) for name in self.pipeline]
+        try:
+            verify(module)
+        except VerificationError as e:
+            raise VerificationError(f"the input of the pipeline is invalid: {e.message}",
+                                    e.loc) from None
         changed_any = False
-        for name, fn in passes:
+        for p in self.passes:
             start = time.perf_counter()
-            changed = bool(fn(module))
-            self.history.append(PassRecord(name, changed, time.perf_counter() - start))
+            try:
+                changed = bool(p.run(module))
+            except Exception as e:
+                what = e.message if isinstance(e, IrflowError) else f"{type(e).__name__}: {e}"
+                raise PassError(f"pass '{p}' failed ({self._ran()}): {what}",
+                                getattr(e, "loc", None)) from e
+            self.history.append(PassRecord(str(p), changed, time.perf_counter() - start))
             changed_any |= changed
             if self.print_after:
-                self.printer(f"// -----// IR after {name} {'(changed)' if changed else ''}\n"
+                self.printer(f"// -----// IR after {p}{' (changed)' if changed else ''}\n"
                              f"{module}")
             if self.verify_each:
                 try:
                     verify(module)
                 except VerificationError as e:
-                    ran = ", ".join(r.name for r in self.history)
-                    raise VerificationError(f"after pass '{name}' (passes run: {ran}): "
-                                            f"{e.message}", e.loc) from None
+                    raise VerificationError(f"after pass '{p}' ({self._ran()}): {e.message}",
+                                            e.loc) from None
         return changed_any
 
-    def report(self) -> str:
-        """One line per pass run: name, whether it changed the IR, milliseconds."""
-        return "\n".join(f"{r.name:<24} {'changed' if r.changed else 'unchanged':<10} "
-                         f"{r.seconds * 1e3:8.2f} ms" for r in self.history)
-
-
-def run_passes(module: Module, pipeline: Sequence[str], verify_each: bool = True) -> bool:
-    return PassManager(pipeline, verify_each).run(module)
+    def _ran(self) -> str:
+        return "passes run: " + ", ".join(r.name for r in self.history) if self.history \
+            else "the first pass"

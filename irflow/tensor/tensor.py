@@ -16,6 +16,7 @@ import numpy as np
 from ..context import current_tracer
 from ..errors import IrflowError
 from ..ir import dtypes
+from ..ops.formatting import PLACE, tensor_text
 
 
 class Tensor:
@@ -80,7 +81,7 @@ class Tensor:
 
     @property
     def place(self) -> str:
-        return "Place(cpu)"
+        return PLACE
 
     @property
     def is_leaf(self) -> bool:
@@ -223,12 +224,7 @@ class Tensor:
     def __repr__(self) -> str:
         if self._value is None:
             return self._tracer.describe(self)
-        prefix = "       "
-        body = np.array2string(self._value, precision=8, separator=", ", prefix=prefix,
-                               floatmode="maxprec_equal" if self.dtype.is_float else "maxprec",
-                               suppress_small=True)
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype.name}, place={self.place}, "
-                f"stop_gradient={self.stop_gradient},\n{prefix}{body})")
+        return tensor_text(self._value, self.stop_gradient)
 
     __str__ = __repr__
 

@@ -59,7 +59,7 @@ def test_use_lists_track_operands():
     fn, s, t = _two_uses()
     x, y = fn.args
     assert [(u.op.name, u.index) for u in s.uses] == [("mul", 0), ("mul", 1)]
-    assert len(x.uses) == 1 and x.uses[0].op is s.op
+    assert [u.op for u in x.uses] == [s.op]
     assert [u.op.name for u in t.uses] == ["return"]
 
 
@@ -127,3 +127,53 @@ def test_cond_branches_must_yield_the_same_types():
     b = Builder(fn.block)
     with pytest.raises(ShapeError, match="branches yield different types"):
         b.cond(fn.args[0], [fn.args[1]], lambda b, a: a, lambda b, a: b.isnan(a))
+
+
+def test_block_argument_edits_keep_indices():
+    fn = Function("f", [F32, F32], ["x", "y"])
+    block = fn.block
+    z = block.insert_arg(1, TensorType("i64", []), "z")
+    assert [a.name for a in fn.args] == ["x", "z", "y"] and z.index == 1
+    block.permute_args([2, 0, 1])
+    assert [(a.name, a.index) for a in fn.args] == [("y", 0), ("x", 1), ("z", 2)]
+    Builder(block).ret(fn.args[1])
+    with pytest.raises(IrflowError, match="cannot erase block argument 1 still has 1 use"):
+        block.erase_args([1])
+    block.erase_args([0, 2])
+    assert [(a.name, a.index) for a in fn.args] == [("x", 0)]
+    with pytest.raises(IrflowError, match="not a permutation"):
+        block.permute_args([0, 0])
+    verify(fn)
+
+
+def test_ops_move_and_iteration_survives_erasing():
+    fn, s, t = _two_uses()
+    block = fn.block
+    u = Builder(block).exp(fn.args[0])  # after return: move it before the mul
+    block.insert_before(t.op, u.op.detach())
+    assert [op.name for op in block.ops] == ["add", "exp", "mul", "return"]
+    assert block.ops[1] is u.op and block.ops[-1] is fn.return_op and len(block.ops) == 4
+    for op in block.ops:  # erasing the current op does not stop the walk
+        if op.name == "exp":
+            op.erase()
+    assert [op.name for op in reversed(block.ops)] == ["return", "mul", "add"]
+    verify(fn)
+
+
+def test_results_operands_and_regions_can_be_removed_and_moved():
+    def body(b, p, x):
+        return b.cond(p, [x, x], lambda b, a, c: [b.exp(a), c], lambda b, a, c: [a, c])[0]
+    fn = function("f", [TensorType("bool", []), F32], body)
+    cond = fn.block.first_op
+    with pytest.raises(IrflowError, match="cannot erase result 0 of cond still has 1 use"):
+        cond.erase_results([0])
+    for region in cond.regions:
+        region.blocks[0].terminator.erase_operands([1])
+    cond.erase_results([1])
+    assert cond.result_types == (F32,)
+    then = cond.regions[0].detach()
+    assert then.parent is None and len(cond.regions) == 1
+    cond.add_region(then)
+    assert [r.blocks[0].first_op.name for r in cond.regions] == ["yield", "exp"]
+    with pytest.raises(IrflowError, match="already belongs to 'cond'"):
+        cond.add_region(then)

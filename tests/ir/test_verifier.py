@@ -24,7 +24,7 @@ def test_use_before_definition():
     fn, b = _fn(F32)
     later = b.exp(fn.args[0])
     early = Operation("neg", [later], [F32], loc=Location("model.py", 3))
-    fn.block.insert(0, early)
+    fn.block.prepend(early)
     b.ret(early.result)
     with pytest.raises(VerificationError) as info:
         verify(fn)

@@ -7,8 +7,8 @@ from hypothesis import given
 from irflow.codegen import run
 from irflow.ir import Module, parse
 from irflow.ir.registry import Effect, lookup
-from irflow.ops.control import captured_operands
-from irflow.passes import PassManager
+from irflow.ir.traits import Terminator
+from irflow.passes import DEFAULT_PIPELINE, PassManager
 from tests.support.programs import programs, seeds
 
 
@@ -32,20 +32,20 @@ def assert_same_results(program, module, seed):
 def dead_ops(module: Module) -> list[str]:
     """Ops dce promises to remove: pure, not terminators, no result used."""
     return [str(op).splitlines()[0] for op in module.walk()
-            if not lookup(op.name).terminator and lookup(op.name).effect is not Effect.IO
+            if not lookup(op.name).has(Terminator) and lookup(op.name).effect is not Effect.IO
             and not any(r.uses for r in op.results)]
 
 
 def unread_region_operands(module: Module) -> list[str]:
-    """cond operands (after the predicate) and while invariants no region reads,
-    which dce promises to drop."""
+    """Operands that regions receive unchanged (cond operands after the predicate,
+    while invariants) but no region reads, which dce promises to drop."""
     found = []
     for op in module.walk():
-        if op.name not in ("cond", "while"):
+        rop = lookup(op.name).region_op
+        if rop is None:
             continue
-        blocks = [r.blocks[0] for r in op.regions]
-        found += [f"{op.name} operand {i}" for j, i in enumerate(captured_operands(op))
-                  if not any(b.args[j].uses for b in blocks)]
+        found += [f"{op.name} operand {i}" for i, args in rop.captures(op)
+                  if not any(op.regions[r].blocks[0].args[j].uses for r, j in args.items())]
     return found
 
 
@@ -55,14 +55,16 @@ def test_dce_keeps_the_results_and_leaves_nothing_dead(program, seed):
     assert_same_results(program, module, seed)
     assert dead_ops(module) == []
     assert unread_region_operands(module) == []
-    assert not PassManager(["dce"]).run(module), f"a second dce run changed:\n{module}"
+    assert not PassManager(["dce"], verify_each=True).run(module), \
+        f"a second dce run changed:\n{module}"
 
 
 @given(programs(), seeds)
 def test_cse_keeps_the_results(program, seed):
     module = run_pipeline(["cse"], program)
     assert_same_results(program, module, seed)
-    assert not PassManager(["cse"]).run(module), f"a second cse run changed:\n{module}"
+    assert not PassManager(["cse"], verify_each=True).run(module), \
+        f"a second cse run changed:\n{module}"
 
 
 @given(programs(), seeds)
@@ -73,6 +75,5 @@ def test_fold_keeps_the_results(program, seed):
 
 @given(programs(dtype="float64"), seeds)
 def test_the_compile_pipeline_keeps_the_results(program, seed):
-    from irflow.frontend.program import DEFAULT_PIPELINE
     module = run_pipeline(list(DEFAULT_PIPELINE), program)
     assert_same_results(program, module, seed)

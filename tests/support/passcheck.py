@@ -1,12 +1,55 @@
-"""Pass-level test support: textual IR in, the pass, textual IR out, and the
-interpreter run on the IR before and after to show the pass kept its meaning."""
+"""Pass tests as CHECK files: ``tests/passes/*.irf``.
+
+A CHECK file is IR text with comments: a ``// RUN: irflow opt %s -p PIPELINE`` line
+(read with the command's own argument parser), and ``// CHECK...`` lines that the
+output must satisfy (`tests.support.filecheck`). `check_file` runs it and, beyond
+the CHECK lines, asserts what every pass must keep:
+
+- the input verifies and round-trips through print and parse, and so does the output;
+- every function computes the same before and after, on the interpreter, for
+  random inputs (the numeric oracle).
+"""
 from __future__ import annotations
+
+import shlex
+from pathlib import Path
 
 import numpy as np
 
+from irflow.cli import opt, opt_arguments
 from irflow.codegen import run
 from irflow.ir import Function, Module, TensorType, parse, verify
-from irflow.passes import PassManager
+from tests.support.filecheck import check, read_directives
+
+
+def run_line(text: str, path: Path):
+    """The `irflow opt` arguments of the file's RUN line."""
+    runs = [line.split("RUN:", 1)[1] for line in text.splitlines()
+            if line.lstrip().startswith("// RUN:")]
+    assert len(runs) == 1, f"{path}: expected one '// RUN:' line, found {len(runs)}"
+    words = shlex.split(runs[0].replace("%s", str(path)))
+    assert words[:2] == ["irflow", "opt"], f"{path}: the RUN line must run 'irflow opt'"
+    return opt_arguments().parse_args(words[2:])
+
+
+def check_file(path: Path, trials: int = 3, seed: int = 0) -> str:
+    """Run the CHECK file at `path` (see the module docstring); returns the output."""
+    text = path.read_text(encoding="utf-8")
+    args = run_line(text, path)
+    before = parse(text, str(path))
+    verify(before)
+    round_trip(before)
+    output = opt(text, args.passes, str(path))
+    after = parse(output)
+    round_trip(after)
+    check(output, read_directives(text), str(path))
+    check_same_results(before, after, trials, seed)
+    return output
+
+
+def round_trip(module: Module) -> None:
+    text = str(module)
+    assert str(parse(text)) == text, "print/parse round trip changed the text"
 
 
 def random_inputs(fn: Function, rng: np.random.Generator, sizes: dict[str, int] | None = None):
@@ -25,33 +68,16 @@ def random_inputs(fn: Function, rng: np.random.Generator, sizes: dict[str, int] 
     return arrays
 
 
-def round_trip(module: Module) -> None:
-    text = str(module)
-    assert str(parse(text)) == text, "print/parse round trip changed the text"
-
-
-def apply_pipeline(pipeline, text: str) -> Module:
-    module = parse(text)
-    verify(module)
-    round_trip(module)
-    PassManager(pipeline, verify_each=True).run(module)
-    round_trip(module)
-    return module
-
-
-def check_pass(pipeline, before: str, after: str, trials: int = 3, seed: int = 0) -> Module:
-    """Run `pipeline` on `before`; the result must print as `after` (both normalized
-    through the parser) and compute what `before` computes."""
-    module = apply_pipeline(pipeline, before)
-    assert str(module) == str(parse(after)), f"got:\n{module}"
-    check_same_results(parse(before), module, trials, seed)
-    return module
-
-
 def check_same_results(reference: Module, candidate: Module, trials: int = 3, seed: int = 0,
                        rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """Every function of `reference` computes what the function of the same name in
+    `candidate` does."""
     rng = np.random.default_rng(seed)
-    for _ in range(trials):
-        inputs = random_inputs(reference.main, rng)
-        for want, got in zip(run(reference, *inputs), run(candidate, *inputs)):
-            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    for fn in reference:
+        for _ in range(trials):
+            inputs = random_inputs(fn, rng)
+            want = run(fn, *inputs)
+            got = run(candidate[fn.name], *inputs)
+            for w, g in zip(want, got):
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol,
+                                           err_msg=f"@{fn.name} changed its results")

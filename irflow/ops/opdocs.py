@@ -8,8 +8,8 @@ module that declares them, and each family opens with that module's docstring.
 The generated text sits in ``docs/ir.md`` between `BEGIN` and `END`; the rest of the
 page is written by hand. After adding or changing an op, run
 
-    python -m irflow.ir.opdocs           # rewrite the generated section
-    python -m irflow.ir.opdocs --check   # exit 1 if it is out of date
+    python -m irflow.ops.opdocs           # rewrite the generated section
+    python -m irflow.ops.opdocs --check   # exit 1 if it is out of date
 
 ``tests/ir/test_docs.py`` fails while the section is out of date or an op has no doc.
 """
@@ -22,17 +22,18 @@ import sys
 from pathlib import Path
 
 from .. import ops  # importing irflow.ops registers every op
-from .printer import format_attr
-from .registry import REQUIRED, OpDef, all_ops
+from ..ir.printer import format_attr
+from ..ir.registry import REQUIRED, OpDef, all_ops
+from ..ir.traits import Terminator
 
-BEGIN = "<!-- BEGIN GENERATED OP REFERENCE: python -m irflow.ir.opdocs -->"
+BEGIN = "<!-- BEGIN GENERATED OP REFERENCE: python -m irflow.ops.opdocs -->"
 END = "<!-- END GENERATED OP REFERENCE -->"
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "ir.md"
 
 # Families in reading order: the building blocks first, the internal ones last.
 # A family missing here (a new module) follows these, alphabetically.
 FAMILY_ORDER = ("control", "elementwise", "reduce", "linalg", "shape", "nn", "random",
-                "stack", "call")
+                "stack", "call", "debug", "testing")
 
 _CODE_SPAN = re.compile(r"(`+).+?\1", re.DOTALL)
 _MARKDOWN_SPECIAL = re.compile(r"(\*|\\|<(?=[A-Za-z/!?]))")
@@ -40,26 +41,32 @@ _MARKDOWN_SPECIAL = re.compile(r"(\*|\\|<(?=[A-Za-z/!?]))")
 
 # ---------------------------------------------------------------- reading the registry
 
-def family(opdef: OpDef) -> str:
-    """The `irflow.ops` module that declares `opdef`, e.g. ``"shape"``.
+def family(opdef: OpDef) -> str | None:
+    """The `irflow.ops` module that declares `opdef`, e.g. ``"shape"``, or None for an
+    op declared elsewhere (a test's).
 
-    The registry does not record it, so it is read off the functions the
-    declaration holds: the type rule, the region hook or the kernel, whichever is
-    defined in an op module (helpers shared through ``_rules`` do not count)."""
+    The registry does not record it, so it is read off what the declaration holds:
+    the type rule, the kernel and the other hooks, or the classes of its traits,
+    whichever is defined in an op module (helpers shared through ``_rules`` do not
+    count)."""
     prefix = ops.__name__ + "."
-    for fn in (opdef.infer, opdef.verify, opdef.kernel, opdef.canonicalize, opdef.vjp):
+    hooks = (opdef.infer, opdef.verify, opdef.kernel, opdef.canonicalize, opdef.vjp,
+             *(type(t) for t in opdef.traits))
+    for fn in hooks:
         module = getattr(fn, "__module__", None) or ""
         if module.startswith(prefix) and not module.endswith("._rules"):
             return module[len(prefix):]
-    raise ValueError(f"cannot tell which module of {ops.__name__} declares op "
-                     f"'{opdef.name}': none of its functions is defined in one")
+    return None
 
 
 def families() -> dict[str, list[OpDef]]:
-    """Registered ops by family, families in `FAMILY_ORDER`, ops in declaration order."""
+    """The ops irflow declares, by family, families in `FAMILY_ORDER`, ops in
+    declaration order."""
     grouped: dict[str, list[OpDef]] = {}
     for opdef in all_ops():
-        grouped.setdefault(family(opdef), []).append(opdef)
+        name = family(opdef)
+        if name is not None:
+            grouped.setdefault(name, []).append(opdef)
 
     def rank(name: str):
         if name in FAMILY_ORDER:
@@ -69,8 +76,9 @@ def families() -> dict[str, list[OpDef]]:
 
 
 def undocumented_ops() -> list[str]:
-    """Names of registered ops whose ``doc`` is empty."""
-    return [opdef.name for opdef in all_ops() if not opdef.doc.strip()]
+    """Names of irflow's ops whose ``doc`` is empty."""
+    return [opdef.name for opdef in all_ops()
+            if family(opdef) is not None and not opdef.doc.strip()]
 
 
 # ---------------------------------------------------------------- one entry
@@ -106,9 +114,9 @@ def gradient_text(opdef: OpDef) -> str:
         return "differentiable (VJP rule)"
     if opdef.nondiff:
         return "not differentiable: its results carry no gradient"
-    if opdef.regions:
-        return "differentiable: autodiff differentiates its regions"
-    if opdef.terminator:
+    if opdef.region_op is not None:
+        return "differentiable: its region-op interface brings the rule"
+    if opdef.has(Terminator):
         return "not applicable (a terminator; autodiff handles it with its block)"
     if opdef.arity == 0:
         return "not applicable (no operands)"
@@ -116,11 +124,17 @@ def gradient_text(opdef: OpDef) -> str:
 
 
 def traits_text(opdef: OpDef) -> str:
-    traits = [name for name, present in (("elementwise", opdef.elementwise),
-                                         ("terminator", opdef.terminator),
-                                         ("operands may be stacks", opdef.accepts_stacks))
-              if present]
-    return ", ".join(traits)
+    return ", ".join(t.label for t in opdef.traits if t.label)
+
+
+def patterns_text(opdef: OpDef) -> str:
+    """The op's canonicalization patterns, each by the first line of its docstring."""
+    return "; ".join(_first_sentence(p) for p in opdef.patterns)
+
+
+def _first_sentence(pattern) -> str:
+    doc = inspect.cleandoc(type(pattern).__doc__ or type(pattern).__name__)
+    return " ".join(doc.split("\n\n")[0].split()).rstrip(".")
 
 
 def op_entry(opdef: OpDef) -> str:
@@ -133,6 +147,9 @@ def op_entry(opdef: OpDef) -> str:
     traits = traits_text(opdef)
     if traits:
         lines.append(f"- traits: {traits}")
+    patterns = patterns_text(opdef)
+    if patterns:
+        lines.append(f"- canonicalization: {patterns}")
     doc = opdef.doc.strip()
     lines += ["", markdown_text(doc if doc.endswith(".") else doc + ".")]
     return "\n".join(lines)
@@ -207,7 +224,7 @@ def with_reference(page: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m irflow.ir.opdocs",
+    parser = argparse.ArgumentParser(prog="python -m irflow.ops.opdocs",
                                      description="Regenerate the op reference in docs/ir.md.")
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH,
                         help="the page to update (default: %(default)s)")
@@ -219,7 +236,7 @@ def main(argv=None) -> int:
     if args.check:
         if updated != page:
             print(f"{args.path}: the op reference is out of date; run "
-                  "python -m irflow.ir.opdocs", file=sys.stderr)
+                  "python -m irflow.ops.opdocs", file=sys.stderr)
             return 1
         return 0
     if updated != page:

@@ -1,0 +1,6 @@
+"""``python -m irflow opt FILE -p PIPELINE``: see `irflow.cli`."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,169 @@
+"""`Signature`: the one check of the arrays a caller passes against argument types.
+
+The rules: as many arrays as types; each array's dtype is its type's; static dims
+are equal; a symbol (``N``) takes the size of its first occurrence, in argument
+order, and every later occurrence must equal it; then, as long as that makes
+progress, an expression dim (``N*16``, ``S1+2``) is checked once all its symbols are
+bound, or binds its one unbound symbol if that appears linearly. Stacks pass
+unchecked.
+
+The checks are precomputed per argument when the signature is made, so a call costs
+a few integer comparisons per argument: the executor checks every call with it, the
+interpreter too, and the frontend words its errors from the mismatch it reports.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from .core import Function
+from .types import StackType, dim_terms, is_symbol, shape_str, symbols_of
+
+_BIND, _SAME, _EQUAL, _EXPR, _SOLVE = range(5)
+
+
+class SignatureMismatch(InputError):
+    """Argument `index` does not match; `kind` is ``"count"``, ``"dtype"`` or
+    ``"shape"``."""
+
+    def __init__(self, message: str, index: int, kind: str):
+        super().__init__(message)
+        self.index = index
+        self.kind = kind
+
+
+class Signature:
+    def __init__(self, types: Sequence, names: Sequence[str | None] = (), owner: str = ""):
+        self.types = tuple(types)
+        self.owner = owner
+        names = list(names) + [None] * (len(self.types) - len(names))
+        self.symbols: dict[str, int] = {}
+        self._params = tuple(self._param(i, t, names[i]) for i, t in enumerate(self.types))
+
+    @classmethod
+    def of(cls, fn: Function) -> "Signature":
+        return cls(fn.arg_types, [a.name for a in fn.args], f"@{fn.name}")
+
+    def _param(self, i: int, t, name: str | None):
+        """None for a stack, else ``(np dtype, shape, rank, dim checks or None, what)``.
+        The dim checks replay the rules above in argument order."""
+        if isinstance(t, StackType):
+            return None
+        index = self.symbols
+        dims = None
+        if not t.is_static:
+            dims, expressions = [], []
+            for axis, d in enumerate(t.shape):
+                if isinstance(d, int):
+                    dims.append((_EQUAL, axis, d))
+                elif is_symbol(d):
+                    dims.append((_SAME, axis, index[d]) if d in index
+                                else (_BIND, axis, index.setdefault(d, len(index))))
+                else:
+                    expressions.append((axis, d))
+            while expressions:
+                waiting = []
+                for axis, d in expressions:
+                    unbound = [s for s in symbols_of(d) if s not in index]
+                    if not unbound:
+                        dims.append((_EXPR, axis, slot_terms(d, index)))
+                    elif len(unbound) == 1 and _linear_in(d, unbound[0]):
+                        dims.append((_SOLVE, axis, _solver(d, unbound[0], index)))
+                    else:
+                        waiting.append((axis, d))
+                if len(waiting) == len(expressions):
+                    break
+                expressions = waiting
+            dims = tuple(dims)
+        what = f"argument {i} (%{name})" if name else f"argument {i}"
+        return t.dtype.np, t.shape, t.rank, dims, what
+
+    def check(self, args: Sequence) -> list:
+        """The arguments as arrays (stacks as they are), or a `SignatureMismatch`."""
+        return self.bind(args)[0]
+
+    def bind(self, args: Sequence) -> tuple[list, dict[str, int]]:
+        """`check`, and the size each symbol took."""
+        owner = f"{self.owner}: " if self.owner else ""
+        if len(args) != len(self._params):
+            raise SignatureMismatch(f"{self.owner or 'the function'} takes {len(self._params)} "
+                                    f"argument(s), got {len(args)}",
+                                    min(len(args), len(self._params)), "count")
+        sizes = [0] * len(self.symbols)
+        arrays = []
+        for i, (arg, param) in enumerate(zip(args, self._params)):
+            if param is None:
+                arrays.append(arg)
+                continue
+            array = np.asarray(arg)
+            dtype, shape, rank, dims, what = param
+            t = self.types[i]
+            if array.dtype is not dtype and array.dtype != dtype:
+                raise SignatureMismatch(f"{owner}{what}: expected dtype {t.dtype.name}, got "
+                                        f"{array.dtype}", i, "dtype")
+            if not (array.shape == shape if dims is None
+                    else _match(array.shape, rank, dims, sizes)):
+                raise SignatureMismatch(f"{owner}{what}: expected shape {shape_str(t.shape)}, "
+                                        f"got {shape_str(array.shape)}", i, "shape")
+            arrays.append(array)
+        return arrays, {s: sizes[k] for s, k in self.symbols.items()}
+
+
+def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
+    if len(shape) != rank:
+        return False
+    for kind, axis, x in dims:
+        if kind == _BIND:
+            sizes[x] = shape[axis]
+        elif kind == _SAME:
+            if shape[axis] != sizes[x]:
+                return False
+        elif kind == _EQUAL:
+            if shape[axis] != x:
+                return False
+        elif kind == _EXPR:
+            if shape[axis] != evaluate_terms(x, sizes):
+                return False
+        else:
+            slot, coef_terms, rest_terms = x
+            coef = evaluate_terms(coef_terms, sizes)
+            rest = shape[axis] - evaluate_terms(rest_terms, sizes)
+            if coef:
+                if rest % coef or rest // coef < 0:
+                    return False
+                sizes[slot] = rest // coef
+    return True
+
+
+def _linear_in(d, symbol: str) -> bool:
+    return all(syms.count(symbol) <= 1 for _, syms in dim_terms(d))
+
+
+def _solver(d, symbol: str, index: dict[str, int]):
+    """``(slot, coefficient terms, other terms)`` of a dim linear in the unbound
+    `symbol`, which gets the next slot."""
+    slot = index.setdefault(symbol, len(index))
+    coef, rest = [], []
+    for c, syms in dim_terms(d):
+        if symbol in syms:
+            coef.append((c, tuple(index[s] for s in syms if s != symbol)))
+        else:
+            rest.append((c, tuple(index[s] for s in syms)))
+    return slot, tuple(coef), tuple(rest)
+
+
+def slot_terms(d, slot: dict[str, int]) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """A dim's terms as ``(coefficient, slots of its symbols)``, for `evaluate_terms`
+    over a list of sizes (the executor's registers)."""
+    return tuple((coef, tuple(slot[s] for s in syms)) for coef, syms in dim_terms(d))
+
+
+def evaluate_terms(terms, sizes: list) -> int:
+    total = 0
+    for size, slots in terms:
+        for slot in slots:
+            size *= sizes[slot]
+        total += size
+    return total

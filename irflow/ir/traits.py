@@ -1,0 +1,59 @@
+"""Traits: properties that several ops share, declared in their `defop`.
+
+An op lists trait instances in ``traits=(...)``; subsystems ask ``opdef.has(Trait)``
+or ``opdef.trait(Trait)`` rather than test op names, so a new op with the right
+traits is handled everywhere at once. A trait may check the ops that carry it
+(`Trait.verify`, run by the verifier) and may carry data (`View.operand`).
+
+Interfaces with behaviour are traits too: `irflow.ir.region_op.RegionOp` (an op with
+regions brings its own semantics, value flow and autodiff rules) and
+`irflow.ir.symbols.CallOp` (an op that calls a function by symbol).
+"""
+from __future__ import annotations
+
+
+class Trait:
+    """Base class of traits. `label` is how the op reference (docs/ir.md) names it."""
+
+    label = ""
+
+    def verify(self, op) -> None:
+        """Raise an `IrflowError` if `op` breaks what this trait promises."""
+
+    def __repr__(self) -> str:
+        return type(self).__name__ + "()"
+
+
+class Terminator(Trait):
+    """Ends a block (``return``, ``yield``, ``condition``); the verifier requires one,
+    last, in every block."""
+
+    label = "terminator"
+
+
+class Elementwise(Trait):
+    """Result element i depends only on element i of each operand (after NumPy
+    broadcasting). Lets rewrites move broadcasts into the op and lets fusion merge
+    chains of such ops into one loop."""
+
+    label = "elementwise"
+
+
+class View(Trait):
+    """The kernel may return a view of operand `operand` instead of a new array
+    (reshape, transpose, squeeze...): a buffer planner lets the result alias it."""
+
+    label = "view of its operand"
+
+    def __init__(self, operand: int = 0):
+        self.operand = operand
+
+    def __repr__(self) -> str:
+        return f"View(operand={self.operand})"
+
+
+class StackOperands(Trait):
+    """Operands may be `StackType` values (the stack ops, terminators and region ops
+    that carry autodiff's loop records); other ops take tensors only."""
+
+    label = "operands may be stacks"

@@ -1,0 +1,106 @@
+"""Pass objects, pipeline strings and the pass manager: options, verification of the
+input and after each pass, and errors that name the failing pass."""
+import pytest
+
+from irflow.errors import VerificationError
+from irflow.ir import Module, parse
+from irflow.passes import (Pass, PassError, PassManager, PipelineError, available, make_pass,
+                           parse_pipeline, register_pass)
+
+TEXT = """
+func @f(%x: f32[4]) -> f32[4] {
+  %a = test.op %x : f32[4]
+  %b = test.neg %x : f32[4]
+  return %a
+}
+"""
+
+
+@register_pass
+class RaisesKeyError(Pass):
+    """A pass with a bug: it looks up a name that is not there."""
+
+    name = "test-raises"
+
+    def run(self, module):
+        return {}["missing"]
+
+
+@register_pass
+class BreaksTheIR(Pass):
+    """A pass with a bug: it erases an op whose result is returned."""
+
+    name = "test-breaks"
+
+    def run(self, module):
+        block = module.main.block
+        block.first_op.detach()
+        return True
+
+
+def test_pipeline_strings_carry_options():
+    passes = parse_pipeline("fold{max-elements=1024},cse, dce")
+    assert [p.name for p in passes] == ["fold", "cse", "dce"]
+    assert passes[0].max_elements == 1024
+    assert [str(p) for p in passes] == ["fold{max-elements=1024}", "cse", "dce"]
+    assert str(make_pass("fold")) == "fold"
+    assert [str(p) for p in parse_pipeline(["dce", "fold{max-elements=8}", make_pass("cse")])] \
+        == ["dce", "fold{max-elements=8}", "cse"]
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ("dce,frobnicate", "unknown pass 'frobnicate'; known passes: .*cse, dce, fold"),
+    ("fold{max=3}", "pass 'fold' has no option 'max'; its options: max-elements"),
+    ("fold{max-elements=many}", "option max-elements of pass 'fold' takes an int, got 'many'"),
+    ("fold{max-elements}", "option 'max-elements' of pass 'fold' needs a value"),
+    ("dce;cse", "cannot read the pipeline 'dce;cse' at column 1"),
+])
+def test_pipeline_errors_say_what_is_wrong(pipeline, message):
+    with pytest.raises(PipelineError, match=message.replace("{", r"\{")):
+        parse_pipeline(pipeline)
+
+
+def test_every_pass_is_listed_with_its_description():
+    listed = available()
+    assert listed["dce"].startswith("Remove ops whose results nothing needs")
+    assert {"cse", "dce", "fold"} <= set(listed)
+
+
+def test_a_failing_pass_names_itself_and_the_passes_before_it():
+    module = parse(TEXT)
+    with pytest.raises(PassError, match=r"pass 'test-raises' failed \(passes run: dce, "
+                                        r"fold\{max-elements=4\}\): KeyError: 'missing'") as e:
+        PassManager("dce,fold{max-elements=4},test-raises").run(module)
+    assert isinstance(e.value.__cause__, KeyError)
+    with pytest.raises(PassError, match=r"pass 'test-raises' failed \(the first pass\)"):
+        PassManager("test-raises").run(parse(TEXT))
+
+
+def test_ir_a_pass_breaks_is_caught_right_after_it():
+    with pytest.raises(VerificationError, match=r"after pass 'test-breaks' \(passes run: dce, "
+                                                r"test-breaks\): .*operand 0 \(%a\) is not "
+                                                r"defined in this function"):
+        PassManager("dce,test-breaks,cse", verify_each=True).run(parse(TEXT))
+
+
+def test_the_input_is_verified_first():
+    module = parse(TEXT)
+    module.main.block.first_op.detach()
+    with pytest.raises(VerificationError, match="the input of the pipeline is invalid"):
+        PassManager("dce").run(module)
+
+
+def test_history_and_printing_after_each_pass():
+    printed = []
+    manager = PassManager("dce,cse", print_after=True, printer=printed.append)
+    assert manager.run(parse(TEXT)) is True
+    assert [(r.name, r.changed) for r in manager.history] == [("dce", True), ("cse", False)]
+    assert printed[0].startswith("// -----// IR after dce (changed)\nfunc @f")
+    assert "test.neg" not in printed[0]
+    assert printed[1].startswith("// -----// IR after cse\n")
+
+
+def test_an_empty_pipeline_only_verifies():
+    module = parse(TEXT)
+    assert PassManager("").run(module) is False
+    assert isinstance(module, Module)
