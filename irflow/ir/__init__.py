@@ -13,7 +13,7 @@ from .registry import REQUIRED, Effect, OpDef, all_ops, is_registered, lookup, r
 from .rewrite import Pattern, Rewriter, apply_patterns
 from .signature import Signature
 from .symbols import CallOp, FuncRef
-from .traits import Elementwise, StackOperands, Terminator, Trait, View
+from .traits import Elementwise, ContainerOperands, Terminator, Trait, View
 from .types import Dim, TensorType, broadcast_shapes
 from .verifier import verify
 
@@ -21,7 +21,7 @@ __all__ = [
     "Block", "BlockArg", "Builder", "CallOp", "DType", "Dim", "Effect", "Elementwise",
     "FuncRef", "Function", "Module", "OpDef", "OpResult", "Operation", "ParseError",
     "Pattern", "REQUIRED", "Region", "RegionOp", "Rewriter", "ShapeError", "Signature",
-    "StackOperands", "TensorType", "Terminator", "Trait", "UnknownOpError", "Use", "Value",
+    "ContainerOperands", "TensorType", "Terminator", "Trait", "UnknownOpError", "Use", "Value",
     "VerificationError", "View", "all_ops", "apply_patterns", "broadcast_shapes", "dtypes",
     "function", "is_registered", "lookup", "parse", "print_module", "register", "verify",
 ]

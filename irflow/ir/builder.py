@@ -17,7 +17,7 @@ from ..errors import Location, ShapeError
 from . import dtypes
 from .core import Block, Function, Operation, Region, Value
 from .registry import lookup
-from .types import TensorType, reworded
+from .types import ListType, TensorType, reworded
 
 
 class Builder:
@@ -96,6 +96,20 @@ class Builder:
 
     def ones(self, t: TensorType) -> Value:
         return self.fill(t, 1)
+
+    # -- cotangents (autodiff and the region ops' gradient rules)
+    def zeros_like(self, value: Value) -> Value:
+        """A zero cotangent for `value`: zeros of its type, or for a list, a list of
+        zeros as long as `value` (whose length only the run knows)."""
+        if isinstance(value.type, ListType):
+            return self.list_zeros_like(value)
+        return self.zeros(value.type)
+
+    def accumulate(self, a: Value, b: Value) -> Value:
+        """The sum of two cotangents of one value: ``a + b``, elementwise for lists."""
+        if isinstance(a.type, ListType):
+            return self.list_add(a, b)
+        return self.add(a, b)
 
     # -- structured control flow
     def region(self, arg_types: Sequence[TensorType], body: Callable, terminator: str,

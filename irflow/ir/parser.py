@@ -34,7 +34,7 @@ from . import dtypes
 from .core import Block, Function, Module, Operation, Region, Value
 from .registry import is_registered, lookup
 from .symbols import FuncRef, bind_symbols
-from .types import StackType, TensorType, Type, normalize_dim
+from .types import ListType, StackType, TensorType, Type, normalize_dim
 
 _TOKEN = re.compile(r"""
     (?P<ws>[ \t\r]+|//[^\n]*)
@@ -148,6 +148,11 @@ class Parser:
         if self.accept("stack"):
             self.expect("<")
             return StackType(self.comma_list(self.tensor_type, ">"))
+        if self.accept("list"):
+            self.expect("<")
+            elem = self.tensor_type()
+            self.expect(">")
+            return ListType(elem)
         return self.tensor_type()
 
     def tensor_type(self) -> TensorType:

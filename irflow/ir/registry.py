@@ -37,8 +37,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import Location, ShapeError, UnknownOpError
-from .traits import StackOperands, Trait
-from .types import StackType, TensorType
+from .traits import ContainerOperands, Trait
+from .types import Container, TensorType
 
 
 class Effect(enum.Enum):
@@ -101,7 +101,8 @@ class OpDef:
 
     def check_operands(self, operand_types: Sequence[TensorType]) -> None:
         self.check_arity(len(operand_types))
-        if not self.has(StackOperands) and any(isinstance(t, StackType) for t in operand_types):
+        if not self.has(ContainerOperands) and any(isinstance(t, Container)
+                                                   for t in operand_types):
             raise ShapeError("operands must be tensors, got "
                              + ", ".join(str(t) for t in operand_types))
 
@@ -130,7 +131,7 @@ class OpDef:
         if self.infer is None:
             raise ShapeError(f"{self.name}'s result types come from its regions")
         out = self.infer(operand_types, attrs)
-        return (out,) if isinstance(out, TensorType | StackType) else tuple(out)
+        return (out,) if isinstance(out, TensorType | Container) else tuple(out)
 
 
 def canonical_attr(value):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from .core import Function
-from .types import StackType, dim_terms, is_symbol, shape_str, symbols_of
+from .types import Container, dim_terms, is_symbol, shape_str, symbols_of
 
 _BIND, _SAME, _EQUAL, _EXPR, _SOLVE = range(5)
 
@@ -47,9 +47,9 @@ class Signature:
         return cls(fn.arg_types, [a.name for a in fn.args], f"@{fn.name}")
 
     def _param(self, i: int, t, name: str | None):
-        """None for a stack, else ``(np dtype, shape, rank, dim checks or None, what)``.
-        The dim checks replay the rules above in argument order."""
-        if isinstance(t, StackType):
+        """None for a stack or list, else ``(np dtype, shape, rank, dim checks or None,
+        what)``. The dim checks replay the rules above in argument order."""
+        if isinstance(t, Container):
             return None
         index = self.symbols
         dims = None

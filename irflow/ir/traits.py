@@ -52,8 +52,9 @@ class View(Trait):
         return f"View(operand={self.operand})"
 
 
-class StackOperands(Trait):
-    """Operands may be `StackType` values (the stack ops, terminators and region ops
-    that carry autodiff's loop records); other ops take tensors only."""
+class ContainerOperands(Trait):
+    """Operands may be stacks or lists (`StackType`, `ListType`: values that are not
+    arrays): the stack and list ops, terminators, and region ops that carry them;
+    other ops take tensors only."""
 
-    label = "operands may be stacks"
+    label = "operands may be stacks or lists"

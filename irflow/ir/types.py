@@ -91,7 +91,41 @@ class StackType:
         return f"StackType({self})"
 
 
-Type = TensorType | StackType
+class ListType:
+    """``list<f32[N,4]>``: a list of tensors of one type, whose length is known only
+    when the program runs: what a Python list appended to in a tensor-dependent loop
+    becomes (``outs.append(h)``), and Paddle's tensor arrays. List values are
+    functional (appending gives a new list); a list of float tensors carries
+    gradients (a list of their cotangents)."""
+
+    __slots__ = ("elem", "_hash")
+
+    def __init__(self, elem: TensorType):
+        self.elem = elem
+        self._hash = hash(("list", elem))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ListType) and self.elem == other.elem
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __str__(self) -> str:
+        return f"list<{self.elem}>"
+
+    def __repr__(self) -> str:
+        return f"ListType({self})"
+
+
+Type = TensorType | StackType | ListType
+Container = StackType | ListType  # types whose values are not arrays
+
+
+def differentiable(t) -> bool:
+    """Whether values of type `t` carry gradients: float tensors, lists of them."""
+    if isinstance(t, ListType):
+        t = t.elem
+    return isinstance(t, TensorType) and t.dtype.is_float
 
 
 # ---------------------------------------------------------------- symbolic dims

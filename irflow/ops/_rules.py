@@ -61,11 +61,6 @@ def norm_axes(axis, rank: int) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def is_float(t) -> bool:
-    """Whether `t` is a float tensor type (the types that carry gradients)."""
-    return isinstance(t, TensorType) and t.dtype.is_float
-
-
 def unbroadcast(b, g, to: TensorType):
     """Sum the cotangent `g` of a broadcast result back to the operand type `to`."""
     if g.type.shape == to.shape:

@@ -20,8 +20,8 @@ from __future__ import annotations
 from ..errors import IrflowError, ShapeError, VerificationError
 from ..ir.registry import REQUIRED
 from ..ir.symbols import CallOp, FuncRef
-from ..ir.traits import StackOperands
-from ..ir.types import StackType, TensorType, bind_shape, substitute
+from ..ir.traits import ContainerOperands
+from ..ir.types import Container, TensorType, bind_shape, substitute
 from ._rules import defop
 
 
@@ -42,7 +42,7 @@ def _call_infer(types, attrs):
     bindings: dict[str, int] = dict(attrs["sizes"])
     for i, (t, arg) in enumerate(zip(types, fn.args)):
         expected = arg.type
-        if isinstance(expected, StackType) or not all(isinstance(d, int) for d in t.shape):
+        if isinstance(expected, Container) or not all(isinstance(d, int) for d in t.shape):
             ok = t == expected
         else:
             ok = t.dtype is expected.dtype and bind_shape(expected.shape, t.shape, bindings)
@@ -90,7 +90,7 @@ def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, size
 defop("call", _call_infer, _call_kernel, arity=(0, None),
       attrs={"callee": REQUIRED, "backward": None, "wrt": (), "outputs": (), "residuals": 0,
              "sizes": ()},
-      vjp=_call_vjp, verify=_verify_call, traits=(CallOp(), StackOperands()),
+      vjp=_call_vjp, verify=_verify_call, traits=(CallOp(), ContainerOperands()),
       doc="call(xs...) {callee}: the results of function `callee` (a symbol, @name) on xs. "
           "A compiled call in the dynamic graph also names its `backward` function, the "
           "operands it differentiates (`wrt`), the results whose cotangents it takes "

@@ -24,9 +24,9 @@ from ..ir.region_op import (Arg, Operand, RegionOp, Result, Yield, arg_dependenc
                             check_region)
 from ..ir.registry import REQUIRED, Effect, lookup
 from ..ir.rewrite import Pattern, constant_value
-from ..ir.traits import StackOperands, Terminator
-from ..ir.types import StackType, TensorType
-from ._rules import defop, is_float
+from ..ir.traits import ContainerOperands, Terminator
+from ..ir.types import ListType, StackType, TensorType, differentiable
+from ._rules import defop
 from .formatting import tensor_text
 
 
@@ -54,7 +54,7 @@ for _name, _doc in [("yield", "ends a region of a `cond` or a `while` body; its 
                               "types must be the enclosing op's result types"),
                     ("return", "ends a function, returning its operands, whose types are the "
                                "function's result types")]:
-    defop(_name, _no_results, arity=(0, None), traits=(Terminator(), StackOperands()),
+    defop(_name, _no_results, arity=(0, None), traits=(Terminator(), ContainerOperands()),
           doc=_doc)
 
 
@@ -120,7 +120,7 @@ class Cond(RegionOp):
                     seeds[k] = ct
                 _, arg_cts = ad.differentiate_block(rb, op.regions[region_index].blocks[0],
                                                     primal, set(targets), seeds)
-                return [arg_cts[j] if arg_cts[j] is not None else rb.zeros(primal[j].type)
+                return [arg_cts[j] if arg_cts[j] is not None else rb.zeros_like(primal[j])
                         for j in targets]
             return body
 
@@ -167,7 +167,7 @@ def _forwarded(region, r: int, k: int, operand_of: dict) -> int | None:
         else None
 
 
-defop("cond", None, arity=(1, None), traits=(Cond(), StackOperands()),
+defop("cond", None, arity=(1, None), traits=(Cond(), ContainerOperands()),
       patterns=(InlineConstantCond(), ForwardCapturedResult()),
       doc="cond(p, xs...): operands are a bool scalar predicate p and the values xs the "
           "branches read. Both regions ^then and ^else take (xs...) as block arguments and end "
@@ -265,9 +265,9 @@ class While(RegionOp):
         act_carried, act_consts, stored = _while_plan(ad, op)
         body_block = op.regions[1].blocks[0]
         consts = ins[:n_consts]
-        ct_inits = [out_cts[k] if out_cts[k] is not None else b.zeros(carried_types[k])
-                    for k in act_carried]
-        acc_inits = [b.zeros(consts[j].type) for j in act_consts]
+        ct_inits = [out_cts[k] if out_cts[k] is not None else
+                    b.zeros_like(ad.mapping[op.results[k]]) for k in act_carried]
+        acc_inits = [b.zeros_like(consts[j]) for j in act_consts]
         n_ct, n_acc = len(ct_inits), len(acc_inits)
 
         def cond_region(rb, *region_args):
@@ -286,7 +286,8 @@ class While(RegionOp):
                 carried[k] = v
             for k, t in enumerate(carried_types):
                 if carried[k] is None:  # the body never reads it: any value of its type will do
-                    carried[k] = rb.zeros(t)
+                    carried[k] = rb.create("list_new", result_types=[t]).result \
+                        if isinstance(t, ListType) else rb.zeros(t)
             seeds = [None] * len(carried_types)
             for k, ct in zip(act_carried, ct_x):
                 seeds[k] = ct
@@ -294,8 +295,8 @@ class While(RegionOp):
             _, arg_cts = ad.differentiate_block(rb, body_block, [*cs, *carried], active_args,
                                                 seeds)
             new_ct_x = [arg_cts[n_consts + k] if arg_cts[n_consts + k] is not None
-                        else rb.zeros(carried_types[k]) for k in act_carried]
-            new_acc = [a if arg_cts[j] is None else rb.add(a, arg_cts[j])
+                        else rb.zeros_like(carried[k]) for k in act_carried]
+            new_acc = [a if arg_cts[j] is None else rb.accumulate(a, arg_cts[j])
                        for a, j in zip(acc, act_consts)]
             return [*new_ct_x, *new_acc, rest]
 
@@ -314,7 +315,7 @@ def _while_plan(ad, op):
     recorded carried indices)."""
     n_consts = len(op.operands) - len(op.results)
     any_active = any(v in ad.active for v in op.operands)
-    act_carried = [k for k, r in enumerate(op.results) if is_float(r.type) and any_active]
+    act_carried = [k for k, r in enumerate(op.results) if differentiable(r.type) and any_active]
     act_consts = [j for j in range(n_consts) if op.operands[j] in ad.active]
     body = op.regions[1].blocks[0]
     seeded = [k in act_carried for k in range(len(op.results))]
@@ -325,7 +326,7 @@ def _while_plan(ad, op):
     return act_carried, act_consts, recorded
 
 
-defop("while", None, arity=(0, None), traits=(While(), StackOperands()),
+defop("while", None, arity=(0, None), traits=(While(), ContainerOperands()),
       doc="while(cs..., inits...): the last operands are initial values of the carried "
           "values (one per result), the first ones loop invariants. Both regions take "
           "(cs..., carried...); ^cond ends in `condition` with a bool scalar, ^body yields the "

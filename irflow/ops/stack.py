@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ShapeError, VerificationError
 from ..ir import dtypes
-from ..ir.traits import StackOperands
+from ..ir.traits import ContainerOperands
 from ..ir.types import StackType, TensorType
 from ._rules import defop
 
@@ -70,10 +70,10 @@ def _verify_new(op) -> None:
 
 defop("stack_new", None, lambda: EMPTY, verify=_verify_new,
       doc="an empty stack; the result type names the record's tensor types")
-defop("stack_push", _push_infer, _push, arity=(1, None), traits=(StackOperands(),),
+defop("stack_push", _push_infer, _push, arity=(1, None), traits=(ContainerOperands(),),
       doc="stack_push(s, x...) is s with the record (x...) on top")
-defop("stack_pop", _pop_infer, _pop, arity=1, traits=(StackOperands(),),
+defop("stack_pop", _pop_infer, _pop, arity=1, traits=(ContainerOperands(),),
       doc="stack_pop(s) is (s without its top record, the top record's tensors...); "
           "popping an empty stack is a run-time error")
-defop("stack_len", _len_infer, _len, arity=1, traits=(StackOperands(),), nondiff=True,
+defop("stack_len", _len_infer, _len, arity=1, traits=(ContainerOperands(),), nondiff=True,
       doc="the number of records on the stack, as an i64 scalar")

@@ -34,7 +34,7 @@ from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import lookup
-from ..ir.types import TensorType, is_symbol
+from ..ir.types import TensorType, differentiable, is_symbol
 from ..ir.verifier import verify
 from .dce import dce
 
@@ -52,11 +52,11 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
         raise IrflowError(f"@{fn.name} has {len(results)} result(s); cannot differentiate "
                           f"result {output}")
     out_type = results[output]
-    if not _is_float(out_type):
+    if not differentiable(out_type):
         raise IrflowError(f"result {output} of @{fn.name} is {out_type}; only float results "
                           "can be differentiated")
     for i in wrt:
-        if not 0 <= i < len(fn.args) or not _is_float(fn.args[i].type):
+        if not 0 <= i < len(fn.args) or not differentiable(fn.args[i].type):
             what = fn.args[i].type if 0 <= i < len(fn.args) else "missing"
             raise IrflowError(f"cannot differentiate with respect to argument {i} of "
                               f"@{fn.name} ({what}): only float arguments have gradients")
@@ -215,10 +215,6 @@ class _ResidualArgs(dict):
 
 # ---------------------------------------------------------------- helpers
 
-def _is_float(t) -> bool:
-    return isinstance(t, TensorType) and t.dtype.is_float
-
-
 def _recording(ops) -> list[Operation]:
     """The region ops among `ops` whose forward copy records what their reverse rule
     reads."""
@@ -238,23 +234,26 @@ class _Cotangents:
         self.cts: dict[Value, Value] = {}
         self.zeros: dict[TensorType, Value] = {}
 
-    def zero(self, t: TensorType) -> Value:
-        """A zero of type `t`, made once per type for the whole block (a program's
-        call op may have thousands of results without a cotangent)."""
+    def zero_like(self, value: Value) -> Value:
+        """A zero cotangent for `value`; for a tensor, one per type for the whole block
+        (a program's call op may have thousands of results without a cotangent)."""
+        t = value.type
+        if not isinstance(t, TensorType):
+            return self.b.zeros_like(value)
         found = self.zeros.get(t)
         if found is None:
             found = self.zeros[t] = self.b.zeros(t)
         return found
 
     def add(self, value: Value, ct: Value | None, op: Operation | None = None) -> None:
-        if ct is None or not _is_float(value.type):
+        if ct is None or not differentiable(value.type):
             return
         if ct.type != value.type:
             where = f"the VJP of '{op.name}'" if op is not None else "a cotangent"
             raise IrflowError(f"{where} gives {ct.type} for a value of type {value.type}",
                               op.loc if op is not None else None)
         old = self.cts.get(value)
-        self.cts[value] = ct if old is None else self.b.add(old, ct)
+        self.cts[value] = ct if old is None else self.b.accumulate(old, ct)
 
     def get(self, value: Value) -> Value | None:
         return self.cts.get(value)
@@ -263,10 +262,10 @@ class _Cotangents:
 def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
     """(active values, ops whose VJP is needed): a value is active if it is a float
     depending on `sources`; an op is needed if an active result of it reaches `seeds`."""
-    active: set[Value] = {v for v in sources if _is_float(v.type)}
+    active: set[Value] = {v for v in sources if differentiable(v.type)}
     for op in ops:
         if any(v in active for v in op.operands) and not lookup(op.name).nondiff:
-            active.update(r for r in op.results if _is_float(r.type))
+            active.update(r for r in op.results if differentiable(r.type))
     useful = {v for v in seeds if v in active}
     needed: list[Operation] = []
     for op in reversed(ops):
@@ -380,7 +379,7 @@ def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts, cts: "_Cotangents"):
         raise IrflowError(f"op '{op.name}' has no VJP rule, so it cannot be differentiated",
                           op.loc)
     if len(outs) > 1:
-        out_cts = [ct if ct is not None else cts.zero(r.type) if _is_float(r.type) else None
+        out_cts = [ct if ct is not None else cts.zero_like(r) if differentiable(r.type) else None
                    for ct, r in zip(out_cts, outs)]
     in_cts = opdef.vjp(b, out_cts, ins, outs, **op.attrs)
     if len(in_cts) != len(ins):

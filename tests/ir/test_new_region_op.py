@@ -16,7 +16,7 @@ from irflow.errors import VerificationError
 from irflow.ir import Module, TensorType, parse, verify
 from irflow.ir.region_op import Arg, Operand, RegionOp, Result, Yield, check_region
 from irflow.ir.registry import OpDef, register
-from irflow.ir.traits import StackOperands
+from irflow.ir.traits import ContainerOperands
 from irflow.ir.types import StackType
 from irflow.passes import PassManager
 from irflow.passes.autodiff import grad, vjp_split
@@ -119,7 +119,7 @@ class CountedFor(RegionOp):
         return in_cts
 
 
-register(OpDef("demo.for", None, arity=(1, None), traits=(CountedFor(), StackOperands()),
+register(OpDef("demo.for", None, arity=(1, None), traits=(CountedFor(), ContainerOperands()),
                doc="a counted loop declared by a test"))
 
 PROGRAM = """

@@ -1,0 +1,245 @@
+"""Lists of tensors: what a Python list that grows in a tensor-dependent loop becomes
+(``outs.append(h)``, then ``paddle.stack(outs)``), and Paddle's tensor arrays.
+
+    %l0 = list_new : list<f32[N,4]>
+    %l1 = list_append %l0, %h : list<f32[N,4]>
+    %h0 = list_get %l1, %i : f32[N,4]
+    %n = list_len %l1 : i64
+    %hs = list_stack %l1 {axis=1, size="D1"} : f32[N,D1,4]
+
+A list's length is known only when the program runs; stacking it gives a tensor
+whose new axis is a fresh symbol (`size`), bound from the result. Lists are values:
+appending returns a new list and leaves the old one as it was (at run time a list is
+an immutable tuple of arrays, so the list a loop iteration started with stays valid
+for autodiff). A list of float tensors is differentiable: its cotangent is a list of
+the same length, and the remaining ops here (`list_pop`, `list_set`, `list_unstack`,
+`list_zeros_like`, `list_add`, `list_unwrite`) exist for the VJP rules.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError, VerificationError
+from ..ir import dtypes
+from ..ir.registry import REQUIRED
+from ..ir.traits import ContainerOperands
+from ..ir.types import ListType, TensorType, normalize_dim
+from ._rules import defop, norm_axis
+
+_LIST = (ContainerOperands(),)
+
+
+def _list_of(types, what: str) -> ListType:
+    if not types or not isinstance(types[0], ListType):
+        raise ShapeError(f"{what} takes a list as its first operand, got "
+                         f"{types[0] if types else 'nothing'}")
+    return types[0]
+
+
+def _check_index(t, what: str) -> None:
+    if not isinstance(t, TensorType) or t.dtype is not dtypes.int64 or t.rank:
+        raise ShapeError(f"{what} takes an i64 scalar index, got {t}")
+
+
+def _check_item(lst: ListType, t, what: str) -> None:
+    if t != lst.elem:
+        raise ShapeError(f"{what}: a {lst} holds {lst.elem}, got {t}")
+
+
+def _position(items: tuple, i, what: str, end_ok: bool = False) -> int:
+    """Index `i` of `items` as a non-negative position (negative counts from the end,
+    as in Python); `end_ok` accepts the position one past the end."""
+    n = len(items)
+    k = int(i)
+    k = k + n if k < 0 else k
+    if not 0 <= k < n + end_ok:
+        raise ShapeError(f"{what}: index {int(i)} is out of range for a list of length {n}")
+    return k
+
+
+# ---------------------------------------------------------------- building and reading
+
+def _verify_new(op) -> None:
+    if len(op.results) != 1 or not isinstance(op.results[0].type, ListType):
+        raise VerificationError("list_new must have one list-typed result")
+
+
+def _append_infer(types, attrs):
+    lst = _list_of(types, "list_append")
+    _check_item(lst, types[1], "list_append")
+    return lst
+
+
+def _append_vjp(b, cts, ins, outs):
+    if cts[0] is None:
+        return [None, None]
+    rest, last = b.list_pop(cts[0])
+    return [rest, last]
+
+
+def _get_infer(types, attrs):
+    lst = _list_of(types, "list_get")
+    _check_index(types[1], "list_get")
+    return lst.elem
+
+
+def _get_vjp(b, cts, ins, outs):
+    return [b.list_set(b.list_zeros_like(ins[0]), ins[1], cts[0]), None]
+
+
+def _len_infer(types, attrs):
+    _list_of(types, "list_len")
+    return TensorType(dtypes.int64, ())
+
+
+def _stack_canon(attrs, types):
+    rank = _list_of(types, "list_stack").elem.rank
+    return {"axis": norm_axis(attrs["axis"], rank + 1), "size": normalize_dim(attrs["size"])}
+
+
+def _stack_infer(types, attrs):
+    elem = _list_of(types, "list_stack").elem
+    shape = list(elem.shape)
+    shape.insert(attrs["axis"], attrs["size"])
+    return TensorType(elem.dtype, shape)
+
+
+def _stack_kernel(items, axis, size):
+    if not items:
+        raise ShapeError("list_stack: the list is empty, so there is nothing to stack")
+    return np.stack(items, axis=axis)
+
+
+defop("list_new", None, lambda: (), verify=_verify_new, traits=_LIST,
+      doc="an empty list; the result type names the element type")
+defop("list_append", _append_infer, lambda items, x: (*items, x), arity=2, traits=_LIST,
+      vjp=_append_vjp, doc="list_append(l, x) is l with x added at the end")
+defop("list_get", _get_infer, lambda items, i: items[_position(items, i, "list_get")],
+      arity=2, traits=_LIST, vjp=_get_vjp,
+      doc="list_get(l, i): element i of l (an i64 scalar; negative counts from the end); "
+          "out of range is a run-time error")
+defop("list_len", _len_infer, lambda items: np.asarray(len(items), dtype=np.int64), arity=1,
+      traits=_LIST, nondiff=True, doc="the number of elements of the list, as an i64 scalar")
+defop("list_stack", _stack_infer, _stack_kernel, arity=1, attrs={"axis": 0, "size": REQUIRED},
+      canonicalize=_stack_canon, traits=_LIST,
+      vjp=lambda b, cts, ins, outs, axis, size: [b.list_unstack(cts[0], axis=axis)],
+      doc="list_stack(l) {axis, size}: the elements joined along a new axis `axis` of "
+          "the result, whose size is the dim `size` (a fresh symbol, bound from the "
+          "result); stacking an empty list is a run-time error")
+
+
+# ---------------------------------------------------------------- for the VJP rules
+
+def _set_infer(what: str):
+    def infer(types, attrs):
+        lst = _list_of(types, what)
+        _check_index(types[1], what)
+        _check_item(lst, types[2], what)
+        return lst
+    return infer
+
+
+def _set_kernel(items, i, x):
+    k = _position(items, i, "list_set")
+    return (*items[:k], x, *items[k + 1:])
+
+
+def _set_vjp(b, cts, ins, outs):
+    if cts[0] is None:
+        return [None, None, None]
+    return [b.list_set(cts[0], ins[1], b.zeros(ins[2].type)), None,
+            b.list_get(cts[0], ins[1])]
+
+
+def _pop_infer(types, attrs):
+    lst = _list_of(types, "list_pop")
+    return lst, lst.elem
+
+
+def _pop_kernel(items):
+    if not items:
+        raise ShapeError("list_pop: the list is empty")
+    return items[:-1], items[-1]
+
+
+def _unstack_canon(attrs, types):
+    return {"axis": norm_axis(attrs["axis"], types[0].rank)}
+
+
+def _unstack_infer(types, attrs):
+    t = types[0]
+    if isinstance(t, ListType) or not t.rank:
+        raise ShapeError(f"list_unstack takes a tensor of rank 1 or more, got {t}")
+    shape = list(t.shape)
+    del shape[attrs["axis"]]
+    return ListType(TensorType(t.dtype, shape))
+
+
+def _unstack_kernel(y, axis):
+    return tuple(np.moveaxis(y, axis, 0))
+
+
+def _same_lists_infer(what: str):
+    def infer(types, attrs):
+        lst = _list_of(types, what)
+        if types[1] != lst:
+            raise ShapeError(f"{what} takes two lists of one type, got {lst} and {types[1]}")
+        return lst
+    return infer
+
+
+def _add_kernel(a, b):
+    if len(a) != len(b):
+        raise ShapeError(f"list_add: lists of lengths {len(a)} and {len(b)}")
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def _write_kernel(items, i, x):
+    k = _position(items, i, "list_write", end_ok=True)
+    return (*items, x) if k == len(items) else (*items[:k], x, *items[k + 1:])
+
+
+def _write_vjp(b, cts, ins, outs):
+    if cts[0] is None:
+        return [None, None, None]
+    return [b.list_unwrite(cts[0], ins[1], ins[0]), None, b.list_get(cts[0], ins[1])]
+
+
+def _unwrite_infer(types, attrs):
+    lst = _list_of(types, "list_unwrite")
+    _check_index(types[1], "list_unwrite")
+    if types[2] != lst:
+        raise ShapeError(f"list_unwrite: the list written to is {types[2]}, not {lst}")
+    return lst
+
+
+def _unwrite_kernel(cts, i, items):
+    k = _position(items, i, "list_unwrite", end_ok=True)
+    if k == len(items):
+        return cts[:-1]
+    return (*cts[:k], np.zeros_like(cts[k]), *cts[k + 1:])
+
+
+defop("list_set", _set_infer("list_set"), _set_kernel, arity=3, traits=_LIST, vjp=_set_vjp,
+      doc="list_set(l, i, x) is l with element i replaced by x")
+defop("list_write", _set_infer("list_write"), _write_kernel, arity=3, traits=_LIST, vjp=_write_vjp,
+      doc="list_write(l, i, x): Paddle's array_write, list_set where i < len(l) and "
+          "list_append where i == len(l)")
+defop("list_pop", _pop_infer, _pop_kernel, arity=1, traits=_LIST,
+      vjp=lambda b, cts, ins, outs: [b.list_append(cts[0], cts[1])],
+      doc="list_pop(l) is (l without its last element, that element)")
+defop("list_unstack", _unstack_infer, _unstack_kernel, arity=1, attrs={"axis": 0},
+      canonicalize=_unstack_canon, traits=_LIST,
+      vjp=lambda b, cts, ins, outs, axis: [b.list_stack(cts[0], axis=axis,
+                                                        size=ins[0].type.shape[axis])],
+      doc="list_unstack(y) {axis}: the slices of y along `axis`, as a list")
+defop("list_zeros_like", lambda types, attrs: _list_of(types, "list_zeros_like"),
+      lambda items: tuple(np.zeros_like(a) for a in items), arity=1, traits=_LIST,
+      nondiff=True, doc="a list of zeros shaped like the elements of the operand")
+defop("list_add", _same_lists_infer("list_add"), _add_kernel, arity=2, traits=_LIST,
+      vjp=lambda b, cts, ins, outs: [cts[0], cts[0]],
+      doc="list_add(a, b): the elementwise sums of two lists of one length")
+defop("list_unwrite", _unwrite_infer, _unwrite_kernel, arity=3, traits=_LIST,
+      doc="list_unwrite(c, i, l): the cotangent of l, given the cotangent c of "
+          "list_write(l, i, x): c without its last element where i == len(l), else c "
+          "with element i zeroed")

@@ -1,0 +1,142 @@
+"""List ops: type rules, kernels, text form, executor, and gradients against finite
+differences, through programs that build lists from tensors and reduce them to a
+scalar (a list is never a program's input or output)."""
+import numpy as np
+import pytest
+
+from irflow.codegen import compile_plan, run
+from irflow.errors import ShapeError
+from irflow.ir import Builder, Function, Module, TensorType, parse, verify
+from irflow.ir.types import ListType
+from irflow.passes.autodiff import grad
+
+F64 = TensorType("f64", [3])
+
+
+def program(body, n_inputs: int = 3) -> Function:
+    """``(x0, x1, ...: f64[3]) -> f64``: the scalar `body(b, list_of_xs, *xs)` gives."""
+    fn = Function("f", [F64] * n_inputs)
+    b = Builder(fn.block)
+    items = b.create("list_new", result_types=[ListType(F64)]).result
+    for x in fn.args:
+        items = b.list_append(items, x)
+    b.ret(b.sum(body(b, items, *fn.args)))
+    verify(Module([fn]))
+    return fn
+
+
+def index(b, i: int):
+    return b.constant(i, "int64")
+
+
+def check_gradients(fn: Function, seed: int = 0):
+    """The gradient program equals central differences of the function, and the
+    executor gives what the interpreter gives."""
+    rng = np.random.default_rng(seed)
+    xs = [rng.standard_normal(3) for _ in fn.args]
+    g = grad(fn, list(range(len(fn.args))))
+    verify(Module([g]))
+    value, *grads = run(g, *xs)
+    assert np.allclose(compile_plan(g)(*xs)[0], value)
+    for i, x in enumerate(xs):
+        for j in range(3):
+            step = np.zeros(3)
+            step[j] = 1e-6
+            up = run(fn, *xs[:i], x + step, *xs[i + 1:])[0]
+            down = run(fn, *xs[:i], x - step, *xs[i + 1:])[0]
+            assert np.isclose(grads[i][j], (up - down) / 2e-6, rtol=1e-5, atol=1e-8), (i, j)
+
+
+def test_append_get_and_stack():
+    def body(b, items, *xs):
+        stacked = b.list_stack(items, axis=1, size=3)
+        return b.mul(b.tanh(stacked), b.list_get(items, index(b, -1)))
+
+    fn = program(body)
+    xs = [np.arange(3.0) + k for k in range(3)]
+    stacked = np.stack(xs, axis=1)
+    assert np.allclose(run(fn, *xs)[0], np.sum(np.tanh(stacked) * xs[-1]))
+    check_gradients(fn)
+
+
+@pytest.mark.parametrize("op", ["set", "write_existing", "write_new", "pop", "add",
+                                "unstack", "zeros_like"])
+def test_gradients_of_each_op(op):
+    def body(b, items, x0, x1, x2):
+        i = index(b, 1)
+        if op == "set":
+            items = b.list_set(items, i, b.mul(x0, x2))
+        elif op == "write_existing":
+            items = b.list_write(items, i, b.mul(x0, x2))
+        elif op == "write_new":
+            items = b.list_write(items, b.list_len(items), b.mul(x0, x2))
+        elif op == "pop":
+            items, last = b.list_pop(items)
+            items = b.list_append(items, b.mul(last, last))
+        elif op == "add":
+            items = b.list_add(items, items)
+        elif op == "unstack":
+            items = b.list_unstack(b.list_stack(items, axis=0, size=3), axis=0)
+        else:
+            items = b.list_add(items, b.list_zeros_like(items))
+        size = 4 if op == "write_new" else 3
+        return b.sin(b.list_stack(items, axis=0, size=size))
+
+    check_gradients(program(body))
+
+
+def test_list_values_are_not_changed_by_appending():
+    def body(b, items, x0, x1, x2):
+        longer = b.list_append(items, x0)
+        return b.add(b.sum(b.list_stack(longer, size=4)), b.sum(b.list_stack(items, size=3)))
+
+    xs = [np.full(3, k, np.float64) for k in (1.0, 2.0, 3.0)]
+    assert run(program(body), *xs)[0] == pytest.approx(3 * (1 + 2 + 3 + 1) + 3 * 6)
+
+
+def test_a_list_grown_in_a_while_loop_round_trips_and_differentiates():
+    text = """
+func @f(%x: f64[3], %n: i64) -> f64 {
+  %l0 = list_new : list<f64[3]>
+  %i0 = const {value=0} : i64
+  %i, %l = while %x, %n, %i0, %l0 : (i64, list<f64[3]>) {
+  ^cond(%x1: f64[3], %n1: i64, %i1: i64, %l1: list<f64[3]>):
+    %c = lt %i1, %n1 : bool
+    condition %c
+  } {
+  ^body(%x1: f64[3], %n1: i64, %i1: i64, %l1: list<f64[3]>):
+    %one = const {value=1} : i64
+    %i2 = add %i1, %one : i64
+    %fi = cast %i2 {dtype="f64"} : f64
+    %h = mul %x1, %fi : f64[3]
+    %h2 = tanh %h : f64[3]
+    %l2 = list_append %l1, %h2 : list<f64[3]>
+    yield %i2, %l2
+  }
+  %s = list_stack %l {size="D1"} : f64[D1,3]
+  %r = sum %s : f64
+  %q = mul %r, %r : f64
+  return %q
+}
+"""
+    module = parse(text)
+    assert str(parse(str(module))) == str(module)
+    x, n = np.array([0.1, 0.2, 0.3]), np.array(4)
+
+    def reference(x):
+        return np.sum([np.tanh(x * (i + 1)) for i in range(4)]) ** 2
+
+    assert run(module, x, n)[0] == pytest.approx(reference(x))
+    g = grad(module.main, [0])
+    value, dx = compile_plan(g)(x, n)
+    fd = [(reference(x + e) - reference(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    assert np.allclose(dx, fd, rtol=1e-6)
+
+
+def test_type_rules_and_run_time_errors():
+    with pytest.raises(ShapeError, match=r"a list<f64\[3\]> holds f64\[3\], got f64\[2\]"):
+        program(lambda b, items, *xs: b.list_append(items, b.slice(
+            xs[0], axes=(0,), starts=(0,), stops=(2,))))
+    fn = program(lambda b, items, *xs: b.list_get(items, index(b, 5)))
+    with pytest.raises(ShapeError, match="index 5 is out of range for a list of length 3"):
+        run(fn, *[np.zeros(3)] * 3)
