@@ -56,8 +56,10 @@ from ..errors import IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
 from ..ir.signature import Signature, evaluate_terms, slot_terms
+from ..ir.sizes import (argument_symbols, attr_symbols, has_symbols, symbols_needed,
+                        symbols_used)
 from ..ir.symbols import CallOp
-from ..ir.types import TensorType, dim_terms, is_symbol, symbols_of
+from ..ir.types import TensorType, is_symbol
 
 Step = Callable[[list], None]
 
@@ -147,7 +149,7 @@ class Plan:
     def __init__(self, fn: Function, callees: dict | None = None):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
         the plans of one compilation, so each function is compiled once)."""
-        unbound = _symbols_needed(fn.block)
+        unbound = symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
             op = _unbound_use(fn.block, symbol)
@@ -188,71 +190,14 @@ def compile_plan(fn: Function) -> Plan:
 
 # ---------------------------------------------------------------- symbols
 
-def _argument_symbols(block: Block) -> dict[str, tuple[int, int, int, int]]:
-    """Symbol -> (argument index, axis, coefficient, offset) of an argument dim that
-    gives it: its last occurrence as a whole dim among the block's arguments (the
-    value the interpreter's region binding ends with), else a dim ``coefficient *
-    symbol + offset`` (``S1-1``)."""
-    where, linear = {}, {}
-    for i, arg in enumerate(block.args):
-        if isinstance(arg.type, TensorType):
-            for axis, d in enumerate(arg.type.shape):
-                if is_symbol(d):
-                    where[d] = (i, axis, 1, 0)
-                elif isinstance(d, str):
-                    terms = dict((syms, coef) for coef, syms in dim_terms(d))
-                    (s, *others) = symbols_of(d)
-                    if not others and set(terms) <= {(s,), ()}:
-                        linear.setdefault(s, (i, axis, terms[(s,)], terms.get((), 0)))
-    return {**linear, **where}
-
-
-def _symbolic(value) -> bool:
-    return value is not None and any(isinstance(d, str) for d in value)
-
-
-def _attr_symbols(op: Operation, opdef: OpDef) -> set[str]:
-    return {s for key in opdef.shape_attrs if _symbolic(op.attrs.get(key))
-            for d in op.attrs[key] for s in symbols_of(d)}
-
-
-def _result_symbols(op: Operation) -> set[str]:
-    return {d for r in op.results if isinstance(r.type, TensorType)
-            for d in r.type.shape if is_symbol(d)}
-
-
-def _symbols_needed(block: Block) -> set[str]:
-    """The symbols running `block` must be given: those its ops' shape attributes
-    use, and those its regions need, unless its arguments bind them or an earlier
-    op's result has them as a dim (a size known only once that op has run)."""
-    needed: set[str] = set()
-    bound = set(_argument_symbols(block))
-    for op in block.ops:
-        needed |= _attr_symbols(op, lookup(op.name, op.loc)) - bound
-        for region in op.regions:
-            needed |= _symbols_needed(region.blocks[0]) - bound
-        bound |= _result_symbols(op)
-    return needed
-
-
-def _symbols_used(block: Block) -> set[str]:
-    """The symbols `block` reads, wherever they are bound."""
-    used: set[str] = set()
-    for op in block.ops:
-        used |= _attr_symbols(op, lookup(op.name, op.loc))
-        for region in op.regions:
-            used |= _symbols_needed(region.blocks[0])
-    return used
-
-
 def _unbound_use(block: Block, symbol: str) -> Operation | None:
     """The first op in `block` that needs `symbol` where no region argument binds it."""
     for op in block.ops:
-        if symbol in _attr_symbols(op, lookup(op.name, op.loc)):
+        if symbol in attr_symbols(op, lookup(op.name, op.loc)):
             return op
         for region in op.regions:
             inner = region.blocks[0]
-            found = None if symbol in _argument_symbols(inner) else _unbound_use(inner, symbol)
+            found = None if symbol in argument_symbols(inner) else _unbound_use(inner, symbol)
             if found is not None:
                 return found
     return None
@@ -311,9 +256,9 @@ class _BlockCompiler:
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
-        self.used = _symbols_used(block)
+        self.used = symbols_used(block)
         self.binds = []
-        for s, where in sorted(_argument_symbols(block).items()):
+        for s, where in sorted(argument_symbols(block).items()):
             if s in self.used:
                 self.symbol_slot[s] = len(self.symbol_slot) + n
                 self.binds.append((self.symbol_slot[s], *where))
@@ -377,7 +322,7 @@ class _BlockCompiler:
         else:
             kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
         if (call is None and opdef.effect is Effect.PURE and not op.operands
-                and not _attr_symbols(op, opdef)):
+                and not attr_symbols(op, opdef)):
             self.precompute(op, opdef)
             return None
         outs = self.new_slots(op)
@@ -430,7 +375,7 @@ class _BlockCompiler:
                     frees, read) -> Step:
         static, symbolic = [], []
         for key, value in attrs.items():
-            if key in shape_attrs and _symbolic(value):
+            if key in shape_attrs and has_symbols(value):
                 symbolic.append((key, _shape_evaluator(value, self.symbol_slot)))
             else:
                 static.append((key, value))
@@ -447,7 +392,7 @@ class _BlockCompiler:
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
-        inherits = tuple(sorted(_symbols_needed(block)))
+        inherits = tuple(sorted(symbols_needed(block)))
         plan = _BlockCompiler(block, inherits, self.callees).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 

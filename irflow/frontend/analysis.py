@@ -31,12 +31,12 @@ import ast
 from dataclasses import dataclass, field
 
 # Methods that change a list, dict or set in place; tensor methods ending in ``_``
-# (``x.add_(y)``, ``x.zero_()``) and ``set_value`` change a tensor in place, and so
-# does the function ``increment(x)``.
+# (``x.add_(y)``, ``x.zero_()``) and ``set_value`` change a tensor in place; and the
+# functions that change one of their arguments (its position, its keyword).
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
                       "setdefault", "popitem", "add", "discard", "sort", "reverse",
                       "set_value"})
-MUTATING_FUNCTIONS = frozenset({"increment"})
+MUTATING_FUNCTIONS = {"increment": (0, "x"), "array_write": (2, "array")}  # changed arg
 _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
 
 Live = dict[str, int]   # live variable -> line of a use that makes it live
@@ -162,9 +162,12 @@ def mutations(stmts, reserved: frozenset[str]) -> tuple[dict[str, int], dict]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 _mutating_method(node.func.attr):
             note(node.func.value, None, node.lineno)
-        if isinstance(node, ast.Call) and node.args and _called_name(node.func) in \
-                MUTATING_FUNCTIONS:
-            note(node.args[0], None, node.lineno)
+        changed_arg = MUTATING_FUNCTIONS.get(_called_name(node.func)) \
+            if isinstance(node, ast.Call) else None
+        if changed_arg is not None:
+            target = _argument(node, *changed_arg)
+            if target is not None:
+                note(target, None, node.lineno)
         stack.extend(ast.iter_child_nodes(node))
     return changed, effects
 
@@ -185,6 +188,13 @@ def _object_path(node: ast.AST) -> tuple[bool, tuple[str, ...] | None]:
             return False, tuple(path)
         path.append(part)
     return True, tuple(path)
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    """The argument a call passes at `position` or as `keyword`, if any."""
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 def _called_name(func: ast.expr) -> str | None:

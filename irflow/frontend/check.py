@@ -51,7 +51,7 @@ def checked_call(compiled, program, args):
     mismatch = [i for i, (e, c) in enumerate(zip(eager_tensors, outs)) if not _close(e, c)]
     if mismatch:
         _locate(program, arrays, eager_records, mismatch[0])
-    return program.pattern.fill(results)
+    return program.returned(results)
 
 
 def _close(a, b) -> bool:

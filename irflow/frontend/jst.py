@@ -20,10 +20,11 @@ from ..dispatch import state as dispatch_state
 from ..dispatch import user_location
 from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
-from ..ir.types import TensorType, symbols_of
+from ..ir.types import ListType, TensorType, symbols_of
 from ..tensor.tensor import Tensor
 from .convert import FLAG_PREFIX, RETVAL, Statement
 from .structure import ReturnValue, describe, flatten, unflatten
+from .tensor_array import TensorArray
 from .tracer import Tracer, Undefined
 
 
@@ -154,6 +155,8 @@ def _scalar(x: Tensor, dtype) -> Tensor:
 
 
 def _len(x):
+    if isinstance(x, TensorArray):
+        return x.length()
     if is_traced(x):
         shape = x._ir.type.shape
         if not shape:
@@ -332,6 +335,9 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
     the remaining iterations of a Python iterable run under a ``cond``."""
     if isinstance(iterable, RangeSpec):
         return _for_range(iterable, body_fn, init, stmt, stop)
+    if isinstance(iterable, TensorArray):
+        return _for_range(RangeSpec(iterable.length()),
+                          lambda i, *values: body_fn(iterable[i], *values), init, stmt, stop)
     if is_traced(iterable):
         return _for_tensor(iterable, body_fn, init, stmt, stop)
     if isinstance(iterable, EnumerateSpec):
@@ -861,12 +867,14 @@ def _loop_structure_error(name: str, before, after, stmt: Statement) -> Conversi
 
 
 def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
-    """Initial tensors for loop variables that are Python numbers or not yet assigned:
-    one trial trace of the body (discarded) shows what the loop makes of them. A number
-    takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a float); a
-    variable first assigned in the body starts as zeros of its type."""
+    """Initial values for loop variables that are Python numbers, not yet assigned, or
+    lists: one trial trace of the body (discarded) shows what the loop makes of them.
+    A number takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a
+    float); a variable first assigned in the body starts as zeros of its type; a list
+    whose length the body changes (``outs.append(h)``) becomes a `TensorArray`."""
     start = [v if isinstance(v, Undefined) else _numbers_as_tensors(v) for v in values]
-    if all(s is v and not isinstance(v, Undefined) for s, v in zip(start, values)):
+    if all(s is v and not isinstance(v, Undefined) and type(v) is not list
+           for s, v in zip(start, values)):
         return values
     known = [k for k, v in enumerate(start) if not isinstance(v, Undefined)]
     loop = _LoopState([start[k] for k in known])
@@ -875,8 +883,8 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
     def trial(*args):
         trial_values = list(start)
         for k, v in zip(known, loop.values(args)):
-            trial_values[k] = v
-        return body_fn(*trial_values)
+            trial_values[k] = _Probe(v) if type(values[k]) is list else v
+        return tuple(list(o) if isinstance(o, _Probe) else o for o in body_fn(*trial_values))
 
     effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
     scope, out = tracer.trace_region(
@@ -891,9 +899,50 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
     for name, before, v, leaf_types in zip(stmt.outputs, values, out, out_types):
         if isinstance(before, Undefined):
             result.append(_zeros_of(name, v, leaf_types, stmt))
+        elif type(before) is list and isinstance(v, list) and len(v) != len(before):
+            result.append(_tensor_array(tracer, name, before, leaf_types, stmt))
         else:
             result.append(_cast_numbers(before, leaf_types))
     return result
+
+
+class _Probe(list):
+    """A list in a loop body's trial trace: it only has to show that the body changes
+    its length and what type goes in, so a read at a traced index gives its last
+    element and Paddle's ``array_write`` appends."""
+
+    def __getitem__(self, i):
+        if is_traced(i):
+            return list.__getitem__(self, -1)
+        return list.__getitem__(self, i)
+
+    read = __getitem__
+
+    def write(self, i, x):
+        self.append(x)
+        return self
+
+    def length(self):
+        return len(self)
+
+
+def _tensor_array(tracer, name: str, before: list, leaf_types, stmt: Statement):
+    """The `TensorArray` a loop carries for the list `before`, which the body grows
+    or shrinks: its elements must all have one type (`leaf_types`, from the trial)."""
+    kinds = set(leaf_types)
+    if len(kinds) != 1 or None in kinds:
+        shown = ", ".join(sorted(str(t) for t in kinds))
+        raise ConversionError(f"{_what(name)} is a list that changes length inside a "
+                              f"tensor-dependent loop, so it must hold tensors of one dtype "
+                              f"and shape; it holds {shown}", stmt.loc)
+    (elem,) = kinds
+    b = tracer.scope.builder
+    with b.location(stmt.loc):
+        array = TensorArray.of(tracer.wrap(b.create("list_new", result_types=[
+            ListType(elem)]).result))
+    for item in before:
+        array.append(item)
+    return array
 
 
 def _numbers_as_tensors(value):

@@ -44,11 +44,13 @@ from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
 from ..ir.verifier import verify
 from ..passes.autodiff import active_results, vjp_split
 from ..passes.manager import DEFAULT_PIPELINE, PassManager
+from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
 from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
+from .tensor_array import TensorArray
 from .tracer import Tracer
 
 _training = operator.attrgetter("training")
@@ -59,7 +61,8 @@ class Program:
     """One traced signature: its IR, its compiled plan, and how its arguments and
     results connect to Tensors."""
 
-    def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline):
+    def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline,
+                 lists: tuple[int, ...] = ()):
         fn = tracer.fn
         b = tracer.scope.builder
         attributes = tracer.attribute_outputs()
@@ -69,6 +72,7 @@ class Program:
             results += [tracer.value_of(t) for _, _, t in attributes]
         self.n_outputs = len(results)  # the function's tensors, then Layer attributes
         self.pattern = pattern  # what the function returns, around its tensors
+        self.lists = lists      # outputs that are lists the program grew, stacked
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
         results += [tracer.value_of(tracer.updates[id(t)]) for t in self.update_targets]
@@ -114,6 +118,12 @@ class Program:
         for p in self.cleared_grads:
             p._grad = None
         return outs[:n]
+
+    def returned(self, outputs: list[Tensor]):
+        """What the function returns, from the call's outputs (a grown list comes back
+        as a Python list of tensors, as eager code returns it)."""
+        return self.pattern.fill([unbind(t) if k in self.lists else t
+                                  for k, t in enumerate(outputs)])
 
     def call(self, inputs: Sequence, arrays: Sequence[np.ndarray]) -> list[Tensor]:
         """The outputs for the call's `inputs` (Tensors or arrays) and their `arrays`:
@@ -275,7 +285,7 @@ class CompiledFunction:
         self._last = program
         if self.check:
             return self._checked_call(program, args)
-        return program.pattern.fill(program.call(leaves, arrays))
+        return program.returned(program.call(leaves, arrays))
 
     def _name(self) -> str:
         target = self.layer if self.layer is not None else self.target
@@ -372,7 +382,9 @@ class CompiledFunction:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
             out = self._run_converted(_arguments(structures, inputs), extra)
             tensors, pattern = Pattern.split(out, _is_tensor)
-            program = Program(tracer, tensors, pattern, self.pipeline)
+            lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
+            tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
+            program = Program(tracer, tensors, pattern, self.pipeline, lists)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 

@@ -73,7 +73,7 @@ def _flatten(value, leaves: list) -> Structure:
     if kind is dict:
         keys = list(value)
         return Structure(dict, keys, [_flatten(value[k], leaves) for k in keys])
-    if kind is list or isinstance(value, tuple):
+    if isinstance(value, list | tuple):
         return Structure(kind, (), [_flatten(v, leaves) for v in value])
     leaves.append(value)
     return LEAF
@@ -92,7 +92,7 @@ def _build(s: Structure, it):
         return ReturnValue(children[0], s.keys[0])
     if s.kind is dict:
         return dict(zip(s.keys, children))
-    if s.kind is list or s.kind is tuple:
+    if issubclass(s.kind, list) or s.kind is tuple:
         return s.kind(children)
     return s.kind(*children)  # a namedtuple
 

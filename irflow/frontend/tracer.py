@@ -31,8 +31,9 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import TensorType, symbols_of
+from ..ir.types import ListType, TensorType, differentiable, symbols_of
 from ..tensor.tensor import Tensor
+from .tensor_array import TensorArray
 
 
 class Undefined:
@@ -118,6 +119,7 @@ class Tracer:
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.undo: list[Callable[[], None]] = []      # see changed()
         self.attributes: dict[tuple, tuple] = {}      # see store_attribute()
+        self.list_sizes: dict[Value, str] = {}        # see list_size()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
 
@@ -168,7 +170,8 @@ class Tracer:
         return self.wrap(arg, stop_gradient)
 
     def wrap(self, v: Value, stop_gradient: bool = True) -> Tensor:
-        t = Tensor._from_array(None)
+        """The traced tensor for `v` (a `TensorArray` for a list)."""
+        t = (TensorArray if isinstance(v.type, ListType) else Tensor)._from_array(None)
         t._ir, t._tracer, t.stop_gradient = v, self, stop_gradient
         if not stop_gradient:
             self.differentiable.add(v)
@@ -249,6 +252,14 @@ class Tracer:
         """The symbols of the program's inputs: sizes known from the start of a call."""
         return {s for a in self.fn.block.args if isinstance(a.type, TensorType)
                 for d in a.type.shape for s in symbols_of(d)}
+
+    def list_size(self, v: Value) -> str:
+        """The symbol for the length of the list `v` when it is stacked (one per list
+        value, so that two stacks of one list have one shape)."""
+        found = self.list_sizes.get(v)
+        if found is None:
+            found = self.list_sizes[v] = self.fresh_dim()
+        return found
 
     def fresh_dim(self) -> str:
         """A new symbol for a size that depends on tensor values (bound when the
@@ -422,7 +433,7 @@ class Tracer:
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]
         saved, self.scope = self.scope, scope
         try:
-            result = body(*[self.wrap(a, not a.type.dtype.is_float) for a in args])
+            result = body(*[self.wrap(a, not differentiable(a.type)) for a in args])
         finally:
             self.scope = saved
         return scope, result

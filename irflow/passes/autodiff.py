@@ -34,6 +34,7 @@ from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import lookup
+from ..ir.sizes import symbols_needed
 from ..ir.types import TensorType, differentiable, is_symbol
 from ..ir.verifier import verify
 from .dce import dce
@@ -155,7 +156,14 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
             bwd.block.add_arg(original.type, original.name)
             residuals.append(arg)
             bound |= missing
-    Builder(fwd.block).ret(*(sweep.mapping[v] for v in results), *residuals)
+    fb = Builder(fwd.block)
+    for symbol in sorted(symbols_needed(bwd.block) - bound):
+        # a size the forward computed (a list's length): passed as a bool tensor of
+        # that length (a broadcast scalar: no memory)
+        marker = fb.zeros(TensorType("bool", (symbol,)))
+        bwd.block.add_arg(marker.type, f"size_{symbol}")
+        residuals.append(marker)
+    fb.ret(*(sweep.mapping[v] for v in results), *residuals)
     dce(Module([fwd]))
     verify(fwd)
     verify(bwd)

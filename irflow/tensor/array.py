@@ -1,6 +1,8 @@
 """Paddle's tensor arrays (``paddle.tensor.create_array``, ``array_write``,
 ``array_read``, ``array_length``): in the dynamic graph, as in Paddle's, an array is
-a Python list of tensors and the index a one-element int tensor."""
+a Python list of tensors and the index a one-element int tensor. In compiled code an
+array that a tensor-dependent loop writes is a list the program grows (any object
+other than a plain list brings its own ``write``, ``read`` and ``length``)."""
 from __future__ import annotations
 
 from ..errors import IrflowError
@@ -24,6 +26,8 @@ def array_write(x, i, array=None) -> list:
     """Write `x` at position `i` of `array` (a new array if None), which may be one
     past its end; returns the array."""
     array = [] if array is None else array
+    if type(array) is not list:
+        return array.write(i, x)
     index = _index(i)
     if index > len(array):
         raise IrflowError(f"array_write: index {index} is past the end of an array of "
@@ -36,8 +40,13 @@ def array_write(x, i, array=None) -> list:
 
 
 def array_read(array, i) -> Tensor:
+    if type(array) is not list:
+        return array.read(i)
     return array[_index(i)]
 
 
-def array_length(array) -> int:
+def array_length(array):
+    """The array's length: an int, or in compiled code an i64 tensor."""
+    if type(array) is not list:
+        return array.length()
     return len(array)

@@ -56,11 +56,15 @@ def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:
 
 
 def concat(x, axis=0, name=None) -> Tensor:
+    if hasattr(x, "_concat_elements"):  # a list that a compiled loop grows
+        return x._concat_elements(int(axis))
     tensors = _same_dtype([as_tensor(t) for t in x])
     return apply("concat", tensors, {"axis": int(axis)})
 
 
 def stack(x, axis=0, name=None) -> Tensor:
+    if hasattr(x, "_stack_elements"):  # a list that a compiled loop grows
+        return x._stack_elements(int(axis))
     tensors = _same_dtype([as_tensor(t) for t in x])
     return apply("stack", tensors, {"axis": int(axis)})
 

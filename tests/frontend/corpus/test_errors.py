@@ -277,7 +277,7 @@ def test_python_int_from_tensor_used_in_range_for_a_list():
             outs.append(outs[-1] * 2)
         return outs
 
-    check_fails(f, POS_NEG, spec([None, 4]), at="outs.append(outs[-1] * 2)", match="outs")
+    check_outputs(f, POS_NEG, spec([None, 4]))  # a list the loop grows: 3 or 2 tensors
 
 
 def test_string_built_from_a_tensor_in_a_branch():

@@ -30,8 +30,6 @@ def test_append_in_python_loop_then_concat():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_append_in_tensor_loop_then_stack():
     def f(x, n):
         outs = []
@@ -45,8 +43,6 @@ def test_append_in_tensor_loop_then_stack():
           [paddle.static.InputSpec([None, 3]), paddle.static.InputSpec([], "int64")])
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_append_in_while_loop_then_len():
     def f(x):
         outs = []
@@ -58,8 +54,6 @@ def test_append_in_while_loop_then_len():
     check(f, [randn(2, 3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_append_in_while_loop_read_last():
     def f(x):
         outs = [x]
@@ -204,8 +198,6 @@ def test_list_pop_and_reverse():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="ConversionError: array_write with a tensor index in a tensor loop needs int()")
 def test_tensor_array_api():
     def f(x):
         arr = paddle.tensor.create_array("float32")
@@ -230,8 +222,6 @@ def test_list_index_with_python_int_from_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_outputs_of_tensor_loop_stacked_along_time():
     def f(x):
         steps = []

@@ -307,8 +307,6 @@ class TokenCollectingDecoder(GreedyDecoder):
         return paddle.stack(tokens, axis=1)
 
 
-@pytest.mark.xfail(strict=True,
-    reason="a list appended to in a tensor loop: ConversionError (no tensor array yet)")
 def test_decoder_collects_tokens_until_eos():
     check_outputs(favour_eos(TokenCollectingDecoder()), ENCODINGS, spec([None, 4]),
                   reset=False)

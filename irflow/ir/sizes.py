@@ -1,0 +1,71 @@
+"""Which symbolic sizes a block binds, needs and uses.
+
+A symbolic dim is bound by the arguments that have it as a whole dim (or as a linear
+dim such as ``S1-1``) or by the first op result that has it; it is needed where an
+op's shape attribute reads it (``broadcast_to {shape=[N,4]}`` must know N before its
+kernel runs). The executor plans its symbol registers from this, and autodiff uses
+it to give a backward function every size it needs.
+"""
+from __future__ import annotations
+
+from .core import Block, Operation
+from .registry import OpDef, lookup
+from .types import TensorType, dim_terms, is_symbol, symbols_of
+
+
+def argument_symbols(block: Block) -> dict[str, tuple[int, int, int, int]]:
+    """Symbol -> (argument index, axis, coefficient, offset) of an argument dim that
+    gives it: its last occurrence as a whole dim among the block's arguments (the
+    value the interpreter's region binding ends with), else a dim ``coefficient *
+    symbol + offset`` (``S1-1``)."""
+    where, linear = {}, {}
+    for i, arg in enumerate(block.args):
+        if isinstance(arg.type, TensorType):
+            for axis, d in enumerate(arg.type.shape):
+                if is_symbol(d):
+                    where[d] = (i, axis, 1, 0)
+                elif isinstance(d, str):
+                    terms = dict((syms, coef) for coef, syms in dim_terms(d))
+                    (s, *others) = symbols_of(d)
+                    if not others and set(terms) <= {(s,), ()}:
+                        linear.setdefault(s, (i, axis, terms[(s,)], terms.get((), 0)))
+    return {**linear, **where}
+
+
+def has_symbols(value) -> bool:
+    """Whether a shape attribute's value has a symbolic dim."""
+    return value is not None and any(isinstance(d, str) for d in value)
+
+
+def attr_symbols(op: Operation, opdef: OpDef) -> set[str]:
+    return {s for key in opdef.shape_attrs if has_symbols(op.attrs.get(key))
+            for d in op.attrs[key] for s in symbols_of(d)}
+
+
+def result_symbols(op: Operation) -> set[str]:
+    return {d for r in op.results if isinstance(r.type, TensorType)
+            for d in r.type.shape if is_symbol(d)}
+
+
+def symbols_needed(block: Block) -> set[str]:
+    """The symbols running `block` must be given: those its ops' shape attributes
+    use, and those its regions need, unless its arguments bind them or an earlier
+    op's result has them as a dim (a size known only once that op has run)."""
+    needed: set[str] = set()
+    bound = set(argument_symbols(block))
+    for op in block.ops:
+        needed |= attr_symbols(op, lookup(op.name, op.loc)) - bound
+        for region in op.regions:
+            needed |= symbols_needed(region.blocks[0]) - bound
+        bound |= result_symbols(op)
+    return needed
+
+
+def symbols_used(block: Block) -> set[str]:
+    """The symbols `block` reads, wherever they are bound."""
+    used: set[str] = set()
+    for op in block.ops:
+        used |= attr_symbols(op, lookup(op.name, op.loc))
+        for region in op.regions:
+            used |= symbols_needed(region.blocks[0])
+    return used
