@@ -198,7 +198,8 @@ class CompiledFunction:
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
         self.target = target
         self.input_spec = None if input_spec is None else [_spec(s) for s in input_spec]
-        self._specs, self._spec_structures = _flat_specs(self.input_spec)
+        self._specs, self._spec_structures = (None, None) if input_spec is None else \
+            _flat_inputs(self.input_spec)
         self.backend = backend
         self.check = check
         self.pipeline = tuple(pipeline)
@@ -517,20 +518,9 @@ def _spec(spec):
     return spec if isinstance(spec, InputSpec) else InputSpec.from_tensor(spec)
 
 
-def _flat_specs(specs):
-    if specs is None:
-        return None, None
-    leaves, structures = [], []
-    for spec in specs:
-        flat, structure = flatten(spec)
-        leaves += flat
-        structures.append(structure)
-    return leaves, tuple(structures)
-
-
 def _flat_inputs(args) -> tuple[list, tuple]:
-    """The tensors of the positional arguments (a list of tensors is one argument)
-    and each argument's structure."""
+    """The leaves of the positional arguments (the tensors; for an input_spec, its
+    InputSpecs; a list of tensors is one argument) and each argument's structure."""
     leaves, structures = [], []
     for a in args:
         flat, structure = flatten(a)
