@@ -10,6 +10,7 @@ carries (`irflow.frontend.structure`).
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import numbers
 import types
 from typing import Callable, Sequence
@@ -333,16 +334,18 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
     """``for``: a Python iterable runs in Python; a range with traced bounds or a traced
     tensor becomes a while loop over an index. Once a ``break`` depends on a tensor,
     the remaining iterations of a Python iterable run under a ``cond``."""
+    from ..tensor.manipulation import getitem
     if isinstance(iterable, RangeSpec):
         return _for_range(iterable, body_fn, init, stmt, stop)
     if isinstance(iterable, TensorArray):
-        return _for_range(RangeSpec(iterable.length()),
-                          lambda i, *values: body_fn(iterable[i], *values), init, stmt, stop)
-    if is_traced(iterable):
-        return _for_tensor(iterable, body_fn, init, stmt, stop)
+        return _for_items(iterable.length(), iterable.__getitem__, body_fn, init, stmt, stop)
+    if is_traced(iterable):  # rows x[i] for i in range(len(x))
+        return _for_items(_len(iterable), lambda i: getitem(iterable, i), body_fn, init,
+                          stmt, stop)
     if isinstance(iterable, EnumerateSpec):
-        return _for_tensor(iterable.tensor, lambda row, *values, i: body_fn(
-            (i + iterable.start, row), *values), init, stmt, stop, with_index=True)
+        t, start = iterable.tensor, iterable.start
+        return _for_items(_len(t), lambda i: (i + start, getitem(t, i)), body_fn, init, stmt,
+                          stop)
     if isinstance(iterable, builtins.range):
         return _for_range(RangeSpec(iterable.start, iterable.stop, iterable.step), body_fn,
                           init, stmt, stop)
@@ -377,19 +380,15 @@ def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
     def body(i, *values):
         return (i + step, *body_fn(i, *values))
 
-    indexed = Statement(stmt.kind, stmt.loc, (_INDEX, *stmt.params), (_INDEX, *stmt.outputs),
-                        stmt.uses, stmt.mutated)
+    indexed = dataclasses.replace(stmt, params=(_INDEX, *stmt.params),
+                                  outputs=(_INDEX, *stmt.outputs))
     return while_(cond, body, (r.start, *init), indexed)[1:]
 
 
-def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop, with_index: bool = False):
-    """``for row in x``: rows x[i] for i in range(len(x)) (`with_index`: the body also
-    gets ``i=``)."""
-    from ..tensor.manipulation import getitem
-
-    def body(i, *values):
-        return body_fn(getitem(x, i), *values, **({"i": i} if with_index else {}))
-    return _for_range(RangeSpec(_len(x)), body, init, stmt, stop)
+def _for_items(length, item_at: Callable, body_fn, init, stmt: Statement, stop):
+    """A loop over `item_at(i)` for i in range(length), a traced length."""
+    return _for_range(RangeSpec(length), lambda i, *values: body_fn(item_at(i), *values),
+                      init, stmt, stop)
 
 
 def _private(values: tuple) -> tuple:

@@ -704,3 +704,19 @@ def test_tensors_stored_on_a_layer_are_outputs_of_each_call():
         assert_same(compiled_layer.h, eager.h)  # a concrete tensor, never a traced one
         assert_same(compiled_layer.last_input, x)
     assert len(compiled._programs) == 1
+
+
+def test_an_object_changed_in_a_loop_over_a_tensor_range_names_it():
+    class Keep(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.history = []
+
+        def forward(self, x, n):
+            for _ in range(n):
+                x = x * 2
+                self.history.append(x)
+            return x
+
+    with pytest.raises(ConversionError, match="`self.history` is changed in place"):
+        paddle.compile(Keep())(POS, paddle.to_tensor(3))
