@@ -821,8 +821,8 @@ def _checked_while(cond_fn, body_fn, values, stmt: Statement, unbound: list[str]
     """A loop that binds variables read after it, which had no value before it: they
     start as zeros, and a carried flag records whether the body ran, so that reading
     them after zero iterations raises UnboundLocalError as in Python."""
-    flagged = Statement(stmt.kind, stmt.loc, (*stmt.params, _RAN), (*stmt.outputs, _RAN),
-                        stmt.uses, stmt.mutated, stmt.effects)
+    flagged = dataclasses.replace(stmt, params=(*stmt.params, _RAN),
+                                  outputs=(*stmt.outputs, _RAN))
     out = _trace_while(lambda *v: cond_fn(*v[:-1]), lambda *v: (*body_fn(*v[:-1]), True),
                        (*values, False), flagged, checked=True)
     from ..dispatch import apply
