@@ -23,8 +23,8 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.types import ListType, TensorType, symbols_of
 from ..tensor.tensor import Tensor
-from .convert import FLAG_PREFIX, RETVAL, Statement
-from .structure import ReturnValue, describe, flatten, unflatten
+from .convert import RETVAL, Statement
+from .structure import Pattern, ReturnValue, describe, flatten, unflatten
 from .tensor_array import TensorArray
 from .tracer import Tracer, Undefined
 
@@ -607,11 +607,11 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
 
 
 class _Merged:
-    """One output of a ``cond``: the leaf pairs (then, else) it yields, and how to
-    rebuild the variable's value from the cond's results."""
+    """One output of a ``cond``: the leaf pairs (then, else) it yields, and the
+    pattern that rebuilds the variable's value around the cond's results."""
 
-    def __init__(self, name: str, structure, leaves: list, pairs: list):
-        self.name, self.structure, self.leaves, self.pairs = name, structure, leaves, pairs
+    def __init__(self, name: str, pattern: Pattern, pairs: list):
+        self.name, self.pattern, self.pairs = name, pattern, pairs
 
     @property
     def ir_name(self) -> str | None:
@@ -619,12 +619,7 @@ class _Merged:
             else None
 
     def rebuild(self, results: list):
-        it = iter(results)
-        return unflatten(self.structure, [next(it) if leaf is _YIELDED else leaf
-                                          for leaf in self.leaves])
-
-
-_YIELDED = object()  # marks a leaf that the cond yields
+        return self.pattern.fill(results)
 
 
 def _check_same_types(merged: list[_Merged], yielded, stmt: Statement) -> None:
@@ -657,7 +652,7 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     """How the two branches' values of one output combine."""
     if isinstance(a, Undefined) or isinstance(b, Undefined):
         if isinstance(a, Undefined) and isinstance(b, Undefined):
-            return _Merged(name, *_constant(a))
+            return _Merged(name, Pattern.split(a, lambda leaf: False)[1], [])
         if name == RETVAL:  # the `returned` flag guards the path that did not return
             a, b = (_zeros_like(b), b) if isinstance(a, Undefined) else (a, _zeros_like(a))
         else:
@@ -666,20 +661,16 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     leaves_b, sb = flatten(b)
     if sa != sb:
         raise _structure_error(name, a, b, stmt)
-    leaves, pairs = [], []
-    for x, y in zip(leaves_a, leaves_b):
+    leaves, positions, pairs = [], [], []
+    for k, (x, y) in enumerate(zip(leaves_a, leaves_b)):
         kind, value = _merge_leaf(name, x, y, stmt)
         if kind == "same":
             leaves.append(value)
         else:
-            leaves.append(_YIELDED)
+            leaves.append(None)
+            positions.append(k)
             pairs.append(value)
-    return _Merged(name, sa, leaves, pairs)
-
-
-def _constant(value):
-    leaves, structure = flatten(value)
-    return structure, leaves, []
+    return _Merged(name, Pattern(sa, leaves, positions), pairs)
 
 
 def _merge_leaf(name: str, a, b, stmt: Statement):
