@@ -583,19 +583,16 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     names = stmt.outputs + effects.names
     merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
     pairs = [leaf for m in merged for leaf in m.pairs]
-    yielded = []
-    for side, scope in enumerate((then_scope, else_scope)):
-        saved, tracer.scope = tracer.scope, scope
-        try:
-            with scope.builder.location(stmt.loc):
-                values = [_yield_value(tracer, scope, pair[side]) for pair in pairs]
-                scope.builder.create("yield", values)
-        finally:
-            tracer.scope = saved
-        yielded.append(values)
-    _check_same_types(merged, yielded, stmt)
+    yielded = [_yield_values(tracer, scope, [pair[side] for pair in pairs], stmt)
+               for side, scope in enumerate((then_scope, else_scope))]
+    joined = _joined_types(tracer, merged, yielded, stmt)
+    for values, scope in zip(yielded, (then_scope, else_scope)):
+        with scope.builder.location(stmt.loc):
+            values[:] = [v if v.type == t else scope.builder.as_shape(v, shape=t.shape)
+                         for v, t in zip(values, joined)]
+            scope.builder.create("yield", values)
     op = tracer.aligned_region_op("cond", [pred_value], [then_scope, else_scope], 0, [],
-                                  [v.type for v in yielded[0]],
+                                  joined,
                                   [m.ir_name for m in merged for _ in m.pairs])
     results = iter(op.results)
     out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
@@ -622,17 +619,37 @@ class _Merged:
         return self.pattern.fill(results)
 
 
-def _check_same_types(merged: list[_Merged], yielded, stmt: Statement) -> None:
-    start = 0
+def _yield_values(tracer: Tracer, scope, leaves, stmt: Statement) -> list:
+    """The IR values a branch yields for `leaves` (zeros for a `_Zeros`)."""
+    saved, tracer.scope = tracer.scope, scope
+    try:
+        with scope.builder.location(stmt.loc):
+            return [_yield_value(tracer, scope, t) for t in leaves]
+    finally:
+        tracer.scope = saved
+
+
+def _joined_types(tracer: Tracer, merged: list[_Merged], yielded, stmt: Statement) -> list:
+    """The cond's result types: each branch's, where they agree; where only sizes
+    differ (``x[:3]`` in one branch, ``x`` of ``N`` rows in the other), a fresh symbol
+    for each differing dim, bound from the branch that runs."""
+    out, start = [], 0
     for m in merged:
         end = start + len(m.pairs)
         for a, b in zip(yielded[0][start:end], yielded[1][start:end]):
-            if a.type != b.type:
+            if a.type == b.type:
+                out.append(a.type)
+            elif isinstance(a.type, TensorType) and isinstance(b.type, TensorType) and \
+                    a.type.dtype is b.type.dtype and a.type.rank == b.type.rank:
+                out.append(a.type.with_shape([d if d == e else tracer.fresh_dim()
+                                              for d, e in zip(a.type.shape, b.type.shape)]))
+            else:
                 raise ConversionError(
                     f"{_what(m.name)} is {a.type} after the `if` branch and "
                     f"{b.type} after the `else` branch; both branches must give it the same "
-                    "dtype and shape", stmt.loc)
+                    "dtype and rank", stmt.loc)
         start = end
+    return out
 
 
 _INTERNAL_NAMES = {RETVAL: "the return value", "__jst_ifexp": "the conditional expression",

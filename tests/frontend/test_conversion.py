@@ -614,12 +614,30 @@ def test_containers_reached_through_attributes():
 
 def test_errors_never_name_internal_variables():
     def f(x):
-        return x if paddle.mean(x) > 0 else x[:1]
+        return x if paddle.mean(x) > 0 else x.astype("int64")
 
     with pytest.raises(ConversionError) as info:
         paddle.compile(f)(POS)
-    assert "the conditional expression is f32[2,3]" in str(info.value)
+    assert "the conditional expression is f32[2,3] after the `if` branch and i64[2,3]" \
+        in str(info.value)
     assert "__jst" not in str(info.value)
+
+
+def test_branches_may_give_a_value_different_sizes():
+    def truncate(x):
+        if len(x) > 3:
+            x = x[:3]
+        return x * 2
+
+    compiled = check_function(truncate, (paddle.randn([5, 4]),), (paddle.randn([2, 4]),),
+                              spec=[InputSpec([None, 4])])
+    x = paddle.randn([6, 4])
+    x.stop_gradient = False
+    paddle.sum(compiled(x) ** 2).backward()
+    got = x.grad.numpy().copy()
+    x.clear_grad()
+    paddle.sum(truncate(x) ** 2).backward()
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-6)
 
 
 def test_a_variable_bound_only_by_a_loop_is_unbound_after_zero_iterations():
