@@ -94,12 +94,21 @@ class Program:
         PassManager(list(pipeline)).run(module)
         self.ir = module
         self.plan = compile_plan(fn)
+        self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
         self._differentiable: dict[tuple, tuple[dict | None, list[bool]]] = {}
         self.fixed_dims: dict[str, tuple] = {}  # symbol -> (size, location): see _trace
 
+    @property
+    def memory_plan(self):
+        """The memory plan of the last call (`irflow.passes.plan_buffers.MemoryPlan`):
+        of the program's plan, or of its forward half when the call was recorded for
+        eager autograd."""
+        return self._ran.memory_plan
+
     def run(self, inputs: Sequence[np.ndarray]) -> list:
+        self._ran = self.plan
         arrays = [*inputs, *(t._value for t in self.state)]
         if self.uses_seed:
             arrays.append(next_seed()._value)
@@ -160,6 +169,7 @@ class Program:
         if call is None:
             return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
         operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
+        self._ran = call["callee"].run
         outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
@@ -252,6 +262,13 @@ class CompiledFunction:
     @property
     def source_ir(self) -> Module:
         return self._program_for_ir().source_ir
+
+    @property
+    def memory_plan(self):
+        """The memory plan of the last call: every intermediate's offset in the arena it
+        ran in and the totals (`irflow.passes.plan_buffers.MemoryPlan`); None before
+        the first call."""
+        return None if self._last is None else self._last.memory_plan
 
     def _program_for_ir(self) -> Program:
         if self._last is None:

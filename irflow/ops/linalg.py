@@ -58,12 +58,14 @@ def _matmul_infer(types, attrs):
     return TensorType(xt.dtype, shape)
 
 
-def _matmul_kernel(x, y, transpose_x, transpose_y):
+def _matmul_kernel(x, y, transpose_x, transpose_y, out=None):
+    """Also the out kernel: BLAS takes a transposed operand as it is (a transpose of
+    a contiguous array is Fortran-contiguous), so with `out` nothing is allocated."""
     if transpose_x and x.ndim > 1:
         x = np.swapaxes(x, -1, -2)
     if transpose_y and y.ndim > 1:
         y = np.swapaxes(y, -1, -2)
-    return np.asarray(np.matmul(x, y))
+    return np.asarray(np.matmul(x, y, out=out))
 
 
 def _as_matrix(b, v, shape):
@@ -118,7 +120,7 @@ def _matmul_vjp(b, cts, ins, outs, transpose_x, transpose_y):
     return [gx, gy]
 
 
-defop("matmul", _matmul_infer, _matmul_kernel, arity=2,
+defop("matmul", _matmul_infer, _matmul_kernel, out_kernel=_matmul_kernel, arity=2,
       attrs={"transpose_x": False, "transpose_y": False}, vjp=_matmul_vjp,
       doc="matmul(x, y): the matrix product of two float or int tensors of one dtype "
           "and rank >= 1, as paddle.matmul. Attributes `transpose_x`, `transpose_y` "

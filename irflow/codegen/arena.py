@@ -1,0 +1,119 @@
+"""The memory a plan's calls run in: one arena per concrete shape, pooled per call.
+
+A plan's values are planned once (`irflow.passes.plan_buffers.BufferAssignment`);
+the offsets depend on the sizes of the symbolic dims, so a `Layouts` cache keeps one
+`Layout` per binding of the symbols the buffers depend on (a plan of static shapes
+has exactly one).
+
+A `Layout` is the `MemoryPlan` for one binding and a pool of *frames*. A frame is an
+arena (one byte array, `ALIGNMENT`-aligned) and, for every block plan of the
+function, the tail of its register list with each planned value's register holding
+its view into the arena and each region op's register holding its sub-plans bound
+to this frame. A call takes a frame from the pool, or makes one, and puts it back
+when it returns; so calls running at the same time (from several threads, or a
+plan reached again through a ``call`` while it runs) never share an arena, and the
+views of a frame are made once, not per call. The pool holds as many frames as
+calls have overlapped. The arena stays allocated between calls; that is the point.
+
+Nothing a call returns is arena memory (returned values are allocated by their op
+or copied out), so the next call overwriting the arena changes nothing anyone holds.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..ir.types import TensorType, eval_shape
+from ..passes.plan_buffers import ALIGNMENT, BufferAssignment, MemoryPlan
+
+if TYPE_CHECKING:
+    from .executor import BlockPlan
+
+MAX_LAYOUTS = 8  # concrete shapes kept per plan; the oldest goes first
+
+
+class Layout:
+    """The frames of one concrete shape (see the module docstring)."""
+
+    __slots__ = ("plan", "body", "pool", "shared")
+
+    def __init__(self, body: "BlockPlan", plan: MemoryPlan):
+        self.plan = plan
+        self.body = body
+        self.pool: list[list] = []
+        # Without arena memory a frame holds nothing a call writes: one serves all.
+        self.shared = self._frame() if plan.arena_bytes == 0 else None
+
+    def run(self, args: list) -> list:
+        """Run the function's block on `args` in a frame of this layout."""
+        if self.shared is not None:
+            return self.body.run(self.shared, args)
+        pool = self.pool
+        try:
+            frame = pool.pop()
+        except IndexError:
+            frame = self._frame()
+        try:
+            return self.body.run(frame, args)
+        finally:
+            pool.append(frame)
+
+    def _frame(self) -> list:
+        """A new arena and the top block's register tail bound to it."""
+        raw = np.empty(self.plan.arena_bytes + ALIGNMENT, np.uint8)
+        start = -raw.ctypes.data % ALIGNMENT
+        memory = raw[start:start + self.plan.arena_bytes]
+        return _bind(self.body, memory, self.plan)
+
+
+def _bind(block: "BlockPlan", memory: np.ndarray, plan: MemoryPlan) -> list:
+    tail = list(block.tail)
+    for slot, buffer, t in block.arena_slots:
+        tail[slot - block.base] = _view(memory, plan.offsets[buffer], t, plan.sizes)
+    for slot, subplans in block.region_slots:
+        tail[slot - block.base] = tuple(partial(sub.run, _bind(sub, memory, plan))
+                                        for sub in subplans)
+    return tail
+
+
+def _view(memory: np.ndarray, offset: int, t: TensorType, sizes: dict[str, int]) -> np.ndarray:
+    shape = eval_shape(t.shape, sizes)
+    dtype = t.dtype.np
+    return memory[offset:offset + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
+
+
+class Layouts:
+    """A plan's layouts by the sizes of `assignment.symbols`; at most `MAX_LAYOUTS`."""
+
+    __slots__ = ("body", "assignment", "_layouts", "_lock", "static", "last")
+
+    def __init__(self, body: "BlockPlan", assignment: BufferAssignment):
+        self.body = body
+        self.assignment = assignment
+        self._layouts: dict[tuple, Layout] = {}
+        self._lock = threading.Lock()
+        self.static: Layout | None = None  # a plan whose buffers have no symbolic dims
+        self.last: Layout | None = None    # the layout of the last call
+
+    def get(self, sizes: dict[str, int]) -> Layout:
+        key = tuple(sizes[s] for s in self.assignment.symbols)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = Layout(self.body, self.assignment.plan(sizes))
+            with self._lock:
+                if len(self._layouts) >= MAX_LAYOUTS:
+                    del self._layouts[next(iter(self._layouts))]
+                layout = self._layouts.setdefault(key, layout)
+        self.last = layout
+        return layout
+
+    def get_static(self) -> Layout:
+        layout = self.static
+        if layout is None:
+            layout = self.static = Layout(self.body, self.assignment.plan())
+        self.last = layout
+        return layout
