@@ -116,7 +116,7 @@ class BufferAssignment:
             index = self.buffer_of.get(root)
             if (index is None or not exact or a.type != r.type or live.stop[root] != t
                     or r in live.carried or root in live.carried
-                    or _shared(op, k, root, live, opdef.has(Elementwise))):
+                    or _shared(op, k, root, live, opdef)):
                 continue
             buffer = self.buffers[index]
             buffer.values.append(r)
@@ -166,12 +166,14 @@ def _why_allocated(r: OpResult, live: Liveness, bound: set[str], escaping, captu
     return None
 
 
-def _shared(op, k: int, root, live: Liveness, elementwise: bool) -> bool:
+def _shared(op, k: int, root, live: Liveness, opdef) -> bool:
     """Whether an operand of `op` other than operand `k` may be `root`'s memory (an
-    elementwise op may read the very same value twice: ``mul %a, %a``)."""
+    elementwise op may read the very same value twice, ``mul %a, %a``, if it may
+    write over it at both places)."""
     a = op.operands[k]
+    twice = opdef.has(Elementwise)
     return any(root in live.refs_of(v) for j, v in enumerate(op.operands)
-               if j != k and not (elementwise and v is a))
+               if j != k and not (twice and v is a and opdef.overwrites(j)))
 
 
 # ---------------------------------------------------------------- offsets
@@ -307,9 +309,13 @@ class PlanBuffers(Pass):
     name = "plan-buffers"
     sizes: str = ""
 
-    def run(self, module: Module) -> bool:
-        sizes = _parse_sizes(self.sizes)
+    def __post_init__(self):
+        self._sizes = _parse_sizes(self.sizes)
         self.plans: dict[str, MemoryPlan] = {}
+
+    def run(self, module: Module) -> bool:
+        sizes = self._sizes
+        self.plans = {}
         for fn in module:
             assignment = BufferAssignment(fn)
             missing = [s for s in assignment.symbols if s not in sizes]
