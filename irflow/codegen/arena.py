@@ -39,19 +39,21 @@ MAX_LAYOUTS = 8  # concrete shapes kept per plan; the oldest goes first
 class Layout:
     """The frames of one concrete shape (see the module docstring)."""
 
-    __slots__ = ("plan", "body", "pool", "shared")
+    __slots__ = ("plan", "body", "pool", "shared", "run")
 
     def __init__(self, body: "BlockPlan", plan: MemoryPlan):
         self.plan = plan
         self.body = body
         self.pool: list[list] = []
-        # Without arena memory a frame holds nothing a call writes: one serves all.
-        self.shared = self._frame() if plan.arena_bytes == 0 else None
+        self.shared: list | None = None
+        # `run(args)`: the function's block on `args` in a frame of this layout.
+        if plan.arena_bytes:
+            self.run = self._pooled
+        else:  # without arena memory a frame holds nothing a call writes: one serves all
+            self.shared = self._frame()
+            self.run = partial(body.run, self.shared)
 
-    def run(self, args: list) -> list:
-        """Run the function's block on `args` in a frame of this layout."""
-        if self.shared is not None:
-            return self.body.run(self.shared, args)
+    def _pooled(self, args: list) -> list:
         pool = self.pool
         try:
             frame = pool.pop()
@@ -97,7 +99,7 @@ class Layouts:
         self._layouts: dict[tuple, Layout] = {}
         self._lock = threading.Lock()
         self.static: Layout | None = None  # a plan whose buffers have no symbolic dims
-        self.last: Layout | None = None    # the layout of the last call
+        self.last: Layout | None = None    # the layout of the last call, if symbolic
 
     def get(self, sizes: dict[str, int]) -> Layout:
         key = tuple(sizes[s] for s in self.assignment.symbols)
@@ -112,8 +114,7 @@ class Layouts:
         return layout
 
     def get_static(self) -> Layout:
-        layout = self.static
-        if layout is None:
-            layout = self.static = Layout(self.body, self.assignment.plan())
-        self.last = layout
-        return layout
+        """The one layout of a plan whose buffers have static shapes."""
+        if self.static is None:
+            self.static = Layout(self.body, self.assignment.plan())
+        return self.static

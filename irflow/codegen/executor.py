@@ -160,7 +160,7 @@ class Plan:
     the list of results, as `irflow.codegen.run(fn, *arrays)` does. `memory_plan` is
     the `MemoryPlan` of the last call's shapes."""
 
-    __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind")
+    __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run")
 
     def __init__(self, fn: Function, callees: dict | None = None):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
@@ -181,6 +181,7 @@ class Plan:
         self.signature = Signature.of(fn)
         self.layouts = Layouts(self.body, self.assignment)
         self._bind = self.signature.bind if self.assignment.symbols else None
+        self._run = self._first_run  # then the static layout's run
 
     @classmethod
     def compile(cls, fn: Function) -> "Plan":
@@ -188,7 +189,7 @@ class Plan:
 
     def __call__(self, *args) -> list:
         if self._bind is None:
-            return self.layouts.get_static().run(self.signature.check(args))
+            return self._run(self.signature.check(args))
         arrays, sizes = self._bind(args)
         return self.layouts.get(sizes).run(arrays)
 
@@ -197,17 +198,20 @@ class Plan:
         callers that built the plan for exactly these types (eager backward, whose
         cache key includes every argument's type)."""
         if self._bind is None:
-            return self.layouts.get_static().run(args)
+            return self._run(args)
         return self(*args)
+
+    def _first_run(self, args: list) -> list:
+        self._run = self.layouts.get_static().run
+        return self._run(args)
 
     @property
     def memory_plan(self) -> MemoryPlan | None:
-        """The memory plan of the last call (of any call before it, for static
-        shapes; None if the shapes are symbolic and no call has run)."""
-        layout = self.layouts.last
-        if layout is None and self._bind is None:
-            layout = self.layouts.get_static()
-        return None if layout is None else layout.plan
+        """The memory plan of the last call (the plan for the one shape of a static
+        function, even before a call; None if symbolic and no call has run)."""
+        if self._bind is None:
+            return self.layouts.get_static().plan
+        return None if self.layouts.last is None else self.layouts.last.plan
 
     def describe(self) -> str:
         return f"plan @{self.name}" + self.body.describe()
