@@ -20,7 +20,6 @@ or copied out), so the next call overwriting the arena changes nothing anyone ho
 """
 from __future__ import annotations
 
-import math
 import threading
 from functools import partial
 from typing import TYPE_CHECKING
@@ -69,23 +68,33 @@ class Layout:
         raw = np.empty(self.plan.arena_bytes + ALIGNMENT, np.uint8)
         start = -raw.ctypes.data % ALIGNMENT
         memory = raw[start:start + self.plan.arena_bytes]
-        return _bind(self.body, memory, self.plan)
+        return _bind(self.body, _Views(memory, self.plan))
 
 
-def _bind(block: "BlockPlan", memory: np.ndarray, plan: MemoryPlan) -> list:
+def _bind(block: "BlockPlan", views: "_Views") -> list:
     tail = list(block.tail)
     for slot, buffer, t in block.arena_slots:
-        tail[slot - block.base] = _view(memory, plan.offsets[buffer], t, plan.sizes)
+        tail[slot - block.base] = views.get(buffer, t)
     for slot, subplans in block.region_slots:
-        tail[slot - block.base] = tuple(partial(sub.run, _bind(sub, memory, plan))
-                                        for sub in subplans)
+        tail[slot - block.base] = tuple(partial(sub.run, _bind(sub, views)) for sub in subplans)
     return tail
 
 
-def _view(memory: np.ndarray, offset: int, t: TensorType, sizes: dict[str, int]) -> np.ndarray:
-    shape = eval_shape(t.shape, sizes)
-    dtype = t.dtype.np
-    return memory[offset:offset + math.prod(shape) * dtype.itemsize].view(dtype).reshape(shape)
+class _Views:
+    """The arrays over one arena: one per buffer and type (the values written over
+    a buffer in place share it)."""
+
+    def __init__(self, memory: np.ndarray, plan: MemoryPlan):
+        self.memory, self.plan = memory, plan
+        self.made: dict[tuple[int, TensorType], np.ndarray] = {}
+
+    def get(self, buffer: int, t: TensorType) -> np.ndarray:
+        view = self.made.get((buffer, t))
+        if view is None:
+            shape = t.shape if t.is_static else eval_shape(t.shape, self.plan.sizes)
+            view = self.made[buffer, t] = np.ndarray(shape, t.dtype.np, self.memory,
+                                                     self.plan.offsets[buffer])
+        return view
 
 
 class Layouts:

@@ -245,7 +245,14 @@ def _select_kernel(c, x, y):
 
 
 def _select_out(c, x, y, out):
-    """y, then x where `c` holds: correct when `out` is y's memory, not x's."""
+    """The kernel's fast path when y is a zero scalar (x times the mask, checked for
+    infs and NaNs by a max and a min, which allocate nothing), else y, then x where
+    `c` holds (NumPy's masked copy is slower than np.where, which allocates): correct
+    when `out` is y's memory, not x's."""
+    if y.ndim == 0 and not y and x.dtype.kind == "f":
+        np.multiply(x, c, out=out)
+        if not out.size or (math.isfinite(out.max()) and math.isfinite(out.min())):
+            return
     np.copyto(out, y)
     np.copyto(out, x, where=c)
 

@@ -10,8 +10,8 @@ non-negative ones. Symbolic dims pass through as polynomials of symbols (see
 ``x[:, 1:]`` of a symbolic axis S1 gives S1-1. A rule that needs a symbolic dim to
 equal a static one raises `DimMismatch`.
 
-Kernels return NumPy views where NumPy does (reshape, transpose, broadcast_to,
-slice, ...), and those ops carry the `View` trait: kernels never write into their
+Kernels return NumPy views where NumPy does (reshape, broadcast_to, slice, ...;
+not transpose, which copies, see there), and those ops carry the `View` trait: kernels never write into their
 inputs, so sharing memory is safe. The ops that copy have out kernels writing into a
 given buffer; `set_slice`, `scatter_add` and `put_along_axis` may write over x (in
 place), which then needs no copy.
@@ -235,9 +235,18 @@ def _is_identity_perm(op) -> bool:
     return op.attrs["perm"] == tuple(range(len(op.attrs["perm"])))
 
 
-defop("transpose", _transpose_infer, lambda x, perm: np.transpose(x, perm), arity=1,
+def _transpose_out(x, out, perm):
+    np.copyto(out, np.transpose(x, perm))
+
+
+# transpose copies, as Paddle's does, rather than returning NumPy's permuted view: then
+# every array a kernel makes is in row-major order, as an arena buffer is, so a
+# reduction adds in the same order in the interpreter and the executor (NumPy's
+# elementwise results follow their operands' layout), and a reshape is a view.
+defop("transpose", _transpose_infer, lambda x, perm: np.transpose(x, perm).copy(),
+      out_kernel=_transpose_out, arity=1,
       attrs={"perm": REQUIRED}, canonicalize=_transpose_canon, vjp=_transpose_vjp,
-      traits=(View(),), patterns=(ReturnsOperand(when=_is_identity_perm),),
+      patterns=(ReturnsOperand(when=_is_identity_perm),),
       doc="transpose(x) {perm}: permute the axes: result axis i is x's axis perm[i]. "
           "`perm` lists every axis of x once (negative entries count from the end)")
 

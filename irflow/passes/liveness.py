@@ -133,7 +133,7 @@ class Liveness:
         if is_loop:  # the tokens, and which arguments are refreshed by a yield
             self._loop_args[op] = [(a, any(isinstance(s, Yield) for s in sources.get(a, ())))
                                    for a in args]
-        first = self._tick
+        first, mark = self._tick, len(self.roots)
         while True:
             changed = False
             for a in args:
@@ -146,7 +146,7 @@ class Liveness:
             if not changed and self._tick != first:
                 break
             self._tick = first  # (re)number the regions: the same ticks every round
-            self.roots = [r for r in self.roots if self.begin[r.op] < first]
+            del self.roots[mark:]
             for b in blocks:
                 self._number(b, inner, unplanned)
             if not is_loop:

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 
 from ..ir.core import Function, Module, OpResult, Value
 from ..ir.registry import lookup
@@ -180,8 +180,8 @@ def _shared(op, k: int, root, live: Liveness, opdef) -> bool:
 
 def nbytes(t: TensorType, sizes: dict[str, int]) -> int:
     """The bytes a buffer of type `t` takes, rounded up to `ALIGNMENT`."""
-    n = math.prod(eval_shape(t.shape, sizes)) * t.dtype.np.itemsize
-    return -(-n // ALIGNMENT) * ALIGNMENT
+    shape = t.shape if t.is_static else eval_shape(t.shape, sizes)
+    return -(-math.prod(shape) * t.dtype.np.itemsize // ALIGNMENT) * ALIGNMENT
 
 
 class MemoryPlan:
@@ -193,7 +193,9 @@ class MemoryPlan:
         self.assignment = assignment
         self.sizes = sizes
         buffers = assignment.buffers
-        self.nbytes = [nbytes(b.type, sizes) for b in buffers]
+        sized: dict[TensorType, int] = {}
+        self.nbytes = [sized[b.type] if b.type in sized else sized.setdefault(
+            b.type, nbytes(b.type, sizes)) for b in buffers]
         self.naive_bytes = sum(n * len(b.values) for n, b in zip(self.nbytes, buffers))
         self.offsets, self.arena_bytes, self.peak_live_bytes = _sweep(buffers, self.nbytes)
         if len(buffers) <= BY_SIZE_LIMIT:
@@ -252,11 +254,13 @@ def _by_size(buffers: list[Buffer], sizes: list[int]) -> tuple[list[int], int]:
 
 
 class _Arena:
-    """Offsets handed out and given back: a free list sorted by offset, coalesced;
-    `top` is the arena's size so far and `peak` the most bytes taken at once."""
+    """Offsets handed out and given back: free blocks sorted by offset (to coalesce
+    neighbours) and by size (to find the best fit by bisection); `top` is the arena's
+    size so far and `peak` the most bytes taken at once."""
 
     def __init__(self):
-        self.free: list[list[int]] = []  # [offset, size], by offset
+        self.by_offset: list[tuple[int, int]] = []  # (offset, size)
+        self.by_size: list[tuple[int, int]] = []    # (size, offset)
         self.top = self.live = self.peak = 0
 
     def take(self, size: int) -> int:
@@ -264,17 +268,16 @@ class _Arena:
             return 0
         self.live += size
         self.peak = max(self.peak, self.live)
-        fits = [(block[1], block[0], i) for i, block in enumerate(self.free) if block[1] >= size]
-        if fits:
-            _, offset, i = min(fits)
-            block = self.free[i]
-            block[0] += size
-            block[1] -= size
-            if not block[1]:
-                del self.free[i]
+        i = bisect_left(self.by_size, (size, -1))
+        if i < len(self.by_size):  # the smallest block it fits, the lowest of those
+            block, offset = self.by_size[i]
+            self._remove(offset, block)
+            if block > size:
+                self._add(offset + size, block - size)
             return offset
-        if self.free and sum(self.free[-1]) == self.top:  # grow the free block at the top
-            offset = self.free.pop()[0]
+        if self.by_offset and sum(self.by_offset[-1]) == self.top:  # grow the top block
+            offset, block = self.by_offset[-1]
+            self._remove(offset, block)
         else:
             offset = self.top
         self.top = offset + size
@@ -284,12 +287,23 @@ class _Arena:
         if size == 0:
             return
         self.live -= size
-        i = bisect_left(self.free, [offset, 0])
-        self.free.insert(i, [offset, size])
-        if i + 1 < len(self.free) and offset + size == self.free[i + 1][0]:
-            self.free[i][1] += self.free.pop(i + 1)[1]
-        if i > 0 and sum(self.free[i - 1]) == offset:
-            self.free[i - 1][1] += self.free.pop(i)[1]
+        i = bisect_left(self.by_offset, (offset, 0))
+        if i < len(self.by_offset) and self.by_offset[i][0] == offset + size:
+            size += self.by_offset[i][1]
+            self._remove(*self.by_offset[i])
+        if i > 0 and sum(self.by_offset[i - 1]) == offset:
+            before, before_size = self.by_offset[i - 1]
+            self._remove(before, before_size)
+            offset, size = before, before_size + size
+        self._add(offset, size)
+
+    def _add(self, offset: int, size: int) -> None:
+        insort(self.by_offset, (offset, size))
+        insort(self.by_size, (size, offset))
+
+    def _remove(self, offset: int, size: int) -> None:
+        del self.by_offset[bisect_left(self.by_offset, (offset, size))]
+        del self.by_size[bisect_left(self.by_size, (size, offset))]
 
 
 # ---------------------------------------------------------------- the pass
