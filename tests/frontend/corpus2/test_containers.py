@@ -1,12 +1,13 @@
 """Lists of tensors grown in loops and read back (stack, concat, indexing, len,
 reversed iteration, slices), dicts of tensors, tuples returned from branches."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import check, check_outputs, ints, randn, spec
+from .common import OutputMismatch, check, check_outputs, compiled, ints, randn, spec
 
 SMALL_LARGE = [randn(2, 3, scale=0.1), randn(2, 3, seed=1, scale=3.0)]
 SEQS = [randn(2, 4, 3), randn(3, 2, 3, seed=1)]
@@ -23,6 +24,7 @@ def grow(x, n):
     return outs
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: reversed() of a list grown in a tensor loop")
 def test_grown_list_iterated_in_reverse():
     def f(x, n):
         outs = grow(x, n)
@@ -34,6 +36,7 @@ def test_grown_list_iterated_in_reverse():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: slicing a list grown in a tensor loop")
 def test_grown_list_reversed_by_slice_then_stacked():
     def f(x, n):
         outs = grow(x, n)
@@ -42,6 +45,7 @@ def test_grown_list_reversed_by_slice_then_stacked():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: slicing a list grown in a tensor loop")
 def test_grown_list_concat_of_a_tail_slice():
     def f(x, n):
         outs = [x]
@@ -76,6 +80,7 @@ def test_grown_list_read_with_range_len():
     check(f, [randn(2, 3), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="DimMismatch: two lists grown together get different length symbols D1, D2")
 def test_two_lists_grown_in_one_loop():
     def f(x):
         hs, cs = [], []
@@ -113,6 +118,7 @@ def test_nonempty_list_grown_then_max_over_stack():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: append under a tensor if (list structure differs per branch)")
 def test_append_under_a_tensor_branch_in_loop():
     def f(x):
         kept = []
@@ -125,6 +131,7 @@ def test_append_under_a_tensor_branch_in_loop():
     check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-1)], spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 3] to []' for a list of tuples grown in a loop")
 def test_list_of_tuples_grown_in_loop():
     def f(x, n):
         pairs = []
@@ -187,6 +194,7 @@ def test_nested_tuple_and_dict_from_branches():
     check(f, [randn(2, 3, shift=2), randn(2, 3, shift=-2)], spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="AttributeError: 'TensorArray' object has no attribute 'insert'")
 def test_prepend_with_insert_in_loop():
     def f(x, n):
         outs = []
@@ -199,6 +207,7 @@ def test_prepend_with_insert_in_loop():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="AttributeError: 'TensorArray' object has no attribute 'extend'")
 def test_extend_in_loop():
     def f(x, n):
         outs = []
@@ -210,6 +219,7 @@ def test_extend_in_loop():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: comprehension over a list grown in a tensor loop")
 def test_list_comprehension_over_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -232,6 +242,7 @@ def test_len_of_grown_list_in_a_condition():
     check(f, [randn(2, 3, shift=-3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: zip() over a list grown in a tensor loop")
 def test_zip_grown_list_with_python_weights():
     def f(x):
         outs = []
@@ -258,6 +269,7 @@ def test_grown_list_indexed_by_tensor_counter():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 3] to []' for [x] + grown list")
 def test_last_two_of_grown_list():
     def f(x, n):
         outs = [x] + grow(x, n)
@@ -266,6 +278,7 @@ def test_last_two_of_grown_list():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="AttributeError: 'ListType' object has no attribute 'shape' (internal)")
 def test_enumerate_over_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -288,6 +301,7 @@ def test_list_used_as_a_stack_with_pop():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: sum() over a list grown in a tensor loop")
 def test_builtin_sum_of_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -296,6 +310,7 @@ def test_builtin_sum_of_grown_list():
     check(f, N_INPUTS, N_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break in a LayerList loop")
 def test_append_in_static_loop_with_tensor_break():
     class Net(nn.Layer):
         def __init__(self):
@@ -337,6 +352,7 @@ def test_list_state_swapped_in_tensor_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: lists inside a dict grown in a tensor loop")
 def test_dict_of_lists_grown_in_loop():
     def f(x, n):
         hist = {"h": [], "g": []}
@@ -382,3 +398,18 @@ def test_list_grown_in_nested_loops():
         return paddle.stack(outs).sum(axis=0), len(outs)
 
     check(f, N_INPUTS, N_SPEC)
+
+
+@pytest.mark.xfail(strict=True, reason="ShapeError 'stop_gradient: operands must be tensors, got list' under no_grad")
+def test_compiled_program_with_grown_list_called_under_no_grad():
+    def f(x, n):
+        return paddle.stack(grow(x, n)).sum(axis=0)
+
+    for mode in ("to_static", "compile"):
+        fn = compiled(f, N_SPEC, mode)
+        for a, n in N_INPUTS:
+            want = f(paddle.to_tensor(a), paddle.to_tensor(n)).numpy()
+            with paddle.no_grad():
+                got = fn(paddle.to_tensor(a), paddle.to_tensor(n)).numpy()
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+                raise OutputMismatch(f"{mode}: {got} != eager {want}")

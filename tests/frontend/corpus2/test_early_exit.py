@@ -1,6 +1,7 @@
 """Early returns inside loops over tensor ranges, while loops with several break
 conditions, for/else and while/else, loop variables read after the loop."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -331,6 +332,7 @@ def test_return_from_enumerate_over_tensor():
     check(f, [ROWS, ROWS * 0.1], spec([None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: zip() over two tensors with symbolic first dims")
 def test_zip_over_two_tensors_with_break():
     def f(x, y):
         acc = paddle.zeros([3])

@@ -2,12 +2,14 @@
 stacked and bidirectional RNNs, state kept on ``self`` between calls, attention over
 encoder outputs collected in a list, masking by lengths."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import check, check_outputs, check_twins, ints, randn, spec
+from .common import (OutputMismatch, check, check_outputs, check_twins, compiled, ints, randn,
+                     reset_parameters, spec)
 
 SEQS = [randn(2, 4, 3), randn(3, 2, 3, seed=1)]
 SEQ_SPEC = spec([None, None, 3])
@@ -117,6 +119,7 @@ class BiRNN(nn.Layer):
         return paddle.concat([paddle.stack(fwd_out, 1), paddle.stack(bwd_out, 1)], axis=-1)
 
 
+@pytest.mark.xfail(strict=True, reason="TypeError: 'RangeSpec' object is not reversible (internal)")
 def test_bidirectional_rnn_with_reversed_range():
     check(BiRNN(), SEQS, SEQ_SPEC)
 
@@ -221,6 +224,7 @@ class StatefulRNN(nn.Layer):
         return h
 
 
+@pytest.mark.xfail(strict=True, reason="silently wrong: `self.h if self.h is not None` frozen at the first trace")
 def test_state_kept_on_self_across_calls():
     def make():
         net = StatefulRNN()
@@ -438,6 +442,7 @@ class PaddleStyleRNNLoop(nn.Layer):
         return h
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.slice with tensor starts/ends")
 def test_rnn_loop_with_paddle_shape_and_slice():
     check(PaddleStyleRNNLoop(), SEQS, SEQ_SPEC)
 
@@ -457,6 +462,7 @@ class EncoderReturnsAll(nn.Layer):
         return states[-1], len(states)
 
 
+@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 4] to []' for a list of (h, c)")
 def test_encoder_returns_last_pair_from_state_list():
     check(EncoderReturnsAll(), SEQS, SEQ_SPEC)
 
@@ -476,3 +482,73 @@ class TimeMajorRNN(nn.Layer):
 
 def test_time_major_loop_over_tensor():
     check(TimeMajorRNN(), SEQS, SEQ_SPEC)
+
+
+class LazyStateRNN(nn.Layer):
+    """The state is created on the first call (`if self.h is None`), then carried."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.h = None
+
+    def forward(self, x):
+        if self.h is None:
+            self.h = paddle.zeros([x.shape[0], 4])
+        h = paddle.tanh(self.fc(x) + self.h)
+        self.h = h.detach()
+        return h
+
+
+@pytest.mark.xfail(strict=True, reason="silently wrong: `if self.h is None` frozen at the first trace")
+def test_lazily_created_state_on_self():
+    def make():
+        net = LazyStateRNN()
+        return net, net
+
+    check_twins(make, [randn(2, 4), randn(2, 4, seed=1), randn(2, 4, seed=2)], spec([2, 4]))
+
+
+class TensorStateRNN(nn.Layer):
+    """The state is a tensor from the start, replaced by each call."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.h = paddle.zeros([2, 4])
+
+    def forward(self, x):
+        h = paddle.tanh(self.fc(x) + self.h)
+        self.h = h.detach()
+        return h
+
+
+def test_tensor_state_on_self_from_the_start():
+    def make():
+        net = TensorStateRNN()
+        return net, net
+
+    check_twins(make, [randn(2, 4), randn(2, 4, seed=1), randn(2, 4, seed=2)], spec([2, 4]))
+
+
+class ResettableRNN(LazyStateRNN):
+    def reset(self):
+        self.h = None
+
+
+@pytest.mark.xfail(strict=True, reason="silently wrong: state on self created lazily is frozen at the first trace")
+def test_state_reset_between_sequences():
+    for mode in ("to_static", "compile"):
+        eager, comp = ResettableRNN(), ResettableRNN()
+        reset_parameters(eager)
+        comp.set_state_dict(eager.state_dict())
+        fn = compiled(comp, spec([2, 4]), mode)
+        for k in range(4):
+            if k == 2:
+                eager.reset()
+                comp.reset()
+            x = randn(2, 4, seed=k)
+            want = eager(paddle.to_tensor(x)).numpy()
+            got = fn(paddle.to_tensor(x)).numpy()
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+                raise OutputMismatch(f"{mode}, call {k}: {got} != eager {want}")

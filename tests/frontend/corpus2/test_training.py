@@ -2,6 +2,7 @@
 inside), several steps per call, skipped steps, gradient clipping, accumulation;
 layers that behave differently in train and eval; MNIST/CIFAR-style models."""
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -61,6 +62,7 @@ def test_train_step_with_momentum_and_weight_decay():
                         weight_decay=0.01), BATCHES, IMG_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: backward()/step() inside a tensor if")
 def test_train_step_skipped_when_loss_is_not_finite():
     def body(net, opt):
         def train_step(img, label):
@@ -76,6 +78,7 @@ def test_train_step_skipped_when_loss_is_not_finite():
     check_twins(stepper("SGD", body, learning_rate=0.1), batches, IMG_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="irflow has no nn.ClipGradByGlobalNorm")
 def test_train_step_with_global_norm_clipping():
     def make():
         net = MLP()
@@ -93,6 +96,7 @@ def test_train_step_with_global_norm_clipping():
     check_twins(make, BATCHES, IMG_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="silently wrong: 3 optimizer steps in one compiled call, 3rd loss and weights differ")
 def test_several_steps_in_one_compiled_call():
     def body(net, opt):
         def fit(img, label):
@@ -109,6 +113,7 @@ def test_several_steps_in_one_compiled_call():
     check_twins(stepper("SGD", body, learning_rate=0.2), BATCHES[:2], IMG_SPEC)
 
 
+@pytest.mark.xfail(strict=True, reason="DimMismatch: img[lo:hi] and label[lo:hi] get different size symbols")
 def test_gradient_accumulation_over_two_micro_batches():
     def body(net, opt):
         def train_step(img, label):

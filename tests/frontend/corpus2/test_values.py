@@ -3,6 +3,7 @@ sizes, casts and .astype, .item()/.numpy()/float()/int() in conditions and math.
 import math
 
 import numpy as np
+import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -55,6 +56,7 @@ def test_zeros_from_paddle_shape_times_two():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.zeros(paddle.shape(x))")
 def test_zeros_with_the_whole_paddle_shape():
     def f(x):
         return paddle.zeros(paddle.shape(x)) + x * 3.0
@@ -62,6 +64,7 @@ def test_zeros_with_the_whole_paddle_shape():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.reshape(x, paddle.shape(y))")
 def test_reshape_to_the_shape_of_another_input():
     def f(x, y):
         return paddle.reshape(x, paddle.shape(y)) + y
@@ -213,6 +216,7 @@ def test_dtype_comparison_in_condition():
     check(f, TWO_BATCHES, spec([None, 4]), every_line=False)
 
 
+@pytest.mark.xfail(strict=True, reason="ShapeError: x[:, ::2] on a None axis")
 def test_step_slicing_on_symbolic_axis():
     def f(x):
         return x[:, ::2] + x[:, 1::2]
@@ -242,6 +246,7 @@ def test_paddle_slice_with_symbolic_end():
     check(f, SEQS, spec([None, None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError 'truth value of a traced tensor' for split([2, S - 2])")
 def test_split_with_symbolic_section():
     def f(x):
         a, b = paddle.split(x, [2, x.shape[1] - 2], axis=1)
@@ -350,6 +355,7 @@ def test_mean_over_valid_positions_with_len():
     check(f, SEQS, spec([None, None, 3]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: F.pad with a pad computed from a None dim")
 def test_pad_to_a_multiple_of_four():
     def f(x):
         pad = (4 - x.shape[1] % 4) % 4
@@ -358,6 +364,7 @@ def test_pad_to_a_multiple_of_four():
     check(f, [randn(2, 6), randn(2, 8, seed=1)], spec([None, None]))
 
 
+@pytest.mark.xfail(strict=True, reason="TypeError: Tensor doesn't define __round__ (round(t.item(), 1))")
 def test_round_of_item():
     def f(x):
         r = round(x.mean().item(), 1)
@@ -366,6 +373,7 @@ def test_round_of_item():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
+@pytest.mark.xfail(strict=True, reason="ConversionError: math.floor(t.item()) as a loop bound")
 def test_math_floor_of_item_as_repeat_count():
     def f(x):
         k = math.floor(x.abs().max().item())
