@@ -7,7 +7,7 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import OutputMismatch, check, check_outputs, compiled, ints, randn, spec
+from .common import MODES, OutputMismatch, check, check_outputs, compiled, ints, randn, spec
 
 SMALL_LARGE = [randn(2, 3, scale=0.1), randn(2, 3, seed=1, scale=3.0)]
 SEQS = [randn(2, 4, 3), randn(3, 2, 3, seed=1)]
@@ -405,7 +405,7 @@ def test_compiled_program_with_grown_list_called_under_no_grad():
     def f(x, n):
         return paddle.stack(grow(x, n)).sum(axis=0)
 
-    for mode in ("to_static", "compile"):
+    for mode in MODES:
         fn = compiled(f, N_SPEC, mode)
         for a, n in N_INPUTS:
             want = f(paddle.to_tensor(a), paddle.to_tensor(n)).numpy()

@@ -8,7 +8,7 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import (ConversionError, check, check_converts_or_fails, check_fails,
+from .common import (MODES, ConversionError, check, check_converts_or_fails, check_fails,
                      check_fails_in, check_message, check_outputs, compiled, ints, randn,
                      spec)
 
@@ -242,7 +242,7 @@ def test_global_counter_mutated_in_tensor_branch():
         CALLS = 0
         f(paddle.to_tensor(a))
         eager.append(CALLS)
-    for mode in ("to_static", "compile"):
+    for mode in MODES:
         fn = compiled(f, spec([None, 4]), mode)
         try:
             for a, want in zip(POS_NEG, eager):

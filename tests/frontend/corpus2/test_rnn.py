@@ -8,8 +8,8 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import (OutputMismatch, check, check_outputs, check_twins, compiled, ints, randn,
-                     reset_parameters, spec)
+from .common import (MODES, OutputMismatch, check, check_outputs, check_twins, compiled, ints,
+                     randn, reset_parameters, spec)
 
 SEQS = [randn(2, 4, 3), randn(3, 2, 3, seed=1)]
 SEQ_SPEC = spec([None, None, 3])
@@ -538,7 +538,7 @@ class ResettableRNN(LazyStateRNN):
 
 @pytest.mark.xfail(strict=True, reason="silently wrong: state on self created lazily is frozen at the first trace")
 def test_state_reset_between_sequences():
-    for mode in ("to_static", "compile"):
+    for mode in MODES:
         eager, comp = ResettableRNN(), ResettableRNN()
         reset_parameters(eager)
         comp.set_state_dict(eager.state_dict())

@@ -8,8 +8,8 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import OutputMismatch, check, check_outputs, check_twins, compiled, ints, randn, \
-    reset_parameters, spec
+from .common import (MODES, OutputMismatch, check, check_outputs, check_twins, compiled, ints,
+                     randn, reset_parameters, spec)
 
 IMG_SPEC = [paddle.static.InputSpec([None, 1, 4, 4]), paddle.static.InputSpec([None], "int64")]
 BATCHES = [(randn(4, 1, 4, 4, seed=k), ints(4, seed=k)) for k in range(3)]
@@ -180,7 +180,7 @@ class NoisyTrainLayer(nn.Layer):
 def test_compiled_layer_follows_train_then_eval():
     net = NoisyTrainLayer()
     reset_parameters(net)
-    for mode in ("to_static", "compile"):
+    for mode in MODES:
         static = compiled(net, spec([None, 4]), mode)
         for training in (True, False, True):
             net.train() if training else net.eval()
@@ -334,7 +334,7 @@ def test_lr_scheduler_step_between_compiled_steps():
             return loss
         return net, (train_step, sched)
 
-    for mode in ("to_static", "compile"):
+    for mode in MODES:
         nets, steps = [], []
         for _ in range(2):
             net, (step, sched) = make()
