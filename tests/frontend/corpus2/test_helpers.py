@@ -290,18 +290,6 @@ def test_math_sqrt_of_the_feature_size():
     check(f, [(randn(2, 3, 4), randn(2, 5, 4, seed=1))], spec([None, None, 4], [None, None, 4]))
 
 
-def test_helper_uses_module_constant():
-    def f(x):
-        if x.abs().max() > EPS_LIMIT:
-            x = x / EPS_LIMIT
-        return x
-
-    check(f, SMALL_LARGE, spec([None, 4]))
-
-
-EPS_LIMIT = 2.0
-
-
 def test_helper_loop_over_zip_of_lists():
     def mix(hs, ws):
         out = paddle.zeros_like(hs[0])

@@ -8,8 +8,8 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .common import (MODES, OutputMismatch, check, check_outputs, check_twins, compiled, ints,
-                     randn, reset_parameters, spec)
+from .common import (MODES, ConversionError, OutputMismatch, check, check_message, check_outputs,
+                     check_twins, compiled, ints, randn, reset_parameters, spec)
 
 IMG_SPEC = [paddle.static.InputSpec([None, 1, 4, 4]), paddle.static.InputSpec([None], "int64")]
 BATCHES = [(randn(4, 1, 4, 4, seed=k), ints(4, seed=k)) for k in range(3)]
@@ -350,3 +350,60 @@ def test_lr_scheduler_step_between_compiled_steps():
             steps[1][1].step()
             if not np.allclose(a, b, rtol=1e-5, atol=1e-6):
                 raise OutputMismatch(f"{mode}: loss {b} != eager {a}")
+
+
+class LoopNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.out = nn.Linear(16, 10)
+
+    def forward(self, x):
+        h = paddle.flatten(x, 1)
+        for _ in range(3):
+            h = paddle.tanh(self.fc(h))
+            if h.abs().max() > 0.9:
+                break
+        return self.out(h)
+
+
+@pytest.mark.xfail(strict=True, reason="AttributeError 'StackType' object has no attribute 'dtype' (internal)")
+def test_gradient_penalty_in_a_compiled_train_step():
+    def make():
+        net = LoopNet()
+        opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+
+        def train_step(img, label):
+            img.stop_gradient = False
+            logits = net(img)
+            (g,) = paddle.grad(logits.sum(), img, create_graph=True)
+            loss = F.cross_entropy(logits, label) + 0.1 * (g ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return net, train_step
+
+    check_twins(make, BATCHES, IMG_SPEC)
+
+
+def test_gradients_clipped_by_hand_before_the_step():
+    def make():
+        net = MLP()
+        opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+
+        def train_step(img, label):
+            loss = F.cross_entropy(net(img), label)
+            loss.backward()
+            for p in net.parameters():
+                p.grad.set_value(paddle.clip(p.grad, -0.01, 0.01))
+            opt.step()
+            opt.clear_grad()
+            return loss
+        return net, train_step
+
+    net, step = make()
+    try:
+        check_twins(make, BATCHES, IMG_SPEC)
+    except ConversionError as e:                  # or a clear error naming the line
+        check_message(str(e), step, "p.grad.set_value(")
