@@ -37,7 +37,7 @@ from ..context import grad_enabled
 from ..dispatch import apply, user_location
 from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
-from ..ir.core import Module
+from ..ir.core import Function, Module
 from ..ir.signature import Signature, SignatureMismatch
 from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
@@ -188,14 +188,35 @@ class Program:
         fn = self.ir.main
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
-        if not outputs:
-            return None, active
-        forward, backward = vjp_split(fn, wrt, outputs)
-        module = Module([forward, backward])
-        return {"callee": FuncRef(forward.name, module, compile_plan(forward)),
-                "backward": FuncRef(backward.name, module, compile_plan(backward)),
-                "wrt": wrt, "outputs": outputs,
-                "residuals": len(forward.result_types) - len(fn.result_types)}, active
+        return (differentiable_call(fn, wrt, outputs) if outputs else None), active
+
+
+def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...]) -> dict:
+    """The attributes of a ``call`` of `fn` that eager autograd can differentiate with
+    respect to the operands `wrt` and the results `outputs`: the forward and backward
+    halves of a `vjp_split`, compiled, in a module the call refers to (it goes when
+    nothing refers to it any more). Both halves can be differentiated again (their
+    `derive` splits them on demand), so gradients of gradients work."""
+    forward, backward = vjp_split(fn, wrt, outputs)
+    module = Module([forward, backward])
+    return {"callee": FuncRef(forward.name, module, compile_plan(forward), _deriver(forward)),
+            "backward": FuncRef(backward.name, module, compile_plan(backward),
+                                _deriver(backward)),
+            "wrt": wrt, "outputs": outputs,
+            "residuals": len(forward.result_types) - len(fn.result_types)}
+
+
+def _deriver(fn: Function):
+    """``derive(wrt)``: a differentiable call of `fn` with respect to the operands `wrt`
+    and every result they reach (None if none), made once per `wrt`."""
+    made: dict[tuple, dict | None] = {}
+
+    def derive(wrt: tuple[int, ...]) -> dict | None:
+        if wrt not in made:
+            outputs = tuple(k for k, r in enumerate(active_results(fn, wrt)) if r)
+            made[wrt] = differentiable_call(fn, wrt, outputs) if outputs else None
+        return made[wrt]
+    return derive
 
 
 class CompiledFunction:
@@ -214,6 +235,7 @@ class CompiledFunction:
         self.check = check
         self.pipeline = tuple(pipeline)
         self._programs: dict[Any, Program] = {}
+        self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._last: Program | None = None
         self._sublayers = None
         self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
@@ -365,12 +387,24 @@ class CompiledFunction:
         trace depends on that and on the grad mode (both decide where
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
-        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures)
+        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures,
+               self._stored_attributes())
         program = self._programs.get(key)
         if program is None:
             program = self._trace(types_, requires, extra, structures)
-            self._programs[key] = program
+            for layer, name in program.attributes:
+                if (layer, name) not in self._watched:
+                    self._watched.append((layer, name))
+            self._programs[key] = self._programs[(*key[:-1], self._stored_attributes())] = \
+                program
         return program
+
+    def _stored_attributes(self) -> tuple[bool, ...]:
+        """Whether each Layer attribute a program stores holds a tensor now: a trace
+        made while ``self.h`` was None (``if self.h is None: self.h = zeros(...)``) holds
+        only until the first call has stored a tensor there."""
+        return tuple(isinstance(layer._attribute_or_unset(name), Tensor)
+                     for layer, name in self._watched)
 
     def _trace(self, types_, requires, extra, structures) -> Program:
         """Trace for input types `types_`. Where a type rule needs a symbolic input dim

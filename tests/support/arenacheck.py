@@ -18,7 +18,8 @@ reads again is fine.
 
 ``check_plan(fn, args, plan)`` raises `Overlap` naming both values and the op at
 which the clobbered one was read. It also checks what the planner takes on trust:
-a kernel returns memory of its own unless its op is a view or a call.
+a kernel returns memory of its own, row-major as an arena buffer is, unless its op
+is a view or a call.
 """
 from __future__ import annotations
 
@@ -64,10 +65,14 @@ class _Recorder(Interpreter):
         opdef = lookup(op.name)
         if not (opdef.has(View) or opdef.has(CallOp)):
             for r in results:
-                if isinstance(r, np.ndarray) and any(
-                        isinstance(a, np.ndarray) and np.shares_memory(r, a) for a in args):
+                if not isinstance(r, np.ndarray):
+                    continue
+                if any(isinstance(a, np.ndarray) and np.shares_memory(r, a) for a in args):
                     raise AssertionError(f"the kernel of '{op.name}' returned an operand's "
                                          "memory; only views and calls may")
+                if not r.flags.c_contiguous:
+                    raise AssertionError(f"the kernel of '{op.name}' returned an array that "
+                                         "is not row-major, unlike an arena buffer")
         self.events.append(("kernel", op, list(args), results))
         return results
 
