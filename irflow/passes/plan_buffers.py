@@ -78,8 +78,8 @@ class BufferAssignment:
     sizes: `buffers`, `buffer_of[value]` (an index into `buffers`), `allocated[value]`
     (why its op allocates it instead), `copied` (the indices of the returned values
     that may be arena memory, which `return` copies out) and `symbols` (those the
-    buffer sizes depend on). Keeps no reference to the IR's ops, so a compiled plan
-    does not need them."""
+    buffer sizes depend on). Once built it reads nothing from the IR (values are
+    only its keys), so a compiled plan needs no IR to place buffers for a new shape."""
 
     def __init__(self, fn: Function):
         live = Liveness(fn)
@@ -340,10 +340,12 @@ class PlanBuffers(Pass):
         return False
 
     def statistics(self) -> dict[str, int]:
+        """The bytes of the arenas planned by the last run, their peaks and the naive
+        bytes, summed over the module's functions (dashed names, for a pass report)."""
         plans = self.plans.values()
-        return {"bytes planned": sum(p.arena_bytes for p in plans),
-                "peak live bytes": sum(p.peak_live_bytes for p in plans),
-                "naive bytes": sum(p.naive_bytes for p in plans)}
+        return {"bytes-planned": sum(p.arena_bytes for p in plans),
+                "peak-live-bytes": sum(p.peak_live_bytes for p in plans),
+                "naive-bytes": sum(p.naive_bytes for p in plans)}
 
 
 def _parse_sizes(text: str) -> dict[str, int]:

@@ -209,8 +209,8 @@ func @f(%x: f32[N]) -> f32 {
     planner = PlanBuffers(sizes="N=32")
     PassManager([planner]).run(module)
     assert isinstance(planner.plans["f"], MemoryPlan)
-    assert planner.statistics() == {"bytes planned": 128, "peak live bytes": 128,
-                                    "naive bytes": 256}
+    assert planner.statistics() == {"bytes-planned": 128, "peak-live-bytes": 128,
+                                    "naive-bytes": 256}
     text = str(module)
     assert "%a = exp %x {plan.offset=0} : f32[N]" in text
     assert str(parse(text)) == text  # annotations read back
