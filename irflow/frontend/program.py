@@ -419,6 +419,7 @@ class CompiledFunction:
             tensors, pattern = Pattern.split(out, _is_tensor)
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
+            tracer.check_texts()
             program = Program(tracer, tensors, pattern, self.pipeline, lists)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program

@@ -89,6 +89,8 @@ unary("sin", np.sin, lambda b, g, i, o: [b.mul(g[0], b.cos(i[0]))], doc="sine")
 unary("cos", np.cos, lambda b, g, i, o: [b.neg(b.mul(g[0], b.sin(i[0])))], doc="cosine")
 unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
 unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
+unary("round", np.round, _zero_vjp, doc="round to the nearest integer, halves to even as "
+      "Python's round() and NumPy's; gradient 0")
 unary("logical_not", np.logical_not, kind="bool", doc="not x")
 unary("stop_gradient", lambda x: x, kind="any",
       doc="x itself; no gradient flows through it (Tensor.detach() in compiled code)")

@@ -221,6 +221,19 @@ class Tensor:
                               f"tensor's {self.shape}")
         self._value = array.astype(self._value.dtype, copy=True)
 
+    def __format__(self, spec: str) -> str:
+        """``f"{t}"`` and ``f"{t:.3f}"`` (a one-element tensor as its number); while
+        tracing, text the program fills in when it prints (see `Tracer.text_of`)."""
+        if self._value is None:
+            return self._tracer.text_of(self, spec)
+        if not spec:
+            return str(self)
+        if self._value.size != 1:
+            raise TypeError(f"unsupported format string {spec!r} for a Tensor of shape "
+                            f"{self.shape}: only a tensor with one element formats as a "
+                            "number")
+        return format(self._value.item(), spec)
+
     def __repr__(self) -> str:
         if self._value is None:
             return self._tracer.describe(self)

@@ -31,7 +31,7 @@ SMOOTH_DIFFERENTIABLE = {
 }
 DIFFERENTIABLE = SMOOTH_DIFFERENTIABLE | {
     "abs", "relu", "maximum", "minimum", "select", "max", "min", "cast", "floor", "ceil",
-    "sign",
+    "round", "sign",
 }
 # Ops with a VJP that the generator does not emit, and why.
 NOT_GENERATED = {

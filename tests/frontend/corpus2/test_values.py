@@ -357,7 +357,6 @@ def test_pad_to_a_multiple_of_four():
     check(f, [randn(2, 6), randn(2, 8, seed=1)], spec([None, None]))
 
 
-@pytest.mark.xfail(strict=True, reason="TypeError: Tensor doesn't define __round__ (round(t.item(), 1))")
 def test_round_of_item():
     def f(x):
         r = round(x.mean().item(), 1)
