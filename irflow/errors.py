@@ -105,3 +105,8 @@ class InputError(IrflowError, ValueError):
 
 class ConversionError(IrflowError):
     """Python code that the frontend cannot turn into IR."""
+
+
+class DTypeError(IrflowError, ValueError):
+    """Operands of dtypes that an op does not mix (a float64 input into a float32
+    layer's matmul), where Paddle raises a ValueError too."""

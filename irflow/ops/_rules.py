@@ -30,6 +30,9 @@ def defop(name: str, infer, kernel=None, **fields) -> OpDef:
 
 def check_kind(t: TensorType, kind: str, what: str = "operand") -> None:
     if t.dtype.kind not in KINDS[kind]:
+        if t.dtype.kind == "bfloat16":
+            raise ShapeError(f"{what} {t} is bfloat16, which irflow stores but does not "
+                             "compute with; cast it to float32 first (x.astype('float32'))")
         raise ShapeError(f"{what} must be {kind.replace('number', 'a float or int')} "
                          f"typed, got {t}")
 

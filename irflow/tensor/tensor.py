@@ -24,7 +24,11 @@ class Tensor:
                  "name", "persistable", "__weakref__")
 
     def __init__(self, value=None, dtype=None, stop_gradient: bool = True, name: str | None = None):
-        array = np.asarray(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
+        if dtype is not None and dtypes.dtype(dtype) is dtypes.bfloat16:
+            from .convert import to_array
+            array = to_array(value, dtype)
+        else:
+            array = np.asarray(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
         if array.dtype not in _SUPPORTED:
             array = array.astype(dtypes.dtype(_default_dtype_for(array)).np)
         self._init(array)
@@ -262,7 +266,7 @@ def _is_cleared(array: np.ndarray) -> bool:
 
 
 def _default_dtype_for(array: np.ndarray) -> str:
-    """Paddle's choice for data NumPy typed otherwise (e.g. float16, uint8)."""
+    """Paddle's choice for data NumPy typed otherwise (e.g. uint32, float128)."""
     if array.dtype.kind == "f":
         return "float32"
     if array.dtype.kind in "iu":
