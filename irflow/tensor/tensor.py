@@ -20,8 +20,10 @@ from ..ops.formatting import PLACE, tensor_text
 
 
 class Tensor:
+    # `_hooks` (a leaf's gradient hooks) is set only by register_hook: read it with
+    # getattr(t, "_hooks", None), so that making a tensor does not pay for it.
     __slots__ = ("_value", "_ir", "_tracer", "stop_gradient", "_grad", "_node", "_index",
-                 "name", "persistable", "__weakref__")
+                 "name", "persistable", "_hooks", "__weakref__")
 
     def __init__(self, value=None, dtype=None, stop_gradient: bool = True, name: str | None = None):
         if dtype is not None and dtypes.dtype(dtype) is dtypes.bfloat16:
@@ -86,6 +88,10 @@ class Tensor:
     @property
     def place(self) -> str:
         return PLACE
+
+    def cpu(self) -> "Tensor":
+        """The tensor on the CPU: itself, since irflow computes on the CPU."""
+        return self
 
     @property
     def is_leaf(self) -> bool:
@@ -200,6 +206,27 @@ class Tensor:
 
     clear_grad = clear_gradient
 
+    def register_hook(self, hook) -> "TensorHookRemoveHelper":
+        """Call ``hook(grad)`` when backward() computes this tensor's gradient; a
+        Tensor it returns replaces the gradient (what a leaf accumulates, or what flows
+        on to the ops before an intermediate tensor). Eager code only."""
+        if self._value is None:
+            from ..errors import ConversionError
+            raise ConversionError("register_hook is not supported in compiled code; "
+                                  "register it eagerly")
+        if self.stop_gradient:
+            raise IrflowError("cannot register a hook on a tensor that stops gradients "
+                              "(stop_gradient=True)")
+        if self._node is None:
+            if getattr(self, "_hooks", None) is None:
+                self._hooks = {}
+            hooks = self._hooks
+        else:
+            if self._node.hooks is None:
+                self._node.hooks = {}
+            hooks = self._node.hooks.setdefault(self._index, {})
+        return TensorHookRemoveHelper(hooks, hook)
+
     def detach(self) -> "Tensor":
         if self._value is None:
             return self._tracer.detach(self)
@@ -231,6 +258,17 @@ class Tensor:
         return tensor_text(self._value, self.stop_gradient)
 
     __str__ = __repr__
+
+
+class TensorHookRemoveHelper:
+    """The handle `Tensor.register_hook` returns: `remove()` unregisters the hook."""
+
+    def __init__(self, hooks: dict, hook) -> None:
+        self._hooks, self._key = hooks, object()  # a key no other registration has
+        hooks[self._key] = hook
+
+    def remove(self) -> bool:
+        return self._hooks.pop(self._key, None) is not None
 
 
 class Parameter(Tensor):
