@@ -13,10 +13,13 @@ from .layer.layers import Layer
 from .layer.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .layer.norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
+from .layer.rnn import (GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN,
+                        SimpleRNNCell)
 
 Silu = SiLU
 
-__all__ = ["AdaptiveAvgPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1D",
+__all__ = ["BiRNN", "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNCellBase", "SimpleRNN",
+           "SimpleRNNCell", "AdaptiveAvgPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1D",
            "BatchNorm2D", "Conv2D", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
            "GELU", "Identity", "L1Loss", "Layer", "LayerDict", "LayerList",
            "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2D", "NLLLoss",
