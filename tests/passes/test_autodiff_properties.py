@@ -39,6 +39,7 @@ NOT_GENERATED = {
     "max_pool2d": "4-D NCHW, see conv2d",
     "avg_pool2d": "4-D NCHW, see conv2d",
     "adaptive_avg_pool2d": "4-D NCHW, see conv2d",
+    "conv2d_grad_input": "4-D NCHW, see conv2d (Conv2DTranspose's op); tests/nn checks it",
     "call": "runs a compiled program from a process-local table; only the frontend builds it",
     "mod": "jumps wherever x / y crosses an integer, which finite differences cannot "
            "straddle; tests/tensor/test_math.py checks its gradient away from the jumps",

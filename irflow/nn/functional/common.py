@@ -115,11 +115,16 @@ def _pad_pairs(ndim: int, pad: list[int], data_format: str | None,
 
 def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format=None,
         pad_from_left_axis: bool = True, name=None):
-    """Pad x with `value` (mode "constant" only; see `_pad_pairs` for `pad`)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported by irflow (only "
-                                  "'constant')")
+    """Pad x with `value` (mode "constant"), or by mirroring without the edge
+    ("reflect"), repeating the edge ("replicate") or wrapping around ("circular");
+    see `_pad_pairs` for `pad`."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"pad: mode should be one of constant, reflect, replicate, "
+                         f"circular, got {mode!r}")
     x = as_tensor(x)
     pad = [int(v) for v in (pad.tolist() if isinstance(pad, Tensor) else pad)]
     pairs = _pad_pairs(x.ndim, pad, data_format, pad_from_left_axis)
+    if mode != "constant":
+        from .resample import pad_by_gather
+        return pad_by_gather(x, pairs, mode)
     return apply("pad", (x,), {"pads": pairs, "value": float(value)})

@@ -1,4 +1,4 @@
-"""Batch and layer normalization, composed from primitives.
+"""Batch, layer, group and instance normalization, composed from primitives.
 
 Both normalize with the biased variance (the mean of squared deviations), as Paddle.
 In training, `batch_norm` also updates the running statistics in place, with
@@ -10,8 +10,9 @@ update, which the tracer intercepts when a Layer is compiled.
 from __future__ import annotations
 
 from ...dispatch import no_grad
-from ...tensor import mean as reduce_mean, reshape, rsqrt
+from ...tensor import mean as reduce_mean, reshape, rsqrt, transpose
 from ...tensor.convert import as_tensor
+from ...tensor.manipulation import exact_shape
 
 
 def _channel_axis(ndim: int, data_format: str) -> int:
@@ -71,3 +72,51 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-
     if bias is not None:
         y = y + bias
     return y
+
+
+def _normalize_groups(x, groups_shape, epsilon):
+    """x normalized over every axis after the first two of its view `groups_shape`."""
+    view = reshape(x, groups_shape)
+    axes = list(range(2, len(groups_shape)))
+    mean = reduce_mean(view, axes, keepdim=True)
+    centered = view - mean
+    var = reduce_mean(centered * centered, axes, keepdim=True)
+    return reshape(centered * rsqrt(var + epsilon), exact_shape(x))
+
+
+def _affine(y, weight, bias, channel_axis: int):
+    shape = [1] * y.ndim
+    shape[channel_axis] = -1
+    if weight is not None:
+        y = y * reshape(weight, shape)
+    if bias is not None:
+        y = y + reshape(bias, shape)
+    return y
+
+
+def group_norm(x, num_groups: int, epsilon: float = 1e-05, weight=None, bias=None,
+               data_format: str = "NCHW", name=None):
+    """Normalize each group of num_groups channel groups over its channels and
+    spatial positions (biased variance), then scale and shift per channel."""
+    x = as_tensor(x)
+    channels_last = not data_format.upper().startswith("NC")
+    if channels_last:
+        x = transpose(x, [0, x.ndim - 1, *range(1, x.ndim - 1)])
+    shape = exact_shape(x)
+    channels = shape[1]
+    if channels % num_groups:
+        raise ValueError(f"group_norm: the channels ({channels}) must be divisible by "
+                         f"num_groups ({num_groups})")
+    y = _affine(_normalize_groups(x, [shape[0], num_groups, -1], epsilon), weight, bias, 1)
+    return transpose(y, [0, *range(2, y.ndim), 1]) if channels_last else y
+
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.9, eps: float = 1e-05,
+                  data_format: str = "NCHW", name=None):
+    """Normalize each channel of each sample over its spatial positions, then scale
+    and shift per channel."""
+    x = as_tensor(x)
+    shape = exact_shape(x)
+    y = _normalize_groups(x, [shape[0], shape[1], -1], eps)
+    return _affine(y, weight, bias, 1)

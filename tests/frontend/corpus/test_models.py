@@ -366,7 +366,6 @@ class PaddleLSTMCellModel(nn.Layer):
         return h
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no nn.LSTMCell")
 def test_paddle_lstm_cell():
     check(PaddleLSTMCellModel(), [randn(2, 3, 3)], spec([None, 3, 3]))
 
@@ -381,7 +380,6 @@ class PaddleGRUModel(nn.Layer):
         return out[:, -1]
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no nn.GRU")
 def test_paddle_gru_layer():
     check(PaddleGRUModel(), [randn(2, 3, 3)], spec([None, 3, 3]))
 
