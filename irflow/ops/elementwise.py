@@ -16,8 +16,8 @@ from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
 from ..ir.traits import Elementwise
-from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_kind, defop, same_dtype,
-                     unbroadcast)
+from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_divisor, check_kind, defop,
+                     quiet, same_dtype, unbroadcast)
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -62,12 +62,12 @@ unary("neg", np.negative, lambda b, g, i, o: [b.neg(g[0])], kind="number",
 unary("abs", np.abs, lambda b, g, i, o: [b.mul(g[0], b.sign(i[0]))], kind="number",
       doc="|x|; its gradient at 0 is 0")
 unary("sign", np.sign, _zero_vjp, kind="number", doc="-1, 0 or 1 by the sign of x; gradient 0")
-unary("exp", np.exp, lambda b, g, i, o: [b.mul(g[0], o[0])], doc="e**x")
-unary("log", np.log, lambda b, g, i, o: [b.div(g[0], i[0])], doc="natural logarithm")
-unary("sqrt", np.sqrt,
+unary("exp", quiet(np.exp), lambda b, g, i, o: [b.mul(g[0], o[0])], doc="e**x")
+unary("log", quiet(np.log), lambda b, g, i, o: [b.div(g[0], i[0])], doc="natural logarithm")
+unary("sqrt", quiet(np.sqrt),
       lambda b, g, i, o: [b.div(g[0], b.mul(o[0], b.constant(2, o[0].type.dtype)))],
       doc="square root")
-unary("rsqrt", lambda x: 1 / np.sqrt(x),
+unary("rsqrt", quiet(lambda x: 1 / np.sqrt(x)),
       lambda b, g, i, o: [b.mul(g[0], b.mul(b.constant(-0.5, o[0].type.dtype),
                                             b.div(o[0], i[0])))],
       doc="1 / sqrt(x)")
@@ -154,23 +154,41 @@ def _minmax_vjp(wins):
 
 binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
        patterns=(NeutralOperand(0),))
-binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])), doc="x - y",
+binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
+       doc="x - y",
        patterns=(NeutralOperand(0, keep=(0,)),))
 binary("mul", np.multiply,
        lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
        patterns=(NeutralOperand(1),))
-binary("div", lambda x, y: np.divide(x, y) if x.dtype.kind == "f" else np.floor_divide(x, y),
-       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's",
+def _div_kernel(x, y):
+    if x.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            return np.divide(x, y)
+    check_divisor(y)
+    return np.floor_divide(x, y)
+
+
+def _mod_kernel(x, y):
+    if x.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            return np.mod(x, y)
+    check_divisor(y)
+    return np.mod(x, y)
+
+
+binary("div", _div_kernel,
+       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
+           "divisor is an error",
        patterns=(NeutralOperand(1, keep=(0,)),))
-binary("pow", np.power, _pow_vjp, kind="float", doc="x ** y")
+binary("pow", quiet(np.power), _pow_vjp, kind="float", doc="x ** y")
 binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")
 binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),
        doc="the smaller of x and y; ties split the gradient evenly")
-binary("mod", np.mod,
+binary("mod", _mod_kernel,
        lambda b, g, i, o: _both(b, i, g[0], b.neg(b.mul(g[0], b.floor(b.div(i[0], i[1]))))),
-       kind="number", doc="x - floor(x / y) * y (Python's %); d/dx is 1, d/dy is "
-                          "-floor(x / y)")
+       kind="number", doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
+                          "an error); d/dx is 1, d/dy is -floor(x / y)")
 
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:

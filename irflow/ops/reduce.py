@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir import dtypes
 from ..ir.types import TensorType, numel
-from ._rules import check_kind, defop, norm_axes, norm_axis
+from ._rules import check_kind, defop, norm_axes, norm_axis, quiet
 
 # ---------------------------------------------------------------- axes
 
@@ -89,7 +89,7 @@ def _np_reduce(fn, pass_dtype: bool):
     else:
         def kernel(x, axis, keepdim):
             return np.asarray(fn(x, axis=axis, keepdims=keepdim))
-    return kernel
+    return quiet(kernel)  # an overflowing sum, the mean of nothing: inf and NaN
 
 
 def _float_vjp(rule):

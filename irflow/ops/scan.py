@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ir.types import TensorType
-from ._rules import check_kind, defop, norm_axis, same_dtype
+from ._rules import check_kind, defop, norm_axis, quiet, same_dtype
 
 
 def _axis_canon(attrs, types):
@@ -38,7 +38,7 @@ def _cumsum_vjp(b, g, i, o, axis, reverse):
     return [b.cumsum(g[0], axis=axis, reverse=not reverse)]
 
 
-defop("cumsum", _scan_infer, _cumsum_kernel, arity=1, attrs={"axis": -1, "reverse": False},
+defop("cumsum", _scan_infer, quiet(_cumsum_kernel), arity=1, attrs={"axis": -1, "reverse": False},
       canonicalize=_axis_canon, vjp=_cumsum_vjp,
       doc="cumsum(x) {axis, reverse}: the running sum of x along `axis` (default -1), "
           "from the end backwards if `reverse`; same type as x. The VJP is the cumsum "
@@ -51,7 +51,7 @@ def _cumprod_vjp(b, g, i, o, axis):
     return [b.cumprod_grad(i[0], g[0], axis=axis)]
 
 
-defop("cumprod", _scan_infer, lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
+defop("cumprod", _scan_infer, quiet(lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype)),
       arity=1, attrs={"axis": -1}, canonicalize=_axis_canon, vjp=_cumprod_vjp,
       doc="cumprod(x) {axis}: the running product of x along `axis` (default -1); same "
           "type as x. The VJP is `cumprod_grad`, exact where x holds zeros")
@@ -84,7 +84,7 @@ def _cumprod_grad(x, g, axis):
     return np.moveaxis(exclusive * gathered, 0, axis)
 
 
-defop("cumprod_grad", _cumprod_grad_infer, _cumprod_grad, arity=2, attrs={"axis": -1},
+defop("cumprod_grad", _cumprod_grad_infer, quiet(_cumprod_grad), arity=2, attrs={"axis": -1},
       canonicalize=_axis_canon,
       doc="cumprod_grad(x, g) {axis}: the cotangent of cumprod's operand x given the "
           "cotangent g of its result, computed by a recurrence along `axis` that is exact "

@@ -68,8 +68,18 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
 
 
 def one_hot(x, num_classes: int, name=None):
-    """float32 indicator vectors: result x.shape + [num_classes]."""
+    """float32 indicator vectors: result x.shape + [num_classes]. An index outside
+    [0, num_classes) is a ValueError, as in Paddle (checked eagerly)."""
     x = as_tensor(x)
+    if x._value is not None and x._value.size:
+        low, high = int(x._value.min()), int(x._value.max())
+        if low < 0 or high >= num_classes:
+            from ...dispatch import user_location
+            from ...errors import OutOfRangeError
+            bad = low if low < 0 else high
+            raise OutOfRangeError(f"one_hot: index {bad} is out of range for num_classes="
+                             f"{num_classes} (expected 0 <= index < {num_classes})",
+                             user_location())
     return equal(unsqueeze(x, -1), arange(num_classes).astype(x.dtype)).astype("float32")
 
 

@@ -10,7 +10,7 @@ update, which the tracer intercepts when a Layer is compiled.
 from __future__ import annotations
 
 from ...dispatch import no_grad
-from ...tensor import mean as reduce_mean, reshape, rsqrt, transpose
+from ...tensor import mean as reduce_mean, numel, reshape, rsqrt, transpose, where
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
 
@@ -38,8 +38,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
         mean = reduce_mean(x, axes, keepdim=True)
         centered = x - mean
         var = reduce_mean(centered * centered, axes, keepdim=True)
-        _update_running(running_mean, mean, momentum)
-        _update_running(running_var, var, momentum)
+        _update_running(running_mean, mean, momentum, x)
+        _update_running(running_var, var, momentum, x)
     else:
         mean = reshape(running_mean, per_channel)
         var = reshape(running_var, per_channel)
@@ -52,9 +52,16 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
     return y
 
 
-def _update_running(running, batch_stat, momentum: float) -> None:
+def _update_running(running, batch_stat, momentum: float, x) -> None:
+    """Move `running` toward the batch's statistic, unless the batch is empty (whose
+    statistics are NaN): Paddle keeps the running statistics then."""
+    if x._value is not None and x._value.size == 0:
+        return
     with no_grad():
-        running.set_value(running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum))
+        updated = running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum)
+        if x._value is None and not all(isinstance(d, int) and d for d in exact_shape(x)):
+            updated = where(numel(x) > 0, updated, running)  # a size known at run time
+        running.set_value(updated)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-05, name=None):
