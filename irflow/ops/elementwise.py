@@ -220,7 +220,8 @@ def _select_kernel(c, x, y):
     for value, zero, keep in ((x, y, c), (y, x, None)):
         if zero.ndim == 0 and not zero and value.dtype.kind == "f":
             mask = keep if keep is not None else ~c
-            out = value * mask
+            with np.errstate(invalid="ignore"):  # inf * 0: NaN, then np.where below
+                out = value * mask
             if out.shape == np.broadcast_shapes(c.shape, x.shape, y.shape) and \
                     np.isfinite(out).all():
                 return out

@@ -2,7 +2,8 @@
 
 `einsum`'s equation is put in one explicit form when the op is built: the output
 spelled out (implicit outputs list the labels seen once, sorted, as in NumPy) and an
-ellipsis replaced by capital letters, one per dim it covers, aligned from the right
+ellipsis replaced by capital letters the equation does not use, one per dim it
+covers, aligned from the right
 (so ``...ij,...jk`` and ``bij,bjk`` are the same op); the dims that one label
 names must be equal. Its VJP is one `einsum` per operand, of the cotangent with the
 other operands, summed to the labels the operand shares with them and broadcast
@@ -59,14 +60,18 @@ def _parse_equation(equation: str, ranks) -> tuple[list[str], str]:
     spans = []
     for term, rank in zip(terms, ranks):
         letters = term.replace("...", "")
-        if not all(c in string.ascii_lowercase for c in letters):
-            raise ShapeError(f"einsum labels must be lowercase letters, got {term!r}")
+        if not all(c in string.ascii_letters for c in letters):
+            raise ShapeError(f"einsum labels must be letters, got {term!r}")
         span = rank - len(letters)
         if span < 0 or (span and "..." not in term):
             raise ShapeError(f"einsum term {term!r} does not fit an operand of rank {rank}")
         spans.append(span)
     widest = max(spans, default=0)
-    ellipsis = _ELLIPSIS_LABELS[:widest]
+    free = [c for c in _ELLIPSIS_LABELS if c not in equation]
+    if widest > len(free):
+        raise ShapeError(f"einsum equation {equation!r} leaves too few letters for its "
+                         "ellipsis")
+    ellipsis = "".join(free[:widest])
     explicit = [term.replace("...", ellipsis[widest - span:]) for term, span in zip(terms, spans)]
     if arrow:
         output = output.replace("...", ellipsis)  # without one, its dims are summed

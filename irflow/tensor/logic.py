@@ -79,8 +79,10 @@ def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:
 
 def _close(x: Tensor, y: Tensor, rtol, atol, equal_nan) -> Tensor:
     from .math import abs, multiply, subtract
-    close = less_equal(abs(subtract(x, y)), abs(multiply(y, rtol)) + atol)
-    close = logical_or(close, equal(x, y))  # inf == inf, where the difference is NaN
+    same = equal(x, y)  # also inf == inf, whose difference would be NaN: compare 0 - 0
+    zero = as_tensor(0, like=x)
+    difference = subtract(where(same, zero, x), where(same, zero, y))
+    close = logical_or(less_equal(abs(difference), abs(multiply(y, rtol)) + atol), same)
     if equal_nan:
         close = logical_or(close, logical_and(isnan(x), isnan(y)))
     return close
