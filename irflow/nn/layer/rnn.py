@@ -165,17 +165,25 @@ def _keep_within(keep, new_states, states):
     return _map(lambda new, old: where(keep, new, old), new_states, states)
 
 
-def _steps_mask(sequence_length, steps):
+def _time_steps(x):
+    """[T, 1] int64: 0, 1, ..., T - 1 for the time-major `x` (T may be symbolic)."""
+    steps = exact_shape(x)[0]
+    if not isinstance(steps, int):
+        from ...tensor.attribute import shape
+        steps = shape(x)[0]
+    return reshape(arange(steps), [-1, 1])
+
+
+def _steps_mask(sequence_length, x):
     """[T, B, 1] bool: step t is within sequence b."""
     lengths = reshape(sequence_length, [1, -1]).astype("int64")
-    return unsqueeze(reshape(arange(steps), [-1, 1]) < lengths, [-1])
+    return unsqueeze(_time_steps(x) < lengths, [-1])
 
 
 def _reverse_within(inputs, mask, sequence_length):
     """Time-major `inputs` with each sequence's first `length` steps reversed in
     place (the padding after them stays), by one take_along_axis."""
-    steps = exact_shape(inputs)[0]
-    t = reshape(arange(steps), [-1, 1])
+    t = _time_steps(inputs)
     lengths = reshape(sequence_length, [1, -1]).astype("int64")
     index = unsqueeze(where(mask[:, :, 0], lengths - 1 - t, t), [-1])
     return take_along_axis(inputs, broadcast_to(index, exact_shape(inputs)), 0)
@@ -248,8 +256,7 @@ class RNN(Layer):
         x = _time_major(inputs, self.time_major)
         if initial_states is None:
             initial_states = self.cell.get_initial_states(x, batch_dim_idx=1)
-        mask = None if sequence_length is None else _steps_mask(sequence_length,
-                                                                exact_shape(x)[0])
+        mask = None if sequence_length is None else _steps_mask(sequence_length, x)
         outputs, states = _run(self.cell, x, initial_states, mask, sequence_length,
                                self.is_reverse)
         return _time_major(outputs, self.time_major), states
@@ -269,8 +276,7 @@ class BiRNN(Layer):
         if initial_states is None:
             initial_states = (self.cell_fw.get_initial_states(x, batch_dim_idx=1),
                               self.cell_bw.get_initial_states(x, batch_dim_idx=1))
-        mask = None if sequence_length is None else _steps_mask(sequence_length,
-                                                                exact_shape(x)[0])
+        mask = None if sequence_length is None else _steps_mask(sequence_length, x)
         out_fw, st_fw = _run(self.cell_fw, x, initial_states[0], mask, sequence_length, False)
         out_bw, st_bw = _run(self.cell_bw, x, initial_states[1], mask, sequence_length, True)
         outputs = concat([out_fw, out_bw], axis=-1)
