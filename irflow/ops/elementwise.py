@@ -160,23 +160,20 @@ binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
 binary("mul", np.multiply,
        lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
        patterns=(NeutralOperand(1),))
-def _div_kernel(x, y):
-    if x.dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            return np.divide(x, y)
-    check_divisor(y)
-    return np.floor_divide(x, y)
+def _division(float_fn, int_fn):
+    """A kernel dividing floats quietly (x / 0 is inf or NaN) and integers only by
+    nonzero divisors."""
+    quiet_float = quiet(float_fn)
+
+    def kernel(x, y):
+        if x.dtype.kind == "f":
+            return quiet_float(x, y)
+        check_divisor(y)
+        return int_fn(x, y)
+    return kernel
 
 
-def _mod_kernel(x, y):
-    if x.dtype.kind == "f":
-        with np.errstate(all="ignore"):
-            return np.mod(x, y)
-    check_divisor(y)
-    return np.mod(x, y)
-
-
-binary("div", _div_kernel,
+binary("div", _division(np.divide, np.floor_divide),
        _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
            "divisor is an error",
        patterns=(NeutralOperand(1, keep=(0,)),))
@@ -185,7 +182,7 @@ binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")
 binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),
        doc="the smaller of x and y; ties split the gradient evenly")
-binary("mod", _mod_kernel,
+binary("mod", _division(np.mod, np.mod),
        lambda b, g, i, o: _both(b, i, g[0], b.neg(b.mul(g[0], b.floor(b.div(i[0], i[1]))))),
        kind="number", doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
                           "an error); d/dx is 1, d/dy is -floor(x / y)")

@@ -171,7 +171,8 @@ def repeat_interleave(x, repeats, axis=None, name=None) -> Tensor:
         return reshape(y, shape[:axis] + [dim_mul(shape[axis], repeats)] + shape[axis + 1:])
     counts = repeats._value if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts is None:
-        raise IrflowError("repeat_interleave with per-element repeats computed in the "
+        from ..errors import ConversionError
+        raise ConversionError("repeat_interleave with per-element repeats computed in the "
                           "program gives a data-dependent length; give the repeats as a "
                           "Python list or an int", user_location())
     index = np.repeat(np.arange(len(counts)), counts)

@@ -160,11 +160,6 @@ def _map(fn, *structures):
     return fn(*structures)
 
 
-def _keep_within(keep, new_states, states):
-    """The new states where `keep` ([B, 1] bool) holds, the old ones elsewhere."""
-    return _map(lambda new, old: where(keep, new, old), new_states, states)
-
-
 def _time_steps(x):
     """[T, 1] int64: 0, 1, ..., T - 1 for the time-major `x` (T may be symbolic)."""
     steps = exact_shape(x)[0]
@@ -189,17 +184,23 @@ def _reverse_within(inputs, mask, sequence_length):
     return take_along_axis(inputs, broadcast_to(index, exact_shape(inputs)), 0)
 
 
-def _time_loop(cell, inputs, states, mask, steps):
-    """Run `cell` over the `steps` (a static number) of time-major `inputs`; `mask`
-    ([T, B, 1] bool or None) freezes the states and zeroes the outputs past each
+def _step(cell, inputs, states, mask, t):
+    """Step t of `cell` over time-major `inputs`: (output, new states). `mask`
+    ([T, B, 1] bool or None) freezes the states and zeroes the output past each
     sequence's end."""
+    out, new_states = cell(inputs[t], states)
+    if mask is None:
+        return out, new_states
+    keep = mask[t]
+    return out * keep.astype(out.dtype), _map(lambda new, old: where(keep, new, old),
+                                              new_states, states)
+
+
+def _time_loop(cell, inputs, states, mask, steps):
+    """Run `cell` over the `steps` (a static number) of time-major `inputs`."""
     outputs = []
     for t in range(steps):
-        out, new_states = cell(inputs[t], states)
-        if mask is not None:
-            new_states = _keep_within(mask[t], new_states, states)
-            out = out * mask[t].astype(out.dtype)
-        states = new_states
+        out, states = _step(cell, inputs, states, mask, t)
         outputs.append(out)
     return stack(outputs), states
 
@@ -210,11 +211,7 @@ def _tensor_time_loop(cell, inputs, states, mask, steps, outputs):
     [T, B, hidden] (a list stacked after such a loop would get a length symbol of
     its own, not T)."""
     for t in range(steps):
-        out, new_states = cell(inputs[t], states)
-        if mask is not None:
-            new_states = _keep_within(mask[t], new_states, states)
-            out = out * mask[t].astype(out.dtype)
-        states = new_states
+        out, states = _step(cell, inputs, states, mask, t)
         outputs[t] = out
     return outputs, states
 
