@@ -152,12 +152,12 @@ def _minmax_vjp(wins):
     return vjp
 
 
-binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
+binary("add", quiet(np.add), lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
        patterns=(NeutralOperand(0),))
-binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
+binary("sub", quiet(np.subtract), lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
        doc="x - y",
        patterns=(NeutralOperand(0, keep=(0,)),))
-binary("mul", np.multiply,
+binary("mul", quiet(np.multiply),
        lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
        patterns=(NeutralOperand(1),))
 def _division(float_fn, int_fn):
