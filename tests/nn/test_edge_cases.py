@@ -90,6 +90,9 @@ def test_kernels_emit_no_runtime_warnings():
         assert np.isnan((t([0.0]) / t([0.0])).numpy()).all()
         assert np.isnan(paddle.sqrt(t([-1.0])).numpy()).all()
         assert np.isnan(paddle.mean(paddle.zeros([0])).numpy())
+        big = paddle.full([2, 2], 1e30)
+        assert np.isinf((big * big).numpy()).all() and np.isinf((big @ big).numpy()).all()
+        assert np.isnan((paddle.full([1], np.inf) - paddle.full([1], np.inf)).numpy()).all()
         assert t([1e30]).astype("int32").shape == [1]
         x = t([0.0, 1.0], stop_gradient=False)
         paddle.log(x).sum().backward()  # 1 / 0 in the backward program
