@@ -36,7 +36,8 @@ from .layers import Layer
 class RNNCellBase(Layer):
     """A cell: one time step, ``cell(inputs, states) -> (outputs, new_states)``."""
 
-    _gates = 1
+    _gates = 1        # blocks of hidden_size rows in the weights
+    _state_count = 1  # tensors in a state: h, or (h, c)
 
     def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
                  weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
@@ -59,14 +60,14 @@ class RNNCellBase(Layer):
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
                            batch_dim_idx=0):
-        """Zero states [batch, hidden] for a batch like `batch_ref`'s."""
+        """States [batch, hidden] filled with `init_value`, for a batch like
+        `batch_ref`'s (`shape` is accepted for Paddle's signature: the state shape
+        is always the cell's)."""
         batch = exact_shape(batch_ref)[batch_dim_idx]
         dtype = dtype or batch_ref.dtype
         zeros = [full([batch, self.hidden_size], init_value, dtype)
                  for _ in range(self._state_count)]
         return zeros[0] if self._state_count == 1 else tuple(zeros)
-
-    _state_count = 1
 
     def _projections(self, inputs, h):
         """x @ weight_ih^T + bias_ih and h @ weight_hh^T + bias_hh."""
@@ -286,7 +287,10 @@ class RNNBase(LayerList):
     """`num_layers` RNN (or BiRNN) layers, dropout between them while training."""
 
     _cell = SimpleRNNCell
-    _state_count = 1
+
+    @property
+    def _state_count(self) -> int:
+        return self._cell._state_count
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
@@ -384,7 +388,6 @@ class LSTM(RNNBase):
     batch, hidden]."""
 
     _cell = LSTMCell
-    _state_count = 2
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
