@@ -211,9 +211,10 @@ class Tensor:
         Tensor it returns replaces the gradient (what a leaf accumulates, or what flows
         on to the ops before an intermediate tensor). Eager code only."""
         if self._value is None:
+            from ..dispatch import user_location
             from ..errors import ConversionError
             raise ConversionError("register_hook is not supported in compiled code; "
-                                  "register it eagerly")
+                                  "register it eagerly", user_location())
         if self.stop_gradient:
             raise IrflowError("cannot register a hook on a tensor that stops gradients "
                               "(stop_gradient=True)")
