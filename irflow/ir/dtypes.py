@@ -6,8 +6,9 @@ object, so the rest of irflow compares dtypes with ``is`` or ``==``.
 
 NumPy has no bfloat16. As in Paddle (whose ``numpy()`` of a bfloat16 tensor gives
 uint16), a bfloat16 array holds the raw 16 bits as uint16: the upper half of the
-float32 with the same sign, exponent and leading 7 mantissa bits. `to_bfloat16_bits`
-and `from_bfloat16_bits` convert, in the `cast` kernel. A bfloat16 tensor is storage:
+float32 with the same sign, exponent and leading 7 mantissa bits. `astype` (with
+`to_bfloat16_bits` and `from_bfloat16_bits`) converts values of any dtype to any
+other: the `cast` kernel and the tensor API use it. A bfloat16 tensor is storage:
 it can be cast, reshaped, sliced, joined and saved, and the ops that compute refuse
 it (its kind is "bfloat16", which no arithmetic type rule accepts) with a message
 that says to cast to float32 first. A uint16 NumPy array is read as bfloat16, as
@@ -126,3 +127,18 @@ def to_bfloat16_bits(array: np.ndarray) -> np.ndarray:
 def from_bfloat16_bits(bits: np.ndarray) -> np.ndarray:
     """The float32 values of bfloat16 bits (exact)."""
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def astype(values, target: DType) -> np.ndarray:
+    """`values` (an array, or anything np.asarray takes) as an array of `target`,
+    converting to and from bfloat16's bits where needed. Out-of-range float-to-int
+    values wrap as NumPy's casts do (and Paddle's), without NumPy's warning."""
+    array = np.asarray(values)
+    if array.dtype == bfloat16.np:
+        if target is bfloat16:
+            return array.copy()
+        array = from_bfloat16_bits(array)
+    if target is bfloat16:
+        return to_bfloat16_bits(array)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return array.astype(target.np)

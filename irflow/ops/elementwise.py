@@ -247,21 +247,7 @@ def _cast_vjp(b, g, i, o, dtype):
     return [b.cast(g[0], dtype=i[0].type.dtype)]
 
 
-def _cast_kernel(x, dtype):
-    """astype, except to and from bfloat16, whose uint16 arrays hold bits (see
-    `irflow.ir.dtypes`); NumPy's float-to-int conversion of out-of-range values is
-    left as it is (Paddle's wraps alike) but without its RuntimeWarning."""
-    if x.dtype == dtypes.bfloat16.np:
-        if dtype is dtypes.bfloat16:
-            return x.copy()
-        x = dtypes.from_bfloat16_bits(x)
-    if dtype is dtypes.bfloat16:
-        return dtypes.to_bfloat16_bits(x)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return x.astype(dtype.np)
-
-
-defop("cast", _cast_infer, _cast_kernel, arity=1,
+defop("cast", _cast_infer, lambda x, dtype: dtypes.astype(x, dtype), arity=1,
       attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp,
       traits=(Elementwise(),), patterns=(ReturnsOperand(),),
       doc="cast(x) {dtype}: x converted to `dtype` (any dtype to any), same shape; floats to "

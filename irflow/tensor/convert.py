@@ -56,7 +56,7 @@ def to_array(data, dtype=None) -> np.ndarray:
     if dtype is not None:
         dtype = dtypes.dtype(dtype)
         if dtype is dtypes.bfloat16 and array.dtype != dtype.np:  # values to bits
-            return dtypes.to_bfloat16_bits(array)
+            return dtypes.astype(array, dtype)
         array = array.astype(dtype.np, copy=False)
     return array
 

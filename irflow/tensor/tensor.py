@@ -251,7 +251,7 @@ class Tensor:
         if array.shape != self._value.shape:
             raise IrflowError(f"set_value: shape {list(array.shape)} differs from the "
                               f"tensor's {self.shape}")
-        self._value = array.astype(self._value.dtype, copy=True)
+        self._value = dtypes.astype(array, dtypes.from_numpy(self._value))
 
     def __repr__(self) -> str:
         if self._value is None:

@@ -65,6 +65,18 @@ def test_bfloat16_is_stored_as_rounded_bits():
     assert repr(t([1.5]).astype("bfloat16")).endswith("[1.5])")  # printed as values
 
 
+def test_bfloat16_fills_and_stores_values_not_bits():
+    assert paddle.full([2], 2.5, "bfloat16").numpy().tolist() == [16416, 16416]
+    assert paddle.ones([2], "bfloat16").astype("float32").numpy().tolist() == [1, 1]
+    b = paddle.zeros([2], "bfloat16")
+    b.set_value(np.array([3.0, -4.0], np.float32))
+    assert b.astype("float32").numpy().tolist() == [3, -4]
+    layer = paddle.nn.Linear(2, 2)
+    w = layer.weight.numpy()
+    layer.astype("bfloat16")
+    np.testing.assert_allclose(layer.weight.astype("float32").numpy(), w, rtol=2 ** -8)
+
+
 def test_bfloat16_is_storage_only():
     b = t([1.0, 2.0, 3.0, 4.0]).astype("bfloat16")
     assert b.reshape([2, 2]).shape == [2, 2]
