@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.types import TensorType
 from ._rules import check_kind, defop, norm_axis, quiet, same_dtype
 
 

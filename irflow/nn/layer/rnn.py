@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 
-from ...context import current_tracer
 from ...tensor import (arange, concat, full, matmul, reshape, sigmoid, split, stack, tanh,
                        take_along_axis, transpose, unsqueeze, where)
 from ...tensor import math as tensor_math

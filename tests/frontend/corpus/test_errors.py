@@ -1,7 +1,6 @@
 """Programs that cannot convert: a ConversionError naming the user's line, never an
 internal error, an internal name or an `Undefined` object."""
 import numpy as np
-import pytest
 
 import irflow as paddle
 import irflow.nn as nn

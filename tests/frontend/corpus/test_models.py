@@ -1,7 +1,6 @@
 """Small models as in Paddle's tutorials: MLPs and CNNs with control flow, recurrent
 cells written by hand, MNIST-style classifiers and seq2seq-style greedy decoding."""
 import numpy as np
-import pytest
 
 import irflow as paddle
 import irflow.nn as nn
