@@ -388,7 +388,6 @@ def test_reshape_after_padding_an_odd_batch():
     check(f, [randn(3, 4), randn(4, 4, seed=1)], spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no paddle.cumsum")
 def test_position_ids_from_cumsum_of_mask():
     def f(ids):
         mask = (ids != 0).astype("int64")
