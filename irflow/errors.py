@@ -105,3 +105,9 @@ class InputError(IrflowError, ValueError):
 
 class ConversionError(IrflowError):
     """Python code that the frontend cannot turn into IR."""
+
+
+class LoadError(IrflowError, ValueError):
+    """A saved file is missing, damaged, changed after saving, of another format
+    version, or not what irflow wrote; the message names the file and the problem.
+    Loading never runs code from a file, so a hostile file fails here too."""
