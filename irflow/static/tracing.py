@@ -116,6 +116,11 @@ class ProgramTracer(Tracer):
         for train, test in self.twins.items():
             mapping[train].replace_all_uses_with(mapping[test])
             mapping[train] = mapping[test]
+        unread = {a for a in block.args[copy.n_inputs:] if not a.uses}
+        block.erase_args([a.index for a in unread])  # optimizer state, a dropped draw's seed
+        copy.state = [t for t in self.state if copy.state_args[id(t)] not in unread]
+        copy.state_args = {id(t): copy.state_args[id(t)] for t in copy.state}
+        copy.seed_arg = None if copy.seed_arg in unread else copy.seed_arg
         return copy, mapping
 
     def describe(self, t: Tensor) -> str:
