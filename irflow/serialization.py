@@ -32,7 +32,7 @@ from .errors import LoadError
 from .ir import dtypes
 from .tensor.tensor import Tensor
 
-__all__ = ["Archive", "load", "save"]
+__all__ = ["Archive", "load", "save", "write_file"]
 
 FORMAT = "irflow.save"
 VERSION = 1
@@ -95,16 +95,19 @@ def save(obj, path, protocol: int = 4, **configs) -> None:
     if hasattr(path, "write"):
         _write_archive(path, manifest, writer.arrays)
         return
-    path = os.fspath(path)
+    write_file(os.fspath(path), lambda f: _write_archive(f, manifest, writer.arrays))
+
+
+def write_file(path: str, write) -> None:
+    """Create `path` (and its directory) by ``write(file)``: written beside it and
+    renamed, so that a failed save never leaves a truncated file where a good one was.
+    ("x" mode: created with the usual permissions, and never over an existing file.)"""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    # Write beside the target and rename, so that a failed save never leaves a
-    # truncated file where a good one was. ("x" mode: created with the usual
-    # permissions, and never over an existing file.)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
     try:
         with open(tmp, "xb") as f:
-            _write_archive(f, manifest, writer.arrays)
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

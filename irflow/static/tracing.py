@@ -26,9 +26,8 @@ from ..errors import DimMismatch, IrflowError, Location
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import symbol_to_fix
 from ..frontend.tracer import Scope, Tracer
-from ..ir.core import Block, BlockArg, Value
-from ..ir.registry import lookup
-from ..ir.types import ListType, StackType, TensorType, substitute
+from ..ir.core import BlockArg, Value
+from ..ir.sizes import substitute_symbols
 from ..tensor.tensor import Parameter, Tensor
 
 
@@ -76,7 +75,7 @@ class ProgramTracer(Tracer):
         self.retyped += 1
         scope = self.scope
         while scope is not None:  # the blocks being traced: the function, open regions
-            _substitute_block(scope.block, {symbol: size})
+            substitute_symbols(scope.block, {symbol: size})
             scope = scope.parent
 
     def backward(self, loss, grad_tensor=None) -> None:
@@ -148,29 +147,3 @@ class ProgramTracer(Tracer):
 
 def _at(loc: Location | None) -> str:
     return f" ({loc})" if loc is not None else ""
-
-
-def _substitute_block(block: Block, values: dict) -> None:
-    """Replace symbols by `values` in place in every type and shape attribute of
-    `block` (and of the regions in it)."""
-    for arg in block.args:
-        arg.type = _substitute_type(arg.type, values)
-    for op in block.ops:
-        for r in op.results:
-            r.type = _substitute_type(r.type, values)
-        for key in lookup(op.name).shape_attrs:
-            dims = op.attrs.get(key)
-            if dims is not None:
-                op.attrs[key] = tuple(substitute(d, values) for d in dims)
-        for region in op.regions:
-            _substitute_block(region.block, values)
-
-
-def _substitute_type(t, values: dict):
-    if isinstance(t, TensorType):
-        return t.with_shape([substitute(d, values) for d in t.shape])
-    if isinstance(t, ListType):
-        return ListType(_substitute_type(t.elem, values))
-    if isinstance(t, StackType):
-        return StackType(_substitute_type(e, values) for e in t.elems)
-    return t
