@@ -32,7 +32,7 @@ from .errors import LoadError
 from .ir import dtypes
 from .tensor.tensor import Tensor
 
-__all__ = ["Archive", "load", "save", "write_file"]
+__all__ = ["Archive", "load", "load_npy", "read_npy", "save", "write_file"]
 
 FORMAT = "irflow.save"
 VERSION = 1
@@ -247,25 +247,7 @@ class Archive:
 
     def _read_npy(self, member: str, info: zipfile.ZipInfo) -> np.ndarray:
         with self.zip.open(info) as f:
-            try:
-                version = np.lib.format.read_magic(f)
-            except ValueError:
-                raise self.fail(f"{member} is not a .npy array") from None
-            if version not in ((1, 0), (2, 0)):
-                raise self.fail(f"{member} is a .npy file of version {version}, which irflow "
-                                "does not read")
-            read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
-                else np.lib.format.read_array_header_2_0
-            shape, _, dtype = read_header(f)
-            if dtype.hasobject:
-                raise self.fail(f"{member} holds Python objects, which only pickle can read; "
-                                "irflow never unpickles")
-            needed = f.tell() + math.prod(shape) * dtype.itemsize
-            if info.file_size != needed:
-                raise self.fail(f"{member} is damaged: its header announces {needed} bytes, "
-                                f"it holds {info.file_size}")
-            f.seek(0)
-            return np.lib.format.read_array(f, allow_pickle=False)  # checks the CRC-32 too
+            return read_npy(f, info.file_size, lambda problem: self.fail(f"{member} {problem}"))
 
     def _guarded(self, member: str, read):
         try:
@@ -274,6 +256,44 @@ class Archive:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
             raise self.fail(f"{member} is damaged ({e})") from None
+
+
+def read_npy(f, size: int, fail) -> np.ndarray:
+    """The array in the ``.npy`` file `f` of `size` bytes, read without pickle and only
+    once its header matches `size` (so a header cannot make irflow allocate more than
+    the file holds); ``fail(problem)`` makes the error for a file that is not one."""
+    try:
+        version = np.lib.format.read_magic(f)
+    except ValueError:
+        raise fail("is not a .npy array") from None
+    if version not in ((1, 0), (2, 0)):
+        raise fail(f"is a .npy file of version {version}, which irflow does not read")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+        else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(f)
+    if dtype.hasobject:
+        raise fail("holds Python objects, which only pickle can read; irflow never unpickles")
+    needed = f.tell() + math.prod(shape) * dtype.itemsize
+    if size != needed:
+        raise fail(f"is damaged: its header announces {needed} bytes, it holds {size}")
+    f.seek(0)
+    return np.lib.format.read_array(f, allow_pickle=False)
+
+
+def load_npy(path: str) -> np.ndarray:
+    """The array in the ``.npy`` file `path`; a `LoadError` naming it if it is missing,
+    damaged or not a plain array."""
+    def fail(problem: str) -> LoadError:
+        return LoadError(f"{path}: {problem}")
+    try:
+        with open(path, "rb") as f:
+            return read_npy(f, os.path.getsize(path), lambda problem: fail(f"the file {problem}"))
+    except FileNotFoundError:
+        raise fail("no such file") from None
+    except LoadError:
+        raise
+    except (OSError, ValueError, EOFError) as e:
+        raise fail(f"the file is damaged ({e})") from None
 
 
 _MANIFEST_LIMIT = 1 << 26

@@ -99,6 +99,14 @@ def load(path: str, backend: str = "numpy", **configs) -> TranslatedLayer:
     """Load a program saved by `save` as a `TranslatedLayer`. Raises `LoadError` if a
     file is missing, damaged, changed after saving, of another format version, or not
     what `save` writes; runs no code from the files."""
+    fn, metadata, files = load_program(path)
+    state = _read_state(files["parameters"], metadata, fn)
+    return TranslatedLayer(fn, metadata["inputs"], state, metadata["training"], backend)
+
+
+def load_program(path: str) -> tuple[Function, dict, dict[str, str]]:
+    """The function, metadata and files of the program saved at `path`, checked as
+    `load` checks them, without reading the parameters' values."""
     path = os.fspath(path)
     files = {role: path + suffix for role, suffix in SUFFIXES.items()}
     found = {role: os.path.isfile(f) for role, f in files.items()}
@@ -109,15 +117,13 @@ def load(path: str, backend: str = "numpy", **configs) -> TranslatedLayer:
         if not found[role]:
             raise LoadError(f"jit.load: {f}: missing (the other files of the program are "
                             "there)")
-    metadata = read_metadata(files["metadata"])
+    metadata = _read_metadata(files["metadata"])
     for role in ("program", "parameters"):
         _check_file(files[role], metadata["files"][role], files["metadata"])
-    fn = read_program(files["program"], metadata)
-    state = _read_state(files["parameters"], metadata, fn)
-    return TranslatedLayer(fn, metadata["inputs"], state, metadata["training"], backend)
+    return _read_program(files["program"], metadata), metadata, files
 
 
-def read_metadata(file: str) -> dict:
+def _read_metadata(file: str) -> dict:
     """The metadata in `file`, checked for what loading relies on."""
     def fail(problem: str) -> LoadError:
         return LoadError(f"jit.load: {file}: {problem}")
@@ -143,7 +149,7 @@ def read_metadata(file: str) -> dict:
     return metadata
 
 
-def read_program(file: str, metadata: dict) -> Function:
+def _read_program(file: str, metadata: dict) -> Function:
     """The function in the IR text `file`, parsed, verified and checked against the
     signature `metadata` gives."""
     def fail(problem: str) -> LoadError:
@@ -278,4 +284,4 @@ def _npz(arrays: dict) -> bytes:
     return buffer.getvalue()
 
 
-__all__ = ["FORMAT", "SUFFIXES", "VERSION", "load", "read_metadata", "read_program", "save"]
+__all__ = ["FORMAT", "SUFFIXES", "VERSION", "load", "load_program", "save"]

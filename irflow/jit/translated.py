@@ -45,6 +45,11 @@ class TranslatedLayer(Layer):
     def ir(self) -> Module:
         return self._function.parent
 
+    @property
+    def input_spec(self) -> list[InputSpec]:
+        """The inputs the program takes, by name, dtype and shape (None: any size)."""
+        return list(self._input_spec)
+
     def _register(self, name: str, kind: str, trainable: bool, array: np.ndarray) -> Tensor:
         """Register the state tensor `name` (``block.0.weight``) in sublayers named by
         its dotted prefix."""
