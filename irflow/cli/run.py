@@ -5,7 +5,7 @@ import argparse
 
 import numpy as np
 
-from ..errors import IrflowError
+from ..errors import InputError
 from ..jit.saved import load
 from ..serialization import load_npy, write_file
 from .common import add_path, parser, saved_prefix
@@ -48,17 +48,17 @@ def _input_files(pairs: list[str], specs) -> dict[str, str]:
     for pair in pairs:
         name, eq, file = pair.partition("=")
         if not eq or not name or not file:
-            raise IrflowError(f"--input {pair!r}: write NAME=FILE.npy; the program's inputs: "
+            raise InputError(f"--input {pair!r}: write NAME=FILE.npy; the program's inputs: "
                               f"{expected}")
         if name not in {s.name for s in specs}:
-            raise IrflowError(f"--input {name}: the program has no input {name!r}; its inputs: "
+            raise InputError(f"--input {name}: the program has no input {name!r}; its inputs: "
                               f"{expected}")
         if name in files:
-            raise IrflowError(f"--input {name} is given twice")
+            raise InputError(f"--input {name} is given twice")
         files[name] = file
     missing = [s.name for s in specs if s.name not in files]
     if missing:
-        raise IrflowError(f"no --input for {', '.join(repr(n) for n in missing)}; the "
+        raise InputError(f"no --input for {', '.join(repr(n) for n in missing)}; the "
                           f"program's inputs: {expected}")
     return files
 
