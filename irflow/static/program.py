@@ -103,7 +103,12 @@ class Program:
         return fn, [sources.get(a) for a in t.fn.args], targets
 
     def __str__(self) -> str:
-        return str(Module([self.closed(())[0]]))
+        """The IR, without the arguments of variables it does not read (a startup
+        program's, which it only writes)."""
+        fn = self.closed(())[0]
+        inputs = len(self._tracer.inputs)
+        fn.block.erase_args([a.index for a in fn.args[inputs:] if not a.uses])
+        return str(Module([fn]))
 
     __repr__ = __str__
 
