@@ -2,8 +2,7 @@
 error one line on standard error with status 1 (a traceback only with --debug)."""
 import os
 import shutil
-import subprocess
-import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from irflow.cli import COMMANDS, main
 from irflow.ir import parse
 from irflow.passes import DEFAULT_PIPELINE, PassManager, available
 from irflow.static import InputSpec
+from tests.support.sessions import check_console_session, check_python_session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 X = np.random.default_rng(0).standard_normal((3, 4)).astype("float32")
@@ -157,12 +157,8 @@ def test_usage_and_internal_errors(capsys, monkeypatch):
         main(["--debug", "passes"])
 
 
-def test_python_dash_m_runs_a_saved_program(saved):
-    model, path, x = saved
-    done = subprocess.run([sys.executable, "-m", "irflow", "run", path, "-i", f"x={x}"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("output_0: float32[3, 2]")
-    done = subprocess.run([sys.executable, "-m", "irflow", "run", path],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
-    assert done.returncode == 1 and done.stderr.startswith("irflow run: no --input for 'x'")
+def test_the_session_of_docs_cli_runs_as_shown(tmp_path):
+    """Also the test of ``python -m irflow``, which the session's ``irflow`` stands for."""
+    page = Path(ROOT) / "docs" / "cli.md"
+    check_python_session(page, tmp_path)
+    check_console_session(page, tmp_path)
