@@ -49,8 +49,12 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
     """Save the program of a compiled Layer or function (or of a Layer, compiled here
     with `input_spec`) at `path` (the three files ``path.json``, ``path.irflow`` and
     ``path.pdiparams.npz``). The program is the one of the Layer's current mode;
-    one that draws random numbers (dropout in train mode) is refused."""
+    one that draws random numbers (dropout in train mode) is refused. A loaded
+    `TranslatedLayer` is saved with its own input spec."""
     from ..frontend.program import CompiledFunction
+    path = os.fspath(path)
+    if input_spec is None and isinstance(layer, TranslatedLayer):
+        input_spec = layer.input_spec
     if isinstance(layer, CompiledFunction) and (input_spec is None or layer.input_spec):
         compiled = layer
     else:

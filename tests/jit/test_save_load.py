@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,6 +108,9 @@ def test_a_loaded_layer_inside_compiled_and_static_programs(saved):
     np.testing.assert_allclose(out, want, rtol=1e-6)
     paddle.jit.save(compiled, path + "2")  # saved again: its IR holds the inlined program
     np.testing.assert_allclose(paddle.jit.load(path + "2")(X).numpy(), want, rtol=1e-6)
+    paddle.jit.save(loaded, Path(path + "3"))  # with its own input spec
+    np.testing.assert_array_equal(paddle.jit.load(Path(path + "3"))(X).numpy(),
+                                  loaded(X).numpy())
 
 
 def test_functions_and_refusals(tmp_path):
