@@ -71,7 +71,8 @@ class Program:
             if name not in own:
                 raise KeyError(f"the program has no variable {name!r}; its variables: "
                                f"{', '.join(own)}")
-            own[name].set_value(value)
+            with _active(None):  # set now, not traced into the current program
+                own[name].set_value(value)
 
     def clone(self, for_test: bool = False) -> "Program":
         """A copy of the program as built so far, sharing its variables. With
@@ -118,17 +119,18 @@ class Program:
         `initializer` says, a fill if its current value is one, else that value."""
         if not self._tracer.fn.block.ops and not self._tracer.inputs:
             self._tracer.fn.name = "startup"
-        with self.tracing():
+        with _active(self._tracer):
             tensor.set_value(_initial_value(tensor, initializer))
 
-    @contextlib.contextmanager
-    def tracing(self):
-        """Trace into this program for the duration of the block."""
-        saved, state.tracer = state.tracer, self._tracer
-        try:
-            yield self._tracer
-        finally:
-            state.tracer = saved
+
+@contextlib.contextmanager
+def _active(tracer):
+    """Make `tracer` (None: none) the thread's active tracer inside the block."""
+    saved, state.tracer = state.tracer, tracer
+    try:
+        yield
+    finally:
+        state.tracer = saved
 
 
 def _initial_value(t: Tensor, initializer) -> Tensor:

@@ -32,6 +32,8 @@ from ..tensor.tensor import Parameter, Tensor
 
 
 class ProgramTracer(Tracer):
+    """The tracer of one static program (see the module docstring)."""
+
     def __init__(self, name: str):
         super().__init__(name)
         self.inputs: dict[str, BlockArg] = {}          # static.data name -> argument

@@ -134,6 +134,22 @@ def test_fetches_by_variable_and_by_name():
         exe.run(main, feed={"x": X}, fetch_list=[z])
 
 
+def test_state_dicts_save_and_restore_the_variables(tmp_path):
+    main, startup, loss = classifier(paddle.optimizer.Adam(0.05))
+    exe = Executor()
+    exe.run(startup)
+    paddle.save(main.state_dict(), tmp_path / "vars")
+    first = [float(exe.run(main, feed=FEED, fetch_list=[loss])[0]) for _ in range(3)]
+    n_ops = len(main.global_block().ops)
+    main.set_state_dict(paddle.load(tmp_path / "vars"))  # set now, in static mode too
+    assert len(main.global_block().ops) == n_ops
+    again = [float(exe.run(main, feed=FEED, fetch_list=[loss])[0]) for _ in range(3)]
+    assert again == first
+    assert any("moment1" in name for name in main.state_dict())
+    with pytest.raises(KeyError, match="no variable 'nope'"):
+        main.set_state_dict({"nope": np.ones(1)})
+
+
 def test_a_run_needs_only_the_inputs_its_fetches_read():
     main, startup = Program(), Program()
     with program_guard(main, startup):
