@@ -124,6 +124,17 @@ class ProgramTracer(Tracer):
         copy.seed_arg = None if copy.seed_arg in unread else copy.seed_arg
         return copy, mapping
 
+    def concrete(self, t: Tensor, what: str):
+        raise IrflowError(f"{what} needs a value, and a variable of a static program has one "
+                          "only when an Executor runs it: fetch it (exe.run(program, feed, "
+                          "fetch_list=[...]))", user_location())
+
+    def to_bool(self, t: Tensor) -> bool:
+        raise IrflowError("a variable of a static program has no truth value while the "
+                          "program is built; branch and loop on it with "
+                          "paddle.static.nn.cond and paddle.static.nn.while_loop",
+                          user_location())
+
     def describe(self, t: Tensor) -> str:
         name = f"name={t.name!r}, " if t.name else ""
         return f"Variable({name}shape={self.shape_of(t)}, dtype={t.dtype.name})"

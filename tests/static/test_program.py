@@ -151,6 +151,15 @@ def test_static_mode_and_default_programs_are_per_thread():
     assert not paddle.in_dynamic_mode()
 
 
+def test_variables_have_no_value_while_the_program_is_built():
+    main, _, x, y = build()
+    with pytest.raises(IrflowError, match=r"numpy\(\) needs a value, .* fetch it"):
+        y.numpy()
+    with program_guard(main), pytest.raises(IrflowError, match="paddle.static.nn.cond"):
+        if paddle.mean(y) > 0:
+            pass
+
+
 def test_static_nn_cond_in_a_program():
     main = Program()
     with program_guard(main):
