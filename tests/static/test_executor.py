@@ -210,3 +210,17 @@ def test_conv2d_and_fc_agree_with_eager():
     with pytest.raises(paddle.IrflowError, match="fc: the flattened features must be known"):
         with program_guard(Program()):
             paddle.static.nn.fc(data("u", [-1, -1]), size=2)
+
+
+def test_nn_layers_in_a_static_program_are_initialized_by_its_startup_program():
+    main, startup = Program(), Program()
+    with program_guard(main, startup):
+        linear = paddle.nn.Linear(4, 2)
+        y = linear(data("x", [-1, 4]))
+    created = linear.weight.numpy()
+    paddle.seed(3)
+    Executor().run(startup)
+    drawn = linear.weight.numpy()
+    assert not np.array_equal(drawn, created) and "uniform" in str(startup)
+    (out,) = Executor().run(main, feed={"x": X}, fetch_list=[y])
+    np.testing.assert_allclose(out, X @ drawn + linear.bias.numpy(), rtol=1e-6)
