@@ -51,8 +51,32 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
     ``path.pdiparams.npz``). The program is the one of the Layer's current mode;
     one that draws random numbers (dropout in train mode) is refused. A loaded
     `TranslatedLayer` is saved with its own input spec."""
+    if configs:
+        raise ValueError(f"jit.save does not support the options {sorted(configs)}")
+    compiled = _compiled(layer, input_spec)
+    fn, n_inputs, state = _saved_function(compiled)
+    names = _state_names([a.name or t.name for a, t in state])
+    files = {"program": print_module(fn.parent, locations=True).encode(),
+             "parameters": _npz({n: t._value for n, (_, t) in zip(names, state)})}
+    metadata = {
+        "format": FORMAT, "version": VERSION, "function": fn.name,
+        "inputs": [{"name": a.name or f"x{i}", **_type_entry(a.type)}
+                   for i, a in enumerate(fn.args[:n_inputs])],
+        "outputs": [_type_entry(t) for t in fn.result_types],
+        "state": [{"name": n, "kind": "parameter" if isinstance(t, Parameter) else "buffer",
+                   "trainable": not t.stop_gradient} for n, (_, t) in zip(names, state)],
+        "training": bool(getattr(compiled.layer, "training", False)),
+        "files": {role: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                  for role, data in files.items()},
+    }
+    files["metadata"] = json.dumps(metadata, indent=2).encode()
+    for role, data in files.items():  # the metadata last: it vouches for the others
+        write_file(os.fspath(path) + SUFFIXES[role], lambda f, data=data: f.write(data))
+
+
+def _compiled(layer, input_spec):
+    """`layer` as the compiled function whose program is saved."""
     from ..frontend.program import CompiledFunction
-    path = os.fspath(path)
     if input_spec is None and isinstance(layer, TranslatedLayer):
         input_spec = layer.input_spec
     if isinstance(layer, CompiledFunction) and (input_spec is None or layer.input_spec):
@@ -63,6 +87,13 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
     if compiled.input_spec is None and compiled._last is None:
         raise IrflowError("jit.save needs an input_spec, or a compiled function that has "
                           "been called", user_location())
+    return compiled
+
+
+def _saved_function(compiled) -> tuple[Function, int, list[tuple]]:
+    """The function to save (its source IR returning only the outputs, trimmed by
+    dce), its number of inputs, and its state arguments with their tensors, in the
+    Layer's state_dict order."""
     program = compiled._program_for_ir()
     module = program.source_ir.clone()
     fn = module.main
@@ -73,36 +104,22 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
     if program.uses_seed and fn.args[-1].uses:
         raise IrflowError("jit.save: the program draws random numbers (is the layer in "
                           "train mode? call eval() first)", user_location())
-    kept = [(a, t) for a, t in zip(fn.args[n_inputs:], program.state) if a.uses]
+    state = [(a, t) for a, t in zip(fn.args[n_inputs:], program.state) if a.uses]
     fn.block.erase_args([a.index for a in fn.args[n_inputs:] if not a.uses])
-    if compiled.layer is not None:  # the state in the Layer's state_dict order
+    if compiled.layer is not None:
         order = {id(t): k for k, t in enumerate(compiled.layer.state_dict().values())}
-        kept.sort(key=lambda pair: order.get(id(pair[1]), len(order)))
-        fn.block.permute_args([*range(n_inputs), *(a.index for a, _ in kept)])
+        state.sort(key=lambda pair: order.get(id(pair[1]), len(order)))
+        fn.block.permute_args([*range(n_inputs), *(a.index for a, _ in state)])
     verify(module)
-    names = _state_names([a.name or t.name for a, t in kept])
-    training = bool(getattr(compiled.layer, "training", False))
-    files = {"program": print_module(module, locations=True).encode(),
-             "parameters": _npz({n: t._value for n, (_, t) in zip(names, kept)})}
-    metadata = {
-        "format": FORMAT, "version": VERSION, "function": fn.name,
-        "inputs": [{"name": a.name, **_type_entry(a.type)} for a in fn.args[:n_inputs]],
-        "outputs": [_type_entry(t) for t in fn.result_types],
-        "state": [{"name": n, "kind": "parameter" if isinstance(t, Parameter) else "buffer",
-                   "trainable": not t.stop_gradient} for n, (_, t) in zip(names, kept)],
-        "training": training,
-        "files": {role: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-                  for role, data in files.items()},
-    }
-    files["metadata"] = json.dumps(metadata, indent=2).encode()
-    for role, data in files.items():  # the metadata last: it vouches for the others
-        write_file(path + SUFFIXES[role], lambda f, data=data: f.write(data))
+    return fn, n_inputs, state
 
 
 def load(path: str, backend: str = "numpy", **configs) -> TranslatedLayer:
     """Load a program saved by `save` as a `TranslatedLayer`. Raises `LoadError` if a
     file is missing, damaged, changed after saving, of another format version, or not
     what `save` writes; runs no code from the files."""
+    if configs:
+        raise ValueError(f"jit.load does not support the options {sorted(configs)}")
     fn, metadata, files = load_program(path)
     state = _read_state(files["parameters"], metadata, fn)
     return TranslatedLayer(fn, metadata["inputs"], state, metadata["training"], backend)
