@@ -125,3 +125,9 @@ class ArgumentError(IrflowError, TypeError):
     """A compiled function called with arguments its Python signature does not take
     (too many, an unknown keyword), named after the model rather than the converted
     code."""
+
+
+class LoadError(IrflowError, ValueError):
+    """A saved file is missing, damaged, changed after saving, of another format
+    version, or not what irflow wrote; the message names the file and the problem.
+    Loading never runs code from a file, so a hostile file fails here too."""

@@ -439,7 +439,7 @@ class CompiledFunction:
             try:
                 program = self._trace_as(types_, requires, extra, structures)
             except DimMismatch as e:
-                symbol, size = _symbol_to_fix(types_, e)
+                symbol, size = symbol_to_fix(types_, e)
                 fixed[symbol] = (size, e.loc)
                 types_ = [t.with_shape([substitute(d, {symbol: size}) for d in t.shape])
                           for t in types_]
@@ -503,7 +503,7 @@ class CompiledFunction:
         return self.target(*tensors)
 
 
-def _symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:
+def symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:
     """The input symbol and the size (or the other input symbol) that resolve `e`;
     raises `e` if there is none (its dim is not linear in one input symbol, no size
     fits, or a symbol is not an input's)."""
