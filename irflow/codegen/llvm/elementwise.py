@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import IrflowError
+from ...errors import IrflowError, ShapeError
 from ...ir.core import Function, Operation, Value
 from ...ir.registry import lookup
 from ...ir.signature import Signature
@@ -64,7 +64,10 @@ def lower_elementwise(ops: Sequence[Operation], inputs: Sequence[Value],
                                 op.result.type.dtype.short, tuple(sorted(
                                     (k, _attr(v)) for k, v in op.attrs.items()))))
         number[op.result] = n_inputs + len(instrs) - 1
-    domain, masks = plan_domain(types)
+    try:
+        domain, masks = plan_domain(types)
+    except ShapeError as e:
+        raise Unsupported(f"the chain's inputs span no one domain: {e.message}") from None
     shape = domain.shape
     stored = []
     for v in outputs:
