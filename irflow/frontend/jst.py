@@ -574,6 +574,7 @@ class _Zeros:
 def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Statement,
                 before: dict | None = None):
     """Trace both branches into the regions of a ``cond``; returns the outputs."""
+    _refuse_outer_writes(stmt)
     tracer = _tracer()
     before = before or {}
     effects = _Effects(stmt, before)
@@ -601,6 +602,19 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     tracer.changed(lambda: effects.set(effects.saved))
     effects.set(out[n:])
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
+
+
+def _refuse_outer_writes(stmt: Statement) -> None:
+    """A tensor-dependent statement cannot change a global or nonlocal variable: the
+    program runs its Python code only when it is traced (both branches, one loop
+    iteration), never on each call."""
+    for name, line in stmt.outer_writes.items():
+        raise ConversionError(
+            f"`{name}` is a global or nonlocal variable, and this tensor-dependent "
+            f"{'loop' if stmt.kind != 'if' else '`if`'} changes it at {line.describe()}\n"
+            "A compiled program runs Python code only when it is traced, so it cannot "
+            f"change `{name}` on each call: keep the value in a tensor the function "
+            "returns, or change it outside the compiled code.", stmt.loc)
 
 
 class _Merged:
@@ -800,6 +814,7 @@ _RAN = "__jst_ran"
 
 def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement,
                  checked: bool = False):
+    _refuse_outer_writes(stmt)
     unbound = [n for n, v in zip(stmt.outputs, values) if isinstance(v, Undefined)
                and n in stmt.uses]
     if unbound and not checked:
