@@ -268,7 +268,7 @@ def test_nonlocal_mutated_in_tensor_loop():
             bump()
         return x, count
 
-    check_converts_or_fails(f, POS_NEG, spec([None, 4]), at="bump()")
+    check_converts_or_fails(f, POS_NEG, spec([None, 4]), at="            bump()")
 
 
 def test_shape_changing_tuple_state_in_loop():
