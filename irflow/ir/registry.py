@@ -16,7 +16,8 @@ declaration:
 - ``out_kernel``: the kernel's form that writes its one result into a given buffer,
   ``out_kernel(*arrays, out=buffer, **attrs)``, allocating nothing of that size, so that
   the executor can run the op into a planned arena. A NumPy ufunc kernel is its own
-  out kernel; an op without one allocates its result;
+  out kernel (so is a wrapper of one that passes ``out`` on and names it in
+  ``__wrapped__``, as `functools.wraps` does); an op without one allocates its result;
 - ``in_place``: the operands whose memory `out_kernel` may be given as ``out`` when
   they have the result's type and die at the op (None: every operand of an
   `Elementwise` op, none of another op's);
@@ -39,6 +40,7 @@ The op declarations themselves live in `irflow.ops`, one module per op family.
 from __future__ import annotations
 
 import enum
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -90,8 +92,9 @@ class OpDef:
                     self._traits.setdefault(cls, trait)
         from .region_op import RegionOp
         self.region_op: RegionOp | None = self.trait(RegionOp)
-        if self.out_kernel is None and isinstance(self.kernel, np.ufunc) and self.kernel.nout == 1:
-            self.out_kernel = self.kernel  # ufunc(*arrays, out=buffer)
+        base = inspect.unwrap(self.kernel) if self.kernel is not None else None
+        if self.out_kernel is None and isinstance(base, np.ufunc) and base.nout == 1:
+            self.out_kernel = self.kernel  # ufunc(*arrays, out=buffer), or its wrapper
 
     def overwrites(self, index: int) -> bool:
         """Whether `out_kernel` may write its result over operand `index` (see

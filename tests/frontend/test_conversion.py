@@ -861,3 +861,32 @@ def test_closures_share_the_variables_of_the_function_they_come_from():
         return x * count
 
     check_function(f, (POS,))
+
+
+def test_prints_show_python_numbers_as_eager_code_does(capsys):
+    def f(x):
+        loss = paddle.mean(x * x)
+        print("loss", loss.item(), x.shape, f"{float(loss):.3f}", round(loss.item(), 2))
+        count = 0
+        while paddle.sum(x) < 20:
+            x = x * 2
+            count += 1
+        print(f"count={count} x={x}")
+        return x
+
+    x = paddle.ones([3, 2]) * 1.5
+    compiled = paddle.compile(f, input_spec=[InputSpec([None, 2])])
+    capsys.readouterr()
+    compiled(x)
+    got = capsys.readouterr().out
+    f(x)
+    assert got == capsys.readouterr().out
+
+
+def test_text_of_a_traced_value_used_other_than_by_print_is_an_error():
+    def f(x):
+        return {f"{float(paddle.sum(x)):.1f}": x}
+
+    with pytest.raises(ConversionError, match="made into text here") as info:
+        paddle.compile(f)(POS)
+    assert f"{THIS_FILE}:{line_of(f, 'return {f')}" in str(info.value)
