@@ -186,12 +186,13 @@ reduction("sum", np.sum, "number", _sum_vjp, pass_dtype=True,
 reduction("prod", np.prod, "number", _prod_vjp, pass_dtype=True,
           doc="prod(x): the product of a float or int tensor over `axis`; its gradient "
               "is exact also where x holds zeros.")
-def _mean(x, axis=None, keepdims=False, dtype=None):
+def _mean(x, axis=None, keepdims=False, dtype=None, out=None):
     """np.mean, except that the mean of nothing is NaN without NumPy's "Mean of empty
     slice" warning (a Python warning, which errstate does not silence)."""
     if x.size:
-        return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype)
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype) / x.dtype.type(0)
+        return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+    total = np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+    return np.divide(total, x.dtype.type(0), out=out)
 
 
 reduction("mean", _mean, "float", _mean_vjp, pass_dtype=True,
