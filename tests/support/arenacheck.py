@@ -19,14 +19,14 @@ reads again is fine.
 ``check_plan(fn, args, plan)`` raises `Overlap` naming both values and the op at
 which the clobbered one was read. It also checks what the planner takes on trust:
 a kernel returns memory of its own, row-major as an arena buffer is, unless its op
-is a view or a call.
+is a view, a call or reads a stack or list (whose items are what was put there).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from irflow.codegen import Interpreter
-from irflow.ir import CallOp, Elementwise, Function, View, lookup
+from irflow.ir import CallOp, ContainerOperands, Elementwise, Function, View, lookup
 from irflow.ir.printer import Printer
 
 
@@ -63,7 +63,7 @@ class _Recorder(Interpreter):
             return results
         results = super().op(op, args, bindings)
         opdef = lookup(op.name)
-        if not (opdef.has(View) or opdef.has(CallOp)):
+        if not (opdef.has(View) or opdef.has(CallOp) or opdef.has(ContainerOperands)):
             for r in results:
                 if not isinstance(r, np.ndarray):
                     continue
