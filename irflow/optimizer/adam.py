@@ -18,6 +18,17 @@ def _check_hyperparameters(beta1, beta2, epsilon) -> None:
         raise ValueError(f"invalid epsilon {float(epsilon)}: expected a value >= 0")
 
 
+def update_moments(slot, grad):
+    """Adam's moment updates (shared with Lamb): store and return the new ``moment1``
+    and ``moment2`` of `slot`."""
+    c, s = slot.consts, slot.state
+    m1 = add(mul(c["beta1"], s["moment1"]), mul(c["1-beta1"], grad))
+    m2 = add(mul(c["beta2"], s["moment2"]), mul(mul(c["1-beta2"], grad), grad))
+    s["moment1"].set_value(m1)
+    s["moment2"].set_value(m2)
+    return m1, m2
+
+
 class Adam(Optimizer):
     """Paddle's ``paddle.optimizer.Adam``. With the accumulators ``moment1``,
     ``moment2`` (``moment2_max`` with `amsgrad`) and the powers ``beta1_pow_acc``,
@@ -62,10 +73,7 @@ class Adam(Optimizer):
 
     def _update(self, slot, grad) -> None:
         c, s, p = slot.consts, slot.state, slot.param
-        m1 = add(mul(c["beta1"], s["moment1"]), mul(c["1-beta1"], grad))
-        m2 = add(mul(c["beta2"], s["moment2"]), mul(mul(c["1-beta2"], grad), grad))
-        s["moment1"].set_value(m1)
-        s["moment2"].set_value(m2)
+        m1, m2 = update_moments(slot, grad)
         if self._amsgrad:
             m2 = maximum(s["moment2_max"], m2)
             s["moment2_max"].set_value(m2)
