@@ -6,7 +6,7 @@ part of the API irflow covers); `irflow.compile` turns the same code into IR.
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import tensor  # noqa: F401  (first: its API imports dispatch, which imports its Tensor)
 from . import codegen, ir, passes
-from . import jit, nn, optimizer, regularizer, static
+from . import io, jit, nn, optimizer, regularizer, static
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
 from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
