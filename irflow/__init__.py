@@ -6,7 +6,8 @@ part of the API irflow covers); `irflow.compile` turns the same code into IR.
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import tensor  # noqa: F401  (first: its API imports dispatch, which imports its Tensor)
 from . import codegen, ir, passes
-from . import io, jit, nn, optimizer, regularizer, static
+from . import io, jit, metric, nn, optimizer, regularizer, static
+from . import callbacks, hapi
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
 from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -17,6 +18,7 @@ from .ir.dtypes import bool_ as bool  # noqa: A001  (Paddle spells it paddle.boo
 from .ir.dtypes import float32, float64, int32, int64
 from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
 from .nn.param_attr import ParamAttr, create_parameter
+from .hapi import Model
 from .nn.summary import summary
 from .serialization import load, save
 from .tensor import Parameter, Tensor

@@ -1,0 +1,375 @@
+"""`Model`: Paddle's high-level API (``paddle.Model``), training, evaluation and
+prediction loops around a network, with callbacks and progress.
+
+When the inputs and labels are given as `InputSpec`s, the whole training step -- forward,
+loss, ``loss.backward()``, ``optimizer.step()``, ``optimizer.clear_grad()`` -- is one
+compiled program (`irflow.jit.to_static` of the step function, see
+``docs/compile.md``), and the evaluation and prediction steps are compiled too
+(prediction needs only the inputs' specs); otherwise each step runs eagerly. Both compute the same numbers. Metrics run on
+the host after each step (`irflow.metric`).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+
+import numpy as np
+
+from ..dispatch import no_grad
+from ..frontend.input_spec import InputSpec
+from ..frontend.program import CompiledFunction
+from ..io.dataloader import DataLoader
+from ..io.dataset import Dataset
+from ..jit.saved import save as jit_save
+from ..metric.metrics import Metric
+from ..nn.summary import summary as nn_summary
+from ..serialization import load, save
+from ..tensor.creation import to_tensor
+from ..tensor.math import add
+from ..tensor.tensor import Tensor
+from .callbacks import config_callbacks
+
+__all__ = ["Model"]
+
+
+def _as_list(x) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _specs(specs, what: str) -> list:
+    specs = _as_list(specs.values() if isinstance(specs, dict) else specs)
+    for s in specs:
+        if not isinstance(s, InputSpec):
+            raise TypeError(f"Model {what} must be InputSpecs, got a {type(s).__name__}")
+    return specs
+
+
+def _tensor(x) -> Tensor:
+    return x if isinstance(x, Tensor) else to_tensor(np.asarray(x))
+
+
+def _numpy(x):
+    return x.numpy() if isinstance(x, Tensor) else x
+
+
+class Model:
+    """``Model(network, inputs=None, labels=None)``: `inputs` and `labels` are
+    InputSpecs (lists, or dicts by name) describing what each batch holds: the first
+    ``len(inputs)`` fields of a batch go to the network, the rest to the loss. Without
+    `inputs`, the network's forward parameters say how many fields are inputs."""
+
+    def __init__(self, network, inputs=None, labels=None) -> None:
+        self.network = network
+        self._inputs = _specs(inputs, "inputs")
+        self._labels = _specs(labels, "labels")
+        self._n_inputs = len(self._inputs) or _forward_arity(network)
+        self._optimizer = self._loss = None
+        self._metrics: list[Metric] = []
+        self._steps: dict = {}
+        self.stop_training = False
+
+    # ------------------------------------------------------------ configuration
+
+    def prepare(self, optimizer=None, loss=None, metrics=None, amp_configs=None) -> None:
+        """Set the optimizer, the loss (a Layer or function of ``(*outputs,
+        *labels)``; several losses are summed) and the metrics."""
+        if loss is not None and not callable(loss):
+            raise TypeError(f"loss must be a Layer or a function, not {type(loss).__name__}")
+        metrics = _as_list(metrics)
+        for m in metrics:
+            if not isinstance(m, Metric):
+                raise TypeError(f"metrics must be paddle.metric.Metric instances, got a "
+                                f"{type(m).__name__}")
+        if amp_configs is not None:
+            raise NotImplementedError("paddle.Model.prepare(amp_configs=...): irflow does "
+                                      "not provide automatic mixed precision yet")
+        self._optimizer, self._loss, self._metrics = optimizer, loss, metrics
+        self._steps = {}
+
+    def parameters(self, *args, **kwargs):
+        return self.network.parameters(*args, **kwargs)
+
+    def _metrics_name(self) -> list[str]:
+        names = ["loss"] if self._loss is not None else []
+        for m in self._metrics:
+            names.extend(_as_list(m.name()))
+        return names
+
+    # ------------------------------------------------------------ one batch
+
+    def _loss_of(self, outputs, labels):
+        losses = _as_list(self._loss(*outputs, *labels))
+        total = losses[0]
+        for other in losses[1:]:
+            total = add(total, other)
+        return total, losses
+
+    def _train_fn(self):
+        def train_step(*data):
+            inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
+            outputs = _as_list(self.network(*inputs))
+            total, losses = self._loss_of(outputs, labels)
+            total.backward()
+            self._optimizer.step()
+            self._optimizer.clear_grad()
+            return losses, outputs
+        return train_step
+
+    def _eval_fn(self):
+        def eval_step(*data):
+            inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
+            outputs = _as_list(self.network(*inputs))
+            return self._loss_of(outputs, labels)[1], outputs
+        return eval_step
+
+    def _predict_fn(self):
+        def predict_step(*inputs):
+            return [], _as_list(self.network(*inputs))
+        return predict_step
+
+    def _step(self, mode: str, data: list):
+        """Run the `mode` step on `data` (compiled when the specs allow): the losses
+        and the outputs."""
+        step = self._steps.get(mode)
+        if step is None:
+            fn = getattr(self, f"_{mode}_fn")()
+            if self._inputs and (mode == "predict" or self._labels):
+                specs = self._inputs if mode == "predict" else self._inputs + self._labels
+                fn = CompiledFunction(fn, input_spec=specs)
+            step = self._steps[mode] = fn
+        self.network.train(mode == "train")
+        if mode == "train":
+            return step(*data)
+        with no_grad():
+            return step(*data)
+
+    def _batch(self, mode: str, inputs, labels):
+        if self._loss is None and mode != "predict":
+            raise RuntimeError(f"Model.{mode}_batch needs a loss: call "
+                               f"model.prepare(optimizer, loss, metrics) first")
+        if mode == "train" and self._optimizer is None:
+            raise RuntimeError("Model.train_batch needs an optimizer: call "
+                               "model.prepare(optimizer, loss, metrics) first")
+        inputs = [_tensor(x) for x in _as_list(inputs)]
+        labels = [_tensor(x) for x in _as_list(labels)] if mode != "predict" else []
+        losses, outputs = self._step(mode, inputs + labels)
+        if mode == "predict":
+            return [o.numpy() for o in outputs]
+        metrics = []
+        for m in self._metrics:
+            computed = _as_list(m.compute(*outputs, *labels))
+            metrics.append(m.update(*[_numpy(c) for c in computed]))
+        losses = [np.asarray(loss.numpy()) for loss in losses]
+        return (losses, metrics) if self._metrics else losses
+
+    def train_batch(self, inputs, labels=None, update: bool = True):
+        """One training step on one batch: ``[loss]`` (NumPy), and the metrics of the
+        batch when there are metrics."""
+        if not update:
+            raise NotImplementedError("Model.train_batch(update=False): irflow does not "
+                                      "provide gradient accumulation here yet")
+        return self._batch("train", inputs, labels)
+
+    def eval_batch(self, inputs, labels=None):
+        return self._batch("eval", inputs, labels)
+
+    def predict_batch(self, inputs):
+        return self._batch("predict", inputs, None)
+
+    # ------------------------------------------------------------ loops
+
+    def _loader(self, data, batch_size, shuffle, drop_last, num_workers):
+        if data is None or isinstance(data, DataLoader):
+            return data
+        if isinstance(data, Dataset):
+            return DataLoader(data, batch_size=batch_size, shuffle=shuffle,
+                              drop_last=drop_last, num_workers=num_workers)
+        raise TypeError(f"the data must be a paddle.io.Dataset or DataLoader, not "
+                        f"{type(data).__name__}")
+
+    def fit(self, train_data=None, eval_data=None, batch_size: int = 1, epochs: int = 1,
+            eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None,
+            save_freq: int = 1, verbose: int = 2, drop_last: bool = False,
+            shuffle: bool = True, num_workers: int = 0, callbacks=None,
+            accumulate_grad_batches: int = 1, num_iters: int | None = None) -> None:
+        """Train for `epochs` epochs on `train_data` (a Dataset, batched here, or a
+        DataLoader), evaluating on `eval_data` every `eval_freq` epochs; `verbose`
+        0, 1 (progress bar) or 2 (a line every `log_freq` steps); `save_dir` saves
+        every `save_freq` epochs and at the end; `num_iters` stops after that many
+        steps."""
+        if accumulate_grad_batches != 1:
+            raise NotImplementedError("Model.fit(accumulate_grad_batches=...): irflow "
+                                      "does not provide gradient accumulation yet")
+        if train_data is None:
+            raise ValueError("Model.fit needs train_data")
+        train_loader = self._loader(train_data, batch_size, shuffle, drop_last, num_workers)
+        eval_loader = self._loader(eval_data, batch_size, False, False, num_workers)
+        steps = _length(train_loader)
+        if num_iters is not None:
+            epochs = min(epochs, -(-num_iters // steps)) if steps else epochs
+        cbks = config_callbacks(callbacks, model=self, epochs=epochs, steps=steps,
+                                log_freq=log_freq, verbose=verbose, save_freq=save_freq,
+                                save_dir=save_dir, metrics=self._metrics_name())
+        self.stop_training = False
+        done = 0
+        cbks.on_train_begin()
+        for epoch in range(epochs):
+            cbks.on_epoch_begin(epoch)
+            logs, done = self._run_one_epoch(train_loader, cbks, "train", done, num_iters)
+            cbks.on_epoch_end(epoch, logs)
+            if eval_loader is not None and ((epoch + 1) % eval_freq == 0
+                                            or epoch + 1 == epochs):
+                self._evaluate(eval_loader, cbks)
+            if self.stop_training or (num_iters is not None and done >= num_iters):
+                break
+        cbks.on_train_end(logs)
+
+    def evaluate(self, eval_data, batch_size: int = 1, log_freq: int = 10,
+                 verbose: int = 2, num_workers: int = 0, callbacks=None,
+                 num_iters: int | None = None) -> dict:
+        """Evaluate on `eval_data`: ``{'loss': [last batch's loss], <metric>: value
+        over the whole data}``, as Paddle reports it."""
+        loader = self._loader(eval_data, batch_size, False, False, num_workers)
+        cbks = config_callbacks(callbacks, model=self, log_freq=log_freq, verbose=verbose,
+                                metrics=self._metrics_name(), mode="eval")
+        return self._evaluate(loader, cbks, num_iters)
+
+    def _evaluate(self, loader, cbks, num_iters=None) -> dict:
+        steps = _length(loader)
+        cbks.on_eval_begin({"steps": steps, "metrics": self._metrics_name()})
+        logs, _ = self._run_one_epoch(loader, cbks, "eval", 0, num_iters)
+        cbks.on_eval_end(logs)
+        return {k: logs[k] for k in self._metrics_name() if k in logs}
+
+    def predict(self, test_data, batch_size: int = 1, num_workers: int = 0,
+                stack_outputs: bool = False, verbose: int = 1, callbacks=None) -> list:
+        """The network's outputs on `test_data`: per output, the list of its batches
+        (NumPy), or one array of every batch with `stack_outputs`."""
+        loader = self._loader(test_data, batch_size, False, False, num_workers)
+        cbks = config_callbacks(callbacks, model=self, verbose=verbose, metrics=[],
+                                mode="predict")
+        cbks.on_predict_begin({"steps": _length(loader)})
+        outputs = []
+        logs = {}
+        for step, data in enumerate(loader):
+            cbks.on_predict_batch_begin(step, logs)
+            inputs = _as_list(data)[:self._n_inputs]
+            outs = self.predict_batch(inputs)
+            outputs.append(outs)
+            logs = {"step": step, "batch_size": _batch_size(inputs)}
+            cbks.on_predict_batch_end(step, logs)
+        cbks.on_predict_end(logs)
+        per_output = [list(o) for o in zip(*outputs)]
+        if stack_outputs:
+            return [np.vstack(o) for o in per_output]
+        return per_output
+
+    def _run_one_epoch(self, loader, cbks, mode: str, done: int, num_iters):
+        for m in self._metrics:
+            m.reset()
+        logs = {}
+        for step, data in enumerate(loader):
+            if num_iters is not None and done >= num_iters:
+                break
+            getattr(cbks, f"on_{mode}_batch_begin")(step, logs)
+            inputs, labels = self._split(data)
+            result = self._batch(mode, inputs, labels)
+            losses = result[0] if self._metrics else result
+            logs = {"loss": [float(loss) for loss in losses]}
+            for name, value in zip(self._metrics_name()[1:], self._accumulated()):
+                logs[name] = value
+            logs["step"], logs["batch_size"] = step, _batch_size(inputs)
+            getattr(cbks, f"on_{mode}_batch_end")(step, logs)
+            done += 1
+        return logs, done
+
+    def _accumulated(self) -> list:
+        values = []
+        for m in self._metrics:
+            values.extend(_as_list(m.accumulate()))
+        return values
+
+    def _split(self, data) -> tuple[list, list]:
+        data = _as_list(data)
+        return data[:self._n_inputs], data[self._n_inputs:]
+
+    # ------------------------------------------------------------ persistence
+
+    def save(self, path: str, training: bool = True) -> None:
+        """`training`: the parameters to ``path.pdparams`` and the optimizer state to
+        ``path.pdopt``; else the inference program (`irflow.jit.save`, which needs
+        the inputs' InputSpecs)."""
+        if os.path.dirname(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not training:
+            if not self._inputs:
+                raise ValueError("Model.save(training=False) saves an inference program "
+                                 "and needs Model(network, inputs=[InputSpec...])")
+            jit_save(self.network, path, input_spec=self._inputs)
+            return
+        save(self.network.state_dict(), path + ".pdparams")
+        if self._optimizer is not None:
+            save(self._renamed(self._optimizer.state_dict(), to_structured=True),
+                 path + ".pdopt")
+
+    def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False):
+        """Load what `save` wrote (``path.pdparams``, and ``path.pdopt`` unless
+        `reset_optimizer`); with `skip_mismatch`, parameters whose shape differs are
+        left as they are."""
+        params = load(path + ".pdparams")
+        if skip_mismatch:
+            own = self.network.state_dict()
+            params = {k: v for k, v in params.items()
+                      if k in own and list(np.shape(_numpy(v))) == list(own[k].shape)}
+        self.network.set_state_dict(params)
+        if self._optimizer is not None and not reset_optimizer \
+                and os.path.exists(path + ".pdopt"):
+            self._optimizer.set_state_dict(self._renamed(load(path + ".pdopt"),
+                                                         to_structured=False))
+
+    def _renamed(self, state: dict, to_structured: bool) -> dict:
+        """Optimizer state keyed by the parameters' structured names (``0.weight_...``)
+        in the file, by their unique names (``linear_3.w_0_...``) in the optimizer:
+        a fresh network of the same structure has other unique names."""
+        pairs = [(p.name, s) for s, p in self.network.named_parameters() if p.name]
+        if not to_structured:
+            pairs = [(b, a) for a, b in pairs]
+        pairs.sort(key=lambda ab: -len(ab[0]))  # the longest prefix first
+        renamed = {}
+        for key, value in state.items():
+            for old, new in pairs:
+                if key.startswith(old + "_"):
+                    key = new + key[len(old):]
+                    break
+            renamed[key] = value
+        return renamed
+
+    def summary(self, input_size=None, dtype=None) -> dict:
+        """`paddle.summary` of the network; `input_size` defaults to the inputs'
+        InputSpecs."""
+        if input_size is None:
+            if not self._inputs:
+                raise ValueError("Model.summary needs input_size, or Model(network, "
+                                 "inputs=[InputSpec...])")
+            input_size = self._inputs if len(self._inputs) > 1 else self._inputs[0]
+        return nn_summary(self.network, input_size, dtypes=dtype)
+
+
+def _forward_arity(network) -> int:
+    params = inspect.signature(network.forward).parameters.values()
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or 1
+
+
+def _length(loader):
+    try:
+        return len(loader)
+    except TypeError:
+        return None
+
+
+def _batch_size(inputs) -> int:
+    first = inputs[0] if inputs else None
+    shape = getattr(first, "shape", None)
+    return int(shape[0]) if shape else 1
