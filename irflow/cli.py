@@ -7,7 +7,8 @@ result, as ``mlir-opt`` and ``xdsl-opt`` do::
     irflow opt --list-passes
 
 Also ``python -m irflow opt ...``. Errors (unreadable IR, a failing pass) are printed
-to standard error with exit status 1.
+to standard error with exit status 1. ``irflow paddle SCRIPT [ARGS]`` runs a script
+written for Paddle on irflow (see `irflow.paddle`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Sequence
 from .errors import IrflowError
 from .ir import parse
 from .ir.printer import print_module
+from .paddle import main as _paddle_main
 from .passes import PassManager, available
 
 
@@ -70,7 +72,7 @@ def _opt_main(argv: Sequence[str]) -> int:
     return 0
 
 
-COMMANDS = {"opt": _opt_main}
+COMMANDS = {"opt": _opt_main, "paddle": _paddle_main}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
