@@ -10,6 +10,7 @@ carries (`irflow.frontend.structure`).
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import numbers
 import types
 from typing import Callable, Sequence
@@ -22,8 +23,8 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.types import ListType, TensorType, symbols_of
 from ..tensor.tensor import Tensor
-from .convert import FLAG_PREFIX, RETVAL, Statement
-from .structure import ReturnValue, describe, flatten, unflatten
+from .convert import RETVAL, Statement
+from .structure import Pattern, ReturnValue, describe, flatten, unflatten
 from .tensor_array import TensorArray
 from .tracer import Tracer, Undefined
 
@@ -333,16 +334,18 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
     """``for``: a Python iterable runs in Python; a range with traced bounds or a traced
     tensor becomes a while loop over an index. Once a ``break`` depends on a tensor,
     the remaining iterations of a Python iterable run under a ``cond``."""
+    from ..tensor.manipulation import getitem
     if isinstance(iterable, RangeSpec):
         return _for_range(iterable, body_fn, init, stmt, stop)
     if isinstance(iterable, TensorArray):
-        return _for_range(RangeSpec(iterable.length()),
-                          lambda i, *values: body_fn(iterable[i], *values), init, stmt, stop)
-    if is_traced(iterable):
-        return _for_tensor(iterable, body_fn, init, stmt, stop)
+        return _for_items(iterable.length(), iterable.__getitem__, body_fn, init, stmt, stop)
+    if is_traced(iterable):  # rows x[i] for i in range(len(x))
+        return _for_items(_len(iterable), lambda i: getitem(iterable, i), body_fn, init,
+                          stmt, stop)
     if isinstance(iterable, EnumerateSpec):
-        return _for_tensor(iterable.tensor, lambda row, *values, i: body_fn(
-            (i + iterable.start, row), *values), init, stmt, stop, with_index=True)
+        t, start = iterable.tensor, iterable.start
+        return _for_items(_len(t), lambda i: (i + start, getitem(t, i)), body_fn, init, stmt,
+                          stop)
     if isinstance(iterable, builtins.range):
         return _for_range(RangeSpec(iterable.start, iterable.stop, iterable.step), body_fn,
                           init, stmt, stop)
@@ -377,19 +380,15 @@ def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
     def body(i, *values):
         return (i + step, *body_fn(i, *values))
 
-    indexed = Statement(stmt.kind, stmt.loc, (_INDEX, *stmt.params), (_INDEX, *stmt.outputs),
-                        stmt.uses, stmt.mutated)
+    indexed = dataclasses.replace(stmt, params=(_INDEX, *stmt.params),
+                                  outputs=(_INDEX, *stmt.outputs))
     return while_(cond, body, (r.start, *init), indexed)[1:]
 
 
-def _for_tensor(x: Tensor, body_fn, init, stmt: Statement, stop, with_index: bool = False):
-    """``for row in x``: rows x[i] for i in range(len(x)) (`with_index`: the body also
-    gets ``i=``)."""
-    from ..tensor.manipulation import getitem
-
-    def body(i, *values):
-        return body_fn(getitem(x, i), *values, **({"i": i} if with_index else {}))
-    return _for_range(RangeSpec(_len(x)), body, init, stmt, stop)
+def _for_items(length, item_at: Callable, body_fn, init, stmt: Statement, stop):
+    """A loop over `item_at(i)` for i in range(length), a traced length."""
+    return _for_range(RangeSpec(length), lambda i, *values: body_fn(item_at(i), *values),
+                      init, stmt, stop)
 
 
 def _private(values: tuple) -> tuple:
@@ -584,19 +583,16 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     names = stmt.outputs + effects.names
     merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
     pairs = [leaf for m in merged for leaf in m.pairs]
-    yielded = []
-    for side, scope in enumerate((then_scope, else_scope)):
-        saved, tracer.scope = tracer.scope, scope
-        try:
-            with scope.builder.location(stmt.loc):
-                values = [_yield_value(tracer, scope, pair[side]) for pair in pairs]
-                scope.builder.create("yield", values)
-        finally:
-            tracer.scope = saved
-        yielded.append(values)
-    _check_same_types(merged, yielded, stmt)
+    yielded = [_yield_values(tracer, scope, [pair[side] for pair in pairs], stmt)
+               for side, scope in enumerate((then_scope, else_scope))]
+    joined = _joined_types(tracer, merged, yielded, stmt)
+    for values, scope in zip(yielded, (then_scope, else_scope)):
+        with scope.builder.location(stmt.loc):
+            values[:] = [v if v.type == t else scope.builder.as_shape(v, shape=t.shape)
+                         for v, t in zip(values, joined)]
+            scope.builder.create("yield", values)
     op = tracer.aligned_region_op("cond", [pred_value], [then_scope, else_scope], 0, [],
-                                  [v.type for v in yielded[0]],
+                                  joined,
                                   [m.ir_name for m in merged for _ in m.pairs])
     results = iter(op.results)
     out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
@@ -608,11 +604,11 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
 
 
 class _Merged:
-    """One output of a ``cond``: the leaf pairs (then, else) it yields, and how to
-    rebuild the variable's value from the cond's results."""
+    """One output of a ``cond``: the leaf pairs (then, else) it yields, and the
+    pattern that rebuilds the variable's value around the cond's results."""
 
-    def __init__(self, name: str, structure, leaves: list, pairs: list):
-        self.name, self.structure, self.leaves, self.pairs = name, structure, leaves, pairs
+    def __init__(self, name: str, pattern: Pattern, pairs: list):
+        self.name, self.pattern, self.pairs = name, pattern, pairs
 
     @property
     def ir_name(self) -> str | None:
@@ -620,25 +616,40 @@ class _Merged:
             else None
 
     def rebuild(self, results: list):
-        it = iter(results)
-        return unflatten(self.structure, [next(it) if leaf is _YIELDED else leaf
-                                          for leaf in self.leaves])
+        return self.pattern.fill(results)
 
 
-_YIELDED = object()  # marks a leaf that the cond yields
+def _yield_values(tracer: Tracer, scope, leaves, stmt: Statement) -> list:
+    """The IR values a branch yields for `leaves` (zeros for a `_Zeros`)."""
+    saved, tracer.scope = tracer.scope, scope
+    try:
+        with scope.builder.location(stmt.loc):
+            return [_yield_value(tracer, scope, t) for t in leaves]
+    finally:
+        tracer.scope = saved
 
 
-def _check_same_types(merged: list[_Merged], yielded, stmt: Statement) -> None:
-    start = 0
+def _joined_types(tracer: Tracer, merged: list[_Merged], yielded, stmt: Statement) -> list:
+    """The cond's result types: each branch's, where they agree; where only sizes
+    differ (``x[:3]`` in one branch, ``x`` of ``N`` rows in the other), a fresh symbol
+    for each differing dim, bound from the branch that runs."""
+    out, start = [], 0
     for m in merged:
         end = start + len(m.pairs)
         for a, b in zip(yielded[0][start:end], yielded[1][start:end]):
-            if a.type != b.type:
+            if a.type == b.type:
+                out.append(a.type)
+            elif isinstance(a.type, TensorType) and isinstance(b.type, TensorType) and \
+                    a.type.dtype is b.type.dtype and a.type.rank == b.type.rank:
+                out.append(a.type.with_shape([d if d == e else tracer.fresh_dim()
+                                              for d, e in zip(a.type.shape, b.type.shape)]))
+            else:
                 raise ConversionError(
                     f"{_what(m.name)} is {a.type} after the `if` branch and "
                     f"{b.type} after the `else` branch; both branches must give it the same "
-                    "dtype and shape", stmt.loc)
+                    "dtype and rank", stmt.loc)
         start = end
+    return out
 
 
 _INTERNAL_NAMES = {RETVAL: "the return value", "__jst_ifexp": "the conditional expression",
@@ -658,7 +669,7 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     """How the two branches' values of one output combine."""
     if isinstance(a, Undefined) or isinstance(b, Undefined):
         if isinstance(a, Undefined) and isinstance(b, Undefined):
-            return _Merged(name, *_constant(a))
+            return _Merged(name, Pattern.split(a, lambda leaf: False)[1], [])
         if name == RETVAL:  # the `returned` flag guards the path that did not return
             a, b = (_zeros_like(b), b) if isinstance(a, Undefined) else (a, _zeros_like(a))
         else:
@@ -667,20 +678,16 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     leaves_b, sb = flatten(b)
     if sa != sb:
         raise _structure_error(name, a, b, stmt)
-    leaves, pairs = [], []
-    for x, y in zip(leaves_a, leaves_b):
+    leaves, positions, pairs = [], [], []
+    for k, (x, y) in enumerate(zip(leaves_a, leaves_b)):
         kind, value = _merge_leaf(name, x, y, stmt)
         if kind == "same":
             leaves.append(value)
         else:
-            leaves.append(_YIELDED)
+            leaves.append(None)
+            positions.append(k)
             pairs.append(value)
-    return _Merged(name, sa, leaves, pairs)
-
-
-def _constant(value):
-    leaves, structure = flatten(value)
-    return structure, leaves, []
+    return _Merged(name, Pattern(sa, leaves, positions), pairs)
 
 
 def _merge_leaf(name: str, a, b, stmt: Statement):
@@ -822,8 +829,8 @@ def _checked_while(cond_fn, body_fn, values, stmt: Statement, unbound: list[str]
     """A loop that binds variables read after it, which had no value before it: they
     start as zeros, and a carried flag records whether the body ran, so that reading
     them after zero iterations raises UnboundLocalError as in Python."""
-    flagged = Statement(stmt.kind, stmt.loc, (*stmt.params, _RAN), (*stmt.outputs, _RAN),
-                        stmt.uses, stmt.mutated, stmt.effects)
+    flagged = dataclasses.replace(stmt, params=(*stmt.params, _RAN),
+                                  outputs=(*stmt.outputs, _RAN))
     out = _trace_while(lambda *v: cond_fn(*v[:-1]), lambda *v: (*body_fn(*v[:-1]), True),
                        (*values, False), flagged, checked=True)
     from ..dispatch import apply

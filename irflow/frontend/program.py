@@ -37,7 +37,7 @@ from ..context import grad_enabled
 from ..dispatch import apply, user_location
 from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
-from ..ir.core import Module
+from ..ir.core import Function, Module
 from ..ir.signature import Signature, SignatureMismatch
 from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
@@ -178,14 +178,35 @@ class Program:
         fn = self.ir.main
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
-        if not outputs:
-            return None, active
-        forward, backward = vjp_split(fn, wrt, outputs)
-        module = Module([forward, backward])
-        return {"callee": FuncRef(forward.name, module, compile_plan(forward)),
-                "backward": FuncRef(backward.name, module, compile_plan(backward)),
-                "wrt": wrt, "outputs": outputs,
-                "residuals": len(forward.result_types) - len(fn.result_types)}, active
+        return (differentiable_call(fn, wrt, outputs) if outputs else None), active
+
+
+def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...]) -> dict:
+    """The attributes of a ``call`` of `fn` that eager autograd can differentiate with
+    respect to the operands `wrt` and the results `outputs`: the forward and backward
+    halves of a `vjp_split`, compiled, in a module the call refers to (it goes when
+    nothing refers to it any more). Both halves can be differentiated again (their
+    `derive` splits them on demand), so gradients of gradients work."""
+    forward, backward = vjp_split(fn, wrt, outputs)
+    module = Module([forward, backward])
+    return {"callee": FuncRef(forward.name, module, compile_plan(forward), _deriver(forward)),
+            "backward": FuncRef(backward.name, module, compile_plan(backward),
+                                _deriver(backward)),
+            "wrt": wrt, "outputs": outputs,
+            "residuals": len(forward.result_types) - len(fn.result_types)}
+
+
+def _deriver(fn: Function):
+    """``derive(wrt)``: a differentiable call of `fn` with respect to the operands `wrt`
+    and every result they reach (None if none), made once per `wrt`."""
+    made: dict[tuple, dict | None] = {}
+
+    def derive(wrt: tuple[int, ...]) -> dict | None:
+        if wrt not in made:
+            outputs = tuple(k for k, r in enumerate(active_results(fn, wrt)) if r)
+            made[wrt] = differentiable_call(fn, wrt, outputs) if outputs else None
+        return made[wrt]
+    return derive
 
 
 class CompiledFunction:
@@ -198,7 +219,8 @@ class CompiledFunction:
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
         self.target = target
         self.input_spec = None if input_spec is None else [_spec(s) for s in input_spec]
-        self._specs, self._spec_structures = _flat_specs(self.input_spec)
+        self._specs, self._spec_structures = (None, None) if input_spec is None else \
+            _flat_inputs(self.input_spec)
         self.backend = backend
         self.check = check
         self.pipeline = tuple(pipeline)
@@ -517,20 +539,9 @@ def _spec(spec):
     return spec if isinstance(spec, InputSpec) else InputSpec.from_tensor(spec)
 
 
-def _flat_specs(specs):
-    if specs is None:
-        return None, None
-    leaves, structures = [], []
-    for spec in specs:
-        flat, structure = flatten(spec)
-        leaves += flat
-        structures.append(structure)
-    return leaves, tuple(structures)
-
-
 def _flat_inputs(args) -> tuple[list, tuple]:
-    """The tensors of the positional arguments (a list of tensors is one argument)
-    and each argument's structure."""
+    """The leaves of the positional arguments (the tensors; for an input_spec, its
+    InputSpecs; a list of tensors is one argument) and each argument's structure."""
     leaves, structures = [], []
     for a in args:
         flat, structure = flatten(a)

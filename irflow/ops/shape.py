@@ -131,6 +131,29 @@ def _reshape_infer(types, attrs):
     return types[0].with_shape(attrs["shape"])
 
 
+def _as_shape_canon(attrs, types):
+    return {"shape": tuple(normalize_dim(d) for d in attrs["shape"])}
+
+
+def _as_shape_infer(types, attrs):
+    x, shape = types[0], attrs["shape"]
+    if len(shape) != x.rank or any(isinstance(d, int) and isinstance(e, int) and d != e
+                                   for d, e in zip(x.shape, shape)):
+        raise ShapeError(f"as_shape: {x} cannot be seen as {shape_str(shape)}: a dim may "
+                         "change only where one side is symbolic")
+    return x.with_shape(shape)
+
+
+defop("as_shape", _as_shape_infer, lambda x, shape: x, arity=1, attrs={"shape": REQUIRED},
+      canonicalize=_as_shape_canon, traits=(View(),),
+      vjp=lambda b, g, i, o, shape: [b.as_shape(g[0], shape=i[0].type.shape)],
+      doc="as_shape(x) {shape}: x itself, seen with another type of its rank and dtype, "
+          "whose dims differ from x's only where one side is symbolic; a symbol not bound "
+          "yet is bound from x (and a static dim is checked against x). A `cond` whose "
+          "branches give a value different sizes yields it through as_shape, so both "
+          "branches yield one type; its VJP sees the cotangent with x's type again")
+
+
 defop("reshape", _reshape_infer, lambda x, shape: x.reshape(shape), arity=1,
       attrs={"shape": REQUIRED}, shape_attrs=("shape",), canonicalize=_reshape_canon,
       vjp=lambda b, g, i, o, shape: [b.reshape(g[0], shape=i[0].type.shape)],

@@ -614,12 +614,30 @@ def test_containers_reached_through_attributes():
 
 def test_errors_never_name_internal_variables():
     def f(x):
-        return x if paddle.mean(x) > 0 else x[:1]
+        return x if paddle.mean(x) > 0 else x.astype("int64")
 
     with pytest.raises(ConversionError) as info:
         paddle.compile(f)(POS)
-    assert "the conditional expression is f32[2,3]" in str(info.value)
+    assert "the conditional expression is f32[2,3] after the `if` branch and i64[2,3]" \
+        in str(info.value)
     assert "__jst" not in str(info.value)
+
+
+def test_branches_may_give_a_value_different_sizes():
+    def truncate(x):
+        if len(x) > 3:
+            x = x[:3]
+        return x * 2
+
+    compiled = check_function(truncate, (paddle.randn([5, 4]),), (paddle.randn([2, 4]),),
+                              spec=[InputSpec([None, 4])])
+    x = paddle.randn([6, 4])
+    x.stop_gradient = False
+    paddle.sum(compiled(x) ** 2).backward()
+    got = x.grad.numpy().copy()
+    x.clear_grad()
+    paddle.sum(truncate(x) ** 2).backward()
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-6)
 
 
 def test_a_variable_bound_only_by_a_loop_is_unbound_after_zero_iterations():
@@ -704,3 +722,48 @@ def test_tensors_stored_on_a_layer_are_outputs_of_each_call():
         assert_same(compiled_layer.h, eager.h)  # a concrete tensor, never a traced one
         assert_same(compiled_layer.last_input, x)
     assert len(compiled._programs) == 1
+
+
+def test_an_object_changed_in_a_loop_over_a_tensor_range_names_it():
+    class Keep(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.history = []
+
+        def forward(self, x, n):
+            for _ in range(n):
+                x = x * 2
+                self.history.append(x)
+            return x
+
+    with pytest.raises(ConversionError, match="`self.history` is changed in place"):
+        paddle.compile(Keep())(POS, paddle.to_tensor(3))
+
+
+def test_gradients_of_gradients_through_a_compiled_call():
+    class Critic(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+
+        def forward(self, x):
+            h = paddle.tanh(self.fc(x))
+            if paddle.mean(h) > 0:
+                h = h * h
+            return paddle.sum(h ** 3)
+
+    paddle.seed(4)
+    critic = Critic()
+    compiled = paddle.compile(critic, input_spec=[InputSpec([None, 4])])
+    results = []
+    for fn in (compiled, critic):
+        x = paddle.to_tensor(np.linspace(-2, 2, 12).reshape(3, 4).astype("float32"))
+        x.stop_gradient = False
+        (g,) = paddle.grad(fn(x), x, create_graph=True)
+        penalty = paddle.sum(g * g)
+        (gg,) = paddle.grad(penalty, x, retain_graph=True)
+        penalty.backward()
+        results.append((gg.numpy(), critic.fc.weight.grad.numpy().copy()))
+        critic.clear_gradients()
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)

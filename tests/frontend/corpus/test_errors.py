@@ -7,7 +7,7 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import check_fails, check_outputs, ints, randn, spec
+from .harness import check, check_fails, check_outputs, ints, randn, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 
@@ -78,7 +78,7 @@ def test_branches_give_different_shapes():
             y = x[:, :2]
         return y
 
-    check_fails(f, POS_NEG, spec([None, 4]), at="if x.mean() > 0", match="'y'")
+    check(f, POS_NEG, spec([None, 4]))  # y's width is a symbol the branch taken binds
 
 
 def test_branches_give_different_dtypes():

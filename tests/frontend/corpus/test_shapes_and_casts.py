@@ -40,8 +40,6 @@ def test_len_of_a_tensor_in_arithmetic():
     check(f, TWO_BATCHES, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True,
-    reason="ConversionError: branches give x shapes [3, 4] and [N, 4] (x[:3] of a None axis)")
 def test_len_as_condition():
     def f(x):
         if len(x) > 3:
