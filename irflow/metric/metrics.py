@@ -78,7 +78,7 @@ class Accuracy(Metric):
             hits = float(correct[..., :k].sum())
             self.total[i] += hits
             self.count[i] += samples
-            accs.append(hits / samples if samples else 0.0)
+            accs.append(np.float64(hits / samples if samples else 0.0))
         return accs[0] if len(self.topk) == 1 else accs
 
     def reset(self) -> None:
@@ -86,7 +86,8 @@ class Accuracy(Metric):
         self.count = [0] * len(self.topk)
 
     def accumulate(self):
-        res = [t / c if c > 0 else 0.0 for t, c in zip(self.total, self.count)]
+        # NumPy floats, as Paddle returns them (they print as np.float64(...)).
+        res = [np.float64(t / c if c > 0 else 0.0) for t, c in zip(self.total, self.count)]
         return res[0] if len(self.topk) == 1 else res
 
     def name(self) -> list[str]:
