@@ -21,7 +21,8 @@ from ..tensor.tensor import Tensor
 __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
            "CosineAnnealingDecay", "LinearWarmup", "PiecewiseDecay", "NaturalExpDecay",
            "InverseTimeDecay", "PolynomialDecay", "LambdaDecay", "MultiplicativeDecay",
-           "NoamDecay", "OneCycleLR", "ReduceOnPlateau"]
+           "NoamDecay", "OneCycleLR", "ReduceOnPlateau", "CyclicLR", "LinearLR",
+           "CosineAnnealingWarmRestarts"]
 
 
 class LRScheduler:
@@ -503,3 +504,125 @@ class ReduceOnPlateau(LRScheduler):
         bound = best + best * self.threshold if self.threshold_mode == "rel" \
             else best + self.threshold
         return current > bound
+
+
+class CyclicLR(LRScheduler):
+    """Cycles between `base_learning_rate` and `max_learning_rate`: up over
+    `step_size_up` steps, down over `step_size_down` (default: as many). The
+    amplitude is scaled per cycle ('triangular': 1; 'triangular2': halved each cycle)
+    or per step ('exp_range': ``exp_gamma ** step``), or by `scale_fn` of the cycle
+    number or the step (`scale_mode`)."""
+
+    def __init__(self, base_learning_rate: float, max_learning_rate: float,
+                 step_size_up: int, step_size_down: int | None = None,
+                 mode: str = "triangular", exp_gamma: float = 1.0, scale_fn=None,
+                 scale_mode: str = "cycle", last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        if _number("max_learning_rate", max_learning_rate) < 0:
+            raise ValueError(f"max_learning_rate must be >= 0, got {max_learning_rate}")
+        up = _positive_int("step_size_up", step_size_up)
+        down = up if step_size_down is None else _positive_int("step_size_down",
+                                                                 step_size_down)
+        if not isinstance(exp_gamma, float):
+            raise TypeError(f"exp_gamma must be a float, not {type(exp_gamma).__name__}")
+        if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
+            raise ValueError(f"mode must be 'triangular', 'triangular2' or 'exp_range' "
+                             f"(or give scale_fn), got {mode!r}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got "
+                             f"{scale_mode!r}")
+        self.cycle_size = float(up + down)
+        self.step_up_pct = up / self.cycle_size
+        self.max_lr = float(max_learning_rate)
+        self.amplitude = self.max_lr - base_learning_rate
+        self.mode, self.gamma = mode, exp_gamma
+        if scale_fn is not None:
+            self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        elif mode == "triangular":
+            self.scale_fn, self.scale_mode = (lambda x: 1.0), "cycle"
+        elif mode == "triangular2":
+            self.scale_fn, self.scale_mode = (lambda x: 1 / 2.0 ** (x - 1)), "cycle"
+        else:
+            self.scale_fn, self.scale_mode = (lambda x: self.gamma ** x), "iterations"
+        super().__init__(base_learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        step = self.last_epoch
+        cycle = 1 + step // self.cycle_size
+        pct = 1.0 + step / self.cycle_size - cycle  # position within the cycle, [0, 1)
+        if pct <= self.step_up_pct:
+            height = pct / self.step_up_pct
+        else:
+            height = (1 - pct) / (1 - self.step_up_pct)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else step)
+        return self.base_lr + self.amplitude * height * scale
+
+
+class LinearLR(LRScheduler):
+    """From ``learning_rate * start_factor`` to ``learning_rate * end_factor``,
+    linearly over `total_steps` steps, then constant; each step multiplies the last
+    rate (Paddle's recursive form)."""
+
+    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False) -> None:
+        if not 0 < start_factor <= 1.0:
+            raise ValueError(f"start_factor must be in (0, 1], got {start_factor}")
+        if not 0 <= end_factor <= 1.0:
+            raise ValueError(f"end_factor must be in [0, 1], got {end_factor}")
+        self.total_steps = _positive_int("total_steps", total_steps)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        if self.last_epoch == 0:
+            return self.base_lr * self.start_factor
+        if self.last_epoch > self.total_steps:
+            return self.last_lr
+        change = self.end_factor - self.start_factor
+        start = self.total_steps * self.start_factor
+        return self.last_lr * (1.0 + change / (start + (self.last_epoch - 1) * change))
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from ``base_lr`` to `eta_min` over `T_0` epochs, restarting
+    at ``base_lr``; each period is `T_mult` times the one before.
+    ``step(epoch)`` may jump to any (even fractional) epoch."""
+
+    def __init__(self, learning_rate: float, T_0: int, T_mult: int = 1, eta_min: float = 0,
+                 last_epoch: int = -1, verbose: bool = False) -> None:
+        self.T_0 = self.T_i = _positive_int("T_0", T_0)
+        if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"T_mult must be an integer >= 1, got {T_mult!r}")
+        self.T_mult, self.eta_min = T_mult, _number("eta_min", eta_min)
+        self.T_cur = last_epoch
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.eta_min + (self.base_lr - self.eta_min) \
+            * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+
+    def step(self, epoch: float | None = None) -> None:
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"epoch must be >= 0, got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self.last_lr = self.get_lr()
+        if self.verbose:
+            print(f"Epoch {self.last_epoch}: CosineAnnealingWarmRestarts set learning rate "
+                  f"to {self.last_lr}.")

@@ -246,3 +246,10 @@ def test_breaking_out_early_stops_the_workers():
     for w in workers:
         w.join(5)
         assert not w.is_alive()
+
+
+def test_a_batch_that_cannot_be_sent_fails_in_the_worker_with_the_reason():
+    loader = DataLoader(Samples(2), batch_size=2, num_workers=1, timeout=TIMEOUT,
+                        collate_fn=lambda batch: (lambda: batch))  # a function: no pickle
+    with pytest.raises(WorkerError, match="(?s)worker 0 failed.*pickle"):
+        list(loader)

@@ -256,8 +256,41 @@ def test_reduce_on_plateau_drives_an_optimizer():
     np.testing.assert_allclose(p.numpy(), 0.95)
 
 
+def test_cyclic_lr_triangles():
+    got = sequence(L.CyclicLR(0.1, 0.5, step_size_up=2), 9)
+    assert got == pytest.approx([0.1, 0.3, 0.5, 0.3, 0.1, 0.3, 0.5, 0.3, 0.1], abs=1e-12)
+    # triangular2 halves the amplitude each cycle; up 1 step, down 3.
+    got = sequence(L.CyclicLR(0.0, 0.8, 1, step_size_down=3, mode="triangular2"), 9)
+    assert got == pytest.approx([0.0, 0.8, 0.8 * 2 / 3, 0.8 / 3, 0.0, 0.4, 0.4 * 2 / 3,
+                                 0.4 / 3, 0.0], abs=1e-12)
+    got = sequence(L.CyclicLR(0.0, 1.0, 1, mode="exp_range", exp_gamma=0.5), 4)
+    assert got == pytest.approx([0.0, 0.5, 0.0, 0.125], abs=1e-12)  # scaled by 0.5 ** step
+
+
+def test_linear_lr_reaches_the_end_factor_and_stays():
+    got = sequence(L.LinearLR(1.0, total_steps=4, start_factor=0.2, end_factor=1.0), 7)
+    assert got == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0, 1.0, 1.0], rel=1e-12)
+
+
+def test_cosine_annealing_warm_restarts():
+    def cos(t, period):
+        return 0.1 + (1.0 - 0.1) * (1 + math.cos(math.pi * t / period)) / 2
+    got = sequence(L.CosineAnnealingWarmRestarts(1.0, T_0=2, T_mult=2, eta_min=0.1), 8)
+    # Periods of 2, then 4, then 8 epochs.
+    want = [cos(0, 2), cos(1, 2), cos(0, 4), cos(1, 4), cos(2, 4), cos(3, 4), cos(0, 8),
+            cos(1, 8)]
+    assert got == pytest.approx(want, rel=1e-12)
+    s = L.CosineAnnealingWarmRestarts(1.0, T_0=2, T_mult=2, eta_min=0.1)
+    s.step(7)  # in the third period (epochs 6..13)
+    assert s() == pytest.approx(cos(1, 8)) and s.last_epoch == 7
+
+
 @pytest.mark.parametrize("make, error, match", [
     (lambda: L.PiecewiseDecay([], [1.0]), ValueError, "boundary"),
+    (lambda: L.CyclicLR(0.1, 0.5, 0), ValueError, "step_size_up"),
+    (lambda: L.CyclicLR(0.1, 0.5, 2, mode="sine"), ValueError, "mode"),
+    (lambda: L.LinearLR(0.1, 5, start_factor=0.0), ValueError, "start_factor"),
+    (lambda: L.CosineAnnealingWarmRestarts(0.1, T_0=2, T_mult=0), ValueError, "T_mult"),
     (lambda: L.PiecewiseDecay([2], [1.0]), ValueError, "one value more"),
     (lambda: L.PolynomialDecay(0.1, 0), ValueError, "decay_steps"),
     (lambda: L.PolynomialDecay(0.1, 3, power=0.0), ValueError, "power"),
