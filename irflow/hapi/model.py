@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
+from contextlib import nullcontext
 
 import numpy as np
 
 from ..dispatch import no_grad
+from ..errors import ConversionError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import CompiledFunction
 from ..io.dataloader import DataLoader
@@ -130,8 +133,10 @@ class Model:
         return predict_step
 
     def _step(self, mode: str, data: list):
-        """Run the `mode` step on `data` (compiled when the specs allow): the losses
-        and the outputs."""
+        """Run the `mode` step on `data`: the losses and the outputs. The step is
+        compiled when the specs allow; a network whose code does not compile (it
+        reads tensor values into NumPy, say) runs eagerly, with a warning, as Paddle's
+        dynamic-graph Model would run it."""
         step = self._steps.get(mode)
         if step is None:
             fn = getattr(self, f"_{mode}_fn")()
@@ -140,10 +145,17 @@ class Model:
                 fn = CompiledFunction(fn, input_spec=specs)
             step = self._steps[mode] = fn
         self.network.train(mode == "train")
-        if mode == "train":
-            return step(*data)
-        with no_grad():
-            return step(*data)
+        with (nullcontext() if mode == "train" else no_grad()):
+            try:
+                return step(*data)
+            except ConversionError as e:
+                if not isinstance(step, CompiledFunction):
+                    raise
+                reason = str(e).strip().splitlines()
+                warnings.warn(f"paddle.Model: the {mode} step does not compile, so it runs "
+                              f"eagerly ({reason[0]}: {reason[-1]})", stacklevel=4)
+                step = self._steps[mode] = getattr(self, f"_{mode}_fn")()
+                return step(*data)
 
     def _batch(self, mode: str, inputs, labels):
         if self._loss is None and mode != "predict":

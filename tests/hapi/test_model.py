@@ -198,3 +198,32 @@ def test_errors_say_what_is_missing():
         model.prepare(None, nn.CrossEntropyLoss(), metrics=["acc"])
     with pytest.raises(TypeError, match="InputSpec"):
         paddle.Model(net(), inputs=[[None, 4]])
+
+
+class ReadsNumpy(nn.Layer):
+    """Eager-only code: the forward reads a tensor's values into NumPy."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h / float(np.abs(h.numpy()).max())
+
+
+def test_a_network_that_does_not_compile_trains_eagerly_with_a_warning():
+    def trained(specs):
+        paddle.seed(3)
+        model = paddle.Model(ReadsNumpy(), *specs)
+        model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()),
+                      nn.CrossEntropyLoss())
+        data = Points(8)
+        losses = [model.train_batch([data.x], [data.y])[0] for _ in range(2)]
+        return losses, [p.numpy() for p in model.parameters()]
+    with pytest.warns(UserWarning, match="train step does not compile, so it runs eagerly"):
+        losses, params = trained(SPECS)
+    want_losses, want_params = trained(())
+    np.testing.assert_array_equal(losses, want_losses)  # the failed trace changed nothing
+    for p, q in zip(params, want_params):
+        np.testing.assert_array_equal(p, q)
