@@ -7,9 +7,10 @@ from . import ops as _ops  # noqa: F401  (registers every op)
 from . import tensor  # noqa: F401  (first: its API imports dispatch, which imports its Tensor)
 from . import codegen, ir, passes
 from . import io, jit, metric, nn, optimizer, regularizer, static
-from . import callbacks, hapi
+from . import callbacks, device, hapi
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
+from .device import CPUPlace, get_device, is_compiled_with_cuda, set_device
 from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .errors import (ConversionError, InputError, IrflowError, ParseError, ShapeError,
                      VerificationError)

@@ -25,7 +25,8 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 # The Paddle modules, in reading order, as irflow module names.
 MODULES = ("irflow", "irflow.nn", "irflow.nn.functional", "irflow.nn.initializer",
            "irflow.optimizer", "irflow.optimizer.lr", "irflow.regularizer", "irflow.io",
-           "irflow.metric", "irflow.callbacks", "irflow.static", "irflow.jit")
+           "irflow.metric", "irflow.callbacks", "irflow.static", "irflow.jit",
+           "irflow.device")
 # Top-level names that are irflow's, not Paddle's.
 IRFLOW_ONLY = {"compile", "ConversionError", "InputError", "IrflowError", "ParseError",
                "ShapeError", "VerificationError"}
