@@ -162,7 +162,7 @@ class MultiprocessIterator:
                                        self._result_queue)
         self._active = set(range(n))   # workers that may still give batches
         self._sent, self._received = 0, 0
-        self._pending: dict[int, tuple[int, object]] = {}  # idx -> (worker, indices)
+        self._pending: dict[int, object] = {}  # batch number -> its sample indices
         self._ready: dict[int, object] = {}
         self._turn = 0
         for _ in range(loader.prefetch_factor * n):
@@ -187,7 +187,7 @@ class MultiprocessIterator:
             worker = self._turn
         self._turn = (worker + 1) % len(self._workers)
         self._index_queues[worker].put((self._sent, indices))
-        self._pending[self._sent] = (worker, indices)
+        self._pending[self._sent] = indices
         self._sent += 1
         return True
 
@@ -211,7 +211,7 @@ class MultiprocessIterator:
 
     def _receive(self) -> None:
         idx, worker, payload, error = self._get()
-        _, indices = self._pending.pop(idx)
+        indices = self._pending.pop(idx)
         if error == _STOPPED:
             self._active.discard(worker)
             self._ready[idx] = _SKIP
