@@ -1,5 +1,7 @@
-"""A CNN trained with paddle.Model.fit (InputSpecs: one compiled step), a cosine
-schedule, top-1/top-2 accuracy; weights set from NumPy so both frameworks start alike."""
+"""A CNN trained with paddle.Model.fit: InputSpecs (one compiled step), shuffled as
+Paddle's defaults shuffle, an evaluation every second epoch, then gradient
+accumulation and num_iters; a cosine schedule, top-1/top-2 accuracy. Weights come
+from NumPy so both frameworks start alike."""
 import numpy as np
 import paddle
 import paddle.nn as nn
@@ -33,7 +35,10 @@ sched = paddle.optimizer.lr.CosineAnnealingDecay(0.05, T_max=6)
 model = paddle.Model(net, [InputSpec([None, 1, 8, 8], 'float32', 'x')], [InputSpec([None, 1], 'int64', 'y')])
 model.prepare(paddle.optimizer.Momentum(sched, momentum=0.9, parameters=model.parameters()),
               nn.CrossEntropyLoss(), paddle.metric.Accuracy(topk=(1, 2)))
-model.fit(train, val, epochs=2, batch_size=8, shuffle=False, verbose=2, log_freq=3)
+model.fit(train, val, epochs=3, batch_size=[8, 5], eval_freq=2, verbose=2, log_freq=3)
+model.fit(train, epochs=2, batch_size=16, verbose=2, accumulate_grad_batches=2, num_iters=4)
 print("eval", model.evaluate(val, batch_size=8, verbose=0))
 print("pred", np.round(model.predict(val, batch_size=8, stack_outputs=True, verbose=0)[0][:3], 5).tolist())
+preds = model.predict(val, batch_size=6, verbose=2)
+print("predicted", len(preds), len(preds[0]), preds[0][-1].shape)
 print("lr", sched())

@@ -89,10 +89,11 @@ def config_callbacks(callbacks=None, model=None, epochs=None, steps=None, log_fr
 
 
 class ProgBarLogger(Callback):
-    """Progress per epoch: ``verbose=0`` silent, 1 a progress bar (plain lines when
-    the output is not a terminal), 2 one line every `log_freq` steps and at the end
-    of an epoch. Each shows step/total, the current loss, the metrics averaged so
-    far and the time per step (a bar also the ETA)."""
+    """Progress per epoch: ``verbose=0`` silent, 1 a progress bar on a terminal, 2
+    (or 1 when the output is not a terminal) one line every `log_freq` steps and one
+    at the end of the epoch. Each shows step/total, the current loss, the metrics
+    averaged so far and the time per step (a bar also the ETA). When lines are
+    written is Paddle's, so logs read the same."""
 
     def __init__(self, log_freq: int = 1, verbose: int = 2) -> None:
         super().__init__()
@@ -103,19 +104,28 @@ class ProgBarLogger(Callback):
 
     def _begin(self, steps) -> None:
         self._bar = ProgressBar(steps, verbose=self.verbose)
-        self._steps, self._seen = steps, 0
+        self._steps, self._seen, self._drawn = steps, 0, 0
 
-    def _batch_end(self, step, logs) -> None:
-        self._seen = step + 1
-        if self.verbose and (self._seen % self.log_freq == 0 or self._seen == self._steps
-                             or self._bar._terminal and self.verbose == 1):
-            self._bar.update(self._seen, self._values(logs))
+    def _draw(self, logs) -> None:
+        self._bar.update(self._seen, self._values(logs))
+        self._drawn = self._seen
 
-    def _end(self, logs) -> None:
-        if self.verbose and self._seen and self._seen % self.log_freq and self._steps is None:
-            self._bar.update(self._seen, self._values(logs))
-        if self.verbose:
-            self._bar.finish()
+    def _batch_end(self, logs) -> None:
+        """A line every `log_freq` steps but the last (the end of the pass draws
+        that); a terminal's bar at every step."""
+        self._seen += 1
+        live_bar = self._bar._terminal and self.verbose == 1
+        if self.verbose and (live_bar or self._seen % self.log_freq == 0
+                             and (self._steps is None or self._seen < self._steps)):
+            self._draw(logs)
+
+    def _end(self, logs) -> bool:
+        """The last step's line, when the number of steps is known; whether drawn."""
+        if not self.verbose or self._steps is None:
+            return False
+        if self._drawn != self._seen or not self._seen:
+            self._draw(logs)
+        return True
 
     def on_train_begin(self, logs=None):
         if self.verbose:
@@ -123,46 +133,51 @@ class ProgBarLogger(Callback):
                   "is the average value of previous steps.")
 
     def on_epoch_begin(self, epoch, logs=None):
-        self.epoch = epoch
         if self.verbose and self.params.get("epochs"):
             print(f"Epoch {epoch + 1}/{self.params['epochs']}")
         self._begin(self.params.get("steps"))
 
     def on_train_batch_end(self, step, logs=None):
-        self._batch_end(step, logs or {})
+        self._batch_end(logs or {})
 
     def on_epoch_end(self, epoch, logs=None):
         self._end(logs or {})
+        if self.verbose:
+            self._bar.finish()
 
     def on_eval_begin(self, logs=None):
-        self._eval_samples = 0
+        self._samples = 0
         if self.verbose:
             print("Eval begin...")
         self._begin((logs or {}).get("steps"))
 
     def on_eval_batch_end(self, step, logs=None):
-        self._eval_samples += (logs or {}).get("batch_size", 0)
-        self._batch_end(step, logs or {})
+        self._samples += (logs or {}).get("batch_size", 0)
+        self._batch_end(logs or {})
 
     def on_eval_end(self, logs=None):
-        self._end(logs or {})
+        if self._end(logs or {}):
+            print(f"Eval samples: {self._samples}")
         if self.verbose:
-            print(f"Eval samples: {self._eval_samples}")
+            self._bar.finish()
 
     def on_predict_begin(self, logs=None):
-        self._predict_samples = 0
+        self._samples = 0
         if self.verbose:
             print("Predict begin...")
         self._begin((logs or {}).get("steps"))
 
     def on_predict_batch_end(self, step, logs=None):
-        self._predict_samples += (logs or {}).get("batch_size", 0)
-        self._batch_end(step, logs or {})
+        self._samples += (logs or {}).get("batch_size", 0)
+        self._batch_end(logs or {})
 
     def on_predict_end(self, logs=None):
-        self._end(logs or {})
         if self.verbose:
-            print(f"Predict samples: {self._predict_samples}")
+            if self._seen % self.log_freq or self.verbose == 1:
+                if self._drawn != self._seen:
+                    self._draw(logs or {})
+            print(f"Predict samples: {self._samples}")
+            self._bar.finish()
 
 
 class ModelCheckpoint(Callback):

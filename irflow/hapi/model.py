@@ -23,6 +23,7 @@ from ..frontend.input_spec import InputSpec
 from ..frontend.program import CompiledFunction
 from ..io.dataloader import DataLoader
 from ..io.dataset import Dataset
+from ..io.sampler import DistributedBatchSampler
 from ..jit.saved import save as jit_save
 from ..metric.metrics import Metric
 from ..nn.summary import summary as nn_summary
@@ -30,7 +31,7 @@ from ..serialization import load, save
 from ..tensor.creation import to_tensor
 from ..tensor.math import add
 from ..tensor.tensor import Tensor
-from .callbacks import config_callbacks
+from .callbacks import EarlyStopping, config_callbacks
 
 __all__ = ["Model"]
 
@@ -71,6 +72,8 @@ class Model:
         self._optimizer = self._loss = None
         self._metrics: list[Metric] = []
         self._steps: dict = {}
+        self._accumulated_grads = False  # gradients of update=False batches are pending
+        self._iters_left = None          # fit's/evaluate's num_iters, counted down
         self.stop_training = False
 
     # ------------------------------------------------------------ configuration
@@ -120,6 +123,15 @@ class Model:
             return losses, outputs
         return train_step
 
+    def _accumulate_fn(self):
+        def accumulate_step(*data):
+            inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
+            outputs = _as_list(self.network(*inputs))
+            total, losses = self._loss_of(outputs, labels)
+            total.backward()
+            return losses, outputs
+        return accumulate_step
+
     def _eval_fn(self):
         def eval_step(*data):
             inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
@@ -136,16 +148,25 @@ class Model:
         """Run the `mode` step on `data`: the losses and the outputs. The step is
         compiled when the specs allow; a network whose code does not compile (it
         reads tensor values into NumPy, say) runs eagerly, with a warning, as Paddle's
-        dynamic-graph Model would run it."""
+        dynamic-graph Model would run it. Gradient accumulation runs eagerly (also the
+        step that applies the accumulated gradients): a compiled backward sets the
+        gradients rather than adding to those of earlier calls."""
+        if mode == "accumulate":
+            self._accumulated_grads = True
+        elif mode == "train" and self._accumulated_grads:
+            self._accumulated_grads = False
+            mode = "apply"
+        make_fn = getattr(self, f"_{'train' if mode == 'apply' else mode}_fn")
         step = self._steps.get(mode)
         if step is None:
-            fn = getattr(self, f"_{mode}_fn")()
-            if self._inputs and (mode == "predict" or self._labels):
+            fn = make_fn()
+            if self._inputs and (mode == "predict" or self._labels and
+                                 mode in ("train", "eval")):
                 specs = self._inputs if mode == "predict" else self._inputs + self._labels
                 fn = CompiledFunction(fn, input_spec=specs)
             step = self._steps[mode] = fn
-        self.network.train(mode == "train")
-        with (nullcontext() if mode == "train" else no_grad()):
+        self.network.train(mode in ("train", "accumulate", "apply"))
+        with (nullcontext() if mode in ("train", "accumulate", "apply") else no_grad()):
             try:
                 return step(*data)
             except ConversionError as e:
@@ -154,14 +175,15 @@ class Model:
                 reason = str(e).strip().splitlines()
                 warnings.warn(f"paddle.Model: the {mode} step does not compile, so it runs "
                               f"eagerly ({reason[0]}: {reason[-1]})", stacklevel=4)
-                step = self._steps[mode] = getattr(self, f"_{mode}_fn")()
+                step = self._steps[mode] = make_fn()
                 return step(*data)
 
     def _batch(self, mode: str, inputs, labels):
         if self._loss is None and mode != "predict":
-            raise RuntimeError(f"Model.{mode}_batch needs a loss: call "
+            raise RuntimeError(f"Model.{'train' if mode == 'accumulate' else mode}_batch "
+                               f"needs a loss: call "
                                f"model.prepare(optimizer, loss, metrics) first")
-        if mode == "train" and self._optimizer is None:
+        if mode in ("train", "accumulate") and self._optimizer is None:
             raise RuntimeError("Model.train_batch needs an optimizer: call "
                                "model.prepare(optimizer, loss, metrics) first")
         inputs = [_tensor(x) for x in _as_list(inputs)]
@@ -178,11 +200,9 @@ class Model:
 
     def train_batch(self, inputs, labels=None, update: bool = True):
         """One training step on one batch: ``[loss]`` (NumPy), and the metrics of the
-        batch when there are metrics."""
-        if not update:
-            raise NotImplementedError("Model.train_batch(update=False): irflow does not "
-                                      "provide gradient accumulation here yet")
-        return self._batch("train", inputs, labels)
+        batch when there are metrics. With ``update=False`` the gradients are only
+        accumulated, for a later ``update=True`` batch to apply."""
+        return self._batch("train" if update else "accumulate", inputs, labels)
 
     def eval_batch(self, inputs, labels=None):
         return self._batch("eval", inputs, labels)
@@ -192,49 +212,58 @@ class Model:
 
     # ------------------------------------------------------------ loops
 
-    def _loader(self, data, batch_size, shuffle, drop_last, num_workers):
+    def _loader(self, data, batch_size, num_workers, shuffle=False, drop_last=False):
+        """`data` as a DataLoader. A Dataset is batched by a `DistributedBatchSampler`
+        of one rank, as Paddle does, so a shuffled epoch ``e`` has the order of NumPy's
+        ``RandomState(e)``: the same batches as Paddle's."""
         if data is None or isinstance(data, DataLoader):
             return data
         if isinstance(data, Dataset):
-            return DataLoader(data, batch_size=batch_size, shuffle=shuffle,
-                              drop_last=drop_last, num_workers=num_workers)
+            sampler = DistributedBatchSampler(data, batch_size=batch_size, shuffle=shuffle,
+                                              drop_last=drop_last)
+            return DataLoader(data, batch_sampler=sampler, num_workers=num_workers)
         raise TypeError(f"the data must be a paddle.io.Dataset or DataLoader, not "
                         f"{type(data).__name__}")
 
-    def fit(self, train_data=None, eval_data=None, batch_size: int = 1, epochs: int = 1,
+    def fit(self, train_data=None, eval_data=None, batch_size=1, epochs: int = 1,
             eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None,
             save_freq: int = 1, verbose: int = 2, drop_last: bool = False,
             shuffle: bool = True, num_workers: int = 0, callbacks=None,
             accumulate_grad_batches: int = 1, num_iters: int | None = None) -> None:
         """Train for `epochs` epochs on `train_data` (a Dataset, batched here, or a
-        DataLoader), evaluating on `eval_data` every `eval_freq` epochs; `verbose`
-        0, 1 (progress bar) or 2 (a line every `log_freq` steps); `save_dir` saves
-        every `save_freq` epochs and at the end; `num_iters` stops after that many
-        steps."""
-        if accumulate_grad_batches != 1:
-            raise NotImplementedError("Model.fit(accumulate_grad_batches=...): irflow "
-                                      "does not provide gradient accumulation yet")
+        DataLoader), evaluating on `eval_data` after epochs 0, `eval_freq`, 2 *
+        `eval_freq`...; `batch_size` may be ``[train, eval]``; `verbose` 0, 1 (progress
+        bar) or 2 (a line every `log_freq` steps); `save_dir` saves every `save_freq`
+        epochs and at the end; the optimizer steps every `accumulate_grad_batches`
+        batches; `num_iters` stops after that many steps."""
         if train_data is None:
             raise ValueError("Model.fit needs train_data")
-        train_loader = self._loader(train_data, batch_size, shuffle, drop_last, num_workers)
-        eval_loader = self._loader(eval_data, batch_size, False, False, num_workers)
+        train_size, eval_size = (batch_size if isinstance(batch_size, (list, tuple))
+                                 else (batch_size, batch_size))
+        train_loader = self._loader(train_data, train_size, num_workers, shuffle, drop_last)
+        eval_loader = self._loader(eval_data, eval_size, num_workers)
         steps = _length(train_loader)
-        if num_iters is not None:
-            epochs = min(epochs, -(-num_iters // steps)) if steps else epochs
+        if num_iters is not None and steps is not None:
+            if num_iters <= 0:
+                raise ValueError(f"num_iters must be > 0, got {num_iters}")
+            epochs, steps = num_iters // steps + 1, min(num_iters, steps)
         cbks = config_callbacks(callbacks, model=self, epochs=epochs, steps=steps,
                                 log_freq=log_freq, verbose=verbose, save_freq=save_freq,
                                 save_dir=save_dir, metrics=self._metrics_name())
+        if eval_loader is None and any(isinstance(c, EarlyStopping) for c in cbks.callbacks):
+            warnings.warn("EarlyStopping needs validation data (fit's eval_data)",
+                          stacklevel=2)
         self.stop_training = False
-        done = 0
+        self._iters_left = num_iters
         cbks.on_train_begin()
+        logs = {}
         for epoch in range(epochs):
             cbks.on_epoch_begin(epoch)
-            logs, done = self._run_one_epoch(train_loader, cbks, "train", done, num_iters)
+            logs = self._run_one_epoch(train_loader, cbks, "train", accumulate_grad_batches)
             cbks.on_epoch_end(epoch, logs)
-            if eval_loader is not None and ((epoch + 1) % eval_freq == 0
-                                            or epoch + 1 == epochs):
+            if eval_loader is not None and epoch % eval_freq == 0:
                 self._evaluate(eval_loader, cbks)
-            if self.stop_training or (num_iters is not None and done >= num_iters):
+            if self.stop_training:
                 break
         cbks.on_train_end(logs)
 
@@ -243,23 +272,26 @@ class Model:
                  num_iters: int | None = None) -> dict:
         """Evaluate on `eval_data`: ``{'loss': [last batch's loss], <metric>: value
         over the whole data}``, as Paddle reports it."""
-        loader = self._loader(eval_data, batch_size, False, False, num_workers)
+        loader = self._loader(eval_data, batch_size, num_workers)
         cbks = config_callbacks(callbacks, model=self, log_freq=log_freq, verbose=verbose,
                                 metrics=self._metrics_name(), mode="eval")
-        return self._evaluate(loader, cbks, num_iters)
+        self._iters_left = num_iters
+        return self._evaluate(loader, cbks)
 
-    def _evaluate(self, loader, cbks, num_iters=None) -> dict:
+    def _evaluate(self, loader, cbks) -> dict:
         steps = _length(loader)
+        if self._iters_left is not None and steps is not None:
+            steps = min(steps, self._iters_left)
         cbks.on_eval_begin({"steps": steps, "metrics": self._metrics_name()})
-        logs, _ = self._run_one_epoch(loader, cbks, "eval", 0, num_iters)
+        logs = self._run_one_epoch(loader, cbks, "eval")
         cbks.on_eval_end(logs)
         return {k: logs[k] for k in self._metrics_name() if k in logs}
 
     def predict(self, test_data, batch_size: int = 1, num_workers: int = 0,
                 stack_outputs: bool = False, verbose: int = 1, callbacks=None) -> list:
-        """The network's outputs on `test_data`: per output, the list of its batches
+        """The network's outputs on `test_data`: per output, a tuple of its batches
         (NumPy), or one array of every batch with `stack_outputs`."""
-        loader = self._loader(test_data, batch_size, False, False, num_workers)
+        loader = self._loader(test_data, batch_size, num_workers)
         cbks = config_callbacks(callbacks, model=self, verbose=verbose, metrics=[],
                                 mode="predict")
         cbks.on_predict_begin({"steps": _length(loader)})
@@ -268,34 +300,43 @@ class Model:
         for step, data in enumerate(loader):
             cbks.on_predict_batch_begin(step, logs)
             inputs = _as_list(data)[:self._n_inputs]
-            outs = self.predict_batch(inputs)
-            outputs.append(outs)
+            outputs.append(self.predict_batch(inputs))
             logs = {"step": step, "batch_size": _batch_size(inputs)}
             cbks.on_predict_batch_end(step, logs)
         cbks.on_predict_end(logs)
-        per_output = [list(o) for o in zip(*outputs)]
+        per_output = list(zip(*outputs))
         if stack_outputs:
             return [np.vstack(o) for o in per_output]
         return per_output
 
-    def _run_one_epoch(self, loader, cbks, mode: str, done: int, num_iters):
-        for m in self._metrics:
-            m.reset()
+    def _run_one_epoch(self, loader, cbks, mode: str, accumulate: int = 1) -> dict:
+        """One pass of `mode` over `loader`: the logs of its last batch (its losses,
+        the metrics accumulated over the pass). The metrics are reset after it."""
         logs = {}
+        steps = _length(loader)
         for step, data in enumerate(loader):
-            if num_iters is not None and done >= num_iters:
-                break
             getattr(cbks, f"on_{mode}_batch_begin")(step, logs)
             inputs, labels = self._split(data)
-            result = self._batch(mode, inputs, labels)
+            if mode == "train":
+                update = (step + 1) % accumulate == 0 or step + 1 == steps
+                result = self.train_batch(inputs, labels, update=update)
+            else:
+                result = self.eval_batch(inputs, labels)
             losses = result[0] if self._metrics else result
             logs = {"loss": [float(loss) for loss in losses]}
             for name, value in zip(self._metrics_name()[1:], self._accumulated()):
                 logs[name] = value
             logs["step"], logs["batch_size"] = step, _batch_size(inputs)
             getattr(cbks, f"on_{mode}_batch_end")(step, logs)
-            done += 1
-        return logs, done
+            if self._iters_left is not None:
+                self._iters_left -= 1
+                if self._iters_left <= 0:
+                    self.stop_training = True
+                    self._iters_left = None
+                    break
+        for m in self._metrics:
+            m.reset()
+        return logs
 
     def _accumulated(self) -> list:
         values = []

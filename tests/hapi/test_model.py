@@ -73,6 +73,56 @@ def test_fit_matches_a_hand_written_loop_with_sgd():
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-7)
 
 
+def test_fit_shuffles_each_epoch_as_paddle_does():
+    # Paddle batches a Dataset with a DistributedBatchSampler of one rank: epoch e is
+    # permuted by NumPy's RandomState(e).
+    seen = []
+
+    class Recording(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(1, 2)
+
+        def forward(self, x):
+            seen.append(x.numpy()[:, 0].astype(int).tolist())
+            return self.fc(x)
+
+    model = paddle.Model(Recording())
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()),
+                  nn.CrossEntropyLoss())
+    data = paddle.io.TensorDataset([paddle.arange(6, dtype="float32").reshape([6, 1]),
+                                    paddle.zeros([6, 1], "int64")])
+    model.fit(data, epochs=2, batch_size=4, verbose=0)
+    for epoch in range(2):
+        order = list(range(6))
+        np.random.RandomState(epoch).shuffle(order)
+        assert seen[2 * epoch:2 * epoch + 2] == [order[:4], order[4:]]
+
+
+def test_gradient_accumulation_applies_the_summed_gradients():
+    data = Points(8)
+    model = prepared(net(2), optimizer="SGD")
+    model.fit(data, batch_size=4, shuffle=False, verbose=0, accumulate_grad_batches=2)
+    ref = net(2)
+    opt = paddle.optimizer.SGD(learning_rate=0.05, parameters=ref.parameters())
+    for xb, yb in DataLoader(data, batch_size=4):
+        nn.CrossEntropyLoss()(ref(xb), yb).backward()  # both batches' gradients add up
+    opt.step()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_eval_schedule_and_num_iters(capsys):
+    model = prepared(net())
+    model.fit(Points(8), Points(4), epochs=3, batch_size=4, eval_freq=2, verbose=2)
+    out = capsys.readouterr().out
+    # Paddle evaluates after the epochs e with e % eval_freq == 0: 0 and 2.
+    assert out.count("Eval begin...") == 2
+    model.fit(Points(8), epochs=5, batch_size=4, num_iters=3, verbose=2, log_freq=1)
+    out = capsys.readouterr().out
+    assert "Epoch 2/2" in out and out.count("step ") == 3 and model.stop_training
+
+
 def test_linear_regression_step_against_numpy():
     paddle.seed(0)
     layer = nn.Linear(2, 1)
@@ -136,9 +186,7 @@ def test_early_stopping_checkpoints_scheduler_and_visualdl(tmp_path):
     model = paddle.Model(net(), *SPECS)
     model.prepare(paddle.optimizer.SGD(sched, parameters=model.parameters()),
                   nn.CrossEntropyLoss(), paddle.metric.Accuracy())
-    stop = EarlyStopping(monitor="acc", patience=0, verbose=0)
-    stop.best_value = 2.0  # unreachable: the first evaluation does not improve on it
-    stop.on_train_begin = lambda logs=None: None
+    stop = EarlyStopping(monitor="acc", patience=0, verbose=0, baseline=2.0)  # unreachable
     log_dir = tmp_path / "vdl"
     model.fit(Points(12), Points(4), epochs=5, batch_size=4, verbose=0,
               save_dir=str(tmp_path / "ck"), callbacks=[stop, VisualDL(str(log_dir))])
