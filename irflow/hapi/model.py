@@ -105,18 +105,20 @@ class Model:
 
     # ------------------------------------------------------------ one batch
 
-    def _loss_of(self, outputs, labels):
+    def _forward(self, data):
+        """The network on the inputs of `data`, and the loss on its outputs and the
+        labels: (the summed loss, each loss, the outputs)."""
+        inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
+        outputs = _as_list(self.network(*inputs))
         losses = _as_list(self._loss(*outputs, *labels))
         total = losses[0]
         for other in losses[1:]:
             total = add(total, other)
-        return total, losses
+        return total, losses, outputs
 
     def _train_fn(self):
         def train_step(*data):
-            inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
-            outputs = _as_list(self.network(*inputs))
-            total, losses = self._loss_of(outputs, labels)
+            total, losses, outputs = self._forward(data)
             total.backward()
             self._optimizer.step()
             self._optimizer.clear_grad()
@@ -125,18 +127,15 @@ class Model:
 
     def _accumulate_fn(self):
         def accumulate_step(*data):
-            inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
-            outputs = _as_list(self.network(*inputs))
-            total, losses = self._loss_of(outputs, labels)
+            total, losses, outputs = self._forward(data)
             total.backward()
             return losses, outputs
         return accumulate_step
 
     def _eval_fn(self):
         def eval_step(*data):
-            inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
-            outputs = _as_list(self.network(*inputs))
-            return self._loss_of(outputs, labels)[1], outputs
+            _, losses, outputs = self._forward(data)
+            return losses, outputs
         return eval_step
 
     def _predict_fn(self):
