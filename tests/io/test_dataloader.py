@@ -253,3 +253,11 @@ def test_a_batch_that_cannot_be_sent_fails_in_the_worker_with_the_reason():
                         collate_fn=lambda batch: (lambda: batch))  # a function: no pickle
     with pytest.raises(WorkerError, match="(?s)worker 0 failed.*pickle"):
         list(loader)
+
+
+def test_workers_without_batching():
+    loader = DataLoader(Samples(3), batch_size=None, num_workers=2, timeout=TIMEOUT,
+                        persistent_workers=True)
+    samples = list(loader)
+    assert [s[1] for s in samples] == [0, 1, 2]  # numbers stay numbers
+    assert samples[2][0].shape == [2, 2] and samples[2][3]["name"] == "s2"
