@@ -21,6 +21,8 @@ SETUPS = [
     ("Adam", lambda: lr.CosineAnnealingWarmRestarts(0.02, T_0=4), {"amsgrad": True}),
     ("Momentum", lambda: lr.LambdaDecay(0.1, lambda e: 0.9 ** e), {"use_nesterov": True}),
     ("SGD", lambda: lr.MultiStepDecay(0.3, [3, 7], 0.5), {}),
+    ("NAdam", lambda: lr.ExponentialDecay(0.02, 0.9), {"momentum_decay": 0.01}),
+    ("RAdam", lambda: lr.StepDecay(0.05, 4, 0.5), {"beta2": 0.99}),
 ]
 for name, schedule, options in SETUPS:
     net = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 3))

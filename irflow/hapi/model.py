@@ -1,12 +1,14 @@
 """`Model`: Paddle's high-level API (``paddle.Model``), training, evaluation and
 prediction loops around a network, with callbacks and progress.
 
-When the inputs and labels are given as `InputSpec`s, the whole training step -- forward,
-loss, ``loss.backward()``, ``optimizer.step()``, ``optimizer.clear_grad()`` -- is one
-compiled program (`irflow.jit.to_static` of the step function, see
+When the inputs and labels are given as `InputSpec`s, the whole training step --
+forward, loss, ``loss.backward()``, ``optimizer.step()``, ``optimizer.clear_grad()``
+-- is one compiled program (`irflow.jit.to_static` of the step function, see
 ``docs/compile.md``), and the evaluation and prediction steps are compiled too
-(prediction needs only the inputs' specs); otherwise each step runs eagerly. Both compute the same numbers. Metrics run on
-the host after each step (`irflow.metric`).
+(prediction needs only the inputs' specs); otherwise each step runs eagerly. Both
+compute the same numbers. Metrics run on the host after each step (`irflow.metric`).
+The loops follow Paddle's (batching, shuffling, when to evaluate, what is logged),
+so a Paddle script prints what it prints under Paddle.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Paddle's ``paddle.optimizer``: SGD, Momentum, Adam, AdamW, Adamax, Adagrad,
-Adadelta, RMSProp, Lamb and learning-rate schedulers (``irflow.optimizer.lr``).
+Adadelta, RMSProp, Lamb, NAdam, RAdam and learning-rate schedulers (``irflow.optimizer.lr``).
 Gradient clips are in `irflow.optimizer.clip`, regularizers in
 `irflow.optimizer.regularizer`."""
 from . import lr
@@ -10,9 +10,11 @@ from .adamax import Adamax
 from .adamw import AdamW
 from .lamb import Lamb
 from .momentum import Momentum
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSProp
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "Adamax", "Adagrad",
-           "Adadelta", "RMSProp", "Lamb", "lr"]
+           "Adadelta", "RMSProp", "Lamb", "NAdam", "RAdam", "lr"]

@@ -64,3 +64,7 @@ def constant(value, dtype) -> Tensor:
 
 def neg(x: Tensor) -> Tensor:
     return apply("neg", (x,))
+
+
+def power(x: Tensor, y: Tensor) -> Tensor:
+    return apply("pow", (x, y))

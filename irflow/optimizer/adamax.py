@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ops import absolute, add, div, maximum, mul, sub
-from .adam import _check_hyperparameters
+from .adam import adam_hyperparameters
 from .optimizer import Optimizer
 
 __all__ = ["Adamax"]
@@ -24,10 +24,9 @@ class Adamax(Optimizer):
     def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters=None, weight_decay=None, grad_clip=None,
                  name: str | None = None):
-        _check_hyperparameters(beta1, beta2, epsilon)
+        hyper = adam_hyperparameters(beta1, beta2, epsilon)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
-                         defaults={"beta1": float(beta1), "beta2": float(beta2),
-                                   "epsilon": float(epsilon)})
+                         defaults=hyper)
 
     def _accumulators(self, param, options):
         zeros = np.zeros_like(param._value)

@@ -6,7 +6,7 @@ from typing import Callable
 import numpy as np
 
 from ._ops import add, div, gt, logical_and, mul, norm, select, sqrt, sub
-from .adam import _check_hyperparameters, update_moments
+from .adam import adam_hyperparameters, update_moments
 from .optimizer import Optimizer
 
 __all__ = ["Lamb"]
@@ -34,13 +34,11 @@ class Lamb(Optimizer):
                  exclude_from_weight_decay_fn: Callable | None = None,
                  multi_precision: bool = False, always_adapt: bool = False,
                  name: str | None = None):
-        _check_hyperparameters(beta1, beta2, epsilon)
+        hyper = adam_hyperparameters(beta1, beta2, epsilon)
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self.always_adapt = bool(always_adapt)
         super().__init__(learning_rate, parameters, None, grad_clip, name,
-                         defaults={"beta1": float(beta1), "beta2": float(beta2),
-                                   "epsilon": float(epsilon),
-                                   "lamb_weight_decay": float(lamb_weight_decay)})
+                         defaults={**hyper, "lamb_weight_decay": float(lamb_weight_decay)})
 
     def _slot_options(self, param, options: dict) -> dict:
         exclude = self._exclude_from_weight_decay_fn

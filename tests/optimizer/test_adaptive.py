@@ -1,4 +1,4 @@
-"""RMSProp, Adagrad, Adadelta, Adamax and Lamb against independent NumPy
+"""RMSProp, Adagrad, Adadelta, Adamax, Lamb, NAdam and RAdam against independent NumPy
 implementations of Paddle's update formulas over several steps, in float64 (exact)
 and float32, eagerly and as one compiled training step."""
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 import irflow
 import irflow.nn as nn
 import irflow.nn.functional as F
-from irflow.optimizer import Adadelta, Adagrad, Adamax, Lamb, RMSProp
+from irflow.optimizer import Adadelta, Adagrad, Adamax, Lamb, NAdam, RAdam, RMSProp
 from irflow.static import InputSpec
 
 from .test_optimizers import STEPS, check, start_and_grads, train
@@ -63,6 +63,58 @@ def ref_lamb(w, grads, lr, decay=0.01, beta1=0.9, beta2=0.999, eps=1e-6, adapt=N
             ratio = np.linalg.norm(w) / np.linalg.norm(r)
         w = w - lr * ratio * r
     return w
+
+
+def ref_nadam(w, grads, lr, beta1=0.9, beta2=0.999, eps=1e-8, psi=0.004):
+    m, v, mu_product = np.zeros_like(w), np.zeros_like(w), 1.0
+    for t, g in enumerate(grads, start=1):
+        mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * psi))
+        mu_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * psi))
+        mu_product *= mu_t
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        m_hat = mu_next * m / (1 - mu_product * mu_next) + (1 - mu_t) * g / (1 - mu_product)
+        w = w - lr * m_hat / (np.sqrt(v / (1 - beta2 ** t)) + eps)
+    return w
+
+
+def ref_radam(w, grads, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    rho_inf = 2 / (1 - beta2) - 1
+    for t, g in enumerate(grads, start=1):
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        m_hat = m / (1 - beta1 ** t)
+        rho_t = rho_inf - 2 * t * beta2 ** t / (1 - beta2 ** t)
+        if rho_t > 5:
+            r = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+            w = w - lr * m_hat * r * np.sqrt(1 - beta2 ** t) / (np.sqrt(v) + eps)
+        else:
+            w = w - lr * m_hat
+    return w
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"beta1": 0.7, "momentum_decay": 0.3}])
+def test_nadam(kwargs):
+    got, opt = train(lambda ps: NAdam(0.02, parameters=ps, **kwargs))
+    check(got, ref_nadam, lr=0.02, beta1=kwargs.get("beta1", 0.9),
+          psi=kwargs.get("momentum_decay", 0.004))
+    assert opt.state_dict()["w_momentum_decay_pow_0"].item() == pytest.approx(0.96 ** STEPS)
+
+
+@pytest.mark.parametrize("beta2", [0.999, 0.9, 0.5])  # rectified from step 6, 6, never
+def test_radam(beta2):
+    # rho_t <= t, so the rectified step needs t >= 6: eight steps.
+    rng = np.random.default_rng(4)
+    w0, grads = rng.standard_normal((3, 2)), [rng.standard_normal((3, 2)) for _ in range(8)]
+    p = irflow.Parameter(w0.copy(), name="w")
+    opt = RAdam(0.02, beta2=beta2, parameters=[p])
+    for g in grads:
+        p.grad = g
+        opt.step()
+    np.testing.assert_allclose(p.numpy(), ref_radam(w0, grads, 0.02, beta2=beta2), rtol=1e-12)
+    assert opt.state_dict()["w_rho_0"].item() == pytest.approx(8 * beta2 ** 8 / (1 - beta2 ** 8))
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"rho": 0.8, "epsilon": 1e-3},
@@ -134,6 +186,10 @@ def test_state_names_follow_paddle():
     assert names(Adamax) == ["w_beta1_pow_acc_0", "w_inf_norm_0", "w_moment_0"]
     assert names(Lamb) == ["w_beta1_pow_acc_0", "w_beta2_pow_acc_0", "w_moment1_0",
                            "w_moment2_0"]
+    assert names(NAdam) == ["w_beta2_pow_0", "w_moment1_0", "w_moment2_0",
+                            "w_momentum_decay_pow_0", "w_mu_product_0"]
+    assert names(RAdam) == ["w_beta1_pow_0", "w_beta2_pow_0", "w_moment1_0", "w_moment2_0",
+                            "w_rho_0"]
 
 
 @pytest.mark.parametrize("make, update_op", [
@@ -141,7 +197,9 @@ def test_state_names_follow_paddle():
     (lambda ps: Adagrad(0.1, parameters=ps), "sqrt"),
     (lambda ps: Adadelta(1.0, parameters=ps), "sqrt"),
     (lambda ps: Adamax(0.01, parameters=ps), "abs"),
-    (lambda ps: Lamb(0.01, parameters=ps), "select")])
+    (lambda ps: Lamb(0.01, parameters=ps), "select"),
+    (lambda ps: NAdam(0.01, parameters=ps), "pow"),
+    (lambda ps: RAdam(0.01, beta2=0.9, parameters=ps), "select")])
 def test_float32_compiled_step_matches_eager(make, update_op):
     irflow.seed(3)
     compiled_model, eager_model = nn.Linear(4, 3), nn.Linear(4, 3)
