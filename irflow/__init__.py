@@ -16,7 +16,7 @@ from .errors import (ConversionError, InputError, IrflowError, ParseError, Shape
                      VerificationError)
 from .ir.dtypes import DType as dtype
 from .ir.dtypes import bool_ as bool  # noqa: A001  (Paddle spells it paddle.bool)
-from .ir.dtypes import float32, float64, int32, int64
+from .ir.dtypes import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
 from .nn.param_attr import ParamAttr, create_parameter
 from .hapi import Model

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
-from ._rules import check_kind, defop, same_dtype, unbroadcast
+from ._rules import check_kind, defop, quiet, same_dtype, unbroadcast
 
 
 def _matrix(t: TensorType, transpose: bool, vector_is_row: bool) -> tuple:
@@ -118,7 +118,7 @@ def _matmul_vjp(b, cts, ins, outs, transpose_x, transpose_y):
     return [gx, gy]
 
 
-defop("matmul", _matmul_infer, _matmul_kernel, arity=2,
+defop("matmul", _matmul_infer, quiet(_matmul_kernel), arity=2,
       attrs={"transpose_x": False, "transpose_y": False}, vjp=_matmul_vjp,
       doc="matmul(x, y): the matrix product of two float or int tensors of one dtype "
           "and rank >= 1, as paddle.matmul. Attributes `transpose_x`, `transpose_y` "
