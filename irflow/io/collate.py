@@ -67,9 +67,16 @@ def _map(structure, leaf):
 
 def to_tensors(batch):
     """`batch` with each NumPy array made a Tensor (a Tensor is kept)."""
-    # Copied, so that changing an array the dataset keeps cannot change the batch.
-    return _map(batch, lambda x: Tensor._from_array(np.array(x)) if isinstance(x, np.ndarray)
+    return _map(batch, lambda x: Tensor._from_array(_owned(x)) if isinstance(x, np.ndarray)
                 else x)
+
+
+def _owned(array: np.ndarray) -> np.ndarray:
+    """A copy of `array` (so that changing an array the dataset keeps cannot change
+    the batch) with NumPy's own descriptor of its dtype: an unpickled array (from a
+    worker, or a file) carries an equal but distinct dtype object, and irflow's hot
+    paths compare dtypes by identity."""
+    return np.array(array).view(np.dtype(array.dtype.str))
 
 
 def to_arrays(batch):

@@ -261,3 +261,12 @@ def test_workers_without_batching():
     samples = list(loader)
     assert [s[1] for s in samples] == [0, 1, 2]  # numbers stay numbers
     assert samples[2][0].shape == [2, 2] and samples[2][3]["name"] == "s2"
+
+
+def test_batches_from_workers_feed_layers():
+    # A worker's arrays arrive unpickled, with dtype objects equal to but distinct
+    # from NumPy's own; the Tensors made from them must mix with others.
+    fc = paddle.nn.Linear(2, 3)
+    (x,) = next(iter(DataLoader(TensorDataset([paddle.ones([4, 2])]), batch_size=4,
+                                num_workers=1, timeout=TIMEOUT)))
+    assert fc(x).shape == [4, 3]
