@@ -21,6 +21,7 @@ from ..dispatch import state as dispatch_state
 from ..dispatch import user_location
 from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
+from ..ir.core import Value
 from ..ir.types import ListType, TensorType, symbols_of
 from ..tensor.tensor import Tensor
 from .convert import RETVAL, Statement
@@ -682,6 +683,7 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
             a, b = (_zeros_like(b), b) if isinstance(a, Undefined) else (a, _zeros_like(a))
         else:
             raise _one_branch_error(name, stmt)
+    a, b = _lists_as_values(a, b, name, stmt)
     leaves_a, sa = flatten(a)
     leaves_b, sb = flatten(b)
     if sa != sb:
@@ -698,10 +700,73 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     return _Merged(name, Pattern(sa, leaves, positions), pairs)
 
 
+class _ListValue:
+    """A Python list that one branch of a ``cond`` leaves, yielded as a list value of
+    the IR because the branches leave it with different lengths (``outs.append(h)``
+    in one of them): each branch builds it from its elements."""
+
+    def __init__(self, items: list, elem: TensorType):
+        self.items, self.elem = items, elem
+        self.stop_gradient = all(getattr(t, "stop_gradient", True) for t in items)
+
+    def build(self, tracer: Tracer) -> Value:
+        b = tracer.scope.builder
+        array = TensorArray.of(tracer.wrap(
+            b.create("list_new", result_types=[ListType(self.elem)]).result))
+        for item in self.items:
+            array.append(item)
+        return tracer.value_of(array)
+
+
+def _lists_as_values(a, b, name: str, stmt: Statement):
+    """`a` and `b` (one output from each branch) with every pair of lists at the same
+    place that differ in length, or that a loop grows (a `TensorArray` on one side),
+    as list values the cond yields."""
+    lists = (list, TensorArray)
+    if isinstance(a, lists) and isinstance(b, lists) and (
+            isinstance(a, TensorArray) or isinstance(b, TensorArray) or len(a) != len(b)):
+        elem = _element_type([a, b], name, stmt)
+        return tuple(v if isinstance(v, TensorArray) else _ListValue(v, elem) for v in (a, b))
+    if type(a) is type(b) and isinstance(a, list | tuple) and len(a) == len(b):
+        pairs = [_lists_as_values(x, y, name, stmt) for x, y in zip(a, b)]
+        return _rebuilt(a, [p[0] for p in pairs]), _rebuilt(b, [p[1] for p in pairs])
+    if type(a) is dict and type(b) is dict and a.keys() == b.keys():
+        pairs = {k: _lists_as_values(a[k], b[k], name, stmt) for k in a}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    return a, b
+
+
+def _rebuilt(like, items: list):
+    """A container of `like`'s kind holding `items`."""
+    if isinstance(like, list) or type(like) is tuple:
+        return type(like)(items)
+    return type(like)(*items)  # a namedtuple
+
+
+def _element_type(lists, name: str, stmt: Statement) -> TensorType:
+    """The one type of the tensors in `lists` (Python lists and TensorArrays)."""
+    kinds = set()
+    for v in lists:
+        if isinstance(v, TensorArray):
+            kinds.add(v.elem_type)
+            continue
+        for t in v:
+            kinds.add(_type_of(_as_loop_tensor(t)) if isinstance(t, Tensor | numbers.Number)
+                      else type(t).__name__)
+    if len(kinds) != 1 or not isinstance(next(iter(kinds)), TensorType):
+        raise ConversionError(f"{_what(name)} is a list that the branches of this "
+                              "tensor-dependent `if` leave with different lengths, so it "
+                              "must hold tensors of one dtype and shape; it holds "
+                              + ", ".join(sorted(map(str, kinds))), stmt.loc)
+    return kinds.pop()
+
+
 def _merge_leaf(name: str, a, b, stmt: Statement):
     """("same", value) when both branches give one Python value, or ("tensor", (a, b))
     when the cond yields it."""
     from ..tensor.convert import as_tensor
+    if isinstance(a, _ListValue | TensorArray) or isinstance(b, _ListValue | TensorArray):
+        return "tensor", (a, b)
     if isinstance(a, Tensor | _Zeros) or isinstance(b, Tensor | _Zeros):
         if isinstance(a, _Zeros) or isinstance(b, _Zeros):
             return "tensor", (a, b)
@@ -760,6 +825,8 @@ def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
 def _yield_value(tracer: Tracer, scope, t):
     if isinstance(t, _Zeros):
         return scope.builder.zeros(t.type)
+    if isinstance(t, _ListValue):
+        return t.build(tracer)
     return tracer.value_of(t)
 
 
@@ -818,7 +885,7 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     if unbound and not checked:
         return _checked_while(cond_fn, body_fn, values, stmt, unbound)
     tracer = _tracer()
-    values = _initial_values(tracer, body_fn, list(values), stmt)
+    values, growth = _initial_values(tracer, body_fn, list(values), stmt)
     loop = _LoopState(values)
     inits = [tracer.value_of(loop.leaves[i]) for i in loop.carried]
     types_ = [v.type for v in inits]
@@ -835,6 +902,8 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
                                   types_, names)
     results = loop.values([tracer.wrap(r, False, cls) for r, cls in zip(op.results, classes)])
+    for k, (start, per_iteration) in growth.items():  # lists that grow alike are alike long
+        tracer.same_length(results[k]._ir, (op, start, per_iteration))
     before = dict(zip(stmt.outputs, values))
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
 
@@ -887,16 +956,18 @@ def _loop_structure_error(name: str, before, after, stmt: Statement) -> Conversi
         "of what it carries", stmt.loc)
 
 
-def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
+def _initial_values(tracer, body_fn, values: list, stmt: Statement):
     """Initial values for loop variables that are Python numbers, not yet assigned, or
     lists: one trial trace of the body (discarded) shows what the loop makes of them.
     A number takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a
     float); a variable first assigned in the body starts as zeros of its type; a list
-    whose length the body changes (``outs.append(h)``) becomes a `TensorArray`."""
+    whose length the body changes (``outs.append(h)``) becomes a `TensorArray`.
+    Returns the values and, for each such list that every iteration grows by the same
+    number of elements, its index and (length before the loop, growth per iteration)."""
     start = [v if isinstance(v, Undefined) else _numbers_as_tensors(v) for v in values]
     if all(s is v and not isinstance(v, Undefined) and type(v) is not list
            for s, v in zip(start, values)):
-        return values
+        return values, {}
     known = [k for k, v in enumerate(start) if not isinstance(v, Undefined)]
     loop = _LoopState([start[k] for k in known])
     types_ = [tracer.value_of(loop.leaves[i]).type for i in loop.carried]
@@ -916,15 +987,19 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
                      for name, v in zip(stmt.outputs, out)]
     finally:
         tracer.scope = saved
-    result = []
-    for name, before, v, leaf_types in zip(stmt.outputs, values, out, out_types):
+    result, growth = [], {}
+    for k, (name, before, v, leaf_types) in enumerate(zip(stmt.outputs, values, out,
+                                                           out_types)):
         if isinstance(before, Undefined):
             result.append(_zeros_of(name, v, leaf_types, stmt))
-        elif type(before) is list and isinstance(v, list) and len(v) != len(before):
+        elif type(before) is list and (isinstance(v, TensorArray) or
+                                       isinstance(v, list) and len(v) != len(before)):
             result.append(_tensor_array(tracer, name, before, leaf_types, stmt))
+            if isinstance(v, list):
+                growth[k] = (len(before), len(v) - len(before))
         else:
             result.append(_cast_numbers(before, leaf_types))
-    return result
+    return result, growth
 
 
 class _Probe(list):
@@ -949,8 +1024,9 @@ class _Probe(list):
 
 def _tensor_array(tracer, name: str, before: list, leaf_types, stmt: Statement):
     """The `TensorArray` a loop carries for the list `before`, which the body grows
-    or shrinks: its elements must all have one type (`leaf_types`, from the trial)."""
-    kinds = set(leaf_types)
+    or shrinks: its elements must all have one type (`leaf_types`, from the trial: the
+    elements it left, or the list value it made)."""
+    kinds = {t.elem if isinstance(t, ListType) else t for t in leaf_types}
     if len(kinds) != 1 or None in kinds:
         shown = ", ".join(sorted(str(t) for t in kinds))
         raise ConversionError(f"{_what(name)} is a list that changes length inside a "

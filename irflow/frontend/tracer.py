@@ -129,7 +129,8 @@ class Tracer:
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.undo: list[Callable[[], None]] = []      # see changed()
         self.attributes: dict[tuple, tuple] = {}      # see store_attribute()
-        self.list_sizes: dict[Value, str] = {}        # see list_size()
+        self.list_sizes: dict[object, str] = {}       # see list_size()
+        self.list_lengths: dict[Value, object] = {}   # see same_length()
         self.texts: dict[str, tuple] = {}             # see text_of()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
@@ -271,12 +272,18 @@ class Tracer:
                 for d in a.type.shape for s in symbols_of(d)}
 
     def list_size(self, v: Value) -> str:
-        """The symbol for the length of the list `v` when it is stacked (one per list
-        value, so that two stacks of one list have one shape)."""
-        found = self.list_sizes.get(v)
+        """The symbol for the length of the list `v` when it is stacked: one per list
+        value, or per set of lists known to be alike long (`same_length`), so that two
+        stacks of them have one shape."""
+        key = self.list_lengths.get(v, v)
+        found = self.list_sizes.get(key)
         if found is None:
-            found = self.list_sizes[v] = self.fresh_dim()
+            found = self.list_sizes[key] = self.fresh_dim()
         return found
+
+    def same_length(self, v: Value, key) -> None:
+        """The lists given one `key` have one length (a loop grew them alike)."""
+        self.list_lengths[v] = key
 
     def fresh_dim(self) -> str:
         """A new symbol for a size that depends on tensor values (bound when the

@@ -80,7 +80,6 @@ def test_grown_list_read_with_range_len():
     check(f, [randn(2, 3), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="DimMismatch: two lists grown together get different length symbols D1, D2")
 def test_two_lists_grown_in_one_loop():
     def f(x):
         hs, cs = [], []
@@ -310,7 +309,6 @@ def test_builtin_sum_of_grown_list():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break in a LayerList loop")
 def test_append_in_static_loop_with_tensor_break():
     class Net(nn.Layer):
         def __init__(self):
