@@ -24,7 +24,6 @@ def grow(x, n):
     return outs
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: reversed() of a list grown in a tensor loop")
 def test_grown_list_iterated_in_reverse():
     def f(x, n):
         outs = grow(x, n)
@@ -36,7 +35,6 @@ def test_grown_list_iterated_in_reverse():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: slicing a list grown in a tensor loop")
 def test_grown_list_reversed_by_slice_then_stacked():
     def f(x, n):
         outs = grow(x, n)
@@ -45,7 +43,6 @@ def test_grown_list_reversed_by_slice_then_stacked():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: slicing a list grown in a tensor loop")
 def test_grown_list_concat_of_a_tail_slice():
     def f(x, n):
         outs = [x]
@@ -117,7 +114,6 @@ def test_nonempty_list_grown_then_max_over_stack():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: append under a tensor if (list structure differs per branch)")
 def test_append_under_a_tensor_branch_in_loop():
     def f(x):
         kept = []
@@ -130,7 +126,6 @@ def test_append_under_a_tensor_branch_in_loop():
     check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-1)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 3] to []' for a list of tuples grown in a loop")
 def test_list_of_tuples_grown_in_loop():
     def f(x, n):
         pairs = []
@@ -193,7 +188,6 @@ def test_nested_tuple_and_dict_from_branches():
     check(f, [randn(2, 3, shift=2), randn(2, 3, shift=-2)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError: 'TensorArray' object has no attribute 'insert'")
 def test_prepend_with_insert_in_loop():
     def f(x, n):
         outs = []
@@ -206,7 +200,6 @@ def test_prepend_with_insert_in_loop():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError: 'TensorArray' object has no attribute 'extend'")
 def test_extend_in_loop():
     def f(x, n):
         outs = []
@@ -218,7 +211,6 @@ def test_extend_in_loop():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: comprehension over a list grown in a tensor loop")
 def test_list_comprehension_over_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -241,7 +233,6 @@ def test_len_of_grown_list_in_a_condition():
     check(f, [randn(2, 3, shift=-3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: zip() over a list grown in a tensor loop")
 def test_zip_grown_list_with_python_weights():
     def f(x):
         outs = []
@@ -268,7 +259,6 @@ def test_grown_list_indexed_by_tensor_counter():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 3] to []' for [x] + grown list")
 def test_last_two_of_grown_list():
     def f(x, n):
         outs = [x] + grow(x, n)
@@ -277,7 +267,6 @@ def test_last_two_of_grown_list():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError: 'ListType' object has no attribute 'shape' (internal)")
 def test_enumerate_over_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -300,7 +289,6 @@ def test_list_used_as_a_stack_with_pop():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: sum() over a list grown in a tensor loop")
 def test_builtin_sum_of_grown_list():
     def f(x, n):
         outs = grow(x, n)
