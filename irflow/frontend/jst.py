@@ -707,8 +707,9 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     if sa != sb:
         raise _structure_error(name, a, b, stmt)
     leaves, positions, pairs = [], [], []
+    where = _returns_at(a, b, stmt)
     for k, (x, y) in enumerate(zip(leaves_a, leaves_b)):
-        kind, value = _merge_leaf(name, x, y, stmt)
+        kind, value = _merge_leaf(name, x, y, stmt, where)
         if kind == "same":
             leaves.append(value)
         else:
@@ -774,9 +775,18 @@ def _element_type(lists, name: str, stmt: Statement) -> TensorType:
     return kinds.pop()
 
 
-def _merge_leaf(name: str, a, b, stmt: Statement):
+def _returns_at(a, b, stmt: Statement) -> str:
+    """For the values of two `return`s, the text naming both lines, for an error."""
+    if not (isinstance(a, ReturnValue) and isinstance(b, ReturnValue)):
+        return ""
+    lines = sorted({a.line, b.line})
+    return "\nThe `return`s: " + ", ".join(Location(stmt.loc.file, n).describe() for n in lines)
+
+
+def _merge_leaf(name: str, a, b, stmt: Statement, where: str = ""):
     """("same", value) when both branches give one Python value, or ("tensor", (a, b))
-    when the cond yields it."""
+    when the cond yields it. `where`: more for an error to say where the values come
+    from."""
     from ..tensor.convert import as_tensor
     if isinstance(a, _ListValue | TensorArray) or isinstance(b, _ListValue | TensorArray):
         return "tensor", (a, b)
@@ -787,7 +797,7 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
         other = b if like is a else a
         if not isinstance(other, Tensor | numbers.Number):
             raise ConversionError(f"{_what(name)} is a tensor in one branch and "
-                                  f"a {type(other).__name__} in the other", stmt.loc)
+                                  f"a {type(other).__name__} in the other{where}", stmt.loc)
         return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
     if a is b or (isinstance(a, numbers.Number | str | type(None)) and type(a) is type(b)
                   and a == b):
@@ -796,7 +806,8 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
         dtype = np.float32 if isinstance(a, float) or isinstance(b, float) else np.int64
         return "tensor", (_as_loop_tensor(dtype(a)), _as_loop_tensor(dtype(b)))
     raise ConversionError(f"{_what(name)} takes different Python values in the "
-                          f"two branches of a tensor-dependent `if` ({a!r} and {b!r})", stmt.loc)
+                          f"two branches of a tensor-dependent `if` ({a!r} and {b!r})"
+                          f"{where}", stmt.loc)
 
 
 def _zeros_like(value):

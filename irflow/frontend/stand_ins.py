@@ -40,6 +40,16 @@ class PythonScalar(_StandIn):
             return format(self._value.item(), spec)
         return self._tracer.text_of(self, spec, scalar=True)
 
+    def __hash__(self) -> int:
+        """As the number's hash, so ``table[int(t)]`` finds the entry the number keys;
+        a number known only when the program runs cannot pick one."""
+        if self._value is not None:
+            return hash(self._value.item())
+        raise ConversionError("a dict lookup needs the value of the tensor used as a "
+                              "key, which a compiled program only knows when it runs; "
+                              "use a list or paddle ops to choose by a tensor",
+                              user_location())
+
     def __round__(self, ndigits=None):
         from ..dispatch import apply
         if ndigits is None:

@@ -247,8 +247,9 @@ class Tracer:
             scope = self.scope
             while owner_block(v) is not scope.block:
                 scope = scope.parent
+            name = "list_stop_gradient" if isinstance(v.type, ListType) else "stop_gradient"
             with scope.builder.location(user_location()):
-                found = scope.builder.create("stop_gradient", [v]).results[0]
+                found = scope.builder.create(name, [v]).results[0]
             self.stopped_values[v] = found
         return found
 

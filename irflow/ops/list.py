@@ -121,6 +121,10 @@ defop("list_get", _get_infer, lambda items, i: items[_position(items, i, "list_g
           "out of range is a run-time error")
 defop("list_len", _len_infer, lambda items: np.asarray(len(items), dtype=np.int64), arity=1,
       traits=_LIST, nondiff=True, doc="the number of elements of the list, as an i64 scalar")
+defop("list_stop_gradient", lambda types, attrs: _list_of(types, "list_stop_gradient"),
+      lambda items: items, arity=1, traits=_LIST, nondiff=True,
+      doc="the list itself; no gradient flows through it to its elements (a list used "
+          "under no_grad() in compiled code)")
 defop("list_stack", _stack_infer, _stack_kernel, arity=1, attrs={"axis": 0, "size": REQUIRED},
       canonicalize=_stack_canon, traits=_LIST,
       vjp=lambda b, cts, ins, outs, axis, size: [b.list_unstack(cts[0], axis=axis)],

@@ -167,6 +167,21 @@ func @f(%x: f64[3], %n: i64) -> f64 {
     assert np.allclose(dx, fd, rtol=1e-6)
 
 
+def test_list_stop_gradient_passes_the_list_and_stops_its_gradient():
+    """Through list_stop_gradient the elements reach the result, and no gradient
+    reaches them: only the path around it carries one."""
+    def body(b, items, x0, x1, x2):
+        stopped = b.create("list_stop_gradient", [items]).result
+        return b.add(b.list_stack(stopped, size=3), b.mul(x0, x0))
+
+    fn = program(body)
+    xs = [np.arange(3.0) + k for k in range(3)]
+    value, *grads = run(grad(fn, [0, 1, 2]), *xs)
+    assert value == pytest.approx(sum(x.sum() for x in xs) + 3 * (xs[0] ** 2).sum())
+    assert np.allclose(grads[0], 6 * xs[0])
+    assert not grads[1].any() and not grads[2].any()
+
+
 def test_type_rules_and_run_time_errors():
     with pytest.raises(ShapeError, match=r"a list<f64\[3\]> holds f64\[3\], got f64\[2\]"):
         program(lambda b, items, *xs: b.list_append(items, b.slice(

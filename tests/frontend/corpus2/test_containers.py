@@ -386,7 +386,6 @@ def test_list_grown_in_nested_loops():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ShapeError 'stop_gradient: operands must be tensors, got list' under no_grad")
 def test_compiled_program_with_grown_list_called_under_no_grad():
     def f(x, n):
         return paddle.stack(grow(x, n)).sum(axis=0)

@@ -365,7 +365,6 @@ class LoopNet(nn.Layer):
         return self.out(h)
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError 'StackType' object has no attribute 'dtype' (internal)")
 def test_gradient_penalty_in_a_compiled_train_step():
     def make():
         net = LoopNet()
