@@ -507,14 +507,6 @@ class _ControlFlow(ast.NodeTransformer):
         node.func = _located(_call(_jst("call"), node.func), node.func)
         return node
 
-    def visit_Attribute(self, node: ast.Attribute):
-        """``x.shape`` and ``x.size`` keep symbolic dims symbolic (`jst.shape_of`,
-        `jst.size_of`)."""
-        self.generic_visit(node)
-        if node.attr in ("shape", "size") and isinstance(node.ctx, ast.Load):
-            return _located(_call(_jst(f"{node.attr}_of"), node.value), node)
-        return node
-
     def visit_Assign(self, node: ast.Assign):
         """``h = expr`` names the IR value of `expr` after the user's variable."""
         self.generic_visit(node)

@@ -167,23 +167,6 @@ def _scalar(x: Tensor, dtype) -> Tensor:
     return cast(x.item(), dtype)
 
 
-def size_of(x):
-    """``x.size`` in converted code: for a traced tensor, its number of elements as an
-    i64 scalar computed when the program runs, so a symbolic dim stays right."""
-    if not is_traced(x):
-        return x.size
-    from ..tensor.attribute import numel
-    return numel(x)
-
-
-def shape_of(x):
-    """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
-    scalars computed when the program runs instead of Paddle's -1, so
-    ``range(x.shape[0])`` loops the right number of times and
-    ``reshape(x, [x.shape[0], -1])`` keeps the symbol."""
-    return x._tracer.dims(x) if is_traced(x) else x.shape
-
-
 def _range(*args):
     if any(is_traced(a) for a in args):
         return Range(*args)

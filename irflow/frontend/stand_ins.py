@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..dispatch import user_location
 from ..errors import ConversionError
+from ..ir import dtypes
 from ..tensor.tensor import Tensor
 
 
@@ -49,6 +50,23 @@ class PythonScalar(_StandIn):
                               "key, which a compiled program only knows when it runs; "
                               "use a list or paddle ops to choose by a tensor",
                               user_location())
+
+    def __floor__(self):
+        return self._whole("floor")
+
+    def __ceil__(self):
+        return self._whole("ceil")
+
+    def __trunc__(self):
+        return self._whole("trunc")
+
+    def _whole(self, rounding: str):
+        """``math.floor``/``ceil``/``trunc``: a Python int, so an i64 scalar."""
+        from ..dispatch import apply
+        if self.dtype.is_int:
+            return self
+        whole = self if rounding == "trunc" else apply(rounding, [self])
+        return apply("cast", [whole], {"dtype": dtypes.int64})
 
     def __round__(self, ndigits=None):
         from ..dispatch import apply

@@ -32,7 +32,7 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import Dim, ListType, TensorType, differentiable, symbols_of
+from ..ir.types import Dim, ListType, TensorType, differentiable, shape_str, symbols_of
 from ..tensor.tensor import Tensor
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
@@ -308,17 +308,21 @@ class Tracer:
                 return f"D{self.fresh_dims}"
 
     # -- tensor hooks (called by Tensor methods while tracing)
-    def shape_of(self, t: Tensor) -> list[int]:
-        return [d if isinstance(d, int) else -1 for d in t._ir.type.shape]
+    def shape_of(self, t: Tensor) -> list:
+        """``t.shape``: each symbolic dim is an i64 scalar computed when the program
+        runs, so ``range(x.shape[0])`` loops the right number of times and
+        ``reshape(x, [x.shape[0], -1])`` keeps the symbol, in converted code and in
+        code irflow does not convert alike. Paddle's -1 would make ``x.shape[0] // 2``
+        a wrong number, silently."""
+        return self.dims(t)
 
-    def numel(self, t: Tensor) -> int:
-        """``t.size`` outside converted code: an int only when every dim is static."""
-        shape = self.shape_of(t)
-        if -1 in shape:
-            raise ConversionError(f"the size of a tensor of type {t._ir.type} is known only "
-                                  "when the program runs; use paddle.numel(x), a tensor",
-                                  user_location())
-        return int(np.prod(shape))
+    def numel(self, t: Tensor):
+        """``t.size``: an int when every dim is static, else an i64 scalar computed
+        when the program runs, so it stays right for every size."""
+        shape = t._ir.type.shape
+        if all(isinstance(d, int) for d in shape):
+            return int(np.prod(shape))
+        return PythonScalar.of(self.apply("numel", [t], {}))
 
     def concrete(self, t: Tensor, what: str):
         raise ConversionError(f"{what} needs the tensor's value, which a compiled program "
@@ -390,7 +394,7 @@ class Tracer:
                                   "keep the value a tensor, or print it", loc)
 
     def describe(self, t: Tensor) -> str:
-        return f"Tensor(traced, shape={self.shape_of(t)}, dtype={t.dtype.name})"
+        return f"Tensor(traced, shape={shape_str(t._ir.type.shape)}, dtype={t.dtype.name})"
 
     def set_value(self, t: Tensor, value) -> None:
         """``t.set_value(v)`` while tracing: a state update, returned by the program."""
@@ -402,7 +406,8 @@ class Tracer:
         if new._value is not None:
             new = self.wrap(self.value_of(new))
         if new._ir.type.shape != t._value.shape:
-            raise ShapeError(f"set_value: the new value has shape {self.shape_of(new)} but the "
+            raise ShapeError("set_value: the new value has shape "
+                             f"{shape_str(new._ir.type.shape)} but the "
                              f"tensor has shape {list(t._value.shape)}", user_location())
         if self.scope.parent is not None:
             raise ConversionError("set_value inside tensor-dependent control flow is not "

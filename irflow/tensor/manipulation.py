@@ -90,7 +90,7 @@ def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
                               f"{num_or_sections} equal parts")
         sections = [part] * num_or_sections
     else:
-        sections = list(num_or_sections)
+        sections = list(dims(num_or_sections))
         if -1 in sections:
             rest = builtins.sum(s for s in sections if s != -1)
             sections[sections.index(-1)] = dim_sub(size, rest)

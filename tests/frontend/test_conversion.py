@@ -700,6 +700,18 @@ def test_a_function_without_source_is_traced_as_it_is():
     check_function(namespace["double"], (POS,))
 
 
+def test_a_function_without_source_computes_with_symbolic_sizes():
+    """Without conversion, ``x.shape`` still gives sizes the run computes: Paddle's -1
+    for a None dim would make half of a batch -1 rows short of it, silently."""
+    namespace = {"paddle": paddle}
+    exec("def first_half(x):\n    half = x.shape[0] // 2\n"
+         "    return x[:half] * 2.0 + x.shape[1]", namespace)
+    compiled = check_function(namespace["first_half"],
+                              *[(paddle.randn([n, 3]),) for n in (4, 5, 1)],
+                              spec=[InputSpec([None, 3])])
+    assert "numel" in str(compiled.ir)
+
+
 def test_tensors_stored_on_a_layer_are_outputs_of_each_call():
     class Recurrent(nn.Layer):
         def __init__(self):
