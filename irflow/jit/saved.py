@@ -79,6 +79,11 @@ def _compiled(layer, input_spec):
     from ..frontend.program import CompiledFunction
     if input_spec is None and isinstance(layer, TranslatedLayer):
         input_spec = layer.input_spec
+    forward = getattr(type(layer), "forward", None)
+    if input_spec is None and isinstance(forward, CompiledFunction):
+        compiled = forward.__get__(layer)  # a forward decorated with to_static
+        if compiled.input_spec is not None or compiled._last is not None:
+            return compiled
     if isinstance(layer, CompiledFunction) and (input_spec is None or layer.input_spec):
         compiled = layer
     else:

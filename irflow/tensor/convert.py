@@ -141,7 +141,7 @@ def _value_dim(v) -> Dim | None:
     if op.name == "numel":
         x, axes = op.operands[0].type, op.attrs["axis"]
         return numel(x.shape if axes is None else tuple(x.shape[a] for a in axes))
-    if op.name in ("cast", "reshape", "squeeze"):
+    if op.name in ("cast", "reshape", "squeeze", "broadcast_to"):  # paddle.full([1], k)
         return _value_dim(op.operands[0])
     if op.name == "slice":  # one element of a stack of sizes: paddle.shape(x)[i]
         source = op.operands[0]

@@ -245,6 +245,18 @@ def test_paddle_slice_with_symbolic_end():
     check(f, SEQS, spec([None, None, 3]))
 
 
+def test_paddle_slice_with_bounds_from_tensor_values():
+    """Starts and ends computed from values (one-element tensors, as Paddle's
+    counters are) slice as x[:, lo:hi] does, in eager code and compiled."""
+    def f(x):
+        lo = paddle.argmax(x[0, :, 0]).reshape([1])
+        hi = paddle.full([1], 2, "int64") + lo
+        part = paddle.slice(x, axes=[1], starts=[lo], ends=hi)
+        return part.sum(axis=1) + part.shape[1]
+
+    check(f, SEQS, spec([None, None, 3]))
+
+
 def test_split_with_symbolic_section():
     def f(x):
         a, b = paddle.split(x, [2, x.shape[1] - 2], axis=1)
