@@ -30,7 +30,7 @@ from .stand_ins import NumpyView, PythonScalar
 from .tensor_array import TensorArray, TupleArray
 from .sequences import (Enumerated, Fixed, Items, Range, Reversed, Rows, Zipped,
                         elementwise_extreme, length_of, run_sequence)
-from .tracer import Tracer, Undefined, is_traced
+from .tracer import OneBranchGradient, Tracer, Undefined, is_traced
 
 
 def ld(load: Callable, name: str):
@@ -566,10 +566,13 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     tracer = _tracer()
     before = before or {}
     effects = _Effects(stmt, before)
+    state = _StateChanges(tracer, stmt)
     pred_value = tracer.value_of(pred)
-    traced = [tracer.trace_region([], lambda: effects.run(fn)) for fn in branches]
+    traced = [tracer.trace_region([], lambda: state.run(lambda: effects.run(fn)), branch=True)
+              for fn in branches]
     (then_scope, then_out), (else_scope, else_out) = traced
-    names = stmt.outputs + effects.names
+    then_out, else_out = then_out + state.values[0], else_out + state.values[1]
+    names = stmt.outputs + effects.names + state.names
     merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
     pairs = [leaf for m in merged for leaf in m.pairs]
     yielded = [_yield_values(tracer, scope, [pair[side] for pair in pairs], stmt)
@@ -586,10 +589,82 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     results = iter(op.results)
     out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient,
                                   _common_class(a, b)) for a, b in m.pairs]) for m in merged]
-    n = len(stmt.outputs)
+    n, m = len(stmt.outputs), len(stmt.outputs) + len(effects.names)
     tracer.changed(lambda: effects.set(effects.saved))
-    effects.set(out[n:])
+    effects.set(out[n:m])
+    state.set(out[m:])
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
+
+
+class _StateChanges:
+    """The state the branches of a ``cond`` change in the tracer: parameters and
+    optimizer accumulators an ``opt.step()`` updates, gradients a ``loss.backward()``
+    or ``clear_grad()`` sets. Each branch starts from the state before the `if`; the
+    cond yields each value either branch changed (the other branch gives the value it
+    had), as it yields a variable. A gradient that one branch leaves None is yielded
+    as zeros from that branch and becomes a `OneBranchGradient`."""
+
+    def __init__(self, tracer: Tracer, stmt: Statement):
+        self.tracer, self.stmt = tracer, stmt
+        self.before = tracer.snapshot()
+        self.after: list[tuple[dict, dict]] = []
+        self.keys: list[tuple[int, int]] = []  # (0 for an update or 1 for a gradient, id)
+        self.names: tuple[str, ...] = ()
+        self.values: tuple[tuple, tuple] = ((), ())
+
+    def run(self, fn: Callable) -> tuple:
+        """`fn()` for one branch; the tracer's state is put back afterwards."""
+        try:
+            return fn()
+        finally:
+            self.after.append(self.tracer.snapshot())
+            self.tracer.restore(self.before)
+            if len(self.after) == 2:
+                self._collect()
+
+    def _collect(self) -> None:
+        owners = {id(t): t for t in self.tracer.state} | self.tracer.grad_owners
+        for kind in (0, 1):
+            was = self.before[kind]
+            for key in dict.fromkeys(k for branch in self.after for k in branch[kind]):
+                if any(branch[kind].get(key, was.get(key)) is not was.get(key)
+                       for branch in self.after) or key not in was:
+                    self.keys.append((kind, key))
+        values = []
+        for branch in self.after:
+            values.append(tuple(self._value(branch, kind, key, owners[key])
+                                for kind, key in self.keys))
+        zeros = [i for i, (kind, _) in enumerate(self.keys) if kind == 1 and
+                 any(side[i] is None for side in values) and
+                 not all(side[i] is None for side in values)]
+        for i in zeros:  # a gradient one branch computed: zeros from the other
+            like = next(side[i] for side in values if side[i] is not None)
+            values = [tuple(_Zeros(_type_of(like)) if k == i and v is None else v
+                            for k, v in enumerate(side)) for side in values]
+        self.zeros_from_one = set(zeros)
+        self.values = tuple(values)
+        self.names = tuple(self.tracer.state_label(owners[key]) + (".grad" if kind else "")
+                           for kind, key in self.keys)
+
+    def _value(self, branch, kind: int, key: int, owner: Tensor):
+        if key in branch[kind]:
+            return branch[kind][key]
+        if key in self.before[kind]:
+            return self.before[kind][key]
+        return owner if kind == 0 else self.tracer.grad_of(owner)
+
+    def set(self, results) -> None:
+        """After the cond: its results are the state."""
+        for i, ((kind, key), value) in enumerate(zip(self.keys, results)):
+            if kind == 0:
+                self.tracer.updates[key] = value
+            elif i in self.zeros_from_one:
+                owner = self.tracer.grad_owners[key]
+                self.tracer.grads[key] = OneBranchGradient(
+                    value, self.tracer.state_label(owner), self.stmt.loc,
+                    self.tracer.grad_locs.get(key))
+            else:
+                self.tracer.grads[key] = value
 
 
 def _common_class(a, b):

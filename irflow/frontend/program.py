@@ -51,7 +51,7 @@ from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
-from .tracer import Tracer
+from .tracer import OneBranchGradient, Tracer
 
 _training = operator.attrgetter("training")
 _structure_version = operator.attrgetter("_structure_version")
@@ -76,14 +76,23 @@ class Program:
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
         results += [tracer.value_of(tracer.updates[id(t)]) for t in self.update_targets]
+        for g in tracer.grads.values():
+            if isinstance(g, OneBranchGradient):
+                raise g.error()
         self.grad_targets = [tracer.grad_owners[k] for k, g in tracer.grads.items()
                              if g is not None]
         results += [tracer.value_of(tracer.grads[id(t)]) for t in self.grad_targets]
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
         self.uses_seed = tracer.seed_arg is not None
-        if self.uses_seed:  # the seed goes last, after the state
-            k = tracer.seed_arg.index
-            fn.block.permute_args([i for i in range(len(fn.args)) if i != k] + [k])
+        # the arguments: inputs, state, the gradients read, then the seed
+        self.grad_inputs = [p for p, _ in tracer.grad_inputs.values()]
+        self.grad_presence = list(tracer.grad_presence.values())
+        last = [g._ir for _, g in tracer.grad_inputs.values()] + \
+            ([tracer.seed_arg] if self.uses_seed else [])
+        if last:
+            moved = {a.index for a in last}
+            fn.block.permute_args([i for i in range(len(fn.args)) if i not in moved]
+                                  + [a.index for a in last])
         b.ret(*results)
         self.n_inputs = tracer.n_inputs
         self.input_types = [a.type for a in fn.args[:self.n_inputs]]
@@ -109,7 +118,8 @@ class Program:
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         self._ran = self.plan
-        arrays = [*inputs, *(t._value for t in self.state)]
+        arrays = [*inputs, *(t._value for t in self.state),
+                  *(p._grad._value for p in self.grad_inputs)]
         if self.uses_seed:
             arrays.append(next_seed()._value)
         return self._finish(self.plan(*arrays))
@@ -168,7 +178,8 @@ class Program:
         call, active = split
         if call is None:
             return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
-        operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
+        operands = [*inputs, *self.state, *(p._grad for p in self.grad_inputs)] + \
+            ([next_seed()] if self.uses_seed else [])
         self._ran = call["callee"].run
         outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
@@ -236,6 +247,7 @@ class CompiledFunction:
         self.pipeline = tuple(pipeline)
         self._programs: dict[Any, Program] = {}
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
+        self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
         self._last: Program | None = None
         self._sublayers = None
         self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
@@ -428,16 +440,24 @@ class CompiledFunction:
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
         key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures,
-               self._stored_attributes())
+               self._stored_attributes(), self._gradients_present())
         program = self._programs.get(key)
         if program is None:
             program = self._trace(types_, requires, extra, structures)
             for layer, name in program.attributes:
                 if (layer, name) not in self._watched:
                     self._watched.append((layer, name))
-            self._programs[key] = self._programs[(*key[:-1], self._stored_attributes())] = \
-                program
+            watched = {id(p) for p in self._watched_grads}
+            self._watched_grads += [p for p in program.grad_presence if id(p) not in watched]
+            self._programs[key] = self._programs[
+                (*key[:-2], self._stored_attributes(), self._gradients_present())] = program
         return program
+
+    def _gradients_present(self) -> tuple[bool, ...]:
+        """Whether each parameter whose gradient a program read has one now: a trace
+        made while ``w.grad`` was None (the first ``backward()`` makes it) holds only
+        until the gradient exists; then ``backward()`` accumulates into it."""
+        return tuple(p._grad is not None for p in self._watched_grads)
 
     def _stored_attributes(self) -> tuple[bool, ...]:
         """Whether each Layer attribute a program stores holds a tensor now: a trace

@@ -23,6 +23,7 @@ tracked here too, and become extra results and arguments of the program.
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -62,6 +63,28 @@ class Undefined:
 UNDEFINED = Undefined("?")
 
 
+class OneBranchGradient:
+    """A parameter's gradient after a tensor-dependent `if` one branch of which gave
+    it one (``loss.backward()``) while the other left it None; `zeros_or_grad` is what
+    the cond yields (zeros for the None). Reading it, or returning it from the
+    program, is an error, since None and zeros differ to an optimizer (weight decay
+    applies to a zero gradient); ``clear_grad()`` makes it zeros, which eager code
+    keeps as None on the path without a gradient: the same numbers from then on."""
+
+    def __init__(self, zeros_or_grad: Tensor, label: str, loc: Location | None,
+                 computed_at: Location | None):
+        self.zeros_or_grad, self.label, self.loc = zeros_or_grad, label, loc
+        self.computed_at = computed_at
+
+    def error(self) -> ConversionError:
+        where = "".join(f"\n{what}: {loc.describe()}" for what, loc in
+                        (("The gradient", self.computed_at), ("The `if`", self.loc)) if loc)
+        return ConversionError(
+            f"the gradient of {self.label} is computed in only one branch of a "
+            "tensor-dependent `if`, and is None after the other; call clear_grad() after "
+            f"the `if`, or compute the gradient in both branches{where}", user_location())
+
+
 def owner_block(v: Value) -> Block:
     return v.block if isinstance(v, BlockArg) else v.op.parent
 
@@ -69,9 +92,10 @@ def owner_block(v: Value) -> Block:
 class Scope:
     """One block being traced: the function body or a region of a cond/while."""
 
-    def __init__(self, block: Block, parent: "Scope | None"):
+    def __init__(self, block: Block, parent: "Scope | None", branch: bool = False):
         self.block = block
         self.parent = parent
+        self.branch = branch                        # a cond's branch (not a loop's region)
         self.builder = Builder(block)
         self.captured: dict[Value, BlockArg] = {}  # any outer value -> its argument here
         self.outer: list[Value] = []                # per captured argument, the parent's value
@@ -114,6 +138,23 @@ def _of_numbers(inputs) -> bool:
         for t in inputs)
 
 
+class _TopLevel:
+    """``with``: the tracer emits into the function's own block (`Tracer._at_top_level`)."""
+
+    def __init__(self, tracer: "Tracer"):
+        self.tracer = tracer
+
+    def __enter__(self):
+        self.saved = scope = self.tracer.scope
+        while scope.parent is not None:
+            scope = scope.parent
+        self.tracer.scope = scope
+
+    def __exit__(self, *exc):
+        self.tracer.scope = self.saved
+        return False
+
+
 class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
@@ -127,6 +168,9 @@ class Tracer:
         self.updates: dict[int, Tensor] = {}          # id -> traced new value (set_value)
         self.grads: dict[int, Tensor | None] = {}     # id(param) -> traced grad
         self.grad_owners: dict[int, Tensor] = {}
+        self.grad_locs: dict[int, Location | None] = {}  # where each gradient was last set
+        self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}  # id(param) -> (it, its arg)
+        self.grad_presence: dict[int, Tensor] = {}    # params whose gradient was read
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
@@ -409,47 +453,121 @@ class Tracer:
             raise ShapeError("set_value: the new value has shape "
                              f"{shape_str(new._ir.type.shape)} but the "
                              f"tensor has shape {list(t._value.shape)}", user_location())
-        if self.scope.parent is not None:
-            raise ConversionError("set_value inside tensor-dependent control flow is not "
-                                  "supported", user_location())
+        self._check_state_change("set_value (or an optimizer's step())")
         self.lift(t)
         self.updates[id(t)] = new
 
+    def _check_state_change(self, what: str) -> None:
+        """State (parameters, gradients) may change at the top level and in the
+        branches of a tensor-dependent `if`, which yields it; a loop would have to
+        carry it."""
+        scope = self.scope
+        while scope.parent is not None:
+            if not scope.branch:
+                raise ConversionError(f"{what} inside a tensor-dependent loop is not "
+                                      "supported; call it after the loop", user_location())
+            scope = scope.parent
+
+    def snapshot(self) -> tuple[dict, dict]:
+        """The state updates and gradients as they are now (see `restore`)."""
+        return dict(self.updates), dict(self.grads)
+
+    def restore(self, snapshot: tuple[dict, dict]) -> None:
+        self.updates, self.grads = dict(snapshot[0]), dict(snapshot[1])
+
+    def state_label(self, t: Tensor) -> str:
+        """How errors name the state tensor `t`."""
+        return self.state_names.get(id(t)) or t.name or "a parameter"
+
     # -- gradients
     def grad_of(self, t: Tensor):
+        """``t.grad`` while tracing: what the program set it to, else the gradient the
+        parameter has when the program runs (an argument: a compiled ``backward()``
+        accumulates into it, as eager code does), or None. Which of its parameters
+        have a gradient is part of what a program assumes (`grad_presence`)."""
         if id(t) in self.grads:
-            return self.grads[id(t)]
-        return t._grad
+            g = self.grads[id(t)]
+            if isinstance(g, OneBranchGradient):
+                raise g.error()
+            return g
+        self.grad_presence[id(t)] = t
+        if t._grad is None:
+            return None
+        found = self.grad_inputs.get(id(t))
+        if found is None:
+            arg = self.fn.block.add_arg(TensorType(dtypes.from_numpy(t._grad._value),
+                                                   t._grad._value.shape),
+                                        f"{self.state_label(t)}@GRAD")
+            found = self.grad_inputs[id(t)] = (t, self.wrap(arg))
+        return found[1]
 
     def set_grad(self, t: Tensor, g) -> None:
+        self._check_state_change("setting a gradient (backward(), clear_grad())")
         self.grads[id(t)] = g
         self.grad_owners[id(t)] = t
+        self.grad_locs[id(t)] = user_location()
+
+    def clear_grad(self, t: Tensor, set_to_zero: bool) -> None:
+        """``t.clear_gradient(set_to_zero)`` while tracing."""
+        g = self.grads[id(t)] if id(t) in self.grads else self.grad_of(t)
+        if isinstance(g, OneBranchGradient):
+            g = g.zeros_or_grad
+        if g is not None:
+            from ..tensor.creation import zeros_like
+            self.set_grad(t, zeros_like(g) if set_to_zero else None)
+
+    def _block_computing(self, inputs) -> Block | None:
+        """The block being traced, inside a region, when it computes every tensor of
+        `inputs` (or has it as a loop's carried value): a gradient with respect to them
+        is then exactly that of the block's own ops, because what the block captures
+        from outside was computed before them."""
+        scope = self.scope
+        if scope.parent is None:
+            return None
+        captured = set(scope.captured.values())
+        local = all(t._value is None and t._tracer is self and t._ir not in captured
+                    and owner_block(t._ir) is scope.block for t in inputs)
+        return scope.block if local else None
+
+    def _at_top_level(self, tensors, what: str) -> "_TopLevel":
+        """The context in which `what` (backward(), paddle.grad) builds its gradient
+        computation: the function's own block, before any tensor-dependent `if` being
+        traced, since the gradient differentiates the program's top-level ops. So the
+        tensors it differentiates must be computed there."""
+        self._check_state_change(what)
+        for t in tensors:
+            if t is not None and t._value is None and t._tracer is self and \
+                    owner_block(t._ir) is not self.fn.block:
+                raise ConversionError(f"{what} inside a tensor-dependent `if` differentiates "
+                                      "what is computed before the `if`; this tensor is "
+                                      "computed inside it: compute it before the `if`",
+                                      user_location())
+        return _TopLevel(self)
 
     def backward(self, loss: Tensor, grad_tensor=None) -> None:
         """``loss.backward()`` while tracing: append the gradient computation to the
         program and make each parameter's ``.grad`` the (accumulated) traced gradient."""
         from ..passes.autodiff import append_gradients
-        if self.scope.parent is not None:
-            raise ConversionError("backward() inside tensor-dependent control flow is not "
-                                  "supported; call it after the if/while", user_location())
-        loss_value = self.value_of(loss)
-        b = self.scope.builder
-        with b.location(user_location()):
-            seed = self.value_of(grad_tensor) if grad_tensor is not None else \
-                b.ones(loss_value.type)
-        sources = {}  # the parameters' current values: after an update (opt.step()) its result
-        for t in self.state:
-            if not t.stop_gradient:
-                sources[self.value_of(t)] = t
-        ops = list(self.fn.block.ops)
-        with b.location(user_location()):
-            cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
+        updated = [self.updates.get(id(t)) for t in self.state if not t.stop_gradient]
+        with self._at_top_level([loss, grad_tensor, *updated], "backward()"):
+            loss_value = self.value_of(loss)
+            b = self.scope.builder
+            with b.location(user_location()):
+                seed = self.value_of(grad_tensor) if grad_tensor is not None else \
+                    b.ones(loss_value.type)
+            sources = {}  # the parameters' current values: after an update (opt.step()) its result
+            for t in self.state:
+                if not t.stop_gradient:
+                    sources[self.value_of(t)] = t
+            ops = list(self.fn.block.ops)
+            with b.location(user_location()):
+                cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
+            grads = {arg: self.wrap(cts.get(arg)) for arg in sources if cts.get(arg) is not None}
         for arg, t in sources.items():
-            g = cts.get(arg)
-            if g is None:
+            grad = grads.get(arg)
+            if grad is None:
                 continue
             old = self.grad_of(t)
-            grad = self.wrap(g)
             if old is not None:
                 from ..tensor.math import add
                 grad = add(old, grad)
@@ -460,27 +578,27 @@ class Tracer:
         program; the gradients are traced tensors (differentiable again with
         `create_graph`)."""
         from ..passes.autodiff import append_gradients
-        if self.scope.parent is not None:
-            raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
-                                  "supported; call it after the if/while", user_location())
-        b = self.scope.builder
-        with b.location(user_location()):
-            seeds = []
-            for i, out in enumerate(outputs):
-                v = self.value_of(out)
-                given = grad_outputs[i] if grad_outputs is not None else None
-                seeds.append((v, self.value_of(given) if given is not None else
-                              b.ones(v.type)))
-            sources = [self.value_of(t) for t in inputs]
-            cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
-        result = []
-        for i, v in enumerate(sources):
-            g = cts.get(v)
-            if g is None and not allow_unused:
-                raise ConversionError(f"input {i} of grad() is not used to compute the "
-                                      "outputs; pass allow_unused=True to get None for it",
-                                      user_location())
-            result.append(None if g is None else self.wrap(g, not create_graph))
+        given = list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+        block = self._block_computing(inputs)
+        context = nullcontext() if block is not None else \
+            self._at_top_level([*outputs, *inputs, *given], "paddle.grad")
+        with context:
+            b = self.scope.builder
+            with b.location(user_location()):
+                seeds = []
+                for out, g in zip(outputs, given):
+                    v = self.value_of(out)
+                    seeds.append((v, self.value_of(g) if g is not None else b.ones(v.type)))
+                sources = [self.value_of(t) for t in inputs]
+                cts = append_gradients(b, list((block or self.fn.block).ops), sources, seeds)
+            result = []
+            for i, v in enumerate(sources):
+                g = cts.get(v)
+                if g is None and not allow_unused:
+                    raise ConversionError(f"input {i} of grad() is not used to compute the "
+                                          "outputs; pass allow_unused=True to get None for "
+                                          "it", user_location())
+                result.append(None if g is None else self.wrap(g, not create_graph))
         return result
 
     # -- random numbers
@@ -498,12 +616,14 @@ class Tracer:
 
     # -- structured control flow
     def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
-                     names: Sequence[str | None] | None = None, classes=None):
+                     names: Sequence[str | None] | None = None, classes=None,
+                     branch: bool = False):
         """Run `body` on traced tensors (of `classes`, where given) for fresh block
         arguments of `arg_types`; returns (scope, what body returned). The arguments are
         a loop's carried values: any iteration may make them depend on a parameter, so
-        float ones are taken to require a gradient."""
-        scope = Scope(Block(), self.scope)
+        float ones are taken to require a gradient. `branch`: the region is a branch of
+        a cond, where state may change (the cond yields it)."""
+        scope = Scope(Block(), self.scope, branch)
         names = list(names or [None] * len(arg_types))
         classes = list(classes or [None] * len(arg_types))
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]

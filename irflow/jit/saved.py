@@ -106,6 +106,10 @@ def _saved_function(compiled) -> tuple[Function, int, list[tuple]]:
     ret.set_operands(ret.operands[:program.n_outputs - len(program.attributes)])
     dce(module)
     n_inputs = program.n_inputs
+    if program.grad_inputs:
+        raise IrflowError("jit.save: the program reads parameters' gradients (.grad), "
+                          "which a saved program does not have; save the model's forward",
+                          user_location())
     if program.uses_seed and fn.args[-1].uses:
         raise IrflowError("jit.save: the program draws random numbers (is the layer in "
                           "train mode? call eval() first)", user_location())

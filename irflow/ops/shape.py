@@ -356,7 +356,17 @@ def _concat_out(*xs, out, axis):
     np.concatenate(xs, axis=axis, out=out)
 
 
-defop("concat", _concat_infer, lambda *xs, axis: np.concatenate(xs, axis=axis),
+def _concat(*xs, axis):
+    """Into a row-major array of its own: NumPy's concatenate keeps the layout of
+    its inputs (of broadcast views too), which a buffer of the arena does not have."""
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    out = np.empty(shape, dtype=xs[0].dtype)
+    np.concatenate(xs, axis=axis, out=out)
+    return out
+
+
+defop("concat", _concat_infer, _concat,
       out_kernel=_concat_out, arity=(1, None), attrs={"axis": 0}, canonicalize=_axis_canon(0), vjp=_concat_vjp,
       doc="concat(*xs) {axis}: join one or more tensors of one dtype and rank along "
           "`axis` (default 0); their other dims must be equal. The result's size along "

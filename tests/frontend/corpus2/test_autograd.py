@@ -43,7 +43,6 @@ def test_paddle_grad_with_grad_outputs():
     check_outputs(f, POS_NEG, spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.grad inside tensor-dependent control flow")
 def test_paddle_grad_inside_a_tensor_branch():
     def f(x):
         y = paddle.sum(x ** 2)
@@ -107,7 +106,6 @@ def test_paddle_grad_allow_unused():
     check_outputs(f, [(POS_NEG[0], POS_NEG[1])], spec([None, 4], [None, 4]), every_line=False)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: paddle.grad inside tensor-dependent control flow")
 def test_paddle_grad_in_a_while_loop_until_small():
     def f(x):
         z = x * 1.0
