@@ -40,6 +40,11 @@ class Pass:
     def run(self, module: Module) -> bool:
         raise NotImplementedError
 
+    def statistics(self) -> dict[str, int]:
+        """What the last `run` did, as counts with dashed names (``ops-fused``,
+        ``bytes-planned``), beyond the op counts that the pass manager takes itself."""
+        return {}
+
     @classmethod
     def description(cls) -> str:
         return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
