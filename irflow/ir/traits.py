@@ -92,3 +92,19 @@ class Contraction(Trait):
 
     def __repr__(self) -> str:
         return f"Contraction(weight={self.weight})"
+
+
+class Affine(Trait):
+    """An elementwise op that is affine in each operand while the others are fixed:
+    ``rule(k, others)`` gives ``(scale, shift)`` with ``result = scale * operand_k +
+    shift`` for the arrays `others` (the other operands' values, in order), or None
+    where it is not affine in operand k (a constant divided by x). Lets a pass
+    compose chains of such ops on constants into one scale and shift."""
+
+    label = "affine in each operand"
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def scale_and_shift(self, k: int, others: list):
+        return self.rule(k, others)

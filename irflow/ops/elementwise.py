@@ -15,7 +15,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
-from ..ir.traits import Elementwise
+from ..ir.traits import Affine, Elementwise
 from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_kind, defop, same_dtype,
                      unbroadcast)
 
@@ -33,10 +33,16 @@ def _unary_rule(kind: str, result_dtype=None):
 _KIND_TEXT = {"float": "a float", "number": "a float or int", "bool": "a bool", "any": "any"}
 
 
-def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc="", patterns=()):
+def _traits(affine) -> tuple:
+    """Elementwise, and `Affine` with the rule `affine` when the op has one."""
+    return (Elementwise(),) + ((Affine(affine),) if affine is not None else ())
+
+
+def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc="", patterns=(),
+          affine=None):
     result = f"{result_dtype.name}" if result_dtype else "x's dtype"
     return defop(name, _unary_rule(kind, result_dtype), kernel, arity=1, vjp=vjp,
-                 nondiff=vjp is None, traits=(Elementwise(),), patterns=patterns,
+                 nondiff=vjp is None, traits=_traits(affine), patterns=patterns,
                  doc=f"{name}(x): {doc}, elementwise. x is {_KIND_TEXT[kind]} tensor; the "
                      f"result has x's shape and {result}.")
 
@@ -58,7 +64,7 @@ def _zero_vjp(b, g, i, o):
 
 # VJP rules: (builder, cotangents, operands, results) -> operand cotangents.
 unary("neg", np.negative, lambda b, g, i, o: [b.neg(g[0])], kind="number",
-      doc="-x", patterns=(Involution(),))
+      doc="-x", patterns=(Involution(),), affine=lambda k, c: (-1, 0))
 unary("abs", np.abs, lambda b, g, i, o: [b.mul(g[0], b.sign(i[0]))], kind="number",
       doc="|x|; its gradient at 0 is 0")
 unary("sign", np.sign, _zero_vjp, kind="number", doc="-1, 0 or 1 by the sign of x; gradient 0")
@@ -107,10 +113,11 @@ def _binary_rule(kind: str, result_dtype=None):
     return infer
 
 
-def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc="", patterns=()):
+def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc="", patterns=(),
+           affine=None):
     result = f"{result_dtype.name}" if result_dtype else "their dtype"
     return defop(name, _binary_rule(kind, result_dtype), kernel, arity=2, vjp=vjp,
-                 nondiff=vjp is None, traits=(Elementwise(),), patterns=patterns,
+                 nondiff=vjp is None, traits=_traits(affine), patterns=patterns,
                  doc=f"{name}(x, y): {doc}, elementwise. x and y are {_KIND_TEXT[kind]} "
                      "tensors of one dtype whose shapes broadcast as in NumPy; the result "
                      f"has the broadcast shape and {result}.")
@@ -152,16 +159,19 @@ def _minmax_vjp(wins):
     return vjp
 
 
+# `affine`: result = scale * operand k + shift given the other operand c (floats).
 binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
-       patterns=(NeutralOperand(0),))
+       patterns=(NeutralOperand(0),), affine=lambda k, c: (1, c[0]))
 binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])), doc="x - y",
-       patterns=(NeutralOperand(0, keep=(0,)),))
+       patterns=(NeutralOperand(0, keep=(0,)),),
+       affine=lambda k, c: (1, -c[0]) if k == 0 else (-1, c[0]))
 binary("mul", np.multiply,
        lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
-       patterns=(NeutralOperand(1),))
+       patterns=(NeutralOperand(1),), affine=lambda k, c: (c[0], 0))
 binary("div", lambda x, y: np.divide(x, y) if x.dtype.kind == "f" else np.floor_divide(x, y),
        _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's",
-       patterns=(NeutralOperand(1, keep=(0,)),))
+       patterns=(NeutralOperand(1, keep=(0,)),),
+       affine=lambda k, c: (1 / c[0], 0) if k == 0 else None)
 binary("pow", np.power, _pow_vjp, kind="float", doc="x ** y")
 binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")

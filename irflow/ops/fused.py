@@ -29,9 +29,10 @@ elementwise ops, reductions along one set of axes and at most one contraction
   op) on the leading operands, at tensor level; its result enters the body as its
   first argument, element by element: the body is the op's *epilogue*.
 - **Results.** Result k is the k-th yielded value over the domain: its shape is the
-  value's own (the broadcast of what it depends on, with size 1 along the reduced
-  axes for a row value), or for a row value that shape without the reduced axes
-  (a reduction without ``keepdim``).
+  one the value spans (the broadcast of what it depends on, with size 1 along the
+  reduced axes for a row value), or that shape without some of its size-1 axes:
+  leading ones, or for a row value the reduced axes (a reduction without
+  ``keepdim``).
 
 Every op keeps its source location, so an error inside the kernel names the user's
 line. `layout` derives what a backend needs (domain, axes, the shape of every body
@@ -48,12 +49,7 @@ the backward gets fused on its own terms and no matmul is recomputed in it), so
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable
-
-import numpy as np
 
 from ..errors import IrflowError, ShapeError, VerificationError
 from ..ir.core import Block, Operation, Value
@@ -62,6 +58,7 @@ from ..ir.registry import REQUIRED, is_registered, lookup
 from ..ir.traits import Elementwise, Reduction
 from ..ir.types import Shape, TensorType, broadcast_shapes
 from ._rules import defop
+from .fused_numpy import evaluator as numpy_evaluator
 
 
 # ---------------------------------------------------------------- layout
@@ -81,12 +78,27 @@ class FusedLayout:
     domain: Shape
     axes: tuple[int, ...]
     shapes: dict[Value, Shape]
+    reductions: frozenset[Operation]   # the body's `reduce` ops
 
     def is_row(self, value: Value) -> bool:
         """Whether `value` is the same along every reduced axis."""
         shape = self.shapes[value]
         lead = len(self.domain) - len(shape)
         return all(a < lead or shape[a - lead] == 1 for a in self.axes)
+
+    def dropped_axes(self, value: Value, shape: Shape) -> tuple[int, ...] | None:
+        """The size-1 axes of what `value` spans that a result of `shape` drops: none,
+        leading ones (a value computed from a reduction that dropped leading axes) or
+        the reduced axes (a reduction without ``keepdim``); None if `shape` is none
+        of those."""
+        spans = self.shapes[value]
+        lead = len(spans) - len(shape)
+        if lead >= 0 and spans[lead:] == shape and all(d == 1 for d in spans[:lead]):
+            return tuple(range(lead))
+        if len(spans) == len(self.domain) and self.is_row(value) \
+                and tuple(d for i, d in enumerate(spans) if i not in self.axes) == shape:
+            return self.axes
+        return None
 
 
 def layout(op: Operation) -> FusedLayout:
@@ -122,7 +134,8 @@ def layout(op: Operation) -> FusedLayout:
     shapes: dict[Value, Shape] = {arg: t.shape for arg, t in zip(body.args, entering)}
     for inner in body.body_ops():
         shapes[inner.result] = _body_shape(inner, shapes, domain, axes)
-    result = FusedLayout(body, n_anchor, anchored, domain, axes, shapes)
+    reductions = frozenset(inner for inner in body.body_ops() if lookup(inner.name) is REDUCE)
+    result = FusedLayout(body, n_anchor, anchored, domain, axes, shapes, reductions)
     _check_results(op, result)
     return result
 
@@ -154,20 +167,9 @@ def _check_results(op: Operation, lay: FusedLayout) -> None:
         raise VerificationError(f"the body yields {len(yielded)} values for "
                                 f"{len(op.results)} results")
     for k, (v, r) in enumerate(zip(yielded, op.results)):
-        allowed = {lay.shapes[v], *([_without_axes(lay.shapes[v], lay.axes)]
-                                     if _spans_domain_rank(lay, v) and lay.is_row(v) else [])}
-        if v.type.dtype is not r.type.dtype or r.type.shape not in allowed:
-            raise VerificationError(
-                f"result {k} is {r.type} but the body yields a {v.type.dtype.name} spanning "
-                + " or ".join(str(list(s)) for s in sorted(allowed, key=len, reverse=True)))
-
-
-def _spans_domain_rank(lay: FusedLayout, v: Value) -> bool:
-    return len(lay.shapes[v]) == len(lay.domain)
-
-
-def _without_axes(shape: Shape, axes) -> Shape:
-    return tuple(d for i, d in enumerate(shape) if i not in axes)
+        if v.type.dtype is not r.type.dtype or lay.dropped_axes(v, r.type.shape) is None:
+            raise VerificationError(f"result {k} is {r.type} but the body yields a "
+                                    f"{v.type.dtype.name} spanning {list(lay.shapes[v])}")
 
 
 # ---------------------------------------------------------------- the region op
@@ -199,17 +201,7 @@ class Fused(RegionOp):
             yield Yield(body, k), Result(k)
 
     def evaluator(self, op):
-        lay = layout(op)
-        body = compile_body(lay, [r.type for r in op.results])
-        if not lay.anchored:
-            return lambda args, regions: body(*args)
-        n = lay.n_anchor
-
-        def run(args, regions):
-            anchor = regions[0](args[:n])[0]
-            del args[:n]
-            return body(anchor, *args)
-        return run
+        return numpy_evaluator(op, layout(op))
 
     def backward(self, ad, b, op, ins, out_cts, residual):
         raise IrflowError("a 'fused' op cannot be differentiated: fusion runs after "
@@ -234,9 +226,9 @@ defop("fused", None, arity=(0, None), attrs={"axes": ()}, canonicalize=_canon_ax
           "the domain's axes that `reduce` reduces. ^anchor, if present, takes the leading "
           "operands as tensors and yields one tensor (a matmul or conv2d), which enters "
           "^body as its first argument, so the body is its epilogue. Result k is the k-th "
-          "yielded value over the domain: the shape it spans, or for a value that does not "
-          "vary along the reduced axes, that shape without them. Fusion runs after "
-          "autodiff, so fused is not differentiable")
+          "yielded value over the domain: the shape it spans, or that shape without leading "
+          "size-1 axes, or for a value that does not vary along the reduced axes, without "
+          "them. Fusion runs after autodiff, so fused is not differentiable")
 
 
 # ---------------------------------------------------------------- reduce
@@ -268,118 +260,4 @@ REDUCE = defop("reduce", _reduce_infer, None, arity=1, attrs={"kind": REQUIRED},
                    "axes. Its dtype is v's")
 
 
-# ---------------------------------------------------------------- evaluation on arrays
-
-def compile_body(lay: FusedLayout, result_types) -> Callable:
-    """A function of the body's argument arrays returning the results: each body op's
-    kernel on whole arrays (NumPy broadcasting spreads operands over the domain).
-
-    A ufunc whose operand dies at it and spans the result's shape and dtype writes
-    into that operand's buffer (``np.add(t, b, out=t)``): only buffers this function
-    made itself, never an operand's. That saves an allocation and a pass over memory
-    per op of a chain. The function is generated Python, one line per op, compiled
-    once per body structure."""
-    block = lay.body
-    ops = list(block.body_ops())
-    yielded = block.terminator.operands
-    last_use = {}
-    for i, inner in enumerate(ops):
-        for v in inner.operands:
-            last_use[v] = i
-    for v in yielded:
-        last_use[v] = len(ops)
-    names = {arg: f"a{i}" for i, arg in enumerate(block.args)}
-    params: list = []
-    owned: set[Value] = set()   # fresh arrays this function made
-
-    def param(value) -> str:
-        params.append(value)
-        return f"p{len(params) - 1}"
-
-    lines, locs = [], []
-    for i, inner in enumerate(ops):
-        out = inner.result
-        if inner.name == "const":
-            names[out] = param(np.asarray(inner.attrs["value"]))
-            continue
-        names[out] = f"v{i}"
-        args = [names[v] for v in inner.operands]
-        if lookup(inner.name) is REDUCE:
-            kernel = lookup(inner.attrs["kind"]).kernel
-            call = f"{param(kernel)}({args[0]}, axis={param(lay.axes)}, keepdim=True)"
-        else:
-            kernel = lookup(inner.name).kernel
-            keywords = [f"{k}={param(v)}" for k, v in inner.attrs.items()]
-            target = _dying_operand(inner, i, last_use, owned, lay) \
-                if isinstance(kernel, np.ufunc) else None
-            if target is not None:
-                keywords.append(f"out={names[target]}")
-            call = f"{param(kernel)}({', '.join(args + keywords)})"
-            if isinstance(kernel, np.ufunc) and len(lay.shapes[out]) > 0:
-                owned.add(out)
-        lines.append(f"{names[out]} = {call}")
-        locs.append(inner.loc)
-    returned = [_result_expression(names[v], lay, v, t, param)
-                for v, t in zip(yielded, result_types)]
-    lines.append("return [" + ", ".join(returned) + "]")
-    make = _body_maker(len(block.args), len(params), tuple(lines))
-    return _locating(make(*params), locs)
-
-
-def _dying_operand(inner: Operation, index: int, last_use, owned, lay: FusedLayout):
-    """An operand of `inner` whose buffer it may write its result into, or None."""
-    shape, dtype = lay.shapes[inner.result], inner.result.type.dtype
-    for v in inner.operands:
-        if v in owned and last_use[v] == index and lay.shapes[v] == shape \
-                and v.type.dtype is dtype:
-            return v
-    return None
-
-
-def _result_expression(name: str, lay: FusedLayout, v: Value, t: TensorType, param) -> str:
-    shape = lay.shapes[v]
-    if t.shape != shape:  # a row value without the reduced axes
-        return f"{param(np.squeeze)}({name}, axis={param(lay.axes)})"
-    if not shape:  # NumPy gives scalars for 0-d arrays; results are arrays
-        return f"{param(np.asarray)}({name})"
-    return name
-
-
-_SOURCE_NAME = "<irflow fused body>"
-
-
-@lru_cache(maxsize=1024)
-def _body_maker(n_args: int, n_params: int, lines: tuple[str, ...]) -> Callable:
-    """``make(*params) -> body(*args)`` for the generated `lines` (which name the
-    arguments ``a0...`` and the kernels, attributes and constants ``p0...``)."""
-    params = ", ".join(f"p{i}" for i in range(n_params))
-    args = ", ".join(f"a{i}" for i in range(n_args))
-    source = (f"def make({params}):\n    def body({args}):\n"
-              + "".join(f"        {line}\n" for line in lines) + "    return body\n")
-    namespace: dict = {}
-    exec(compile(source, _SOURCE_NAME, "exec"), namespace)
-    return namespace["make"]
-
-
-def _locating(body: Callable, locs: list) -> Callable:
-    """`body`, with an `IrflowError` from its i-th op given that op's location."""
-    def run(*args):
-        try:
-            return body(*args)
-        except IrflowError as e:
-            raise e.with_loc(_failing_loc(sys.exc_info()[2], locs))
-    return run
-
-
-def _failing_loc(tb, locs: list):
-    """The location of the body op on whose generated line the traceback `tb` ends."""
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == _SOURCE_NAME:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    index = line - 3 if line is not None else -1  # lines 1-2 open `make` and `body`
-    return locs[index] if 0 <= index < len(locs) else None
-
-
-__all__ = ["FUSED", "FusedLayout", "REDUCE", "compile_body", "layout"]
+__all__ = ["FUSED", "FusedLayout", "REDUCE", "layout"]

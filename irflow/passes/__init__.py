@@ -2,9 +2,11 @@
 
 Importing this package registers every pass; `available()` lists them and
 `run(module, pipeline)` runs a pipeline."""
-from . import cse, dce, fold, fuse  # noqa: F401  (registers the passes)
+from . import cse, dce, fold, fold_affine, fuse  # noqa: F401  (registers the passes)
 from .framework import Pass, PipelineError, available, make_pass, parse_pipeline, register_pass
-from .manager import DEFAULT_PIPELINE, PassError, PassManager, PassRecord, PassReport, run
+from .manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassError, PassManager, PassRecord,
+                      PassReport, run)
 
-__all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassManager", "PassRecord", "PassReport",
-           "PipelineError", "available", "make_pass", "parse_pipeline", "register_pass", "run"]
+__all__ = ["DEFAULT_PIPELINE", "INFERENCE_PIPELINE", "Pass", "PassError", "PassManager",
+           "PassRecord", "PassReport", "PipelineError", "available", "make_pass", "parse_pipeline",
+           "register_pass", "run"]

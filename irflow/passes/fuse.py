@@ -128,7 +128,7 @@ def _kind(op: Operation) -> str | None:
     if opdef.has(Elementwise):
         return _ELEMENTWISE
     if opdef.has(Reduction):
-        return _REDUCTION
+        return _REDUCTION if _reduced_axes(op) else None  # reducing no axis copies
     if opdef.has(Contraction):
         return _CONTRACTION
     return None
