@@ -25,6 +25,8 @@ from ..ir.parser import parse
 from ..ir.signature import Signature, SignatureMismatch
 from ..ir.verifier import verify
 from ..passes.dce import dce
+from ..passes.freeze import freeze_for_inference
+from ..passes.manager import INFERENCE_PIPELINE
 from ..tensor.tensor import Tensor
 
 FORMAT = "irflow-program"
@@ -41,24 +43,33 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
         raise IrflowError("jit.save needs an input_spec, or a compiled function that has "
                           "been called", user_location())
     program = compiled._program_for_ir()
-    module = program.ir.clone()
-    fn = module.main
-    ret = fn.return_op
-    ret.set_operands(ret.operands[:program.n_outputs])  # outputs only: no state updates
-    dce(module)
-    verify(module)
     if program.uses_seed:
         raise IrflowError("jit.save: the program draws random numbers (is the layer in "
                           "train mode? call eval() first)", user_location())
+    # An eval model is saved frozen: its parameters constants while the pipeline runs
+    # (BatchNorm folds into the conv before it), the resulting weights stored.
+    frozen = not any(compiled._mode_key()) and not program.grad_targets
+    module = (program.source_ir if frozen else program.ir).clone()
+    fn = module.main
+    ret = fn.return_op
+    ret.set_operands(ret.operands[:program.n_outputs])  # outputs only: no state updates
+    if frozen:
+        state = freeze_for_inference(module, program.n_inputs,
+                                     [t._value for t in program.state],
+                                     compiled.pipeline or INFERENCE_PIPELINE)
+    else:
+        dce(module)
+        state = [(t.name, t._value) for t in program.state]
+    verify(module)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path + ".irflow", "w") as f:
         f.write(str(module))
-    arrays = {f"state{i}": t._value for i, t in enumerate(program.state)}
+    arrays = {f"state{i}": value for i, (_, value) in enumerate(state)}
     np.savez(path + ".pdiparams.npz", **arrays)
     manifest = {
         "format": FORMAT, "version": VERSION,
         "inputs": program.input_names,
-        "state": [t.name for t in program.state],
+        "state": [name for name, _ in state],
         "n_outputs": program.n_outputs,
     }
     with open(path + ".json", "w") as f:

@@ -127,13 +127,15 @@ def _fold(op: Operation, chain: list[Operation], scale, shift, channel: tuple) -
     operands = list(op.operands)
     operands[contraction.weight] = b.constant((weight * factors).astype(weight.dtype), dtype,
                                               name=op.operand(contraction.weight).name)
-    folded = b.create(op.name, operands, op.attrs, names=[op.result.name]).result
-    if np.any(shift != 0):
+    shifted = bool(np.any(shift != 0))
+    last = chain[-1].result.name
+    folded = b.create(op.name, operands, op.attrs,
+                      names=[op.result.name if shifted else last]).result
+    if shifted:
         with b.location(chain[-1].loc):
             # [C, 1, 1] for a conv, [C] for a matmul: the leading 1s are broadcasting's
             shifts = np.broadcast_to(shift, channel).reshape(channel[result_axis:])
-            folded = b.add(folded, b.constant(shifts.astype(dtype.np), dtype),
-                           name=chain[-1].result.name)
+            folded = b.add(folded, b.constant(shifts.astype(dtype.np), dtype), name=last)
     chain[-1].result.replace_all_uses_with(folded)
     for user in reversed(chain):
         user.erase()

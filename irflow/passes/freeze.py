@@ -8,7 +8,7 @@ so a caller can tell whether a parameter changed since by identity.
 
 A saved program keeps its weights beside its text: `externalize_constants` turns
 the large constants of a frozen, folded program back into arguments, whose values
-the caller stores.
+the caller stores (`freeze_for_inference` does the three steps for ``jit.save``).
 """
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ import numpy as np
 
 from ..errors import IrflowError
 from ..ir.builder import Builder
-from ..ir.core import Function
+from ..ir.core import Function, Module
 from ..ir.rewrite import constant_value
+from .manager import PassManager
 
 
 def freeze_arguments(fn: Function, values: dict[int, np.ndarray]) -> None:
@@ -35,9 +36,9 @@ def freeze_arguments(fn: Function, values: dict[int, np.ndarray]) -> None:
 
 
 def externalize_constants(fn: Function, min_elements: int = 64) -> list[tuple[str, np.ndarray]]:
-    """Turn every constant of `fn`'s body with at least `min_elements` elements into a
-    new trailing argument (in place); returns their names and values, in argument
-    order."""
+    """Turn every constant of `fn`'s body (its regions keep theirs) with at least
+    `min_elements` elements into a new trailing argument, in place; returns their
+    names and values, in argument order."""
     lifted = []
     for op in list(fn.block.body_ops()):
         value = constant_value(op.result) if op.results else None
@@ -49,3 +50,15 @@ def externalize_constants(fn: Function, min_elements: int = 64) -> list[tuple[st
         op.erase()
         lifted.append((name, value))
     return lifted
+
+
+def freeze_for_inference(module: Module, first: int, values,
+                         pipeline) -> list[tuple[str, np.ndarray]]:
+    """An inference program to save: the arguments of ``module.main`` from index
+    `first` on frozen to `values`, `pipeline` run (folding BatchNorm into the
+    weights), and the large constants made arguments again. Returns their names and
+    values, the weights to store beside the program's text."""
+    fn = module.main
+    freeze_arguments(fn, {first + k: value for k, value in enumerate(values)})
+    PassManager(list(pipeline)).run(module)
+    return externalize_constants(fn)
