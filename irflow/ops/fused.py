@@ -56,7 +56,7 @@ from ..ir.core import Block, Operation, Value
 from ..ir.region_op import Arg, Operand, RegionOp, Result, Yield, check_region
 from ..ir.registry import REQUIRED, is_registered, lookup
 from ..ir.traits import Elementwise, Reduction
-from ..ir.types import Shape, TensorType, broadcast_shapes
+from ..ir.types import Shape, TensorType, broadcast_shapes, shape_str
 from ._rules import defop
 from .fused_numpy import evaluator as numpy_evaluator
 
@@ -129,7 +129,7 @@ def layout(op: Operation) -> FusedLayout:
     axes = op.attrs["axes"]
     if any(not 0 <= a < len(domain) for a in axes):
         raise VerificationError(f"axes {list(axes)} are not axes of the domain "
-                                f"{list(domain)}")
+                                f"{shape_str(domain)}")
     body = op.regions[-1].blocks[0]
     shapes: dict[Value, Shape] = {arg: t.shape for arg, t in zip(body.args, entering)}
     for inner in body.body_ops():
@@ -152,8 +152,8 @@ def _body_shape(inner: Operation, shapes: dict, domain: Shape, axes) -> Shape:
             raise VerificationError("reduce in a fused body with no reduced axes")
         if shapes[inner.operand(0)] != domain:
             raise VerificationError(f"reduce reads a value of shape "
-                                    f"{list(shapes[inner.operand(0)])}, not the whole domain "
-                                    f"{list(domain)}")
+                                    f"{shape_str(shapes[inner.operand(0)])}, not the whole "
+                                    f"domain {shape_str(domain)}")
         return tuple(1 if i in axes else d for i, d in enumerate(domain))
     if not opdef.has(Elementwise):
         raise VerificationError(f"a fused body holds elementwise ops, scalar constants and "
@@ -169,7 +169,7 @@ def _check_results(op: Operation, lay: FusedLayout) -> None:
     for k, (v, r) in enumerate(zip(yielded, op.results)):
         if v.type.dtype is not r.type.dtype or lay.dropped_axes(v, r.type.shape) is None:
             raise VerificationError(f"result {k} is {r.type} but the body yields a "
-                                    f"{v.type.dtype.name} spanning {list(lay.shapes[v])}")
+                                    f"{v.type.dtype.name} spanning {shape_str(lay.shapes[v])}")
 
 
 # ---------------------------------------------------------------- the region op
