@@ -40,7 +40,7 @@ from ..context import grad_enabled
 from ..dispatch import apply, user_location
 from ..errors import ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
-from ..ir.core import Module
+from ..ir.core import Function, Module
 from ..ir.signature import Signature, SignatureMismatch
 from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
@@ -209,15 +209,42 @@ class Program:
         fn = self.source_ir.clone().main
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
-        if not outputs:
-            return None, active
-        forward, backward = vjp_split(fn, wrt, outputs)
-        module = Module([forward, backward])
-        PassManager(list(self.pipeline)).run(module)
-        return {"callee": FuncRef(forward.name, module, compile_plan(forward)),
-                "backward": FuncRef(backward.name, module, compile_plan(backward)),
-                "wrt": wrt, "outputs": outputs,
-                "residuals": len(forward.result_types) - len(fn.result_types)}, active
+        call = differentiable_call(fn, wrt, outputs, self.pipeline) if outputs else None
+        return call, active
+
+
+def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...],
+                        pipeline) -> dict:
+    """The attributes of a ``call`` of `fn` that eager autograd can differentiate with
+    respect to the operands `wrt` and the results `outputs`: the forward and backward
+    halves of a `vjp_split`, in a module the call refers to (it goes when nothing
+    refers to it any more), each run by the plan of a copy that went through
+    `pipeline`. Both halves can be differentiated again (their `derive` splits them
+    on demand), so gradients of gradients work; what is differentiated is the halves
+    as autodiff made them, since fusion runs after autodiff."""
+    forward, backward = vjp_split(fn, wrt, outputs)
+    module = Module([forward, backward])
+    optimized = module.clone()
+    PassManager(list(pipeline)).run(optimized)
+    return {"callee": FuncRef(forward.name, module, compile_plan(optimized[forward.name]),
+                              _deriver(forward, pipeline)),
+            "backward": FuncRef(backward.name, module, compile_plan(optimized[backward.name]),
+                                _deriver(backward, pipeline)),
+            "wrt": wrt, "outputs": outputs,
+            "residuals": len(forward.result_types) - len(fn.result_types)}
+
+
+def _deriver(fn: Function, pipeline):
+    """``derive(wrt)``: a differentiable call of `fn` with respect to the operands `wrt`
+    and every result they reach (None if none), made once per `wrt`."""
+    made: dict[tuple, dict | None] = {}
+
+    def derive(wrt: tuple[int, ...]) -> dict | None:
+        if wrt not in made:
+            outputs = tuple(k for k, r in enumerate(active_results(fn, wrt)) if r)
+            made[wrt] = differentiable_call(fn, wrt, outputs, pipeline) if outputs else None
+        return made[wrt]
+    return derive
 
 
 class CompiledFunction:

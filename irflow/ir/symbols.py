@@ -10,7 +10,9 @@ module lives as long as something refers to it, and no table keeps it.
 
 A reference bound by a compiled program may also carry `run`, the compiled plan of
 its function, which eager execution calls and the executor reuses instead of
-compiling the function again. Equality and hashing ignore it.
+compiling the function again, and `derive`, which makes the attributes of a
+differentiable call of the function on demand (a compiled backward differentiated
+again, for gradients of gradients). Equality and hashing ignore both.
 """
 from __future__ import annotations
 
@@ -24,12 +26,14 @@ from .traits import Trait
 class FuncRef:
     """``@name``: the function `name` of `module` (None until the parser binds it)."""
 
-    __slots__ = ("name", "module", "run")
+    __slots__ = ("name", "module", "run", "derive")
 
-    def __init__(self, name: str, module: Module | None = None, run: Callable | None = None):
+    def __init__(self, name: str, module: Module | None = None, run: Callable | None = None,
+                 derive: Callable | None = None):
         self.name = name
         self.module = module
         self.run = run
+        self.derive = derive
 
     @classmethod
     def to(cls, fn: Function, run: Callable | None = None) -> "FuncRef":

@@ -52,6 +52,15 @@ class View(Trait):
         return f"View(operand={self.operand})"
 
 
+class SparseCotangents(Trait):
+    """The op's VJP rule takes None for a result without a cotangent (autodiff gives
+    other multi-result ops zeros there). A compiled ``call`` needs to know which of its
+    results have none: its residuals have a cotangent only in a gradient of a
+    gradient."""
+
+    label = "VJP takes missing cotangents"
+
+
 class ContainerOperands(Trait):
     """Operands may be stacks or lists (`StackType`, `ListType`: values that are not
     arrays): the stack and list ops, terminators, and region ops that carry them;

@@ -20,8 +20,8 @@ from __future__ import annotations
 from ..errors import IrflowError, ShapeError, VerificationError
 from ..ir.registry import REQUIRED
 from ..ir.symbols import CallOp, FuncRef
-from ..ir.traits import ContainerOperands
-from ..ir.types import Container, TensorType, bind_shape, substitute
+from ..ir.traits import ContainerOperands, SparseCotangents
+from ..ir.types import Container, TensorType, bind_shape, differentiable, substitute
 from ._rules import defop
 
 
@@ -75,9 +75,9 @@ def _call_kernel(*arrays, callee, **unused):
 
 
 def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, sizes):
-    if backward is None:
-        raise IrflowError(f"call @{callee.name} has no backward function (gradients of "
-                          "gradients of compiled calls are not supported)")
+    if backward is None or any(ct is not None for ct in cts[len(cts) - residuals:]):
+        # no backward half, or gradients reach the residuals (a gradient of a gradient)
+        return _derived_vjp(b, cts, ins, callee)
     seeds = [cts[k] if cts[k] is not None else b.zeros(outs[k].type) for k in outputs]
     grads = b.create("call", [*seeds, *outs[len(outs) - residuals:]],
                      {"callee": backward}).results
@@ -87,10 +87,27 @@ def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, size
     return in_cts
 
 
+def _derived_vjp(b, cts, ins, callee: FuncRef):
+    """The VJP of a call whose backward half does not cover the cotangents it gets (a
+    compiled backward differentiated again, or residuals that gradients reach): the
+    callee's `derive` gives a differentiable call of it with respect to every result,
+    which recomputes the results with the residuals its own backward half needs."""
+    if callee.derive is None:
+        raise IrflowError(f"call @{callee.name} cannot be differentiated: it has no backward "
+                          "function and no way to make one")
+    attrs = callee.derive(tuple(i for i, v in enumerate(ins) if differentiable(v.type)))
+    if attrs is None:  # no result depends on a differentiable operand
+        return [None] * len(ins)
+    recomputed = b.create("call", ins, attrs).results
+    padded = [*cts, *[None] * (len(recomputed) - len(cts))]
+    return _call_vjp(b, padded, ins, recomputed, sizes=(), **attrs)
+
+
 defop("call", _call_infer, _call_kernel, arity=(0, None),
       attrs={"callee": REQUIRED, "backward": None, "wrt": (), "outputs": (), "residuals": 0,
              "sizes": ()},
-      vjp=_call_vjp, verify=_verify_call, traits=(CallOp(), ContainerOperands()),
+      vjp=_call_vjp, verify=_verify_call,
+      traits=(CallOp(), ContainerOperands(), SparseCotangents()),
       doc="call(xs...) {callee}: the results of function `callee` (a symbol, @name) on xs. "
           "A compiled call in the dynamic graph also names its `backward` function, the "
           "operands it differentiates (`wrt`), the results whose cotangents it takes "

@@ -39,6 +39,7 @@ from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import lookup
+from ..ir.traits import SparseCotangents
 from ..ir.sizes import symbols_needed
 from ..ir.types import TensorType, differentiable, is_symbol
 from ..ir.verifier import verify
@@ -391,7 +392,7 @@ def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts, cts: "_Cotangents"):
     if opdef.vjp is None:
         raise IrflowError(f"op '{op.name}' has no VJP rule, so it cannot be differentiated",
                           op.loc)
-    if len(outs) > 1:
+    if len(outs) > 1 and not opdef.has(SparseCotangents):
         out_cts = [ct if ct is not None else cts.zero_like(r) if differentiable(r.type) else None
                    for ct, r in zip(out_cts, outs)]
     in_cts = opdef.vjp(b, out_cts, ins, outs, **op.attrs)

@@ -738,3 +738,32 @@ def test_an_object_changed_in_a_loop_over_a_tensor_range_names_it():
 
     with pytest.raises(ConversionError, match="`self.history` is changed in place"):
         paddle.compile(Keep())(POS, paddle.to_tensor(3))
+
+
+def test_gradients_of_gradients_through_a_compiled_call():
+    class Critic(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+
+        def forward(self, x):
+            h = paddle.tanh(self.fc(x))
+            if paddle.mean(h) > 0:
+                h = h * h
+            return paddle.sum(h ** 3)
+
+    paddle.seed(4)
+    critic = Critic()
+    compiled = paddle.compile(critic, input_spec=[InputSpec([None, 4])])
+    results = []
+    for fn in (compiled, critic):
+        x = paddle.to_tensor(np.linspace(-2, 2, 12).reshape(3, 4).astype("float32"))
+        x.stop_gradient = False
+        (g,) = paddle.grad(fn(x), x, create_graph=True)
+        penalty = paddle.sum(g * g)
+        (gg,) = paddle.grad(penalty, x, retain_graph=True)
+        penalty.backward()
+        results.append((gg.numpy(), critic.fc.weight.grad.numpy().copy()))
+        critic.clear_gradients()
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)

@@ -293,8 +293,6 @@ def test_backward_twice_accumulates():
     np.testing.assert_allclose(got, 2 * net.weight.grad.numpy(), rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True,
-    reason="paddle.grad through a compiled function: outputs have stop_gradient=True")
 def test_second_order_through_compiled_call():
     def f(x):
         return paddle.sum(x ** 3)
