@@ -1,7 +1,10 @@
 """Run the frontend corpus (tests/frontend/corpus) against real PaddlePaddle (by hand).
 
     python benchmarks/corpus_paddle_bar.py [--paddle-python /tmp/paddle-venv/bin/python]
-                                           [--sot] [--keep DIR]
+                                           [--sot] [--keep DIR] [--corpus DIR]
+
+--corpus picks the folder (default tests/frontend/corpus; the second corpus is
+tests/frontend/corpus2, which imports the first one's harness).
 
 The corpus files are written as users write Paddle code (``import irflow as paddle``).
 This script runs them three times, each in a subprocess under pytest (``--runxfail``,
@@ -75,7 +78,7 @@ class Recorder:
             harness.dump_eager_log()
 
 
-def side(out, sot=False, skip=()):
+def side(out, sot=False, skip=(), corpus=CORPUS):
     """Run the corpus here (irflow, or Paddle when CORPUS_PADDLE=1) and save outcomes."""
     import pytest
     if os.environ.get("CORPUS_PADDLE") == "1":
@@ -92,12 +95,12 @@ def side(out, sot=False, skip=()):
     sys.path.insert(0, ROOT)
     recorder = Recorder(out)
     deselect = [f"--deselect={n}" for n in [*recorder.results, *skip]]
-    pytest.main([CORPUS, f"--ignore={CORPUS}/test_harness.py", "-q", "--runxfail",
+    pytest.main([corpus, f"--ignore={corpus}/test_harness.py", "-q", "--runxfail",
                  "--noconftest", "-p", "no:cacheprovider",
                  "--tb=no", "-W", "ignore", *deselect], plugins=[recorder])
 
 
-def run(python, out, dump, paddle, sot=False):
+def run(python, out, dump, paddle, sot=False, corpus=CORPUS):
     """Run one side, again after each crash of the interpreter (the crashing test is
     recorded as "crashed"; each run's eager log goes to its own file)."""
     env = dict(os.environ, CORPUS_PADDLE="1" if paddle else "0", GLOG_minloglevel="3")
@@ -109,7 +112,8 @@ def run(python, out, dump, paddle, sot=False):
         logs.append(f"{dump}.{attempt}.npz")
         if os.path.exists(logs[-1]):
             os.remove(logs[-1])
-        cmd = [python, os.path.abspath(__file__), "--side", out] + (["--sot"] if sot else [])
+        cmd = [python, os.path.abspath(__file__), "--side", out, "--corpus", corpus] + \
+            (["--sot"] if sot else [])
         child = subprocess.Popen(cmd, env=dict(env, CORPUS_DUMP=logs[-1]),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         code = _wait(child, out + ".running")
@@ -160,16 +164,18 @@ def main():
     ap.add_argument("--paddle-python", default="/tmp/paddle-venv/bin/python")
     ap.add_argument("--sot", action="store_true", help="Paddle's default (SOT) mode")
     ap.add_argument("--keep", help="keep the outcome files in this folder")
+    ap.add_argument("--corpus", default=CORPUS, help="the corpus folder (from the repo root)")
     ap.add_argument("--side", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.side:
-        side(args.side, args.sot)
+        side(args.side, args.sot, corpus=args.corpus)
         return
     tmp = args.keep or tempfile.mkdtemp()
     os.makedirs(tmp, exist_ok=True)
-    ours = run(sys.executable, f"{tmp}/irflow.json", f"{tmp}/irflow_eager.npz", False)
+    ours = run(sys.executable, f"{tmp}/irflow.json", f"{tmp}/irflow_eager.npz", False,
+               corpus=args.corpus)
     theirs = run(args.paddle_python, f"{tmp}/paddle.json", f"{tmp}/paddle_eager.npz", True,
-                 args.sot)
+                 args.sot, corpus=args.corpus)
     eager_ours = dict(np.load(f"{tmp}/irflow_eager.npz"))
     eager_theirs = dict(np.load(f"{tmp}/paddle_eager.npz"))
 

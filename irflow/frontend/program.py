@@ -269,6 +269,7 @@ class CompiledFunction:
         self.pipeline = None if pipeline is None else tuple(pipeline)
         self.freeze = freeze
         self._programs: dict[Any, Program] = {}
+        self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._last: Program | None = None
         self._sublayers = None
         self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
@@ -419,12 +420,24 @@ class CompiledFunction:
         trace depends on that and on the grad mode (both decide where
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
-        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures)
+        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures,
+               self._stored_attributes())
         program = self._programs.get(key)
         if program is None or program.stale():
             program = self._trace(types_, requires, extra, structures, mode)
-            self._programs[key] = program
+            for layer, name in program.attributes:
+                if (layer, name) not in self._watched:
+                    self._watched.append((layer, name))
+            self._programs[key] = self._programs[(*key[:-1], self._stored_attributes())] = \
+                program
         return program
+
+    def _stored_attributes(self) -> tuple[bool, ...]:
+        """Whether each Layer attribute a program stores holds a tensor now: a trace
+        made while ``self.h`` was None (``if self.h is None: self.h = zeros(...)``) holds
+        only until the first call has stored a tensor there."""
+        return tuple(isinstance(layer._attribute_or_unset(name), Tensor)
+                     for layer, name in self._watched)
 
     def _trace(self, types_, requires, extra, structures, mode) -> Program:
         """Trace for input types `types_`. Where a type rule needs a symbolic input dim

@@ -362,10 +362,10 @@ class Tracer:
         with b.location(user_location()):
             seed = self.value_of(grad_tensor) if grad_tensor is not None else \
                 b.ones(loss_value.type)
-        sources = {}
+        sources = {}  # the parameters' current values: after an update (opt.step()) its result
         for t in self.state:
             if not t.stop_gradient:
-                sources[self.state_args[id(t)]] = t
+                sources[self.value_of(t)] = t
         ops = list(self.fn.block.ops)
         with b.location(user_location()):
             cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])

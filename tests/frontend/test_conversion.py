@@ -716,12 +716,14 @@ def test_tensors_stored_on_a_layer_are_outputs_of_each_call():
     eager, compiled_layer = Recurrent(), Recurrent()
     compiled_layer.set_state_dict(eager.state_dict())
     compiled = paddle.compile(compiled_layer)
-    for _ in range(3):
+    traced = []
+    for _ in range(4):
         x = paddle.randn([1, 4])
         assert_same(compiled(x), eager(x))
         assert_same(compiled_layer.h, eager.h)  # a concrete tensor, never a traced one
         assert_same(compiled_layer.last_input, x)
-    assert len(compiled._programs) == 1
+        traced.append(len({id(p) for p in compiled._programs.values()}))
+    assert traced == [1, 2, 2, 2]  # again once last_input exists, then never
 
 
 def test_an_object_changed_in_a_loop_over_a_tensor_range_names_it():
@@ -767,3 +769,50 @@ def test_gradients_of_gradients_through_a_compiled_call():
         critic.clear_gradients()
     for got, want in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_state_created_lazily_on_the_first_call_is_traced_again_once():
+    class Lazy(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.h = None
+
+        def forward(self, x):
+            if self.h is None:
+                self.h = paddle.zeros([x.shape[0], 4])
+            self.h = paddle.tanh(self.fc(x) + self.h)
+            return self.h * 2
+
+    paddle.seed(0)
+    eager, compiled_layer = Lazy(), Lazy()
+    compiled_layer.set_state_dict(eager.state_dict())
+    compiled = paddle.compile(compiled_layer)
+    for _ in range(3):
+        x = paddle.randn([2, 4])
+        assert_same(compiled(x), eager(x))
+    assert len({id(p) for p in compiled._programs.values()}) == 2
+
+
+def test_several_optimizer_steps_in_one_compiled_call():
+    def make():
+        paddle.seed(0)
+        net = nn.Linear(4, 3)
+        return net, paddle.optimizer.SGD(learning_rate=0.2, parameters=net.parameters())
+
+    def fit(net, opt, img, label):
+        losses = []
+        for _ in range(3):
+            loss = paddle.nn.functional.cross_entropy(net(img), label)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(loss)
+        return paddle.stack(losses)
+
+    img, label = paddle.randn([5, 4]), paddle.randint(0, 3, [5])
+    (net1, opt1), (net2, opt2) = make(), make()
+    want = fit(net1, opt1, img, label)
+    got = paddle.compile(lambda i, t: fit(net2, opt2, i, t))(img, label)
+    assert_same(got, want)
+    assert_same(net2.weight, net1.weight)

@@ -178,3 +178,15 @@ def test_linear_then_batch_norm_folds_into_the_linear(freeze):
     np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
     names = [op.name for op in compiled.ir.walk()]
     assert ("rsqrt" in names) is not freeze
+
+
+def test_gradients_of_gradients_of_a_fused_compile():
+    def f(x):
+        return paddle.tanh(x * 2.0 + 1.0).sum()
+    x = paddle.to_tensor(np.linspace(-1, 1, 5))
+    x.stop_gradient = False
+    (g,) = paddle.grad(paddle.compile(f, pipeline=FUSED)(x), x, create_graph=True)
+    (gg,) = paddle.grad(g.sum(), x)
+    t = np.tanh(2 * x.numpy() + 1)
+    np.testing.assert_allclose(g.numpy(), 2 * (1 - t ** 2), rtol=1e-12)
+    np.testing.assert_allclose(gg.numpy(), -8 * t * (1 - t ** 2), rtol=1e-12)
