@@ -224,7 +224,6 @@ class StatefulRNN(nn.Layer):
         return h
 
 
-@pytest.mark.xfail(strict=True, reason="silently wrong: `self.h if self.h is not None` frozen at the first trace")
 def test_state_kept_on_self_across_calls():
     def make():
         net = StatefulRNN()
@@ -500,7 +499,6 @@ class LazyStateRNN(nn.Layer):
         return h
 
 
-@pytest.mark.xfail(strict=True, reason="silently wrong: `if self.h is None` frozen at the first trace")
 def test_lazily_created_state_on_self():
     def make():
         net = LazyStateRNN()
@@ -536,7 +534,6 @@ class ResettableRNN(LazyStateRNN):
         self.h = None
 
 
-@pytest.mark.xfail(strict=True, reason="silently wrong: state on self created lazily is frozen at the first trace")
 def test_state_reset_between_sequences():
     for mode in MODES:
         eager, comp = ResettableRNN(), ResettableRNN()

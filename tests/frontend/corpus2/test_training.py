@@ -96,7 +96,6 @@ def test_train_step_with_global_norm_clipping():
     check_twins(make, BATCHES, IMG_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="silently wrong: 3 optimizer steps in one compiled call, 3rd loss and weights differ")
 def test_several_steps_in_one_compiled_call():
     def body(net, opt):
         def fit(img, label):
