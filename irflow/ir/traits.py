@@ -81,7 +81,8 @@ class Reduction(Trait):
 class Contraction(Trait):
     """A product that sums over operand axes (``matmul``, ``conv2d``): the costly op
     of a kernel, which fusion never duplicates and whose elementwise consumers it
-    runs as the op's epilogue.
+    runs as the op's epilogue. Its kernel returns a new array (never a view of an
+    operand), which an epilogue may overwrite.
 
     `channels(op)`, if given, says how the result depends on operand `weight`: it
     returns ``(result_axis, weight_axis)`` when result channel c (index c along

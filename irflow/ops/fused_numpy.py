@@ -16,7 +16,7 @@ unfused. What makes it more than a loop over the ops:
   Blocks split no reduction, so every reduction adds what it added whole.
 - **In place.** A ufunc whose operand dies at it and spans the result's shape and
   dtype writes into that operand's buffer (``np.add(t, b, out=t)``): only buffers
-  the body made itself, never an operand's.
+  the body made itself or a contraction's result, never an operand's.
 - **The anchor** (a matmul or conv2d) runs by its kernel, on the first line of the
   generated code unless the body runs in blocks; an error in any op names that
   op's location.
@@ -33,6 +33,7 @@ from ..errors import IrflowError
 from ..ir.core import Operation, Value
 from ..ir.registry import lookup
 from ..ir.symbols import CallOp
+from ..ir.traits import Contraction
 from ..ir.types import numel
 
 if TYPE_CHECKING:
@@ -48,9 +49,13 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     types = [r.type for r in op.results]
     blocking = _blocking(lay)
     anchor = _plain_anchor(op) if lay.anchored else None
+    # a contraction's result is a new array nobody else holds: the epilogue may write
+    # into it
+    fresh = anchor is not None and lookup(anchor.name).has(Contraction)
     if blocking is None and (anchor is not None or not lay.anchored):
-        return _generate(lay, types, anchor)
-    body = _generate(lay, types) if blocking is None else _blocked(lay, types, blocking)
+        return _generate(lay, types, anchor, fresh)
+    body = _generate(lay, types, fresh_anchor=fresh) if blocking is None \
+        else _blocked(lay, types, blocking, fresh)
     if not lay.anchored:
         return body
     # the anchor's result first, whole; then the body, perhaps in blocks
@@ -118,11 +123,11 @@ def _blocking(lay: "FusedLayout"):
     return axis, sliced, tuple(along(v) for v in yielded)
 
 
-def _blocked(lay: "FusedLayout", result_types, blocking) -> Callable:
+def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool) -> Callable:
     """``run(args, regions)`` evaluating the body block by block when the domain is
     large, whole otherwise."""
-    whole = _generate(lay, result_types)
-    code = _generate(lay)
+    whole = _generate(lay, result_types, fresh_anchor=fresh_anchor)
+    code = _generate(lay, fresh_anchor=fresh_anchor)
     finish = _finisher(lay, result_types)
     axis, sliced, spans = blocking
     first, first_axis = sliced[0]
@@ -179,13 +184,15 @@ def _finished(lay: "FusedLayout", result_types) -> list:
 
 # ---------------------------------------------------------------- the generated function
 
-def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = None):
+def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = None,
+              fresh_anchor: bool = False):
     """``code(args, regions) -> list``: one line per body op, each calling the op's
     kernel (a `reduce`, its kind's kernel over the reduced axes, keeping them), in
     place where `_dying_operand` allows. With `result_types` it returns the results
     (squeezed as `_finished` says), without them the yielded arrays. With `anchor`,
     `args` are the fused op's operands and the first line computes the anchor's
-    result; else they are the body's arguments."""
+    result; else they are the body's arguments. `fresh_anchor`: the anchor's result
+    (the first body argument) is an array the epilogue may write into."""
     block = lay.body
     ops = list(block.body_ops())
     yielded = block.terminator.operands
@@ -194,7 +201,7 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     names = {arg: f"a{i}" for i, arg in enumerate(block.args)}
     arguments = list(names.values())
     params: list = []
-    owned: set[Value] = set()  # arrays the body made itself
+    owned: set[Value] = {block.args[0]} if fresh_anchor else set()  # arrays no one else holds
 
     def param(value) -> str:
         params.append(value)

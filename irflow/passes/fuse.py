@@ -72,7 +72,7 @@ class Fuse(Pass):
             for region in op.regions:
                 changed |= self._fuse_block(region.blocks[0])
         groups = [g for g in _plan(block, self.max_recompute) if g.worth_a_kernel()]
-        for group in sorted(groups, key=lambda g: g.order[g.members[-1]], reverse=True):
+        for group in sorted(groups, key=lambda g: g.order[g.root], reverse=True):
             _build(block, group)  # latest first: a group recomputing another's value goes first
             self._counts["fused-ops"] += 1
             self._counts["ops-fused"] += len(group.members)
@@ -87,7 +87,9 @@ class Fuse(Pass):
 @dataclass(eq=False)
 class _Group:
     order: dict              # op -> its index in the block
-    members: list[Operation]
+    kinds: dict              # op -> what it is to fusion (`_kind`)
+    members: list[Operation]  # in no particular order; `root` is the last
+    root: Operation
     domain: Shape
     axes: tuple[int, ...] | None = None    # the reduced axes, once a reduction joined
     anchor: Operation | None = None        # the contraction, if any
@@ -102,6 +104,9 @@ class _Group:
 
     def worth_a_kernel(self) -> bool:
         return len(self.members) + len(self.recomputed) >= 2 and len(self.domain) > 0
+
+    def in_order(self) -> list[Operation]:
+        return sorted(self.members, key=self.order.__getitem__)
 
     def computed(self) -> list[Operation]:
         """The ops its body computes: members but the anchor, and recomputed ones."""
@@ -147,10 +152,11 @@ def _reduced_axes(op: Operation) -> tuple[int, ...]:
 def _plan(block: Block, max_recompute: int) -> list[_Group]:
     """The groups of `block`'s ops (see the module docstring), singletons included."""
     order = {op: i for i, op in enumerate(block.ops)}
+    kinds = {op: _kind(op) for op in order}
     group_of: dict[Operation, _Group] = {}
     groups: list[_Group] = []
     for op in block.ops:
-        kind = _kind(op)
+        kind = kinds[op]
         producers = list(dict.fromkeys(group_of[v.op] for v in op.operands
                                        if isinstance(v, OpResult) and v.op in group_of))
         joined: list[_Group] = []
@@ -162,13 +168,12 @@ def _plan(block: Block, max_recompute: int) -> list[_Group]:
         for g in producers:
             if g not in joined:
                 g.closed = True
-        if kind is None:
-            continue
-        group = _merge(joined, op, kind, order, groups)
-        group_of.update((member, group) for member in group.members)
-    for group in groups:
+        if kind is not None:
+            _merge(joined, op, kind, (order, kinds), groups, group_of)
+    live = [g for g in groups if group_of[g.root] is g]
+    for group in live:
         _recompute(group, group_of, max_recompute)
-    return groups
+    return live
 
 
 def _merged(groups: list[_Group], op: Operation, kind: str):
@@ -176,10 +181,13 @@ def _merged(groups: list[_Group], op: Operation, kind: str):
     if sum(g.anchor is not None for g in groups) > 1:
         return None
     own = op.operand(0).type.shape if kind == _REDUCTION else op.result.type.shape
-    try:
-        domain = broadcast_shapes(own, *(g.domain for g in groups))
-    except ShapeError:
-        return None
+    domain = own
+    for g in groups:
+        if g.domain != domain:
+            try:
+                domain = broadcast_shapes(domain, g.domain)
+            except ShapeError:
+                return None
     if any(g.fixed and g.domain != domain for g in groups):
         return None
     axes = {g.axes for g in groups if g.axes is not None}
@@ -192,31 +200,32 @@ def _merged(groups: list[_Group], op: Operation, kind: str):
     return domain, (axes.pop() if axes else None)
 
 
-def _merge(joined: list[_Group], op: Operation, kind: str, order: dict,
-           groups: list[_Group]) -> _Group:
-    """`op` added to the groups `joined` (merged into the first), or a group of its own."""
+def _merge(joined: list[_Group], op: Operation, kind: str, block_info: tuple,
+           groups: list[_Group], group_of: dict) -> None:
+    """Add `op` to the groups `joined`, merged into the largest (so that merging costs
+    O(n log n) over a block), or to a group of its own; `group_of` follows."""
     if kind == _CONTRACTION:
-        group = _Group(order, [op], op.result.type.shape, anchor=op)
-        groups.append(group)
-        return group
-    if not joined:
-        own = op.operand(0).type.shape if kind == _REDUCTION else op.result.type.shape
-        group = _Group(order, [], own)
-        groups.append(group)
-        joined = [group]
-    domain, axes = _merged(joined, op, kind)
-    group = joined[0]
-    for other in joined[1:]:
-        group.members += other.members
-        group.sinks |= other.sinks
-        group.anchor = group.anchor or other.anchor
-        groups.remove(other)
+        joined = [_Group(*block_info, [], op, op.result.type.shape, anchor=op)]
+        groups.append(joined[0])
+    else:
+        if not joined:
+            own = op.operand(0).type.shape if kind == _REDUCTION else op.result.type.shape
+            joined = [_Group(*block_info, [], op, own)]
+            groups.append(joined[0])
+        joined[0].domain, joined[0].axes = _merged(joined, op, kind)
+    group = max(joined, key=lambda g: len(g.members))
+    for other in joined:
+        if other is not group:
+            group.members += other.members
+            group.sinks |= other.sinks
+            group.anchor = group.anchor or other.anchor
+            group_of.update((member, group) for member in other.members)
+    group.domain, group.axes = joined[0].domain, joined[0].axes
     group.members.append(op)
-    group.members.sort(key=order.__getitem__)
-    group.domain, group.axes = domain, axes
-    if kind == _REDUCTION and not _lines_up(op, domain, axes):
+    group.root = op
+    group_of[op] = group
+    if kind == _REDUCTION and not _lines_up(op, group.domain, group.axes):
         group.sinks.add(op.result)
-    return group
 
 
 def _lines_up(op: Operation, domain: Shape, axes) -> bool:
@@ -231,13 +240,13 @@ def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:
     """Apply the cost rule: recompute read values whose producers read only what the
     group reads anyway. Only ops of groups built after this one (those ending before
     it) qualify, so that they are still there when its body copies them."""
-    root = group.order[group.members[-1]]
+    root = group.order[group.root]
     reads = group.reads()
     remaining = set(reads)
     for v in reads:
         cone = _cone(v, remaining - {v},
-                     lambda op: group_of[op] is not group
-                     and group.order[group_of[op].members[-1]] < root, max_recompute)
+                     lambda op: group.kinds.get(op) == _ELEMENTWISE and group_of[op] is not group
+                     and group.order[group_of[op].root] < root, max_recompute)
         if cone:
             remaining.discard(v)
             group.recomputed += [op for op in cone if op not in group.recomputed]
@@ -245,15 +254,15 @@ def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:
 
 
 def _cone(v: Value, leaves: set[Value], allowed, limit: int):
-    """The elementwise ops (at most `limit`, each `allowed`) that compute `v` from
-    `leaves` and scalar constants, or None."""
+    """The ops (at most `limit`, each `allowed`) that compute `v` from `leaves` and
+    scalar constants, or None."""
     cone: list[Operation] = []
     stack = [v]
     while stack:
         w = stack.pop()
         if w in leaves or _is_scalar_constant(w):
             continue
-        if not isinstance(w, OpResult) or _kind(w.op) != _ELEMENTWISE or not allowed(w.op):
+        if not isinstance(w, OpResult) or not allowed(w.op):
             return None
         if w.op not in cone:
             cone.append(w.op)
@@ -267,9 +276,8 @@ def _cone(v: Value, leaves: set[Value], allowed, limit: int):
 
 def _build(block: Block, group: _Group) -> None:
     members = set(group.members)
-    root = group.members[-1]
-    anchor = group.anchor
-    results = [r for op in group.members for r in op.results
+    root, anchor = group.root, group.anchor
+    results = [r for op in group.in_order() for r in op.results
                if any(use.op not in members for use in r.uses)]
     entering = ([anchor.result] if anchor is not None else []) + [
         v for v in group.reads() if anchor is None or v is not anchor.result]
@@ -282,7 +290,7 @@ def _build(block: Block, group: _Group) -> None:
                 group.constants.append(v.op)
         operands = [inner[v] for v in op.operands]
         scalar = [TensorType(op.result.type.dtype)]
-        if _kind(op) == _REDUCTION:
+        if group.kinds[op] == _REDUCTION:
             copy = Operation("reduce", operands, scalar, {"kind": op.name}, loc=op.loc,
                              result_names=[op.result.name])
         else:
@@ -302,7 +310,7 @@ def _build(block: Block, group: _Group) -> None:
     block.insert_before(root, fused)
     for old, new in zip(results, fused.results):
         old.replace_all_uses_with(new)
-    for op in reversed(group.members):
+    for op in reversed(group.in_order()):
         op.erase()
 
 
