@@ -4,7 +4,7 @@
     PYTHONPATH=. python benchmarks/fusion.py            # the table
     PYTHONPATH=. python benchmarks/fusion.py --quick    # smaller shapes, fewer runs
 
-Prints the median time of a call (after warm-up) for the default pipeline and for
+Prints the median CPU time of a call (after warm-up) for the default pipeline and for
 the default pipeline followed by ``fuse``, their ratio (below 1: fusion is faster),
 and the kernels each program runs (ops outside fused bodies that are not constants,
 views or terminators). The fused kernels run on the executor by the `fused` op's
@@ -90,7 +90,8 @@ def kernels(compiled) -> int:
 
 
 def interleaved_medians(calls, runs: int) -> list[float]:
-    """The median time of each of `calls`, run in turns (A, B, A, B...) after a
+    """The median CPU time of each of `calls` (one thread: other processes on the
+    machine count less than in wall time), run in turns (A, B, A, B...) after a
     warm-up, so that the machine's drift and other load fall on both alike."""
     for call in calls:
         call()
@@ -98,9 +99,9 @@ def interleaved_medians(calls, runs: int) -> list[float]:
     times = [[] for _ in calls]
     for _ in range(runs):
         for call, spent in zip(calls, times):
-            start = time.perf_counter()
+            start = time.process_time()
             call()
-            spent.append(time.perf_counter() - start)
+            spent.append(time.process_time() - start)
     return [statistics.median(spent) for spent in times]
 
 

@@ -41,15 +41,18 @@ class FoldAffine(Pass):
 
     name = "fold-affine"
 
-    def run(self, module: Module) -> bool:
+    def __post_init__(self):
         self._counts = {"chains-folded": 0, "ops-folded": 0}
+
+    def run(self, module: Module) -> bool:
+        self._counts = dict.fromkeys(self._counts, 0)
         changed = False
         for fn in module:
             changed |= self._fold_block(fn.block)
         return changed
 
     def statistics(self) -> dict[str, int]:
-        return dict(getattr(self, "_counts", {}))
+        return dict(self._counts)
 
     def _fold_block(self, block: Block) -> bool:
         changed = False

@@ -56,15 +56,18 @@ class Fuse(Pass):
     name = "fuse"
     max_recompute: int = 4
 
-    def run(self, module: Module) -> bool:
+    def __post_init__(self):
         self._counts = {"fused-ops": 0, "ops-fused": 0, "ops-recomputed": 0}
+
+    def run(self, module: Module) -> bool:
+        self._counts = dict.fromkeys(self._counts, 0)
         changed = False
         for fn in module:
             changed |= self._fuse_block(fn.block)
         return changed
 
     def statistics(self) -> dict[str, int]:
-        return dict(getattr(self, "_counts", {}))
+        return dict(self._counts)
 
     def _fuse_block(self, block: Block) -> bool:
         changed = False
