@@ -256,7 +256,8 @@ class CompiledFunction:
         `INFERENCE_PIPELINE` for a frozen one). `freeze`: in eval mode, the
         parameters and buffers a program only reads become constants of its IR, so
         constant subgraphs on them fold and BatchNorm folds into the Conv2D or Linear
-        before it; a call whose parameters changed since compiles anew."""
+        before it; as constants they get no gradients, and a call whose parameters
+        were rebound since compiles anew."""
         from ..nn.layer.layers import Layer
         if backend not in ("numpy",):
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")

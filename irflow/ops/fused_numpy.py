@@ -23,7 +23,6 @@ unfused. What makes it more than a loop over the ops:
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable
 
