@@ -47,7 +47,8 @@ from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
 from ..ir.verifier import verify
 from ..passes.autodiff import active_results, vjp_split
 from ..passes.freeze import freeze_arguments
-from ..passes.manager import DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager
+from ..passes.manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager, PassReport,
+                              split_at_autodiff)
 from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
@@ -105,9 +106,18 @@ class Program:
         module = Module([fn])
         verify(module)
         self.source_ir = module.clone()
-        manager = PassManager(list(self.pipeline))
-        manager.run(module)
-        self.pass_report = manager.history
+        # Autodiff differentiates what the passes before fusion made; the rest runs on
+        # the program and on its gradient's halves.
+        before, self.after_autodiff = split_at_autodiff(self.pipeline)
+        first = PassManager(before)
+        first.run(module)
+        self.pass_report = first.history
+        self.differentiable_ir = module
+        if self.after_autodiff:
+            self.differentiable_ir = module.clone()
+            rest = PassManager(self.after_autodiff)
+            rest.run(module)
+            self.pass_report = PassReport([*first.history, *rest.history])
         self.ir = module
         self.plan = compile_plan(fn)
         # wrt -> (the attributes of its call op, None if no output is active; which
@@ -203,38 +213,40 @@ class Program:
         """The attributes of the ``call`` op that runs this program's forward half and
         whose VJP runs its backward half (None if no output is active), and which
         outputs are active. Both halves live in a module the call op refers to, which
-        goes when nothing refers to it any more. Fusion runs after autodiff: the
-        program as traced is differentiated, then both halves go through the
-        pipeline."""
-        fn = self.source_ir.clone().main
+        goes when nothing refers to it any more. Fusion runs after autodiff: what is
+        differentiated is the program before fusion, and both halves are fused."""
+        fn = self.differentiable_ir.main
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
-        call = differentiable_call(fn, wrt, outputs, self.pipeline) if outputs else None
+        lowering = [str(p) for p in self.after_autodiff]
+        call = differentiable_call(fn, wrt, outputs, lowering) if outputs else None
         return call, active
 
 
 def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...],
-                        pipeline) -> dict:
+                        lowering=()) -> dict:
     """The attributes of a ``call`` of `fn` that eager autograd can differentiate with
     respect to the operands `wrt` and the results `outputs`: the forward and backward
     halves of a `vjp_split`, in a module the call refers to (it goes when nothing
-    refers to it any more), each run by the plan of a copy that went through
-    `pipeline`. Both halves can be differentiated again (their `derive` splits them
-    on demand), so gradients of gradients work; what is differentiated is the halves
-    as autodiff made them, since fusion runs after autodiff."""
+    refers to it any more), each run by a plan of itself or, with `lowering` (the
+    passes that run after autodiff: fusion), of a copy they ran on. Both halves can be
+    differentiated again (their `derive` splits them on demand), so gradients of
+    gradients work."""
     forward, backward = vjp_split(fn, wrt, outputs)
     module = Module([forward, backward])
-    optimized = module.clone()
-    PassManager(list(pipeline)).run(optimized)
+    optimized = module
+    if lowering:
+        optimized = module.clone()
+        PassManager(list(lowering)).run(optimized)
     return {"callee": FuncRef(forward.name, module, compile_plan(optimized[forward.name]),
-                              _deriver(forward, pipeline)),
+                              _deriver(forward, lowering)),
             "backward": FuncRef(backward.name, module, compile_plan(optimized[backward.name]),
-                                _deriver(backward, pipeline)),
+                                _deriver(backward, lowering)),
             "wrt": wrt, "outputs": outputs,
             "residuals": len(forward.result_types) - len(fn.result_types)}
 
 
-def _deriver(fn: Function, pipeline):
+def _deriver(fn: Function, lowering):
     """``derive(wrt)``: a differentiable call of `fn` with respect to the operands `wrt`
     and every result they reach (None if none), made once per `wrt`."""
     made: dict[tuple, dict | None] = {}
@@ -242,7 +254,7 @@ def _deriver(fn: Function, pipeline):
     def derive(wrt: tuple[int, ...]) -> dict | None:
         if wrt not in made:
             outputs = tuple(k for k, r in enumerate(active_results(fn, wrt)) if r)
-            made[wrt] = differentiable_call(fn, wrt, outputs, pipeline) if outputs else None
+            made[wrt] = differentiable_call(fn, wrt, outputs, lowering) if outputs else None
         return made[wrt]
     return derive
 

@@ -36,6 +36,9 @@ class Pass:
     """Base class of passes (see the module docstring)."""
 
     name: ClassVar[str] = ""
+    # True for a pass whose output autodiff cannot differentiate (fusion): pipelines
+    # differentiate what the passes before it made, and run it on the gradient too.
+    after_autodiff: ClassVar[bool] = False
 
     def run(self, module: Module) -> bool:
         raise NotImplementedError

@@ -54,6 +54,7 @@ class Fuse(Pass):
     """Fuse elementwise ops, reductions and contraction epilogues into fused kernels."""
 
     name = "fuse"
+    after_autodiff = True
     max_recompute: int = 4
 
     def __post_init__(self):

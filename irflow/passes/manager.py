@@ -157,6 +157,14 @@ class PassManager:
             else "the first pass"
 
 
+def split_at_autodiff(pipeline: str | Sequence[str | Pass]) -> tuple[list[Pass], list[Pass]]:
+    """The passes of `pipeline` before the first that must run after autodiff
+    (`Pass.after_autodiff`: fusion), and the rest."""
+    passes = parse_pipeline(pipeline)
+    cut = next((i for i, p in enumerate(passes) if p.after_autodiff), len(passes))
+    return passes[:cut], passes[cut:]
+
+
 def count_ops(module: Module) -> int:
     """The ops of `module`, those in regions included, terminators not."""
     return sum(not lookup(op.name).has(Terminator) for op in module.walk())
