@@ -1,4 +1,4 @@
-"""``python -m irflow opt FILE -p PIPELINE``: see `irflow.cli`."""
+"""``python -m irflow COMMAND ...``: the ``irflow`` command (see `irflow.cli`)."""
 import sys
 
 from .cli import main

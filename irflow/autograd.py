@@ -209,12 +209,54 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     _check_roots(roots)
     graph = Graph(roots)
     leaves = [j for j, t in enumerate(graph.leaves) if not t.stop_gradient]
-    if leaves:
-        grads = _program(graph, [-1 - j for j in leaves]).run(graph, _seeds(roots, grad_tensors))
+    hooked = [(n.index, k) for n in graph.nodes if n.hooks for k, hooks in n.hooks.items()
+              if hooks]
+    if leaves or hooked:
+        wrt, seeds = [-1 - j for j in leaves], _seeds(roots, grad_tensors)
+        grads = _hooked_backward(graph, wrt, hooked, seeds) if hooked else \
+            _program(graph, wrt).run(graph, seeds)
         for j, g in zip(leaves, grads):
-            graph.leaves[j]._accumulate_grad(g)
+            leaf = graph.leaves[j]
+            hooks = getattr(leaf, "_hooks", None)
+            leaf._accumulate_grad(_run_hooks(hooks, g) if hooks else g)
     if not retain_graph:
         graph.free()
+
+
+def _run_hooks(hooks: dict, g: np.ndarray) -> np.ndarray:
+    """The gradient `g` passed through `hooks` in order; the same array if none
+    replaced it."""
+    with no_grad():
+        for hook in list(hooks.values()):
+            out = hook(Tensor._from_array(g))
+            if out is not None:
+                g = np.asarray(out._value if isinstance(out, Tensor) else out, dtype=g.dtype)
+    return g
+
+
+def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds) -> list[np.ndarray]:
+    """The gradients of `wrt` when intermediate values `hooked` have hooks that may
+    replace their gradient. Backward is linear in its seeds, so one sweep gives every
+    gradient, then each hook's change (latest value first, once its gradient is
+    complete) is swept back from that value and added to what lies before it."""
+    hooked = sorted(hooked, reverse=True)
+    totals = dict(zip([*wrt, *hooked], _program(graph, [*wrt, *hooked]).run(graph, seeds)))
+    tensors = {r: graph.tensor(r) for r in hooked}  # taken before other walks re-mark nodes
+    targets = {r: graph.leaves[-1 - r] for r in wrt}
+    for i, r in enumerate(hooked):
+        node_index, k = r
+        g = totals[r]
+        new = _run_hooks(graph.nodes[node_index].hooks[k], g)
+        if new is g:
+            continue
+        sub = Graph([tensors[r]])
+        earlier = [*targets.items(), *((h, tensors[h]) for h in hooked[i + 1:])]
+        found = [(key, ref) for key, t in earlier if (ref := sub.ref_of(t)) is not None]
+        if found:
+            deltas = _program(sub, [ref for _, ref in found]).run(sub, [new - g])
+            for (key, _), d in zip(found, deltas):
+                totals[key] = totals[key] + d
+    return [totals[r] for r in wrt]
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

@@ -1,13 +1,15 @@
 """What irflow is doing in the current thread: `state`.
 
-Whether gradients are recorded (`irflow.no_grad`), the frontend's active tracer and
-the observer of eager ops (``compile(..., check=True)``) are per thread, so that
-``no_grad()`` in one thread, or compiling in one thread, does not change what eager
-code running in another thread does. A new thread starts recording gradients, with
-no tracer and no observer.
+Whether gradients are recorded (`irflow.no_grad`), the frontend's active tracer,
+the observer of eager ops (``compile(..., check=True)``) and the static-graph mode
+(``paddle.enable_static()``: the programs ops are added to) are per thread, so that
+``no_grad()``, compiling or building a static program in one thread does not change
+what eager code running in another thread does. A new thread starts recording
+gradients, in dynamic-graph mode, with no tracer and no observer.
 
 They are context variables, which every thread (and every asyncio task) sees on its
-own. `state.grad_enabled`, `state.tracer` and `state.observer` read and set them. The
+own. `state.grad_enabled`, `state.tracer`, `state.observer`, `state.static` and
+`state.default_programs` read and set them. The
 eager hot path (`irflow.dispatch.apply`, `Layer.__call__`, Tensor hooks) reads them
 with `grad_enabled()`, `current_tracer()` and `current_observer()` instead: the
 variables' bound ``get`` methods, cheaper to call than an attribute is to read.
@@ -22,10 +24,13 @@ from contextvars import ContextVar
 _grad_enabled: ContextVar[bool] = ContextVar("irflow.grad_enabled", default=True)
 _tracer: ContextVar = ContextVar("irflow.tracer", default=None)
 _observer: ContextVar = ContextVar("irflow.observer", default=None)
+_static: ContextVar = ContextVar("irflow.static", default=None)
+_default_programs: ContextVar = ContextVar("irflow.default_programs", default=None)
 
 grad_enabled = _grad_enabled.get
 current_tracer = _tracer.get
 current_observer = _observer.get
+current_static = _static.get
 
 
 def _attribute(var: ContextVar, doc: str) -> property:
@@ -38,6 +43,10 @@ class _ThreadState:
     tracer = _attribute(_tracer, "the frontend's active tracer, if any")
     observer = _attribute(_observer, "called as observer(name, location, results) after "
                                      "each eager op")
+    static = _attribute(_static, "the static-graph main and startup programs that ops are "
+                                 "added to (irflow.static), or None in dynamic-graph mode")
+    default_programs = _attribute(_default_programs, "this thread's default main and startup "
+                                                     "programs, once made")
 
 
 state = _ThreadState()

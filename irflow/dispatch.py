@@ -72,9 +72,9 @@ class Node:
     op read when it ran: the producing node and output index, and the array; so a
     tensor rebound later (``x[0] = 1``, an optimizer step) does not change the graph.
     `mark` and `index` are scratch space for the walk that collects a `Graph`
-    (`irflow.autograd`)."""
+    (`irflow.autograd`); `hooks` holds the gradient hooks of its outputs."""
 
-    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index")
+    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index", "hooks")
 
     def __init__(self, prepared: Prepared, inputs, outputs: list):
         self.prepared = prepared
@@ -86,6 +86,7 @@ class Node:
         self.freed = False
         self.mark = 0
         self.index = 0
+        self.hooks = None  # {output index: {id: hook}}, from Tensor.register_hook
 
     def free(self) -> None:
         self.inputs = self.sources = ()

@@ -105,3 +105,29 @@ class InputError(IrflowError, ValueError):
 
 class ConversionError(IrflowError):
     """Python code that the frontend cannot turn into IR."""
+
+
+class DTypeError(IrflowError, ValueError):
+    """Operands of dtypes that an op does not mix (a float64 input into a float32
+    layer's matmul), where Paddle raises a ValueError too."""
+
+
+class IntegerDivisionByZero(IrflowError, ZeroDivisionError):
+    """An integer ``//`` or ``%`` by zero, which Paddle rejects too."""
+
+
+class OutOfRangeError(IrflowError, ValueError):
+    """An index outside the range an op accepts (one_hot's classes), a ValueError as
+    in Paddle."""
+
+
+class ArgumentError(IrflowError, TypeError):
+    """A compiled function called with arguments its Python signature does not take
+    (too many, an unknown keyword), named after the model rather than the converted
+    code."""
+
+
+class LoadError(IrflowError, ValueError):
+    """A saved file is missing, damaged, changed after saving, of another format
+    version, or not what irflow wrote; the message names the file and the problem.
+    Loading never runs code from a file, so a hostile file fails here too."""

@@ -23,14 +23,16 @@ import math
 import os
 import secrets
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
 
+from .errors import LoadError
 from .ir import dtypes
 from .tensor.tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["Archive", "load", "load_npy", "read_npy", "save", "write_file"]
 
 FORMAT = "irflow.save"
 VERSION = 1
@@ -93,16 +95,19 @@ def save(obj, path, protocol: int = 4, **configs) -> None:
     if hasattr(path, "write"):
         _write_archive(path, manifest, writer.arrays)
         return
-    path = os.fspath(path)
+    write_file(os.fspath(path), lambda f: _write_archive(f, manifest, writer.arrays))
+
+
+def write_file(path: str, write) -> None:
+    """Create `path` (and its directory) by ``write(file)``: written beside it and
+    renamed, so that a failed save never leaves a truncated file where a good one was.
+    ("x" mode: created with the usual permissions, and never over an existing file.)"""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    # Write beside the target and rename, so that a failed save never leaves a
-    # truncated file where a good one was. ("x" mode: created with the usual
-    # permissions, and never over an existing file.)
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
     try:
         with open(tmp, "xb") as f:
-            _write_archive(f, manifest, writer.arrays)
+            write(f)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -118,18 +123,13 @@ def _write_archive(f, manifest: dict, arrays: list[np.ndarray]) -> None:
                 np.save(member, array, allow_pickle=False)
 
 
-class FormatError(ValueError):
-    """The file is not an irflow save file, or it is damaged."""
-
-
 class _Reader:
-    def __init__(self, archive: zipfile.ZipFile, source: str, return_numpy: bool):
+    def __init__(self, archive: "Archive", return_numpy: bool):
         self.archive = archive
-        self.source = source
         self.return_numpy = return_numpy
 
-    def fail(self, message: str) -> FormatError:
-        return FormatError(f"irflow.load: {self.source}: {message}")
+    def fail(self, message: str) -> LoadError:
+        return self.archive.fail(message)
 
     def decode(self, node):
         if not isinstance(node, dict):
@@ -176,68 +176,161 @@ class _Reader:
         if not isinstance(index, int) or isinstance(index, bool):
             raise self.fail(f"malformed array reference {node!r}")
         member = f"arrays/{index}.npy"
-        self.check_size(member, node)
-        try:
-            with self.archive.open(member) as f:
-                array = np.load(f, allow_pickle=False)
-        except KeyError:
-            raise self.fail(f"{member} is missing") from None
-        except (ValueError, OSError) as e:  # e.g. an object array, which would need pickle
-            raise self.fail(f"{member} cannot be read without pickle: {e}") from None
-        if not isinstance(array, np.ndarray) or array.dtype.str != node.get("dtype") or \
-                list(array.shape) != node.get("shape"):
+        array = self.archive.array(member)
+        if array.dtype.str != node.get("dtype") or list(array.shape) != node.get("shape"):
             raise self.fail(f"{member} does not match the manifest (dtype "
                             f"{node.get('dtype')}, shape {node.get('shape')})")
         return array
 
 
-    def check_size(self, member: str, node: dict) -> None:
-        """Refuse a member smaller than the array the manifest announces, before
-        allocating that array (a damaged or crafted file must not exhaust memory)."""
-        shape = node.get("shape")
+class Archive:
+    """A zip archive of ``.npy`` members (an `irflow.save` file, a ``.npz``), read
+    defensively: whatever is damaged or crafted in it (truncation, a changed byte, a
+    header announcing more data than the member holds, an object array, compression)
+    is a `LoadError` naming the file, raised before anything is unpickled (nothing
+    ever is) or allocated beyond the bytes the file holds."""
+
+    def __init__(self, file, source: str):
+        self.source = source
+        file.seek(0, os.SEEK_END)
+        self.size = file.tell()
+        file.seek(0)
+        if not self.size:
+            raise self.fail("the file is empty")
+        head = file.read(4)
+        file.seek(0)
+        if head[:1] == b"\x80":
+            raise self.fail("the file is a pickle (such as Paddle's .pdparams); irflow never "
+                            "unpickles, since that runs code from the file")
         try:
-            itemsize = np.dtype(node.get("dtype")).itemsize
-            valid = isinstance(shape, list) and all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
-        except TypeError:
-            valid = False
-        if not valid:
-            raise self.fail(f"malformed array entry {node!r}")
+            self.zip = zipfile.ZipFile(file)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError):
+            what = "is damaged (a truncated or changed zip archive)" if head == b"PK\x03\x04" \
+                else "is not a zip archive"
+            raise self.fail(f"the file {what}") from None
+
+    def fail(self, message: str) -> LoadError:
+        return LoadError(f"{self.source}: {message}")
+
+    def __enter__(self) -> "Archive":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.zip.close()
+
+    def names(self) -> list[str]:
+        return self.zip.namelist()
+
+    def read(self, member: str, limit: int) -> bytes:
+        """The bytes of `member`, at most `limit` of them."""
+        info = self._info(member)
+        if info.file_size > limit:
+            raise self.fail(f"{member} is too large ({info.file_size} bytes)")
+        return self._guarded(member, lambda: self.zip.read(info))
+
+    def array(self, member: str) -> np.ndarray:
+        """The array in `member`, a ``.npy`` file."""
+        info = self._info(member)
+        return self._guarded(member, lambda: self._read_npy(member, info))
+
+    def _info(self, member: str) -> zipfile.ZipInfo:
         try:
-            size = self.archive.getinfo(member).file_size
+            info = self.zip.getinfo(member)
         except KeyError:
             raise self.fail(f"{member} is missing") from None
-        if size < math.prod(shape) * itemsize:
-            raise self.fail(f"{member} is too small for an array of shape {shape}")
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise self.fail(f"{member} is compressed; irflow reads the uncompressed archives "
+                            "it writes")
+        if info.header_offset + info.compress_size > self.size:
+            raise self.fail(f"{member} is truncated")
+        return info
+
+    def _read_npy(self, member: str, info: zipfile.ZipInfo) -> np.ndarray:
+        with self.zip.open(info) as f:
+            return read_npy(f, info.file_size, lambda problem: self.fail(f"{member} {problem}"))
+
+    def _guarded(self, member: str, read):
+        try:
+            return read()
+        except LoadError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
+            raise self.fail(f"{member} is damaged ({e})") from None
+
+
+def read_npy(f, size: int, fail) -> np.ndarray:
+    """The array in the ``.npy`` file `f` of `size` bytes, read without pickle and only
+    once its header matches `size` (so a header cannot make irflow allocate more than
+    the file holds); ``fail(problem)`` makes the error for a file that is not one."""
+    try:
+        version = np.lib.format.read_magic(f)
+    except ValueError:
+        raise fail("is not a .npy array") from None
+    if version not in ((1, 0), (2, 0)):
+        raise fail(f"is a .npy file of version {version}, which irflow does not read")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
+        else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(f)
+    if dtype.hasobject:
+        raise fail("holds Python objects, which only pickle can read; irflow never unpickles")
+    needed = f.tell() + math.prod(shape) * dtype.itemsize
+    if size != needed:
+        raise fail(f"is damaged: its header announces {needed} bytes, it holds {size}")
+    f.seek(0)
+    return np.lib.format.read_array(f, allow_pickle=False)
+
+
+def load_npy(path: str) -> np.ndarray:
+    """The array in the ``.npy`` file `path`; a `LoadError` naming it if it is missing,
+    damaged or not a plain array."""
+    def fail(problem: str) -> LoadError:
+        return LoadError(f"{path}: {problem}")
+    try:
+        with open(path, "rb") as f:
+            return read_npy(f, os.path.getsize(path), lambda problem: fail(f"the file {problem}"))
+    except FileNotFoundError:
+        raise fail("no such file") from None
+    except LoadError:
+        raise
+    except (OSError, ValueError, EOFError) as e:
+        raise fail(f"the file is damaged ({e})") from None
+
+
+_MANIFEST_LIMIT = 1 << 26
 
 
 def load(path, **configs):
     """Load an object saved by `irflow.save`. Options: ``return_numpy=True`` gives
-    tensors back as NumPy arrays. Files written by Paddle (pickles) are refused: irflow
-    never unpickles."""
+    tensors back as NumPy arrays. A missing, damaged or foreign file (Paddle's pickles
+    among them: irflow never unpickles) raises `LoadError`."""
     return_numpy = bool(configs.pop("return_numpy", False))
     if configs:
         raise ValueError(f"irflow.load does not support the options {sorted(configs)}")
-    source = getattr(path, "name", None) if hasattr(path, "read") else os.fspath(path)
-    source = str(source or "<file object>")
     if hasattr(path, "read"):
-        path = io.BytesIO(path.read()) if not hasattr(path, "seek") else path
-    elif not os.path.isfile(source):
-        raise FileNotFoundError(f"irflow.load: no such file: {source}")
-    if not zipfile.is_zipfile(path):
-        raise FormatError(f"irflow.load: {source} is not a file written by irflow.save "
-                          "(irflow never reads pickled files such as Paddle's)")
-    with zipfile.ZipFile(path) as archive:
-        reader = _Reader(archive, source, return_numpy)
+        source = str(getattr(path, "name", None) or "<file object>")
+        file = path if hasattr(path, "seek") else io.BytesIO(path.read())
+        return _load(file, source, return_numpy)
+    source = os.fspath(path)
+    if not os.path.isfile(source):
+        raise LoadError(f"irflow.load: no such file: {source}")
+    with open(source, "rb") as file:
+        return _load(file, source, return_numpy)
+
+
+def _load(file, source: str, return_numpy: bool):
+    with Archive(file, f"irflow.load: {source}") as archive:
+        reader = _Reader(archive, return_numpy)
+        text = archive.read(_MANIFEST, _MANIFEST_LIMIT)
         try:
-            manifest = json.loads(archive.read(_MANIFEST))
-        except KeyError:
-            raise reader.fail("the archive has no manifest.json") from None
-        except ValueError as e:
+            manifest = json.loads(text)
+        except (ValueError, RecursionError) as e:
             raise reader.fail(f"manifest.json is not valid JSON: {e}") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise reader.fail("not a file written by irflow.save")
         if manifest.get("version") != VERSION:
             raise reader.fail(f"format version {manifest.get('version')!r} is not supported "
                               f"(this irflow reads version {VERSION})")
-        return reader.decode(manifest.get("root"))
+        try:
+            return reader.decode(manifest.get("root"))
+        except RecursionError:
+            raise reader.fail("the manifest is nested too deeply") from None

@@ -50,6 +50,7 @@ class Flow:
     defined: frozenset = frozenset()    # definitely bound before the statement
     mutated: dict = field(default_factory=dict)  # name -> line of an in-place change
     effects: dict = field(default_factory=dict)  # (object path, attribute | None) -> line
+    outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> line
 
 
 def analyze(fn: ast.FunctionDef, reserved: frozenset[str]) -> frozenset[str] | None:
@@ -61,6 +62,7 @@ def analyze(fn: ast.FunctionDef, reserved: frozenset[str]) -> frozenset[str] | N
     if introspects:
         return None
     _Liveness(captured, reserved).block(fn.body, {})
+    _note_outer_writes(fn)
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
     _Definite().block(fn.body, frozenset(params))
@@ -68,6 +70,57 @@ def analyze(fn: ast.FunctionDef, reserved: frozenset[str]) -> frozenset[str] | N
 
 
 # ---------------------------------------------------------------- reads and writes
+
+def declarations(fn: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """The names `fn` declares ``global`` and ``nonlocal`` (in its own scope)."""
+    globals_, nonlocals = set(), set()
+    for node in _own_nodes(fn.body):
+        if isinstance(node, ast.Global):
+            globals_.update(node.names)
+        elif isinstance(node, ast.Nonlocal):
+            nonlocals.update(node.names)
+    return globals_, nonlocals
+
+
+def _own_nodes(stmts):
+    """Every node of `stmts` in their function's own scope (nested functions, lambdas
+    and classes are yielded but not entered)."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          | ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _note_outer_writes(fn: ast.FunctionDef) -> None:
+    """Give each if/while/for the variables outside `fn` that its body assigns: names
+    `fn` declares global or nonlocal, and those a nested function it calls assigns
+    with ``nonlocal`` (``def bump(): nonlocal n; n += 1``), each with the line."""
+    globals_, nonlocals = declarations(fn)
+    declared = globals_ | nonlocals
+    writers: dict[str, dict[str, int]] = {}
+    for node in _own_nodes(fn.body):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = set().union(*[n.names for n in _own_nodes(node.body)
+                                  if isinstance(n, ast.Nonlocal)])
+            writers[node.name] = {n.id: n.lineno for n in _own_nodes(node.body)
+                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                                  and n.id in inner}
+    for node in _own_nodes(fn.body):
+        if not isinstance(node, ast.If | ast.While | ast.For):
+            continue
+        writes: dict[str, int] = {}
+        for inner_node in _own_nodes(node.body + node.orelse):
+            if isinstance(inner_node, ast.Name) and isinstance(inner_node.ctx, ast.Store) \
+                    and inner_node.id in declared:
+                writes.setdefault(inner_node.id, inner_node.lineno)
+            elif isinstance(inner_node, ast.Call) and isinstance(inner_node.func, ast.Name):
+                for name in writers.get(inner_node.func.id, ()):
+                    writes.setdefault(name, inner_node.lineno)
+        _flow(node).outer_writes = writes
+
 
 def _closure_reads(fn: ast.FunctionDef) -> tuple[set[str], bool]:
     """Names read inside nested functions, lambdas and classes of `fn`; and whether
@@ -422,4 +475,4 @@ def _meet(a: frozenset | None, b: frozenset | None) -> frozenset | None:
     return a & b
 
 
-__all__ = ["Flow", "MUTATORS", "analyze", "bound_names", "mutations", "reads"]
+__all__ = ["Flow", "MUTATORS", "analyze", "bound_names", "declarations", "mutations", "reads"]

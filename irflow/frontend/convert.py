@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import ConversionError, Location
-from .analysis import analyze
+from .analysis import analyze, declarations
 
 JST = "_jst"
 FN_PREFIX = "__jst_fn_"       # generated helper functions: never state
@@ -319,6 +319,7 @@ class Statement:
     uses: dict = field(default_factory=dict)      # output -> Location of a later read
     mutated: dict = field(default_factory=dict)   # variable -> Location of the change
     effects: dict = field(default_factory=dict)   # (object path, attribute) -> Location
+    outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> Location
 
 
 STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
@@ -328,9 +329,11 @@ class _ControlFlow(ast.NodeTransformer):
     """if/while/for into `_jst` calls over state functions; boolean operators,
     conditional expressions and calls into `_jst` helpers."""
 
-    def __init__(self, filename: str, captured: frozenset | None):
+    def __init__(self, filename: str, captured: frozenset | None,
+                 declared: tuple[set[str], set[str]]):
         self.filename = filename
         self.captured = captured  # live everywhere; None: every name is
+        self.globals, self.nonlocals = declared  # the function's own declarations
         self.counter = 0
         self.statements: list[Statement] = []
 
@@ -346,6 +349,7 @@ class _ControlFlow(ast.NodeTransformer):
     # -- what a statement takes and gives back
     def statement(self, kind: str, node, assigned: list[str], live) -> Statement:
         flow = getattr(node, "jst_flow", None)
+        assigned = [n for n in assigned if n not in self.globals and n not in self.nonlocals]
         mutated = dict(flow.mutated) if flow is not None else {}
         params = assigned + [n for n in mutated if n not in assigned]
         if flow is None or self.captured is None:
@@ -356,12 +360,24 @@ class _ControlFlow(ast.NodeTransformer):
         uses = {n: Location(self.filename, flow.live_out[n]) for n in outputs
                 if flow is not None and n in flow.live_out}
         effects = flow.effects if flow is not None else {}
+        outer = flow.outer_writes if flow is not None else {}
         record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
-                           tuple(outputs), uses,
-                           {n: Location(self.filename, line) for n, line in mutated.items()},
-                           {k: Location(self.filename, line) for k, line in effects.items()})
+                           tuple(outputs), uses, self.located(mutated), self.located(effects),
+                           self.located(outer))
         self.statements.append(record)
         return record
+
+    def located(self, lines: dict) -> dict:
+        return {k: Location(self.filename, line) for k, line in lines.items()}
+
+    def function(self, what: str, params, body) -> ast.FunctionDef:
+        """A generated branch or body function. It declares the global and nonlocal
+        names of the user's function that it assigns, so they stay those variables."""
+        assigned = set(assigned_names(body))
+        declarations = [decl(names=sorted(assigned & declared)) for decl, declared in
+                        ((ast.Global, self.globals), (ast.Nonlocal, self.nonlocals))
+                        if assigned & declared]
+        return _function(self.fresh(what), params, [*declarations, *body])
 
     def record(self, record: Statement) -> ast.Subscript:
         return ast.Subscript(value=_name(STATEMENTS), slice=_const(len(self.statements) - 1),
@@ -387,10 +403,10 @@ class _ControlFlow(ast.NodeTransformer):
         self.generic_visit(node)
         record = self.statement("if", node, assigned_names(node.body + node.orelse),
                                 lambda flow: flow.live_out)
-        true_fn = _function(self.fresh("true"), record.params,
-                            node.body + [ast.Return(value=_tuple(record.outputs))])
-        false_fn = _function(self.fresh("false"), record.params,
-                             node.orelse + [ast.Return(value=_tuple(record.outputs))])
+        true_fn = self.function("true", record.params,
+                                node.body + [ast.Return(value=_tuple(record.outputs))])
+        false_fn = self.function("false", record.params,
+                                 node.orelse + [ast.Return(value=_tuple(record.outputs))])
         call = _call(_jst("if_"), node.test, _name(true_fn.name), _name(false_fn.name),
                      _load_state(record.params), self.record(record))
         return [_located(true_fn, node), _located(false_fn, node),
@@ -405,8 +421,7 @@ class _ControlFlow(ast.NodeTransformer):
                                 lambda flow: flow.live_head)
         carried = record.outputs
         cond_fn = _function(self.fresh("cond"), carried, [ast.Return(value=node.test)])
-        body_fn = _function(self.fresh("body"), carried,
-                            node.body + [ast.Return(value=_tuple(carried))])
+        body_fn = self.function("body", carried, node.body + [ast.Return(value=_tuple(carried))])
         call = _call(_jst("while_"), _name(cond_fn.name), _name(body_fn.name),
                      _load_state(carried), self.record(record))
         return [_located(cond_fn, node), _located(body_fn, node),
@@ -423,8 +438,8 @@ class _ControlFlow(ast.NodeTransformer):
         carried = record.outputs
         item = FN_PREFIX + "item"
         bind = ast.Assign(targets=[node.target], value=_name(item))
-        body_fn = _function(self.fresh("for"), [item, *carried],
-                            [_located(bind, node), *node.body, ast.Return(value=_tuple(carried))])
+        body_fn = self.function("for", [item, *carried], [_located(bind, node), *node.body,
+                                                          ast.Return(value=_tuple(carried))])
         call = _call(_jst("for_"), node.iter, _name(body_fn.name), _load_state(carried),
                      self.record(record))
         out = [_located(body_fn, node)]
@@ -575,7 +590,7 @@ def _compile_converted(fn: types.FunctionType):
     node.decorator_list = []
     _Returns().convert(node)
     node.body = _flat([_Loops().visit(s) for s in node.body])
-    transformer = _ControlFlow(filename, analyze(node, frozenset({JST})))
+    transformer = _ControlFlow(filename, analyze(node, frozenset({JST})), declarations(node))
     node.body = _flat([transformer.visit(s) for s in node.body])
     freevars = list(fn.__code__.co_freevars)
     factory = _function("__jst_factory", [JST, STATEMENTS, *freevars],
@@ -596,17 +611,13 @@ def convert_function(fn: Callable) -> Callable:
     compiled, statements, freevars = _compiled(fn)
     namespace: dict = {}
     exec(compiled, fn.__globals__, namespace)  # defines the factory; runs no user code
-    cells = [c.cell_contents if _cell_full(c) else None for c in (fn.__closure__ or ())]
-    new = namespace["__jst_factory"](jst, statements, *cells)
-    new.__defaults__ = fn.__defaults__
+    made = namespace["__jst_factory"](jst, statements, *[None] * len(freevars))
+    # The converted function shares `fn`'s closure cells (not copies of their values), so
+    # it reads their current values and a `nonlocal` assignment reaches the real variable.
+    cells = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))
+    cells.update(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    new = types.FunctionType(made.__code__, fn.__globals__, made.__name__, fn.__defaults__,
+                             tuple(cells[name] for name in made.__code__.co_freevars))
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__wrapped__ = fn
     return new
-
-
-def _cell_full(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True

@@ -25,6 +25,7 @@ from ..ir.types import ListType, TensorType, symbols_of
 from ..tensor.tensor import Tensor
 from .convert import RETVAL, Statement
 from .structure import Pattern, ReturnValue, describe, flatten, unflatten
+from .stand_ins import NumpyView, PythonScalar
 from .tensor_array import TensorArray
 from .tracer import Tracer, Undefined
 
@@ -131,11 +132,23 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
     runs, in the branch or iteration that reaches it."""
     if dispatch_state.tracer is None or file is not None:
         return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
-    tensors = [a for a in args if is_traced(a)]
-    fmt = sep.join("{}" if is_traced(a) else str(a).replace("{", "{{").replace("}", "}}")
-                   for a in args) + ("" if end == "\n" else end)
+    tensors: list[Tensor] = []
+    scalars: list[int] = []
+    text = sep.join(_text(a) for a in args) + ("" if end == "\n" else end)
+    fmt = _tracer().taken_text(text, tensors, scalars)
     from ..dispatch import apply
-    apply("print", tensors, {"fmt": fmt})
+    apply("print", tensors, {"fmt": fmt, "scalars": tuple(scalars)})
+
+
+def _text(value) -> str:
+    """`value` as print shows it; a traced tensor in it is a placeholder for its text
+    when the program runs (``x.shape`` of a symbolic dim prints as ``[3, 4]``)."""
+    if isinstance(value, list | tuple) and any(is_traced(v) for v in value):
+        inner = ", ".join(_text(v) for v in value)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return format(value, "") if is_traced(value) else str(value)
 
 
 def _to_float(x=0.0):
@@ -157,7 +170,7 @@ def _scalar(x: Tensor, dtype) -> Tensor:
 
 def _len(x):
     if isinstance(x, TensorArray):
-        return x.length()
+        return PythonScalar.of(x.length())
     if is_traced(x):
         shape = x._ir.type.shape
         if not shape:
@@ -165,7 +178,7 @@ def _len(x):
         if isinstance(shape[0], int):
             return shape[0]
         from ..dispatch import apply
-        return apply("numel", (x,), {"axis": (0,)})
+        return PythonScalar.of(apply("numel", (x,), {"axis": (0,)}))
     return builtins.len(x)
 
 
@@ -252,7 +265,7 @@ def call(fn):
         return fn
     if isinstance(fn, types.MethodType) and fn.__func__ is Tensor.numpy and \
             is_traced(fn.__self__):
-        return lambda: _NumpyView.of(fn.__self__)
+        return lambda: NumpyView.of(fn.__self__.detach())  # as eagerly: no gradient
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if isinstance(target, types.FunctionType) and _is_user_code(target) and \
             not getattr(target, NOT_TO_STATIC, False):
@@ -262,32 +275,6 @@ def call(fn):
         except Unconvertible:  # no source: run it as it is
             return fn
     return fn
-
-
-class _NumpyView(Tensor):
-    """What ``t.numpy()`` gives for a traced `t` in converted code: `t` itself, still
-    symbolic (as ``.item()`` is) and, as NumPy values are, without gradient, so
-    ``if t.numpy() > 0`` and ``for row in t.numpy()`` convert. NumPy functions, which
-    need the values, refuse it with a clear error."""
-
-    __slots__ = ()
-
-    @classmethod
-    def of(cls, t: Tensor) -> "_NumpyView":
-        view = cls._from_array(None)
-        view._ir, view._tracer = t._tracer.stopped(t._ir), t._tracer
-        return view
-
-    def _refuse(self, what: str):
-        raise ConversionError(f"NumPy's {what}() needs the values of .numpy(), which a "
-                              "compiled program only knows when it runs; use the paddle "
-                              "function of the same name on the tensor", user_location())
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        self._refuse(ufunc.__name__)
-
-    def __array_function__(self, func, types_, args, kwargs):
-        self._refuse(func.__name__)
 
 
 NOT_TO_STATIC = "_irflow_not_to_static"  # set by paddle.jit.not_to_static
@@ -574,6 +561,7 @@ class _Zeros:
 def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Statement,
                 before: dict | None = None):
     """Trace both branches into the regions of a ``cond``; returns the outputs."""
+    _refuse_outer_writes(stmt)
     tracer = _tracer()
     before = before or {}
     effects = _Effects(stmt, before)
@@ -595,12 +583,32 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
                                   joined,
                                   [m.ir_name for m in merged for _ in m.pairs])
     results = iter(op.results)
-    out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient)
-                      for a, b in m.pairs]) for m in merged]
+    out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient,
+                                  _common_class(a, b)) for a, b in m.pairs]) for m in merged]
     n = len(stmt.outputs)
     tracer.changed(lambda: effects.set(effects.saved))
     effects.set(out[n:])
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
+
+
+def _common_class(a, b):
+    """The class of a cond result whose branches gave `a` and `b`: a stand-in for a
+    Python number when both were."""
+    return PythonScalar if isinstance(a, PythonScalar) and isinstance(b, PythonScalar) \
+        else None
+
+
+def _refuse_outer_writes(stmt: Statement) -> None:
+    """A tensor-dependent statement cannot change a global or nonlocal variable: the
+    program runs its Python code only when it is traced (both branches, one loop
+    iteration), never on each call."""
+    for name, line in stmt.outer_writes.items():
+        raise ConversionError(
+            f"`{name}` is a global or nonlocal variable, and this tensor-dependent "
+            f"{'loop' if stmt.kind != 'if' else '`if`'} changes it at {line.describe()}\n"
+            "A compiled program runs Python code only when it is traced, so it cannot "
+            f"change `{name}` on each call: keep the value in a tensor the function "
+            "returns, or change it outside the compiled code.", stmt.loc)
 
 
 class _Merged:
@@ -707,10 +715,8 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
                   and a == b):
         return "same", a
     if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
-        like = Tensor._from_array(np.asarray(a if isinstance(a, float) else b,
-                                             dtype=np.float32 if isinstance(a, float) or
-                                             isinstance(b, float) else np.int64))
-        return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
+        dtype = np.float32 if isinstance(a, float) or isinstance(b, float) else np.int64
+        return "tensor", (_as_loop_tensor(dtype(a)), _as_loop_tensor(dtype(b)))
     raise ConversionError(f"{_what(name)} takes different Python values in the "
                           f"two branches of a tensor-dependent `if` ({a!r} and {b!r})", stmt.loc)
 
@@ -784,6 +790,12 @@ class _LoopState:
             start += structure.n_leaves
         return out
 
+    def classes(self) -> list:
+        """Per carried leaf, the class its traced values take: a stand-in for a Python
+        number where the loop started from one (a counter prints as a number)."""
+        return [PythonScalar if isinstance(self.leaves[i], PythonScalar) else None
+                for i in self.carried]
+
     def variables(self, stmt: Statement) -> list[str]:
         """The variable each carried leaf belongs to."""
         return [stmt.outputs[self.owner[i]] for i in self.carried]
@@ -800,6 +812,7 @@ _RAN = "__jst_ran"
 
 def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement,
                  checked: bool = False):
+    _refuse_outer_writes(stmt)
     unbound = [n for n, v in zip(stmt.outputs, values) if isinstance(v, Undefined)
                and n in stmt.uses]
     if unbound and not checked:
@@ -810,17 +823,18 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     inits = [tracer.value_of(loop.leaves[i]) for i in loop.carried]
     types_ = [v.type for v in inits]
     names = loop.ir_names(stmt)
+    classes = loop.classes()
     cond_scope, test = tracer.trace_region(
-        types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names)
+        types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names, classes)
     _finish(tracer, cond_scope, [test], "condition", stmt)
     effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
     body_scope, out = tracer.trace_region(types_, lambda *a: effects.run_loop_body(
-        lambda: body_fn(*loop.values(a)), stmt), names)
+        lambda: body_fn(*loop.values(a)), stmt), names, classes)
     _finish(tracer, body_scope, _next_carried(loop, out, stmt), "yield", stmt,
             list(zip(loop.variables(stmt), types_)))
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
                                   types_, names)
-    results = loop.values([tracer.wrap(r, stop_gradient=False) for r in op.results])
+    results = loop.values([tracer.wrap(r, False, cls) for r, cls in zip(op.results, classes)])
     before = dict(zip(stmt.outputs, values))
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
 
@@ -1004,12 +1018,13 @@ def _cast_numbers(value, leaf_types):
 
 
 def _as_loop_tensor(v) -> Tensor:
-    """A loop variable as a tensor: Python numbers become 0-d tensors (i64 / f32 / bool)."""
+    """A loop variable as a tensor: Python numbers become 0-d tensors (i64 / f32 / bool)
+    that stand for numbers (`PythonScalar`: they print as numbers)."""
     if isinstance(v, Tensor):
         return v
     dtype = np.bool_ if isinstance(v, bool) else np.int64 if isinstance(v, numbers.Integral) \
         else np.float32
-    return Tensor._from_array(np.asarray(v, dtype=dtype))
+    return PythonScalar._from_array(np.asarray(v, dtype=dtype))
 
 
 def _finish(tracer, scope, outs, terminator: str, stmt: Statement, expected=()):

@@ -38,7 +38,7 @@ import numpy as np
 from ..codegen.executor import compile_plan
 from ..context import grad_enabled
 from ..dispatch import apply, user_location
-from ..errors import ConversionError, DimMismatch, InputError, IrflowError
+from ..errors import ArgumentError, ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Function, Module
 from ..ir.signature import Signature, SignatureMismatch
@@ -350,9 +350,8 @@ class CompiledFunction:
 
     # -- calling
     def __call__(self, *args, **kwargs):
-        if kwargs:
-            raise IrflowError("compiled functions take their tensor inputs positionally")
-        n = len(self.input_spec) if self.input_spec is not None else len(args)
+        args = self._positional(args, kwargs)
+        n = len(self.input_spec) if self.input_spec is not None else _leading_inputs(args)
         if len(args) < n:
             raise InputError(f"{self._name()} expects {n} input(s), got {len(args)}",
                              user_location())
@@ -372,6 +371,47 @@ class CompiledFunction:
         if self.check:
             return self._checked_call(program, args)
         return program.returned(program.call(leaves, arrays))
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple:
+        """The call's arguments as positional ones, as the Python signature binds them
+        (keyword tensors as in Paddle; parameters skipped before a given one take their
+        defaults), or an ArgumentError naming the model for arguments it does not take."""
+        signature = self.__dict__.get("_signature")
+        if signature is None:
+            fn = self.layer.forward if self.target is self.layer else self.target
+            try:
+                signature = inspect.signature(fn)
+            except (TypeError, ValueError):  # a builtin or C callable: take args as given
+                signature = False
+            self.__dict__["_signature"] = signature
+        if signature is False:
+            if kwargs:
+                raise ArgumentError(f"{self._name()} takes its inputs positionally",
+                                    user_location())
+            return args
+        params = list(signature.parameters.values())
+        if not kwargs:  # missing inputs are InputErrors, below, as for a spec
+            if len(args) > _max_positional(params):
+                raise ArgumentError(f"{self._name()}{signature} takes at most "
+                                    f"{_max_positional(params)} positional argument(s), got "
+                                    f"{len(args)}", user_location())
+            return args
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentError(f"{self._name()}{signature}: {e}", user_location()) from None
+        out = []
+        last = max(i for i, p in enumerate(params) if p.name in bound.arguments)
+        for p in params[:last + 1]:
+            if p.kind is p.VAR_POSITIONAL:
+                out.extend(bound.arguments.get(p.name, ()))
+            elif p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD):
+                raise ArgumentError(f"{self._name()}{signature}: keyword-only argument "
+                                    f"{p.name!r} cannot be an input of a compiled call",
+                                    user_location())
+            else:
+                out.append(bound.arguments.get(p.name, p.default))
+        return tuple(out)
 
     def _name(self) -> str:
         target = self.layer if self.layer is not None else self.target
@@ -462,7 +502,7 @@ class CompiledFunction:
             try:
                 program = self._trace_as(types_, requires, extra, structures, mode)
             except DimMismatch as e:
-                symbol, size = _symbol_to_fix(types_, e)
+                symbol, size = symbol_to_fix(types_, e)
                 fixed[symbol] = (size, e.loc)
                 types_ = [t.with_shape([substitute(d, {symbol: size}) for d in t.shape])
                           for t in types_]
@@ -482,6 +522,7 @@ class CompiledFunction:
             tensors, pattern = Pattern.split(out, _is_tensor)
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
+            tracer.check_texts()
             program = Program(tracer, tensors, pattern, self.pipeline, lists,
                               freeze=self.freeze and not any(mode))
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
@@ -526,7 +567,7 @@ class CompiledFunction:
         return self.target(*tensors)
 
 
-def _symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:
+def symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:
     """The input symbol and the size (or the other input symbol) that resolve `e`;
     raises `e` if there is none (its dim is not linear in one input symbol, no size
     fits, or a symbol is not an input's)."""
@@ -614,6 +655,21 @@ def _spec(spec):
     if isinstance(spec, list | tuple):
         return type(spec)(_spec(s) for s in spec)
     return spec if isinstance(spec, InputSpec) else InputSpec.from_tensor(spec)
+
+
+def _leading_inputs(args) -> int:
+    """Without an input_spec, the leading arguments that hold tensors are the inputs;
+    what follows (None, numbers: defaults a keyword call filled in) is passed as it is."""
+    n = len(args)
+    while n and (args[n - 1] is None or isinstance(args[n - 1], int | float | str | bool)):
+        n -= 1
+    return n
+
+
+def _max_positional(params) -> float:
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return float("inf")
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
 def _flat_inputs(args) -> tuple[list, tuple]:

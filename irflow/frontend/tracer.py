@@ -22,6 +22,7 @@ tracked here too, and become extra results and arguments of the program.
 """
 from __future__ import annotations
 
+import re
 from typing import Callable, Sequence
 
 import numpy as np
@@ -33,6 +34,7 @@ from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
 from ..ir.types import ListType, TensorType, differentiable, symbols_of
 from ..tensor.tensor import Tensor
+from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
 
 
@@ -99,6 +101,14 @@ def _escaped(v: Value) -> ConversionError:
         "branch or loop instead", user_location())
 
 
+def _of_numbers(inputs) -> bool:
+    """Whether an op's inputs are what eager code has as Python numbers (stand-ins
+    and 0-d constants), at least one a stand-in: its result is one too."""
+    return any(isinstance(t, PythonScalar) for t in inputs) and all(
+        isinstance(t, PythonScalar) or (t._value is not None and t._value.ndim == 0)
+        for t in inputs)
+
+
 class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
@@ -120,6 +130,7 @@ class Tracer:
         self.undo: list[Callable[[], None]] = []      # see changed()
         self.attributes: dict[tuple, tuple] = {}      # see store_attribute()
         self.list_sizes: dict[Value, str] = {}        # see list_size()
+        self.texts: dict[str, tuple] = {}             # see text_of()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
 
@@ -169,9 +180,11 @@ class Tracer:
         self.n_inputs += 1
         return self.wrap(arg, stop_gradient)
 
-    def wrap(self, v: Value, stop_gradient: bool = True) -> Tensor:
-        """The traced tensor for `v` (a `TensorArray` for a list)."""
-        t = (TensorArray if isinstance(v.type, ListType) else Tensor)._from_array(None)
+    def wrap(self, v: Value, stop_gradient: bool = True, cls=None) -> Tensor:
+        """The traced tensor for `v`: of class `cls` (a stand-in for a Python value), a
+        `TensorArray` for a list, else a `Tensor`."""
+        cls = cls or (TensorArray if isinstance(v.type, ListType) else Tensor)
+        t = cls._from_array(None)
         t._ir, t._tracer, t.stop_gradient = v, self, stop_gradient
         if not stop_gradient:
             self.differentiable.add(v)
@@ -188,8 +201,11 @@ class Tracer:
         with self.scope.builder.location(loc):
             op = self.scope.builder.create(name, values, attrs)
         requires = grad and not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
+        number = _of_numbers(inputs)
         outs = [self.wrap(r, not (requires and isinstance(r.type, TensorType)
-                                  and r.type.dtype.is_float)) for r in op.results]
+                                  and r.type.dtype.is_float),
+                          PythonScalar if number and r.type == TensorType(r.type.dtype, ())
+                          else None) for r in op.results]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def value_of(self, t: Tensor, stop: bool = False) -> Value:
@@ -245,7 +261,8 @@ class Tracer:
         """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
         computed when the program runs (``numel`` of that axis), which shape arguments
         read back as the symbol (see `irflow.tensor.convert.traced_dim`)."""
-        return [d if isinstance(d, int) else self.apply("numel", [t], {"axis": (axis,)})
+        return [d if isinstance(d, int) else PythonScalar.of(
+                    self.apply("numel", [t], {"axis": (axis,)}))
                 for axis, d in enumerate(t._ir.type.shape)]
 
     def input_symbols(self) -> set[str]:
@@ -300,7 +317,7 @@ class Tracer:
             t = getitem(t, tuple(index))
         elif t._ir.type.rank:
             t = reshape(t, [])
-        return self.detach(t)
+        return PythonScalar.of(self.detach(t))
 
     def to_bool(self, t: Tensor) -> bool:
         raise ConversionError(
@@ -318,6 +335,39 @@ class Tracer:
 
     def detach(self, t: Tensor) -> Tensor:
         return self.wrap(self.stopped(t._ir))
+
+    # -- text
+    def text_of(self, t: Tensor, spec: str, scalar: bool = False) -> str:
+        """``f"{t:.3f}"`` of a traced `t`: the text exists only when the program runs, so
+        this is a placeholder that `print` replaces by a format field (`taken_text`).
+        A placeholder that no print takes is an error when tracing ends
+        (`check_texts`): the text would be wrong anywhere else."""
+        marker = f"\ue000{len(self.texts)}\ue001"
+        self.texts[marker] = (t, spec, scalar or bool(spec), user_location())
+        return marker
+
+    def taken_text(self, text: str, tensors: list, scalars: list) -> str:
+        """`text` as a print op's format: its placeholders become fields for the tensors
+        (added to `tensors`; those shown as numbers to `scalars`), the rest escaped."""
+        out = []
+        for part in re.split("(\ue000\\d+\ue001)", text):
+            found = self.texts.pop(part, None)
+            if found is None:
+                out.append(part.replace("{", "{{").replace("}", "}}"))
+                continue
+            t, spec, scalar, _ = found
+            if scalar:
+                scalars.append(len(tensors))
+            tensors.append(t)
+            out.append("{:" + spec + "}" if spec else "{}")
+        return "".join(out)
+
+    def check_texts(self) -> None:
+        """Text made from a traced value must have been printed (see `text_of`)."""
+        for _, _, _, loc in self.texts.values():
+            raise ConversionError("a value known only when the program runs was made into "
+                                  "text here, and that text is used other than by print(); "
+                                  "keep the value a tensor, or print it", loc)
 
     def describe(self, t: Tensor) -> str:
         return f"Tensor(traced, shape={self.shape_of(t)}, dtype={t.dtype.name})"
@@ -423,17 +473,19 @@ class Tracer:
 
     # -- structured control flow
     def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
-                     names: Sequence[str | None] | None = None):
-        """Run `body` on traced tensors for fresh block arguments of `arg_types`;
-        returns (scope, what body returned). The arguments are a loop's carried values:
-        any iteration may make them depend on a parameter, so float ones are taken to
-        require a gradient."""
+                     names: Sequence[str | None] | None = None, classes=None):
+        """Run `body` on traced tensors (of `classes`, where given) for fresh block
+        arguments of `arg_types`; returns (scope, what body returned). The arguments are
+        a loop's carried values: any iteration may make them depend on a parameter, so
+        float ones are taken to require a gradient."""
         scope = Scope(Block(), self.scope)
         names = list(names or [None] * len(arg_types))
+        classes = list(classes or [None] * len(arg_types))
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]
         saved, self.scope = self.scope, scope
         try:
-            result = body(*[self.wrap(a, not differentiable(a.type)) for a in args])
+            result = body(*[self.wrap(a, not differentiable(a.type), cls)
+                            for a, cls in zip(args, classes)])
         finally:
             self.scope = saved
         return scope, result

@@ -4,13 +4,14 @@ A symbolic dim is bound by the arguments that have it as a whole dim (or as a li
 dim such as ``S1-1``) or by the first op result that has it; it is needed where an
 op's shape attribute reads it (``broadcast_to {shape=[N,4]}`` must know N before its
 kernel runs). The executor plans its symbol registers from this, and autodiff uses
-it to give a backward function every size it needs.
+it to give a backward function every size it needs. `substitute_symbols` renames
+or fixes symbols throughout a block.
 """
 from __future__ import annotations
 
 from .core import Block, Operation
 from .registry import OpDef, lookup
-from .types import TensorType, dim_terms, is_symbol, symbols_of
+from .types import TensorType, dim_terms, is_symbol, substitute, substitute_type, symbols_of
 
 
 def argument_symbols(block: Block) -> dict[str, tuple[int, int, int, int]]:
@@ -69,3 +70,18 @@ def symbols_used(block: Block) -> set[str]:
         for region in op.regions:
             used |= symbols_needed(region.blocks[0])
     return used
+
+
+def substitute_symbols(block: Block, values: dict) -> None:
+    """Replace symbols by `values` (sizes, or dims) in place, in every type and shape
+    attribute of `block` and of the regions in it."""
+    for arg in block.args:
+        arg.type = substitute_type(arg.type, values)
+    for op in block.ops:
+        for r in op.results:
+            r.type = substitute_type(r.type, values)
+        for key in lookup(op.name, op.loc).shape_attrs:
+            if has_symbols(op.attrs.get(key)):
+                op.attrs[key] = tuple(substitute(d, values) for d in op.attrs[key])
+        for region in op.regions:
+            substitute_symbols(region.blocks[0], values)

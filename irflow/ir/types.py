@@ -351,6 +351,15 @@ def substitute(d: Dim, values: dict[str, Dim]) -> Dim:
     return out
 
 
+def substitute_type(t, values: dict[str, Dim]):
+    """Type `t` with the symbols in `values` replaced in its dims (and its elements')."""
+    if isinstance(t, TensorType):
+        return t.with_shape([substitute(d, values) for d in t.shape])
+    if isinstance(t, ListType):
+        return ListType(substitute_type(t.elem, values))
+    return StackType(substitute_type(e, values) for e in t.elems)
+
+
 def solve_dim(d: Dim, size: int, bindings: dict[str, int]) -> tuple[str, int | None] | None:
     """``(symbol, value)`` making `d` equal `size`, when `d` has one symbol not in
     `bindings` and that symbol appears linearly (``S1 + 2``, ``N*16``, ``M*N - 1``

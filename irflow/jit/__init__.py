@@ -1,7 +1,8 @@
 """Paddle's ``paddle.jit``: `to_static`, `save` and `load`."""
 from ..frontend.jst import not_to_static
 from ..frontend.program import CompiledFunction
-from .saved import TranslatedLayer, load, save
+from .saved import load, save
+from .translated import TranslatedLayer
 
 
 def to_static(function=None, input_spec=None, build_strategy=None, backend="numpy",

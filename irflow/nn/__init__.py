@@ -4,21 +4,32 @@ Layers compute only through irflow's tensor operations (`irflow.tensor`), which 
 through `irflow.dispatch.apply`: eagerly they compute at once and record gradients,
 and under the frontend's tracer the same forward code becomes IR.
 """
-from . import functional, initializer
-from .layer.activation import GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from ..optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from . import functional, initializer, utils
+from .layer.activation import (ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, LeakyReLU,
+                               LogSoftmax, Mish, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh)
 from .layer.common import Dropout, Embedding, Flatten, Identity, Linear
 from .layer.container import LayerDict, LayerList, Sequential
-from .layer.conv import Conv2D
+from .layer.conv import Conv1D, Conv2D, Conv2DTranspose
 from .layer.layers import Layer
 from .layer.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .layer.norm import BatchNorm1D, BatchNorm2D, LayerNorm
+from .layer.norm import BatchNorm1D, BatchNorm2D, GroupNorm, InstanceNorm2D, LayerNorm
 from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
+from .layer.resample import Pad2D, Unfold, Upsample
+from .layer.rnn import (GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN,
+                        SimpleRNNCell)
+from .layer.transformer import MultiHeadAttention, TransformerEncoder, TransformerEncoderLayer
 
 Silu = SiLU
 
 __all__ = ["AdaptiveAvgPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1D",
-           "BatchNorm2D", "Conv2D", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten",
-           "GELU", "Identity", "L1Loss", "Layer", "LayerDict", "LayerList",
-           "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss", "MaxPool2D", "NLLLoss",
-           "ReLU", "Sequential", "SiLU", "Sigmoid", "Silu", "Softmax", "Tanh",
-           "functional", "initializer"]
+           "BatchNorm2D", "BiRNN", "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue",
+           "Conv1D", "Conv2D", "Conv2DTranspose", "CrossEntropyLoss", "Dropout", "ELU",
+           "Embedding", "Flatten", "GELU", "GLU", "GRU", "GRUCell", "GroupNorm", "Hardsigmoid",
+           "Hardswish", "Identity", "InstanceNorm2D", "L1Loss", "LSTM", "LSTMCell", "Layer",
+           "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
+           "MaxPool2D", "Mish", "MultiHeadAttention", "NLLLoss", "Pad2D", "RNN", "RNNCellBase",
+           "ReLU", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN",
+           "SimpleRNNCell", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
+           "TransformerEncoderLayer", "Unfold", "Upsample", "functional", "initializer",
+           "utils"]

@@ -7,6 +7,11 @@ Initial values are data, not computation, so they are built in NumPy directly. E
 call draws one fresh seed from irflow's global generator (`irflow.tensor.random`),
 so ``paddle.seed(s)`` makes every initialization reproducible.
 
+Most initializers draw from one distribution, which `distribution` names in the
+terms of irflow's random functions (``("uniform", low, high)``); the NumPy draw is
+made from that description, and so is the ``uniform`` or ``normal`` op by which a
+static-graph startup program initializes a parameter (`irflow.static`).
+
 Fans follow Paddle: a 2-D weight ``[in, out]`` (Linear's layout) has fan_in ``in``
 and fan_out ``out``; a convolution filter ``[out, in, *kernel]`` has fan_in
 ``in * prod(kernel)`` and fan_out ``out * prod(kernel)``; a 1-D shape has both equal
@@ -19,7 +24,7 @@ import math
 import numpy as np
 
 from ..ir import dtypes
-from ..tensor.random import next_seed
+from ..tensor.random import host_seed
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
@@ -50,19 +55,29 @@ def compute_fans(shape) -> tuple[int, int]:
 
 
 def _generator() -> np.random.Generator:
-    return np.random.default_rng(int(next_seed().item()) & ((1 << 64) - 1))
+    return np.random.default_rng(host_seed())
 
 
 class Initializer:
-    """Base class: subclasses implement `_sample(shape, rng)` (float64 values)."""
+    """Base class: subclasses name their `distribution`, or implement
+    `_sample(shape, rng)` (float64 values) when they draw from none."""
 
     def array(self, shape, dtype=dtypes.float32) -> np.ndarray:
         """A fresh initial value of `shape` and `dtype`."""
         shape = tuple(int(d) for d in shape)
         return np.asarray(self._sample(shape, _generator()), dtype=dtypes.dtype(dtype).np)
 
+    def distribution(self, shape: tuple) -> tuple | None:
+        """What the values of a parameter of `shape` are drawn from, as the irflow
+        function that draws them and its arguments: ``("uniform", low, high)``,
+        ``("normal", mean, std)`` or ``("full", value)``; None if it is none of those."""
+        return None
+
     def _sample(self, shape: tuple, rng: np.random.Generator) -> np.ndarray:
-        raise NotImplementedError
+        kind, *args = self.distribution(shape)
+        if kind == "full":
+            return np.full(shape, args[0], dtype=np.float64)
+        return getattr(rng, kind)(*args, shape)  # Generator.uniform / Generator.normal
 
     def __call__(self, param, block=None):
         """Overwrite `param`'s value with a fresh initial value."""
@@ -78,8 +93,8 @@ class Constant(Initializer):
     def __init__(self, value: float = 0.0):
         self.value = value
 
-    def _sample(self, shape, rng):
-        return np.full(shape, self.value, dtype=np.float64)
+    def distribution(self, shape):
+        return "full", self.value
 
 
 class Assign(Initializer):
@@ -99,16 +114,16 @@ class Normal(Initializer):
     def __init__(self, mean: float = 0.0, std: float = 1.0, name=None):
         self.mean, self.std = mean, std
 
-    def _sample(self, shape, rng):
-        return rng.normal(self.mean, self.std, shape)
+    def distribution(self, shape):
+        return "normal", self.mean, self.std
 
 
 class Uniform(Initializer):
     def __init__(self, low: float = -1.0, high: float = 1.0, name=None):
         self.low, self.high = low, high
 
-    def _sample(self, shape, rng):
-        return rng.uniform(self.low, self.high, shape)
+    def distribution(self, shape):
+        return "uniform", self.low, self.high
 
 
 class TruncatedNormal(Initializer):
@@ -146,18 +161,18 @@ class XavierUniform(Initializer):
         return (fan_in if self.fan_in is None else self.fan_in,
                 fan_out if self.fan_out is None else self.fan_out)
 
-    def _sample(self, shape, rng):
+    def distribution(self, shape):
         fan_in, fan_out = self._fans(shape)
         limit = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
-        return rng.uniform(-limit, limit, shape)
+        return "uniform", -limit, limit
 
 
 class XavierNormal(XavierUniform):
     """Normal with std gain * sqrt(2 / (fan_in + fan_out))."""
 
-    def _sample(self, shape, rng):
+    def distribution(self, shape):
         fan_in, fan_out = self._fans(shape)
-        return rng.normal(0.0, self.gain * math.sqrt(2.0 / (fan_in + fan_out)), shape)
+        return "normal", 0.0, self.gain * math.sqrt(2.0 / (fan_in + fan_out))
 
 
 class KaimingUniform(Initializer):
@@ -182,18 +197,18 @@ class KaimingUniform(Initializer):
             fan = fan_in if self.fan_in is None else self.fan_in
         return float(fan), calculate_gain(self.nonlinearity, self.negative_slope)
 
-    def _sample(self, shape, rng):
+    def distribution(self, shape):
         fan, gain = self._fan_and_gain(shape)
         limit = gain * math.sqrt(3.0 / fan)
-        return rng.uniform(-limit, limit, shape)
+        return "uniform", -limit, limit
 
 
 class KaimingNormal(KaimingUniform):
     """Normal with std gain / sqrt(fan)."""
 
-    def _sample(self, shape, rng):
+    def distribution(self, shape):
         fan, gain = self._fan_and_gain(shape)
-        return rng.normal(0.0, gain / math.sqrt(fan), shape)
+        return "normal", 0.0, gain / math.sqrt(fan)
 
 
 __all__ = ["Assign", "Constant", "Initializer", "KaimingNormal", "KaimingUniform", "Normal",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 
+from ..context import current_static
 from ..ir import dtypes
 from ..tensor.tensor import Parameter
 from .initializer import Constant, Initializer, XavierUniform
@@ -65,7 +66,8 @@ def create_parameter(shape, dtype=None, name: str | None = None, attr=None,
     `default_initializer`, else by XavierUniform (weights) or Constant(0) (biases), as
     Paddle. Its name is `attr`'s, else `name`, else ``<prefix>.w_<k>`` (``.b_<k>``
     for biases; the creating Layer's full name is the prefix, else a fresh
-    ``create_parameter_<n>``). Returns None when `attr` is False."""
+    ``create_parameter_<n>``). Returns None when `attr` is False. In static-graph
+    mode the current startup program draws its initial value again when it runs."""
     attr = ParamAttr._to_attr(attr)
     if attr is False:
         return None
@@ -80,4 +82,7 @@ def create_parameter(shape, dtype=None, name: str | None = None, attr=None,
     param.optimize_attr = {"learning_rate": attr.learning_rate}
     param.regularizer = attr.regularizer
     param.need_clip = attr.need_clip
+    static = current_static()
+    if static is not None:  # static-graph mode: running the startup program initializes it
+        static.initialize(param, initializer)
     return param

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import IntegerDivisionByZero, ShapeError
 from ..ir.registry import OpDef, lookup, register
 from ..ir.rewrite import Pattern, constant_value
 from ..ir.traits import Elementwise
@@ -28,8 +28,31 @@ def defop(name: str, infer, kernel=None, **fields) -> OpDef:
     return register(OpDef(name, infer, kernel, **fields))
 
 
+def quiet(kernel):
+    """`kernel` with NumPy's floating-point warnings silenced: an overflow to inf, a
+    log of 0 or a 0/0 gives inf or NaN, as in Paddle, without a RuntimeWarning from
+    inside irflow (errstate is thread-local, so no global setting changes)."""
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return kernel(*args, **kwargs)
+    run.__name__ = getattr(kernel, "__name__", "kernel")
+    run.__doc__ = kernel.__doc__
+    return run
+
+
+def check_divisor(y: np.ndarray) -> None:
+    """Integer division and remainder by zero are errors, as in Paddle (NumPy would
+    give 0 with a warning)."""
+    if y.dtype.kind in "iub" and not y.all():
+        raise IntegerDivisionByZero("integer division by zero (// or % with a zero "
+                                    "divisor); Paddle raises here too")
+
+
 def check_kind(t: TensorType, kind: str, what: str = "operand") -> None:
     if t.dtype.kind not in KINDS[kind]:
+        if t.dtype.kind == "bfloat16":
+            raise ShapeError(f"{what} {t} is bfloat16, which irflow stores but does not "
+                             "compute with; cast it to float32 first (x.astype('float32'))")
         raise ShapeError(f"{what} must be {kind.replace('number', 'a float or int')} "
                          f"typed, got {t}")
 

@@ -336,12 +336,15 @@ defop("while", None, arity=(0, None), traits=(While(), ContainerOperands()),
 
 # ---------------------------------------------------------------- effects
 
-def _print_kernel(*arrays, fmt):
-    print(fmt.format(*(tensor_text(np.asarray(a)) for a in arrays)))
+def _print_kernel(*arrays, fmt, scalars):
+    print(fmt.format(*(np.asarray(a).item() if i in scalars else tensor_text(np.asarray(a))
+                       for i, a in enumerate(arrays))))
     return ()
 
 
-defop("print", _no_results, _print_kernel, arity=(0, None), attrs={"fmt": REQUIRED},
-      effect=Effect.IO,
-      doc="print `fmt` with each `{}` replaced by the next operand, shown as a Tensor; runs "
-          "when the program runs, in the branch or iteration that reaches it")
+defop("print", _no_results, _print_kernel, arity=(0, None),
+      attrs={"fmt": REQUIRED, "scalars": ()}, effect=Effect.IO,
+      doc="print `fmt` with each `{}` replaced by the next operand, shown as a Tensor, or "
+          "as a Python number for the operands listed in `scalars` (what eager code has as "
+          "numbers: `.item()`, `float(x)`, a counter); runs when the program runs, in the "
+          "branch or iteration that reaches it")

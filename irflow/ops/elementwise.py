@@ -16,8 +16,8 @@ from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
 from ..ir.traits import Affine, Elementwise
-from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_kind, defop, same_dtype,
-                     unbroadcast)
+from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_divisor, check_kind, defop,
+                     quiet, same_dtype, unbroadcast)
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -68,12 +68,12 @@ unary("neg", np.negative, lambda b, g, i, o: [b.neg(g[0])], kind="number",
 unary("abs", np.abs, lambda b, g, i, o: [b.mul(g[0], b.sign(i[0]))], kind="number",
       doc="|x|; its gradient at 0 is 0")
 unary("sign", np.sign, _zero_vjp, kind="number", doc="-1, 0 or 1 by the sign of x; gradient 0")
-unary("exp", np.exp, lambda b, g, i, o: [b.mul(g[0], o[0])], doc="e**x")
-unary("log", np.log, lambda b, g, i, o: [b.div(g[0], i[0])], doc="natural logarithm")
-unary("sqrt", np.sqrt,
+unary("exp", quiet(np.exp), lambda b, g, i, o: [b.mul(g[0], o[0])], doc="e**x")
+unary("log", quiet(np.log), lambda b, g, i, o: [b.div(g[0], i[0])], doc="natural logarithm")
+unary("sqrt", quiet(np.sqrt),
       lambda b, g, i, o: [b.div(g[0], b.mul(o[0], b.constant(2, o[0].type.dtype)))],
       doc="square root")
-unary("rsqrt", lambda x: 1 / np.sqrt(x),
+unary("rsqrt", quiet(lambda x: 1 / np.sqrt(x)),
       lambda b, g, i, o: [b.mul(g[0], b.mul(b.constant(-0.5, o[0].type.dtype),
                                             b.div(o[0], i[0])))],
       doc="1 / sqrt(x)")
@@ -95,6 +95,8 @@ unary("sin", np.sin, lambda b, g, i, o: [b.mul(g[0], b.cos(i[0]))], doc="sine")
 unary("cos", np.cos, lambda b, g, i, o: [b.neg(b.mul(g[0], b.sin(i[0])))], doc="cosine")
 unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
 unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
+unary("round", np.round, _zero_vjp, doc="round to the nearest integer, halves to even as "
+      "Python's round() and NumPy's; gradient 0")
 unary("logical_not", np.logical_not, kind="bool", doc="not x")
 unary("stop_gradient", lambda x: x, kind="any",
       doc="x itself; no gradient flows through it (Tensor.detach() in compiled code)")
@@ -160,27 +162,44 @@ def _minmax_vjp(wins):
 
 
 # `affine`: result = scale * operand k + shift given the other operand c (floats).
-binary("add", np.add, lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
+binary("add", quiet(np.add), lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
        patterns=(NeutralOperand(0),), affine=lambda k, c: (1, c[0]))
-binary("sub", np.subtract, lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])), doc="x - y",
+binary("sub", quiet(np.subtract), lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
+       doc="x - y",
        patterns=(NeutralOperand(0, keep=(0,)),),
        affine=lambda k, c: (1, -c[0]) if k == 0 else (-1, c[0]))
-binary("mul", np.multiply,
+binary("mul", quiet(np.multiply),
        lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
        patterns=(NeutralOperand(1),), affine=lambda k, c: (c[0], 0))
-binary("div", lambda x, y: np.divide(x, y) if x.dtype.kind == "f" else np.floor_divide(x, y),
-       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's",
+
+
+def _division(float_fn, int_fn):
+    """A kernel dividing floats quietly (x / 0 is inf or NaN) and integers only by
+    nonzero divisors."""
+    quiet_float = quiet(float_fn)
+
+    def kernel(x, y):
+        if x.dtype.kind == "f":
+            return quiet_float(x, y)
+        check_divisor(y)
+        return int_fn(x, y)
+    return kernel
+
+
+binary("div", _division(np.divide, np.floor_divide),
+       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
+           "divisor is an error",
        patterns=(NeutralOperand(1, keep=(0,)),),
        affine=lambda k, c: (1 / c[0], 0) if k == 0 else None)
-binary("pow", np.power, _pow_vjp, kind="float", doc="x ** y")
+binary("pow", quiet(np.power), _pow_vjp, kind="float", doc="x ** y")
 binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")
 binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),
        doc="the smaller of x and y; ties split the gradient evenly")
-binary("mod", np.mod,
+binary("mod", _division(np.mod, np.mod),
        lambda b, g, i, o: _both(b, i, g[0], b.neg(b.mul(g[0], b.floor(b.div(i[0], i[1]))))),
-       kind="number", doc="x - floor(x / y) * y (Python's %); d/dx is 1, d/dy is "
-                          "-floor(x / y)")
+       kind="number", doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
+                          "an error); d/dx is 1, d/dy is -floor(x / y)")
 
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                    ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)]:
@@ -212,7 +231,8 @@ def _select_kernel(c, x, y):
     for value, zero, keep in ((x, y, c), (y, x, None)):
         if zero.ndim == 0 and not zero and value.dtype.kind == "f":
             mask = keep if keep is not None else ~c
-            out = value * mask
+            with np.errstate(invalid="ignore"):  # inf * 0: NaN, then np.where below
+                out = value * mask
             if out.shape == np.broadcast_shapes(c.shape, x.shape, y.shape) and \
                     np.isfinite(out).all():
                 return out
@@ -241,8 +261,9 @@ def _cast_vjp(b, g, i, o, dtype):
     return [b.cast(g[0], dtype=i[0].type.dtype)]
 
 
-defop("cast", _cast_infer, lambda x, dtype: x.astype(dtype.np), arity=1,
+defop("cast", _cast_infer, lambda x, dtype: dtypes.astype(x, dtype), arity=1,
       attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp,
       traits=(Elementwise(),), patterns=(ReturnsOperand(),),
       doc="cast(x) {dtype}: x converted to `dtype` (any dtype to any), same shape; floats to "
-          "ints truncate toward zero. Gradients flow between float types only")
+          "ints truncate toward zero; to bfloat16 rounds to nearest even. Gradients flow "
+          "between float types only")

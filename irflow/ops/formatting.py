@@ -16,8 +16,10 @@ PLACE = "Place(cpu)"
 def tensor_text(value: np.ndarray, stop_gradient: bool = True) -> str:
     prefix = "       "
     dtype = dtypes.from_numpy(value)
+    if dtype is dtypes.bfloat16:  # the values the bits stand for, as Paddle prints them
+        value = dtypes.from_bfloat16_bits(value)
     body = np.array2string(value, precision=8, separator=", ", prefix=prefix,
-                           floatmode="maxprec_equal" if dtype.is_float else "maxprec",
+                           floatmode="maxprec_equal" if value.dtype.kind == "f" else "maxprec",
                            suppress_small=True)
     return (f"Tensor(shape={list(value.shape)}, dtype={dtype.name}, place={PLACE}, "
             f"stop_gradient={stop_gradient},\n{prefix}{body})")

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.traits import Contraction
 from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
-from ._rules import check_kind, defop, same_dtype, unbroadcast
+from ._rules import check_kind, defop, quiet, same_dtype, unbroadcast
 
 
 def _matrix(t: TensorType, transpose: bool, vector_is_row: bool) -> tuple:
@@ -127,7 +127,7 @@ def _matmul_channels(op):
     return op.result.type.rank - 1, 0 if op.attrs["transpose_y"] else 1
 
 
-defop("matmul", _matmul_infer, _matmul_kernel, arity=2,
+defop("matmul", _matmul_infer, quiet(_matmul_kernel), arity=2,
       attrs={"transpose_x": False, "transpose_y": False}, vjp=_matmul_vjp,
       traits=(Contraction(weight=1, channels=_matmul_channels),),
       doc="matmul(x, y): the matrix product of two float or int tensors of one dtype "

@@ -375,6 +375,14 @@ def _conv2d_vjp(b, cts, ins, outs, **attrs):
             b.conv2d_grad_filter(x, cts[0], kernel_hw=w.type.shape[2:], **attrs)]
 
 
+def _conv2d_grad_input_vjp(b, cts, ins, outs, input_hw, **attrs):
+    """The transposed convolution is linear in g and in w: its cotangents are a
+    convolution of the result's cotangent, and conv2d's filter gradient of it."""
+    g, w = ins
+    return [b.conv2d(cts[0], w, **attrs),
+            b.conv2d_grad_filter(cts[0], g, kernel_hw=w.type.shape[2:], **attrs)]
+
+
 def _pool_windows(input_hw, kernel_size, stride, padding, ceil_mode) -> _Windows:
     return _Windows(tuple(input_hw), kernel_size, stride, padding, ceil_mode=ceil_mode)
 
@@ -484,10 +492,12 @@ defop("conv2d", _conv2d_infer, _conv2d, arity=2, attrs=dict(_CONV_ATTRS),
           + _CONV_ATTRS_DOC + ". N may be symbolic; C, H, W and w must be static.")
 defop("conv2d_grad_input", _conv2d_grad_input_infer, _conv2d_grad_input, arity=2,
       attrs={"input_hw": REQUIRED, **_CONV_ATTRS}, canonicalize=_conv_canon,
-      doc="conv2d_grad_input(g, w): the cotangent of conv2d's input x (a transposed "
-          "convolution). g: the cotangent [N, Cout, H_out, W_out] of conv2d(x, w), w: "
-          "the filter; `input_hw` (required): x's (H, W); the other attributes are "
-          "conv2d's. Result [N, C, H, W] with C = w.shape[1] * groups. " + _SECOND_ORDER)
+      vjp=_conv2d_grad_input_vjp,
+      doc="conv2d_grad_input(g, w): the cotangent of conv2d's input x, which is also "
+          "Paddle's conv2d_transpose of g. g: the cotangent [N, Cout, H_out, W_out] of "
+          "conv2d(x, w), w: the filter; `input_hw` (required): x's (H, W); the other "
+          "attributes are conv2d's. Result [N, C, H, W] with C = w.shape[1] * groups. Its "
+          "VJP is conv2d of the cotangent (for g) and conv2d_grad_filter (for w)")
 defop("conv2d_grad_filter", _conv2d_grad_filter_infer, _conv2d_grad_filter, arity=2,
       attrs={"kernel_hw": REQUIRED, **_CONV_ATTRS}, canonicalize=_conv_canon,
       doc="conv2d_grad_filter(x, g): the cotangent of conv2d's filter, summed over the "

@@ -21,7 +21,7 @@ from ..errors import ShapeError
 from ..ir import dtypes
 from ..ir.traits import Reduction
 from ..ir.types import TensorType, numel
-from ._rules import check_kind, defop, norm_axes, norm_axis
+from ._rules import check_kind, defop, norm_axes, norm_axis, quiet
 
 # ---------------------------------------------------------------- axes
 
@@ -90,7 +90,7 @@ def _np_reduce(fn, pass_dtype: bool):
     else:
         def kernel(x, axis, keepdim):
             return np.asarray(fn(x, axis=axis, keepdims=keepdim))
-    return kernel
+    return quiet(kernel)  # an overflowing sum, the mean of nothing: inf and NaN
 
 
 def _float_vjp(rule):
@@ -188,8 +188,16 @@ reduction("sum", np.sum, "number", _sum_vjp, pass_dtype=True,
 reduction("prod", np.prod, "number", _prod_vjp, pass_dtype=True,
           doc="prod(x): the product of a float or int tensor over `axis`; its gradient "
               "is exact also where x holds zeros.")
-reduction("mean", np.mean, "float", _mean_vjp, pass_dtype=True,
-          doc="mean(x): the mean of a float tensor over `axis`.")
+def _mean(x, axis=None, keepdims=False, dtype=None):
+    """np.mean, except that the mean of nothing is NaN without NumPy's "Mean of empty
+    slice" warning (a Python warning, which errstate does not silence)."""
+    if x.size:
+        return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype)
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype) / x.dtype.type(0)
+
+
+reduction("mean", _mean, "float", _mean_vjp, pass_dtype=True,
+          doc="mean(x): the mean of a float tensor over `axis` (NaN over no elements).")
 reduction("max", np.max, "number", _extremum_vjp, nonempty=True,
           doc="max(x): the largest element of a float or int tensor over `axis`; tied "
               "maxima share the gradient evenly.")

@@ -834,3 +834,34 @@ defop("range", _range_infer, _range_kernel, arity=3,
           "whose values are known only when the program runs. `size` is the result's "
           "length: a symbol of its own where it depends on tensor values, bound from the "
           "result when the op runs")
+
+
+# ---------------------------------------------------------------- roll
+
+def _roll_canon(attrs, types):
+    shifts, axis = attrs["shifts"], attrs["axis"]
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    if axis is None:
+        if len(shifts) != 1:
+            raise ShapeError(f"roll without an axis takes one shift, got {list(shifts)}")
+        return {"shifts": shifts, "axis": None}
+    axis = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(axis) != len(shifts):
+        raise ShapeError(f"roll: {len(shifts)} shift(s) for {len(axis)} axis/axes")
+    rank = types[0].rank
+    return {"shifts": shifts, "axis": tuple(norm_axis(a, rank) for a in axis)}
+
+
+def _roll_kernel(x, shifts, axis):
+    if axis is None:
+        return np.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
+    return np.roll(x, shifts, axis)
+
+
+defop("roll", lambda types, attrs: types[0], _roll_kernel, arity=1,
+      attrs={"shifts": REQUIRED, "axis": None}, canonicalize=_roll_canon,
+      vjp=lambda b, g, i, o, shifts, axis: [b.roll(g[0], shifts=tuple(-s for s in shifts),
+                                                   axis=axis)],
+      doc="roll(x) {shifts, axis}: x with its elements moved `shifts` places along each "
+          "axis of `axis`, wrapping around (one shift over the flattened x when axis is "
+          "None); same type as x. The VJP rolls the cotangent back")

@@ -29,6 +29,7 @@ import numbers
 
 import numpy as np
 
+from ..context import current_static
 from ..dispatch import no_grad
 from ..errors import IrflowError
 from ..tensor.convert import cast
@@ -97,7 +98,7 @@ class Optimizer:
 
     def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None,
                  name: str | None = None, defaults: dict | None = None):
-        if parameters is None:
+        if parameters is None and current_static() is None:
             raise IrflowError("an optimizer needs `parameters` (e.g. model.parameters()) "
                               "in dynamic-graph mode")
         if isinstance(parameters, Tensor):
@@ -120,20 +121,36 @@ class Optimizer:
         self._hyper_types = {k: type(v) for k, v in (defaults or {}).items()}
         self._default_dict = {"weight_decay": weight_decay, "grad_clip": grad_clip,
                               **(defaults or {})}
-        self._parameter_list = list(parameters)
-        if not self._parameter_list:
-            raise ValueError("the optimizer got an empty parameter list")
-        grouped = isinstance(self._parameter_list[0], dict)
-        self._param_groups = [self._group_dict(g) for g in self._parameter_list] if grouped \
-            else self._parameter_list
         self._lr_tensors: dict = {}
         self._consts: dict = {}
         self._lr_value = None
-        self._groups = self._resolve_groups(grouped)
-        self._slots = [s for g in self._groups for s in g.slots]
+        # Without `parameters` (static-graph mode) `minimize` gives them: those of the
+        # loss's program.
+        self._parameter_list = None
+        self._param_groups, self._groups, self._slots = [], [], []
         if isinstance(self._learning_rate, LRScheduler):
             self._learning_rate._bind(self)
+        if parameters is not None:
+            self._set_parameters(list(parameters))
+
+    def _set_parameters(self, parameters: list, startup=None) -> None:
+        """Resolve the parameters (or parameter groups) into slots. In static-graph
+        mode the startup program (`startup`, else the current one) also gives the
+        optimizer's state its initial values, as Paddle's does."""
+        if not parameters:
+            raise ValueError("the optimizer got an empty parameter list")
+        self._parameter_list = parameters
+        grouped = isinstance(parameters[0], dict)
+        self._param_groups = [self._group_dict(g) for g in parameters] if grouped \
+            else parameters
+        self._groups = self._resolve_groups(grouped)
+        self._slots = [s for g in self._groups for s in g.slots]
         self._refresh_lr()
+        static = startup or current_static()
+        if static is not None:
+            for slot in self._slots:
+                for t in slot.state.values():
+                    static.initialize(t)
 
     # ------------------------------------------------------------ construction
 
@@ -344,7 +361,15 @@ class Optimizer:
         """Differentiate `loss` (unless ``loss.backward()`` already ran) and take a step
         on `parameters` (default: all), leaving out `no_grad_set`. Returns
         ``(optimize_ops, params_grads)`` as Paddle does; there are no ops in
-        dynamic-graph mode."""
+        dynamic-graph mode. In static-graph mode this appends the gradient
+        computation and the updates to the loss's program; an optimizer made without
+        `parameters` takes that program's trainable parameters."""
+        if self._parameter_list is None:
+            static = current_static()
+            if static is None:
+                raise IrflowError("this optimizer was made without `parameters` in "
+                                  "static-graph mode; call minimize(loss) in that mode too")
+            self._set_parameters(static.parameters(loss), startup_program)
         if _needs_backward(loss):
             loss.backward()
         chosen = self._chosen(parameters, no_grad_set)

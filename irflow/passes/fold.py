@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import IrflowError
 from ..ir.core import Module, Operation
 from ..ir.registry import Effect, lookup
 from ..ir.rewrite import Pattern, Rewriter, apply_patterns, constant_value
@@ -52,7 +53,10 @@ class EvaluateConstants(Pattern):
         if any(v is None for v in values) or not isinstance(out, TensorType) \
                 or not out.is_static or int(np.prod(out.shape)) > self.max_elements:
             return False
-        value = np.asarray(opdef.kernel(*values, **op.attrs), dtype=out.dtype.np)
+        try:
+            value = np.asarray(opdef.kernel(*values, **op.attrs), dtype=out.dtype.np)
+        except IrflowError:  # e.g. an integer division by zero: it fails when it runs
+            return False
         const = rewriter.builder(op).constant(value, out.dtype, name=op.result.name)
         rewriter.replace(op, [const])
         return True

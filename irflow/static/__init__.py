@@ -1,5 +1,24 @@
-"""Paddle's ``paddle.static``: `InputSpec` and `nn` (functional control flow)."""
+"""Paddle's ``paddle.static``: the static-graph API over irflow's IR and executor.
+
+A `Program` is an IR function built by tracing the ops the user's code runs while
+it is the current program (`program_guard`, after ``paddle.enable_static()``); an
+`Executor` compiles it for what it fetches and runs it. See ``docs/static.md``.
+`InputSpec` describes the inputs of compiled functions (``paddle.jit.to_static``).
+"""
 from . import nn
 from ..frontend.input_spec import InputSpec
+from .executor import Executor
+from .mode import (default_main_program, default_startup_program, disable_static,
+                   enable_static, in_dynamic_mode, program_guard, static_programs)
+from .program import Block, Program
 
-__all__ = ["InputSpec", "nn"]
+
+def data(name: str, shape, dtype=None, lod_level: int = 0):
+    """An input of the current main program: `name`, `shape` (``-1`` or None where
+    the size is known only when the program runs) and `dtype` (default float32)."""
+    return static_programs("static.data").main._tracer.data(name, shape, dtype or "float32")
+
+
+__all__ = ["Block", "Executor", "InputSpec", "Program", "data", "default_main_program",
+           "default_startup_program", "disable_static", "enable_static", "in_dynamic_mode",
+           "nn", "program_guard"]

@@ -1,8 +1,105 @@
-"""Paddle's ``paddle.static.nn``: functional control flow (`cond`, `while_loop`), which
-compiled code turns into ``cond`` and ``while`` ops and eager code runs in Python."""
+"""Paddle's ``paddle.static.nn``: layers as functions that create their parameters in
+the current program (`fc`, `conv2d`, `batch_norm`), and functional control flow
+(`cond`, `while_loop`), which compiled code and static programs turn into ``cond``
+and ``while`` ops and eager code runs in Python.
+
+A layer function computes with ``irflow.nn.functional``, as the Layer of the same
+name does; its parameters are made by ``create_parameter`` (named as Paddle names
+them, ``fc_0.w_0``), so the startup program initializes them.
+"""
 from __future__ import annotations
 
+import math
+
+from ..errors import IrflowError
 from ..frontend import jst
+from ..nn import functional as F
+from ..nn.initializer import Constant, Normal
+from ..nn.param_attr import ParamAttr, create_parameter, unique_name
+from ..tensor.manipulation import flatten
+from ..tensor.math import add_n
+from .mode import static_programs
+
+
+def fc(x, size: int, num_flatten_dims: int = 1, weight_attr=None, bias_attr=None,
+       activation: str | None = None, name: str | None = None):
+    """A fully connected layer: ``x`` (or each tensor of a list, each with its own
+    weight) flattened from axis `num_flatten_dims` on, times a weight
+    ``[features, size]``, plus a bias, then `activation` (``"relu"``, ...)."""
+    static_programs("static.nn.fc")
+    prefix = name or unique_name("fc")
+    inputs = list(x) if isinstance(x, list | tuple) else [x]
+    products = []
+    for t in inputs:
+        features = _static_size(t.shape[num_flatten_dims:], "fc", "the flattened features")
+        w = create_parameter([features, size], t.dtype, attr=weight_attr, prefix=prefix)
+        if t.ndim != num_flatten_dims + 1:
+            t = flatten(t, start_axis=num_flatten_dims)
+        products.append(F.linear(t, w))
+    out = products[0] if len(products) == 1 else add_n(products)
+    bias = create_parameter([size], out.dtype, attr=bias_attr, is_bias=True, prefix=prefix)
+    if bias is not None:
+        out = out + bias
+    return _activated(out, activation)
+
+
+def conv2d(input, num_filters: int, filter_size, stride=1, padding=0, dilation=1,  # noqa: A002
+           groups=None, param_attr=None, bias_attr=None, use_cudnn: bool = True,
+           act: str | None = None, name: str | None = None, data_format: str = "NCHW"):
+    """A 2-D convolution with a filter ``[num_filters, channels / groups, kH, kW]``
+    (initialized as Paddle's, normal with std ``sqrt(2 / (kH * kW * channels))``)
+    and a bias, then `act`."""
+    static_programs("static.nn.conv2d")
+    groups = groups or 1
+    channels = _static_size([input.shape[-1 if data_format == "NHWC" else 1]], "conv2d",
+                            "the input channels")
+    kernel = [filter_size] * 2 if isinstance(filter_size, int) else list(filter_size)
+    prefix = name or unique_name("conv2d")
+    std = math.sqrt(2.0 / (kernel[0] * kernel[1] * channels))
+    weight = create_parameter([num_filters, channels // groups, *kernel], input.dtype,
+                              attr=param_attr, default_initializer=Normal(0.0, std),
+                              prefix=prefix)
+    bias = create_parameter([num_filters], input.dtype, attr=bias_attr, is_bias=True,
+                            prefix=prefix)
+    out = F.conv2d(input, weight, bias, stride, padding, dilation, groups, data_format)
+    return _activated(out, act)
+
+
+def batch_norm(input, act: str | None = None, is_test: bool = False,  # noqa: A002
+               momentum: float = 0.9, epsilon: float = 1e-05, param_attr=None,
+               bias_attr=None, data_layout: str = "NCHW", in_place: bool = False,
+               name: str | None = None, moving_mean_name: str | None = None,
+               moving_variance_name: str | None = None,
+               do_model_average_for_mean_and_var: bool = True,
+               use_global_stats: bool = False):
+    """Batch normalization over the channel axis: by the batch's statistics, which
+    update the moving ones, unless `is_test` or `use_global_stats`; in a
+    ``clone(for_test=True)`` of the program, by the moving statistics."""
+    programs = static_programs("static.nn.batch_norm")
+    channels = _static_size([input.shape[1 if data_layout.startswith("NC") else -1]],
+                            "batch_norm", "the channels")
+    prefix = name or unique_name("batch_norm")
+
+    def param(attr, initial: float, is_bias: bool = False, trainable: bool = True):
+        if not trainable:
+            attr = ParamAttr(name=attr, initializer=Constant(initial), trainable=False)
+        return create_parameter([channels], input.dtype, attr=attr, is_bias=is_bias,
+                                default_initializer=Constant(initial), prefix=prefix)
+
+    scale, bias = param(param_attr, 1.0), param(bias_attr, 0.0, is_bias=True)
+    mean = param(moving_mean_name, 0.0, trainable=False)
+    variance = param(moving_variance_name, 1.0, trainable=False)
+
+    def normalized(training: bool):
+        return F.batch_norm(input, mean, variance, scale, bias, training, momentum, epsilon,
+                            data_layout)
+
+    test = normalized(False)  # first, so that it reads the moving statistics as stored
+    if is_test or use_global_stats:
+        return _activated(test, act)
+    out = normalized(True)
+    programs.main._tracer.twins[out._ir] = test._ir
+    return _activated(out, act)
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
@@ -15,4 +112,21 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):  # noqa: A002  
 
 cond.__doc__, while_loop.__doc__ = jst.cond.__doc__, jst.while_loop.__doc__
 
-__all__ = ["cond", "while_loop"]
+
+def _static_size(dims, layer: str, what: str) -> int:
+    if any(d < 0 for d in dims):
+        raise IrflowError(f"static.nn.{layer}: {what} must be known when the layer is "
+                          f"built, but the input's shape has -1 there ({list(dims)})")
+    return math.prod(dims)
+
+
+def _activated(x, activation: str | None):
+    if activation is None:
+        return x
+    fn = getattr(F, activation, None)
+    if fn is None:
+        raise ValueError(f"unknown activation {activation!r}")
+    return fn(x)
+
+
+__all__ = ["batch_norm", "cond", "conv2d", "fc", "while_loop"]

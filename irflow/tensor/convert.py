@@ -7,7 +7,8 @@ The rules are Paddle 3's (checked against PaddlePaddle 3.3):
 - A 0-d tensor meets a tensor of higher rank the same way, as a scalar: the other
   tensor's dtype wins unless the 0-d tensor is of a higher kind (bool < int <
   float), then its own dtype does (``int32[2] + float64[]`` is float64).
-- Two 0-d tensors meet at the wider dtype: bool < int32 < int64 < float32 < float64.
+- Two 0-d tensors meet at the wider dtype: bool < uint8 < int8 < int16 < int32 < int64
+  < float16 < bfloat16 < float32 < float64.
 - Two tensors of rank >= 1 and different dtypes meet at the wider one only if both
   are floats; any other mix (``int64[2] + float32[2]``, ``int32 + int64``) is a
   TypeError, as in Paddle: cast one of them explicitly.
@@ -23,9 +24,11 @@ from ..ir import dtypes
 from ..ir.types import Dim, TensorType, dim_add, dim_div, dim_mul, dim_sub, numel
 from .tensor import Tensor
 
-_RANK = {dtypes.bool_: 0, dtypes.int32: 1, dtypes.int64: 2, dtypes.float32: 3,
-         dtypes.float64: 4}
-_KIND_RANK = {"bool": 0, "int": 1, "float": 2}
+_RANK = {d: i for i, d in enumerate((
+    dtypes.bool_, dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
+    dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64))}
+_KIND_RANK = {"bool": 0, "int": 1, "float": 2, "bfloat16": 2}
+_SUPPORTED = {d.np for d in dtypes.ALL}
 
 
 def default_dtype_of(data) -> dtypes.DType:
@@ -44,16 +47,17 @@ def to_array(data, dtype=None) -> np.ndarray:
         array = data._concrete("to_tensor()")
     elif isinstance(data, np.ndarray | np.generic):
         array = np.asarray(data)
-        if array.dtype.kind in "iu" and array.dtype not in (np.int32, np.int64):
-            array = array.astype(np.int64)
-        elif array.dtype.kind == "f" and array.dtype not in (np.float32, np.float64):
-            array = array.astype(np.float32)
+        if array.dtype not in _SUPPORTED:  # uint32, uint64, float128...
+            array = array.astype(np.int64 if array.dtype.kind in "iu" else np.float32)
     else:
         if isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in _flat(data)):
             data = _nested_values(data)
         array = np.asarray(data, dtype=default_dtype_of(data).np if dtype is None else None)
     if dtype is not None:
-        array = array.astype(dtypes.dtype(dtype).np, copy=False)
+        dtype = dtypes.dtype(dtype)
+        if dtype is dtypes.bfloat16 and array.dtype != dtype.np:  # values to bits
+            return dtypes.astype(array, dtype)
+        array = array.astype(dtype.np, copy=False)
     return array
 
 

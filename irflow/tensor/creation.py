@@ -27,7 +27,7 @@ def full(shape, fill_value, dtype=None, name=None) -> Tensor:
     otherwise, even for an int fill value, as in Paddle; bool for a bool one."""
     if dtype is None:
         dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtypes.float32
-    value = Tensor._from_array(np.asarray(fill_value, dtype=dtypes.dtype(dtype).np))
+    value = Tensor._from_array(dtypes.astype(fill_value, dtypes.dtype(dtype)))
     return apply("broadcast_to", (value,), {"shape": dims(shape)})
 
 
@@ -45,7 +45,7 @@ def empty(shape, dtype=None, name=None) -> Tensor:
 
 def full_like(x, fill_value, dtype=None, name=None) -> Tensor:
     x = as_tensor(x)
-    value = Tensor._from_array(np.asarray(fill_value, dtype=dtypes.dtype(dtype or x.dtype).np))
+    value = Tensor._from_array(dtypes.astype(fill_value, dtypes.dtype(dtype or x.dtype)))
     return apply("broadcast_to", (value,), {"shape": exact_shape(x)})
 
 

@@ -55,10 +55,11 @@ isfinite = _float_test("isfinite")
 
 
 def where(condition, x=None, y=None, name=None) -> Tensor:
-    """x where condition holds, else y (all three broadcast)."""
+    """x where condition holds, else y (all three broadcast). With the condition
+    alone: the coordinates where it holds, one 1-D tensor per axis (`nonzero`)."""
     if x is None and y is None:
-        raise NotImplementedError("where(condition) without x and y (nonzero indices) has a "
-                                  "data-dependent shape; irflow does not support it")
+        from .search import nonzero
+        return nonzero(condition, as_tuple=True)
     condition = as_tensor(condition)
     if not condition.dtype.is_bool:
         raise TypeError(f"where: the condition must be a bool tensor (as in Paddle), got "
@@ -67,13 +68,32 @@ def where(condition, x=None, y=None, name=None) -> Tensor:
     return apply("select", (condition, x, y))
 
 
-def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:
-    from .math import abs, all, multiply, subtract
+def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:
+    """|x - y| <= atol + rtol * |y| elementwise; equal infinities are close, NaN is
+    close to NaN only with `equal_nan`."""
     x, y = promote(x, y)
-    close = less_equal(abs(subtract(x, y)), abs(multiply(y, rtol)) + atol)
+    if not x.dtype.is_float:
+        raise TypeError(f"isclose needs float tensors (as in Paddle), got {x.dtype.name}")
+    return _close(x, y, rtol, atol, equal_nan)
+
+
+def _close(x: Tensor, y: Tensor, rtol, atol, equal_nan) -> Tensor:
+    from .math import abs, multiply, subtract
+    same = equal(x, y)  # also inf == inf, whose difference would be NaN: compare 0 - 0
+    zero = as_tensor(0, like=x)
+    difference = subtract(where(same, zero, x), where(same, zero, y))
+    close = logical_or(less_equal(abs(difference), abs(multiply(y, rtol)) + atol), same)
     if equal_nan:
         close = logical_or(close, logical_and(isnan(x), isnan(y)))
-    return all(close)
+    return close
+
+
+def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:
+    from .math import all
+    x, y = promote(x, y)
+    if not x.dtype.is_float:
+        x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+    return all(_close(x, y, rtol, atol, equal_nan))
 
 
 def equal_all(x, y, name=None) -> Tensor:

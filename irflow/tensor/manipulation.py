@@ -8,7 +8,7 @@ import numpy as np
 from ..dispatch import apply, user_location
 from ..errors import IrflowError
 from ..ir import dtypes
-from ..ir.types import dim_add, dim_div, dim_sub, dim_terms, numel
+from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
 from .logic import where
 from .math import add, maximum, minimum, multiply, remainder
@@ -128,6 +128,112 @@ def flip(x, axis, name=None) -> Tensor:
                                  "steps": (-1,) * n})
 
 
+def roll(x, shifts, axis=None, name=None) -> Tensor:
+    """x with elements moved `shifts` places along `axis` (the flattened x when
+    None), wrapping around."""
+    shifts = [int(s) for s in (shifts.tolist() if isinstance(shifts, Tensor) else
+                               [shifts] if isinstance(shifts, int) else shifts)]
+    axis = None if axis is None else list(dims(axis))
+    return apply("roll", (as_tensor(x),), {"shifts": tuple(shifts),
+                                           "axis": None if axis is None else tuple(axis)})
+
+
+def meshgrid(*args, name=None) -> list[Tensor]:
+    """Grids of the 1-D inputs, "ij"-indexed: output k varies along axis k."""
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        args = tuple(args[0])
+    tensors = [as_tensor(t) for t in args]
+    shape = tuple(exact_shape(t)[0] if t.ndim else 1 for t in tensors)
+    out = []
+    for k, t in enumerate(tensors):
+        along = [1] * len(tensors)
+        along[k] = shape[k]
+        out.append(broadcast_to(reshape(t, along), shape))
+    return out
+
+
+def repeat_interleave(x, repeats, axis=None, name=None) -> Tensor:
+    """Each element (or slice along `axis`) of x repeated `repeats` times in place;
+    x is flattened when axis is None. Per-element repeats (a tensor) give a
+    data-dependent length, known eagerly only."""
+    x = as_tensor(x)
+    if axis is None:
+        x, axis = reshape(x, [-1]), 0
+    axis = int(axis) % builtins.max(x.ndim, 1)
+    if isinstance(repeats, Tensor) and repeats.ndim == 0:
+        repeats = repeats._concrete("repeat_interleave with a tensor of repeats").item() \
+            if repeats._value is not None else repeats
+    if isinstance(repeats, int):
+        shape = list(exact_shape(x))
+        y = unsqueeze(x, [axis + 1])
+        wide = shape[:axis + 1] + [repeats] + shape[axis + 1:]
+        y = broadcast_to(y, wide)
+        return reshape(y, shape[:axis] + [dim_mul(shape[axis], repeats)] + shape[axis + 1:])
+    counts = repeats._value if isinstance(repeats, Tensor) else np.asarray(repeats)
+    if counts is None:
+        from ..errors import ConversionError
+        raise ConversionError("repeat_interleave with per-element repeats computed in the "
+                          "program gives a data-dependent length; give the repeats as a "
+                          "Python list or an int", user_location())
+    index = np.repeat(np.arange(len(counts)), counts)
+    return gather(x, Tensor._from_array(index.astype(np.int64)), axis)
+
+
+def gather_nd(x, index, name=None) -> Tensor:
+    """The slices of x that the last axis of `index` addresses: index [..., k] picks
+    x[i0, ..., ik-1, ...], giving index.shape[:-1] + x.shape[k:]."""
+    x, index = as_tensor(x), _as_index(as_tensor(index))
+    k = index.shape[-1]
+    shape = tuple(exact_shape(x))
+    if k > len(shape):
+        raise IndexError(f"gather_nd: index addresses {k} axes of a rank-{len(shape)} tensor")
+    lead = tuple(exact_shape(index))[:-1]
+    if k == 0:
+        return broadcast_to(reshape(x, (1,) * len(lead) + shape), lead + shape)
+    sizes = [d if isinstance(d, int) else _traced_size(x, a) for a, d in enumerate(shape[:k])]
+    linear, stride = None, 1
+    for a in range(k - 1, -1, -1):
+        part = squeeze(slice(index, [-1], [a], [a + 1]), [-1])
+        part = _in_range(part, sizes[a]) if isinstance(sizes[a], int) else \
+            remainder(cast(part, dtypes.int64), sizes[a])
+        term = multiply(part, stride)
+        linear = term if linear is None else add(linear, term)
+        stride = stride * sizes[a]
+    stride = numel(shape[:k])
+    flat = reshape(x, (stride,) + shape[k:])
+    return reshape(gather(flat, reshape(linear, [-1]), 0), lead + shape[k:])
+
+
+def _traced_size(x: Tensor, axis: int) -> Tensor:
+    """A symbolic dim of traced x as an int64 scalar computed when the program runs."""
+    from .attribute import shape
+    return squeeze(slice(shape(x), [0], [axis], [axis + 1]), [0])
+
+
+def scatter(x, index, updates, overwrite=True, name=None) -> Tensor:
+    """x with rows `index` (a 1-D int tensor, along axis 0) replaced by the rows of
+    `updates` (with repeated indices the last one wins), or with `overwrite=False`
+    set to the sum of the updates they get."""
+    x = as_tensor(x)
+    index = reshape(_as_index(as_tensor(index)), [-1])
+    updates = cast(as_tensor(updates, like=x), x.dtype)
+    rows = unsqueeze(index, list(range(1, x.ndim)))
+    rows = broadcast_to(rows, (exact_shape(index)[0],) + tuple(exact_shape(x))[1:])
+    if overwrite:
+        return apply("put_along_axis", (x, rows, updates), {"axis": 0, "reduce": "assign"})
+    from .creation import zeros_like
+    cleared = apply("put_along_axis", (x, rows, zeros_like(updates)),
+                    {"axis": 0, "reduce": "assign"})
+    return apply("scatter_add", (cleared, index, updates), {"axis": 0})
+
+
+def masked_fill(x, mask, value, name=None) -> Tensor:
+    """x with `value` where the bool `mask` (broadcast with x) holds."""
+    x = as_tensor(x)
+    value = cast(as_tensor(value, like=x), x.dtype)
+    return where(as_tensor(mask), value, x)
+
+
 def broadcast_to(x, shape, name=None) -> Tensor:
     return apply("broadcast_to", (as_tensor(x),), {"shape": dims(shape)})
 
@@ -200,7 +306,8 @@ def astype(x, dtype, name=None) -> Tensor:
 # then squeezed), integer tensors gather (several broadcast together and address their
 # axes jointly, as in NumPy: adjacent ones keep their place, otherwise the indexed
 # dims come first). A bool mask has a data-dependent result shape, so it is accepted
-# only in assignments (``x[x > 0] = 0``), which keep x's shape.
+# in reads as a gather of the positions `nonzero` finds (a data-dependent size: a
+# fresh symbol when compiled), and in assignments (``x[x > 0] = 0``) as a select.
 
 
 _BASIC_ITEMS = (int, builtins.slice)  # the common index items, which need no conversion
@@ -359,16 +466,27 @@ def _basic(x: Tensor, parts: _Index) -> tuple[Tensor, Tensor, Tensor]:
 
 def getitem(x: Tensor, index) -> Tensor:
     parts = _Index(x, index)
-    if parts.mask is not None:
-        raise IrflowError("reading x[mask] with a bool mask gives a data-dependent shape, "
-                          "which irflow does not support; use paddle.where, or assign "
-                          "through the mask (x[mask] = value)", user_location())
     _, _, y = _basic(x, parts)
+    if parts.mask is not None:
+        return _masked_read(y, parts.after_squeeze(parts.mask[0]), parts.mask[1])
     if parts.tensors:
         tensors = [(parts.after_squeeze(a), t) for a, t in parts.tensors]
         y, axis, index_t, _ = _joint_index(y, tensors)
         y = apply("gather", (y, index_t), {"axis": axis})
     return y
+
+
+def _masked_read(region: Tensor, axis: int, mask: Tensor) -> Tensor:
+    """``region[..., mask, ...]``: the mask's dims (from `axis`) become one dim
+    holding the selected elements, as many as the mask has true ones."""
+    from .search import flat_positions
+    shape = tuple(exact_shape(region))
+    k = mask.ndim
+    if tuple(exact_shape(mask)) != shape[axis:axis + k]:
+        raise IndexError(f"a bool mask of shape {mask.shape} does not match the dims "
+                         f"{list(shape[axis:axis + k])} it indexes")
+    merged = reshape(region, shape[:axis] + (numel(shape[axis:axis + k]),) + shape[axis + k:])
+    return gather(merged, flat_positions(mask), axis)
 
 
 def _joint_index(y: Tensor, tensors: list) -> tuple[Tensor, int, Tensor, tuple]:

@@ -230,21 +230,67 @@ def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
     return out
 
 
-def norm(x, p=2, axis=None, keepdim=False, name=None) -> Tensor:
+def norm(x, p=None, axis=None, keepdim=False, name=None) -> Tensor:
+    """Paddle's vector norms over `axis` (all axes when None): p None, 2 or "fro" the
+    Euclidean norm, 1, 0 (the count of nonzeros), +-inf (max / min of |x|), or any
+    other number; "fro" over a pair of axes is the Frobenius norm."""
     x = as_tensor(x)
-    if p == "fro" or p == 2:
+    if p is None or p == "fro" or p == 2:
         return sqrt(sum(multiply(x, x), axis, keepdim))
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported by irflow (numbers and 'fro')")
     if p == 1:
         return sum(abs(x), axis, keepdim)
+    if p == 0:
+        return sum(cast(apply("ne", (x, as_tensor(0, like=x))), x.dtype), axis, keepdim)
     if p == float("inf"):
         return max(abs(x), axis, keepdim)
+    if p == float("-inf"):
+        return min(abs(x), axis, keepdim)
     return pow(sum(pow(abs(x), float(p)), axis, keepdim), 1.0 / p)
+
+
+# ---------------------------------------------------------------- scans
+
+def cumsum(x, axis=None, dtype=None, name=None) -> Tensor:
+    """The running sum along `axis`, or over the flattened x when None. Integer
+    inputs sum in int64 unless `dtype` says otherwise, as in Paddle."""
+    x = _scan_input(x, axis, dtype)
+    return apply("cumsum", (x,), {"axis": -1 if axis is None else int(axis)})
+
+
+def cumprod(x, dim=None, dtype=None, name=None) -> Tensor:
+    """The running product along `dim`, or over the flattened x when None."""
+    x = _scan_input(x, dim, dtype, int_as_int64=False)
+    return apply("cumprod", (x,), {"axis": -1 if dim is None else int(dim)})
+
+
+def _scan_input(x, axis, dtype, int_as_int64: bool = True) -> Tensor:
+    from .manipulation import reshape
+    x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
+    elif int_as_int64 and not x.dtype.is_float:
+        x = cast(x, dtypes.int64)
+    return reshape(x, [-1]) if axis is None or x.ndim == 0 else x
 
 
 # ---------------------------------------------------------------- products
 
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None) -> Tensor:
-    x, y = promote(x, y)
+    """x @ y. Tensors of different dtypes are refused, as Paddle does (a float64
+    input into a float32 layer is an error, not a silent promotion)."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        xv, yv = x._value, y._value  # the dtypes read cheaply: this is eager's hot path
+        if (xv.dtype is not yv.dtype if xv is not None and yv is not None
+                else x.dtype is not y.dtype):
+            from ..dispatch import user_location
+            from ..errors import DTypeError
+            raise DTypeError(f"matmul: x is {x.dtype.name} and y is {y.dtype.name}; matmul "
+                             "does not mix dtypes (as in Paddle): cast one with .astype()",
+                             user_location())
+    else:
+        x, y = promote(x, y)
     return apply("matmul", (x, y), {"transpose_x": bool(transpose_x),
                                     "transpose_y": bool(transpose_y)})
 
@@ -253,7 +299,12 @@ def mm(input, mat2, name=None) -> Tensor:  # noqa: A002
     return matmul(input, mat2)
 
 
-bmm = mm
+def bmm(x, y, name=None) -> Tensor:
+    """Batched matrix product of two 3-D tensors [B, M, K] @ [B, K, N]."""
+    x, y = as_tensor(x), as_tensor(y)
+    if x.ndim != 3 or y.ndim != 3:
+        raise ValueError(f"bmm needs two 3-D tensors, got shapes {x.shape} and {y.shape}")
+    return matmul(x, y)
 
 
 def dot(x, y, name=None) -> Tensor:
@@ -261,8 +312,9 @@ def dot(x, y, name=None) -> Tensor:
 
 
 def outer(x, y, name=None) -> Tensor:
+    """The outer product of x and y, each flattened."""
     from .manipulation import reshape
-    return matmul(reshape(x, [-1, 1]), reshape(y, [1, -1]))
+    return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
 
 
 def add_n(inputs, name=None) -> Tensor:

@@ -1,7 +1,7 @@
 """Tensor's operators and methods, each bound to the one function that implements it."""
 from __future__ import annotations
 
-from . import logic, manipulation, math, search
+from . import linalg, logic, manipulation, math, search
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -46,16 +46,20 @@ _METHODS = {
         "maximum", "minimum", "matmul", "mm", "dot", "abs", "neg", "sign", "exp", "log",
         "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "sigmoid",
         "erf", "sin", "cos", "floor", "ceil", "scale", "clip", "sum", "mean", "prod", "max",
-        "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm"]},
+        "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
+        "cumprod", "bmm", "outer"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
-        "isfinite", "allclose", "equal_all"]},
+        "isfinite", "allclose", "isclose", "equal_all"]},
     **{name: getattr(manipulation, name) for name in [
         "reshape", "transpose", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
-        "index_select", "take_along_axis", "put_along_axis", "clone"]},
-    **{name: getattr(search, name) for name in ["argmax", "argmin"]},
+        "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
+        "repeat_interleave", "gather_nd", "scatter", "masked_fill"]},
+    **{name: getattr(search, name) for name in [
+        "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select"]},
+    **{name: getattr(linalg, name) for name in ["tril", "triu"]},
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS}.items():

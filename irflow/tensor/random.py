@@ -20,11 +20,18 @@ def seed(s: int):
     return _generator
 
 
+def host_seed() -> int:
+    """A fresh seed drawn now from irflow's global generator, never traced: for
+    values that are data (initial parameter values) and for the seed argument each
+    run of a program gets."""
+    return int(_generator.integers(0, 2**62))
+
+
 def next_seed() -> Tensor:
     """A fresh i64 seed for one random op (while tracing, the program's own)."""
     if state.tracer is not None:
         return state.tracer.next_seed()
-    return Tensor._from_array(np.asarray(_generator.integers(0, 2**62), dtype=np.int64))
+    return Tensor._from_array(np.asarray(host_seed(), dtype=np.int64))
 
 
 def _float_dtype(dtype):

@@ -20,11 +20,17 @@ from ..ops.formatting import PLACE, tensor_text
 
 
 class Tensor:
+    # `_hooks` (a leaf's gradient hooks) is set only by register_hook: read it with
+    # getattr(t, "_hooks", None), so that making a tensor does not pay for it.
     __slots__ = ("_value", "_ir", "_tracer", "stop_gradient", "_grad", "_node", "_index",
-                 "name", "persistable", "__weakref__")
+                 "name", "persistable", "_hooks", "__weakref__")
 
     def __init__(self, value=None, dtype=None, stop_gradient: bool = True, name: str | None = None):
-        array = np.asarray(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
+        if dtype is not None and dtypes.dtype(dtype) is dtypes.bfloat16:
+            from .convert import to_array
+            array = to_array(value, dtype)
+        else:
+            array = np.asarray(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
         if array.dtype not in _SUPPORTED:
             array = array.astype(dtypes.dtype(_default_dtype_for(array)).np)
         self._init(array)
@@ -82,6 +88,10 @@ class Tensor:
     @property
     def place(self) -> str:
         return PLACE
+
+    def cpu(self) -> "Tensor":
+        """The tensor on the CPU: itself, since irflow computes on the CPU."""
+        return self
 
     @property
     def is_leaf(self) -> bool:
@@ -196,6 +206,28 @@ class Tensor:
 
     clear_grad = clear_gradient
 
+    def register_hook(self, hook) -> "TensorHookRemoveHelper":
+        """Call ``hook(grad)`` when backward() computes this tensor's gradient; a
+        Tensor it returns replaces the gradient (what a leaf accumulates, or what flows
+        on to the ops before an intermediate tensor). Eager code only."""
+        if self._value is None:
+            from ..dispatch import user_location
+            from ..errors import ConversionError
+            raise ConversionError("register_hook is not supported in compiled code; "
+                                  "register it eagerly", user_location())
+        if self.stop_gradient:
+            raise IrflowError("cannot register a hook on a tensor that stops gradients "
+                              "(stop_gradient=True)")
+        if self._node is None:
+            if getattr(self, "_hooks", None) is None:
+                self._hooks = {}
+            hooks = self._hooks
+        else:
+            if self._node.hooks is None:
+                self._node.hooks = {}
+            hooks = self._node.hooks.setdefault(self._index, {})
+        return TensorHookRemoveHelper(hooks, hook)
+
     def detach(self) -> "Tensor":
         if self._value is None:
             return self._tracer.detach(self)
@@ -219,7 +251,20 @@ class Tensor:
         if array.shape != self._value.shape:
             raise IrflowError(f"set_value: shape {list(array.shape)} differs from the "
                               f"tensor's {self.shape}")
-        self._value = array.astype(self._value.dtype, copy=True)
+        self._value = dtypes.astype(array, dtypes.from_numpy(self._value))
+
+    def __format__(self, spec: str) -> str:
+        """``f"{t}"`` and ``f"{t:.3f}"`` (a one-element tensor as its number); while
+        tracing, text the program fills in when it prints (see `Tracer.text_of`)."""
+        if self._value is None:
+            return self._tracer.text_of(self, spec)
+        if not spec:
+            return str(self)
+        if self._value.size != 1:
+            raise TypeError(f"unsupported format string {spec!r} for a Tensor of shape "
+                            f"{self.shape}: only a tensor with one element formats as a "
+                            "number")
+        return format(self._value.item(), spec)
 
     def __repr__(self) -> str:
         if self._value is None:
@@ -227,6 +272,17 @@ class Tensor:
         return tensor_text(self._value, self.stop_gradient)
 
     __str__ = __repr__
+
+
+class TensorHookRemoveHelper:
+    """The handle `Tensor.register_hook` returns: `remove()` unregisters the hook."""
+
+    def __init__(self, hooks: dict, hook) -> None:
+        self._hooks, self._key = hooks, object()  # a key no other registration has
+        hooks[self._key] = hook
+
+    def remove(self) -> bool:
+        return self._hooks.pop(self._key, None) is not None
 
 
 class Parameter(Tensor):
@@ -262,7 +318,7 @@ def _is_cleared(array: np.ndarray) -> bool:
 
 
 def _default_dtype_for(array: np.ndarray) -> str:
-    """Paddle's choice for data NumPy typed otherwise (e.g. float16, uint8)."""
+    """Paddle's choice for data NumPy typed otherwise (e.g. uint32, float128)."""
     if array.dtype.kind == "f":
         return "float32"
     if array.dtype.kind in "iu":

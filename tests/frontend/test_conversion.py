@@ -816,3 +816,77 @@ def test_several_optimizer_steps_in_one_compiled_call():
     got = paddle.compile(lambda i, t: fit(net2, opt2, i, t))(img, label)
     assert_same(got, want)
     assert_same(net2.weight, net1.weight)
+
+
+COUNTER = 0
+
+
+def test_global_and_nonlocal_variables_changed_in_tensor_statements_are_refused():
+    def branch(x):
+        global COUNTER
+        if paddle.sum(x) > 0:
+            COUNTER += 1
+        return x * 2
+
+    def loop(x):
+        count = 0
+
+        def bump():
+            nonlocal count
+            count += 1
+
+        while paddle.sum(x) < 10:
+            x = x + 1.0
+            bump()
+        return x, count
+
+    with pytest.raises(ConversionError, match="`COUNTER` is a global or nonlocal variable"):
+        paddle.compile(branch)(POS)
+    with pytest.raises(ConversionError) as info:
+        paddle.compile(loop)(POS)
+    assert f"{THIS_FILE}:{line_of(loop, '        bump()')}" in str(info.value)
+
+
+def test_closures_share_the_variables_of_the_function_they_come_from():
+    def f(x):
+        count = 0
+
+        def bump():
+            nonlocal count
+            count += 1
+
+        for _ in range(3):  # a Python loop: runs while tracing, as eagerly
+            x = x + 1.0
+            bump()
+        return x * count
+
+    check_function(f, (POS,))
+
+
+def test_prints_show_python_numbers_as_eager_code_does(capsys):
+    def f(x):
+        loss = paddle.mean(x * x)
+        print("loss", loss.item(), x.shape, f"{float(loss):.3f}", round(loss.item(), 2))
+        count = 0
+        while paddle.sum(x) < 20:
+            x = x * 2
+            count += 1
+        print(f"count={count} x={x}")
+        return x
+
+    x = paddle.ones([3, 2]) * 1.5
+    compiled = paddle.compile(f, input_spec=[InputSpec([None, 2])])
+    capsys.readouterr()
+    compiled(x)
+    got = capsys.readouterr().out
+    f(x)
+    assert got == capsys.readouterr().out
+
+
+def test_text_of_a_traced_value_used_other_than_by_print_is_an_error():
+    def f(x):
+        return {f"{float(paddle.sum(x)):.1f}": x}
+
+    with pytest.raises(ConversionError, match="made into text here") as info:
+        paddle.compile(f)(POS)
+    assert f"{THIS_FILE}:{line_of(f, 'return {f')}" in str(info.value)

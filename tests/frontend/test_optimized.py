@@ -1,7 +1,7 @@
 """What the pass pipeline makes of compiled models: the pass report, fused kernels
 (LayerNorm(x + GELU(x*w + b)) in one), compiled training through fused programs,
 frozen inference compiles (Conv2D+BatchNorm+ReLU as one conv with its epilogue)
-and jit.save of an eval model."""
+and jit.save of a frozen eval model."""
 import numpy as np
 import pytest
 
@@ -146,16 +146,20 @@ def test_freezing_leaves_training_programs_alone():
     assert [r.name for r in compiled.pass_report] == list(DEFAULT_PIPELINE)
 
 
-def test_jit_save_of_an_eval_model_saves_the_folded_program(tmp_path):
+def test_jit_save_of_a_frozen_eval_model_saves_the_folded_program(tmp_path):
     model = trained_statistics(ConvBNReLU())
     path = str(tmp_path / "model")
-    paddle.jit.save(model, path, input_spec=[InputSpec([None, 3, 5, 5], "float32")])
+    spec = [InputSpec([None, 3, 5, 5], "float32")]
+    paddle.jit.save(model, path, input_spec=spec, freeze=True)
     loaded = paddle.jit.load(path)
     names = {op.name for op in loaded.ir.walk()}
     assert "rsqrt" not in names and "sub" not in names  # BatchNorm is in the weights
-    assert [t.name for t in loaded.parameters()] == ["conv.weight"]
+    assert list(loaded.state_dict()) == ["conv.weight"] and loaded.parameters() == []
     x = paddle.randn([3, 3, 5, 5])
     np.testing.assert_allclose(loaded(x).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-5)
+    model.train()
+    with pytest.raises(paddle.IrflowError, match=r"freeze=True\) saves an inference program"):
+        paddle.jit.save(model, path, input_spec=spec, freeze=True)
 
 
 @pytest.mark.parametrize("freeze", [False, True])

@@ -110,7 +110,7 @@ def test_canonical_attributes_and_declaration():
      "the seed must be an i64 scalar, got i64[1]"),
     ("normal", TensorType("i32", ()), {"shape": (2,)}, "the seed must be an i64 scalar, got i32"),
     ("uniform", SEED, {"shape": (2,), "dtype": "int64"}, "dtype must be a float type, got int64"),
-    ("normal", SEED, {"shape": (2,), "dtype": "float16"}, "unknown dtype 'float16'"),
+    ("normal", SEED, {"shape": (2,), "dtype": "float8"}, "unknown dtype 'float8'"),
     ("uniform", SEED, {"shape": (2,), "min": 1.0, "max": 1.0},
      "min must be less than max, got min=1.0 and max=1.0"),
     ("uniform", SEED, {"shape": (2,), "max": "1"}, "max must be a number, got '1'"),

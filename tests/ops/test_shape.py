@@ -841,5 +841,5 @@ def test_arange_canonical_and_errors():
     assert infer("arange", start=0, stop=1.5, step=0.5) == "f32[3]"
     bad("arange", stop=3, step=0, match=r"step must not be 0")
     bad("arange", stop=True, match=r"stop must be a number, got True")
-    bad("arange", stop=3, dtype="float16", match=r"unknown dtype 'float16'")
+    bad("arange", stop=3, dtype="float8", match=r"unknown dtype 'float8'")
     assert lookup("arange").nondiff

@@ -31,7 +31,7 @@ SMOOTH_DIFFERENTIABLE = {
 }
 DIFFERENTIABLE = SMOOTH_DIFFERENTIABLE | {
     "abs", "relu", "maximum", "minimum", "select", "max", "min", "cast", "floor", "ceil",
-    "sign",
+    "round", "sign",
 }
 # Ops with a VJP that the generator does not emit, and why.
 NOT_GENERATED = {
@@ -39,6 +39,7 @@ NOT_GENERATED = {
     "max_pool2d": "4-D NCHW, see conv2d",
     "avg_pool2d": "4-D NCHW, see conv2d",
     "adaptive_avg_pool2d": "4-D NCHW, see conv2d",
+    "conv2d_grad_input": "4-D NCHW, see conv2d (Conv2DTranspose's op); tests/nn checks it",
     "call": "runs a compiled program from a process-local table; only the frontend builds it",
     "mod": "jumps wherever x / y crosses an integer, which finite differences cannot "
            "straddle; tests/tensor/test_math.py checks its gradient away from the jumps",
@@ -48,6 +49,9 @@ NOT_GENERATED = {
              "tests/ops/test_list.py checks its gradient against finite differences"
        for name in ("list_append", "list_get", "list_stack", "list_set", "list_write",
                     "list_pop", "list_unstack", "list_add")},
+    **{name: "added with the Paddle tensor ops of issue 13; tests/ops/test_scan_matrix.py "
+             "checks its gradient against finite differences"
+       for name in ("cumsum", "cumprod", "tril", "triu", "einsum", "roll")},
 }
 
 

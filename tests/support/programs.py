@@ -318,6 +318,7 @@ _UNARY = {
              lambda lo, hi: (max(lo, 0.0), max(hi, 0.0))),
     "floor": (np.floor, lambda lo, hi: (math.floor(lo), math.floor(hi))),
     "ceil": (np.ceil, lambda lo, hi: (math.ceil(lo), math.ceil(hi))),
+    "round": (np.round, lambda lo, hi: (round(lo), round(hi))),
     "sign": (np.sign, lambda lo, hi: (-1.0, 1.0)),
     "logical_not": (np.logical_not, None),
 }
@@ -363,6 +364,12 @@ def _observe_rounding(kind):
     return observe
 
 
+def _observe_round(trace, out, x):
+    """Rounding to the nearest integer jumps at every half-integer."""
+    trace.values("round", out)
+    trace.jump(np.abs(x - np.floor(x) - 0.5), np.abs(x))
+
+
 def _observe_trunc(trace, out, x):
     """Truncation to an integer jumps at every nonzero integer."""
     trace.values("trunc", out)
@@ -387,6 +394,7 @@ _OBSERVE = {
     "relu": _observe_sign_pattern("relu"), "abs": _observe_sign_pattern("abs"),
     "sign": _observe_sign,
     "floor": _observe_rounding("floor"), "ceil": _observe_rounding("ceil"),
+    "round": _observe_round,
     "maximum": lambda trace, out, x, y: trace.mask("maximum", x >= y),
     "minimum": lambda trace, out, x, y: trace.mask("minimum", x <= y),
     **{name: _observe_compare for name in ("gt", "lt", "ge", "le")},
@@ -707,7 +715,8 @@ class _Generator:
         table = [(3, "tanh"), (2, "neg"), (2, "exp"), (2, "sigmoid"), (1, "sin"), (1, "cos"),
                  (1, "erf"), (1, "sqrt"), (1, "log"), (1, "rsqrt"), (1, "stop_gradient")]
         if not self.smooth:
-            table += [(2, "relu"), (2, "abs"), (1, "floor"), (1, "ceil"), (1, "sign")]
+            table += [(2, "relu"), (2, "abs"), (1, "floor"), (1, "ceil"), (1, "round"),
+                      (1, "sign")]
         name = self.c.weighted(table)
         x = s.pick_float()
         if x is None:

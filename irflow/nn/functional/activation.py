@@ -67,3 +67,58 @@ def softmax(x, axis: int = -1, dtype=None, name=None):
 def log_softmax(x, axis: int = -1, dtype=None, name=None):
     shifted = _shifted(x, axis, dtype)
     return shifted - log(reduce_sum(exp(shifted), axis, keepdim=True))
+
+
+def softplus(x, beta: float = 1, threshold: float = 20, name=None):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold. The
+    exponent is clamped at the threshold so the branch not taken never overflows."""
+    x = as_tensor(x)
+    scaled = x * beta
+    soft = tensor_math.log1p(exp(tensor_math.minimum(scaled, float(threshold)))) / beta
+    return where(scaled > threshold, x, soft)
+
+
+def hardswish(x, name=None):
+    """x * clip(x + 3, 0, 6) / 6."""
+    x = as_tensor(x)
+    return x * tensor_math.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def hardsigmoid(x, slope: float = 0.1666667, offset: float = 0.5, name=None):
+    """clip(slope * x + offset, 0, 1)."""
+    return tensor_math.clip(as_tensor(x) * slope + offset, 0.0, 1.0)
+
+
+def mish(x, name=None):
+    """x * tanh(softplus(x)), softplus with Paddle's threshold 20."""
+    x = as_tensor(x)
+    return x * tensor_math.tanh(softplus(x, 1.0, 20.0))
+
+
+def _exp_minus_one_below_zero(x):
+    """exp(x) - 1 for x <= 0 (the exponent clamped at 0, so the positive side, which
+    the callers do not use, never overflows or makes a NaN gradient)."""
+    return exp(tensor_math.minimum(x, 0.0)) - 1.0
+
+
+def elu(x, alpha: float = 1.0, name=None):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    x = as_tensor(x)
+    return where(x > 0, x, _exp_minus_one_below_zero(x) * alpha)
+
+
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+def selu(x, scale: float = _SELU_SCALE, alpha: float = _SELU_ALPHA, name=None):
+    """scale * (x where x > 0, else alpha * (exp(x) - 1))."""
+    x = as_tensor(x)
+    return where(x > 0, x, _exp_minus_one_below_zero(x) * alpha) * scale
+
+
+def glu(x, axis: int = -1, name=None):
+    """a * sigmoid(b), a and b the two halves of x along `axis`."""
+    from ...tensor import split
+    a, b = split(as_tensor(x), 2, axis)
+    return a * tensor_math.sigmoid(b)

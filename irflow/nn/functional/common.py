@@ -68,8 +68,18 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
 
 
 def one_hot(x, num_classes: int, name=None):
-    """float32 indicator vectors: result x.shape + [num_classes]."""
+    """float32 indicator vectors: result x.shape + [num_classes]. An index outside
+    [0, num_classes) is a ValueError, as in Paddle (checked eagerly)."""
     x = as_tensor(x)
+    if x._value is not None and x._value.size:
+        low, high = int(x._value.min()), int(x._value.max())
+        if low < 0 or high >= num_classes:
+            from ...dispatch import user_location
+            from ...errors import OutOfRangeError
+            bad = low if low < 0 else high
+            raise OutOfRangeError(f"one_hot: index {bad} is out of range for num_classes="
+                             f"{num_classes} (expected 0 <= index < {num_classes})",
+                             user_location())
     return equal(unsqueeze(x, -1), arange(num_classes).astype(x.dtype)).astype("float32")
 
 
@@ -115,11 +125,16 @@ def _pad_pairs(ndim: int, pad: list[int], data_format: str | None,
 
 def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format=None,
         pad_from_left_axis: bool = True, name=None):
-    """Pad x with `value` (mode "constant" only; see `_pad_pairs` for `pad`)."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported by irflow (only "
-                                  "'constant')")
+    """Pad x with `value` (mode "constant"), or by mirroring without the edge
+    ("reflect"), repeating the edge ("replicate") or wrapping around ("circular");
+    see `_pad_pairs` for `pad`."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"pad: mode should be one of constant, reflect, replicate, "
+                         f"circular, got {mode!r}")
     x = as_tensor(x)
     pad = [int(v) for v in (pad.tolist() if isinstance(pad, Tensor) else pad)]
     pairs = _pad_pairs(x.ndim, pad, data_format, pad_from_left_axis)
+    if mode != "constant":
+        from .resample import pad_by_gather
+        return pad_by_gather(x, pairs, mode)
     return apply("pad", (x,), {"pads": pairs, "value": float(value)})

@@ -138,3 +138,83 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
         output_size = (None, None)
     size = output_size if isinstance(output_size, int) else tuple(output_size)
     return _spatial_op("adaptive_avg_pool2d", x, (), {"output_size": size}, channels_last)
+
+
+def _conv1d_padding(padding):
+    """conv2d's padding for the [N, C, 1, L] view of a 1-D input."""
+    if isinstance(padding, str):
+        return padding
+    if isinstance(padding, int):
+        return [0, 0, padding, padding]
+    padding = list(padding)
+    if padding and isinstance(padding[0], list | tuple):  # one pair per axis of [N, C, L]
+        padding = list(padding[-1])
+    if len(padding) == 1:
+        return [0, 0, padding[0], padding[0]]
+    if len(padding) == 2:
+        return [0, 0, int(padding[0]), int(padding[1])]
+    raise ValueError(f"padding of a 1-D convolution must be an int, [p], [left, right], "
+                     f"'SAME' or 'VALID', got {padding}")
+
+
+def _single(value, what: str) -> int:
+    if isinstance(value, int):
+        return value
+    (v,) = value
+    return int(v)
+
+
+def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
+           data_format: str = "NCL", name=None):
+    """1-D cross-correlation of x [N, C, L] with weight [Cout, C/groups, k]: conv2d on
+    the [N, C, 1, L] view."""
+    from ...tensor import squeeze, unsqueeze
+    x = as_tensor(x)
+    if data_format not in ("NCL", "NLC"):
+        raise ValueError(f"data_format must be 'NCL' or 'NLC', got {data_format!r}")
+    if data_format == "NLC":
+        x = transpose(x, [0, 2, 1])
+    out = conv2d(unsqueeze(x, [2]), unsqueeze(weight, [2]), None,
+                 (1, _single(stride, "stride")), _conv1d_padding(padding),
+                 (1, _single(dilation, "dilation")), groups)
+    out = squeeze(out, [2])
+    if bias is not None:
+        out = out + reshape(bias, [1, -1, 1])
+    return transpose(out, [0, 2, 1]) if data_format == "NLC" else out
+
+
+def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     dilation=1, data_format: str = "NCHW", output_size=None, name=None):
+    """The transpose of conv2d (a "deconvolution"): x [N, Cin, H, W], weight
+    [Cin, Cout/groups, kH, kW]; output H_out = (H - 1) * stride - top - bottom +
+    dilation * (kH - 1) + 1 + output_padding (W alike), or `output_size`."""
+    x = as_tensor(x)
+    channels_last = _channels_last(data_format)
+    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
+    kernel = tuple(weight.shape[2:])
+    in_hw = _input_hw(x, channels_last)
+    if isinstance(padding, str):
+        if padding.upper() != "VALID":
+            raise NotImplementedError("conv2d_transpose: padding 'SAME' is not supported by "
+                                      "irflow")
+        padding = 0
+    pads = resolve_padding(padding, in_hw, kernel, stride, dilation, channels_last)
+    base = [(n - 1) * s - lo - hi + d * (k - 1) + 1
+            for n, s, lo, hi, d, k in zip(in_hw, stride, pads[0::2], pads[1::2], dilation,
+                                          kernel)]
+    if output_size is not None:
+        size = [int(v) for v in ([output_size] * 2 if isinstance(output_size, int)
+                                 else output_size)][-2:]
+        extra = [o - b for o, b in zip(size, base)]
+    else:
+        extra = list(pair(output_padding, "output_padding"))
+    for e, s, d in zip(extra, stride, dilation):
+        if not 0 <= e < max(s, d):
+            raise ValueError(f"conv2d_transpose: the output size must lie in [inferred, "
+                             f"inferred + stride), got {extra} beyond {base}")
+    attrs = {"input_hw": tuple(b + e for b, e in zip(base, extra)), "stride": stride,
+             "padding": pads, "dilation": dilation, "groups": int(groups)}
+    out = _spatial_op("conv2d_grad_input", x, (weight,), attrs, channels_last)
+    if bias is None:
+        return out
+    return out + reshape(bias, [1, 1, 1, -1] if channels_last else [1, -1, 1, 1])

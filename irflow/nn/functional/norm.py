@@ -1,4 +1,4 @@
-"""Batch and layer normalization, composed from primitives.
+"""Batch, layer, group and instance normalization, composed from primitives.
 
 Both normalize with the biased variance (the mean of squared deviations), as Paddle.
 In training, `batch_norm` also updates the running statistics in place, with
@@ -10,8 +10,9 @@ update, which the tracer intercepts when a Layer is compiled.
 from __future__ import annotations
 
 from ...dispatch import no_grad
-from ...tensor import mean as reduce_mean, reshape, rsqrt
+from ...tensor import mean as reduce_mean, numel, reshape, rsqrt, transpose, where
 from ...tensor.convert import as_tensor
+from ...tensor.manipulation import exact_shape
 
 
 def _channel_axis(ndim: int, data_format: str) -> int:
@@ -37,8 +38,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
         mean = reduce_mean(x, axes, keepdim=True)
         centered = x - mean
         var = reduce_mean(centered * centered, axes, keepdim=True)
-        _update_running(running_mean, mean, momentum)
-        _update_running(running_var, var, momentum)
+        _update_running(running_mean, mean, momentum, x)
+        _update_running(running_var, var, momentum, x)
     else:
         mean = reshape(running_mean, per_channel)
         var = reshape(running_var, per_channel)
@@ -51,9 +52,16 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
     return y
 
 
-def _update_running(running, batch_stat, momentum: float) -> None:
+def _update_running(running, batch_stat, momentum: float, x) -> None:
+    """Move `running` toward the batch's statistic, unless the batch is empty (whose
+    statistics are NaN): Paddle keeps the running statistics then."""
+    if x._value is not None and x._value.size == 0:
+        return
     with no_grad():
-        running.set_value(running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum))
+        updated = running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum)
+        if x._value is None and not all(isinstance(d, int) and d for d in exact_shape(x)):
+            updated = where(numel(x) > 0, updated, running)  # a size known at run time
+        running.set_value(updated)
 
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-05, name=None):
@@ -71,3 +79,51 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-
     if bias is not None:
         y = y + bias
     return y
+
+
+def _normalize_groups(x, groups_shape, epsilon):
+    """x normalized over every axis after the first two of its view `groups_shape`."""
+    view = reshape(x, groups_shape)
+    axes = list(range(2, len(groups_shape)))
+    mean = reduce_mean(view, axes, keepdim=True)
+    centered = view - mean
+    var = reduce_mean(centered * centered, axes, keepdim=True)
+    return reshape(centered * rsqrt(var + epsilon), exact_shape(x))
+
+
+def _affine(y, weight, bias, channel_axis: int):
+    shape = [1] * y.ndim
+    shape[channel_axis] = -1
+    if weight is not None:
+        y = y * reshape(weight, shape)
+    if bias is not None:
+        y = y + reshape(bias, shape)
+    return y
+
+
+def group_norm(x, num_groups: int, epsilon: float = 1e-05, weight=None, bias=None,
+               data_format: str = "NCHW", name=None):
+    """Normalize each group of num_groups channel groups over its channels and
+    spatial positions (biased variance), then scale and shift per channel."""
+    x = as_tensor(x)
+    channels_last = not data_format.upper().startswith("NC")
+    if channels_last:
+        x = transpose(x, [0, x.ndim - 1, *range(1, x.ndim - 1)])
+    shape = exact_shape(x)
+    channels = shape[1]
+    if channels % num_groups:
+        raise ValueError(f"group_norm: the channels ({channels}) must be divisible by "
+                         f"num_groups ({num_groups})")
+    y = _affine(_normalize_groups(x, [shape[0], num_groups, -1], epsilon), weight, bias, 1)
+    return transpose(y, [0, *range(2, y.ndim), 1]) if channels_last else y
+
+
+def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.9, eps: float = 1e-05,
+                  data_format: str = "NCHW", name=None):
+    """Normalize each channel of each sample over its spatial positions, then scale
+    and shift per channel."""
+    x = as_tensor(x)
+    shape = exact_shape(x)
+    y = _normalize_groups(x, [shape[0], shape[1], -1], eps)
+    return _affine(y, weight, bias, 1)

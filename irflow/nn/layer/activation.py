@@ -78,3 +78,52 @@ class Softmax(Layer):
 class LogSoftmax(Softmax):
     def forward(self, x):
         return F.log_softmax(x, self._axis)
+
+
+class _WithOptions(Layer):
+    """An activation whose keyword options (`_options`: name -> default, in Paddle's
+    order) are stored and passed to its functional form `_function`."""
+
+    _options: dict = {}
+
+    def __init__(self, *args, name=None, **kwargs):
+        super().__init__()
+        options = dict(self._options)
+        options.update(zip(self._options, args))
+        options.update(kwargs)
+        self._values = options
+
+    def forward(self, x):
+        return getattr(F, self._function)(x, **self._values)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self._values.items())
+
+
+class Softplus(_WithOptions):
+    _function, _options = "softplus", {"beta": 1, "threshold": 20}
+
+
+class Hardswish(_WithOptions):
+    _function = "hardswish"
+
+
+class Hardsigmoid(_WithOptions):
+    _function, _options = "hardsigmoid", {"slope": 0.1666667, "offset": 0.5}
+
+
+class Mish(_WithOptions):
+    _function = "mish"
+
+
+class ELU(_WithOptions):
+    _function, _options = "elu", {"alpha": 1.0}
+
+
+class SELU(_WithOptions):
+    _function, _options = "selu", {"scale": 1.0507009873554804934193349852946,
+                                   "alpha": 1.6732632423543772848170429916717}
+
+
+class GLU(_WithOptions):
+    _function, _options = "glu", {"axis": -1}

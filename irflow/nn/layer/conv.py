@@ -1,4 +1,4 @@
-"""Conv2D."""
+"""Conv1D, Conv2D and Conv2DTranspose."""
 from __future__ import annotations
 
 import math
@@ -52,3 +52,65 @@ class Conv2D(Layer):
         if self._groups != 1:
             text += f", groups={self._groups}"
         return text + f", data_format={self._data_format}"
+
+
+class Conv1D(Layer):
+    """1-D convolution over [N, C, L] ("NCL") or [N, L, C] ("NLC") inputs, weight
+    [out_channels, in_channels/groups, k] initialized as Conv2D's."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros",
+                 weight_attr=None, bias_attr=None, data_format: str = "NCL"):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv1D: padding_mode {padding_mode!r} is not supported "
+                                      "by irflow (only 'zeros')")
+        self._in_channels, self._out_channels = in_channels, out_channels
+        kernel = kernel_size if isinstance(kernel_size, int) else int(list(kernel_size)[0])
+        self._kernel_size = [kernel]
+        self._stride, self._padding, self._dilation = stride, padding, dilation
+        self._groups, self._data_format = groups, data_format
+        std = math.sqrt(2.0 / (in_channels * kernel))
+        self.weight = self.create_parameter([out_channels, in_channels // groups, kernel],
+                                            weight_attr, default_initializer=Normal(0.0, std))
+        self.bias = self.create_parameter([out_channels], bias_attr if bias else False,
+                                          is_bias=True)
+
+    def forward(self, x):
+        return F.conv1d(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
+                        self._groups, self._data_format)
+
+    def extra_repr(self) -> str:
+        return (f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}, "
+                f"data_format={self._data_format}")
+
+
+class Conv2DTranspose(Layer):
+    """Transposed 2-D convolution, weight [in_channels, out_channels/groups, kH, kW]
+    (initialized XavierUniform, as Paddle's), bias [out_channels]; `forward(x,
+    output_size=None)`."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, dilation=1, groups: int = 1, weight_attr=None,
+                 bias_attr=None, data_format: str = "NCHW"):
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
+                             f"must be divisible by groups ({groups})")
+        self._in_channels, self._out_channels = in_channels, out_channels
+        self._kernel_size = list(pair(kernel_size, "kernel_size"))
+        self._stride, self._padding, self._output_padding = stride, padding, output_padding
+        self._dilation, self._groups, self._data_format = dilation, groups, data_format
+        self.weight = self.create_parameter(
+            [in_channels, out_channels // groups, *self._kernel_size], weight_attr)
+        self.bias = self.create_parameter([out_channels], bias_attr, is_bias=True)
+
+    def forward(self, x, output_size=None):
+        return F.conv2d_transpose(x, self.weight, self.bias, self._stride, self._padding,
+                                  0 if output_size is not None else self._output_padding,
+                                  self._groups, self._dilation, self._data_format,
+                                  output_size)
+
+    def extra_repr(self) -> str:
+        return (f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}, "
+                f"data_format={self._data_format}")

@@ -455,7 +455,7 @@ class Layer:
             layer._dtype = dtype.name
         for tensor in [*self.parameters(), *self.buffers()]:
             if tensor.dtype.is_float:
-                tensor._value = tensor._value.astype(dtype.np)
+                tensor._value = dtypes.astype(tensor._value, dtype)
         return self
 
     # ------------------------------------------------------------ printing

@@ -1,4 +1,4 @@
-"""BatchNorm1D, BatchNorm2D and LayerNorm."""
+"""BatchNorm1D, BatchNorm2D, LayerNorm, GroupNorm and InstanceNorm2D."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -93,3 +93,51 @@ class LayerNorm(Layer):
 
     def extra_repr(self) -> str:
         return f"normalized_shape={self._normalized_shape}, epsilon={self._epsilon}"
+
+
+class GroupNorm(Layer):
+    """Normalization over groups of channels, with a per-channel `weight` (ones)
+    and `bias` (zeros)."""
+
+    def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-05, *,
+                 affine: bool = True, device=None, dtype=None, weight_attr=None,
+                 bias_attr=None, data_format: str = "NCHW", name=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self._num_groups, self._num_channels = num_groups, num_channels
+        self._epsilon, self._data_format = epsilon, data_format
+        self.weight = self.create_parameter([num_channels], weight_attr if affine else False,
+                                            default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([num_channels], bias_attr if affine else False,
+                                          is_bias=True)
+
+    def forward(self, x):
+        return F.group_norm(x, self._num_groups, self._epsilon, self.weight, self.bias,
+                            self._data_format)
+
+    def extra_repr(self) -> str:
+        return (f"num_groups={self._num_groups}, num_channels={self._num_channels}, "
+                f"epsilon={self._epsilon}")
+
+
+class InstanceNorm2D(Layer):
+    """Per-sample, per-channel normalization of [N, C, H, W] inputs over H and W,
+    with a per-channel `scale` (ones) and `bias` (zeros), Paddle's names."""
+
+    def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self._num_features, self._epsilon = num_features, epsilon
+        self.scale = self.create_parameter([num_features], weight_attr,
+                                           default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([num_features], bias_attr, is_bias=True)
+
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        if input.ndim != 4:
+            raise ValueError(f"InstanceNorm2D expects a 4-D input, got shape {input.shape}")
+        return F.instance_norm(input, weight=self.scale, bias=self.bias, eps=self._epsilon)
+
+    def extra_repr(self) -> str:
+        return f"num_features={self._num_features}, epsilon={self._epsilon}"

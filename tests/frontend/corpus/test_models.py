@@ -1,7 +1,6 @@
 """Small models as in Paddle's tutorials: MLPs and CNNs with control flow, recurrent
 cells written by hand, MNIST-style classifiers and seq2seq-style greedy decoding."""
 import numpy as np
-import pytest
 
 import irflow as paddle
 import irflow.nn as nn
@@ -366,7 +365,6 @@ class PaddleLSTMCellModel(nn.Layer):
         return h
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no nn.LSTMCell")
 def test_paddle_lstm_cell():
     check(PaddleLSTMCellModel(), [randn(2, 3, 3)], spec([None, 3, 3]))
 
@@ -381,7 +379,6 @@ class PaddleGRUModel(nn.Layer):
         return out[:, -1]
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no nn.GRU")
 def test_paddle_gru_layer():
     check(PaddleGRUModel(), [randn(2, 3, 3)], spec([None, 3, 3]))
 

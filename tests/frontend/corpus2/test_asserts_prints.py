@@ -88,7 +88,6 @@ def test_print_inside_helper_called_from_loop(capsys):
     check_prints(f, POS_NEG, spec([None, 4]), capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="print(loss.item()) prints a Tensor repr, eager prints the number")
 def test_print_of_item_value(capsys):
     def f(x):
         loss = (x ** 2).mean()
@@ -98,7 +97,6 @@ def test_print_of_item_value(capsys):
     check_prints(f, [np.full([2, 2], 0.5, "float32")], spec([None, 2]), capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="print(x.shape) prints 'Tensor(traced, ...)' for the None dim")
 def test_print_of_symbolic_shape(capsys):
     def f(x):
         print("input shape", x.shape)
@@ -107,7 +105,6 @@ def test_print_of_symbolic_shape(capsys):
     check_prints(f, [randn(2, 4), randn(3, 4, seed=1)], spec([None, 4]), capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="f'{float(t):.3f}' raises TypeError from Tensor.__format__ (internal)")
 def test_print_fstring_of_float_of_tensor(capsys):
     def f(x):
         m = float(x.mean())
@@ -117,7 +114,6 @@ def test_print_fstring_of_float_of_tensor(capsys):
     check_prints(f, [np.full([2, 2], 0.25, "float32")], spec([None, 2]), capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="a Python counter carried by a tensor loop prints as a Tensor repr")
 def test_print_loop_counter_after_tensor_loop(capsys):
     def f(x):
         n = 0

@@ -378,6 +378,5 @@ class TopKBeamSearch(Decoder):
         return scores, tok
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no paddle.topk")
 def test_topk_beam_search():
     check(stop_on_sign(TopKBeamSearch()), ENC1, spec([1, HID]), reset=False)

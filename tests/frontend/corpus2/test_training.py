@@ -78,7 +78,6 @@ def test_train_step_skipped_when_loss_is_not_finite():
     check_twins(stepper("SGD", body, learning_rate=0.1), batches, IMG_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no nn.ClipGradByGlobalNorm")
 def test_train_step_with_global_norm_clipping():
     def make():
         net = MLP()

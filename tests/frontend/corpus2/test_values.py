@@ -357,7 +357,6 @@ def test_pad_to_a_multiple_of_four():
     check(f, [randn(2, 6), randn(2, 8, seed=1)], spec([None, None]))
 
 
-@pytest.mark.xfail(strict=True, reason="TypeError: Tensor doesn't define __round__ (round(t.item(), 1))")
 def test_round_of_item():
     def f(x):
         r = round(x.mean().item(), 1)
@@ -389,7 +388,6 @@ def test_reshape_after_padding_an_odd_batch():
     check(f, [randn(3, 4), randn(4, 4, seed=1)], spec([None, 4]))
 
 
-@pytest.mark.xfail(strict=True, reason="irflow has no paddle.cumsum")
 def test_position_ids_from_cumsum_of_mask():
     def f(ids):
         mask = (ids != 0).astype("int64")

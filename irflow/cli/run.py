@@ -1,0 +1,67 @@
+"""``irflow run PATH --input NAME=FILE.npy ...``: run a saved program on arrays."""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..errors import InputError
+from ..jit.saved import load
+from ..serialization import load_npy, write_file
+from .common import add_path, parser, saved_prefix
+
+SUMMARY = "run a saved program on inputs from .npy files"
+
+
+def arguments() -> argparse.ArgumentParser:
+    p = parser("run", "Run a saved program (jit.save) on inputs from .npy files.")
+    add_path(p)
+    p.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE",
+                   help="the .npy file of one input, by the input's name (repeat for each)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the outputs to this .npz file (output_0, output_1, ...) "
+                        "instead of printing them")
+    p.add_argument("--backend", default="numpy", help="the backend to run on (default numpy)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    layer = load(saved_prefix(args.path) or args.path, backend=args.backend)
+    files = _input_files(args.input, layer.input_spec)
+    outs = layer(*[load_npy(files[spec.name]) for spec in layer.input_spec])
+    arrays = {f"output_{k}": t.numpy() for k, t in enumerate(
+        outs if isinstance(outs, list | tuple) else [outs])}
+    if args.output:
+        write_file(args.output, lambda f: np.savez(f, **arrays))
+        print(f"wrote {args.output}: " + ", ".join(f"{k} {_type(a)}" for k, a in arrays.items()))
+        return 0
+    for name, a in arrays.items():
+        print(f"{name}: {_type(a)}\n{np.array2string(a)}")
+    return 0
+
+
+def _input_files(pairs: list[str], specs) -> dict[str, str]:
+    """Input name -> file, from ``NAME=FILE`` arguments, checked against the program's
+    inputs."""
+    expected = ", ".join(f"{s.name} ({s.dtype.name}{list(s.shape)})" for s in specs)
+    files: dict[str, str] = {}
+    for pair in pairs:
+        name, eq, file = pair.partition("=")
+        if not eq or not name or not file:
+            raise InputError(f"--input {pair!r}: write NAME=FILE.npy; the program's inputs: "
+                              f"{expected}")
+        if name not in {s.name for s in specs}:
+            raise InputError(f"--input {name}: the program has no input {name!r}; its inputs: "
+                              f"{expected}")
+        if name in files:
+            raise InputError(f"--input {name} is given twice")
+        files[name] = file
+    missing = [s.name for s in specs if s.name not in files]
+    if missing:
+        raise InputError(f"no --input for {', '.join(repr(n) for n in missing)}; the "
+                          f"program's inputs: {expected}")
+    return files
+
+
+def _type(a: np.ndarray) -> str:
+    return f"{a.dtype}{list(a.shape)}"

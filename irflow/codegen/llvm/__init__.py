@@ -1,0 +1,20 @@
+"""The LLVM backend: elementwise kernels JIT-compiled with llvmlite for the host CPU.
+
+- `jit`: the host target machine (CPU features, O3) and `Library`, the owner of one
+  JIT engine;
+- `cache`: object code on disk, keyed by the kernel's LLVM IR, the CPU and versions;
+- `compiler`: `Compiler`, which compiles a `KernelSpec` once (memory, disk, LLVM);
+- `kernel`: `KernelSpec`, the loop nest over a broadcast domain, and `Kernel`, the
+  checked ctypes call;
+- `scalar`, `mathlib`: the scalar code of every elementwise op and the vectorizable
+  approximations of the transcendental functions;
+- `elementwise`: kernels from elementwise IR.
+
+See docs/llvm.md.
+"""
+from .compiler import Compiler, default_compiler
+from .elementwise import ElementwiseFunction, Unsupported, lower_elementwise
+from .kernel import Domain, Instr, Kernel, KernelSpec, plan_domain
+
+__all__ = ["Compiler", "Domain", "ElementwiseFunction", "Instr", "Kernel", "KernelSpec",
+           "Unsupported", "default_compiler", "lower_elementwise", "plan_domain"]

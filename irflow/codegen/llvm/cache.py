@@ -1,0 +1,70 @@
+"""The on-disk cache of kernels' object code, so that a second process starts fast.
+
+An entry is keyed by a SHA-256 of everything the object code depends on: the
+kernel's LLVM IR text (which the generator derives from the kernel's irflow IR, so a
+change of the generator changes it too), the host CPU with its features, the LLVM
+and llvmlite versions and irflow's version. Entries are written to a temporary file
+and renamed into place, so concurrent processes never read a partial file; each
+starts with the SHA-256 of its object code, and a file that cannot be read or whose
+checksum is wrong (a disk error, a truncated copy) is treated as missing: LLVM is
+never handed bytes that are not object code it wrote.
+
+The directory is ``$IRFLOW_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/irflow/llvm``
+(``~/.cache/irflow/llvm``). ``IRFLOW_CACHE_DIR=""`` (or ``cache_dir=None`` where a
+`Compiler` is made) disables the disk cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+
+def irflow_version() -> str:
+    try:
+        return metadata.version("irflow")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def default_cache_dir() -> Path | None:
+    configured = os.environ.get("IRFLOW_CACHE_DIR")
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "irflow" / "llvm"
+
+
+class ObjectCache:
+    """Object code by key in `directory` (created on first write)."""
+
+    def __init__(self, directory: Path, target_identity: str):
+        self.directory = Path(directory)
+        self._salt = f"{target_identity}\nirflow {irflow_version()}\n"
+
+    def key(self, ir_text: str) -> str:
+        return hashlib.sha256((self._salt + ir_text).encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key[2:]}.o"
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            return None
+        digest, object_code = data[:32], data[32:]
+        return object_code if hashlib.sha256(object_code).digest() == digest else None
+
+    def put(self, key: str, object_code: bytes) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(hashlib.sha256(object_code).digest() + object_code)
+            os.replace(tmp, path)
+        except OSError:  # a read-only or full disk: the cache is an optimization
+            pass

@@ -1,0 +1,108 @@
+"""`Compiler`: turns kernel specs into machine code, once.
+
+Lookups go, in order, through
+
+1. the compiler's in-memory table, keyed by the `KernelSpec` (plain data: equal
+   specs are equal kernels). It holds compiled code *weakly*: code stays while a
+   kernel uses it, so a kernel is compiled once per process while any program
+   uses it, and a dropped program frees its code (memory does not grow across
+   thousands of compilations);
+2. the on-disk `ObjectCache`, keyed by the generated LLVM IR, the CPU and the
+   versions, which skips LLVM entirely;
+3. LLVM: generate, verify, optimize at O3 for the host, emit object code.
+
+Each `Code` owns the `Library` (the JIT engine) its machine code lives in.
+
+`default_compiler()` is the one compiler a process shares, made on first use
+under a lock. It is the only process-wide state of the backend, and it is there
+for the cache: kernels of different programs with equal specs share their code.
+Its table is guarded by a lock, so threads may compile at once.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cache import ObjectCache, default_cache_dir
+from .jit import HostTarget, Library
+from .kernel import FUNCTION_NAME, Domain, Kernel, KernelSpec, generate
+
+
+class Code:
+    """Machine code of one kernel function and the library that owns it."""
+
+    __slots__ = ("library", "address", "__weakref__")
+
+    def __init__(self, library: Library):
+        self.library = library
+        self.address = library.address(FUNCTION_NAME)
+
+
+@dataclass
+class Stats:
+    """What the compiler did: kernels compiled by LLVM, loaded from disk, reused."""
+
+    compiled: int = 0
+    loaded: int = 0
+    reused: int = 0
+
+
+@dataclass
+class Compiler:
+    """Compiles `KernelSpec`s for the host; `cache_dir` None disables the disk cache."""
+
+    cache_dir: Path | None = field(default_factory=default_cache_dir)
+    target: HostTarget = field(default_factory=HostTarget)
+    stats: Stats = field(default_factory=Stats)
+
+    def __post_init__(self):
+        self._code: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._lock = threading.Lock()
+        self._disk = (ObjectCache(self.cache_dir, self.target.identity)
+                      if self.cache_dir is not None else None)
+
+    def kernel(self, spec: KernelSpec, domain: Domain) -> Kernel:
+        return Kernel(spec, domain, self.code(spec))
+
+    def code(self, spec: KernelSpec) -> Code:
+        with self._lock:
+            code = self._code.get(spec)
+            if code is not None:
+                self.stats.reused += 1
+                return code
+            code = Code(Library(self.target, self._object_code(spec)))
+            self._code[spec] = code
+            return code
+
+    def llvm_ir(self, spec: KernelSpec) -> str:
+        """The LLVM IR generated for `spec`, before optimization."""
+        return generate(spec, self.target.has_fma)
+
+    def _object_code(self, spec: KernelSpec) -> bytes:
+        ir_text = self.llvm_ir(spec)
+        key = self._disk.key(ir_text) if self._disk is not None else None
+        if key is not None:
+            cached = self._disk.get(key)
+            if cached is not None:
+                self.stats.loaded += 1
+                return cached
+        object_code = self.target.compile(ir_text)
+        self.stats.compiled += 1
+        if key is not None:
+            self._disk.put(key, object_code)
+        return object_code
+
+
+_default: Compiler | None = None
+_default_lock = threading.Lock()
+
+
+def default_compiler() -> Compiler:
+    """The process's shared compiler (see the module docstring)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Compiler()
+        return _default

@@ -1,0 +1,284 @@
+"""Elementwise kernels: a scalar program run once per element of a broadcast domain.
+
+A `KernelSpec` is what gets compiled: the dtypes of the inputs, which loop dims each
+input is broadcast along (stride 0), the scalar program (`Instr`s in SSA over the
+inputs) and which of its values are stored as outputs. It is plain hashable data,
+independent of where it came from (a chain of elementwise ops, the body of a
+``fused`` op), and it is the in-process cache key.
+
+**Loops.** The domain's dims that are statically 1 are dropped, and adjacent dims
+along which every input either broadcasts or not are merged, so
+``f32[N,C] + f32[C]`` loops over ``N`` then ``C`` while ``f32[4096,1024] * f32``
+is one flat loop of 4M elements. Inputs and outputs are C-contiguous, so in the
+innermost loop every operand is either contiguous or loop-invariant: a loop that
+LLVM vectorizes for the host's vector width (pointers are ``noalias``, so no
+run-time alias checks are needed; `Kernel` refuses outputs that overlap inputs).
+Strides in the outer loops are computed from the sizes at run time, so one kernel
+serves every size of a symbolic dim.
+
+The function is ``void kernel(i64 begin, i64 end, i64 size_0, ..., ptr in_0, ...,
+ptr out_0, ...)``; it runs the outermost loop over ``[begin, end)``, so callers can
+split that loop across threads.
+
+**Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
+the domain) before the code runs, so no input can make it read or write out of
+bounds; non-contiguous inputs are copied to contiguous ones. It calls the code
+through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no per-call state,
+so one kernel may be called from several threads at once.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from llvmlite import ir
+
+from ...errors import ShapeError
+from ...ir.types import TensorType, broadcast_shapes
+from .loops import counted_loop
+from .mathlib import Math
+from .scalar import LLVM_TYPES, MEMORY_TYPES, ScalarEmitter
+
+I64 = ir.IntType(64)
+NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
+                "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
+                "bool": np.dtype(np.bool_)}
+FUNCTION_NAME = "kernel"
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One scalar op: value ``n_inputs + i`` for the i-th instruction. ``const``
+    holds its value in `attrs` (``(("value", 0.5),)``)."""
+
+    op: str
+    args: tuple[int, ...]
+    dtype: str
+    attrs: tuple[tuple[str, object], ...] = ()
+
+    def text(self, n_inputs: int, index: int) -> str:
+        args = ", ".join(f"%{a}" for a in self.args)
+        attrs = "".join(f" {k}={v!r}" for k, v in self.attrs)
+        return f"%{n_inputs + index} = {self.op} {args}{attrs} : {self.dtype}"
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A scalar program over a loop nest of `rank` dims (see the module docstring)."""
+
+    inputs: tuple[str, ...]
+    broadcast: tuple[tuple[bool, ...], ...]   # per input, per loop dim: stride 0 there
+    body: tuple[Instr, ...]
+    outputs: tuple[int, ...]                  # value numbers stored over the domain
+    rank: int
+
+    def dtype(self, value: int) -> str:
+        n = len(self.inputs)
+        return self.inputs[value] if value < n else self.body[value - n].dtype
+
+    def text(self) -> str:
+        """A readable form, one line per instruction."""
+        heads = [f"%{i}: {d}" + ("[" + "".join("b" if b else "." for b in mask) + "]")
+                 for i, (d, mask) in enumerate(zip(self.inputs, self.broadcast))]
+        lines = [f"kernel rank {self.rank} ({', '.join(heads)}) {{"]
+        lines += ["  " + instr.text(len(self.inputs), i) for i, instr in enumerate(self.body)]
+        lines.append("  store " + ", ".join(f"%{v}" for v in self.outputs) + "\n}")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the domain
+
+@dataclass(frozen=True)
+class Domain:
+    """How arrays of the IR types of a kernel's inputs map onto its loops: the
+    run-time checks and the loop sizes of `Kernel`.
+
+    `sources[d]` is the (input, axis) that gives the size of domain dim d, or None for
+    a dim that is statically 1; `groups[j]` lists the domain dims loop dim j covers;
+    `expect[k][axis]` is the domain dim input k's axis must match, or None where the
+    input has size 1 (it broadcasts)."""
+
+    shape: tuple                                # the domain's IR shape
+    ranks: tuple[int, ...]
+    sources: tuple[tuple[int, int] | None, ...]
+    groups: tuple[tuple[int, ...], ...]
+    expect: tuple[tuple[int | None, ...], ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.sources)
+
+
+def plan_domain(types: Sequence[TensorType]) -> tuple[Domain, tuple[tuple[bool, ...], ...]]:
+    """The `Domain` of inputs of `types` (their broadcast) and, per input, along
+    which loop dims it broadcasts."""
+    shape = broadcast_shapes(*(t.shape for t in types)) if types else ()
+    rank = len(shape)
+    padded = [(None,) * (rank - t.rank) + tuple(t.shape) for t in types]
+    kept = [d for d in range(rank) if shape[d] != 1]
+    spread = [[p[d] is None or (p[d] == 1 and shape[d] != 1) for d in range(rank)]
+              for p in padded]
+    groups: list[list[int]] = []
+    for d in kept:
+        if groups and all(m[groups[-1][-1]] == m[d] for m in spread):
+            groups[-1].append(d)
+        else:
+            groups.append([d])
+    sources = []
+    for d in range(rank):
+        if shape[d] == 1:
+            sources.append(None)
+            continue
+        k = next(k for k, m in enumerate(spread) if not m[d])
+        sources.append((k, d - (rank - types[k].rank)))
+    expect = tuple(tuple(None if spread[k][d + rank - t.rank] or shape[d + rank - t.rank] == 1
+                         else d + rank - t.rank for d in range(t.rank))
+                   for k, t in enumerate(types))
+    masks = tuple(tuple(spread[k][g[0]] for g in groups) or (True,) for k in range(len(types)))
+    domain = Domain(tuple(shape), tuple(t.rank for t in types), tuple(sources),
+                    tuple(tuple(g) for g in groups) or ((),), expect)
+    return domain, masks
+
+
+# ---------------------------------------------------------------- code generation
+
+def generate(spec: KernelSpec, fma: bool) -> str:
+    """The LLVM IR text of `spec`'s kernel function."""
+    module = ir.Module(name="irflow_kernel")
+    n_in, n_out = len(spec.inputs), len(spec.outputs)
+    ptr = ir.PointerType()
+    kind = ir.FunctionType(ir.VoidType(), [I64] * (2 + spec.rank) + [ptr] * (n_in + n_out))
+    fn = ir.Function(module, kind, name=FUNCTION_NAME)
+    begin, end = fn.args[0], fn.args[1]
+    sizes = fn.args[2:2 + spec.rank]
+    pointers = fn.args[2 + spec.rank:]
+    for p in pointers:
+        p.add_attribute("noalias")
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    strides = [_strides(builder, sizes, mask) for mask in spec.broadcast]
+    strides += [_strides(builder, sizes, (False,) * spec.rank)] * n_out
+    emitter = ScalarEmitter(builder, Math(builder, fma))
+
+    def body(offsets):
+        values = []
+        for k, dtype in enumerate(spec.inputs):
+            address = builder.gep(pointers[k], [offsets[k]], inbounds=True,
+                                  source_etype=MEMORY_TYPES[dtype])
+            value = builder.load(address, typ=MEMORY_TYPES[dtype])
+            if dtype == "bool":
+                value = builder.icmp_unsigned("!=", value, ir.Constant(ir.IntType(8), 0))
+            values.append(value)
+        for instr in spec.body:
+            if instr.op == "const":
+                values.append(emitter.constant(instr.dtype, dict(instr.attrs)["value"]))
+                continue
+            ins = [spec.dtype(a) for a in instr.args]
+            values.append(emitter.emit(instr.op, [values[a] for a in instr.args], ins,
+                                       instr.dtype, dict(instr.attrs)))
+        for j, v in enumerate(spec.outputs):
+            value = values[v]
+            if spec.dtype(v) == "bool":
+                value = builder.zext(value, ir.IntType(8))
+            address = builder.gep(pointers[n_in + j], [offsets[n_in + j]], inbounds=True,
+                                  source_etype=MEMORY_TYPES[spec.dtype(v)])
+            builder.store(value, address)
+
+    def nest(level, offsets):
+        if level == spec.rank:
+            body(offsets)
+            return
+        start = begin if level == 0 else ir.Constant(I64, 0)
+        stop = end if level == 0 else sizes[level]
+        with counted_loop(builder, start, stop, f"i{level}") as i:
+            nest(level + 1, [_advance(builder, o, i, s[level]) for o, s in zip(offsets, strides)])
+
+    nest(0, [ir.Constant(I64, 0)] * (n_in + n_out))
+    builder.ret_void()
+    return str(module)
+
+
+def _strides(builder: ir.IRBuilder, sizes, mask) -> list:
+    """Element strides of a C-contiguous operand over the loop dims: 0 where it
+    broadcasts, else the product of the sizes of the inner dims it spans."""
+    out, acc = [None] * len(mask), ir.Constant(I64, 1)
+    for d in reversed(range(len(mask))):
+        out[d] = ir.Constant(I64, 0) if mask[d] else acc
+        if not mask[d]:
+            acc = builder.mul(acc, sizes[d]) if d else acc
+    return out
+
+
+def _advance(builder: ir.IRBuilder, offset, index, stride):
+    if isinstance(stride, ir.Constant) and stride.constant == 0:
+        return offset
+    step = index if isinstance(stride, ir.Constant) and stride.constant == 1 \
+        else builder.mul(index, stride)
+    return builder.add(offset, step)
+
+
+# ---------------------------------------------------------------- calling
+
+class Kernel:
+    """A compiled `KernelSpec` bound to a `Domain`: ``kernel(*arrays, out=None)``
+    returns the list of output arrays (written into `out` when given)."""
+
+    def __init__(self, spec: KernelSpec, domain: Domain, code):
+        self.spec = spec
+        self.domain = domain
+        self._code = code  # holds the library, whose engine owns the machine code
+        n = len(spec.inputs) + len(spec.outputs)
+        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
+                                    *[ctypes.c_void_p] * n)(code.address)
+        self._in_dtypes = tuple(NUMPY_DTYPES[d] for d in spec.inputs)
+        self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for v in spec.outputs)
+
+    def __call__(self, *arrays, out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        domain = self.domain
+        arrays = self._checked_inputs(arrays)
+        shape = tuple(1 if src is None else arrays[src[0]].shape[src[1]]
+                      for src in domain.sources)
+        for k, (a, expect) in enumerate(zip(arrays, domain.expect)):
+            for axis, d in enumerate(expect):
+                if a.shape[axis] != (1 if d is None else shape[d]):
+                    raise ShapeError(f"kernel input {k} has shape {list(a.shape)}, which "
+                                     f"does not broadcast to {list(shape)} as compiled "
+                                     f"(axis {axis} should be "
+                                     f"{1 if d is None else shape[d]})")
+        outs = self._outputs(shape, arrays, out)
+        sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
+        if all(sizes):
+            self._fn(0, sizes[0], *sizes, *[a.ctypes.data for a in arrays],
+                     *[o.ctypes.data for o in outs])
+        return outs
+
+    def _checked_inputs(self, arrays) -> list[np.ndarray]:
+        if len(arrays) != len(self._in_dtypes):
+            raise ShapeError(f"the kernel takes {len(self._in_dtypes)} arrays, got "
+                             f"{len(arrays)}")
+        checked = []
+        for k, (a, dtype, rank) in enumerate(zip(arrays, self._in_dtypes, self.domain.ranks)):
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
+                got = (f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray)
+                       else type(a).__name__)
+                raise ShapeError(f"kernel input {k} must be a {dtype} array of rank {rank}, "
+                                 f"got {got}")
+            checked.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
+        return checked
+
+    def _outputs(self, shape, arrays, out) -> list[np.ndarray]:
+        if out is None:
+            return [np.empty(shape, dtype) for dtype in self._out_dtypes]
+        if len(out) != len(self._out_dtypes):
+            raise ShapeError(f"the kernel writes {len(self._out_dtypes)} outputs, got "
+                             f"{len(out)} buffers")
+        for j, (o, dtype) in enumerate(zip(out, self._out_dtypes)):
+            if not (isinstance(o, np.ndarray) and o.dtype == dtype and o.shape == shape
+                    and o.flags.c_contiguous and o.flags.writeable):
+                raise ShapeError(f"output buffer {j} must be a writable C-contiguous {dtype} "
+                                 f"array of shape {list(shape)}")
+            if any(np.may_share_memory(o, x) for x in (*arrays, *out[:j])):
+                raise ShapeError(f"output buffer {j} overlaps an input or another output")
+        return list(out)

@@ -1,0 +1,175 @@
+"""Resampling: `interpolate` (nearest, bilinear), `unfold` (im2col) and the
+non-constant `pad` modes (reflect, replicate, circular).
+
+Each is a `gather` of positions computed with NumPy from the static spatial sizes
+(bilinear: two gathers per axis mixed by fixed weights), so the gradient is
+gather's, and a symbolic batch dim traces; the spatial dims must be static.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...dispatch import user_location
+from ...errors import IrflowError
+from ...tensor import Tensor, gather, reshape
+from ...tensor.convert import as_tensor
+from ...tensor.manipulation import exact_shape
+from .conv import pair
+
+
+def _static(x, axes, what: str) -> list[int]:
+    shape = exact_shape(x)
+    sizes = [shape[a] for a in axes]
+    if not all(isinstance(d, int) for d in sizes):
+        raise IrflowError(f"{what} needs static sizes for the axes it resamples, got "
+                          f"{[shape[a] for a in axes]}", user_location())
+    return sizes
+
+
+def _index(positions: np.ndarray) -> Tensor:
+    return Tensor._from_array(np.ascontiguousarray(positions, dtype=np.int64))
+
+
+def _take(x, axis: int, positions: np.ndarray):
+    return gather(x, _index(positions), axis)
+
+
+# ---------------------------------------------------------------- interpolate
+
+def _output_sizes(in_sizes, size, scale_factor) -> tuple[list[int], list[float | None]]:
+    """Output sizes, and per axis the scale Paddle uses for the source positions
+    (1 / scale_factor when a scale factor was given, None: in / out)."""
+    n = len(in_sizes)
+    if size is not None:
+        if isinstance(size, Tensor):
+            size = size.tolist()
+        size = [int(s.item()) if isinstance(s, Tensor) else int(s)
+                for s in ([size] * n if isinstance(size, int) else size)]
+        return size, [None] * n
+    if scale_factor is None:
+        raise ValueError("interpolate: one of size and scale_factor must be set")
+    if isinstance(scale_factor, Tensor):
+        scale_factor = scale_factor.tolist()
+    scales = [float(scale_factor)] * n if isinstance(scale_factor, int | float) \
+        else [float(s) for s in scale_factor]
+    return [int(d * s) for d, s in zip(in_sizes, scales)], [1.0 / s for s in scales]
+
+
+def _ratio(in_size: int, out_size: int, scale, align_corners: bool) -> float:
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return scale if scale is not None else in_size / out_size
+
+
+def _nearest(x, axis, in_size, out_size, scale):
+    ratio = _ratio(in_size, out_size, scale, False)
+    positions = np.minimum(np.floor(np.arange(out_size) * ratio).astype(np.int64), in_size - 1)
+    return _take(x, axis, positions)
+
+
+def _linear(x, axis, in_size, out_size, scale, align_corners, align_mode):
+    ratio = _ratio(in_size, out_size, scale, align_corners)
+    dst = np.arange(out_size, dtype=np.float64)
+    if align_corners or align_mode == 1:
+        src = dst * ratio
+    else:  # half-pixel centres
+        src = np.maximum(ratio * (dst + 0.5) - 0.5, 0.0)
+    low = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    high = np.minimum(low + 1, in_size - 1)
+    weight = (src - low).astype(x.dtype.np)
+    shape = [1] * x.ndim
+    shape[axis] = out_size
+    w = Tensor._from_array(weight.reshape(shape))
+    return _take(x, axis, low) * (1.0 - w) + _take(x, axis, high) * w
+
+
+def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool = False, align_mode: int = 0, data_format=None,
+                recompute_scale_factor=None, antialias: bool = False, name=None):
+    """Resize the spatial dims of a 4-D NCHW (or NHWC) tensor to `size`, or by
+    `scale_factor`, with "nearest" or "bilinear" sampling (Paddle's source positions:
+    half-pixel for bilinear unless `align_corners` or ``align_mode=1``)."""
+    mode = mode.lower()
+    if mode not in ("nearest", "bilinear"):
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by irflow "
+                                  "(nearest, bilinear)")
+    if align_corners and mode == "nearest":
+        raise ValueError("align_corners option can only be set with the interpolating "
+                         "modes: linear | bilinear | bicubic | trilinear")
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"interpolate: {mode} needs a 4-D input, got shape {x.shape}")
+    axes = (1, 2) if (data_format or "NCHW").upper() == "NHWC" else (2, 3)
+    in_sizes = _static(x, axes, "interpolate")
+    out_sizes, scales = _output_sizes(in_sizes, size, scale_factor)
+    for axis, n_in, n_out, scale in zip(axes, in_sizes, out_sizes, scales):
+        if n_out <= 0:
+            raise ValueError(f"interpolate: output sizes must be positive, got {out_sizes}")
+        x = _nearest(x, axis, n_in, n_out, scale) if mode == "nearest" else \
+            _linear(x, axis, n_in, n_out, scale, align_corners, align_mode)
+    return x
+
+
+# ---------------------------------------------------------------- unfold
+
+def _unfold_paddings(paddings) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) from an int, [h, w] or [top, left, bottom, right]."""
+    if isinstance(paddings, int):
+        return (paddings,) * 4
+    paddings = [int(p) for p in paddings]
+    if len(paddings) == 2:
+        return paddings[0], paddings[1], paddings[0], paddings[1]
+    if len(paddings) == 4:
+        return tuple(paddings)
+    raise ValueError(f"paddings must be an int, [h, w] or [top, left, bottom, right], got "
+                     f"{paddings}")
+
+
+def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    """Sliding blocks of a [N, C, H, W] tensor as columns: [N, C * kH * kW, L], L the
+    number of blocks (row-major), rows ordered by channel, then kernel row, column."""
+    from ...dispatch import apply
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"unfold needs a 4-D [N, C, H, W] input, got shape {x.shape}")
+    (kh, kw), (sh, sw), (dh, dw) = (pair(kernel_sizes, "kernel_sizes"),
+                                    pair(strides, "strides"), pair(dilations, "dilations"))
+    top, left, bottom, right = _unfold_paddings(paddings)
+    channels, height, width = _static(x, (1, 2, 3), "unfold")
+    if any((top, left, bottom, right)):
+        x = apply("pad", (x,), {"pads": ((0, 0), (0, 0), (top, bottom), (left, right)),
+                                "value": 0.0})
+    hp, wp = height + top + bottom, width + left + right
+    oh, ow = (hp - (dh * (kh - 1) + 1)) // sh + 1, (wp - (dw * (kw - 1) + 1)) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"unfold: the kernel does not fit the padded input {hp}x{wp}")
+    rows = (np.arange(oh)[None, :] * sh + np.arange(kh)[:, None] * dh)  # [kh, oh]
+    cols = (np.arange(ow)[None, :] * sw + np.arange(kw)[:, None] * dw)  # [kw, ow]
+    flat = rows[:, None, :, None] * wp + cols[None, :, None, :]         # [kh, kw, oh, ow]
+    blocks = _take(reshape(x, [exact_shape(x)[0], channels, hp * wp]), 2, flat.reshape(-1))
+    return reshape(blocks, [exact_shape(x)[0], channels * kh * kw, oh * ow])
+
+
+# ---------------------------------------------------------------- pad modes
+
+_NUMPY_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad_by_gather(x, pairs, mode: str):
+    """x padded per axis by `pairs` (low, high) in a non-constant mode: a gather of
+    the positions np.pad gives an index ramp."""
+    for axis, (low, high) in enumerate(pairs):
+        if not (low or high):
+            continue
+        (size,) = _static(x, (axis,), f"pad mode {mode!r}")
+        if mode == "reflect" and max(low, high) >= size:
+            raise ValueError(f"pad: reflect padding ({low}, {high}) must be smaller than the "
+                             f"dim it pads ({size})")
+        if mode == "circular" and max(low, high) > size:
+            raise ValueError(f"pad: circular padding ({low}, {high}) must not exceed the dim "
+                             f"it pads ({size})")
+        if low < 0 or high < 0:
+            raise ValueError(f"pad: mode {mode!r} takes no negative padding, got {pairs}")
+        x = _take(x, axis, np.pad(np.arange(size), (low, high), mode=_NUMPY_MODE[mode]))
+    return x
+

@@ -1,0 +1,403 @@
+"""Recurrent layers: the cells `SimpleRNNCell`, `LSTMCell`, `GRUCell`, the wrappers
+`RNN` and `BiRNN` that run a cell over time, and the multi-layer `SimpleRNN`,
+`LSTM` and `GRU`, with Paddle's weight layout, parameter names and results.
+
+A cell's weights are ``weight_ih`` [gates * hidden, input] and ``weight_hh``
+[gates * hidden, hidden] with biases ``bias_ih`` and ``bias_hh`` [gates * hidden],
+gates in Paddle's order (LSTM: input, forget, cell, output; GRU: reset, update,
+candidate), all initialized Uniform(-1/sqrt(hidden), 1/sqrt(hidden)). A multi-layer
+network is a LayerList of `RNN`/`BiRNN` layers ("0", "1", ...), and, as in Paddle, it
+also registers every cell parameter under its flat name (``weight_ih_l0``,
+``bias_hh_l1_reverse``...), so that `state_dict()` holds both spellings.
+
+The time loop is a Python loop over the steps when their number is static (eagerly,
+and compiled with a static time dim); with a symbolic time dim the loop is converted
+by the frontend into a tensor loop. With ``sequence_length`` each sequence stops at
+its length: the states stop changing and the outputs are zero beyond it, and the
+reverse direction reads each sequence backwards from its own last step.
+"""
+from __future__ import annotations
+
+import math
+
+from ...tensor import (arange, concat, full, matmul, reshape, sigmoid, split, stack, tanh,
+                       take_along_axis, transpose, unsqueeze, where)
+from ...tensor import math as tensor_math
+from ...tensor.manipulation import broadcast_to, exact_shape, flip
+from .. import functional as F
+from ..initializer import Uniform
+from .container import LayerList
+from .layers import Layer
+
+
+# ---------------------------------------------------------------- cells
+
+class RNNCellBase(Layer):
+    """A cell: one time step, ``cell(inputs, states) -> (outputs, new_states)``."""
+
+    _gates = 1        # blocks of hidden_size rows in the weights
+    _state_count = 1  # tensors in a state: h, or (h, c)
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
+                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, name=None):
+        super().__init__()
+        if hidden_size <= 0:
+            raise ValueError(f"hidden_size of {type(self).__name__} must be greater than 0, "
+                             f"but now equals to {hidden_size}")
+        self.input_size, self.hidden_size = input_size, hidden_size
+        bound = 1.0 / math.sqrt(hidden_size)
+        init = Uniform(-bound, bound)
+        rows = self._gates * hidden_size
+        self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
+                                               default_initializer=init)
+        self.weight_hh = self.create_parameter([rows, hidden_size], weight_hh_attr,
+                                               default_initializer=init)
+        self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
+                                             default_initializer=init)
+        self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
+                                             default_initializer=init)
+
+    def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
+                           batch_dim_idx=0):
+        """States [batch, hidden] filled with `init_value`, for a batch like
+        `batch_ref`'s (`shape` is accepted for Paddle's signature: the state shape
+        is always the cell's)."""
+        batch = exact_shape(batch_ref)[batch_dim_idx]
+        dtype = dtype or batch_ref.dtype
+        zeros = [full([batch, self.hidden_size], init_value, dtype)
+                 for _ in range(self._state_count)]
+        return zeros[0] if self._state_count == 1 else tuple(zeros)
+
+    def _projections(self, inputs, h):
+        """x @ weight_ih^T + bias_ih and h @ weight_hh^T + bias_hh."""
+        xi = matmul(inputs, self.weight_ih, transpose_y=True)
+        hh = matmul(h, self.weight_hh, transpose_y=True)
+        if self.bias_ih is not None:
+            xi = xi + self.bias_ih
+        if self.bias_hh is not None:
+            hh = hh + self.bias_hh
+        return xi, hh
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class SimpleRNNCell(RNNCellBase):
+    """h' = act(x @ W_ih^T + b_ih + h @ W_hh^T + b_hh), act tanh or relu."""
+
+    def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh",
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, name=None):
+        if activation not in ("tanh", "relu"):
+            raise ValueError(f"activation for SimpleRNNCell should be tanh or relu, but get "
+                             f"{activation}")
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr,
+                         bias_ih_attr, bias_hh_attr, name)
+        self.activation = activation
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        xi, hh = self._projections(inputs, states)
+        h = tanh(xi + hh) if self.activation == "tanh" else tensor_math.relu(xi + hh)
+        return h, h
+
+    def extra_repr(self) -> str:
+        text = super().extra_repr()
+        return text if self.activation == "tanh" else text + f", activation={self.activation}"
+
+
+class LSTMCell(RNNCellBase):
+    """i, f, g, o gates; c' = f * c + i * g, h' = o * tanh(c'). States (h, c)."""
+
+    _gates = 4
+    _state_count = 2
+
+    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
+                 weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, proj_size: int = 0,
+                 name=None):
+        if proj_size:
+            raise NotImplementedError("LSTMCell: proj_size is not supported by irflow")
+        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr,
+                         bias_ih_attr, bias_hh_attr, name)
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        h, c = states
+        xi, hh = self._projections(inputs, h)
+        i, f, g, o = split(xi + hh, 4, axis=-1)
+        c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+        h = sigmoid(o) * tanh(c)
+        return h, (h, c)
+
+
+class GRUCell(RNNCellBase):
+    """r, z gates and candidate c = tanh(x_c + r * h_c); h' = z * h + (1 - z) * c."""
+
+    _gates = 3
+
+    def forward(self, inputs, states=None):
+        if states is None:
+            states = self.get_initial_states(inputs)
+        xi, hh = self._projections(inputs, states)
+        x_r, x_z, x_c = split(xi, 3, axis=-1)
+        h_r, h_z, h_c = split(hh, 3, axis=-1)
+        r = sigmoid(x_r + h_r)
+        z = sigmoid(x_z + h_z)
+        c = tanh(x_c + r * h_c)
+        h = z * states + (1.0 - z) * c
+        return h, h
+
+
+# ---------------------------------------------------------------- running a cell over time
+
+def _map(fn, *structures):
+    """fn applied leaf by leaf to tensors or (nested) tuples of them."""
+    first = structures[0]
+    if isinstance(first, tuple | list):
+        return tuple(_map(fn, *parts) for parts in zip(*structures))
+    return fn(*structures)
+
+
+def _time_steps(x):
+    """[T, 1] int64: 0, 1, ..., T - 1 for the time-major `x` (T may be symbolic)."""
+    steps = exact_shape(x)[0]
+    if not isinstance(steps, int):
+        from ...tensor.attribute import shape
+        steps = shape(x)[0]
+    return reshape(arange(steps), [-1, 1])
+
+
+def _steps_mask(sequence_length, x):
+    """[T, B, 1] bool: step t is within sequence b."""
+    lengths = reshape(sequence_length, [1, -1]).astype("int64")
+    return unsqueeze(_time_steps(x) < lengths, [-1])
+
+
+def _reverse_within(inputs, mask, sequence_length):
+    """Time-major `inputs` with each sequence's first `length` steps reversed in
+    place (the padding after them stays), by one take_along_axis."""
+    t = _time_steps(inputs)
+    lengths = reshape(sequence_length, [1, -1]).astype("int64")
+    index = unsqueeze(where(mask[:, :, 0], lengths - 1 - t, t), [-1])
+    return take_along_axis(inputs, broadcast_to(index, exact_shape(inputs)), 0)
+
+
+def _step(cell, inputs, states, mask, t):
+    """Step t of `cell` over time-major `inputs`: (output, new states). `mask`
+    ([T, B, 1] bool or None) freezes the states and zeroes the output past each
+    sequence's end."""
+    out, new_states = cell(inputs[t], states)
+    if mask is None:
+        return out, new_states
+    keep = mask[t]
+    return out * keep.astype(out.dtype), _map(lambda new, old: where(keep, new, old),
+                                              new_states, states)
+
+
+def _time_loop(cell, inputs, states, mask, steps):
+    """Run `cell` over the `steps` (a static number) of time-major `inputs`."""
+    outputs = []
+    for t in range(steps):
+        out, states = _step(cell, inputs, states, mask, t)
+        outputs.append(out)
+    return stack(outputs), states
+
+
+def _tensor_time_loop(cell, inputs, states, mask, steps, outputs):
+    """`_time_loop` for a time dim known only when the program runs: converted by the
+    frontend into a tensor loop that writes each step's output into `outputs`
+    [T, B, hidden] (a list stacked after such a loop would get a length symbol of
+    its own, not T)."""
+    for t in range(steps):
+        out, states = _step(cell, inputs, states, mask, t)
+        outputs[t] = out
+    return outputs, states
+
+
+def _run(cell, inputs, states, mask, sequence_length, reverse: bool):
+    steps = exact_shape(inputs)[0]
+    if reverse:
+        inputs = _reverse_within(inputs, mask, sequence_length) if mask is not None \
+            else flip(inputs, [0])
+    if isinstance(steps, int):
+        outputs, states = _time_loop(cell, inputs, states, mask, steps)
+    else:
+        from ...frontend.convert import convert_function
+        from ...tensor.attribute import shape
+        shape_out = [steps, exact_shape(inputs)[1], cell.hidden_size]
+        outputs, states = convert_function(_tensor_time_loop)(
+            cell, inputs, states, mask, shape(inputs)[0], full(shape_out, 0.0, inputs.dtype))
+    if reverse:
+        outputs = _reverse_within(outputs, mask, sequence_length) if mask is not None \
+            else flip(outputs, [0])
+    return outputs, states
+
+
+def _time_major(x, time_major: bool):
+    return x if time_major else transpose(x, [1, 0, *range(2, x.ndim)])
+
+
+class RNN(Layer):
+    """Runs `cell` over the time steps of its input (backwards if `is_reverse`):
+    ``rnn(inputs, initial_states=None, sequence_length=None) -> (outputs,
+    final_states)``, inputs [batch, time, ...] (or [time, batch, ...] if time_major)."""
+
+    def __init__(self, cell: RNNCellBase, is_reverse: bool = False, time_major: bool = False):
+        super().__init__()
+        self.cell = cell
+        self.is_reverse, self.time_major = is_reverse, time_major
+
+    def forward(self, inputs, initial_states=None, sequence_length=None, **kwargs):
+        x = _time_major(inputs, self.time_major)
+        if initial_states is None:
+            initial_states = self.cell.get_initial_states(x, batch_dim_idx=1)
+        mask = None if sequence_length is None else _steps_mask(sequence_length, x)
+        outputs, states = _run(self.cell, x, initial_states, mask, sequence_length,
+                               self.is_reverse)
+        return _time_major(outputs, self.time_major), states
+
+
+class BiRNN(Layer):
+    """A forward and a backward `RNN` over the same input, outputs concatenated on the
+    last axis, final states as the pair (forward's, backward's)."""
+
+    def __init__(self, cell_fw: RNNCellBase, cell_bw: RNNCellBase, time_major: bool = False):
+        super().__init__()
+        self.cell_fw, self.cell_bw = cell_fw, cell_bw
+        self.time_major = time_major
+
+    def forward(self, inputs, initial_states=None, sequence_length=None, **kwargs):
+        x = _time_major(inputs, self.time_major)
+        if initial_states is None:
+            initial_states = (self.cell_fw.get_initial_states(x, batch_dim_idx=1),
+                              self.cell_bw.get_initial_states(x, batch_dim_idx=1))
+        mask = None if sequence_length is None else _steps_mask(sequence_length, x)
+        out_fw, st_fw = _run(self.cell_fw, x, initial_states[0], mask, sequence_length, False)
+        out_bw, st_bw = _run(self.cell_bw, x, initial_states[1], mask, sequence_length, True)
+        outputs = concat([out_fw, out_bw], axis=-1)
+        return _time_major(outputs, self.time_major), (st_fw, st_bw)
+
+
+# ---------------------------------------------------------------- multi-layer networks
+
+class RNNBase(LayerList):
+    """`num_layers` RNN (or BiRNN) layers, dropout between them while training."""
+
+    _cell = SimpleRNNCell
+
+    @property
+    def _state_count(self) -> int:
+        return self._cell._state_count
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, name=None, **cell_options):
+        super().__init__()
+        if direction not in ("forward", "bidirect", "bidirectional"):
+            raise ValueError("direction should be forward or bidirect (or bidirectional), "
+                             f"received direction = {direction}")
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.num_layers, self.dropout, self.time_major = num_layers, dropout, time_major
+        self.num_directions = 1 if direction == "forward" else 2
+        attrs = dict(weight_ih_attr=weight_ih_attr, weight_hh_attr=weight_hh_attr,
+                     bias_ih_attr=bias_ih_attr, bias_hh_attr=bias_hh_attr, **cell_options)
+        for layer in range(num_layers):
+            size = input_size if layer == 0 else hidden_size * self.num_directions
+            if self.num_directions == 1:
+                self.append(RNN(self._cell(size, hidden_size, **attrs), False, time_major))
+            else:
+                self.append(BiRNN(self._cell(size, hidden_size, **attrs),
+                                  self._cell(size, hidden_size, **attrs), time_major))
+        self._register_flat_names()
+
+    def _register_flat_names(self) -> None:
+        """Each cell parameter also under Paddle's flat name (weight_ih_l0, ...)."""
+        for layer, rnn in enumerate(self):
+            cells = [rnn.cell] if self.num_directions == 1 else [rnn.cell_fw, rnn.cell_bw]
+            for direction, cell in enumerate(cells):
+                suffix = "_reverse" if direction else ""
+                for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                    param = getattr(cell, kind)
+                    if param is not None:
+                        setattr(self, f"{kind}_l{layer}{suffix}", param)
+
+    def forward(self, inputs, initial_states=None, sequence_length=None):
+        batch_axis = 1 if self.time_major else 0
+        if initial_states is None:
+            batch = exact_shape(inputs)[batch_axis]
+            shape = [self.num_layers * self.num_directions, batch, self.hidden_size]
+            initial_states = tuple(full(shape, 0.0, inputs.dtype)
+                                   for _ in range(self._state_count))
+        elif self._state_count == 1 and not isinstance(initial_states, tuple | list):
+            initial_states = (initial_states,)
+        states = self._split_states(initial_states)
+        finals = []
+        for i, rnn in enumerate(self):
+            if i > 0 and self.dropout:
+                inputs = F.dropout(inputs, self.dropout, training=self.training)
+            inputs, final = rnn(inputs, states[i], sequence_length)
+            finals.append(final)
+        return inputs, self._concat_states(finals)
+
+    def _split_states(self, initial_states) -> list:
+        """Per layer: the state (or (h, c)) of its direction(s), from the stacked
+        [num_layers * num_directions, batch, hidden] tensors."""
+        per_index = [tuple(s[i] for s in initial_states)
+                     for i in range(self.num_layers * self.num_directions)]
+        per_index = [p[0] if self._state_count == 1 else p for p in per_index]
+        if self.num_directions == 1:
+            return per_index
+        return [(per_index[2 * i], per_index[2 * i + 1]) for i in range(self.num_layers)]
+
+    def _concat_states(self, finals):
+        flat = [s for f in finals for s in (f if self.num_directions == 2 else (f,))]
+        if self._state_count == 1:
+            return stack(flat)
+        return tuple(stack([s[k] for s in flat]) for k in range(self._state_count))
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.time_major:
+            text += f", time_major={self.time_major}"
+        if self.dropout:
+            text += f", dropout={self.dropout}"
+        return text
+
+
+class SimpleRNN(RNNBase):
+    """Multi-layer Elman RNN: ``(outputs, final_states)``, final_states
+    [num_layers * num_directions, batch, hidden]."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 activation: str = "tanh", weight_ih_attr=None, weight_hh_attr=None,
+                 bias_ih_attr=None, bias_hh_attr=None, name=None):
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
+                         activation=activation)
+
+
+class LSTM(RNNBase):
+    """Multi-layer LSTM: ``(outputs, (h, c))``, h and c [num_layers * num_directions,
+    batch, hidden]."""
+
+    _cell = LSTMCell
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr=None, weight_hh_attr=None, bias_ih_attr=None,
+                 bias_hh_attr=None, proj_size: int = 0, name=None):
+        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, name,
+                         proj_size=proj_size)
+
+
+class GRU(RNNBase):
+    """Multi-layer GRU: ``(outputs, final_states)``."""
+
+    _cell = GRUCell

@@ -1,0 +1,188 @@
+"""`Executor`: runs a static-graph `Program` on a feed and returns what it fetches.
+
+For each fetch list a program is compiled once (and again after ops are added):
+its function is copied with the fetched values and the updated variables as
+results (`Program.closed`), verified, optimized by the default pipeline and
+compiled into a plan. Arguments nothing reads after ``dce`` are dropped, so a run
+needs only the inputs its fetches depend on (a test program fetching logits needs
+no labels). A run checks the feed against the inputs, passes the variables' current
+values, writes the updated ones back and returns NumPy arrays.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Sequence
+
+import numpy as np
+
+from ..codegen.executor import compile_plan
+from ..dispatch import user_location
+from ..errors import InputError, IrflowError
+from ..frontend.tracer import owner_block
+from ..ir.core import Module, Value
+from ..ir.signature import Signature, SignatureMismatch
+from ..ir.types import TensorType
+from ..ir.verifier import verify
+from ..passes.manager import DEFAULT_PIPELINE, PassManager
+from ..tensor.random import host_seed
+from ..tensor.tensor import Tensor
+from .mode import default_main_program
+from .program import Program
+
+
+class Executor:
+    """Paddle's ``paddle.static.Executor``. irflow runs on the CPU, so `place` is
+    accepted for compatibility (a `CPUPlace`)."""
+
+    def __init__(self, place=None):
+        self.place = place
+
+    def run(self, program: Program | None = None, feed: dict | None = None,
+            fetch_list: Sequence | None = None, feed_var_name: str = "feed",
+            fetch_var_name: str = "fetch", scope=None, return_numpy: bool = True,
+            use_program_cache: bool = False, use_prune: bool = False):
+        """Run `program` (default: the default main program) with `feed` (input name
+        -> array) and return the values of `fetch_list` (variables or their names):
+        NumPy arrays, or Tensors with ``return_numpy=False``."""
+        program = default_main_program() if program is None else program
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run takes a paddle.static.Program, not "
+                            f"{type(program).__name__}")
+        fetch = [_fetched(program, f, i) for i, f in enumerate(fetch_list or [])]
+        compiled = _compiled(program, fetch)
+        outs = compiled.run(program, dict(feed or {}))
+        if return_numpy:
+            return [np.array(o) for o in outs]
+        return [Tensor._from_array(np.asarray(o)) for o in outs]
+
+    def close(self) -> None:
+        """Nothing to release: programs own their compiled plans."""
+
+
+class _Compiled:
+    """A program compiled for one fetch list."""
+
+    def __init__(self, program: Program, fetch: list[Value]):
+        fn, sources, self.targets = program.closed(fetch)
+        self.n_fetch = len(fetch)
+        module = Module([fn])
+        verify(module)
+        PassManager(DEFAULT_PIPELINE).run(module)
+        unused = {a.index for a in fn.args if not a.uses}
+        fn.block.erase_args(unused)
+        self.sources = [s for i, s in enumerate(sources) if i not in unused]
+        self.signature = Signature(fn.arg_types)
+        self.plan = compile_plan(fn)
+
+    def run(self, program: Program, feed: dict) -> list:
+        inputs = program._tracer.inputs
+        unknown = [k for k in feed if k not in inputs]
+        if unknown:
+            raise InputError(f"Executor.run: the feed has {_near(unknown[0], inputs)}, which is "
+                             f"not an input of the program; {_inputs(inputs)}", user_location())
+        args = []
+        for source in self.sources:
+            if isinstance(source, str):  # an input, from the feed
+                if source not in feed:
+                    raise InputError(f"Executor.run: the feed has no {source!r}, an input the "
+                                     f"fetched values need; {_inputs(inputs)}", user_location())
+                args.append(_array(source, feed[source], inputs[source].type))
+            elif source is None:         # the random seed: fresh for each run
+                args.append(np.asarray(host_seed(), dtype=np.int64))
+            else:                        # a variable: its current value
+                args.append(source._value)
+        try:
+            self.signature.check(args)
+        except SignatureMismatch as e:
+            fed = {k: np.shape(v) for k, v in zip(self.sources, args) if isinstance(k, str)}
+            raise _feed_error(program, self.sources[e.index], args[e.index], e, fed) from None
+        outs = self.plan(*args)
+        for t, v in zip(self.targets, outs[self.n_fetch:]):
+            t._value = v
+        return outs[:self.n_fetch]
+
+
+def _compiled(program: Program, fetch: list[Value]) -> _Compiled:
+    """The program compiled for `fetch`, recompiled once the program has changed."""
+    version = program._tracer.version()
+    key = tuple(fetch)
+    found = program._executables.get(key)
+    if found is None or found[0] != version:
+        found = program._executables[key] = (version, _Compiled(program, fetch))
+    return found[1]
+
+
+def _fetched(program: Program, item, index: int) -> Value:
+    """The value of `program` that fetch_list entry `item` (a variable or its name)
+    stands for; a variable the program updates is fetched with its new value."""
+    tracer = program._tracer
+    if isinstance(item, str):
+        found = {**{n: tracer.wrap(a) for n, a in tracer.inputs.items()},
+                 **{t.name: t for t in tracer.state if t.name}}.get(item)
+        if found is None:
+            raise IrflowError(f"Executor.run: fetch_list[{index}] names {item!r}, which is "
+                              "not an input or variable of the program; fetch the variable "
+                              "itself (e.g. the loss)", user_location())
+        item = found
+    if not isinstance(item, Tensor):
+        raise TypeError(f"Executor.run: fetch_list[{index}] should be a variable or its "
+                        f"name, not {type(item).__name__}")
+    if item._value is not None:  # a parameter or other variable
+        if id(item) not in tracer.state_args:
+            raise IrflowError(f"Executor.run: fetch_list[{index}] ({item.name or 'a tensor'}) "
+                              "is not a variable of this program", user_location())
+        updated = tracer.updates.get(id(item))
+        return updated._ir if updated is not None else tracer.state_args[id(item)]
+    value = item._ir if item._tracer is tracer else program._aliases.get(item._ir)
+    if value is None:
+        raise IrflowError(f"Executor.run: fetch_list[{index}] is a variable of another "
+                          "program", user_location())
+    if owner_block(value) is not tracer.fn.block:
+        raise IrflowError(f"Executor.run: fetch_list[{index}] was computed inside a "
+                          "static.nn.cond or while_loop; fetch what it returns",
+                          user_location())
+    return value
+
+
+def _array(name: str, value, t: TensorType) -> np.ndarray:
+    """A feed value as an array: Tensors and arrays as they are (their dtype is
+    checked), lists and numbers in the input's dtype (as Paddle converts them)."""
+    if isinstance(value, Tensor):
+        return value._concrete(f"feed {name!r}")
+    if isinstance(value, np.ndarray):
+        return value
+    try:
+        return np.asarray(value, dtype=t.dtype.np)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"Executor.run: feed {name!r} cannot be read as a "
+                         f"{t.dtype.name} array: {e}", user_location()) from None
+
+
+def _feed_error(program: Program, source, array: np.ndarray, e: SignatureMismatch,
+                fed: dict[str, tuple]):
+    if not isinstance(source, str):  # a variable changed behind the program's back
+        raise e
+    tracer = program._tracer
+    arg = tracer.inputs[source]
+    if e.kind == "dtype":
+        return InputError(f"Executor.run: feed {source!r} should be {arg.type.dtype.name}, "
+                          f"got {array.dtype}", user_location())
+    shape = [d if isinstance(d, int) else -1 for d in arg.type.shape]
+    return InputError(f"Executor.run: feed {source!r} should have shape {shape}, got "
+                      f"{list(array.shape)}{tracer.why_fixed(arg, fed)}", user_location())
+
+
+def _inputs(inputs: dict) -> str:
+    listed = ", ".join(f"{n!r} ({a.type.dtype.name}"
+                       f"{[d if isinstance(d, int) else -1 for d in a.type.shape]})"
+                       for n, a in inputs.items())
+    return f"the program's inputs are {listed}" if inputs else "the program has no inputs"
+
+
+def _near(name: str, inputs: dict) -> str:
+    close = difflib.get_close_matches(name, list(inputs), n=1) or \
+        [n for n in inputs if n.lower() == name.lower()]
+    return f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
+
+
+__all__ = ["Executor"]

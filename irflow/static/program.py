@@ -1,0 +1,185 @@
+"""`Program`: Paddle's static-graph program, which in irflow is an IR function.
+
+While a program is current (``paddle.enable_static()`` and `program_guard`), every
+op the user's code runs is traced into it by a `ProgramTracer`, as when compiling a
+Layer, but one statement at a time: ``static.data`` adds an input argument, a
+parameter read by a layer becomes a state argument (its values live in the
+Parameter tensor, as for compiled Layers), and ``set_value`` (an optimizer's
+update, BatchNorm's running statistics) records the variable's new value. The
+function has no ``return`` until an `Executor` runs it: the executor copies it with
+the values it fetches and the updates as results (`Program.closed`).
+
+A startup program is a program like any other, whose updates give variables their
+initial values: each parameter created in static-graph mode (``static.nn.fc``, any
+``nn`` layer) is drawn again by a ``uniform``, ``normal`` or filled value its
+initializer names, and an optimizer's accumulators are filled with their initial
+values, so running it again restarts training.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Sequence
+
+from ..context import state
+from ..errors import IrflowError
+from ..ir.builder import Builder
+from ..ir.core import Function, Module, OpResult, Operation, Value
+from ..tensor.creation import full
+from ..tensor.random import normal, uniform
+from ..tensor.tensor import Parameter, Tensor
+from .tracing import ProgramTracer
+
+
+class Program:
+    """A static-graph program. ``print(program)`` shows its IR (returning the new value
+    of each variable it updates), `global_block()` its ops and variables."""
+
+    def __init__(self, name: str = "main"):
+        self._tracer = ProgramTracer(name)
+        self._aliases: dict[Value, Value] = {}  # a clone's source values -> its own
+        self._executables: dict = {}            # the executor's compiled fetch lists
+
+    # -- what it holds
+    def global_block(self) -> "Block":
+        return Block(self)
+
+    def block(self, index: int) -> "Block":
+        if index != 0:
+            raise IrflowError(f"a program has one block (its nested regions belong to the "
+                              f"ops that hold them), not block {index}")
+        return Block(self)
+
+    @property
+    def num_blocks(self) -> int:
+        return 1
+
+    def all_parameters(self) -> list[Parameter]:
+        return self._tracer.parameters()
+
+    def list_vars(self) -> list[Tensor]:
+        return list(self.global_block().vars.values())
+
+    def state_dict(self) -> dict[str, Tensor]:
+        """The program's variables (parameters, optimizer state) by name: the live
+        tensors, as ``irflow.save`` takes them."""
+        return {t.name: t for t in self._tracer.state if t.name}
+
+    def set_state_dict(self, state_dict: dict) -> None:
+        """Set variables by name from `state_dict` (tensors or arrays)."""
+        own = self.state_dict()
+        for name, value in state_dict.items():
+            if name not in own:
+                raise KeyError(f"the program has no variable {name!r}; its variables: "
+                               f"{', '.join(own)}")
+            with _active(None):  # set now, not traced into the current program
+                own[name].set_value(value)
+
+    def clone(self, for_test: bool = False) -> "Program":
+        """A copy of the program as built so far, sharing its variables. With
+        `for_test`, the inference program: only the forward, without state updates,
+        and with layers such as ``static.nn.batch_norm`` in test mode."""
+        copy = Program.__new__(Program)
+        copy._tracer, mapping = self._tracer.clone(for_test)
+        copy._aliases = {**{v: mapping[mine] for v, mine in self._aliases.items()}, **mapping}
+        copy._executables = {}
+        return copy
+
+    # -- running
+    def closed(self, fetch: Sequence[Value]) -> tuple[Function, list, list[Tensor]]:
+        """A copy of the program's function that returns `fetch` and then the new value
+        of each variable it updates; the source of each argument (an input's name, a
+        variable's Tensor, or None for the random seed); and the updated variables."""
+        t = self._tracer
+        mapping: dict[Value, Value] = {}
+        fn = Function(t.fn.name)
+        fn.body = t.fn.body.clone(mapping)
+        targets = [v for v in t.state if id(v) in t.updates]
+        updates = [mapping[t.updates[id(v)]._ir] for v in targets]
+        for new, v in zip(updates, targets):  # printed as the variable's new value
+            if isinstance(new, OpResult) and new.name is None:
+                new.name = v.name
+        Builder(fn.block).ret(*[mapping[v] for v in fetch], *updates)
+        sources = {**{a: name for name, a in t.inputs.items()},
+                   **{t.state_args[id(v)]: v for v in t.state}}
+        return fn, [sources.get(a) for a in t.fn.args], targets
+
+    def __str__(self) -> str:
+        """The IR, without the arguments of variables it does not read (a startup
+        program's, which it only writes)."""
+        fn = self.closed(())[0]
+        inputs = len(self._tracer.inputs)
+        fn.block.erase_args([a.index for a in fn.args[inputs:] if not a.uses])
+        return str(Module([fn]))
+
+    __repr__ = __str__
+
+    # -- as a startup program
+    def initialize(self, tensor: Tensor, initializer=None) -> None:
+        """When this program runs, give `tensor` a fresh initial value: drawn as
+        `initializer` says, a fill if its current value is one, else that value."""
+        if not self._tracer.fn.block.ops and not self._tracer.inputs:
+            self._tracer.fn.name = "startup"
+        with _active(self._tracer):
+            tensor.set_value(_initial_value(tensor, initializer))
+
+
+@contextlib.contextmanager
+def _active(tracer):
+    """Make `tracer` (None: none) the thread's active tracer inside the block."""
+    saved, state.tracer = state.tracer, tracer
+    try:
+        yield
+    finally:
+        state.tracer = saved
+
+
+def _initial_value(t: Tensor, initializer) -> Tensor:
+    shape, dtype = list(t._value.shape), t.dtype
+    drawn = initializer.distribution(tuple(shape)) if initializer is not None else None
+    flat = t._value.reshape(-1)
+    if drawn is None and flat.size and bool((flat == flat[0]).all()):
+        drawn = ("full", flat[0].item())
+    if drawn is None:
+        return Tensor._from_array(t._value)  # data no op draws: a constant
+    kind, *args = drawn
+    if kind == "uniform":
+        return uniform(shape, dtype, *args)
+    if kind == "normal":
+        return normal(*args, shape)
+    return full(shape, args[0], dtype)
+
+
+class Block:
+    """Paddle's ``program.global_block()``: the program's top-level ops (IR operations;
+    nested regions belong to their ``cond`` and ``while`` ops) and its variables."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.idx = 0
+
+    @property
+    def ops(self) -> list[Operation]:
+        return list(self.program._tracer.fn.block.ops)
+
+    @property
+    def vars(self) -> dict[str, Tensor]:
+        """The inputs (``static.data``) and the variables, by name."""
+        t = self.program._tracer
+        inputs = {}
+        for name, arg in t.inputs.items():
+            inputs[name] = t.wrap(arg)
+            inputs[name].name = name
+        return {**inputs, **{v.name: v for v in t.state if v.name}}
+
+    def var(self, name: str) -> Tensor:
+        found = self.vars.get(name)
+        if found is None:
+            raise ValueError(f"the program has no variable {name!r}; it has: "
+                             f"{', '.join(self.vars) or 'none'}")
+        return found
+
+    def all_parameters(self) -> list[Parameter]:
+        return self.program.all_parameters()
+
+
+__all__ = ["Block", "Program"]

@@ -1,0 +1,162 @@
+"""`ProgramTracer`: the frontend's tracer, kept open for a static-graph `Program`.
+
+Compiling a function traces it in one go; a static program is traced as the user
+writes it, one ``static.data``, layer or op at a time, until an `Executor` runs it.
+This tracer adds what that needs:
+
+- **Inputs at any time.** ``static.data`` may come after ops that lifted parameters
+  as state arguments; inputs are inserted before the state, so a program always
+  reads ``(inputs..., state..., seed)``.
+- **Unknown dims resolved in place.** ``-1``/``None`` dims are symbols, one per
+  input and axis (as `InputSpec` makes them). Where a type rule needs one to be a
+  static size, or two to be equal (a `DimMismatch`: labels ``[N_1]`` against logits
+  ``[N, 10]``), `compile` would trace again; a static program cannot be re-run, so
+  the symbol is replaced by the size (or the other symbol) in every type and shape
+  attribute built so far, and the op retried. The executor's feed check then
+  enforces the equality and names the line that needed it.
+- **Test-mode twins.** A layer whose training behaviour differs (``static.nn.
+  batch_norm``) also builds its test-mode result; ``clone(for_test=True)`` keeps
+  the forward (the ops before the first gradient computation, which ``minimize``
+  appends), without state updates, each value replaced by its twin.
+"""
+from __future__ import annotations
+
+from ..dispatch import user_location
+from ..errors import DimMismatch, IrflowError, Location
+from ..frontend.input_spec import InputSpec
+from ..frontend.program import symbol_to_fix
+from ..frontend.tracer import Scope, Tracer
+from ..ir.core import BlockArg, Value
+from ..ir.sizes import substitute_symbols
+from ..tensor.tensor import Parameter, Tensor
+
+
+class ProgramTracer(Tracer):
+    """The tracer of one static program (see the module docstring)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.inputs: dict[str, BlockArg] = {}          # static.data name -> argument
+        self.declared: dict[BlockArg, tuple] = {}      # input -> its shape as first typed
+        self.fixed: dict[str, tuple] = {}              # symbol -> (size or symbol, Location)
+        self.forward_ops: int | None = None            # ops before the first backward()
+        self.twins: dict[Value, Value] = {}            # train-mode value -> test-mode value
+        self.retyped = 0                               # how many symbols were resolved
+
+    def data(self, name: str, shape, dtype) -> Tensor:
+        """A traced tensor for a new input `name` of `shape` (``-1``/None unknown)."""
+        if name in self.inputs:
+            raise IrflowError(f"static.data: the program already has an input named {name!r}",
+                              user_location())
+        t = InputSpec(shape, dtype, name).to_type(len(self.inputs))
+        arg = self.fn.block.insert_arg(len(self.inputs), t, name)
+        self.n_inputs += 1
+        self.inputs[name] = arg
+        self.declared[arg] = t.shape
+        t = self.wrap(arg)
+        t.name = name
+        return t
+
+    def parameters(self) -> list[Parameter]:
+        """The Parameters the program reads, in the order it first read them."""
+        return [t for t in self.state if isinstance(t, Parameter)]
+
+    # -- ops, with unknown input dims resolved as the program needs them
+    def apply(self, name, inputs, attrs):
+        while True:
+            try:
+                return super().apply(name, inputs, attrs)
+            except DimMismatch as e:
+                self._resolve(e)
+
+    def _resolve(self, e: DimMismatch) -> None:
+        """Fix the input symbol `e` names to the size (or input symbol) it needs,
+        everywhere; raises `e` when it names no input symbol."""
+        symbol, size = symbol_to_fix([a.type for a in self.inputs.values()], e)
+        self.fixed[symbol] = (size, e.loc)
+        self.retyped += 1
+        scope = self.scope
+        while scope is not None:  # the blocks being traced: the function, open regions
+            substitute_symbols(scope.block, {symbol: size})
+            scope = scope.parent
+
+    def backward(self, loss, grad_tensor=None) -> None:
+        if self.forward_ops is None:
+            self.forward_ops = len(self.fn.block.ops)
+        super().backward(loss, grad_tensor)
+
+    def version(self) -> tuple:
+        """Changes whenever the program does: ops are only ever appended to its block,
+        arguments added, updates set, and types changed by `_resolve`."""
+        return (len(self.fn.block.ops), len(self.fn.block.args), self.retyped,
+                tuple(map(id, self.updates.values())))
+
+    def clone(self, for_test: bool) -> tuple["ProgramTracer", dict[Value, Value]]:
+        """A copy of the program built so far, and the map from this program's values
+        to the copy's. `for_test`: only the forward, without state updates, with
+        test-mode twins in place of their train-mode values."""
+        copy = ProgramTracer(self.fn.name)
+        mapping: dict[Value, Value] = {}
+        copy.fn.body = self.fn.body.clone(mapping)
+        copy.scope = Scope(copy.fn.block, None)
+        copy.n_inputs, copy.fixed, copy.retyped = self.n_inputs, dict(self.fixed), self.retyped
+        copy.inputs = {name: mapping[a] for name, a in self.inputs.items()}
+        copy.declared = {mapping[a]: shape for a, shape in self.declared.items()}
+        copy.state = list(self.state)
+        copy.state_args = {k: mapping[a] for k, a in self.state_args.items()}
+        copy.seed_arg = mapping.get(self.seed_arg)
+        copy.seed_count = self.seed_count
+        if not for_test:
+            copy.updates = {k: copy.wrap(mapping[t._ir]) for k, t in self.updates.items()}
+            copy.twins = {mapping[a]: mapping[b] for a, b in self.twins.items()}
+            copy.forward_ops = self.forward_ops
+            return copy, mapping
+        block = copy.fn.block
+        for _ in range(len(block.ops) - (self.forward_ops or len(block.ops))):
+            block.terminator.erase()  # the backward and the updates, last first
+        for train, test in self.twins.items():
+            mapping[train].replace_all_uses_with(mapping[test])
+            mapping[train] = mapping[test]
+        unread = {a for a in block.args[copy.n_inputs:] if not a.uses}
+        block.erase_args([a.index for a in unread])  # optimizer state, a dropped draw's seed
+        copy.state = [t for t in self.state if copy.state_args[id(t)] not in unread]
+        copy.state_args = {id(t): copy.state_args[id(t)] for t in copy.state}
+        copy.seed_arg = None if copy.seed_arg in unread else copy.seed_arg
+        return copy, mapping
+
+    def concrete(self, t: Tensor, what: str):
+        raise IrflowError(f"{what} needs a value, and a variable of a static program has one "
+                          "only when an Executor runs it: fetch it (exe.run(program, feed, "
+                          "fetch_list=[...]))", user_location())
+
+    def to_bool(self, t: Tensor) -> bool:
+        raise IrflowError("a variable of a static program has no truth value while the "
+                          "program is built; branch and loop on it with "
+                          "paddle.static.nn.cond and paddle.static.nn.while_loop",
+                          user_location())
+
+    def describe(self, t: Tensor) -> str:
+        name = f"name={t.name!r}, " if t.name else ""
+        return f"Variable({name}shape={self.shape_of(t)}, dtype={t.dtype.name})"
+
+    def why_fixed(self, arg: BlockArg, fed: dict[str, tuple]) -> str:
+        """Why input `arg` needs the sizes its unknown dims now have, for feed errors:
+        the line that needs a static size there, or that combines it with another
+        input's (whose shape in this feed `fed` gives)."""
+        why = []
+        for axis, symbol in enumerate(self.declared[arg]):
+            size, loc = self.fixed.get(symbol, (None, None))
+            if isinstance(size, int):
+                why.append(f"its axis {axis} is -1 in static.data, but the program needs "
+                           f"{size} there{_at(loc)}")
+            elif size is not None:
+                name, other = next((n, i) for n, a in self.inputs.items()
+                                   for i, d in enumerate(self.declared[a]) if d == size)
+                given = f" ({fed[name][other]})" if name in fed else ""
+                why.append(f"its axis {axis} must equal axis {other} of '{name}'{given}, "
+                           f"because the program combines them{_at(loc)}")
+        return "".join("; " + w for w in why)
+
+
+def _at(loc: Location | None) -> str:
+    return f" ({loc})" if loc is not None else ""

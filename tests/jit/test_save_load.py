@@ -1,0 +1,127 @@
+"""jit.save / jit.load: a saved program runs without its class (in a fresh process
+too), reads as the Layer it came from, trains, composes with compiled and static
+programs; every kind of damaged file is refused with a LoadError."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn as nn
+from irflow.static import InputSpec
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((5, 4)).astype("float32")
+
+
+class Net(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.bn = nn.BatchNorm1D(8)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = paddle.tanh(self.bn(self.fc1(x)))
+        if paddle.mean(h) > 0:  # a cond in the saved program
+            h = h * 2
+        return self.fc2(h)
+
+
+@pytest.fixture
+def saved(tmp_path):
+    net = Net()
+    net.eval()
+    path = str(tmp_path / "net")
+    paddle.jit.save(net, path, input_spec=[InputSpec([None, 4], "float32", "x")])
+    return net, path
+
+
+def test_the_loaded_layer_reads_and_runs_as_the_saved_one(saved):
+    net, path = saved
+    loaded = paddle.jit.load(path)
+    assert isinstance(loaded, paddle.jit.TranslatedLayer) and not loaded.training
+    np.testing.assert_array_equal(loaded(X).numpy(), net(paddle.to_tensor(X)).numpy())
+    assert [n for n, _ in loaded.named_parameters()] == [n for n, _ in net.named_parameters()]
+    assert list(loaded.state_dict()) == list(net.state_dict())
+    for (name, a), b in zip(loaded.state_dict().items(), net.state_dict().values()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert [p.stop_gradient for p in loaded.parameters()] == \
+        [p.stop_gradient for p in net.parameters()]
+    assert loaded.train() is loaded and loaded.training and loaded.fc1.training
+    assert loaded.eval() is loaded and not loaded.training
+    assert "func @Net(%x: f32[N,4]" in str(loaded.ir)
+    with pytest.raises(paddle.InputError, match=r"x should have shape \[None, 4\], got \[5, 3\]"):
+        loaded(X[:, :3])
+
+
+def test_a_fresh_process_runs_it_without_the_class(saved, tmp_path):
+    net, path = saved
+    np.save(tmp_path / "x.npy", X)
+    script = textwrap.dedent(f"""
+        import numpy as np, irflow
+        loaded = irflow.jit.load({path!r})
+        np.save({str(tmp_path / 'y.npy')!r}, loaded(np.load({str(tmp_path / 'x.npy')!r})).numpy())
+        assert "Net" not in [type(m).__name__ for m in loaded.sublayers()]
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60,
+                   env={**os.environ, "PYTHONPATH": root})
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), net(paddle.to_tensor(X)).numpy())
+
+
+def test_a_loaded_layer_fine_tunes_as_the_original_would(saved):
+    net, path = saved
+    loaded = paddle.jit.load(path)
+    loaded.train()
+    for model in (net, loaded):
+        opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+        loss = paddle.mean(model(paddle.to_tensor(X)) ** 2)
+        loss.backward()
+        opt.step()
+    for a, b in zip(loaded.parameters(), net.parameters()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_a_loaded_layer_inside_compiled_and_static_programs(saved):
+    net, path = saved
+    loaded = paddle.jit.load(path)
+    head = nn.Linear(3, 2)
+    model = nn.Sequential(loaded, head)
+    model.eval()
+    want = head(net(paddle.to_tensor(X))).numpy()
+    compiled = paddle.jit.to_static(model, input_spec=[InputSpec([None, 4])])
+    np.testing.assert_allclose(compiled(X).numpy(), want, rtol=1e-6)
+    assert "call" not in str(compiled.ir) and " cond " in str(compiled.ir)
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            y = model(paddle.static.data("x", [-1, 4]))
+        (out,) = paddle.static.Executor().run(main, feed={"x": X}, fetch_list=[y])
+    finally:
+        paddle.disable_static()
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    paddle.jit.save(compiled, path + "2")  # saved again: its IR holds the inlined program
+    np.testing.assert_allclose(paddle.jit.load(path + "2")(X).numpy(), want, rtol=1e-6)
+    paddle.jit.save(loaded, Path(path + "3"))  # with its own input spec
+    np.testing.assert_array_equal(paddle.jit.load(Path(path + "3"))(X).numpy(),
+                                  loaded(X).numpy())
+
+
+def test_functions_and_refusals(tmp_path):
+    w = paddle.to_tensor(RNG.standard_normal((4, 2)).astype("float32"))
+    f = paddle.jit.to_static(lambda x: paddle.matmul(x, w) + 1,
+                             input_spec=[InputSpec([None, 4], name="x")])
+    paddle.jit.save(f, str(tmp_path / "f"))
+    np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "f"))(X).numpy(),
+                               X @ w.numpy() + 1, rtol=1e-6)
+    drop = nn.Dropout(0.5)
+    with pytest.raises(paddle.IrflowError, match="draws random numbers"):
+        paddle.jit.save(drop, str(tmp_path / "d"), input_spec=[InputSpec([None, 4])])
+    with pytest.raises(paddle.IrflowError, match="needs an input_spec"):
+        paddle.jit.save(paddle.jit.to_static(nn.Linear(2, 2)), str(tmp_path / "l"))

@@ -1,0 +1,16 @@
+import pytest
+
+import irflow as paddle
+from irflow.context import state
+
+
+@pytest.fixture
+def static():
+    """Static-graph mode for one test, with fresh default programs; left after it."""
+    state.default_programs = None
+    paddle.enable_static()
+    try:
+        yield
+    finally:
+        paddle.disable_static()
+        state.default_programs = None
