@@ -67,10 +67,11 @@ class Program:
     results connect to Tensors."""
 
     def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline,
-                 lists: tuple[int, ...] = (), freeze: bool = False):
+                 lists: tuple[int, ...] = (), freeze: bool = False, fuse: bool = True):
         """`pipeline`: the passes to run (None: the default, or the inference pipeline
         when parameters are frozen); `freeze`: make the state the program only reads
-        constants, unless it computes gradients."""
+        constants, unless it computes gradients; `fuse`: run the passes that come
+        after autodiff (fusion) too; check mode does not, to compare op by op."""
         fn = tracer.fn
         b = tracer.scope.builder
         attributes = tracer.attribute_outputs()
@@ -109,6 +110,8 @@ class Program:
         # Autodiff differentiates what the passes before fusion made; the rest runs on
         # the program and on its gradient's halves.
         before, self.after_autodiff = split_at_autodiff(self.pipeline)
+        if not fuse:
+            self.after_autodiff = []
         first = PassManager(before)
         first.run(module)
         self.pass_report = first.history
@@ -524,7 +527,7 @@ class CompiledFunction:
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
             tracer.check_texts()
             program = Program(tracer, tensors, pattern, self.pipeline, lists,
-                              freeze=self.freeze and not any(mode))
+                              freeze=self.freeze and not any(mode), fuse=not self.check)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 

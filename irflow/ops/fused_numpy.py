@@ -99,15 +99,12 @@ def _blocking(lay: "FusedLayout"):
     """(the axis to block along, (argument, its axis) for the arguments that vary
     along it, the axis of each yielded value along it or None), or None when
     blocks would not pay: the domain is small whatever its symbols are, every axis
-    is reduced, or the body has no more array ops than twice its results (each op
-    in cache saves a pass over memory, each result's copy out of the blocks costs
-    one)."""
+    is reduced, or the body makes no more arrays along the axis than twice the
+    results it yields along it (each array made in cache saves a pass over memory,
+    each result copied out of the blocks costs one)."""
     size = numel(lay.domain)
     parallel = [a for a in range(len(lay.domain)) if a not in lay.axes]
-    yielded = lay.body.terminator.operands
-    passes = sum(1 for inner in lay.body.body_ops() if len(lay.shapes[inner.result]) > 0)
-    if (isinstance(size, int) and size < 2 * BLOCK_ELEMENTS) or not parallel \
-            or passes <= 2 * len(yielded):
+    if (isinstance(size, int) and size < 2 * BLOCK_ELEMENTS) or not parallel:
         return None
     axis, rank = parallel[0], len(lay.domain)
 
@@ -117,9 +114,11 @@ def _blocking(lay: "FusedLayout"):
         return ax if ax >= 0 and shape[ax] != 1 else None
 
     sliced = tuple((i, along(a)) for i, a in enumerate(lay.body.args) if along(a) is not None)
-    if not sliced:
+    spans = tuple(along(v) for v in lay.body.terminator.operands)
+    made = sum(along(inner.result) is not None for inner in lay.body.body_ops())
+    if not sliced or made <= 2 * sum(ax is not None for ax in spans):
         return None
-    return axis, sliced, tuple(along(v) for v in yielded)
+    return axis, sliced, spans
 
 
 def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool) -> Callable:
@@ -187,7 +186,9 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
               fresh_anchor: bool = False):
     """``code(args, regions) -> list``: one line per body op, each calling the op's
     kernel (a `reduce`, its kind's kernel over the reduced axes, keeping them), in
-    place where `_dying_operand` allows. With `result_types` it returns the results
+    place where `_dying_operand` allows, and dropping the arrays whose last use it is
+    (as the executor frees registers: the next array may reuse their memory while it
+    is in cache). With `result_types` it returns the results
     (squeezed as `_finished` says), without them the yielded arrays. With `anchor`,
     `args` are the fused op's operands and the first line computes the anchor's
     result; else they are the body's arguments. `fresh_anchor`: the anchor's result
@@ -209,12 +210,20 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     def keywords(attrs: dict) -> list[str]:
         return [f"{k}={param(v)}" for k, v in attrs.items()]
 
+    def unquiet(kernel) -> Callable:
+        """A quiet kernel's own function: the body is quiet as a whole."""
+        nonlocal silenced
+        if hasattr(kernel, "__wrapped__"):
+            kernel, silenced = kernel.__wrapped__, True
+        return kernel
+
     lines, locs = [], []
+    silenced = False
     if anchor is not None:
         operands = [f"o{i}" for i in range(lay.n_anchor)]
         arguments = operands + arguments[1:]
         call = ", ".join(operands + keywords(anchor.attrs))
-        lines.append(f"a0 = {param(lookup(anchor.name).kernel)}({call})")
+        lines.append(f"a0 = {param(unquiet(lookup(anchor.name).kernel))}({call})")
         locs.append(anchor.loc)
     for i, inner in enumerate(ops):
         out = inner.result
@@ -224,10 +233,10 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
         names[out] = f"v{i}"
         args = [names[v] for v in inner.operands]
         if inner in lay.reductions:
-            kernel = lookup(inner.attrs["kind"]).kernel
+            kernel = unquiet(lookup(inner.attrs["kind"]).kernel)
             call = f"{param(kernel)}({args[0]}, axis={param(lay.axes)}, keepdim=True)"
         else:
-            kernel = lookup(inner.name).kernel
+            kernel = unquiet(lookup(inner.name).kernel)
             extra = keywords(inner.attrs)
             if isinstance(kernel, np.ufunc):
                 target = _dying_operand(inner, i, last_use, owned, lay)
@@ -236,16 +245,20 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
                 if lay.shapes[out]:
                     owned.add(out)
             call = f"{param(kernel)}({', '.join(args + extra)})"
-        lines.append(f"{names[out]} = {call}")
+        dying = [names[v] for v in dict.fromkeys(inner.operands)
+                 if last_use[v] == i and not names[v].startswith("p")]
+        lines.append(f"{names[out]} = {call}" + "".join(f"; del {n}" for n in dying))
         locs.append(inner.loc)
     returned = [names[v] for v in yielded]
     if result_types is not None:
         returned = [name if f is None else f"{param(f)}({name})"
                     for name, f in zip(returned, _finished(lay, result_types))]
     error = param(IrflowError)
-    located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs)))
+    first = _FIRST_OP_LINE + silenced  # the errstate's `with` takes a line
+    located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs, first)))
+    quiet = param(np.errstate) if silenced else None
     make = _maker(tuple(arguments), len(params), tuple(lines), error, located,
-                  "[" + ", ".join(returned) + "]")
+                  "[" + ", ".join(returned) + "]", quiet)
     return make(*params)
 
 
@@ -265,14 +278,20 @@ _FIRST_OP_LINE = 5  # after "def make", "def body", "try:" and the unpacking of 
 
 @lru_cache(maxsize=1024)
 def _maker(arguments: tuple[str, ...], n_params: int, lines: tuple[str, ...], error: str,
-           located: str, returned: str) -> Callable:
+           located: str, returned: str, quiet: str | None) -> Callable:
     """``make(*params) -> code(args, regions)``: `args` unpacked into `arguments`,
-    then `lines` (which name the kernels, attributes and constants ``p0...``); an
-    `error` raised on a line is re-raised through `located`."""
+    then `lines` (which name the kernels, attributes and constants ``p0...``) under
+    ``quiet(all="ignore")`` if `quiet` names NumPy's errstate; an `error` raised on
+    a line is re-raised through `located`."""
     params = ", ".join(f"p{i}" for i in range(n_params))
-    unpack = "".join(f"{a}, " for a in arguments) + "= args" if arguments else "pass"
+    # the list is the body's own: emptied, each array lives until its last use
+    unpack = "".join(f"{a}, " for a in arguments) + "= args; args.clear()" if arguments \
+        else "pass"
+    opening = [f"with {quiet}(all='ignore'):"] if quiet else []
+    indent = " " * (12 + 4 * len(opening))
     source = (f"def make({params}):\n    def body(args, regions):\n        try:\n"
-              + "".join(f"            {line}\n" for line in (unpack, *lines))
+              + "".join(f"            {line}\n" for line in opening)
+              + "".join(f"{indent}{line}\n" for line in (unpack, *lines))
               + f"        except {error} as e:\n            raise {located}(e)\n"
               + f"        return {returned}\n    return body\n")
     namespace: dict = {}
@@ -280,12 +299,13 @@ def _maker(arguments: tuple[str, ...], n_params: int, lines: tuple[str, ...], er
     return namespace["make"]
 
 
-def _failing_loc(tb, locs: list):
-    """The location of the body op on whose generated line the traceback `tb` ends."""
+def _failing_loc(tb, locs: list, first: int):
+    """The location of the body op on whose generated line (the first op's is line
+    `first`) the traceback `tb` ends."""
     line = None
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == _SOURCE_NAME:
             line = tb.tb_lineno
         tb = tb.tb_next
-    index = line - _FIRST_OP_LINE if line is not None else -1
+    index = line - first if line is not None else -1
     return locs[index] if 0 <= index < len(locs) else None
