@@ -8,9 +8,11 @@ Prints the median CPU time of a call (after warm-up) for the default pipeline wi
 ``fuse`` and with it, their ratio (below 1: fusion is faster),
 and the kernels each program runs (ops outside fused bodies that are not constants,
 views or terminators). The fused kernels run on the executor by the `fused` op's
-evaluator, which executes the body on whole arrays and writes each ufunc's result
-into a dying temporary of its own, so the comparison is the interpreter's semantics
-at NumPy speed both ways; the LLVM backend is what turns the kernels into loops.
+evaluator, which executes the body on whole arrays (in blocks that stay in cache)
+and writes each op's result into a dying temporary of its own where it can; the
+unfused program runs its kernels into the executor's arena. So the comparison is
+the interpreter's semantics at NumPy speed both ways; the LLVM backend is what
+turns the kernels into loops.
 """
 import argparse
 import os

@@ -123,6 +123,7 @@ class Program:
             self.pass_report = PassReport([*first.history, *rest.history])
         self.ir = module
         self.plan = compile_plan(fn)
+        self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
         self._differentiable: dict[tuple, tuple[dict | None, list[bool]]] = {}
@@ -141,7 +142,15 @@ class Program:
         ``set_state_dict`` rebinds a tensor's array, never writes into it)."""
         return any(t._value is not array for t, array in self.frozen)
 
+    @property
+    def memory_plan(self):
+        """The memory plan of the last call (`irflow.passes.plan_buffers.MemoryPlan`):
+        of the program's plan, or of its forward half when the call was recorded for
+        eager autograd."""
+        return self._ran.memory_plan
+
     def run(self, inputs: Sequence[np.ndarray]) -> list:
+        self._ran = self.plan
         arrays = [*inputs, *(t._value for t in self.state)]
         if self.uses_seed:
             arrays.append(next_seed()._value)
@@ -202,6 +211,7 @@ class Program:
         if call is None:
             return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
         operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
+        self._ran = call["callee"].run
         outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
@@ -340,6 +350,13 @@ class CompiledFunction:
         """What each pass of the pipeline did to the last program (a `PassReport`:
         time, ops before and after, the pass's statistics); ``print()`` it."""
         return self._program_for_ir().pass_report
+
+    @property
+    def memory_plan(self):
+        """The memory plan of the last call: every intermediate's offset in the arena it
+        ran in and the totals (`irflow.passes.plan_buffers.MemoryPlan`); None before
+        the first call."""
+        return None if self._last is None else self._last.memory_plan
 
     def _program_for_ir(self) -> Program:
         if self._last is None:

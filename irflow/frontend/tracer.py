@@ -32,10 +32,15 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import ListType, TensorType, differentiable, symbols_of
+from ..ir.types import Dim, ListType, TensorType, differentiable, symbols_of
 from ..tensor.tensor import Tensor
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
+
+
+def is_traced(x) -> bool:
+    """Whether `x` is a tensor of the program being traced (it holds no value)."""
+    return isinstance(x, Tensor) and x._value is None
 
 
 class Undefined:
@@ -129,7 +134,8 @@ class Tracer:
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.undo: list[Callable[[], None]] = []      # see changed()
         self.attributes: dict[tuple, tuple] = {}      # see store_attribute()
-        self.list_sizes: dict[Value, str] = {}        # see list_size()
+        self.list_sizes: dict[object, Dim] = {}       # see list_size()
+        self.list_lengths: dict[Value, object] = {}   # see same_length()
         self.texts: dict[str, tuple] = {}             # see text_of()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
@@ -270,13 +276,26 @@ class Tracer:
         return {s for a in self.fn.block.args if isinstance(a.type, TensorType)
                 for d in a.type.shape for s in symbols_of(d)}
 
-    def list_size(self, v: Value) -> str:
-        """The symbol for the length of the list `v` when it is stacked (one per list
-        value, so that two stacks of one list have one shape)."""
-        found = self.list_sizes.get(v)
+    def list_size(self, v: Value) -> Dim:
+        """The dim for the length of the list `v` when it is stacked: a fresh symbol per
+        list value, or per set of lists known to be alike long (`same_length`), so that
+        two stacks of them have one shape; or the length a loop is known to give it."""
+        key = self.list_lengths.get(v, v)
+        found = self.list_sizes.get(key)
         if found is None:
-            found = self.list_sizes[v] = self.fresh_dim()
+            found = self.list_sizes[key] = self.fresh_dim()
         return found
+
+    def as_long_as(self, v: Value, other: Value) -> None:
+        """The list `v` has the length of the list `other`."""
+        self.list_lengths[v] = self.list_lengths.get(other, other)
+
+    def same_length(self, v: Value, key, size: Dim | None = None) -> None:
+        """The lists given one `key` have one length (a loop grew them alike), which is
+        `size` where that is known (a loop of a known trip count grew them)."""
+        self.list_lengths[v] = key
+        if size is not None:
+            self.list_sizes.setdefault(key, size)
 
     def fresh_dim(self) -> str:
         """A new symbol for a size that depends on tensor values (bound when the

@@ -39,7 +39,7 @@ def quiet(kernel):
             return kernel(*args, **kwargs)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     run.__doc__ = kernel.__doc__
-    run.__wrapped__ = kernel
+    run.__wrapped__ = kernel  # as functools.wraps: a ufunc's wrapper is its out kernel too
     return run
 
 

@@ -14,9 +14,11 @@ unfused. What makes it more than a loop over the ops:
   NumPy (numexpr blocks for the same reason). Operands that vary along that axis
   are sliced (views); results are assembled into arrays of their full shape.
   Blocks split no reduction, so every reduction adds what it added whole.
-- **In place.** A ufunc whose operand dies at it and spans the result's shape and
-  dtype writes into that operand's buffer (``np.add(t, b, out=t)``): only buffers
-  the body made itself or a contraction's result, never an operand's.
+- **In place.** An op whose operand dies at it and spans the result's shape and
+  dtype writes into that operand's buffer, a ufunc with ``out=`` (``np.add(t, b,
+  out=t)``), another op through its out kernel (`OpDef.out_kernel`, where its op
+  may overwrite that operand: erf, relu, sigmoid...): only buffers the body made
+  itself or a contraction's result, never an operand's.
 - **The anchor** (a matmul or conv2d) runs by its kernel, on the first line of the
   generated code unless the body runs in blocks; an error in any op names that
   op's location.
@@ -234,20 +236,15 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
         args = [names[v] for v in inner.operands]
         if inner in lay.reductions:
             kernel = unquiet(lookup(inner.attrs["kind"]).kernel)
-            call = f"{param(kernel)}({args[0]}, axis={param(lay.axes)}, keepdim=True)"
+            line = f"{names[out]} = {param(kernel)}({args[0]}, axis={param(lay.axes)}, " \
+                   "keepdim=True)"
         else:
-            kernel = unquiet(lookup(inner.name).kernel)
-            extra = keywords(inner.attrs)
-            if isinstance(kernel, np.ufunc):
-                target = _dying_operand(inner, i, last_use, owned, lay)
-                if target is not None:
-                    extra.append(f"out={names[target]}")
-                if lay.shapes[out]:
-                    owned.add(out)
-            call = f"{param(kernel)}({', '.join(args + extra)})"
+            line = _kernel_line(inner, args + keywords(inner.attrs), names, owned,
+                                _dying_operand(inner, i, last_use, owned, lay), lay,
+                                lambda k: param(unquiet(k)))
         dying = [names[v] for v in dict.fromkeys(inner.operands)
                  if last_use[v] == i and not names[v].startswith("p")]
-        lines.append(f"{names[out]} = {call}" + "".join(f"; del {n}" for n in dying))
+        lines.append(line + "".join(f"; del {n}" for n in dying))
         locs.append(inner.loc)
     returned = [names[v] for v in yielded]
     if result_types is not None:
@@ -262,12 +259,35 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     return make(*params)
 
 
+def _kernel_line(inner: Operation, call: list[str], names: dict, owned: set, target,
+                 lay: "FusedLayout", bound: Callable) -> str:
+    """The line computing body op `inner` from the arguments `call`: a ufunc writes
+    into `target` (a dying buffer the body owns, or None) with ``out=``, another
+    kernel with an out kernel through it (which returns nothing), else the kernel
+    makes a new array. `bound(kernel)` names a kernel as the code's parameter."""
+    opdef, out = lookup(inner.name), names[inner.result]
+    kernel = opdef.kernel
+    if isinstance(getattr(kernel, "__wrapped__", kernel), np.ufunc):
+        if lay.shapes[inner.result]:
+            owned.add(inner.result)
+        if target is not None:
+            call = call + [f"out={names[target]}"]
+    elif target is not None and opdef.out_kernel is not None:
+        owned.add(inner.result)
+        written = ", ".join(call + [f"out={names[target]}"])
+        return f"{bound(opdef.out_kernel)}({written}); {out} = {names[target]}"
+    return f"{out} = {bound(kernel)}({', '.join(call)})"
+
+
 def _dying_operand(inner: Operation, index: int, last_use, owned, lay: "FusedLayout"):
-    """An operand of `inner` whose buffer it may write its result into, or None."""
+    """An operand of `inner` whose buffer it may write its result into (one the body
+    owns, dying here, of the result's shape and dtype, that its op may overwrite), or
+    None."""
     shape, dtype = lay.shapes[inner.result], inner.result.type.dtype
-    for v in inner.operands:
+    opdef = lookup(inner.name)
+    for k, v in enumerate(inner.operands):
         if v in owned and last_use[v] == index and lay.shapes[v] == shape \
-                and v.type.dtype is dtype:
+                and v.type.dtype is dtype and opdef.overwrites(k):
             return v
     return None
 

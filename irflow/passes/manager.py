@@ -159,7 +159,7 @@ class PassManager:
 
 def split_at_autodiff(pipeline: str | Sequence[str | Pass]) -> tuple[list[Pass], list[Pass]]:
     """The passes of `pipeline` before the first that must run after autodiff
-    (`Pass.after_autodiff`: fusion), and the rest."""
+    (`Pass.after_autodiff`: fusion, buffer planning), and the rest."""
     passes = parse_pipeline(pipeline)
     cut = next((i for i, p in enumerate(passes) if p.after_autodiff), len(passes))
     return passes[:cut], passes[cut:]
