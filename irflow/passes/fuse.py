@@ -6,8 +6,10 @@ This pass decides the groups, one block at a time (regions too: a loop body gets
 kernels of its own, since regions are closed), in one walk in program order:
 
 - **Members.** Elementwise ops (`Elementwise` trait), reductions (`Reduction`) and
-  contractions (`Contraction`: matmul, conv2d), pure and on tensors. Scalar
-  constants are copied into each body that reads them.
+  contractions (`Contraction`: matmul, conv2d), pure and on tensors, whose result
+  something uses (a dead op is dce's to remove; it still reads its operands, as
+  any op outside a group). Scalar constants are copied into each body that reads
+  them.
 - **Joining.** An elementwise op or a reduction joins the groups of its operands'
   producers, merging them, when the result is one domain: the broadcast of the
   members' shapes; every reduction reads the whole domain and reduces the same axes;
@@ -136,6 +138,8 @@ def _kind(op: Operation) -> str | None:
     opdef = lookup(op.name, op.loc)
     if op.regions or opdef.effect is not Effect.PURE or len(op.results) != 1 \
             or not all(isinstance(v.type, TensorType) for v in (*op.operands, op.result)):
+        return None
+    if not op.result.uses:  # dead: dce's to remove, not a kernel's to compute
         return None
     if opdef.has(Elementwise):
         return _ELEMENTWISE
