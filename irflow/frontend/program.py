@@ -7,8 +7,11 @@ first use:
 
 1. the target's source is converted (`convert.py`) and run on traced inputs, which
    emits IR (`tracer.py`); parameters, buffers and optimizer state become arguments;
-2. the IR is verified, kept as ``source_ir``, optimized by the pass pipeline (``ir``)
-   and compiled to a plan (`irflow.codegen.executor`);
+2. the IR is verified, kept as ``source_ir``, optimized by the pass pipeline (``ir``;
+   what each pass did is ``pass_report``) and compiled to a plan
+   (`irflow.codegen.executor`); with ``freeze=True``, an eval-mode program's
+   parameters and buffers are constants first, so BatchNorm folds into the Conv2D
+   or Linear before it;
 3. a call checks its inputs, runs the plan on them and on the current values of the
    state tensors, writes back state updates and gradients, and returns Tensors.
 
@@ -43,7 +46,9 @@ from ..ir.symbols import FuncRef
 from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
 from ..ir.verifier import verify
 from ..passes.autodiff import active_results, vjp_split
-from ..passes.manager import DEFAULT_PIPELINE, PassManager
+from ..passes.freeze import freeze_arguments
+from ..passes.manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager, PassReport,
+                              split_at_autodiff)
 from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor
@@ -62,7 +67,11 @@ class Program:
     results connect to Tensors."""
 
     def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline,
-                 lists: tuple[int, ...] = ()):
+                 lists: tuple[int, ...] = (), freeze: bool = False, fuse: bool = True):
+        """`pipeline`: the passes to run (None: the default, or the inference pipeline
+        when parameters are frozen); `freeze`: make the state the program only reads
+        constants, unless it computes gradients; `fuse`: run the passes that come
+        after autodiff (fusion) too; check mode does not, to compare op by op."""
         fn = tracer.fn
         b = tracer.scope.builder
         attributes = tracer.attribute_outputs()
@@ -97,10 +106,30 @@ class Program:
         self.n_inputs = tracer.n_inputs
         self.input_types = [a.type for a in fn.args[:self.n_inputs]]
         self.input_names = [a.name for a in fn.args[:self.n_inputs]]
+        # (tensor, the array frozen into the IR) for each state tensor made a constant
+        self.frozen: list[tuple[Tensor, np.ndarray]] = []
+        if freeze and not self.grad_targets:
+            self._freeze(fn)
+        if pipeline is None:
+            pipeline = INFERENCE_PIPELINE if self.frozen else DEFAULT_PIPELINE
+        self.pipeline = tuple(pipeline)
         module = Module([fn])
         verify(module)
         self.source_ir = module.clone()
-        PassManager(list(pipeline)).run(module)
+        # Autodiff differentiates what the passes before fusion made; the rest runs on
+        # the program and on its gradient's halves.
+        before, self.after_autodiff = split_at_autodiff(self.pipeline)
+        if not fuse:
+            self.after_autodiff = []
+        first = PassManager(before)
+        first.run(module)
+        self.pass_report = first.history
+        self.differentiable_ir = module
+        if self.after_autodiff:
+            self.differentiable_ir = module.clone()
+            rest = PassManager(self.after_autodiff)
+            rest.run(module)
+            self.pass_report = PassReport([*first.history, *rest.history])
         self.ir = module
         self.plan = compile_plan(fn)
         self._ran = self.plan  # the plan of the last call: this one or a forward half
@@ -108,6 +137,19 @@ class Program:
         # outputs are active)
         self._differentiable: dict[tuple, tuple[dict | None, list[bool]]] = {}
         self.fixed_dims: dict[str, tuple] = {}  # symbol -> (size, location): see _trace
+
+    def _freeze(self, fn) -> None:
+        """Make constants of the state arguments the program does not update."""
+        updated = {id(t) for t in self.update_targets}
+        frozen = {self.n_inputs + k: t for k, t in enumerate(self.state) if id(t) not in updated}
+        freeze_arguments(fn, {i: t._value for i, t in frozen.items()})
+        self.frozen = [(t, t._value) for t in frozen.values()]
+        self.state = [t for t in self.state if id(t) in updated]
+
+    def stale(self) -> bool:
+        """Whether a frozen parameter or buffer has another value now (training or
+        ``set_state_dict`` rebinds a tensor's array, never writes into it)."""
+        return any(t._value is not array for t, array in self.frozen)
 
     @property
     def memory_plan(self):
@@ -195,29 +237,40 @@ class Program:
         """The attributes of the ``call`` op that runs this program's forward half and
         whose VJP runs its backward half (None if no output is active), and which
         outputs are active. Both halves live in a module the call op refers to, which
-        goes when nothing refers to it any more."""
-        fn = self.ir.main
+        goes when nothing refers to it any more. Fusion runs after autodiff: what is
+        differentiated is the program before fusion, and both halves are fused."""
+        fn = self.differentiable_ir.main
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
-        return (differentiable_call(fn, wrt, outputs) if outputs else None), active
+        lowering = [str(p) for p in self.after_autodiff]
+        call = differentiable_call(fn, wrt, outputs, lowering) if outputs else None
+        return call, active
 
 
-def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...]) -> dict:
+def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...],
+                        lowering=()) -> dict:
     """The attributes of a ``call`` of `fn` that eager autograd can differentiate with
     respect to the operands `wrt` and the results `outputs`: the forward and backward
-    halves of a `vjp_split`, compiled, in a module the call refers to (it goes when
-    nothing refers to it any more). Both halves can be differentiated again (their
-    `derive` splits them on demand), so gradients of gradients work."""
+    halves of a `vjp_split`, in a module the call refers to (it goes when nothing
+    refers to it any more), each run by a plan of itself or, with `lowering` (the
+    passes that run after autodiff: fusion), of a copy they ran on. Both halves can be
+    differentiated again (their `derive` splits them on demand), so gradients of
+    gradients work."""
     forward, backward = vjp_split(fn, wrt, outputs)
     module = Module([forward, backward])
-    return {"callee": FuncRef(forward.name, module, compile_plan(forward), _deriver(forward)),
-            "backward": FuncRef(backward.name, module, compile_plan(backward),
-                                _deriver(backward)),
+    optimized = module
+    if lowering:
+        optimized = module.clone()
+        PassManager(list(lowering)).run(optimized)
+    return {"callee": FuncRef(forward.name, module, compile_plan(optimized[forward.name]),
+                              _deriver(forward, lowering)),
+            "backward": FuncRef(backward.name, module, compile_plan(optimized[backward.name]),
+                                _deriver(backward, lowering)),
             "wrt": wrt, "outputs": outputs,
             "residuals": len(forward.result_types) - len(fn.result_types)}
 
 
-def _deriver(fn: Function):
+def _deriver(fn: Function, lowering):
     """``derive(wrt)``: a differentiable call of `fn` with respect to the operands `wrt`
     and every result they reach (None if none), made once per `wrt`."""
     made: dict[tuple, dict | None] = {}
@@ -225,7 +278,7 @@ def _deriver(fn: Function):
     def derive(wrt: tuple[int, ...]) -> dict | None:
         if wrt not in made:
             outputs = tuple(k for k, r in enumerate(active_results(fn, wrt)) if r)
-            made[wrt] = differentiable_call(fn, wrt, outputs) if outputs else None
+            made[wrt] = differentiable_call(fn, wrt, outputs, lowering) if outputs else None
         return made[wrt]
     return derive
 
@@ -234,7 +287,13 @@ class CompiledFunction:
     """A Layer or function compiled to programs, one per call signature."""
 
     def __init__(self, target, input_spec=None, backend: str = "numpy", check: bool = False,
-                 pipeline: Sequence[str] = DEFAULT_PIPELINE):
+                 pipeline: Sequence[str] | None = None, freeze: bool = False):
+        """`pipeline`: the passes run on each program (None: `DEFAULT_PIPELINE`, or
+        `INFERENCE_PIPELINE` for a frozen one). `freeze`: in eval mode, the
+        parameters and buffers a program only reads become constants of its IR, so
+        constant subgraphs on them fold and BatchNorm folds into the Conv2D or Linear
+        before it; as constants they get no gradients, and a call whose parameters
+        were rebound since compiles anew."""
         from ..nn.layer.layers import Layer
         if backend not in ("numpy",):
             raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
@@ -244,7 +303,8 @@ class CompiledFunction:
             _flat_inputs(self.input_spec)
         self.backend = backend
         self.check = check
-        self.pipeline = tuple(pipeline)
+        self.pipeline = None if pipeline is None else tuple(pipeline)
+        self.freeze = freeze
         self._programs: dict[Any, Program] = {}
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
@@ -284,7 +344,7 @@ class CompiledFunction:
         bound = obj.__dict__.get(f"__irflow_compiled_{id(self)}")
         if bound is None:
             bound = CompiledFunction(types.MethodType(self.target, obj), self.input_spec,
-                                     self.backend, self.check, self.pipeline)
+                                     self.backend, self.check, self.pipeline, self.freeze)
             obj.__dict__[f"__irflow_compiled_{id(self)}"] = bound
         return bound
 
@@ -296,6 +356,12 @@ class CompiledFunction:
     @property
     def source_ir(self) -> Module:
         return self._program_for_ir().source_ir
+
+    @property
+    def pass_report(self):
+        """What each pass of the pipeline did to the last program (a `PassReport`:
+        time, ops before and after, the pass's statistics); ``print()`` it."""
+        return self._program_for_ir().pass_report
 
     @property
     def memory_plan(self):
@@ -442,8 +508,8 @@ class CompiledFunction:
         key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures,
                self._stored_attributes(), self._gradients_present())
         program = self._programs.get(key)
-        if program is None:
-            program = self._trace(types_, requires, extra, structures)
+        if program is None or program.stale():
+            program = self._trace(types_, requires, extra, structures, mode)
             for layer, name in program.attributes:
                 if (layer, name) not in self._watched:
                     self._watched.append((layer, name))
@@ -466,7 +532,7 @@ class CompiledFunction:
         return tuple(isinstance(layer._attribute_or_unset(name), Tensor)
                      for layer, name in self._watched)
 
-    def _trace(self, types_, requires, extra, structures) -> Program:
+    def _trace(self, types_, requires, extra, structures, mode) -> Program:
         """Trace for input types `types_`. Where a type rule needs a symbolic input dim
         to be a static size, or two input symbols to be equal (a DimMismatch), that
         symbol is fixed to the size (or to the other symbol) in the input types and the
@@ -474,7 +540,7 @@ class CompiledFunction:
         fixed = {}
         while True:
             try:
-                program = self._trace_as(types_, requires, extra, structures)
+                program = self._trace_as(types_, requires, extra, structures, mode)
             except DimMismatch as e:
                 symbol, size = symbol_to_fix(types_, e)
                 fixed[symbol] = (size, e.loc)
@@ -484,7 +550,7 @@ class CompiledFunction:
             program.fixed_dims = fixed
             return program
 
-    def _trace_as(self, types_, requires, extra, structures) -> Program:
+    def _trace_as(self, types_, requires, extra, structures, mode) -> Program:
         params = _parameter_names(self.layer.forward if self.target is self.layer
                                   else self.target)
         names = _input_names(params, structures, self._specs if self.input_spec else None)
@@ -497,7 +563,8 @@ class CompiledFunction:
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
             tracer.check_texts()
-            program = Program(tracer, tensors, pattern, self.pipeline, lists)
+            program = Program(tracer, tensors, pattern, self.pipeline, lists,
+                              freeze=self.freeze and not any(mode), fuse=not self.check)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 

@@ -13,7 +13,8 @@ from .registry import REQUIRED, Effect, OpDef, all_ops, is_registered, lookup, r
 from .rewrite import Pattern, Rewriter, apply_patterns
 from .signature import Signature
 from .symbols import CallOp, FuncRef
-from .traits import Elementwise, ContainerOperands, Terminator, Trait, View
+from .traits import (Affine, Contraction, ContainerOperands, Elementwise, Reduction, Terminator,
+                     Trait, View)
 from .types import Dim, TensorType, broadcast_shapes
 from .verifier import verify
 
@@ -24,4 +25,5 @@ __all__ = [
     "ContainerOperands", "TensorType", "Terminator", "Trait", "UnknownOpError", "Use", "Value",
     "VerificationError", "View", "all_ops", "apply_patterns", "broadcast_shapes", "dtypes",
     "function", "is_registered", "lookup", "parse", "print_module", "register", "verify",
+    "Affine", "Contraction", "Reduction",
 ]

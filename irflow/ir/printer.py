@@ -231,7 +231,8 @@ class Printer:
         if not op.regions:
             self.lines.append(pad + text)
             return
-        labels = lookup(op.name).regions if is_registered(op.name) else ()
+        rop = lookup(op.name).region_op if is_registered(op.name) else None
+        labels = rop.region_labels(op) if rop is not None else ()
         mark = self.namer.mark()
         taken: list[str] = []
         for i, region in enumerate(op.regions):

@@ -5,6 +5,7 @@ trait instance in its ``traits=``; every subsystem reads it instead of testing t
 op's name:
 
 - ``regions``: the labels of its regions, as printed (``^then``, ``^else``);
+  `region_labels` gives them per op when a region is optional;
 - `verify`: the regions' signatures (argument types, terminators, yielded types);
 - `flow`: where values go: which operands enter which region arguments, which
   terminator operands become results or the next iteration's arguments. DCE trims
@@ -70,6 +71,13 @@ class RegionOp(Trait):
     # True when `forward` records something `backward` reads (a loop's iterations),
     # so the op cannot be differentiated by a reverse sweep alone.
     records_residuals = False
+    # False when `backward` refuses (and says why): the op is not differentiable.
+    differentiable = True
+
+    def region_labels(self, op: Operation) -> tuple[str, ...]:
+        """The labels of `op`'s regions: `regions`, unless some are optional (a fused
+        kernel's anchor), when the op says which it has."""
+        return self.regions
 
     def flow(self, op: Operation) -> Iterable[tuple[Source, Target]]:
         """Every (source, target) pair: the value at `source` becomes the value at

@@ -67,3 +67,54 @@ class ContainerOperands(Trait):
     other ops take tensors only."""
 
     label = "operands may be stacks or lists"
+
+
+class Reduction(Trait):
+    """Combines the elements of its one operand along the axes of its ``axis``
+    attribute (``keepdim`` keeps them as size-1 dims): ``sum``, ``mean``, ``max``...
+    Fusion computes such an op inside a fused kernel, as a ``reduce`` of the op's
+    kind, from the elementwise values that feed it."""
+
+    label = "reduction"
+
+
+class Contraction(Trait):
+    """A product that sums over operand axes (``matmul``, ``conv2d``): the costly op
+    of a kernel, which fusion never duplicates and whose elementwise consumers it
+    runs as the op's epilogue. Its kernel returns a new array (never a view of an
+    operand), which an epilogue may overwrite.
+
+    `channels(op)`, if given, says how the result depends on operand `weight`: it
+    returns ``(result_axis, weight_axis)`` when result channel c (index c along
+    ``result_axis``) is linear in slice c of the weight along ``weight_axis`` and
+    depends on no other slice, or None when the op has no such axis (a matmul with a
+    vector or batched weight). Scaling weight slice c then scales result channel c,
+    which is how an inference BatchNorm folds into a Conv2D or Linear."""
+
+    label = "contraction"
+
+    def __init__(self, weight: int = 1, channels=None):
+        self.weight = weight
+        self._channels = channels
+
+    def channel_axes(self, op) -> tuple[int, int] | None:
+        return self._channels(op) if self._channels is not None else None
+
+    def __repr__(self) -> str:
+        return f"Contraction(weight={self.weight})"
+
+
+class Affine(Trait):
+    """An elementwise op that is affine in each operand while the others are fixed:
+    ``rule(k, others)`` gives ``(scale, shift)`` with ``result = scale * operand_k +
+    shift`` for the arrays `others` (the other operands' values, in order), or None
+    where it is not affine in operand k (a constant divided by x). Lets a pass
+    compose chains of such ops on constants into one scale and shift."""
+
+    label = "affine in each operand"
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def scale_and_shift(self, k: int, others: list):
+        return self.rule(k, others)

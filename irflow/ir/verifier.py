@@ -82,8 +82,9 @@ class _Verifier:
             if r.op is not op or r.index != i:
                 self.fail(op, f"result {i} does not point back to its op")
         self.types(op, opdef, tuple(use.value.type for use in op.operand_uses))
-        if len(op.regions) != len(opdef.regions):
-            self.fail(op, f"expected {len(opdef.regions)} region(s), found {len(op.regions)}")
+        labels = opdef.region_op.region_labels(op) if opdef.region_op is not None else ()
+        if len(op.regions) != len(labels):
+            self.fail(op, f"expected {len(labels)} region(s), found {len(op.regions)}")
         for region in op.regions:
             if len(region.blocks) != 1:
                 self.fail(op, f"each region holds one block, found {len(region.blocks)}")

@@ -35,8 +35,10 @@ from ..ir.printer import print_module
 from ..ir.types import TensorType
 from ..ir.verifier import verify
 from ..passes.dce import dce
+from ..passes.freeze import freeze_for_inference
+from ..passes.manager import INFERENCE_PIPELINE
 from ..serialization import Archive, write_file
-from ..tensor.tensor import Parameter
+from ..tensor.tensor import Parameter, Tensor
 from .translated import TranslatedLayer
 
 FORMAT = "irflow.jit"
@@ -45,16 +47,19 @@ SUFFIXES = {"metadata": ".json", "program": ".irflow", "parameters": ".pdiparams
 _METADATA_LIMIT = 1 << 24
 
 
-def save(layer, path: str, input_spec=None, **configs) -> None:
+def save(layer, path: str, input_spec=None, freeze: bool = False, **configs) -> None:
     """Save the program of a compiled Layer or function (or of a Layer, compiled here
     with `input_spec`) at `path` (the three files ``path.json``, ``path.irflow`` and
     ``path.pdiparams.npz``). The program is the one of the Layer's current mode;
     one that draws random numbers (dropout in train mode) is refused. A loaded
-    `TranslatedLayer` is saved with its own input spec."""
+    `TranslatedLayer` is saved with its own input spec. With `freeze` (an eval-mode
+    model), the program saved is an inference program: its parameters frozen while
+    the inference pipeline ran (BatchNorm folded into the Conv2D or Linear before
+    it), its weights the folded ones, saved as buffers."""
     if configs:
         raise ValueError(f"jit.save does not support the options {sorted(configs)}")
     compiled = _compiled(layer, input_spec)
-    fn, n_inputs, state = _saved_function(compiled)
+    fn, n_inputs, state = _saved_function(compiled, freeze)
     names = _state_names([a.name or t.name for a, t in state])
     files = {"program": print_module(fn.parent, locations=True).encode(),
              "parameters": _npz({n: t._value for n, (_, t) in zip(names, state)})}
@@ -95,10 +100,11 @@ def _compiled(layer, input_spec):
     return compiled
 
 
-def _saved_function(compiled) -> tuple[Function, int, list[tuple]]:
+def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list[tuple]]:
     """The function to save (its source IR returning only the outputs, trimmed by
     dce), its number of inputs, and its state arguments with their tensors, in the
-    Layer's state_dict order."""
+    Layer's state_dict order; with `freeze`, the inference program and its folded
+    weights."""
     program = compiled._program_for_ir()
     module = program.source_ir.clone()
     fn = module.main
@@ -115,7 +121,15 @@ def _saved_function(compiled) -> tuple[Function, int, list[tuple]]:
                           "train mode? call eval() first)", user_location())
     state = [(a, t) for a, t in zip(fn.args[n_inputs:], program.state) if a.uses]
     fn.block.erase_args([a.index for a in fn.args[n_inputs:] if not a.uses])
-    if compiled.layer is not None:
+    if freeze:
+        if any(compiled._mode_key()):
+            raise IrflowError("jit.save(freeze=True) saves an inference program: call "
+                              "eval() first", user_location())
+        lifted = freeze_for_inference(module, n_inputs, [t._value for _, t in state],
+                                      compiled.pipeline or INFERENCE_PIPELINE)
+        state = [(a, Tensor._from_array(value))
+                 for a, (_, value) in zip(fn.args[n_inputs:], lifted)]
+    elif compiled.layer is not None:
         order = {id(t): k for k, t in enumerate(compiled.layer.state_dict().values())}
         state.sort(key=lambda pair: order.get(id(pair[1]), len(order)))
         fn.block.permute_args([*range(n_inputs), *(a.index for a, _ in state)])

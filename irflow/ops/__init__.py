@@ -1,4 +1,4 @@
 """The op declarations, one module per op family; importing this package registers
 every op in `irflow.ir.registry`."""
-from . import (call, control, debug, elementwise, linalg, list, matrix, nn,  # noqa: F401
-               random, reduce, scan, shape, sort, stack, testing)
+from . import (call, control, debug, elementwise, fused, linalg, list, matrix,  # noqa: F401
+               nn, random, reduce, scan, shape, sort, stack, testing)

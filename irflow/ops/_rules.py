@@ -31,7 +31,9 @@ def defop(name: str, infer, kernel=None, **fields) -> OpDef:
 def quiet(kernel):
     """`kernel` with NumPy's floating-point warnings silenced: an overflow to inf, a
     log of 0 or a 0/0 gives inf or NaN, as in Paddle, without a RuntimeWarning from
-    inside irflow (errstate is thread-local, so no global setting changes)."""
+    inside irflow (errstate is thread-local, so no global setting changes). Its
+    ``__wrapped__`` is `kernel`, for a caller that silences warnings once around many
+    kernels (a fused kernel's body)."""
     def run(*args, **kwargs):
         with np.errstate(all="ignore"):
             return kernel(*args, **kwargs)

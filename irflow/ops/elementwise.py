@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
-from ..ir.traits import Elementwise, View
+from ..ir.traits import Affine, Elementwise, View
 from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_divisor, check_kind, defop,
                      quiet, same_dtype, unbroadcast)
 
@@ -38,11 +38,17 @@ def _unary_rule(kind: str, result_dtype=None):
 _KIND_TEXT = {"float": "a float", "number": "a float or int", "bool": "a bool", "any": "any"}
 
 
+def _traits(traits, affine) -> tuple:
+    """`traits`, and `Affine` with the rule `affine` when the op has one."""
+    return tuple(traits) + ((Affine(affine),) if affine is not None else ())
+
+
 def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc="", patterns=(),
-          out=None, traits=(Elementwise(),)):
+          out=None, traits=(Elementwise(),), affine=None):
     result = f"{result_dtype.name}" if result_dtype else "x's dtype"
     return defop(name, _unary_rule(kind, result_dtype), kernel, arity=1, vjp=vjp,
-                 nondiff=vjp is None, traits=traits, patterns=patterns, out_kernel=out,
+                 nondiff=vjp is None, traits=_traits(traits, affine), patterns=patterns,
+                 out_kernel=out,
                  doc=f"{name}(x): {doc}, elementwise. x is {_KIND_TEXT[kind]} tensor; the "
                      f"result has x's shape and {result}.")
 
@@ -84,7 +90,7 @@ def _zero_vjp(b, g, i, o):
 
 # VJP rules: (builder, cotangents, operands, results) -> operand cotangents.
 unary("neg", np.negative, lambda b, g, i, o: [b.neg(g[0])], kind="number",
-      doc="-x", patterns=(Involution(),))
+      doc="-x", patterns=(Involution(),), affine=lambda k, c: (-1, 0))
 unary("abs", np.abs, lambda b, g, i, o: [b.mul(g[0], b.sign(i[0]))], kind="number",
       doc="|x|; its gradient at 0 is 0")
 unary("sign", np.sign, _zero_vjp, kind="number", doc="-1, 0 or 1 by the sign of x; gradient 0")
@@ -139,11 +145,11 @@ def _binary_rule(kind: str, result_dtype=None):
 
 
 def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc="", patterns=(),
-           out=None):
+           out=None, affine=None):
     result = f"{result_dtype.name}" if result_dtype else "their dtype"
     return defop(name, _binary_rule(kind, result_dtype), kernel, arity=2, vjp=vjp,
-                 nondiff=vjp is None, traits=(Elementwise(),), patterns=patterns,
-                 out_kernel=out,
+                 nondiff=vjp is None, traits=_traits((Elementwise(),), affine),
+                 patterns=patterns, out_kernel=out,
                  doc=f"{name}(x, y): {doc}, elementwise. x and y are {_KIND_TEXT[kind]} "
                      "tensors of one dtype whose shapes broadcast as in NumPy; the result "
                      f"has the broadcast shape and {result}.")
@@ -185,14 +191,18 @@ def _minmax_vjp(wins):
     return vjp
 
 
+# `affine`: result = scale * operand k + shift given the other operand c (floats).
 binary("add", quiet(np.add), lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
-       patterns=(NeutralOperand(0),))
+       patterns=(NeutralOperand(0),), affine=lambda k, c: (1, c[0]))
 binary("sub", quiet(np.subtract), lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
        doc="x - y",
-       patterns=(NeutralOperand(0, keep=(0,)),))
+       patterns=(NeutralOperand(0, keep=(0,)),),
+       affine=lambda k, c: (1, -c[0]) if k == 0 else (-1, c[0]))
 binary("mul", quiet(np.multiply),
        lambda b, g, i, o: _both(b, i, b.mul(g[0], i[1]), b.mul(g[0], i[0])), doc="x * y",
-       patterns=(NeutralOperand(1),))
+       patterns=(NeutralOperand(1),), affine=lambda k, c: (c[0], 0))
+
+
 def _division(float_fn, int_fn):
     """A kernel dividing floats quietly (x / 0 is inf or NaN) and integers only by
     nonzero divisors."""
@@ -210,7 +220,8 @@ _div, _mod = _division(np.divide, np.floor_divide), _division(np.mod, np.mod)
 binary("div", _div, _div_vjp, out=_div,
        doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
            "divisor is an error",
-       patterns=(NeutralOperand(1, keep=(0,)),))
+       patterns=(NeutralOperand(1, keep=(0,)),),
+       affine=lambda k, c: (1 / c[0], 0) if k == 0 else None)
 binary("pow", quiet(np.power), _pow_vjp, kind="float", doc="x ** y")
 binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..ir.traits import Contraction
 from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
 from ._rules import check_kind, defop, quiet, same_dtype, unbroadcast
 
@@ -120,9 +121,18 @@ def _matmul_vjp(b, cts, ins, outs, transpose_x, transpose_y):
     return [gx, gy]
 
 
+def _matmul_channels(op):
+    """Result column c is linear in column c of a matrix y (row c if transposed)."""
+    y = op.operand(1).type
+    if y.rank != 2:
+        return None
+    return op.result.type.rank - 1, 0 if op.attrs["transpose_y"] else 1
+
+
 _matmul = quiet(_matmul_kernel)
 defop("matmul", _matmul_infer, _matmul, out_kernel=_matmul, arity=2,
       attrs={"transpose_x": False, "transpose_y": False}, vjp=_matmul_vjp,
+      traits=(Contraction(weight=1, channels=_matmul_channels),),
       doc="matmul(x, y): the matrix product of two float or int tensors of one dtype "
           "and rank >= 1, as paddle.matmul. Attributes `transpose_x`, `transpose_y` "
           "(bool, default false) swap the operand's last two axes first (no-op for "

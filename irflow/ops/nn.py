@@ -36,6 +36,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..errors import ShapeError
 from ..ir.registry import REQUIRED
+from ..ir.traits import Contraction
 from ..ir.types import TensorType, mismatch
 from ._rules import check_kind, defop, same_dtype
 
@@ -484,6 +485,8 @@ _SECOND_ORDER = "No VJP: second-order gradients through conv2d are not supported
 
 defop("conv2d", _conv2d_infer, _conv2d, arity=2, attrs=dict(_CONV_ATTRS),
       canonicalize=_conv_canon, vjp=_conv2d_vjp,
+      # output channel o is linear in filter o alone
+      traits=(Contraction(weight=1, channels=lambda op: (1, 0)),),
       doc="conv2d(x, w): 2-D cross-correlation, Paddle's conv2d without bias (add it "
           "separately). x: float [N, C, H, W], w: [Cout, C/groups, kH, kW] of x's dtype; "
           "result [N, Cout, H_out, W_out] with H_out = (H + top + bottom - (dilation*(kH-1) "

@@ -33,7 +33,7 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "ir.md"
 
 # Families in reading order: the building blocks first, the internal ones last.
 # A family missing here (a new module) follows these, alphabetically.
-FAMILY_ORDER = ("control", "elementwise", "reduce", "linalg", "shape", "nn", "random",
+FAMILY_ORDER = ("control", "elementwise", "reduce", "linalg", "shape", "nn", "fused", "random",
                 "stack", "call", "debug", "testing")
 
 _CODE_SPAN = re.compile(r"(`+).+?\1", re.DOTALL)
@@ -115,8 +115,10 @@ def gradient_text(opdef: OpDef) -> str:
         return "differentiable (VJP rule)"
     if opdef.nondiff:
         return "not differentiable: its results carry no gradient"
-    if opdef.region_op is not None:
+    if opdef.region_op is not None and opdef.region_op.differentiable:
         return "differentiable: its region-op interface brings the rule"
+    if opdef.region_op is not None:
+        return "not differentiable: its region-op interface says why"
     if opdef.has(Terminator):
         return "not applicable (a terminator; autodiff handles it with its block)"
     if opdef.arity == 0:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from ..ir import dtypes
+from ..ir.traits import Reduction
 from ..ir.types import TensorType, numel
 from ._rules import check_kind, defop, norm_axes, norm_axis, quiet
 
@@ -177,6 +178,7 @@ def reduction(name, np_fn, kind, vjp=None, pass_dtype=False, nonempty=False, doc
     kernel = _np_reduce(np_fn, pass_dtype)
     return defop(name, _reduce_rule(kind, nonempty), kernel, out_kernel=kernel, arity=1, attrs=dict(_AXIS_ATTRS), canonicalize=_canon_axes,
                  vjp=None if vjp is None else _float_vjp(vjp), nondiff=vjp is None,
+                 traits=(Reduction(),),
                  doc=doc + " " + _AXIS_DOC + "The result has x's dtype; reducing every "
                  "axis without keepdim gives a 0-d tensor.")
 

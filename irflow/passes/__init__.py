@@ -1,9 +1,12 @@
 """Passes over the IR: the pass framework, the pass manager and one module per pass.
 
-Importing this package registers every pass; `available()` lists them."""
-from . import cse, dce, fold, plan_buffers  # noqa: F401  (registers the passes)
+Importing this package registers every pass; `available()` lists them and
+`run(module, pipeline)` runs a pipeline."""
+from . import cse, dce, fold, fold_affine, fuse, plan_buffers  # noqa: F401  (registers the passes)
 from .framework import Pass, PipelineError, available, make_pass, parse_pipeline, register_pass
-from .manager import DEFAULT_PIPELINE, PassError, PassManager
+from .manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassError, PassManager, PassRecord,
+                      PassReport, run)
 
-__all__ = ["DEFAULT_PIPELINE", "Pass", "PassError", "PassManager", "PipelineError",
-           "available", "make_pass", "parse_pipeline", "register_pass"]
+__all__ = ["DEFAULT_PIPELINE", "INFERENCE_PIPELINE", "Pass", "PassError", "PassManager",
+           "PassRecord", "PassReport", "PipelineError", "available", "make_pass", "parse_pipeline",
+           "register_pass", "run"]

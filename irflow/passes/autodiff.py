@@ -24,6 +24,11 @@ and differentiates its taken branch inside a backward ``cond``, and ``while``
 records its iterations on a stack and pops them in a backward loop (see
 `irflow.ops.control` and `docs/autodiff.md`), with no case for them here.
 
+Every op the transform emits carries the location of the forward op it copies or
+differentiates (the sums of cotangents too); what belongs to no op (the seed, zero
+gradients, the return) carries the location of the differentiated function's
+``return``, so errors in a gradient name the user's line.
+
 The result runs `dce` and is verified.
 """
 from __future__ import annotations
@@ -65,7 +70,7 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
     arg_types = list(fn.arg_types) + ([out_type] if cotangent else [])
     arg_names = [a.name for a in fn.args] + (["ct"] if cotangent else [])
     g = Function(name or f"{fn.name}_grad", arg_types, arg_names)
-    b = Builder(g.block)
+    b = Builder(g.block, fn.return_op.loc)
     args = g.args[:len(fn.args)]
     sweep = forward_sweep(b, fn.block, args, set(wrt), [k == output for k in range(len(results))])
     seed = g.args[-1] if cotangent else b.ones(out_type)
@@ -94,7 +99,7 @@ def backward_function(fn: Function, wrt: Sequence[int | Value], outputs: Sequenc
     results = fn.result_types
     b_fn = Function(name or f"{fn.name}_backward",
                     [results[k] for k in outputs], [f"ct{k}" for k in outputs])
-    b = Builder(b_fn.block)
+    b = Builder(b_fn.block, fn.return_op.loc)
     ret = fn.return_op.operands
     targets = [fn.args[v] if isinstance(v, int) else v for v in wrt]
     ops = list(fn.block.body_ops())
@@ -141,7 +146,7 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
         if residual is not None:
             back.residuals[op] = bwd.block.add_arg(residual.type, residual.name)
             source[back.residuals[op]] = residual
-    bb = Builder(bwd.block)
+    bb = Builder(bwd.block, fn.return_op.loc)
     cts = reverse_sweep(bb, back, [(results[k], ct) for k, ct in zip(outputs, bwd.args)])
     bb.ret(*(cts.get(fn.args[i]) if cts.get(fn.args[i]) is not None
              else bb.zeros(fn.args[i].type) for i in wrt))
@@ -157,7 +162,7 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
             bwd.block.add_arg(original.type, original.name)
             residuals.append(arg)
             bound |= missing
-    fb = Builder(fwd.block)
+    fb = Builder(fwd.block, fn.return_op.loc)
     for symbol in sorted(symbols_needed(bwd.block) - bound):
         # a size the forward computed (a list's length): passed as a bool tensor of
         # that length (a broadcast scalar: no memory)
@@ -366,9 +371,9 @@ def reverse_sweep(b: Builder, sweep: Sweep, seeds) -> "_Cotangents":
                 in_cts = rop.backward(sweep, b, op, ins, out_cts, sweep.residuals.get(op))
             else:
                 in_cts = _op_vjp(b, op, ins, outs, out_cts, cts)
-        for v, ct in zip(op.operands, in_cts):
-            if v in active:
-                cts.add(v, ct, op)
+            for v, ct in zip(op.operands, in_cts):
+                if v in active:
+                    cts.add(v, ct, op)
     return cts
 
 

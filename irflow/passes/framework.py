@@ -36,9 +36,19 @@ class Pass:
     """Base class of passes (see the module docstring)."""
 
     name: ClassVar[str] = ""
+    # True for a pass that must see the program as it will run: one whose output
+    # autodiff cannot differentiate (fusion), or an analysis of that program (buffer
+    # planning). Pipelines differentiate what the passes before the first such pass
+    # made, and run it and the passes after it on the gradient too.
+    after_autodiff: ClassVar[bool] = False
 
     def run(self, module: Module) -> bool:
         raise NotImplementedError
+
+    def statistics(self) -> dict[str, int]:
+        """What the last `run` did, as counts with dashed names (``ops-fused``,
+        ``bytes-planned``), beyond the op counts that the pass manager takes itself."""
+        return {}
 
     @classmethod
     def description(cls) -> str:

@@ -15,8 +15,9 @@ trait) to what its operand refers to (not exactly: another layout of it); a call
 results to everything its operands refer to (the callee may return an argument); a
 region argument or result to everything that flows into it (`RegionOp.flow`), to a
 fixpoint around loops. An op whose flow changes types (a fused kernel's scalar
-body runs on whole arrays) is followed conservatively: its region arguments and
-results may be any of its operands or yielded values. Arguments and constants
+body runs on whole arrays), or fills a region argument itself (the anchor's result
+entering a fused body), is followed conservatively: its region arguments and
+results may be any of its operands or yielded values, and nothing inside is planned. Arguments and constants
 refer to nothing: they are not planned memory.
 
 **Loops.** A region op is a loop when a yielded value flows into a region argument
@@ -114,8 +115,13 @@ class Liveness:
     def _region_op(self, op: Operation, rop: RegionOp, loops, unplanned: bool) -> None:
         blocks = [region.blocks[0] for region in op.regions]
         edges = list(rop.flow(op))
+        # The flow describes memory if it keeps types and fills every region argument;
+        # an argument nothing flows into is made by the op itself (a fused kernel's
+        # anchor result entering its body).
+        filled = {t for _, t in edges if isinstance(t, Arg)}
         preserving = all(_value_at(op, blocks, s).type == _value_at(op, blocks, t).type
-                         for s, t in edges)
+                         for s, t in edges) and all(
+            Arg(r, i) in filled for r, b in enumerate(blocks) for i in range(len(b.args)))
         if not preserving:  # anything may be anything: every operand and yielded value
             everything = [Operand(i) for i in range(len(op.operands))] + [
                 Yield(r, i) for r, b in enumerate(blocks) for i in range(len(b.terminator.operands))]

@@ -321,6 +321,7 @@ class PlanBuffers(Pass):
     the bytes planned."""
 
     name = "plan-buffers"
+    after_autodiff = True  # it plans the program as it runs: fused, differentiated
     sizes: str = ""
 
     def __post_init__(self):

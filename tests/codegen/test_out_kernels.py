@@ -90,6 +90,19 @@ def test_the_samples_cover_the_ops_that_compute_tensors():
     assert len(set(SAMPLES) & with_out) >= 40
 
 
+def test_ops_with_regions_are_exempt_and_have_no_out_kernel():
+    # Not sampled above: `cond`, `while` and `fused` run through their evaluators,
+    # not a kernel. Liveness lets their results be whatever flows into them (a fused
+    # kernel's, any of its operands or body values), so the arena assumes nothing of
+    # their memory and never writes them: none has an out kernel. (What `fused`
+    # computes is tested against its ops in tests/ops/test_fused.py, its plans by
+    # the checker in tests/passes/test_plan_buffers.py.)
+    with_regions = {o.name for o in all_ops() if o.region_op is not None}
+    assert {"cond", "while", "fused"} <= with_regions
+    assert all(lookup(name).out_kernel is None for name in with_regions)
+    assert not with_regions & set(SAMPLES)
+
+
 @pytest.mark.parametrize("name", sorted(SAMPLES))
 def test_kernels_return_memory_of_their_own_and_out_kernels_agree(name):
     for args, attrs, result in SAMPLES[name]:

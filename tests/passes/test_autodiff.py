@@ -325,3 +325,47 @@ def test_conv2d_matches_the_hand_derived_gradient():
                 np.einsum("no,ockl->nckl", g[:, :, i, j], k)
     np.testing.assert_allclose(dk, expected_dk, rtol=1e-12)
     np.testing.assert_allclose(dx, expected_dxp[:, :, pad:pad + h, pad:pad + w], rtol=1e-12)
+
+
+LOCATED = """
+func @f(%x: f64[3], %w: f64[3], %n: i64) -> f64 {
+  %a = mul %x, %w : f64[3]
+  %b = mul %a, %x : f64[3]
+  %p = const {value=0.0} : f64
+  %s = sum %b : f64
+  %c = gt %s, %p : bool
+  %y = cond %c, %b : f64[3] {
+  ^then(%v: f64[3]):
+    %t = tanh %v : f64[3]
+    yield %t
+  } {
+  ^else(%v: f64[3]):
+    %e = exp %v : f64[3]
+    yield %e
+  }
+  %i0 = const {value=0} : i64
+  %k, %z = while %n, %i0, %y : (i64, f64[3]) {
+  ^cond(%m: i64, %i: i64, %h: f64[3]):
+    %go = lt %i, %m : bool
+    condition %go
+  } {
+  ^body(%m: i64, %i: i64, %h: f64[3]):
+    %one = const {value=1} : i64
+    %i1 = add %i, %one : i64
+    %h1 = sin %h : f64[3]
+    yield %i1, %h1
+  }
+  %r = sum %z : f64
+  return %r
+}
+"""
+
+
+def test_every_op_of_a_gradient_carries_a_location_of_the_source():
+    fn = parse(LOCATED, "model.irf").main
+    source = {op.loc for op in fn.walk()}
+    g = grad(fn, [0, 1])
+    missing = [op.name for op in g.walk() if op.loc not in source]
+    assert missing == []
+    # the x * w products of the backward sit at the line of the forward product
+    assert {op.loc.line for op in g.walk() if op.name == "mul"} >= {3, 4}

@@ -1,11 +1,12 @@
 """Pass objects, pipeline strings and the pass manager: options, verification of the
-input and after each pass, and errors that name the failing pass."""
+input and after each pass, errors that name the failing pass, printing, and the
+report of what each pass did."""
 import pytest
 
 from irflow.errors import VerificationError
 from irflow.ir import Module, parse
 from irflow.passes import (Pass, PassError, PassManager, PipelineError, available, make_pass,
-                           parse_pipeline, register_pass)
+                           parse_pipeline, register_pass, run)
 
 TEXT = """
 func @f(%x: f32[4]) -> f32[4] {
@@ -104,3 +105,53 @@ def test_an_empty_pipeline_only_verifies():
     module = parse(TEXT)
     assert PassManager("").run(module) is False
     assert isinstance(module, Module)
+
+
+def test_run_verifies_runs_in_place_and_returns_the_module():
+    module = parse(TEXT)
+    assert run(module, ["dce"]) is module
+    assert "test.neg" not in str(module)
+    broken = parse(TEXT)
+    with pytest.raises(VerificationError, match=r"after pass 'test-breaks'"):
+        run(broken, "test-breaks")
+
+
+def test_printing_after_the_passes_named():
+    printed = []
+    run(parse(TEXT), "fold,dce,cse", print_after=["dce"], printer=printed.append)
+    assert len(printed) == 1 and printed[0].startswith("// -----// IR after dce (changed)")
+
+
+def test_the_report_gives_time_ops_and_each_pass_statistics():
+    text = """
+func @f(%x: f32[N,4], %w: f32[4]) -> f32[N,4] {
+  %dead = exp %x : f32[N,4]
+  %a = mul %x, %w : f32[N,4]
+  %b = tanh %a : f32[N,4]
+  %c = add %b, %x : f32[N,4]
+  return %c
+}
+"""
+    manager = PassManager("dce,fuse")
+    manager.run(parse(text))
+    report = manager.history
+    assert (report["dce"].ops_before, report["dce"].ops_after, report["dce"].ops_removed) \
+        == (4, 3, 1)
+    assert report["fuse"].statistics == {"fused-ops": 1, "ops-fused": 3, "ops-recomputed": 0}
+    assert all(r.seconds >= 0 for r in report) and report.seconds >= report["dce"].seconds
+    with pytest.raises(KeyError, match="no pass 'cse' ran; the pipeline ran dce, fuse"):
+        report["cse"]
+    printed = []
+    run(parse(text), "dce,fuse", report=True, printer=printed.append)
+    lines = printed[0].splitlines()
+    assert lines[0].split() == ["pass", "time", "ops", "changed", "statistics"]
+    assert lines[1].split()[0] == "dce" and "4 -> 3" in lines[1]
+    assert lines[2].split()[0] == "fuse" and lines[2].endswith(
+        "fused-ops=1 ops-fused=3 ops-recomputed=0")
+    assert lines[3].startswith("total")
+
+
+def test_the_passes_of_this_issue_are_listed():
+    listed = available()
+    assert listed["fuse"].startswith("Fuse elementwise ops, reductions and contraction")
+    assert listed["fold-affine"].startswith("Fold per-channel scales and shifts")

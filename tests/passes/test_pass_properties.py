@@ -4,11 +4,11 @@ computed before it."""
 import numpy as np
 from hypothesis import given
 
-from irflow.codegen import run
+from irflow.codegen import compile_plan, run
 from irflow.ir import Module, parse
 from irflow.ir.registry import Effect, lookup
 from irflow.ir.traits import Terminator
-from irflow.passes import DEFAULT_PIPELINE, PassManager
+from irflow.passes import DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager
 from tests.support.programs import programs, seeds
 
 
@@ -77,3 +77,34 @@ def test_fold_keeps_the_results(program, seed):
 def test_the_compile_pipeline_keeps_the_results(program, seed):
     module = run_pipeline(list(DEFAULT_PIPELINE), program)
     assert_same_results(program, module, seed)
+
+
+@given(programs(), seeds)
+def test_fuse_keeps_the_results_bit_for_bit_on_the_interpreter_and_the_executor(program, seed):
+    module = run_pipeline(["fuse"], program)
+    assert_same_results(program, module, seed)
+    plan = compile_plan(module.main)
+    for n in program.sizes:
+        inputs = program.inputs(seed, n)
+        for want, got in zip(run(program.module, *inputs), plan(*inputs)):
+            np.testing.assert_array_equal(got, want, strict=True, err_msg=f"N={n}")
+    assert not PassManager(["fuse"], verify_each=True).run(module), \
+        f"a second fuse run changed:\n{module}"
+
+
+@given(programs(dtype="float64"), seeds)
+def test_the_compile_pipeline_with_fusion_keeps_the_results_and_leaves_nothing_dead(program,
+                                                                                   seed):
+    module = run_pipeline([*DEFAULT_PIPELINE, "fuse"], program)
+    assert_same_results(program, module, seed)
+    assert dead_ops(module) == []
+
+
+@given(programs(dtype="float64"), seeds)
+def test_the_inference_pipeline_keeps_the_results(program, seed):
+    """fold-affine reassociates float arithmetic, so to rounding (in float64)."""
+    module = run_pipeline([*INFERENCE_PIPELINE, "fuse"], program)
+    for n in program.sizes:
+        inputs = program.inputs(seed, n)
+        for want, got in zip(run(program.module, *inputs), run(module, *inputs)):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=f"N={n}")

@@ -10,7 +10,7 @@ import irflow as paddle
 import irflow.nn as nn
 from irflow.codegen import compile_plan, run
 from irflow.ir import Module, TensorType, function, parse
-from irflow.passes import PassManager, PipelineError
+from irflow.passes import DEFAULT_PIPELINE, PassManager, PipelineError, available
 from irflow.passes.autodiff import grad
 from irflow.passes.plan_buffers import ALIGNMENT, BufferAssignment, MemoryPlan, PlanBuffers
 from tests.support.arenacheck import Overlap, check_plan
@@ -32,6 +32,22 @@ def test_no_two_live_values_share_memory_and_plans_compute_what_the_interpreter_
     for n in program.sizes:
         inputs = program.inputs(seed, n)
         check_plan(program.function, inputs, assignment.plan({} if n is None else {"N": n}))
+        for got, want in zip(plan(*inputs), run(program.function, *inputs)):
+            np.testing.assert_array_equal(got, want, strict=True)
+
+
+@given(programs(max_depth=3, max_ops=16), seeds)
+def test_fused_programs_are_planned_soundly_around_their_kernels(program, seed):
+    module = Module([program.function.clone()])
+    PassManager("fuse", verify_each=True).run(module)
+    fused = module.main
+    plan = compile_plan(fused)
+    assignment = BufferAssignment(fused)
+    kernels = [op for op in fused.walk() if op.name == "fused"]
+    assert not any(r in assignment.buffer_of for op in kernels for r in op.results)
+    for n in program.sizes:
+        inputs = program.inputs(seed, n)
+        check_plan(fused, inputs, assignment.plan({} if n is None else {"N": n}))
         for got, want in zip(plan(*inputs), run(program.function, *inputs)):
             np.testing.assert_array_equal(got, want, strict=True)
 
@@ -93,18 +109,23 @@ def mlp(width: int, depth: int = 8):
     return nn.Sequential(*layers)
 
 
+# Unfused: a fused kernel allocates what it makes (see test_fused_programs_...), so
+# the planner is judged on the programs it plans whole.
+UNFUSED = ["fold", "cse", "dce"]
+
+
 @pytest.mark.parametrize("batch, width", [(64, 256), (16, 512), (512, 64)])
 def test_an_mlp_forward_and_its_gradient_need_a_fraction_of_the_naive_bytes(batch, width):
     model = mlp(width)
-    compiled = paddle.compile(model)
+    compiled = paddle.compile(model, pipeline=UNFUSED)
     compiled(paddle.randn([batch, width]))
     forward = compiled.memory_plan
     assert forward.arena_bytes <= 0.4 * forward.naive_bytes
-    loss = paddle.compile(lambda x: paddle.mean(model(x) ** 2))
+    loss = paddle.compile(lambda x: paddle.mean(model(x) ** 2), pipeline=UNFUSED)
     loss(paddle.randn([batch, width]))
     fn = loss.ir.main
     module = Module([grad(fn, list(range(len(fn.args))))])
-    PassManager("fold,cse,dce").run(module)
+    PassManager(UNFUSED).run(module)
     backward = BufferAssignment(module.main).plan()
     assert backward.arena_bytes == backward.peak_live_bytes
     assert backward.arena_bytes <= 0.4 * backward.naive_bytes
@@ -114,7 +135,7 @@ def test_a_training_step_is_planned_too():
     model = mlp(128)
     opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
 
-    @paddle.compile
+    @paddle.compile(pipeline=UNFUSED)
     def step(x):
         loss = paddle.mean(model(x) ** 2)
         loss.backward()
@@ -218,3 +239,47 @@ func @f(%x: f32[N]) -> f32 {
     assert "plan.offset" not in str(module) and "plan.unsized=[N]" in str(module)
     with pytest.raises(PipelineError, match=r"sizes are written N=4;M=2, got 'N'"):
         PassManager("plan-buffers{sizes=N}")
+
+
+def test_a_fused_kernel_that_fills_its_body_argument_itself_plans_nothing_inside():
+    # The anchor's result enters the body without a flow edge, and every edge keeps
+    # its type (the sum is a scalar, as the result): the matmul inside is the
+    # kernel's own memory all the same, never arena memory.
+    module = parse("""
+func @f(%x: f32[4,16], %w: f32[16,16]) -> f32 {
+  %e = exp %x : f32[4,16]
+  %s = fused %e, %w {axes=[0, 1]} : f32 {
+  ^anchor(%a: f32[4,16], %b: f32[16,16]):
+    %m = matmul %a, %b : f32[4,16]
+    yield %m
+  } {
+  ^body(%m_1: f32):
+    %t = reduce %m_1 {kind="sum"} : f32
+    yield %t
+  }
+  return %s
+}""")
+    PassManager("plan-buffers", verify_each=True).run(module)
+    text = str(module)
+    assert '%m = matmul %a, %b {plan.allocated="in regions of other types"}' in text
+    x, w = np.ones((4, 16), np.float32), np.eye(16, dtype=np.float32)
+    check_plan(module.main, (x, w), BufferAssignment(module.main).plan())
+    assert compile_plan(module.main)(x, w)[0] == run(module, x, w)[0]
+
+
+def test_a_compiled_pipeline_that_plans_reports_it_after_fusion():
+    w = paddle.randn([16, 16])
+
+    def f(x):  # exp's result is planned; the fused matmul epilogue makes its own
+        return paddle.matmul(paddle.tanh(paddle.matmul(paddle.exp(x), w)) * 2, w)
+
+    compiled = paddle.compile(f, input_spec=[paddle.static.InputSpec([4, 16])],
+                              pipeline=[*DEFAULT_PIPELINE, "plan-buffers"])
+    compiled(paddle.randn([4, 16]))
+    report = compiled.pass_report
+    assert [r.name for r in report] == ["fold", "cse", "dce", "fuse", "plan-buffers"]
+    assert report["fuse"].statistics["fused-ops"] == 1
+    assert report["plan-buffers"].statistics == {
+        "bytes-planned": 256, "peak-live-bytes": 256, "naive-bytes": 256}
+    assert compiled.memory_plan.arena_bytes == 256  # the executor's plan is the same
+    assert "plan-buffers" in available()

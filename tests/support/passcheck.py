@@ -39,7 +39,7 @@ def check_file(path: Path, trials: int = 3, seed: int = 0) -> str:
     before = parse(text, str(path))
     verify(before)
     round_trip(before)
-    output = opt(text, args.passes, str(path))
+    output = opt(text, args.passes, str(path), locations=args.locations)
     after = parse(output)
     round_trip(after)
     check(output, read_directives(text), str(path))

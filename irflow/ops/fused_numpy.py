@@ -1,0 +1,331 @@
+"""The NumPy evaluator of `fused` ops, which the interpreter and the executor run.
+
+The body's ops run on arrays, each op's own kernel with NumPy broadcasting spreading
+the operands over the domain, so the results are bit for bit those of the ops
+unfused. What makes it more than a loop over the ops:
+
+- **Generated code.** The body becomes one Python function, one line per op, with
+  the kernels, attributes and constants bound as closure values, so no per-op
+  dispatch remains. It is compiled once per body text.
+- **Blocks that stay in cache.** A large domain is evaluated in blocks of about
+  `BLOCK_ELEMENTS` elements along its first axis that nothing reduces, so each
+  temporary is still in the L2 cache when the next op reads it: a chain of k ops
+  goes through main memory once instead of k times, which is what fusion buys on
+  NumPy (numexpr blocks for the same reason). Operands that vary along that axis
+  are sliced (views); results are assembled into arrays of their full shape.
+  Blocks split no reduction, so every reduction adds what it added whole.
+- **In place.** An op whose operand dies at it and spans the result's shape and
+  dtype writes into that operand's buffer, a ufunc with ``out=`` (``np.add(t, b,
+  out=t)``), another op through its out kernel (`OpDef.out_kernel`, where its op
+  may overwrite that operand: erf, relu, sigmoid...): only buffers the body made
+  itself or a contraction's result, never an operand's.
+- **The anchor** (a matmul or conv2d) runs by its kernel, on the first line of the
+  generated code unless the body runs in blocks; an error in any op names that
+  op's location.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+
+from ..errors import IrflowError
+from ..ir.core import Operation, Value
+from ..ir.registry import lookup
+from ..ir.symbols import CallOp
+from ..ir.traits import Contraction
+from ..ir.types import numel
+
+if TYPE_CHECKING:
+    from .fused import FusedLayout
+
+# Elements of the domain per block: a few float arrays of this size fit in L2.
+BLOCK_ELEMENTS = 1 << 16
+
+
+def evaluator(op: Operation, lay: "FusedLayout"):
+    """The `RegionOp.evaluator` of fused op `op`, whose layout is `lay`: usually the
+    generated code itself, so a call is one Python frame."""
+    types = [r.type for r in op.results]
+    blocking = _blocking(lay)
+    anchor = _plain_anchor(op) if lay.anchored else None
+    # a contraction's result is a new array nobody else holds: the epilogue may write
+    # into it
+    fresh = anchor is not None and lookup(anchor.name).has(Contraction)
+    if blocking is None and (anchor is not None or not lay.anchored):
+        return _generate(lay, types, anchor, fresh)
+    body = _generate(lay, types, fresh_anchor=fresh) if blocking is None \
+        else _blocked(lay, types, blocking, fresh)
+    if not lay.anchored:
+        return body
+    # the anchor's result first, whole; then the body, perhaps in blocks
+    n = lay.n_anchor
+    call = _located_kernel(anchor) if anchor is not None else None
+
+    def run(args, regions):
+        args[:n] = [call(*args[:n])] if call is not None else regions[0](args[:n])
+        return body(args, regions)
+    return run
+
+
+def _plain_anchor(op: Operation) -> Operation | None:
+    """The anchor region's op when it is one kernel on the region's arguments (else
+    None: the region runs as a region)."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.body_ops())
+    inner = ops[0] if len(ops) == 1 else None
+    if inner is None or inner.regions or inner.operands != block.args \
+            or block.terminator.operands != (inner.result,):
+        return None
+    opdef = lookup(inner.name, inner.loc)
+    if opdef.kernel is None or opdef.shape_attrs or opdef.has(CallOp):
+        return None
+    return inner
+
+
+def _located_kernel(inner: Operation) -> Callable:
+    kernel, attrs, loc = lookup(inner.name).kernel, inner.attrs, inner.loc
+
+    def call(*arrays):
+        try:
+            return kernel(*arrays, **attrs)
+        except IrflowError as e:
+            raise e.with_loc(loc)
+    return call
+
+
+# ---------------------------------------------------------------- blocks
+
+def _blocking(lay: "FusedLayout"):
+    """(the axis to block along, (argument, its axis) for the arguments that vary
+    along it, the axis of each yielded value along it or None), or None when
+    blocks would not pay: the domain is small whatever its symbols are, every axis
+    is reduced, or the body makes no more arrays along the axis than twice the
+    results it yields along it (each array made in cache saves a pass over memory,
+    each result copied out of the blocks costs one)."""
+    size = numel(lay.domain)
+    parallel = [a for a in range(len(lay.domain)) if a not in lay.axes]
+    if (isinstance(size, int) and size < 2 * BLOCK_ELEMENTS) or not parallel:
+        return None
+    axis, rank = parallel[0], len(lay.domain)
+
+    def along(v: Value) -> int | None:
+        shape = lay.shapes[v]
+        ax = axis - (rank - len(shape))
+        return ax if ax >= 0 and shape[ax] != 1 else None
+
+    sliced = tuple((i, along(a)) for i, a in enumerate(lay.body.args) if along(a) is not None)
+    spans = tuple(along(v) for v in lay.body.terminator.operands)
+    made = sum(along(inner.result) is not None for inner in lay.body.body_ops())
+    if not sliced or made <= 2 * sum(ax is not None for ax in spans):
+        return None
+    return axis, sliced, spans
+
+
+def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool) -> Callable:
+    """``run(args, regions)`` evaluating the body block by block when the domain is
+    large, whole otherwise."""
+    whole = _generate(lay, result_types, fresh_anchor=fresh_anchor)
+    code = _generate(lay, fresh_anchor=fresh_anchor)
+    finish = _finisher(lay, result_types)
+    axis, sliced, spans = blocking
+    first, first_axis = sliced[0]
+
+    def run(args: list, regions) -> list:
+        big = max(args[i].size for i, _ in sliced)
+        n = args[first].shape[first_axis]
+        step = BLOCK_ELEMENTS // max(big // max(n, 1), 1)
+        if big < 2 * BLOCK_ELEMENTS or step == 0 or step >= n:
+            return whole(args, regions)
+        outs: list = [None] * len(spans)
+        for lo in range(0, n, step):
+            part = list(args)
+            for i, ax in sliced:
+                part[i] = args[i][(slice(None),) * ax + (slice(lo, lo + step),)]
+            values = code(part, regions)
+            for k, ax in enumerate(spans):
+                if ax is None:  # the same in every block
+                    outs[k] = values[k]
+                    continue
+                if lo == 0:
+                    shape = list(values[k].shape)
+                    shape[ax] = n
+                    outs[k] = np.empty(shape, values[k].dtype)
+                outs[k][(slice(None),) * ax + (slice(lo, lo + step),)] = values[k]
+        return finish(outs)
+    return run
+
+
+def _finisher(lay: "FusedLayout", result_types) -> Callable[[list], list]:
+    """What turns the yielded arrays into results (see `_finished`)."""
+    steps = [(k, f) for k, f in enumerate(_finished(lay, result_types)) if f is not None]
+
+    def finish(values: list) -> list:
+        for k, step in steps:
+            values[k] = step(values[k])
+        return values
+    return finish
+
+
+def _finished(lay: "FusedLayout", result_types) -> list:
+    """Per result, what makes it of its type from the yielded array, or None: the
+    size-1 axes it drops squeezed away, or a 0-d result made an array (NumPy
+    computes scalars)."""
+    steps = []
+    for v, t in zip(lay.body.terminator.operands, result_types):
+        dropped = lay.dropped_axes(v, t.shape)
+        if dropped:
+            steps.append(lambda a, axes=dropped: np.squeeze(a, axis=axes))
+        else:
+            steps.append(np.asarray if not t.shape else None)
+    return steps
+
+
+# ---------------------------------------------------------------- the generated function
+
+def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = None,
+              fresh_anchor: bool = False):
+    """``code(args, regions) -> list``: one line per body op, each calling the op's
+    kernel (a `reduce`, its kind's kernel over the reduced axes, keeping them), in
+    place where `_dying_operand` allows, and dropping the arrays whose last use it is
+    (as the executor frees registers: the next array may reuse their memory while it
+    is in cache). With `result_types` it returns the results
+    (squeezed as `_finished` says), without them the yielded arrays. With `anchor`,
+    `args` are the fused op's operands and the first line computes the anchor's
+    result; else they are the body's arguments. `fresh_anchor`: the anchor's result
+    (the first body argument) is an array the epilogue may write into."""
+    block = lay.body
+    ops = list(block.body_ops())
+    yielded = block.terminator.operands
+    last_use = {v: i for i, inner in enumerate(ops) for v in inner.operands}
+    last_use.update((v, len(ops)) for v in yielded)
+    names = {arg: f"a{i}" for i, arg in enumerate(block.args)}
+    arguments = list(names.values())
+    params: list = []
+    owned: set[Value] = {block.args[0]} if fresh_anchor else set()  # arrays no one else holds
+
+    def param(value) -> str:
+        params.append(value)
+        return f"p{len(params) - 1}"
+
+    def keywords(attrs: dict) -> list[str]:
+        return [f"{k}={param(v)}" for k, v in attrs.items()]
+
+    def unquiet(kernel) -> Callable:
+        """A quiet kernel's own function: the body is quiet as a whole."""
+        nonlocal silenced
+        if hasattr(kernel, "__wrapped__"):
+            kernel, silenced = kernel.__wrapped__, True
+        return kernel
+
+    lines, locs = [], []
+    silenced = False
+    if anchor is not None:
+        operands = [f"o{i}" for i in range(lay.n_anchor)]
+        arguments = operands + arguments[1:]
+        call = ", ".join(operands + keywords(anchor.attrs))
+        lines.append(f"a0 = {param(unquiet(lookup(anchor.name).kernel))}({call})")
+        locs.append(anchor.loc)
+    for i, inner in enumerate(ops):
+        out = inner.result
+        if inner.name == "const":
+            names[out] = param(np.asarray(inner.attrs["value"]))
+            continue
+        names[out] = f"v{i}"
+        args = [names[v] for v in inner.operands]
+        if inner in lay.reductions:
+            kernel = unquiet(lookup(inner.attrs["kind"]).kernel)
+            line = f"{names[out]} = {param(kernel)}({args[0]}, axis={param(lay.axes)}, " \
+                   "keepdim=True)"
+        else:
+            line = _kernel_line(inner, args + keywords(inner.attrs), names, owned,
+                                _dying_operand(inner, i, last_use, owned, lay), lay,
+                                lambda k: param(unquiet(k)))
+        dying = [names[v] for v in dict.fromkeys(inner.operands)
+                 if last_use[v] == i and not names[v].startswith("p")]
+        lines.append(line + "".join(f"; del {n}" for n in dying))
+        locs.append(inner.loc)
+    returned = [names[v] for v in yielded]
+    if result_types is not None:
+        returned = [name if f is None else f"{param(f)}({name})"
+                    for name, f in zip(returned, _finished(lay, result_types))]
+    error = param(IrflowError)
+    first = _FIRST_OP_LINE + silenced  # the errstate's `with` takes a line
+    located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs, first)))
+    quiet = param(np.errstate) if silenced else None
+    make = _maker(tuple(arguments), len(params), tuple(lines), error, located,
+                  "[" + ", ".join(returned) + "]", quiet)
+    return make(*params)
+
+
+def _kernel_line(inner: Operation, call: list[str], names: dict, owned: set, target,
+                 lay: "FusedLayout", bound: Callable) -> str:
+    """The line computing body op `inner` from the arguments `call`: a ufunc writes
+    into `target` (a dying buffer the body owns, or None) with ``out=``, another
+    kernel with an out kernel through it (which returns nothing), else the kernel
+    makes a new array. `bound(kernel)` names a kernel as the code's parameter."""
+    opdef, out = lookup(inner.name), names[inner.result]
+    kernel = opdef.kernel
+    if isinstance(getattr(kernel, "__wrapped__", kernel), np.ufunc):
+        if lay.shapes[inner.result]:
+            owned.add(inner.result)
+        if target is not None:
+            call = call + [f"out={names[target]}"]
+    elif target is not None and opdef.out_kernel is not None:
+        owned.add(inner.result)
+        written = ", ".join(call + [f"out={names[target]}"])
+        return f"{bound(opdef.out_kernel)}({written}); {out} = {names[target]}"
+    return f"{out} = {bound(kernel)}({', '.join(call)})"
+
+
+def _dying_operand(inner: Operation, index: int, last_use, owned, lay: "FusedLayout"):
+    """An operand of `inner` whose buffer it may write its result into (one the body
+    owns, dying here, of the result's shape and dtype, that its op may overwrite), or
+    None."""
+    shape, dtype = lay.shapes[inner.result], inner.result.type.dtype
+    opdef = lookup(inner.name)
+    for k, v in enumerate(inner.operands):
+        if v in owned and last_use[v] == index and lay.shapes[v] == shape \
+                and v.type.dtype is dtype and opdef.overwrites(k):
+            return v
+    return None
+
+
+_SOURCE_NAME = "<irflow fused body>"
+_FIRST_OP_LINE = 5  # after "def make", "def body", "try:" and the unpacking of `args`
+
+
+@lru_cache(maxsize=1024)
+def _maker(arguments: tuple[str, ...], n_params: int, lines: tuple[str, ...], error: str,
+           located: str, returned: str, quiet: str | None) -> Callable:
+    """``make(*params) -> code(args, regions)``: `args` unpacked into `arguments`,
+    then `lines` (which name the kernels, attributes and constants ``p0...``) under
+    ``quiet(all="ignore")`` if `quiet` names NumPy's errstate; an `error` raised on
+    a line is re-raised through `located`."""
+    params = ", ".join(f"p{i}" for i in range(n_params))
+    # the list is the body's own: emptied, each array lives until its last use
+    unpack = "".join(f"{a}, " for a in arguments) + "= args; args.clear()" if arguments \
+        else "pass"
+    opening = [f"with {quiet}(all='ignore'):"] if quiet else []
+    indent = " " * (12 + 4 * len(opening))
+    source = (f"def make({params}):\n    def body(args, regions):\n        try:\n"
+              + "".join(f"            {line}\n" for line in opening)
+              + "".join(f"{indent}{line}\n" for line in (unpack, *lines))
+              + f"        except {error} as e:\n            raise {located}(e)\n"
+              + f"        return {returned}\n    return body\n")
+    namespace: dict = {}
+    exec(compile(source, _SOURCE_NAME, "exec"), namespace)
+    return namespace["make"]
+
+
+def _failing_loc(tb, locs: list, first: int):
+    """The location of the body op on whose generated line (the first op's is line
+    `first`) the traceback `tb` ends."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == _SOURCE_NAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    index = line - first if line is not None else -1
+    return locs[index] if 0 <= index < len(locs) else None

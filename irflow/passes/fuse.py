@@ -1,0 +1,353 @@
+"""Fusion: groups of elementwise ops, reductions and a contraction become `fused` ops.
+
+A ``fused`` op (`irflow.ops.fused`) is one kernel: a loop nest over a domain whose
+scalar body computes what the group's ops computed, with no tensor between them.
+This pass decides the groups, one block at a time (regions too: a loop body gets
+kernels of its own, since regions are closed), in one walk in program order:
+
+- **Members.** Elementwise ops (`Elementwise` trait), reductions (`Reduction`) and
+  contractions (`Contraction`: matmul, conv2d), pure and on tensors, whose result
+  something uses (a dead op is dce's to remove; it still reads its operands, as
+  any op outside a group). Scalar constants are copied into each body that reads
+  them.
+- **Joining.** An elementwise op or a reduction joins the groups of its operands'
+  producers, merging them, when the result is one domain: the broadcast of the
+  members' shapes; every reduction reads the whole domain and reduces the same axes;
+  and a group with a reduction or a contraction keeps its domain. A contraction
+  starts a group of its own, so its consumers become its epilogue; a group holds
+  at most one. A reduction without ``keepdim`` whose result no longer lines up with
+  the domain's axes (a row sum ``[N,C] -> [N]``) ends its group's use of it: later
+  ops read it from outside.
+- **Order.** Once an op outside a group reads one of its values, nothing joins the
+  group any more. So every outside reader comes after the group's last member, where
+  the fused op goes, and fusion never makes a cycle or moves an op. A value that
+  something outside the group needs is a result of the fused op, computed once.
+- **Never duplicated.** A reduction or a contraction belongs to one group; no
+  kernel recomputes it.
+- **Cost rule for recomputation.** A group that reads an elementwise value made
+  elsewhere recomputes it instead, when at most ``max-recompute`` elementwise ops
+  compute it from values the group reads anyway (and scalar constants): the kernel
+  then reads one array fewer from memory and no new one, for a few arithmetic ops
+  per element, which a memory-bound loop does for free. Otherwise it reads it.
+- **Worth a kernel.** A group becomes a fused op when it has two ops or more (a
+  contraction counts) over a domain that is not a scalar, and holds at most
+  ``max-ops`` ops, which bounds the time to compile one kernel.
+
+Every op copied into a body keeps its location. The fused op goes where the group's
+last member was, with that member's location; the members are erased, and so are
+constants and recomputed values that nothing reads any more.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ShapeError
+from ..ir.core import Block, Module, Operation, OpResult, Region, Value
+from ..ir.registry import Effect, lookup
+from ..ir.rewrite import constant_value
+from ..ir.traits import Contraction, Elementwise, Reduction
+from ..ir.types import Shape, TensorType, broadcast_shapes
+from .framework import Pass, register_pass
+
+_ELEMENTWISE, _REDUCTION, _CONTRACTION = "elementwise", "reduction", "contraction"
+
+
+@register_pass
+class Fuse(Pass):
+    """Fuse elementwise ops, reductions and contraction epilogues into fused kernels."""
+
+    name = "fuse"
+    after_autodiff = True
+    max_recompute: int = 4
+    max_ops: int = 256
+
+    def __post_init__(self):
+        self._counts = {"fused-ops": 0, "ops-fused": 0, "ops-recomputed": 0}
+
+    def run(self, module: Module) -> bool:
+        self._counts = dict.fromkeys(self._counts, 0)
+        changed = False
+        for fn in module:
+            changed |= self._fuse_block(fn.block)
+        return changed
+
+    def statistics(self) -> dict[str, int]:
+        return dict(self._counts)
+
+    def _fuse_block(self, block: Block) -> bool:
+        changed = False
+        for op in block.ops:
+            for region in op.regions:
+                changed |= self._fuse_block(region.blocks[0])
+        groups = [g for g in _plan(block, self.max_recompute, self.max_ops)
+                  if g.worth_a_kernel()]
+        for group in sorted(groups, key=lambda g: g.order[g.root], reverse=True):
+            _build(block, group)  # latest first: a group recomputing another's value goes first
+            self._counts["fused-ops"] += 1
+            self._counts["ops-fused"] += len(group.members)
+            self._counts["ops-recomputed"] += len(group.recomputed)
+        _erase_unused((op for g in groups for op in (*g.recomputed, *g.constants)),
+                      groups[0].order if groups else {})
+        return changed or bool(groups)
+
+
+# ---------------------------------------------------------------- groups
+
+@dataclass(eq=False)
+class _Group:
+    order: dict              # op -> its index in the block
+    kinds: dict              # op -> what it is to fusion (`_kind`)
+    members: list[Operation]  # in no particular order; `root` is the last
+    root: Operation
+    domain: Shape
+    axes: tuple[int, ...] | None = None    # the reduced axes, once a reduction joined
+    anchor: Operation | None = None        # the contraction, if any
+    closed: bool = False                   # an op outside has read one of its values
+    sinks: set[Value] = field(default_factory=set)  # reductions that no member may read
+    recomputed: list[Operation] = field(default_factory=list)
+    constants: list[Operation] = field(default_factory=list)
+
+    @property
+    def fixed(self) -> bool:
+        return self.anchor is not None or self.axes is not None
+
+    def worth_a_kernel(self) -> bool:
+        return len(self.members) + len(self.recomputed) >= 2 and len(self.domain) > 0
+
+    def in_order(self) -> list[Operation]:
+        return sorted(self.members, key=self.order.__getitem__)
+
+    def computed(self) -> list[Operation]:
+        """The ops its body computes: members but the anchor, and recomputed ones."""
+        return sorted((op for op in (*self.members, *self.recomputed) if op is not self.anchor),
+                      key=self.order.__getitem__)
+
+    def reads(self) -> list[Value]:
+        """The values its body reads but does not compute, in order of first use
+        (the anchor's result and scalar constants aside: bodies copy those)."""
+        inside = {r for op in (*self.members, *self.recomputed) for r in op.results}
+        seen: dict[Value, None] = {}
+        for op in self.computed():
+            for v in op.operands:
+                if v not in inside and not _is_scalar_constant(v):
+                    seen.setdefault(v, None)
+        return list(seen)
+
+
+def _kind(op: Operation) -> str | None:
+    opdef = lookup(op.name, op.loc)
+    if op.regions or opdef.effect is not Effect.PURE or len(op.results) != 1 \
+            or not all(isinstance(v.type, TensorType) for v in (*op.operands, op.result)):
+        return None
+    if not op.result.uses:  # dead: dce's to remove, not a kernel's to compute
+        return None
+    if opdef.has(Elementwise):
+        return _ELEMENTWISE
+    if opdef.has(Reduction):
+        return _REDUCTION if _reduced_axes(op) else None  # reducing no axis copies
+    if opdef.has(Contraction):
+        return _CONTRACTION
+    return None
+
+
+def _is_scalar_constant(v: Value) -> bool:
+    value = constant_value(v)
+    return value is not None and value.ndim == 0
+
+
+def _reduced_axes(op: Operation) -> tuple[int, ...]:
+    axis = op.attrs["axis"]
+    return tuple(range(op.operand(0).type.rank)) if axis is None else tuple(axis)
+
+
+def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
+    """The groups of `block`'s ops (see the module docstring), singletons included."""
+    order = {op: i for i, op in enumerate(block.ops)}
+    kinds = {op: _kind(op) for op in order}
+    group_of: dict[Operation, _Group] = {}
+    groups: list[_Group] = []
+    for op in block.ops:
+        kind = kinds[op]
+        producers = list(dict.fromkeys(group_of[v.op] for v in op.operands
+                                       if isinstance(v, OpResult) and v.op in group_of))
+        joined: list[_Group] = []
+        if kind in (_ELEMENTWISE, _REDUCTION):
+            size = 1
+            for g in producers:
+                if not g.closed and not any(v in g.sinks for v in op.operands) \
+                        and size + len(g.members) <= max_ops \
+                        and _merged(joined + [g], op, kind) is not None:
+                    joined.append(g)
+                    size += len(g.members)
+        for g in producers:
+            if g not in joined:
+                g.closed = True
+        if kind is not None:
+            _merge(joined, op, kind, (order, kinds), groups, group_of)
+    live = [g for g in groups if group_of[g.root] is g]
+    for group in live:
+        _recompute(group, group_of, max_recompute)
+    return live
+
+
+def _merged(groups: list[_Group], op: Operation, kind: str):
+    """(domain, axes) of `groups` joined by `op`, or None if they cannot be one kernel."""
+    if sum(g.anchor is not None for g in groups) > 1:
+        return None
+    own = op.operand(0).type.shape if kind == _REDUCTION else op.result.type.shape
+    domain = own
+    for g in groups:
+        if g.domain != domain:
+            try:
+                domain = broadcast_shapes(domain, g.domain)
+            except ShapeError:
+                return None
+    if any(g.fixed and g.domain != domain for g in groups):
+        return None
+    axes = {g.axes for g in groups if g.axes is not None}
+    if kind == _REDUCTION:
+        if own != domain:
+            return None
+        axes.add(_reduced_axes(op))
+    if len(axes) > 1:
+        return None
+    return domain, (axes.pop() if axes else None)
+
+
+def _merge(joined: list[_Group], op: Operation, kind: str, block_info: tuple,
+           groups: list[_Group], group_of: dict) -> None:
+    """Add `op` to the groups `joined`, merged into the largest (so that merging costs
+    O(n log n) over a block), or to a group of its own; `group_of` follows."""
+    if kind == _CONTRACTION:
+        joined = [_Group(*block_info, [], op, op.result.type.shape, anchor=op)]
+        groups.append(joined[0])
+    else:
+        if not joined:
+            own = op.operand(0).type.shape if kind == _REDUCTION else op.result.type.shape
+            joined = [_Group(*block_info, [], op, own)]
+            groups.append(joined[0])
+        joined[0].domain, joined[0].axes = _merged(joined, op, kind)
+    group = max(joined, key=lambda g: len(g.members))
+    for other in joined:
+        if other is not group:
+            group.members += other.members
+            group.sinks |= other.sinks
+            group.anchor = group.anchor or other.anchor
+            group_of.update((member, group) for member in other.members)
+    group.domain, group.axes = joined[0].domain, joined[0].axes
+    group.members.append(op)
+    group.root = op
+    group_of[op] = group
+    if kind == _REDUCTION and not _lines_up(op, group.domain, group.axes):
+        group.sinks.add(op.result)
+
+
+def _lines_up(op: Operation, domain: Shape, axes) -> bool:
+    """Whether the reduction's result broadcasts against the domain as its keepdim
+    form does (it kept its dims, or dropped only leading ones)."""
+    kept = tuple(1 if i in axes else d for i, d in enumerate(domain))
+    shape = op.result.type.shape
+    return (1,) * (len(domain) - len(shape)) + shape == kept
+
+
+def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:
+    """Apply the cost rule: recompute read values whose producers read only what the
+    group reads anyway. Only ops of groups built after this one (those ending before
+    it) qualify, so that they are still there when its body copies them."""
+    root = group.order[group.root]
+    reads = group.reads()
+    remaining = set(reads)
+    for v in reads:
+        cone = _cone(v, remaining - {v},
+                     lambda op: group.kinds.get(op) == _ELEMENTWISE and group_of[op] is not group
+                     and group.order[group_of[op].root] < root, max_recompute)
+        if cone:
+            remaining.discard(v)
+            group.recomputed += [op for op in cone if op not in group.recomputed]
+    group.recomputed.sort(key=group.order.__getitem__)
+
+
+def _cone(v: Value, leaves: set[Value], allowed, limit: int):
+    """The ops (at most `limit`, each `allowed`) that compute `v` from `leaves` and
+    scalar constants, or None."""
+    cone: list[Operation] = []
+    stack = [v]
+    while stack:
+        w = stack.pop()
+        if w in leaves or _is_scalar_constant(w):
+            continue
+        if not isinstance(w, OpResult) or not allowed(w.op):
+            return None
+        if w.op not in cone:
+            cone.append(w.op)
+            if len(cone) > limit:
+                return None
+            stack.extend(w.op.operands)
+    return cone
+
+
+# ---------------------------------------------------------------- building the fused op
+
+def _build(block: Block, group: _Group) -> None:
+    members = set(group.members)
+    root, anchor = group.root, group.anchor
+    results = [r for op in group.in_order() for r in op.results
+               if any(use.op not in members for use in r.uses)]
+    entering = ([anchor.result] if anchor is not None else []) + [
+        v for v in group.reads() if anchor is None or v is not anchor.result]
+    body = Block([TensorType(v.type.dtype) for v in entering], [v.name for v in entering])
+    inner: dict[Value, Value] = dict(zip(entering, body.args))
+    for op in group.computed():
+        for v in op.operands:
+            if v not in inner and _is_scalar_constant(v):
+                inner[v] = _copy_constant(body, v.op)
+                group.constants.append(v.op)
+        operands = [inner[v] for v in op.operands]
+        scalar = [TensorType(op.result.type.dtype)]
+        if group.kinds[op] == _REDUCTION:
+            copy = Operation("reduce", operands, scalar, {"kind": op.name}, loc=op.loc,
+                             result_names=[op.result.name])
+        else:
+            copy = Operation(op.name, operands, scalar, op.attrs, loc=op.loc,
+                             result_names=[op.result.name])
+        body.append(copy)
+        inner[op.result] = copy.result
+    body.append(Operation("yield", [inner[r] for r in results], loc=root.loc))
+    regions = [Region([body])]
+    operands = [v for v in entering if v is not (anchor.result if anchor else None)]
+    if anchor is not None:
+        regions.insert(0, _anchor_region(anchor))
+        operands = list(anchor.operands) + operands
+    fused = Operation("fused", operands, [r.type for r in results],
+                      {"axes": group.axes or ()}, regions, loc=root.loc,
+                      result_names=[r.name for r in results])
+    block.insert_before(root, fused)
+    for old, new in zip(results, fused.results):
+        old.replace_all_uses_with(new)
+    for op in reversed(group.in_order()):
+        op.erase()
+
+
+def _copy_constant(body: Block, const: Operation) -> Value:
+    copy = Operation("const", (), const.result_types, const.attrs, loc=const.loc,
+                     result_names=[const.result.name])
+    body.append(copy)
+    return copy.result
+
+
+def _anchor_region(anchor: Operation) -> Region:
+    block = Block([v.type for v in anchor.operands], [v.name for v in anchor.operands])
+    copy = Operation(anchor.name, block.args, anchor.result_types, anchor.attrs,
+                     loc=anchor.loc, result_names=[anchor.result.name])
+    block.append(copy)
+    block.append(Operation("yield", [copy.result], loc=anchor.loc))
+    return Region([block])
+
+
+def _erase_unused(ops, order: dict) -> None:
+    """Erase those of `ops` (recomputed values, copied constants: ops of the block
+    `order` numbers) that nothing reads now, latest first so that a chain goes whole."""
+    for op in sorted({op for op in ops if op.parent is not None}, key=order.__getitem__,
+                     reverse=True):
+        if not any(r.uses for r in op.results):
+            op.erase()
