@@ -101,6 +101,7 @@ class Scope:
         self.outer: list[Value] = []                # per captured argument, the parent's value
         self.constants: dict[int, Value] = {}       # id of a concrete tensor -> its const
         self.seed: Value | None = None              # this scope's random seed base
+        self.sizes: dict[tuple, Tensor] = {}        # (value, axis) -> its size (Tracer.dims)
 
     def get(self, v: Value) -> Value:
         """`v` usable in this block, captured as a block argument if defined outside."""
@@ -312,9 +313,18 @@ class Tracer:
         """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
         computed when the program runs (``numel`` of that axis), which shape arguments
         read back as the symbol (see `irflow.tensor.convert.traced_dim`)."""
-        return [d if isinstance(d, int) else PythonScalar.of(
-                    self.apply("numel", [t], {"axis": (axis,)}))
+        return [d if isinstance(d, int) else self._size(t, axis)
                 for axis, d in enumerate(t._ir.type.shape)]
+
+    def _size(self, t: Tensor, axis: int) -> Tensor:
+        """The size of `t`'s symbolic axis, one ``numel`` per value, axis and block
+        (code asks for ``x.shape`` often; each op would be a use of `x` until dce)."""
+        key = (self.value_of(t), axis)
+        found = self.scope.sizes.get(key)
+        if found is None:
+            found = self.scope.sizes[key] = PythonScalar.of(
+                self.apply("numel", [t], {"axis": (axis,)}))
+        return found
 
     def input_symbols(self) -> set[str]:
         """The symbols of the program's inputs: sizes known from the start of a call."""

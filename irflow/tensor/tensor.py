@@ -70,7 +70,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self._value.shape) if self._value is not None else self._ir.type.rank
 
     def dim(self) -> int:
         return self.ndim
