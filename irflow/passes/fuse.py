@@ -7,8 +7,8 @@ kernels of its own, since regions are closed), in one walk in program order:
 
 - **Members.** Elementwise ops (`Elementwise` trait), reductions (`Reduction`) and
   contractions (`Contraction`: matmul, conv2d), pure and on tensors, whose result
-  something uses (a dead op is dce's to remove; it still reads its operands, as
-  any op outside a group). Scalar constants are copied into each body that reads
+  the block needs, directly or through other ops (a dead op, or a chain of them, is
+  dce's to remove; it still reads its operands, as any op outside a group). Scalar constants are copied into each body that reads
   them.
 - **Joining.** An elementwise op or a reduction joins the groups of its operands'
   producers, merging them, when the result is one domain: the broadcast of the
@@ -45,8 +45,9 @@ from ..errors import ShapeError
 from ..ir.core import Block, Module, Operation, OpResult, Region, Value
 from ..ir.registry import Effect, lookup
 from ..ir.rewrite import constant_value
-from ..ir.traits import Contraction, Elementwise, Reduction
+from ..ir.traits import Contraction, Elementwise, Reduction, Terminator
 from ..ir.types import Shape, TensorType, broadcast_shapes
+from .dce import has_io
 from .framework import Pass, register_pass
 
 _ELEMENTWISE, _REDUCTION, _CONTRACTION = "elementwise", "reduction", "contraction"
@@ -139,8 +140,6 @@ def _kind(op: Operation) -> str | None:
     if op.regions or opdef.effect is not Effect.PURE or len(op.results) != 1 \
             or not all(isinstance(v.type, TensorType) for v in (*op.operands, op.result)):
         return None
-    if not op.result.uses:  # dead: dce's to remove, not a kernel's to compute
-        return None
     if opdef.has(Elementwise):
         return _ELEMENTWISE
     if opdef.has(Reduction):
@@ -148,6 +147,18 @@ def _kind(op: Operation) -> str | None:
     if opdef.has(Contraction):
         return _CONTRACTION
     return None
+
+
+def _needed(block: Block) -> set[Operation]:
+    """The ops of `block` that the terminator or an op with IO needs, directly or
+    through others; the rest are dead, dce's to remove, not a kernel's to compute
+    (regions are closed, so every use of a value of `block` is an op of it)."""
+    needed: set[Operation] = set()
+    for op in reversed(block.ops):
+        if op.opdef.has(Terminator) or has_io(op) or \
+                any(use.op in needed for r in op.results for use in r.uses):
+            needed.add(op)
+    return needed
 
 
 def _is_scalar_constant(v: Value) -> bool:
@@ -163,7 +174,8 @@ def _reduced_axes(op: Operation) -> tuple[int, ...]:
 def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
     """The groups of `block`'s ops (see the module docstring), singletons included."""
     order = {op: i for i, op in enumerate(block.ops)}
-    kinds = {op: _kind(op) for op in order}
+    needed = _needed(block)
+    kinds = {op: _kind(op) if op in needed else None for op in order}
     group_of: dict[Operation, _Group] = {}
     groups: list[_Group] = []
     for op in block.ops:
