@@ -984,10 +984,13 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
                                   types_, names)
     results = loop.values([tracer.wrap(r, False, cls) for r, cls in zip(op.results, classes)])
-    for k, (start, per_iteration) in growth.items():  # lists that grow alike are alike long
+    for (k, *path), (start, per_iteration) in growth.items():  # alike growth, alike long
         size = None if trips is None or per_iteration < 0 else \
             dim_add(start, dim_mul(per_iteration, trips))
-        for array in _arrays(results[k]):
+        grown = results[k]
+        for key in path:
+            grown = grown[key]
+        for array in _arrays(grown):
             tracer.same_length(array._ir, (op, start, per_iteration) if size is None else size,
                                size)
     before = dict(zip(stmt.outputs, values))
@@ -1049,9 +1052,10 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement):
     float); a variable first assigned in the body starts as zeros of its type; a list
     whose length the body changes (``outs.append(h)``) becomes a `TensorArray`.
     Returns the values and, for each such list that every iteration grows by the same
-    number of elements, its index and (length before the loop, growth per iteration)."""
+    number of elements, its place (the variable's index, then the keys that reach it
+    inside dicts and tuples) and (length before the loop, growth per iteration)."""
     start = [v if isinstance(v, Undefined) else _numbers_as_tensors(v) for v in values]
-    if all(s is v and not isinstance(v, Undefined) and type(v) is not list
+    if all(s is v and not isinstance(v, Undefined) and not _holds_list(v)
            for s, v in zip(start, values)):
         return values, {}
     known = [k for k, v in enumerate(start) if not isinstance(v, Undefined)]
@@ -1061,8 +1065,8 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement):
     def trial(*args):
         trial_values = list(start)
         for k, v in zip(known, loop.values(args)):
-            trial_values[k] = _Probe(v) if type(values[k]) is list else v
-        return tuple(list(o) if isinstance(o, _Probe) else o for o in body_fn(*trial_values))
+            trial_values[k] = _lists_as(_Probe, v)
+        return tuple(_lists_as(list, o) for o in body_fn(*trial_values))
 
     effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
     scope, out = tracer.trace_region(
@@ -1082,10 +1086,58 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement):
                                        isinstance(v, list) and len(v) != len(before)):
             result.append(_tensor_array(tracer, name, before, v, leaf_types, stmt))
             if isinstance(v, list):
-                growth[k] = (len(before), len(v) - len(before))
+                growth[(k,)] = (len(before), len(v) - len(before))
         else:
-            result.append(_cast_numbers(before, leaf_types))
+            result.append(_grown_inside(tracer, name, before, v, leaf_types, stmt,
+                                        growth, (k,)))
     return result, growth
+
+
+def _holds_list(value) -> bool:
+    """Whether `value` is a list or holds one in its dicts and tuples."""
+    if type(value) is list:
+        return True
+    if type(value) is dict:
+        return any(_holds_list(v) for v in value.values())
+    return type(value) is tuple and any(_holds_list(v) for v in value)
+
+
+def _lists_as(kind: type, value):
+    """`value` with each list in it (itself, or in its dicts and tuples) made a
+    `kind`: a `_Probe` for a trial iteration, a list again after it."""
+    if isinstance(value, list):
+        return kind(value)
+    if type(value) is dict:
+        return {k: _lists_as(kind, v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_lists_as(kind, v) for v in value)
+    return value
+
+
+def _grown_inside(tracer, name: str, before, after, leaf_types, stmt: Statement,
+                  growth: dict, place: tuple):
+    """`before` (a loop variable's value) as the loop carries it, given its value
+    `after` a trial iteration whose leaves have `leaf_types`: each list in its dicts
+    and tuples whose length the body changes as a `TensorArray`
+    (``hist["h"].append(h)``; its growth recorded in `growth` under its place), Python
+    numbers as tensors of the loop's dtype."""
+    types = iter(leaf_types)
+
+    def taken(value) -> list:
+        return [next(types, None) for _ in flatten(value)[0]]
+
+    def walk(b, a, at: tuple):
+        if type(b) is list and (isinstance(a, TensorArray) or
+                                isinstance(a, list) and len(a) != len(b)):
+            if isinstance(a, list):
+                growth[at] = (len(b), len(a) - len(b))
+            return _tensor_array(tracer, name, b, a, taken(a), stmt)
+        if type(b) is dict and type(a) is dict and list(b) == list(a):
+            return {k: walk(b[k], a[k], (*at, k)) for k in b}
+        if type(b) is tuple and type(a) is tuple and len(a) == len(b):
+            return tuple(walk(x, y, (*at, i)) for i, (x, y) in enumerate(zip(b, a)))
+        return _cast_numbers(b, taken(a))
+    return walk(before, after, place)
 
 
 class _Probe(list):

@@ -338,7 +338,6 @@ def test_list_state_swapped_in_tensor_loop():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: lists inside a dict grown in a tensor loop")
 def test_dict_of_lists_grown_in_loop():
     def f(x, n):
         hist = {"h": [], "g": []}
