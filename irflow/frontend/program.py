@@ -43,7 +43,8 @@ from ..ir import dtypes
 from ..ir.core import Function, Module
 from ..ir.signature import Signature, SignatureMismatch
 from ..ir.symbols import FuncRef
-from ..ir.types import TensorType, bind_shape, solve_dim, substitute, symbols_of
+from ..ir.types import (Dim, TensorType, bind_shape, is_symbol, solve_dim, substitute,
+                        symbols_of)
 from ..ir.verifier import verify
 from ..passes.autodiff import active_results, vjp_split
 from ..passes.freeze import freeze_arguments
@@ -537,11 +538,15 @@ class CompiledFunction:
         to be a static size, or two input symbols to be equal (a DimMismatch), that
         symbol is fixed to the size (or to the other symbol) in the input types and the
         target traced again, so the program's input check rejects other sizes."""
-        fixed = {}
+        fixed, aliases = {}, {}
         while True:
             try:
-                program = self._trace_as(types_, requires, extra, structures, mode)
+                program = self._trace_as(types_, requires, extra, structures, mode, aliases)
             except DimMismatch as e:
+                alias = run_time_alias(types_, e, aliases)
+                if alias is not None:
+                    aliases[alias[0]] = (alias[1], e.loc)
+                    continue
                 symbol, size = symbol_to_fix(types_, e)
                 fixed[symbol] = (size, e.loc)
                 types_ = [t.with_shape([substitute(d, {symbol: size}) for d in t.shape])
@@ -550,12 +555,12 @@ class CompiledFunction:
             program.fixed_dims = fixed
             return program
 
-    def _trace_as(self, types_, requires, extra, structures, mode) -> Program:
+    def _trace_as(self, types_, requires, extra, structures, mode, aliases) -> Program:
         params = _parameter_names(self.layer.forward if self.target is self.layer
                                   else self.target)
         names = _input_names(params, structures, self._specs if self.input_spec else None)
         stop = [not r for r in requires]
-        tracer = Tracer(_ir_name(self._name()), self._state_names())
+        tracer = Tracer(_ir_name(self._name()), self._state_names(), aliases)
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
             out = self._run_converted(_arguments(structures, inputs), extra)
@@ -605,6 +610,23 @@ class CompiledFunction:
         tensors = [a if isinstance(a, Tensor) else Tensor._from_array(np.asarray(a))
                    for a in args]
         return self.target(*tensors)
+
+
+def run_time_alias(types_, e: DimMismatch, aliases: dict) -> tuple[str, Dim] | None:
+    """For a rule that needs a size known only at run time (a symbol of the trace's
+    own, not an input's: the length of a slice with traced bounds, of a nonzero) to
+    equal another size, (that symbol, the size): the trace is made again with the
+    symbol's values checked against that size when the program runs (`match_shape`),
+    so the program combines them as eager code would when they are equal and raises
+    when they are not. None if neither side is such a symbol."""
+    inputs = {s for t in types_ for d in t.shape for s in symbols_of(d)}
+    own = [d for d in (e.dim, e.size) if isinstance(d, str) and is_symbol(d)
+           and d not in inputs and d not in aliases]
+    if not own:
+        return None
+    symbol = max(own, key=lambda d: (len(d), d))  # two of its own: the later one goes
+    other = e.size if symbol == e.dim else e.dim
+    return symbol, other
 
 
 def symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:

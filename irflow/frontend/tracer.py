@@ -33,7 +33,8 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import Dim, ListType, TensorType, differentiable, shape_str, symbols_of
+from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
+                        symbols_of)
 from ..tensor.tensor import Tensor
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
@@ -159,8 +160,12 @@ class _TopLevel:
 class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
-    def __init__(self, name: str, state_names: dict[int, str] | None = None):
+    def __init__(self, name: str, state_names: dict[int, str] | None = None,
+                 aliases: dict | None = None):
         self.fn = Function(name)
+        # symbol of the trace's own -> (the size it is checked to equal, where a rule
+        # needed that): see `irflow.frontend.program.run_time_alias`
+        self.aliases: dict[str, tuple] = aliases or {}
         self.state_names = state_names or {}  # id(tensor) -> name in the IR
         self.scope = Scope(self.fn.block, None)
         self.n_inputs = 0
@@ -251,12 +256,13 @@ class Tracer:
         loc = user_location()
         with self.scope.builder.location(loc):
             op = self.scope.builder.create(name, values, attrs)
+            results = [self.matched(r) for r in op.results]
         requires = grad and not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
         number = _of_numbers(inputs)
         outs = [self.wrap(r, not (requires and isinstance(r.type, TensorType)
                                   and r.type.dtype.is_float),
                           PythonScalar if number and r.type == TensorType(r.type.dtype, ())
-                          else None) for r in op.results]
+                          else None) for r in results]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def value_of(self, t: Tensor, stop: bool = False) -> Value:
@@ -283,6 +289,21 @@ class Tracer:
             self.scope.constants[id(t)] = const
             self.alive.append(t)  # const caches are keyed by id(): keep the id unique
         return const
+
+    def matched(self, v: Value) -> Value:
+        """`v`, or where its type has a size of the trace's own that a rule needs equal
+        to another (`aliases`), `v` through a ``match_shape`` to that size, checked
+        when the program runs."""
+        if not self.aliases or not isinstance(v.type, TensorType):
+            return v
+        hit = {s: self.aliases[s] for d in v.type.shape for s in symbols_of(d)
+               if s in self.aliases}
+        if not hit:
+            return v
+        shape = [substitute(d, {s: size for s, (size, _) in hit.items()}) for d in v.type.shape]
+        needed_at = next((str(loc) for _, loc in hit.values() if loc is not None), "")
+        return self.scope.builder.create("match_shape", [v],
+                                         {"shape": shape, "needed_at": needed_at}).result
 
     def stopped(self, v: Value) -> Value:
         """`v` through a ``stop_gradient`` op, emitted once per value in the block that

@@ -135,7 +135,7 @@ def _reshape_infer(types, attrs):
 
 
 def _as_shape_canon(attrs, types):
-    return {"shape": tuple(normalize_dim(d) for d in attrs["shape"])}
+    return {**attrs, "shape": tuple(normalize_dim(d) for d in attrs["shape"])}
 
 
 def _as_shape_infer(types, attrs):
@@ -155,6 +155,28 @@ defop("as_shape", _as_shape_infer, lambda x, shape: x, arity=1, attrs={"shape": 
           "yet is bound from x (and a static dim is checked against x). A `cond` whose "
           "branches give a value different sizes yields it through as_shape, so both "
           "branches yield one type; its VJP sees the cotangent with x's type again")
+
+
+def _match_shape_kernel(x, shape, needed_at):
+    if tuple(x.shape) != tuple(shape):
+        where = f" at {needed_at}" if needed_at else ""
+        raise ShapeError(f"sizes known only when the program runs differ: shape "
+                         f"{list(x.shape)} where {list(shape)} was expected. The program "
+                         f"combines them{where} taking them to be equal (a size of 1 that "
+                         "would broadcast is not taken into account there)")
+    return x
+
+
+defop("match_shape", _as_shape_infer, _match_shape_kernel, arity=1,
+      attrs={"shape": REQUIRED, "needed_at": ""}, shape_attrs=("shape",),
+      canonicalize=_as_shape_canon, traits=(View(),),
+      vjp=lambda b, g, i, o, shape, needed_at: [b.as_shape(g[0], shape=i[0].type.shape)],
+      doc="match_shape(x) {shape, needed_at}: x itself, seen with the type of `shape`, "
+          "whose symbols are bound already; checked when the program runs, raising "
+          "ShapeError if x's sizes are not those (`needed_at`: the source line whose rule "
+          "needed them equal, for the message). A size known only at run time (of a "
+          "slice with traced bounds, a nonzero) that a later rule needs equal to another "
+          "size goes through it, as TVM's match_cast")
 
 
 defop("reshape", _reshape_infer, lambda x, shape: x.reshape(shape), arity=1,

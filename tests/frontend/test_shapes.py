@@ -278,3 +278,40 @@ def test_a_bound_whose_sign_is_known_only_at_run_time_slices_as_python_does():
 
     compiled_equals_eager(f, [InputSpec([None, None])],
                           [paddle.randn([2, 3]), paddle.randn([2, 1]), paddle.randn([1, 4])])
+
+
+def micro_batch_losses(x, y):
+    """The same rows of two inputs, taken with bounds computed in the program."""
+    lo = paddle.argmax(x[:, 0])
+    part = x[lo:lo + 2]
+    return (part * 2.0 + y[lo:lo + 2]).sum(axis=1)
+
+
+def test_sizes_known_only_at_run_time_combine_and_are_checked_when_it_runs():
+    """Two slices with traced bounds have lengths of their own (fresh symbols); a rule
+    that needs them equal makes the later one checked against the earlier
+    (`match_shape`) when the program runs: equal, the program is eager's; not, it
+    raises ShapeError naming the line, where a fixed guess would have been wrong."""
+    compiled = paddle.compile(micro_batch_losses,
+                              input_spec=[InputSpec([None, 3]), InputSpec([None, 3])])
+    for n in (4, 6):
+        grads = []
+        for fn in (compiled, micro_batch_losses):
+            x, y = (paddle.to_tensor(rng.standard_normal((n, 3)).astype("float32"),
+                                     stop_gradient=False) for rng in
+                    (np.random.default_rng(n), np.random.default_rng(n + 1)))
+            out = fn(x, y)
+            (out ** 2).sum().backward()
+            grads.append((out.numpy(), x.grad.numpy(), y.grad.numpy()))
+        for got, want in zip(*grads):  # the outputs, and the gradients through the check
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    matches = [op for op in compiled.ir.walk() if op.name == "match_shape"]
+    assert len(matches) == 1 and matches[0].attrs["needed_at"].endswith(
+        f"test_shapes.py:{micro_batch_losses.__code__.co_firstlineno + 4}")
+    x = paddle.to_tensor(np.array([[0, 0, 0], [0, 0, 0], [9, 0, 0], [0, 0, 0], [0, 0, 0]],
+                                  "float32"))
+    y = paddle.zeros([2, 3])  # x[2:4] has two rows, y[2:4] none: eager fails too
+    with pytest.raises(ValueError):
+        micro_batch_losses(x, y)
+    with pytest.raises(paddle.ShapeError, match=r"shape \[0\] where \[2\]"):
+        compiled(x, y)

@@ -45,6 +45,9 @@ NOT_GENERATED = {
            "straddle; tests/tensor/test_math.py checks its gradient away from the jumps",
     "as_shape": "an identity that only a cond whose branches give different sizes needs; "
                 "tests/frontend/test_conversion.py checks gradients through it",
+    "match_shape": "an identity checked at run time, which only a trace that combines "
+                   "sizes known at run time makes; tests/frontend/test_shapes.py checks "
+                   "gradients through it",
     **{name: "takes or gives lists, which the generator's programs do not carry; "
              "tests/ops/test_list.py checks its gradient against finite differences"
        for name in ("list_append", "list_get", "list_stack", "list_set", "list_write",
