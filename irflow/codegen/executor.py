@@ -42,6 +42,12 @@ principle 6) is a later step that will reuse this liveness.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
 checked against the function's `Signature` (the interpreter's check, precomputed).
+
+**Lowerings.** A plan may be given a `Lowering`, a backend's choice of other kernels
+for some ops (the LLVM backend's compiled kernels for ``fused`` ops and some
+elementwise ops): for each op it offers one or declines, and the op's own kernel or
+`RegionOp` evaluator runs where it declines. Sub-plans and the plans of called
+functions get the same lowering.
 """
 from __future__ import annotations
 
@@ -62,6 +68,24 @@ from ..ir.symbols import CallOp
 from ..ir.types import TensorType, is_symbol
 
 Step = Callable[[list], None]
+
+
+class Lowering:
+    """Kernels a backend substitutes for ops' own (see the module docstring). This
+    one declines everything: the plan runs the registry's NumPy kernels."""
+
+    def kernel(self, op: Operation) -> Callable | None:
+        """A function of the op's operand arrays (its attributes bound) returning
+        its result, or None for the op's own kernel."""
+        return None
+
+    def evaluator(self, op: Operation) -> Callable | None:
+        """For an op with regions, a `RegionOp.evaluator` replacement
+        (``run(operands, regions) -> results``), or None for the op's own."""
+        return None
+
+
+NUMPY = Lowering()
 
 
 class BlockPlan:
@@ -146,9 +170,10 @@ class Plan:
 
     __slots__ = ("name", "body", "signature")
 
-    def __init__(self, fn: Function, callees: dict | None = None):
+    def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
-        the plans of one compilation, so each function is compiled once)."""
+        the plans of one compilation, so each function is compiled once);
+        `lowering`: the kernels a backend substitutes (none by default)."""
         unbound = symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
@@ -159,13 +184,13 @@ class Plan:
         self.name = fn.name
         callees = {} if callees is None else callees
         callees[fn] = None  # being compiled: a call of it from inside is recursion
-        self.body = _BlockCompiler(fn.block, (), callees).compile()
+        self.body = _BlockCompiler(fn.block, (), callees, lowering).compile()
         callees[fn] = self
         self.signature = Signature.of(fn)
 
     @classmethod
-    def compile(cls, fn: Function) -> "Plan":
-        return cls(fn)
+    def compile(cls, fn: Function, lowering: Lowering = NUMPY) -> "Plan":
+        return cls(fn, lowering=lowering)
 
     def __call__(self, *args) -> list:
         return self.body.run(self.signature.check(args))
@@ -183,9 +208,10 @@ class Plan:
         return self.describe()
 
 
-def compile_plan(fn: Function) -> Plan:
-    """Compile `fn` into a `Plan` (see the module docstring)."""
-    return Plan(fn)
+def compile_plan(fn: Function, lowering: Lowering = NUMPY) -> Plan:
+    """Compile `fn` into a `Plan` (see the module docstring), with the kernels
+    `lowering` substitutes."""
+    return Plan(fn, lowering=lowering)
 
 
 # ---------------------------------------------------------------- symbols
@@ -249,10 +275,12 @@ class _BlockCompiler:
     """Compiles one block: slots first, then one record per op, then liveness, then
     the steps (whose frees are baked in)."""
 
-    def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict):
+    def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict,
+                 lowering: Lowering):
         self.block = block
         self.inherits = inherits
         self.callees = callees
+        self.lowering = lowering
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
@@ -321,6 +349,9 @@ class _BlockCompiler:
             kernel, attrs, shape_attrs = self.callee_kernel(op, call), {}, ()
         else:
             kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
+            lowered = self.lowering.kernel(op) if op.operands else None
+            if lowered is not None:
+                kernel, attrs, shape_attrs = lowered, {}, ()
         if (call is None and opdef.effect is Effect.PURE and not op.operands
                 and not attr_symbols(op, opdef)):
             self.precompute(op, opdef)
@@ -337,7 +368,7 @@ class _BlockCompiler:
         if plan is None:
             fn = call.callee(op)
             if fn not in self.callees:
-                Plan(fn, self.callees)
+                Plan(fn, self.callees, self.lowering)
             plan = self.callees[fn]
             if plan is None:
                 raise IrflowError(f"@{fn.name} is called while it is being compiled: "
@@ -393,12 +424,12 @@ class _BlockCompiler:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
         inherits = tuple(sorted(symbols_needed(block)))
-        plan = _BlockCompiler(block, inherits, self.callees).compile()
+        plan = _BlockCompiler(block, inherits, self.callees, self.lowering).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
         subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
-        run = opdef.region_op.evaluator(op)
+        run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
         outs = self.new_slots(op)
 
         def build(frees, read):

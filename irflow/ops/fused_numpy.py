@@ -47,7 +47,7 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     generated code itself, so a call is one Python frame."""
     types = [r.type for r in op.results]
     blocking = _blocking(lay)
-    anchor = _plain_anchor(op) if lay.anchored else None
+    anchor = plain_anchor(op) if lay.anchored else None
     # a contraction's result is a new array nobody else holds: the epilogue may write
     # into it
     fresh = anchor is not None and lookup(anchor.name).has(Contraction)
@@ -59,7 +59,7 @@ def evaluator(op: Operation, lay: "FusedLayout"):
         return body
     # the anchor's result first, whole; then the body, perhaps in blocks
     n = lay.n_anchor
-    call = _located_kernel(anchor) if anchor is not None else None
+    call = located_kernel(anchor) if anchor is not None else None
 
     def run(args, regions):
         args[:n] = [call(*args[:n])] if call is not None else regions[0](args[:n])
@@ -67,7 +67,7 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     return run
 
 
-def _plain_anchor(op: Operation) -> Operation | None:
+def plain_anchor(op: Operation) -> Operation | None:
     """The anchor region's op when it is one kernel on the region's arguments (else
     None: the region runs as a region)."""
     block = op.regions[0].blocks[0]
@@ -82,7 +82,7 @@ def _plain_anchor(op: Operation) -> Operation | None:
     return inner
 
 
-def _located_kernel(inner: Operation) -> Callable:
+def located_kernel(inner: Operation) -> Callable:
     kernel, attrs, loc = lookup(inner.name).kernel, inner.attrs, inner.loc
 
     def call(*arrays):

@@ -42,7 +42,7 @@ from ...errors import IntegerDivisionByZero, ShapeError
 from ...ir.types import TensorType, broadcast_shapes
 from .loops import counted_loop
 from .mathlib import Math
-from .scalar import LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail
+from .scalar import MEMORY_TYPES, ScalarEmitter, can_fail
 
 I64 = ir.IntType(64)
 NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64),

@@ -1,0 +1,72 @@
+"""`LLVMLowering`: what ``backend="llvm"`` runs instead of the NumPy kernels.
+
+The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
+
+- a ``fused`` op gets its `FusedKernel` (the scalar body, reductions and the
+  anchor's epilogue compiled for the host);
+- a standalone elementwise op whose NumPy kernel is slow (`COMPILED_OPS`: the
+  transcendental functions, which NumPy computes in several passes or per element)
+  gets a one-op kernel, used for arrays of at least `MIN_ELEMENTS` elements (below
+  that, the ctypes call and the checks cost more than NumPy's loop);
+- everything else, and anything the backend has no code for (a dtype, an op, an
+  anchor that is not a contraction), keeps the registry's NumPy kernel: the
+  fallback is per op, never an error and never a different answer.
+
+Kernels are compiled when the plan is built, through the compiler's memory and
+disk caches, so a call never compiles.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...ir.core import Operation
+from ...ir.registry import lookup
+from ...ir.traits import Elementwise
+from ..executor import Lowering
+from .compiler import Compiler, default_compiler
+from .elementwise import Unsupported, lower_elementwise
+from .fused import FusedKernel
+
+REGION_OPS = {"fused": FusedKernel}
+"""The ops with regions the backend compiles, by name (ops know no backend)."""
+COMPILED_OPS = frozenset({"erf", "tanh", "sigmoid", "sin", "cos", "pow"})
+MIN_ELEMENTS = 4096
+
+
+class LLVMLowering(Lowering):
+    """The LLVM backend's kernels for a plan (see the module docstring)."""
+
+    def __init__(self, compiler: Compiler | None = None):
+        self.compiler = compiler or default_compiler()
+
+    def evaluator(self, op: Operation) -> Callable | None:
+        make = REGION_OPS.get(op.name)
+        if make is None:
+            return None
+        try:
+            return make(op, self.compiler).evaluator()
+        except Unsupported:
+            return None
+
+    def kernel(self, op: Operation) -> Callable | None:
+        opdef = lookup(op.name, op.loc)
+        if op.name not in COMPILED_OPS or not opdef.has(Elementwise) or op.result.type.rank == 0:
+            return None
+        inputs = list(dict.fromkeys(op.operands))
+        try:
+            spec, domain, _ = lower_elementwise([op], inputs, [op.result])
+        except Unsupported:
+            return None
+        kernel = self.compiler.kernel(spec, domain)
+        numpy, attrs = opdef.kernel, op.attrs
+        # the operand each kernel input is (x * x reads one array)
+        first = [list(op.operands).index(v) for v in inputs]
+        repeated = len(first) != len(op.operands)
+
+        def run(*arrays):
+            if max(a.size for a in arrays) < MIN_ELEMENTS:
+                return numpy(*arrays, **attrs)
+            if repeated:
+                arrays = [arrays[k] for k in first]
+            return kernel(*arrays)[0]
+        return run
