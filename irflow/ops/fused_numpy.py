@@ -48,13 +48,9 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     types = [r.type for r in op.results]
     blocking = _blocking(lay)
     anchor = plain_anchor(op) if lay.anchored else None
-    # a contraction's result is a new array nobody else holds: the epilogue may write
-    # into it
-    fresh = anchor is not None and lookup(anchor.name).has(Contraction)
     if blocking is None and (anchor is not None or not lay.anchored):
-        return _generate(lay, types, anchor, fresh)
-    body = _generate(lay, types, fresh_anchor=fresh) if blocking is None \
-        else _blocked(lay, types, blocking, fresh)
+        return _generate(lay, types, anchor, _fresh(anchor))
+    body = body_evaluator(op, lay)
     if not lay.anchored:
         return body
     # the anchor's result first, whole; then the body, perhaps in blocks
@@ -65,6 +61,24 @@ def evaluator(op: Operation, lay: "FusedLayout"):
         args[:n] = [call(*args[:n])] if call is not None else regions[0](args[:n])
         return body(args, regions)
     return run
+
+
+def body_evaluator(op: Operation, lay: "FusedLayout"):
+    """``run(values, regions)`` of the body alone, on the values entering it (the
+    anchor's result first, if there is an anchor), perhaps in blocks: what
+    `evaluator` runs after the anchor, and what a backend that computed the anchor
+    itself runs."""
+    types = [r.type for r in op.results]
+    blocking = _blocking(lay)
+    fresh = _fresh(plain_anchor(op) if lay.anchored else None)
+    return _generate(lay, types, fresh_anchor=fresh) if blocking is None \
+        else _blocked(lay, types, blocking, fresh)
+
+
+def _fresh(anchor: Operation | None) -> bool:
+    """Whether the anchor's result is a new array nobody else holds (a contraction's),
+    which the epilogue may write into."""
+    return anchor is not None and lookup(anchor.name).has(Contraction)
 
 
 def plain_anchor(op: Operation) -> Operation | None:

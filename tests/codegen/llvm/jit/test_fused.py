@@ -32,7 +32,7 @@ def compare(compiler, types, body, arrays, tolerance=None, kernels=1):
     for op in ops:
         FusedKernel(op, compiler)  # compiles: raises Unsupported otherwise
     want = run(want_fn, *arrays)
-    got = compile_plan(module.main, LLVMLowering(compiler))(*arrays)
+    got = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))(*arrays)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         if tolerance is None or g.dtype.kind != "f":
@@ -143,7 +143,7 @@ def test_empty_reductions_are_numpy_s(compiler):
         return b.max(b.mul(x, x), axis=(1,))
     fn = function("f", [f32("N", "M")], extremum)
     module, _ = fused(fn)
-    plan = compile_plan(module.main, LLVMLowering(compiler))
+    plan = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))
     x = np.zeros((3, 0), np.float32)
     with pytest.raises(ValueError) as want:  # NumPy's error, raised by the interpreter
         run(function("f", [f32("N", "M")], extremum), x)
@@ -194,7 +194,7 @@ def test_integer_division_by_zero_raises_at_the_op(compiler):
     y[1500] = 0
     fn = function("f", types, body)
     module, _ = fused(fn)
-    plan = compile_plan(module.main, LLVMLowering(compiler))
+    plan = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))
     with pytest.raises(IntegerDivisionByZero):
         plan(x, y)
 
@@ -209,7 +209,7 @@ def test_integer_division_by_zero_in_a_reduction_kernel(compiler):
     y[2, 3] = 0
     module, _ = fused(function("f", types, body))
     with pytest.raises(IntegerDivisionByZero):
-        compile_plan(module.main, LLVMLowering(compiler))(x, y)
+        compile_plan(module.main, LLVMLowering(compiler, min_elements=0))(x, y)
 
 
 def test_arguments_are_checked_before_the_code_runs(compiler):
@@ -217,7 +217,7 @@ def test_arguments_are_checked_before_the_code_runs(compiler):
         return b.sub(b.mul(x, w), b.mean(b.mul(x, w), axis=(1,), keepdim=True))
     fn = function("f", [f32("N", 16), f32(16)], body)
     _, (op,) = fused(fn)
-    run_kernel = FusedKernel(op, compiler).evaluator()
+    run_kernel = FusedKernel(op, compiler, min_elements=0).evaluator()
     good = [normal(3, 16), normal(16)]
     run_kernel(good, None)
     for bad in ([normal(3, 17), normal(16)], [normal(3, 16), normal(17)],
