@@ -8,6 +8,8 @@ the learning rates each scheduler produces::
 
     python benchmarks/compare_paddle_optimizer.py [--paddle-python /tmp/pdvenv/bin/python]
 
+(all optimizers, every scheduler, ReduceOnPlateau fed a fixed metric sequence)
+
 Both sides build the optimizers with the same code (`build`), which is the point:
 irflow's API is Paddle's. Gradients reach Paddle as ``(p * g).sum().backward()``,
 whose gradient is exactly g; irflow's are assigned to ``p.grad``. Parameters are
@@ -44,6 +46,32 @@ CASES = {
     "adamw": {"opt": ("AdamW", {"learning_rate": 0.01})},
     "adamw_no_bias_decay": {"opt": ("AdamW", {"learning_rate": 0.01, "weight_decay": 0.3,
                                               "apply_decay_param_fun": "not_bias"})},
+    "rmsprop": {"opt": ("RMSProp", {"learning_rate": 0.01})},
+    "rmsprop_centered_momentum": {"opt": ("RMSProp", {"learning_rate": 0.01, "rho": 0.9,
+                                                      "momentum": 0.5, "centered": True,
+                                                      "weight_decay": 0.01})},
+    "adagrad": {"opt": ("Adagrad", {"learning_rate": 0.1})},
+    "adagrad_initial": {"opt": ("Adagrad", {"learning_rate": 0.1, "epsilon": 1e-4,
+                                            "initial_accumulator_value": 0.5})},
+    "adadelta": {"opt": ("Adadelta", {"learning_rate": 0.5, "rho": 0.9})},
+    "adamax": {"opt": ("Adamax", {"learning_rate": 0.01})},
+    "adamax_l2": {"opt": ("Adamax", {"learning_rate": 0.02, "beta1": 0.8, "beta2": 0.95,
+                                     "weight_decay": 0.05})},
+    "lamb": {"opt": ("Lamb", {"learning_rate": 0.01})},
+    "lamb_exclude_bias": {"opt": ("Lamb", {"learning_rate": 0.01, "lamb_weight_decay": 0.1,
+                                           "exclude_from_weight_decay_fn": "bias"})},
+    "lamb_always_adapt": {"opt": ("Lamb", {"learning_rate": 0.01, "lamb_weight_decay": 0.0,
+                                           "always_adapt": True})},
+    "lamb_no_decay": {"opt": ("Lamb", {"learning_rate": 0.01, "lamb_weight_decay": 0.0})},
+    "nadam": {"opt": ("NAdam", {"learning_rate": 0.01})},
+    "nadam_decay_l2": {"opt": ("NAdam", {"learning_rate": 0.02, "beta1": 0.8,
+                                         "momentum_decay": 0.05, "weight_decay": 0.01})},
+    "radam": {"opt": ("RAdam", {"learning_rate": 0.01})},
+    "radam_fast_beta2": {"opt": ("RAdam", {"learning_rate": 0.01, "beta2": 0.6,
+                                           "epsilon": 1e-4})},
+    "rmsprop_groups": {"opt": ("RMSProp", {"learning_rate": 0.01}),
+                       "groups": [(["w_0"], {"rho": 0.8}),
+                                  (["b_0", "w_1"], {"learning_rate": 2.0, "momentum": 0.3})]},
     "sgd_global_norm_clip": {"opt": ("SGD", {"learning_rate": 0.1}),
                              "clip": ("ClipGradByGlobalNorm", {"clip_norm": 1.0})},
     "momentum_norm_clip": {"opt": ("Momentum", {"learning_rate": 0.05}),
@@ -58,6 +86,14 @@ CASES = {
                                    "learning_rate": ("CosineAnnealingDecay",
                                                      {"learning_rate": 0.1, "T_max": 3}),
                                    "warmup_steps": 2, "start_lr": 0.0, "end_lr": 0.1})},
+    "sgd_one_cycle": {"opt": ("SGD", {}),
+                      "sched": ("OneCycleLR", {"max_learning_rate": 0.2, "total_steps": 8})},
+    "adamax_noam": {"opt": ("Adamax", {}),
+                    "sched": ("NoamDecay", {"d_model": 16, "warmup_steps": 3,
+                                            "learning_rate": 0.5})},
+    "rmsprop_piecewise": {"opt": ("RMSProp", {}),
+                          "sched": ("PiecewiseDecay", {"boundaries": [2, 4],
+                                                       "values": [0.02, 0.01, 0.005]})},
     "adam_groups": {"opt": ("Adam", {"learning_rate": 0.01, "weight_decay": 0.01}),
                     "groups": [(["w_0", "b_0"], {}),
                                (["w_1"], {"learning_rate": 0.5, "beta1": 0.7,
@@ -73,6 +109,46 @@ SCHEDULERS = {
     "ExponentialDecay": {"learning_rate": 0.5, "gamma": 0.9},
     "CosineAnnealingDecay": {"learning_rate": 0.5, "T_max": 4, "eta_min": 0.01},
     "LinearWarmup": {"learning_rate": 0.5, "warmup_steps": 4, "start_lr": 0.0, "end_lr": 0.5},
+    "PiecewiseDecay": {"boundaries": [3, 6, 8], "values": [1.0, 0.5, 0.1, 0.01]},
+    "NaturalExpDecay": {"learning_rate": 0.5, "gamma": 0.3},
+    "InverseTimeDecay": {"learning_rate": 0.5, "gamma": 0.3},
+    "PolynomialDecay": {"learning_rate": 0.5, "decay_steps": 5, "end_lr": 0.01, "power": 2.0},
+    "PolynomialDecay/cycle": {"learning_rate": 0.5, "decay_steps": 4, "cycle": True},
+    "LambdaDecay": {"learning_rate": 0.5, "lr_lambda": "decay"},
+    "MultiplicativeDecay": {"learning_rate": 0.5, "lr_lambda": "decay"},
+    "NoamDecay": {"d_model": 64, "warmup_steps": 5, "learning_rate": 2.0},
+    "OneCycleLR": {"max_learning_rate": 0.3, "total_steps": 12},
+    "OneCycleLR/linear_three_phase": {"max_learning_rate": 0.3, "total_steps": 15,
+                                      "phase_pct": 0.25, "anneal_strategy": "linear",
+                                      "three_phase": True, "divide_factor": 10.0},
+    "CyclicLR": {"base_learning_rate": 0.1, "max_learning_rate": 0.5, "step_size_up": 3},
+    "CyclicLR/triangular2": {"base_learning_rate": 0.1, "max_learning_rate": 0.5,
+                             "step_size_up": 2, "step_size_down": 3, "mode": "triangular2"},
+    "CyclicLR/exp_range": {"base_learning_rate": 0.1, "max_learning_rate": 0.5,
+                           "step_size_up": 2, "mode": "exp_range", "exp_gamma": 0.9},
+    "LinearLR": {"learning_rate": 0.5, "total_steps": 5, "start_factor": 0.25},
+    "CosineAnnealingWarmRestarts": {"learning_rate": 0.5, "T_0": 3, "T_mult": 2,
+                                    "eta_min": 0.01},
+    "LinearWarmup/exponential": {"learning_rate": ("ExponentialDecay",
+                                                   {"learning_rate": 0.4, "gamma": 0.8}),
+                                 "warmup_steps": 3, "start_lr": 0.01, "end_lr": 0.4},
+}
+
+# ReduceOnPlateau: arguments, and the metric given to each step.
+PLATEAUS = {
+    "ReduceOnPlateau": ({"learning_rate": 0.5, "patience": 2},
+                        [5.0, 4.0, 4.0, 4.0, 4.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0]),
+    "ReduceOnPlateau/max_abs_cooldown": ({"learning_rate": 0.5, "mode": "max", "patience": 1,
+                                          "threshold": 0.1, "threshold_mode": "abs",
+                                          "cooldown": 2, "factor": 0.5, "min_lr": 0.1},
+                                         [1.0, 1.05, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2, 1.2]),
+}
+
+# Functions named in the cases (the same code on both sides).
+FUNCTIONS = {
+    "not_bias": lambda n: not n.endswith(".b_0"),
+    "bias": lambda p: p.name.endswith(".b_0"),
+    "decay": lambda epoch: 0.9 ** epoch + 0.01 * (epoch % 3),
 }
 
 
@@ -115,16 +191,15 @@ class Side:
 
 def scheduler(side: Side, spec):
     name, kwargs = spec
-    kwargs = {k: scheduler(side, v) if isinstance(v, tuple) else v for k, v in kwargs.items()}
-    return getattr(side.fw.optimizer.lr, name)(**kwargs)
+    kwargs = {k: scheduler(side, v) if isinstance(v, tuple) else FUNCTIONS.get(v, v)
+              if isinstance(v, str) else v for k, v in kwargs.items()}
+    return getattr(side.fw.optimizer.lr, name.split("/")[0])(**kwargs)
 
 
 def build(side: Side, case: dict, params: dict):
     """The optimizer (and scheduler) of `case`, with the same code on both sides."""
     name, kwargs = case["opt"]
-    kwargs = dict(kwargs)
-    if kwargs.get("apply_decay_param_fun") == "not_bias":
-        kwargs["apply_decay_param_fun"] = lambda n: not n.endswith(".b_0")
+    kwargs = {k: FUNCTIONS.get(v, v) if isinstance(v, str) else v for k, v in kwargs.items()}
     sched = scheduler(side, case["sched"]) if "sched" in case else None
     if sched is not None:
         kwargs["learning_rate"] = sched
@@ -162,13 +237,20 @@ def run(side_name: str) -> dict[str, np.ndarray]:
             if key != "LR_Scheduler":
                 out[f"{case_name}/state/{key}"] = np.asarray(value.numpy()).reshape(-1)
     for name, kwargs in SCHEDULERS.items():
-        sched = getattr(side.fw.optimizer.lr, name)(**kwargs)
+        sched = scheduler(side, (name, kwargs))
         lrs = []
         for _ in range(12):
             lrs.append(sched())
             sched.step()
         sched.step(3)
         lrs.append(sched())
+        out[f"lr/{name}"] = np.array(lrs)
+    for name, (kwargs, metrics) in PLATEAUS.items():
+        sched = scheduler(side, (name, kwargs))
+        lrs = []
+        for metric in metrics:
+            sched.step(metric)
+            lrs.append(sched())
         out[f"lr/{name}"] = np.array(lrs)
     return out
 

@@ -6,7 +6,8 @@ part of the API irflow covers); `irflow.compile` turns the same code into IR.
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import tensor  # noqa: F401  (first: its API imports dispatch, which imports its Tensor)
 from . import codegen, ir, passes
-from . import device, jit, nn, optimizer, regularizer, static, utils
+from . import io, jit, metric, nn, optimizer, regularizer, static, utils
+from . import callbacks, device, hapi
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
 from .device import CPUPlace, get_device, is_compiled_with_cuda, set_device
@@ -18,6 +19,7 @@ from .ir.dtypes import bool_ as bool  # noqa: A001  (Paddle spells it paddle.boo
 from .ir.dtypes import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
 from .nn.param_attr import ParamAttr, create_parameter
+from .hapi import Model
 from .nn.summary import summary
 from .serialization import load, save
 from .static import disable_static, enable_static, in_dynamic_mode

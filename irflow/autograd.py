@@ -27,7 +27,7 @@ from .errors import IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
 from .ir.core import Function, Module
-from .passes.manager import DEFAULT_PIPELINE, PassManager
+from .passes.manager import DEFAULT_PIPELINE, PassManager, split_at_autodiff
 from .ir.types import TensorType
 from .tensor.tensor import Tensor
 
@@ -146,9 +146,16 @@ class BackwardProgram:
         values = {r: v for v, r in refs.items()}
         self.function, residuals = backward_function(fn, [values[r] for r in wrt],
                                                      range(len(graph.root_refs)))
-        PassManager(DEFAULT_PIPELINE).run(Module([self.function]))
+        # `function` stays as the passes before fusion leave it (run_recorded replays
+        # its ops eagerly); the plan runs a copy through the whole pipeline
+        before, after = split_at_autodiff(DEFAULT_PIPELINE)
+        PassManager(before).run(Module([self.function]))
+        planned = self.function
+        if after:
+            planned = self.function.clone()
+            PassManager(after).run(Module([planned]))
         self.residual_refs = [refs[v] for v in residuals]
-        self.plan = compile_plan(self.function)
+        self.plan = compile_plan(planned)
 
     def run(self, graph: Graph, seeds: Sequence[np.ndarray]) -> list[np.ndarray]:
         return self.plan.run_trusted([*seeds, *(graph.array(r) for r in self.residual_refs)])

@@ -1,31 +1,35 @@
-"""Paddle's ``paddle.device`` on a CPU-only build: irflow runs on the CPU.
-
-The answers are those of a Paddle built without CUDA: one device type, ``cpu``;
-`set_device` accepts it (and says why it refuses a GPU); nothing is stored, since
-there is nothing to choose.
-"""
+"""Devices: Paddle's ``paddle.device`` and ``paddle.set_device``. irflow runs on the
+CPU, so ``set_device("cpu")`` is accepted (scripts written for Paddle call it) and
+any other device is an error that says so, rather than a silent CPU run."""
 from __future__ import annotations
+
+from .ops.formatting import PLACE
+
+__all__ = ["CPUPlace", "set_device", "get_device", "is_compiled_with_cuda",
+           "is_compiled_with_rocm", "is_compiled_with_xpu", "get_all_device_type"]
 
 
 class CPUPlace:
-    """The CPU, where every irflow tensor lives (Paddle's ``paddle.CPUPlace()``)."""
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, CPUPlace)
-
-    def __hash__(self) -> int:
-        return hash(CPUPlace)
+    """The CPU, the one place irflow's tensors live (``Place(cpu)``)."""
 
     def __repr__(self) -> str:
-        return "Place(cpu)"
+        return PLACE
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CPUPlace) or other == PLACE
+
+    def __hash__(self) -> int:
+        return hash(PLACE)
 
 
 def set_device(device: str) -> CPUPlace:
-    """Select the device: only ``"cpu"`` (or ``"cpu:0"``) exists."""
-    name = str(device).lower()
-    if name not in ("cpu", "cpu:0"):
-        raise ValueError(f"the device should be 'cpu', got {device!r}: irflow runs on the "
-                         "CPU only (is_compiled_with_cuda() is False)")
+    """Select the device: only ``"cpu"`` exists in irflow."""
+    if not isinstance(device, str):
+        raise TypeError(f"set_device takes a device name such as 'cpu', not "
+                        f"{type(device).__name__}")
+    if device.lower() not in ("cpu", "cpu:0"):
+        raise ValueError(f"The device should not be '{device}': irflow runs on the CPU "
+                         f"only (use set_device('cpu'))")
     return CPUPlace()
 
 
@@ -41,5 +45,9 @@ def is_compiled_with_cuda() -> bool:
     return False
 
 
-__all__ = ["CPUPlace", "get_all_device_type", "get_device", "is_compiled_with_cuda",
-           "set_device"]
+def is_compiled_with_rocm() -> bool:
+    return False
+
+
+def is_compiled_with_xpu() -> bool:
+    return False

@@ -218,5 +218,24 @@ def is_grad_enabled() -> bool:
     return state.grad_enabled
 
 
-def set_grad_enabled(mode: bool) -> None:
-    state.grad_enabled = bool(mode)
+class set_grad_enabled(no_grad):
+    """``set_grad_enabled(False)`` sets the grad mode at once, as a call; as a
+    context manager (``with set_grad_enabled(False):``) it also puts back the mode
+    it found when the block ends, and as a decorator it sets the mode for each call
+    of the function only, as Paddle's does."""
+
+    def __init__(self, mode: bool):
+        self._mode = bool(mode)
+        self._saved = state.grad_enabled
+        state.grad_enabled = self._mode
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        state.grad_enabled = self._saved  # decorating sets no mode; calls do
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)(self._mode):
+                return fn(*args, **kwargs)
+        return wrapper

@@ -126,6 +126,19 @@ def test_no_grad_and_enable_grad():
         assert (x * 2).stop_gradient
     finally:
         paddle.set_grad_enabled(True)
+    with paddle.set_grad_enabled(False):
+        assert (x * 2).stop_gradient
+        with paddle.set_grad_enabled(True):
+            assert not (x * 2).stop_gradient
+        assert (x * 2).stop_gradient
+    assert paddle.is_grad_enabled()
+
+    @paddle.set_grad_enabled(False)
+    def untracked(t):
+        return t * 2
+
+    assert paddle.is_grad_enabled()                             # decorating sets no mode
+    assert untracked(x).stop_gradient and not (x * 2).stop_gradient
 
 
 def test_gradients_accumulate_until_cleared():

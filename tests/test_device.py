@@ -11,7 +11,7 @@ def test_the_cpu_is_the_device():
     assert paddle.set_device("cpu") == paddle.CPUPlace() == paddle.device.set_device("CPU:0")
     assert paddle.get_device() == paddle.device.get_device() == "cpu"
     assert not paddle.is_compiled_with_cuda() and paddle.device.get_all_device_type() == ["cpu"]
-    with pytest.raises(ValueError, match="the device should be 'cpu', got 'gpu:0'"):
+    with pytest.raises(ValueError, match="The device should not be 'gpu:0': irflow runs on the CPU"):
         paddle.set_device("gpu:0")
 
 

@@ -5,6 +5,7 @@
     irflow dot model --format svg         # draw it (Graphviz)
     irflow passes                         # the passes a pipeline can name
     irflow opt model.irf -p fold,cse,dce  # IR text through a pipeline
+    irflow paddle train.py --epochs 2     # a script written for Paddle, on irflow
 
 One module per command, each with `arguments()` (its parser) and `run(args)`. An
 error prints one line, ``irflow COMMAND: what went wrong``, to standard error and
@@ -15,11 +16,12 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from . import dot, dump, opt as opt_command, passes, run
+from . import dot, dump, opt as opt_command, paddle, passes, run
 from .common import one_line
 from .opt import opt, opt_arguments
 
-COMMANDS = {"dump": dump, "run": run, "dot": dot, "passes": passes, "opt": opt_command}
+COMMANDS = {"dump": dump, "run": run, "dot": dot, "passes": passes, "opt": opt_command,
+            "paddle": paddle}
 
 
 def usage() -> str:

@@ -11,12 +11,15 @@ list, indexed by integer slots fixed at compile time::
     [ block arguments | inherited symbols | symbols bound here | op results ... ]
 
 **Steps.** Each op becomes one step, a closure ``step(regs)`` that reads its operand
-slots, calls the op's kernel with the attributes pre-bound and stores the results.
+slots and calls the op's kernel with the attributes pre-bound: the out kernel, into
+the result's register, which already holds its buffer in the arena (``r3 <- add r0,
+r1`` in `describe`), or the kernel, whose result it stores (``r3 = add r0, r1``).
 The closures are made by small generated functions, one per step signature
 (operand count, results, frees, attribute names; see `_step_maker`), so a step does
 only what its op needs. An op with regions (``cond``, ``while``...) becomes a step
-that calls its `RegionOp` evaluator with a sub-plan per region; a sub-plan runs on a
-fresh register list that starts with the region's block arguments.
+that calls its `RegionOp` evaluator with a sub-plan per region, bound to the call's
+arena (a register of the enclosing block holds them); a sub-plan runs on a fresh
+register list that starts with the region's block arguments.
 Pure ops without operands (``const``, ``arange``, ``stack_new``) run at compile
 time; their values sit in the plan and every call starts from them (so such a value
 returned as a result is the same array on every call, as a ``const`` value is in the
@@ -30,15 +33,14 @@ in an op's result (a data-dependent size) is bound from that result after the op
 step; other symbols are inherited from the enclosing block. Only ops whose
 `OpDef.shape_attrs` hold symbols evaluate them, from these registers, at call time.
 
-**Memory.** A value's register is cleared right after its last use in its block, so
-peak memory follows liveness, not program size. Regions are closed, so liveness is
-local: a value a loop body reads is an operand of the ``while`` step, which holds it
-for the whole loop. Region-op steps clear their dying operands before running their
-regions, and a loop drops each iteration's carried values as soon as the body has
-used them. Results that nothing reads are never stored.
-
-Kernels still allocate their results; placing them in a preplanned arena (design
-principle 6) is a later step that will reuse this liveness.
+**Memory.** The function's intermediates live in one arena, planned across all its
+regions (`irflow.passes.plan_buffers`); `irflow.codegen.arena` keeps one arena per
+concrete shape and per overlapping call, so a call allocates no intermediate buffer.
+What the plan leaves to its op (returned values, values kept in stacks or lists,
+sizes known only at run time, ops without an out kernel) is allocated by the kernel
+as before, and its register is cleared right after its last use in its block, so
+that memory follows liveness. Returned values computed in a loop live in the arena
+and are copied out by the return. Results that nothing reads are never stored.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
 checked against the function's `Signature` (the interpreter's check, precomputed).
@@ -47,7 +49,9 @@ checked against the function's `Signature` (the interpreter's check, precomputed
 for some ops (the LLVM backend's compiled kernels for ``fused`` ops and some
 elementwise ops): for each op it offers one or declines, and the op's own kernel or
 `RegionOp` evaluator runs where it declines. Sub-plans and the plans of called
-functions get the same lowering.
+functions get the same lowering. Buffer planning does not depend on it: a lowered
+kernel writes into its result's arena buffer as the out kernel would, and a lowered
+evaluator returns what the op's region results may be, as the op's own does.
 """
 from __future__ import annotations
 
@@ -66,6 +70,8 @@ from ..ir.sizes import (argument_symbols, attr_symbols, has_symbols, symbols_nee
                         symbols_used)
 from ..ir.symbols import CallOp
 from ..ir.types import TensorType, is_symbol
+from ..passes.plan_buffers import BufferAssignment, MemoryPlan
+from .arena import Layouts
 
 Step = Callable[[list], None]
 
@@ -76,7 +82,10 @@ class Lowering:
 
     def kernel(self, op: Operation) -> Callable | None:
         """A function of the op's operand arrays (its attributes bound) returning
-        its result, or None for the op's own kernel."""
+        its result, or None for the op's own kernel. When the plan gives the result
+        arena memory it is called with ``out=`` that buffer (C-contiguous, of the
+        result's type, perhaps an operand's memory where the op may overwrite it),
+        which it writes into instead, as an out kernel does."""
         return None
 
     def evaluator(self, op: Operation) -> Callable | None:
@@ -91,32 +100,39 @@ NUMPY = Lowering()
 class BlockPlan:
     """One block compiled into steps over a register list.
 
-    `run` takes a list holding the block's arguments followed by the values of
-    `inherits` (the enclosing block's symbols this block needs), takes ownership of
-    it as its register list and returns the values of the block's terminator.
+    `run` takes the register tail of a frame (see `irflow.codegen.arena`) and a list
+    holding the block's arguments followed by the values of `inherits` (the enclosing
+    block's symbols this block needs), takes ownership of the list as its register
+    list and returns the values of the block's terminator.
     """
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
-                 "n_args", "locs", "records", "prefilled")
+                 "n_args", "locs", "records", "prefilled", "base", "arena_slots",
+                 "region_slots")
 
     def __init__(self, steps, tail, binds, entry_frees, outputs, inherits, n_args, locs,
-                 records, prefilled):
+                 records, prefilled, arena_slots, region_slots, copied=()):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
+        self.base = n_args + len(inherits)          # the slot of tail[0]
+        # (slot, buffer, type): registers that hold their value's buffer in the arena
+        self.arena_slots: tuple[tuple[int, int, TensorType], ...] = arena_slots
+        # (slot, sub-plans): registers that hold a region op's sub-plans
+        self.region_slots: tuple[tuple[int, tuple["BlockPlan", ...]], ...] = region_slots
         # (symbol slot, arg slot, axis, coefficient, offset): the arg's dim there is
         # coefficient * symbol + offset
         self.binds: tuple[tuple[int, int, int, int, int], ...] = binds
         self.entry_frees: tuple[int, ...] = entry_frees       # arguments nothing reads
         self.outputs: tuple[int, ...] = outputs
-        self.collect: Callable[[list], list] = _collector(outputs)
+        self.collect: Callable[[list], list] = _collector(outputs, copied)
         self.inherits: tuple[str, ...] = inherits
         self.n_args = n_args
         self.locs: dict = locs                      # kernel step -> its op's location
         self.records: list[_Record] = records       # what each step does, for `describe`
         self.prefilled: tuple[tuple[int, str], ...] = prefilled  # (slot, op) run at compile time
 
-    def run(self, regs: list) -> list:
-        regs += self.tail
+    def run(self, tail: list, regs: list) -> list:
+        regs += tail
         if self.binds:
             for slot, arg, axis, coef, offset in self.binds:
                 regs[slot] = (regs[arg].shape[axis] - offset) // coef
@@ -153,8 +169,12 @@ class BlockPlan:
         return "\n".join(lines)
 
 
-def _collector(slots: tuple[int, ...]) -> Callable[[list], list]:
-    """``regs -> [regs[i] for i in slots]``, without a comprehension's call overhead."""
+def _collector(slots: tuple[int, ...], copied=()) -> Callable[[list], list]:
+    """``regs -> [regs[i] for i in slots]``, without a comprehension's call overhead;
+    the outputs at positions `copied` (which may be arena memory) are copies."""
+    if copied:
+        return lambda regs: [regs[s].copy() if i in copied else regs[s]
+                             for i, s in enumerate(slots)]
     if len(slots) == 1:
         (slot,) = slots
         return lambda regs: [regs[slot]]
@@ -166,9 +186,10 @@ def _collector(slots: tuple[int, ...]) -> Callable[[list], list]:
 
 class Plan:
     """A function compiled for repeated calls: ``Plan.compile(fn)(*arrays)`` returns
-    the list of results, as `irflow.codegen.run(fn, *arrays)` does."""
+    the list of results, as `irflow.codegen.run(fn, *arrays)` does. `memory_plan` is
+    the `MemoryPlan` of the last call's shapes."""
 
-    __slots__ = ("name", "body", "signature")
+    __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run")
 
     def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
@@ -184,22 +205,43 @@ class Plan:
         self.name = fn.name
         callees = {} if callees is None else callees
         callees[fn] = None  # being compiled: a call of it from inside is recursion
-        self.body = _BlockCompiler(fn.block, (), callees, lowering).compile()
+        self.assignment = BufferAssignment(fn)
+        self.body = _BlockCompiler(fn.block, (), callees, self.assignment, lowering).compile()
         callees[fn] = self
         self.signature = Signature.of(fn)
+        self.layouts = Layouts(self.body, self.assignment)
+        self._bind = self.signature.bind if self.assignment.symbols else None
+        self._run = self._first_run  # then the static layout's run
 
     @classmethod
     def compile(cls, fn: Function, lowering: Lowering = NUMPY) -> "Plan":
         return cls(fn, lowering=lowering)
 
     def __call__(self, *args) -> list:
-        return self.body.run(self.signature.check(args))
+        if self._bind is None:
+            return self._run(self.signature.check(args))
+        arrays, sizes = self._bind(args)
+        return self.layouts.get(sizes).run(arrays)
 
     def run_trusted(self, args: list) -> list:
         """Run on NumPy arrays known to match the signature, skipping the checks: for
         callers that built the plan for exactly these types (eager backward, whose
         cache key includes every argument's type)."""
-        return self.body.run(args)
+        if self._bind is None:
+            return self._run(args)
+        return self(*args)
+
+    def _first_run(self, args: list) -> list:
+        self._run = self.layouts.get_static().run
+        return self._run(args)
+
+    @property
+    def memory_plan(self) -> MemoryPlan | None:
+        """The memory plan of the last call (the plan for the one shape of a static
+        function, even before a call; None if symbolic and no call has run)."""
+        if self._bind is None:
+            return self.layouts.get_static().plan
+        return None if self.layouts.last is None else self.layouts.last.plan
 
     def describe(self) -> str:
         return f"plan @{self.name}" + self.body.describe()
@@ -248,13 +290,14 @@ class _Record:
     """What one step does, in registers: for `BlockPlan.describe` and for building the
     step once liveness is known."""
 
-    __slots__ = ("op", "ins", "outs", "read", "frees", "subplans", "build")
+    __slots__ = ("op", "ins", "outs", "read", "frees", "subplans", "build", "into")
 
     def __init__(self, op: Operation, ins: tuple[int, ...], outs: tuple[int, ...],
-                 subplans: tuple[BlockPlan, ...], build: Callable):
+                 subplans: tuple[BlockPlan, ...], build: Callable, into: bool = False):
         self.op = op
         self.ins = ins
         self.outs = outs
+        self.into = into  # its out kernel writes into the result's buffer
         self.read: tuple[bool, ...] = ()   # per result: does anything read it?
         self.frees: tuple[int, ...] = ()
         self.subplans = subplans
@@ -262,7 +305,7 @@ class _Record:
 
     def text(self) -> str:
         outs = ", ".join(f"r{o}" if read else "_" for o, read in zip(self.outs, self.read))
-        line = f"{outs} = " if outs else ""
+        line = f"{outs} {'<-' if self.into else '='} " if outs else ""
         line += f"{self.op.name} {_regs(self.ins)}".rstrip()
         return line + (f"  ; free {_regs(self.frees)}" if self.frees else "")
 
@@ -276,11 +319,14 @@ class _BlockCompiler:
     the steps (whose frees are baked in)."""
 
     def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict,
-                 lowering: Lowering):
+                 assignment: BufferAssignment, lowering: Lowering):
         self.block = block
         self.inherits = inherits
         self.callees = callees
+        self.assignment = assignment
         self.lowering = lowering
+        self.arena_slots: list[tuple[int, int, TensorType]] = []
+        self.region_slots: list[tuple[int, tuple[BlockPlan, ...]]] = []
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
         self.symbol_slot = {s: n + i for i, s in enumerate(inherits)}
@@ -314,16 +360,20 @@ class _BlockCompiler:
         steps, locs = self.steps(records, outputs)
         read = {s for r in records for s in r.ins} | set(outputs)
         entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
+        copied = self.assignment.copied if self.block.parent.parent is None else ()
         return BlockPlan(tuple(steps), self.tail, tuple(self.binds), entry_frees, outputs,
                          self.inherits, len(self.block.args), locs, records,
-                         tuple(self.prefilled))
+                         tuple(self.prefilled), tuple(self.arena_slots),
+                         tuple(self.region_slots), copied)
 
     def steps(self, records: list[_Record], outputs: tuple[int, ...]):
         last_use = {}
         for j, record in enumerate(records):
             for s in record.ins:
                 last_use[s] = j
-        keep = set(outputs) | {slot for slot, _ in self.prefilled}
+        # The arena holds its buffers whatever the registers do.
+        keep = set(outputs) | {slot for slot, _ in self.prefilled} | {
+            slot for slot, _, _ in self.arena_slots}
         for s, j in last_use.items():
             if s not in keep:
                 records[j].frees += (s,)
@@ -349,14 +399,22 @@ class _BlockCompiler:
             kernel, attrs, shape_attrs = self.callee_kernel(op, call), {}, ()
         else:
             kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
+            out_kernel = opdef.out_kernel
             lowered = self.lowering.kernel(op) if op.operands else None
-            if lowered is not None:
-                kernel, attrs, shape_attrs = lowered, {}, ()
-        if (call is None and opdef.effect is Effect.PURE and not op.operands
-                and not attr_symbols(op, opdef)):
+            if lowered is not None:  # it writes into a buffer given as out= too
+                kernel = out_kernel = lowered
+                attrs, shape_attrs = {}, ()
+        buffer = self.assignment.buffer_of.get(op.results[0]) if op.results else None
+        if (buffer is None and call is None and opdef.effect is Effect.PURE
+                and not op.operands and not attr_symbols(op, opdef)):
             self.precompute(op, opdef)
             return None
         outs = self.new_slots(op)
+        if buffer is not None:
+            self.arena_slots.append((outs[0], buffer, op.results[0].type))
+            return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
+                op, out_kernel, attrs, shape_attrs, ins, outs, frees, ("out",)),
+                into=True)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
             op, kernel, attrs, shape_attrs, ins, outs, frees, read))
 
@@ -410,9 +468,12 @@ class _BlockCompiler:
                 symbolic.append((key, _shape_evaluator(value, self.symbol_slot)))
             else:
                 static.append((key, value))
-        modes = tuple(("wrap" if _is_0d(r) else "keep") if used else "drop"
-                      for r, used in zip(op.results, read))
-        kept = [o for o, used in zip(outs, read) if used]
+        if read == ("out",):  # written into its buffer, which its register holds
+            modes, kept = read, list(outs)
+        else:
+            modes = tuple(("wrap" if _is_0d(r) else "keep") if used else "drop"
+                          for r, used in zip(op.results, read))
+            kept = [o for o, used in zip(outs, read) if used]
         if len(ins) + len(kept) + len(frees) > _WIDE:
             return _wide_step(kernel, ins, modes, kept, frees, dict(static), symbolic)
         make = _step_maker(len(ins), modes, len(frees), tuple(k for k, _ in static),
@@ -424,16 +485,21 @@ class _BlockCompiler:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
         inherits = tuple(sorted(symbols_needed(block)))
-        plan = _BlockCompiler(block, inherits, self.callees, self.lowering).compile()
+        plan = _BlockCompiler(block, inherits, self.callees, self.assignment,
+                              self.lowering).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
         subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
         run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
         outs = self.new_slots(op)
+        regions = self.base + len(self.tail)  # the register of the bound sub-plans
+        self.tail.append(None)
+        self.region_slots.append((regions, tuple(plan for plan, _ in subplans)))
+        symbols = tuple(slots for _, slots in subplans)
 
         def build(frees, read):
-            return _region_step(run, ins, frees, subplans, _stored(outs, read))
+            return _region_step(run, ins, frees, regions, symbols, _stored(outs, read))
         return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build)
 
 
@@ -460,14 +526,17 @@ def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str
     """A function making kernel steps of one signature:
     ``make(kernel, asarray, *in_slots, *out_slots, *free_slots, *attr_values,
     *shape_evaluators)``. `modes` says per result whether it is stored (``keep``),
-    stored as an array (``wrap``, for 0-d results) or dropped (``drop``). For
-    ``add`` with a dying first operand it generates::
+    stored as an array (``wrap``, for 0-d results) or dropped (``drop``), or is
+    ``("out",)`` for an out kernel writing into the buffer in the result's register.
+    For ``add`` with a dying first operand it generates::
 
         def make(kernel, asarray, a0, a1, o0, f0):
             def step(regs):
                 regs[o0] = kernel(regs[a0], regs[a1])
                 regs[f0] = None
             return step
+
+    and with ``modes=("out",)`` the line ``kernel(regs[a0], regs[a1], out=regs[o0])``.
 
     Slots and attribute values are closure variables and the attributes are passed
     as keywords, which costs less per call than `functools.partial` or ``**attrs``.
@@ -482,7 +551,9 @@ def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str
     call = "kernel(" + ", ".join([f"regs[a{i}]" for i in range(n_in)]
                                  + [f"{k}=c{i}" for i, k in enumerate(attrs)]
                                  + [f"{k}=e{i}(regs)" for i, k in enumerate(shape_attrs)]) + ")"
-    if len(modes) <= 1:
+    if modes == ("out",):
+        body = [call[:-1] + (", " if n_in or attrs or shape_attrs else "") + "out=regs[o0])"]
+    elif len(modes) <= 1:
         body = [_store(modes[0] if modes else "drop", 0, call)]
     else:
         body = [", ".join(f"x{i}" for i in range(len(modes))) + f", = {call}"]
@@ -506,7 +577,18 @@ _WIDE = 64
 
 def _wide_step(kernel, ins, modes, kept, frees, static: dict, symbolic) -> Step:
     """The step of an op with very many operands or results (a ``call`` of a
-    program with thousands of residuals)."""
+    program with thousands of residuals, a concat of hundreds of tensors)."""
+    if modes == ("out",):
+        (out_slot,) = kept
+
+        def into(regs: list) -> None:
+            attrs = dict(static)
+            for key, evaluate in symbolic:
+                attrs[key] = evaluate(regs)
+            kernel(*[regs[i] for i in ins], out=regs[out_slot], **attrs)
+            for f in frees:
+                regs[f] = None
+        return into
     stored = [i for i, mode in enumerate(modes) if mode != "drop"]
     stores = [(i, slot, modes[i] == "wrap") for i, slot in zip(stored, kept)]
     single = len(modes) == 1
@@ -539,23 +621,24 @@ def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
     return run
 
 
-def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], subplans,
-                 outs: tuple[tuple[int, int], ...]) -> Step:
+def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int,
+                 symbols: tuple[tuple[int, ...], ...], outs: tuple[tuple[int, int], ...]) -> Step:
     """A region op's step: its evaluator `run` on the operand values, with each region
-    a sub-plan. Dying operands are cleared before the regions run, and the evaluator
-    owns the operand list, so a loop can drop each iteration's values."""
-    if not any(symbols for _, symbols in subplans):
-        regions = tuple(plan.run for plan, _ in subplans)
-
+    a sub-plan bound to the call's frame (register `regions` holds them), given the
+    sizes in registers `symbols[k]` if region k inherits symbols. Dying operands are
+    cleared before the regions run, and the evaluator owns the operand list, so a
+    loop can drop each iteration's values."""
+    if not any(symbols):
         def step(regs: list) -> None:
-            results = run(_operands(regs, ins, frees), regions)
+            results = run(_operands(regs, ins, frees), regs[regions])
             for i, o in outs:
                 regs[o] = results[i]
         return step
 
     def step(regs: list) -> None:
-        regions = [_with_symbols(plan, [regs[s] for s in symbols]) for plan, symbols in subplans]
-        results = run(_operands(regs, ins, frees), regions)
+        bound = [_with_symbols(plan, [regs[s] for s in slots])
+                 for plan, slots in zip(regs[regions], symbols)]
+        results = run(_operands(regs, ins, frees), bound)
         for i, o in outs:
             regs[o] = results[i]
     return step
@@ -568,6 +651,6 @@ def _operands(regs: list, ins: tuple[int, ...], frees: tuple[int, ...]) -> list:
     return values
 
 
-def _with_symbols(plan: BlockPlan, sizes: list) -> Callable[[list], list]:
-    """Region `plan` run on block arguments followed by the sizes it inherits."""
-    return lambda values: plan.run(values + sizes)
+def _with_symbols(region: Callable[[list], list], sizes: list) -> Callable[[list], list]:
+    """A bound sub-plan run on block arguments followed by the sizes it inherits."""
+    return lambda values: region(values + sizes)

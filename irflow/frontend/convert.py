@@ -44,6 +44,7 @@ FN_PREFIX = "__jst_fn_"       # generated helper functions: never state
 FLAG_PREFIX = "__jst_flag_"   # generated flags and return values: state like user variables
 RETURNED = FLAG_PREFIX + "returned"
 RETVAL = FLAG_PREFIX + "retval"
+COMPREHENSION_ITEM = "__jst_item"  # the parameter of a comprehension's element function
 
 
 # ---------------------------------------------------------------- analysis
@@ -483,17 +484,27 @@ class _ControlFlow(ast.NodeTransformer):
             expr = _call(_jst("and_"), _lambda(part), _lambda(expr))
         return _located(expr, node)
 
+    def visit_ListComp(self, node: ast.ListComp):
+        """``[f(o) for o in outs]`` calls `jst.listcomp`, which builds the list by a loop
+        where the length of `outs` is known only when the program runs. The element is
+        a function of one item; a tuple target unpacks it as the comprehension would
+        (``[elt for (i, o) in (item,)][0]``)."""
+        self.generic_visit(node)
+        (gen, *more) = node.generators
+        if more or gen.ifs or gen.is_async or _contains([node.elt], ast.NamedExpr, False):
+            return node
+        if isinstance(gen.target, ast.Name):
+            fn = _lambda(node.elt, [gen.target.id])
+        else:
+            one = ast.comprehension(target=gen.target, iter=ast.Tuple(
+                elts=[_name(COMPREHENSION_ITEM)], ctx=ast.Load()), ifs=[], is_async=0)
+            fn = _lambda(ast.Subscript(value=ast.ListComp(elt=node.elt, generators=[one]),
+                                       slice=_const(0), ctx=ast.Load()), [COMPREHENSION_ITEM])
+        return _located(_call(_jst("listcomp"), gen.iter, fn), node)
+
     def visit_Call(self, node: ast.Call):
         self.generic_visit(node)
         node.func = _located(_call(_jst("call"), node.func), node.func)
-        return node
-
-    def visit_Attribute(self, node: ast.Attribute):
-        """``x.shape`` and ``x.size`` keep symbolic dims symbolic (`jst.shape_of`,
-        `jst.size_of`)."""
-        self.generic_visit(node)
-        if node.attr in ("shape", "size") and isinstance(node.ctx, ast.Load):
-            return _located(_call(_jst(f"{node.attr}_of"), node.value), node)
         return node
 
     def visit_Assign(self, node: ast.Assign):

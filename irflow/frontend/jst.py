@@ -21,17 +21,16 @@ from ..dispatch import state as dispatch_state
 from ..dispatch import user_location
 from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
-from ..ir.types import ListType, TensorType, symbols_of
+from ..ir.core import Value
+from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, symbols_of
 from ..tensor.tensor import Tensor
 from .convert import RETVAL, Statement
-from .structure import Pattern, ReturnValue, describe, flatten, unflatten
+from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
 from .stand_ins import NumpyView, PythonScalar
-from .tensor_array import TensorArray
-from .tracer import Tracer, Undefined
-
-
-def is_traced(x) -> bool:
-    return isinstance(x, Tensor) and x._value is None
+from .tensor_array import TensorArray, TupleArray
+from .sequences import (Enumerated, Fixed, Items, Range, Reversed, Rows, Zipped,
+                        elementwise_extreme, length_of, run_sequence)
+from .tracer import OneBranchGradient, Tracer, Undefined, is_traced
 
 
 def ld(load: Callable, name: str):
@@ -168,61 +167,71 @@ def _scalar(x: Tensor, dtype) -> Tensor:
     return cast(x.item(), dtype)
 
 
-def _len(x):
-    if isinstance(x, TensorArray):
-        return PythonScalar.of(x.length())
-    if is_traced(x):
-        shape = x._ir.type.shape
-        if not shape:
-            raise ConversionError("len() of a 0-d tensor", user_location())
-        if isinstance(shape[0], int):
-            return shape[0]
-        from ..dispatch import apply
-        return PythonScalar.of(apply("numel", (x,), {"axis": (0,)}))
-    return builtins.len(x)
-
-
-def size_of(x):
-    """``x.size`` in converted code: for a traced tensor, its number of elements as an
-    i64 scalar computed when the program runs, so a symbolic dim stays right."""
-    if not is_traced(x):
-        return x.size
-    from ..tensor.attribute import numel
-    return numel(x)
-
-
-def shape_of(x):
-    """``x.shape`` in converted code: for a traced tensor, its symbolic dims are i64
-    scalars computed when the program runs instead of Paddle's -1, so
-    ``range(x.shape[0])`` loops the right number of times and
-    ``reshape(x, [x.shape[0], -1])`` keeps the symbol."""
-    return x._tracer.dims(x) if is_traced(x) else x.shape
-
-
-class RangeSpec:
-    """``range(start, stop, step)`` whose bounds may be traced tensors."""
-
-    def __init__(self, *args):
-        self.start, self.stop, self.step = (0, args[0], 1) if len(args) == 1 else \
-            (args[0], args[1], args[2] if len(args) > 2 else 1)
-
-
 def _range(*args):
     if any(is_traced(a) for a in args):
-        return RangeSpec(*args)
+        return Range(*args)
     return builtins.range(*(a.item() if isinstance(a, Tensor) else a for a in args))
 
 
-class EnumerateSpec:
-    """``enumerate(t, start)`` of a traced tensor: a loop over its rows with an index."""
-
-    def __init__(self, tensor: Tensor, start):
-        self.tensor, self.start = tensor, start
-
-
 def _enumerate(iterable, start=0):
-    return EnumerateSpec(iterable, start) if is_traced(iterable) else \
-        builtins.enumerate(iterable, start)
+    seq = run_sequence(iterable)
+    return builtins.enumerate(iterable, start) if seq is None else Enumerated(seq, start)
+
+
+def _reversed(iterable):
+    seq = run_sequence(iterable)
+    return builtins.reversed(iterable) if seq is None else Reversed(seq)
+
+
+def _zip(*iterables, **kwargs):
+    parts = [run_sequence(x) for x in iterables]
+    if all(p is None for p in parts) or kwargs:
+        return builtins.zip(*iterables, **kwargs)
+    if any(p is None and builtins.len(x) == 0 for p, x in zip(parts, iterables)):
+        return iter(())
+    return Zipped([p or Fixed(x) for p, x in zip(parts, iterables)])
+
+
+def _sum(iterable, /, start=0):
+    """``sum(outs)`` of a grown list or the rows of a traced tensor: the sum over the
+    stacked items (an empty one gives zeros of the item's type)."""
+    from ..tensor.manipulation import stack
+    seq = run_sequence(iterable)
+    if not (isinstance(seq, Rows) or isinstance(seq, Items) and
+            isinstance(seq.array, TensorArray)):
+        return builtins.sum(iterable, start)
+    total = (stack(seq.array) if isinstance(seq, Items) else seq.x).sum(axis=0)
+    return total if isinstance(start, int) and start == 0 else start + total
+
+
+_GROWN = "__jst_grown"  # the list a comprehension over a run-time sequence builds
+
+
+def listcomp(iterable, element: Callable) -> list:
+    """``[element(o) for o in iterable]``: over a sequence whose length only the run
+    knows (a grown list, a tensor with a symbolic first dim), a loop that grows a list
+    of the elements; else the comprehension itself."""
+    seq = run_sequence(iterable)
+    if seq is None or isinstance(seq.length(), int):
+        return [element(o) for o in iterable]
+    loc = user_location()
+    stmt = Statement("for", loc, (_GROWN,), (_GROWN,), mutated={_GROWN: loc})
+
+    def body(item, grown):
+        grown.append(element(item))
+        return (grown,)
+
+    (grown,) = _for_items(seq.length(), seq.item, body, ([],), stmt, None)
+    if isinstance(seq, Items):  # as long as the list it maps
+        source = _arrays(seq.array)[0]
+        for array in _arrays(grown):
+            _tracer().as_long_as(array._ir, source._ir)
+    return grown
+
+
+def _arrays(grown) -> list[TensorArray]:
+    """The TensorArrays a grown list is: itself, or a TupleArray's fields."""
+    return grown.fields_ if isinstance(grown, TupleArray) else [grown]
 
 
 def _extremum(python: Callable, elementwise: str):
@@ -231,23 +240,17 @@ def _extremum(python: Callable, elementwise: str):
     def extremum(*args, **kwargs):
         if len(args) < 2 or kwargs or not any(is_traced(a) for a in args):
             return python(*args, **kwargs)
-        from ..tensor import math
         out = args[0]
         for a in args[1:]:
-            out = getattr(math, elementwise)(*_as_tensors(out, a))
+            out = elementwise_extreme(out, a, elementwise)
         return out
     return extremum
 
 
-def _as_tensors(a, b):
-    from ..tensor.convert import as_tensor
-    like = a if isinstance(a, Tensor) else b
-    return as_tensor(a, like=like), as_tensor(b, like=like)
-
-
 _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
-             builtins.bool: _to_bool, builtins.len: _len, builtins.range: _range,
-             builtins.enumerate: _enumerate,
+             builtins.bool: _to_bool, builtins.len: length_of, builtins.range: _range,
+             builtins.enumerate: _enumerate, builtins.reversed: _reversed,
+             builtins.zip: _zip, builtins.sum: _sum,
              builtins.max: _extremum(builtins.max, "maximum"),
              builtins.min: _extremum(builtins.min, "minimum")}
 
@@ -305,12 +308,16 @@ def if_(test, true_fn: Callable, false_fn: Callable, init: tuple, stmt: Statemen
     return true_fn(*init) if test else false_fn(*init)
 
 
-def while_(cond_fn: Callable, body_fn: Callable, init: tuple, stmt: Statement):
+def while_(cond_fn: Callable, body_fn: Callable, init: tuple, stmt: Statement,
+           trips: Dim | None = None):
+    """``while``; `trips` is the number of iterations as a dim where the loop is known
+    to run exactly that many (a ``for`` over ``range(x.shape[0])`` without a break)."""
     values = init
     while True:
         test = cond_fn(*values)
         if is_traced(test):  # from here on the loop runs in the program
-            return _trace_while(cond_fn, body_fn, values, stmt)
+            return _trace_while(cond_fn, body_fn, values, stmt,
+                                trips=trips if values is init else None)
         if not test:
             return values
         values = body_fn(*values)
@@ -321,20 +328,13 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
     """``for``: a Python iterable runs in Python; a range with traced bounds or a traced
     tensor becomes a while loop over an index. Once a ``break`` depends on a tensor,
     the remaining iterations of a Python iterable run under a ``cond``."""
-    from ..tensor.manipulation import getitem
-    if isinstance(iterable, RangeSpec):
+    if isinstance(iterable, Range):
         return _for_range(iterable, body_fn, init, stmt, stop)
-    if isinstance(iterable, TensorArray):
-        return _for_items(iterable.length(), iterable.__getitem__, body_fn, init, stmt, stop)
-    if is_traced(iterable):  # rows x[i] for i in range(len(x))
-        return _for_items(_len(iterable), lambda i: getitem(iterable, i), body_fn, init,
-                          stmt, stop)
-    if isinstance(iterable, EnumerateSpec):
-        t, start = iterable.tensor, iterable.start
-        return _for_items(_len(t), lambda i: (i + start, getitem(t, i)), body_fn, init, stmt,
-                          stop)
+    seq = run_sequence(iterable)
+    if seq is not None:
+        return _for_items(seq.length(), seq.item, body_fn, init, stmt, stop)
     if isinstance(iterable, builtins.range):
-        return _for_range(RangeSpec(iterable.start, iterable.stop, iterable.step), body_fn,
+        return _for_range(Range(iterable.start, iterable.stop, iterable.step), body_fn,
                           init, stmt, stop)
     values = init
     for item in iterable:
@@ -353,7 +353,7 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
 _INDEX = "__jst_index"
 
 
-def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
+def _for_range(r: Range, body_fn, init, stmt: Statement, stop):
     step = r.step
     if isinstance(step, numbers.Number) and step == 0:
         raise ConversionError("range() step must not be zero", stmt.loc)
@@ -369,12 +369,13 @@ def _for_range(r: RangeSpec, body_fn, init, stmt: Statement, stop):
 
     indexed = dataclasses.replace(stmt, params=(_INDEX, *stmt.params),
                                   outputs=(_INDEX, *stmt.outputs))
-    return while_(cond, body, (r.start, *init), indexed)[1:]
+    trips = r.trips() if stop is None else None
+    return while_(cond, body, (r.start, *init), indexed, trips)[1:]
 
 
 def _for_items(length, item_at: Callable, body_fn, init, stmt: Statement, stop):
     """A loop over `item_at(i)` for i in range(length), a traced length."""
-    return _for_range(RangeSpec(length), lambda i, *values: body_fn(item_at(i), *values),
+    return _for_range(Range(length), lambda i, *values: body_fn(item_at(i), *values),
                       init, stmt, stop)
 
 
@@ -565,10 +566,13 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     tracer = _tracer()
     before = before or {}
     effects = _Effects(stmt, before)
+    state = _StateChanges(tracer, stmt)
     pred_value = tracer.value_of(pred)
-    traced = [tracer.trace_region([], lambda: effects.run(fn)) for fn in branches]
+    traced = [tracer.trace_region([], lambda: state.run(lambda: effects.run(fn)), branch=True)
+              for fn in branches]
     (then_scope, then_out), (else_scope, else_out) = traced
-    names = stmt.outputs + effects.names
+    then_out, else_out = then_out + state.values[0], else_out + state.values[1]
+    names = stmt.outputs + effects.names + state.names
     merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
     pairs = [leaf for m in merged for leaf in m.pairs]
     yielded = [_yield_values(tracer, scope, [pair[side] for pair in pairs], stmt)
@@ -585,10 +589,82 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     results = iter(op.results)
     out = [m.rebuild([tracer.wrap(next(results), a.stop_gradient and b.stop_gradient,
                                   _common_class(a, b)) for a, b in m.pairs]) for m in merged]
-    n = len(stmt.outputs)
+    n, m = len(stmt.outputs), len(stmt.outputs) + len(effects.names)
     tracer.changed(lambda: effects.set(effects.saved))
-    effects.set(out[n:])
+    effects.set(out[n:m])
+    state.set(out[m:])
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
+
+
+class _StateChanges:
+    """The state the branches of a ``cond`` change in the tracer: parameters and
+    optimizer accumulators an ``opt.step()`` updates, gradients a ``loss.backward()``
+    or ``clear_grad()`` sets. Each branch starts from the state before the `if`; the
+    cond yields each value either branch changed (the other branch gives the value it
+    had), as it yields a variable. A gradient that one branch leaves None is yielded
+    as zeros from that branch and becomes a `OneBranchGradient`."""
+
+    def __init__(self, tracer: Tracer, stmt: Statement):
+        self.tracer, self.stmt = tracer, stmt
+        self.before = tracer.snapshot()
+        self.after: list[tuple[dict, dict]] = []
+        self.keys: list[tuple[int, int]] = []  # (0 for an update or 1 for a gradient, id)
+        self.names: tuple[str, ...] = ()
+        self.values: tuple[tuple, tuple] = ((), ())
+
+    def run(self, fn: Callable) -> tuple:
+        """`fn()` for one branch; the tracer's state is put back afterwards."""
+        try:
+            return fn()
+        finally:
+            self.after.append(self.tracer.snapshot())
+            self.tracer.restore(self.before)
+            if len(self.after) == 2:
+                self._collect()
+
+    def _collect(self) -> None:
+        owners = {id(t): t for t in self.tracer.state} | self.tracer.grad_owners
+        for kind in (0, 1):
+            was = self.before[kind]
+            for key in dict.fromkeys(k for branch in self.after for k in branch[kind]):
+                if any(branch[kind].get(key, was.get(key)) is not was.get(key)
+                       for branch in self.after) or key not in was:
+                    self.keys.append((kind, key))
+        values = []
+        for branch in self.after:
+            values.append(tuple(self._value(branch, kind, key, owners[key])
+                                for kind, key in self.keys))
+        zeros = [i for i, (kind, _) in enumerate(self.keys) if kind == 1 and
+                 any(side[i] is None for side in values) and
+                 not all(side[i] is None for side in values)]
+        for i in zeros:  # a gradient one branch computed: zeros from the other
+            like = next(side[i] for side in values if side[i] is not None)
+            values = [tuple(_Zeros(_type_of(like)) if k == i and v is None else v
+                            for k, v in enumerate(side)) for side in values]
+        self.zeros_from_one = set(zeros)
+        self.values = tuple(values)
+        self.names = tuple(self.tracer.state_label(owners[key]) + (".grad" if kind else "")
+                           for kind, key in self.keys)
+
+    def _value(self, branch, kind: int, key: int, owner: Tensor):
+        if key in branch[kind]:
+            return branch[kind][key]
+        if key in self.before[kind]:
+            return self.before[kind][key]
+        return owner if kind == 0 else self.tracer.grad_of(owner)
+
+    def set(self, results) -> None:
+        """After the cond: its results are the state."""
+        for i, ((kind, key), value) in enumerate(zip(self.keys, results)):
+            if kind == 0:
+                self.tracer.updates[key] = value
+            elif i in self.zeros_from_one:
+                owner = self.tracer.grad_owners[key]
+                self.tracer.grads[key] = OneBranchGradient(
+                    value, self.tracer.state_label(owner), self.stmt.loc,
+                    self.tracer.grad_locs.get(key))
+            else:
+                self.tracer.grads[key] = value
 
 
 def _common_class(a, b):
@@ -662,7 +738,8 @@ def _joined_types(tracer: Tracer, merged: list[_Merged], yielded, stmt: Statemen
 
 _INTERNAL_NAMES = {RETVAL: "the return value", "__jst_ifexp": "the conditional expression",
                    "__jst_bool": "the `and`/`or` expression", "__jst_cond": "the cond's result",
-                   "__jst_index": "the loop index", "__jst_ran": "the loop's ran-once flag"}
+                   "__jst_index": "the loop index", "__jst_ran": "the loop's ran-once flag",
+                   _GROWN: "the list the comprehension makes"}
 
 
 def _what(name: str) -> str:
@@ -682,13 +759,15 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
             a, b = (_zeros_like(b), b) if isinstance(a, Undefined) else (a, _zeros_like(a))
         else:
             raise _one_branch_error(name, stmt)
+    a, b = _lists_as_values(a, b, name, stmt)
     leaves_a, sa = flatten(a)
     leaves_b, sb = flatten(b)
     if sa != sb:
         raise _structure_error(name, a, b, stmt)
     leaves, positions, pairs = [], [], []
+    where = _returns_at(a, b, stmt)
     for k, (x, y) in enumerate(zip(leaves_a, leaves_b)):
-        kind, value = _merge_leaf(name, x, y, stmt)
+        kind, value = _merge_leaf(name, x, y, stmt, where)
         if kind == "same":
             leaves.append(value)
         else:
@@ -698,10 +777,77 @@ def _merge(name: str, a, b, stmt: Statement) -> _Merged:
     return _Merged(name, Pattern(sa, leaves, positions), pairs)
 
 
-def _merge_leaf(name: str, a, b, stmt: Statement):
+class _ListValue:
+    """A Python list that one branch of a ``cond`` leaves, yielded as a list value of
+    the IR because the branches leave it with different lengths (``outs.append(h)``
+    in one of them): each branch builds it from its elements."""
+
+    def __init__(self, items: list, elem: TensorType):
+        self.items, self.elem = items, elem
+        self.stop_gradient = all(getattr(t, "stop_gradient", True) for t in items)
+
+    def build(self, tracer: Tracer) -> Value:
+        return tracer.value_of(TensorArray.new(tracer, self.elem, self.items))
+
+
+def _lists_as_values(a, b, name: str, stmt: Statement):
+    """`a` and `b` (one output from each branch) with every pair of lists at the same
+    place that differ in length, or that a loop grows (a `TensorArray` on one side),
+    as list values the cond yields."""
+    lists = (list, TensorArray)
+    if isinstance(a, lists) and isinstance(b, lists) and (
+            isinstance(a, TensorArray) or isinstance(b, TensorArray) or len(a) != len(b)):
+        elem = _element_type([a, b], name, stmt)
+        return tuple(v if isinstance(v, TensorArray) else _ListValue(v, elem) for v in (a, b))
+    if type(a) is type(b) and isinstance(a, list | tuple) and len(a) == len(b):
+        pairs = [_lists_as_values(x, y, name, stmt) for x, y in zip(a, b)]
+        return _rebuilt(a, [p[0] for p in pairs]), _rebuilt(b, [p[1] for p in pairs])
+    if type(a) is dict and type(b) is dict and a.keys() == b.keys():
+        pairs = {k: _lists_as_values(a[k], b[k], name, stmt) for k in a}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    return a, b
+
+
+def _rebuilt(like, items: list):
+    """A container of `like`'s kind holding `items`."""
+    if isinstance(like, list) or type(like) is tuple:
+        return type(like)(items)
+    return type(like)(*items)  # a namedtuple
+
+
+def _element_type(lists, name: str, stmt: Statement) -> TensorType:
+    """The one type of the tensors in `lists` (Python lists and TensorArrays)."""
+    kinds = set()
+    for v in lists:
+        if isinstance(v, TensorArray):
+            kinds.add(v.elem_type)
+            continue
+        for t in v:
+            kinds.add(_type_of(_as_loop_tensor(t)) if isinstance(t, Tensor | numbers.Number)
+                      else type(t).__name__)
+    if len(kinds) != 1 or not isinstance(next(iter(kinds)), TensorType):
+        raise ConversionError(f"{_what(name)} is a list that the branches of this "
+                              "tensor-dependent `if` leave with different lengths, so it "
+                              "must hold tensors of one dtype and shape; it holds "
+                              + ", ".join(sorted(map(str, kinds))), stmt.loc)
+    return kinds.pop()
+
+
+def _returns_at(a, b, stmt: Statement) -> str:
+    """For the values of two `return`s, the text naming both lines, for an error."""
+    if not (isinstance(a, ReturnValue) and isinstance(b, ReturnValue)):
+        return ""
+    lines = sorted({a.line, b.line})
+    return "\nThe `return`s: " + ", ".join(Location(stmt.loc.file, n).describe() for n in lines)
+
+
+def _merge_leaf(name: str, a, b, stmt: Statement, where: str = ""):
     """("same", value) when both branches give one Python value, or ("tensor", (a, b))
-    when the cond yields it."""
+    when the cond yields it. `where`: more for an error to say where the values come
+    from."""
     from ..tensor.convert import as_tensor
+    if isinstance(a, _ListValue | TensorArray) or isinstance(b, _ListValue | TensorArray):
+        return "tensor", (a, b)
     if isinstance(a, Tensor | _Zeros) or isinstance(b, Tensor | _Zeros):
         if isinstance(a, _Zeros) or isinstance(b, _Zeros):
             return "tensor", (a, b)
@@ -709,7 +855,7 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
         other = b if like is a else a
         if not isinstance(other, Tensor | numbers.Number):
             raise ConversionError(f"{_what(name)} is a tensor in one branch and "
-                                  f"a {type(other).__name__} in the other", stmt.loc)
+                                  f"a {type(other).__name__} in the other{where}", stmt.loc)
         return "tensor", (as_tensor(a, like=like), as_tensor(b, like=like))
     if a is b or (isinstance(a, numbers.Number | str | type(None)) and type(a) is type(b)
                   and a == b):
@@ -718,7 +864,8 @@ def _merge_leaf(name: str, a, b, stmt: Statement):
         dtype = np.float32 if isinstance(a, float) or isinstance(b, float) else np.int64
         return "tensor", (_as_loop_tensor(dtype(a)), _as_loop_tensor(dtype(b)))
     raise ConversionError(f"{_what(name)} takes different Python values in the "
-                          f"two branches of a tensor-dependent `if` ({a!r} and {b!r})", stmt.loc)
+                          f"two branches of a tensor-dependent `if` ({a!r} and {b!r})"
+                          f"{where}", stmt.loc)
 
 
 def _zeros_like(value):
@@ -760,6 +907,8 @@ def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
 def _yield_value(tracer: Tracer, scope, t):
     if isinstance(t, _Zeros):
         return scope.builder.zeros(t.type)
+    if isinstance(t, _ListValue):
+        return t.build(tracer)
     return tracer.value_of(t)
 
 
@@ -811,14 +960,14 @@ _RAN = "__jst_ran"
 
 
 def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement,
-                 checked: bool = False):
+                 checked: bool = False, trips: Dim | None = None):
     _refuse_outer_writes(stmt)
     unbound = [n for n, v in zip(stmt.outputs, values) if isinstance(v, Undefined)
                and n in stmt.uses]
     if unbound and not checked:
         return _checked_while(cond_fn, body_fn, values, stmt, unbound)
     tracer = _tracer()
-    values = _initial_values(tracer, body_fn, list(values), stmt)
+    values, growth = _initial_values(tracer, body_fn, list(values), stmt)
     loop = _LoopState(values)
     inits = [tracer.value_of(loop.leaves[i]) for i in loop.carried]
     types_ = [v.type for v in inits]
@@ -835,6 +984,12 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
                                   types_, names)
     results = loop.values([tracer.wrap(r, False, cls) for r, cls in zip(op.results, classes)])
+    for k, (start, per_iteration) in growth.items():  # lists that grow alike are alike long
+        size = None if trips is None or per_iteration < 0 else \
+            dim_add(start, dim_mul(per_iteration, trips))
+        for array in _arrays(results[k]):
+            tracer.same_length(array._ir, (op, start, per_iteration) if size is None else size,
+                               size)
     before = dict(zip(stmt.outputs, values))
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
 
@@ -887,16 +1042,18 @@ def _loop_structure_error(name: str, before, after, stmt: Statement) -> Conversi
         "of what it carries", stmt.loc)
 
 
-def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
+def _initial_values(tracer, body_fn, values: list, stmt: Statement):
     """Initial values for loop variables that are Python numbers, not yet assigned, or
     lists: one trial trace of the body (discarded) shows what the loop makes of them.
     A number takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a
     float); a variable first assigned in the body starts as zeros of its type; a list
-    whose length the body changes (``outs.append(h)``) becomes a `TensorArray`."""
+    whose length the body changes (``outs.append(h)``) becomes a `TensorArray`.
+    Returns the values and, for each such list that every iteration grows by the same
+    number of elements, its index and (length before the loop, growth per iteration)."""
     start = [v if isinstance(v, Undefined) else _numbers_as_tensors(v) for v in values]
     if all(s is v and not isinstance(v, Undefined) and type(v) is not list
            for s, v in zip(start, values)):
-        return values
+        return values, {}
     known = [k for k, v in enumerate(start) if not isinstance(v, Undefined)]
     loop = _LoopState([start[k] for k in known])
     types_ = [tracer.value_of(loop.leaves[i]).type for i in loop.carried]
@@ -916,15 +1073,19 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement) -> list:
                      for name, v in zip(stmt.outputs, out)]
     finally:
         tracer.scope = saved
-    result = []
-    for name, before, v, leaf_types in zip(stmt.outputs, values, out, out_types):
+    result, growth = [], {}
+    for k, (name, before, v, leaf_types) in enumerate(zip(stmt.outputs, values, out,
+                                                           out_types)):
         if isinstance(before, Undefined):
             result.append(_zeros_of(name, v, leaf_types, stmt))
-        elif type(before) is list and isinstance(v, list) and len(v) != len(before):
-            result.append(_tensor_array(tracer, name, before, leaf_types, stmt))
+        elif type(before) is list and (isinstance(v, TensorArray) or
+                                       isinstance(v, list) and len(v) != len(before)):
+            result.append(_tensor_array(tracer, name, before, v, leaf_types, stmt))
+            if isinstance(v, list):
+                growth[k] = (len(before), len(v) - len(before))
         else:
             result.append(_cast_numbers(before, leaf_types))
-    return result
+    return result, growth
 
 
 class _Probe(list):
@@ -947,23 +1108,32 @@ class _Probe(list):
         return len(self)
 
 
-def _tensor_array(tracer, name: str, before: list, leaf_types, stmt: Statement):
+def _tensor_array(tracer, name: str, before: list, after, leaf_types, stmt: Statement):
     """The `TensorArray` a loop carries for the list `before`, which the body grows
-    or shrinks: its elements must all have one type (`leaf_types`, from the trial)."""
-    kinds = set(leaf_types)
+    or shrinks to `after` (its trial value, whose leaves have `leaf_types`): its
+    elements must all have one type; or, for a list of tuples of tensors, a
+    `TupleArray` of one TensorArray per position."""
+    items = [*before, *after] if isinstance(after, list) else []
+    structures = {flatten(x)[1] for x in items}
+    if len(structures) == 1 and (item := structures.pop()) is not LEAF:
+        width = item.n_leaves
+        fields = [TensorArray.new(tracer, _one_type(name, leaf_types[j::width], stmt),
+                                  [flatten(x)[0][j] for x in before], stmt.loc)
+                  for j in range(width)]
+        return TupleArray(item, fields)
+    elem = _one_type(name, [t.elem if isinstance(t, ListType) else t for t in leaf_types],
+                     stmt)
+    return TensorArray.new(tracer, elem, before, stmt.loc)
+
+
+def _one_type(name: str, types_, stmt: Statement) -> TensorType:
+    kinds = set(types_)
     if len(kinds) != 1 or None in kinds:
         shown = ", ".join(sorted(str(t) for t in kinds))
         raise ConversionError(f"{_what(name)} is a list that changes length inside a "
                               f"tensor-dependent loop, so it must hold tensors of one dtype "
                               f"and shape; it holds {shown}", stmt.loc)
-    (elem,) = kinds
-    b = tracer.scope.builder
-    with b.location(stmt.loc):
-        array = TensorArray.of(tracer.wrap(b.create("list_new", result_types=[
-            ListType(elem)]).result))
-    for item in before:
-        array.append(item)
-    return array
+    return kinds.pop()
 
 
 def _numbers_as_tensors(value):

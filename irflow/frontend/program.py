@@ -56,7 +56,7 @@ from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
-from .tracer import Tracer
+from .tracer import OneBranchGradient, Tracer
 
 _training = operator.attrgetter("training")
 _structure_version = operator.attrgetter("_structure_version")
@@ -67,13 +67,13 @@ class Program:
     results connect to Tensors."""
 
     def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline,
-                 lists: tuple[int, ...] = (), freeze: bool = False,
+                 lists: tuple[int, ...] = (), freeze: bool = False, fuse: bool = True,
                  lowering: Lowering = NUMPY):
         """`pipeline`: the passes to run (None: the default, or the inference pipeline
-        when parameters are frozen, with ``fuse`` after them for a backend that
-        compiles fused kernels); `freeze`: make the state the program only reads
-        constants, unless it computes gradients; `lowering`: the backend's kernels
-        (`backend_lowering`)."""
+        when parameters are frozen); `freeze`: make the state the program only reads
+        constants, unless it computes gradients; `fuse`: run the passes that come
+        after autodiff (fusion) too; check mode does not, to compare op by op;
+        `lowering`: the backend's kernels (`backend_lowering`)."""
         fn = tracer.fn
         b = tracer.scope.builder
         attributes = tracer.attribute_outputs()
@@ -87,14 +87,23 @@ class Program:
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
         results += [tracer.value_of(tracer.updates[id(t)]) for t in self.update_targets]
+        for g in tracer.grads.values():
+            if isinstance(g, OneBranchGradient):
+                raise g.error()
         self.grad_targets = [tracer.grad_owners[k] for k, g in tracer.grads.items()
                              if g is not None]
         results += [tracer.value_of(tracer.grads[id(t)]) for t in self.grad_targets]
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
         self.uses_seed = tracer.seed_arg is not None
-        if self.uses_seed:  # the seed goes last, after the state
-            k = tracer.seed_arg.index
-            fn.block.permute_args([i for i in range(len(fn.args)) if i != k] + [k])
+        # the arguments: inputs, state, the gradients read, then the seed
+        self.grad_inputs = [p for p, _ in tracer.grad_inputs.values()]
+        self.grad_presence = list(tracer.grad_presence.values())
+        last = [g._ir for _, g in tracer.grad_inputs.values()] + \
+            ([tracer.seed_arg] if self.uses_seed else [])
+        if last:
+            moved = {a.index for a in last}
+            fn.block.permute_args([i for i in range(len(fn.args)) if i not in moved]
+                                  + [a.index for a in last])
         b.ret(*results)
         self.n_inputs = tracer.n_inputs
         self.input_types = [a.type for a in fn.args[:self.n_inputs]]
@@ -105,8 +114,6 @@ class Program:
             self._freeze(fn)
         if pipeline is None:
             pipeline = INFERENCE_PIPELINE if self.frozen else DEFAULT_PIPELINE
-            if lowering is not NUMPY:
-                pipeline = (*pipeline, "fuse")
         self.pipeline = tuple(pipeline)
         self.lowering = lowering
         module = Module([fn])
@@ -115,6 +122,8 @@ class Program:
         # Autodiff differentiates what the passes before fusion made; the rest runs on
         # the program and on its gradient's halves.
         before, self.after_autodiff = split_at_autodiff(self.pipeline)
+        if not fuse:
+            self.after_autodiff = []
         first = PassManager(before)
         first.run(module)
         self.pass_report = first.history
@@ -126,6 +135,7 @@ class Program:
             self.pass_report = PassReport([*first.history, *rest.history])
         self.ir = module
         self.plan = compile_plan(fn, lowering)
+        self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
         self._differentiable: dict[tuple, tuple[dict | None, list[bool]]] = {}
@@ -144,8 +154,17 @@ class Program:
         ``set_state_dict`` rebinds a tensor's array, never writes into it)."""
         return any(t._value is not array for t, array in self.frozen)
 
+    @property
+    def memory_plan(self):
+        """The memory plan of the last call (`irflow.passes.plan_buffers.MemoryPlan`):
+        of the program's plan, or of its forward half when the call was recorded for
+        eager autograd."""
+        return self._ran.memory_plan
+
     def run(self, inputs: Sequence[np.ndarray]) -> list:
-        arrays = [*inputs, *(t._value for t in self.state)]
+        self._ran = self.plan
+        arrays = [*inputs, *(t._value for t in self.state),
+                  *(p._grad._value for p in self.grad_inputs)]
         if self.uses_seed:
             arrays.append(next_seed()._value)
         return self._finish(self.plan(*arrays))
@@ -204,7 +223,9 @@ class Program:
         call, active = split
         if call is None:
             return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
-        operands = [*inputs, *self.state] + ([next_seed()] if self.uses_seed else [])
+        operands = [*inputs, *self.state, *(p._grad for p in self.grad_inputs)] + \
+            ([next_seed()] if self.uses_seed else [])
+        self._ran = call["callee"].run
         outs = apply("call", operands, call)
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
@@ -292,6 +313,7 @@ class CompiledFunction:
         self.freeze = freeze
         self._programs: dict[Any, Program] = {}
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
+        self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
         self._last: Program | None = None
         self._sublayers = None
         self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
@@ -346,6 +368,13 @@ class CompiledFunction:
         """What each pass of the pipeline did to the last program (a `PassReport`:
         time, ops before and after, the pass's statistics); ``print()`` it."""
         return self._program_for_ir().pass_report
+
+    @property
+    def memory_plan(self):
+        """The memory plan of the last call: every intermediate's offset in the arena it
+        ran in and the totals (`irflow.passes.plan_buffers.MemoryPlan`); None before
+        the first call."""
+        return None if self._last is None else self._last.memory_plan
 
     def _program_for_ir(self) -> Program:
         if self._last is None:
@@ -483,16 +512,24 @@ class CompiledFunction:
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
         key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures,
-               self._stored_attributes())
+               self._stored_attributes(), self._gradients_present())
         program = self._programs.get(key)
         if program is None or program.stale():
             program = self._trace(types_, requires, extra, structures, mode)
             for layer, name in program.attributes:
                 if (layer, name) not in self._watched:
                     self._watched.append((layer, name))
-            self._programs[key] = self._programs[(*key[:-1], self._stored_attributes())] = \
-                program
+            watched = {id(p) for p in self._watched_grads}
+            self._watched_grads += [p for p in program.grad_presence if id(p) not in watched]
+            self._programs[key] = self._programs[
+                (*key[:-2], self._stored_attributes(), self._gradients_present())] = program
         return program
+
+    def _gradients_present(self) -> tuple[bool, ...]:
+        """Whether each parameter whose gradient a program read has one now: a trace
+        made while ``w.grad`` was None (the first ``backward()`` makes it) holds only
+        until the gradient exists; then ``backward()`` accumulates into it."""
+        return tuple(p._grad is not None for p in self._watched_grads)
 
     def _stored_attributes(self) -> tuple[bool, ...]:
         """Whether each Layer attribute a program stores holds a tensor now: a trace
@@ -533,7 +570,8 @@ class CompiledFunction:
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
             tracer.check_texts()
             program = Program(tracer, tensors, pattern, self.pipeline, lists,
-                              freeze=self.freeze and not any(mode), lowering=self._lowering)
+                              freeze=self.freeze and not any(mode), fuse=not self.check,
+                              lowering=self._lowering)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..dispatch import user_location
 from ..errors import ConversionError
+from ..ir import dtypes
 from ..tensor.tensor import Tensor
 
 
@@ -39,6 +40,33 @@ class PythonScalar(_StandIn):
         if self._value is not None:
             return format(self._value.item(), spec)
         return self._tracer.text_of(self, spec, scalar=True)
+
+    def __hash__(self) -> int:
+        """As the number's hash, so ``table[int(t)]`` finds the entry the number keys;
+        a number known only when the program runs cannot pick one."""
+        if self._value is not None:
+            return hash(self._value.item())
+        raise ConversionError("a dict lookup needs the value of the tensor used as a "
+                              "key, which a compiled program only knows when it runs; "
+                              "use a list or paddle ops to choose by a tensor",
+                              user_location())
+
+    def __floor__(self):
+        return self._whole("floor")
+
+    def __ceil__(self):
+        return self._whole("ceil")
+
+    def __trunc__(self):
+        return self._whole("trunc")
+
+    def _whole(self, rounding: str):
+        """``math.floor``/``ceil``/``trunc``: a Python int, so an i64 scalar."""
+        from ..dispatch import apply
+        if self.dtype.is_int:
+            return self
+        whole = self if rounding == "trunc" else apply(rounding, [self])
+        return apply("cast", [whole], {"dtype": dtypes.int64})
 
     def __round__(self, ndigits=None):
         from ..dispatch import apply

@@ -46,6 +46,18 @@ class Structure:
 LEAF = Structure(None)
 
 
+class Container:
+    """A container kind of irflow's own (a list of tuples a loop grows is a tuple of
+    lists): `fields` gives its keys and children, `rebuild` makes one from them."""
+
+    def fields(self) -> tuple[tuple, list]:
+        raise NotImplementedError
+
+    @classmethod
+    def rebuild(cls, keys: tuple, children: list):
+        raise NotImplementedError
+
+
 def describe(value) -> str:
     """How a value's structure reads to a user: ``tuple(tensor, list(tensor, int))``."""
     if isinstance(value, ReturnValue):
@@ -73,6 +85,9 @@ def _flatten(value, leaves: list) -> Structure:
     if kind is dict:
         keys = list(value)
         return Structure(dict, keys, [_flatten(value[k], leaves) for k in keys])
+    if isinstance(value, Container):
+        keys, children = value.fields()
+        return Structure(kind, keys, [_flatten(c, leaves) for c in children])
     if isinstance(value, list | tuple):
         return Structure(kind, (), [_flatten(v, leaves) for v in value])
     leaves.append(value)
@@ -92,6 +107,8 @@ def _build(s: Structure, it):
         return ReturnValue(children[0], s.keys[0])
     if s.kind is dict:
         return dict(zip(s.keys, children))
+    if issubclass(s.kind, Container):
+        return s.kind.rebuild(s.keys, children)
     if issubclass(s.kind, list) or s.kind is tuple:
         return s.kind(children)
     return s.kind(*children)  # a namedtuple
@@ -123,4 +140,4 @@ class Pattern:
         return unflatten(self.structure, leaves)
 
 
-__all__ = ["LEAF", "Pattern", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]
+__all__ = ["LEAF", "Container", "Pattern", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]

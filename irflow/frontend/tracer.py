@@ -23,6 +23,7 @@ tracked here too, and become extra results and arguments of the program.
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -32,10 +33,15 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
-from ..ir.types import ListType, TensorType, differentiable, symbols_of
+from ..ir.types import Dim, ListType, TensorType, differentiable, shape_str, symbols_of
 from ..tensor.tensor import Tensor
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
+
+
+def is_traced(x) -> bool:
+    """Whether `x` is a tensor of the program being traced (it holds no value)."""
+    return isinstance(x, Tensor) and x._value is None
 
 
 class Undefined:
@@ -57,6 +63,28 @@ class Undefined:
 UNDEFINED = Undefined("?")
 
 
+class OneBranchGradient:
+    """A parameter's gradient after a tensor-dependent `if` one branch of which gave
+    it one (``loss.backward()``) while the other left it None; `zeros_or_grad` is what
+    the cond yields (zeros for the None). Reading it, or returning it from the
+    program, is an error, since None and zeros differ to an optimizer (weight decay
+    applies to a zero gradient); ``clear_grad()`` makes it zeros, which eager code
+    keeps as None on the path without a gradient: the same numbers from then on."""
+
+    def __init__(self, zeros_or_grad: Tensor, label: str, loc: Location | None,
+                 computed_at: Location | None):
+        self.zeros_or_grad, self.label, self.loc = zeros_or_grad, label, loc
+        self.computed_at = computed_at
+
+    def error(self) -> ConversionError:
+        where = "".join(f"\n{what}: {loc.describe()}" for what, loc in
+                        (("The gradient", self.computed_at), ("The `if`", self.loc)) if loc)
+        return ConversionError(
+            f"the gradient of {self.label} is computed in only one branch of a "
+            "tensor-dependent `if`, and is None after the other; call clear_grad() after "
+            f"the `if`, or compute the gradient in both branches{where}", user_location())
+
+
 def owner_block(v: Value) -> Block:
     return v.block if isinstance(v, BlockArg) else v.op.parent
 
@@ -64,14 +92,16 @@ def owner_block(v: Value) -> Block:
 class Scope:
     """One block being traced: the function body or a region of a cond/while."""
 
-    def __init__(self, block: Block, parent: "Scope | None"):
+    def __init__(self, block: Block, parent: "Scope | None", branch: bool = False):
         self.block = block
         self.parent = parent
+        self.branch = branch                        # a cond's branch (not a loop's region)
         self.builder = Builder(block)
         self.captured: dict[Value, BlockArg] = {}  # any outer value -> its argument here
         self.outer: list[Value] = []                # per captured argument, the parent's value
         self.constants: dict[int, Value] = {}       # id of a concrete tensor -> its const
         self.seed: Value | None = None              # this scope's random seed base
+        self.sizes: dict[tuple, Tensor] = {}        # (value, axis) -> its size (Tracer.dims)
 
     def get(self, v: Value) -> Value:
         """`v` usable in this block, captured as a block argument if defined outside."""
@@ -109,6 +139,23 @@ def _of_numbers(inputs) -> bool:
         for t in inputs)
 
 
+class _TopLevel:
+    """``with``: the tracer emits into the function's own block (`Tracer._at_top_level`)."""
+
+    def __init__(self, tracer: "Tracer"):
+        self.tracer = tracer
+
+    def __enter__(self):
+        self.saved = scope = self.tracer.scope
+        while scope.parent is not None:
+            scope = scope.parent
+        self.tracer.scope = scope
+
+    def __exit__(self, *exc):
+        self.tracer.scope = self.saved
+        return False
+
+
 class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
@@ -122,6 +169,9 @@ class Tracer:
         self.updates: dict[int, Tensor] = {}          # id -> traced new value (set_value)
         self.grads: dict[int, Tensor | None] = {}     # id(param) -> traced grad
         self.grad_owners: dict[int, Tensor] = {}
+        self.grad_locs: dict[int, Location | None] = {}  # where each gradient was last set
+        self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}  # id(param) -> (it, its arg)
+        self.grad_presence: dict[int, Tensor] = {}    # params whose gradient was read
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
@@ -129,7 +179,8 @@ class Tracer:
         self.differentiable: set[Value] = set()       # traced values that require a grad
         self.undo: list[Callable[[], None]] = []      # see changed()
         self.attributes: dict[tuple, tuple] = {}      # see store_attribute()
-        self.list_sizes: dict[Value, str] = {}        # see list_size()
+        self.list_sizes: dict[object, Dim] = {}       # see list_size()
+        self.list_lengths: dict[Value, object] = {}   # see same_length()
         self.texts: dict[str, tuple] = {}             # see text_of()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
@@ -241,8 +292,9 @@ class Tracer:
             scope = self.scope
             while owner_block(v) is not scope.block:
                 scope = scope.parent
+            name = "list_stop_gradient" if isinstance(v.type, ListType) else "stop_gradient"
             with scope.builder.location(user_location()):
-                found = scope.builder.create("stop_gradient", [v]).results[0]
+                found = scope.builder.create(name, [v]).results[0]
             self.stopped_values[v] = found
         return found
 
@@ -261,22 +313,44 @@ class Tracer:
         """`t`'s shape: ints for static dims, and for each symbolic dim an i64 scalar
         computed when the program runs (``numel`` of that axis), which shape arguments
         read back as the symbol (see `irflow.tensor.convert.traced_dim`)."""
-        return [d if isinstance(d, int) else PythonScalar.of(
-                    self.apply("numel", [t], {"axis": (axis,)}))
+        return [d if isinstance(d, int) else self._size(t, axis)
                 for axis, d in enumerate(t._ir.type.shape)]
+
+    def _size(self, t: Tensor, axis: int) -> Tensor:
+        """The size of `t`'s symbolic axis, one ``numel`` per value, axis and block
+        (code asks for ``x.shape`` often; each op would be a use of `x` until dce)."""
+        key = (self.value_of(t), axis)
+        found = self.scope.sizes.get(key)
+        if found is None:
+            found = self.scope.sizes[key] = PythonScalar.of(
+                self.apply("numel", [t], {"axis": (axis,)}))
+        return found
 
     def input_symbols(self) -> set[str]:
         """The symbols of the program's inputs: sizes known from the start of a call."""
         return {s for a in self.fn.block.args if isinstance(a.type, TensorType)
                 for d in a.type.shape for s in symbols_of(d)}
 
-    def list_size(self, v: Value) -> str:
-        """The symbol for the length of the list `v` when it is stacked (one per list
-        value, so that two stacks of one list have one shape)."""
-        found = self.list_sizes.get(v)
+    def list_size(self, v: Value) -> Dim:
+        """The dim for the length of the list `v` when it is stacked: a fresh symbol per
+        list value, or per set of lists known to be alike long (`same_length`), so that
+        two stacks of them have one shape; or the length a loop is known to give it."""
+        key = self.list_lengths.get(v, v)
+        found = self.list_sizes.get(key)
         if found is None:
-            found = self.list_sizes[v] = self.fresh_dim()
+            found = self.list_sizes[key] = self.fresh_dim()
         return found
+
+    def as_long_as(self, v: Value, other: Value) -> None:
+        """The list `v` has the length of the list `other`."""
+        self.list_lengths[v] = self.list_lengths.get(other, other)
+
+    def same_length(self, v: Value, key, size: Dim | None = None) -> None:
+        """The lists given one `key` have one length (a loop grew them alike), which is
+        `size` where that is known (a loop of a known trip count grew them)."""
+        self.list_lengths[v] = key
+        if size is not None:
+            self.list_sizes.setdefault(key, size)
 
     def fresh_dim(self) -> str:
         """A new symbol for a size that depends on tensor values (bound when the
@@ -288,17 +362,21 @@ class Tracer:
                 return f"D{self.fresh_dims}"
 
     # -- tensor hooks (called by Tensor methods while tracing)
-    def shape_of(self, t: Tensor) -> list[int]:
-        return [d if isinstance(d, int) else -1 for d in t._ir.type.shape]
+    def shape_of(self, t: Tensor) -> list:
+        """``t.shape``: each symbolic dim is an i64 scalar computed when the program
+        runs, so ``range(x.shape[0])`` loops the right number of times and
+        ``reshape(x, [x.shape[0], -1])`` keeps the symbol, in converted code and in
+        code irflow does not convert alike. Paddle's -1 would make ``x.shape[0] // 2``
+        a wrong number, silently."""
+        return self.dims(t)
 
-    def numel(self, t: Tensor) -> int:
-        """``t.size`` outside converted code: an int only when every dim is static."""
-        shape = self.shape_of(t)
-        if -1 in shape:
-            raise ConversionError(f"the size of a tensor of type {t._ir.type} is known only "
-                                  "when the program runs; use paddle.numel(x), a tensor",
-                                  user_location())
-        return int(np.prod(shape))
+    def numel(self, t: Tensor):
+        """``t.size``: an int when every dim is static, else an i64 scalar computed
+        when the program runs, so it stays right for every size."""
+        shape = t._ir.type.shape
+        if all(isinstance(d, int) for d in shape):
+            return int(np.prod(shape))
+        return PythonScalar.of(self.apply("numel", [t], {}))
 
     def concrete(self, t: Tensor, what: str):
         raise ConversionError(f"{what} needs the tensor's value, which a compiled program "
@@ -370,7 +448,7 @@ class Tracer:
                                   "keep the value a tensor, or print it", loc)
 
     def describe(self, t: Tensor) -> str:
-        return f"Tensor(traced, shape={self.shape_of(t)}, dtype={t.dtype.name})"
+        return f"Tensor(traced, shape={shape_str(t._ir.type.shape)}, dtype={t.dtype.name})"
 
     def set_value(self, t: Tensor, value) -> None:
         """``t.set_value(v)`` while tracing: a state update, returned by the program."""
@@ -382,49 +460,124 @@ class Tracer:
         if new._value is not None:
             new = self.wrap(self.value_of(new))
         if new._ir.type.shape != t._value.shape:
-            raise ShapeError(f"set_value: the new value has shape {self.shape_of(new)} but the "
+            raise ShapeError("set_value: the new value has shape "
+                             f"{shape_str(new._ir.type.shape)} but the "
                              f"tensor has shape {list(t._value.shape)}", user_location())
-        if self.scope.parent is not None:
-            raise ConversionError("set_value inside tensor-dependent control flow is not "
-                                  "supported", user_location())
+        self._check_state_change("set_value (or an optimizer's step())")
         self.lift(t)
         self.updates[id(t)] = new
 
+    def _check_state_change(self, what: str) -> None:
+        """State (parameters, gradients) may change at the top level and in the
+        branches of a tensor-dependent `if`, which yields it; a loop would have to
+        carry it."""
+        scope = self.scope
+        while scope.parent is not None:
+            if not scope.branch:
+                raise ConversionError(f"{what} inside a tensor-dependent loop is not "
+                                      "supported; call it after the loop", user_location())
+            scope = scope.parent
+
+    def snapshot(self) -> tuple[dict, dict]:
+        """The state updates and gradients as they are now (see `restore`)."""
+        return dict(self.updates), dict(self.grads)
+
+    def restore(self, snapshot: tuple[dict, dict]) -> None:
+        self.updates, self.grads = dict(snapshot[0]), dict(snapshot[1])
+
+    def state_label(self, t: Tensor) -> str:
+        """How errors name the state tensor `t`."""
+        return self.state_names.get(id(t)) or t.name or "a parameter"
+
     # -- gradients
     def grad_of(self, t: Tensor):
+        """``t.grad`` while tracing: what the program set it to, else the gradient the
+        parameter has when the program runs (an argument: a compiled ``backward()``
+        accumulates into it, as eager code does), or None. Which of its parameters
+        have a gradient is part of what a program assumes (`grad_presence`)."""
         if id(t) in self.grads:
-            return self.grads[id(t)]
-        return t._grad
+            g = self.grads[id(t)]
+            if isinstance(g, OneBranchGradient):
+                raise g.error()
+            return g
+        self.grad_presence[id(t)] = t
+        if t._grad is None:
+            return None
+        found = self.grad_inputs.get(id(t))
+        if found is None:
+            arg = self.fn.block.add_arg(TensorType(dtypes.from_numpy(t._grad._value),
+                                                   t._grad._value.shape),
+                                        f"{self.state_label(t)}@GRAD")
+            found = self.grad_inputs[id(t)] = (t, self.wrap(arg))
+        return found[1]
 
     def set_grad(self, t: Tensor, g) -> None:
+        self._check_state_change("setting a gradient (backward(), clear_grad())")
         self.grads[id(t)] = g
         self.grad_owners[id(t)] = t
+        self.grad_locs[id(t)] = user_location()
+
+    def clear_grad(self, t: Tensor, set_to_zero: bool) -> None:
+        """``t.clear_gradient(set_to_zero)`` while tracing."""
+        g = self.grads[id(t)] if id(t) in self.grads else self.grad_of(t)
+        if isinstance(g, OneBranchGradient):
+            g = g.zeros_or_grad
+        if g is not None:
+            from ..tensor.creation import zeros_like
+            self.set_grad(t, zeros_like(g) if set_to_zero else None)
+
+    def _block_computing(self, inputs) -> Block | None:
+        """The block being traced, inside a region, when it computes every tensor of
+        `inputs` (or has it as a loop's carried value): a gradient with respect to them
+        is then exactly that of the block's own ops, because what the block captures
+        from outside was computed before them."""
+        scope = self.scope
+        if scope.parent is None:
+            return None
+        captured = set(scope.captured.values())
+        local = all(t._value is None and t._tracer is self and t._ir not in captured
+                    and owner_block(t._ir) is scope.block for t in inputs)
+        return scope.block if local else None
+
+    def _at_top_level(self, tensors, what: str) -> "_TopLevel":
+        """The context in which `what` (backward(), paddle.grad) builds its gradient
+        computation: the function's own block, before any tensor-dependent `if` being
+        traced, since the gradient differentiates the program's top-level ops. So the
+        tensors it differentiates must be computed there."""
+        self._check_state_change(what)
+        for t in tensors:
+            if t is not None and t._value is None and t._tracer is self and \
+                    owner_block(t._ir) is not self.fn.block:
+                raise ConversionError(f"{what} inside a tensor-dependent `if` differentiates "
+                                      "what is computed before the `if`; this tensor is "
+                                      "computed inside it: compute it before the `if`",
+                                      user_location())
+        return _TopLevel(self)
 
     def backward(self, loss: Tensor, grad_tensor=None) -> None:
         """``loss.backward()`` while tracing: append the gradient computation to the
         program and make each parameter's ``.grad`` the (accumulated) traced gradient."""
         from ..passes.autodiff import append_gradients
-        if self.scope.parent is not None:
-            raise ConversionError("backward() inside tensor-dependent control flow is not "
-                                  "supported; call it after the if/while", user_location())
-        loss_value = self.value_of(loss)
-        b = self.scope.builder
-        with b.location(user_location()):
-            seed = self.value_of(grad_tensor) if grad_tensor is not None else \
-                b.ones(loss_value.type)
-        sources = {}  # the parameters' current values: after an update (opt.step()) its result
-        for t in self.state:
-            if not t.stop_gradient:
-                sources[self.value_of(t)] = t
-        ops = list(self.fn.block.ops)
-        with b.location(user_location()):
-            cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
+        updated = [self.updates.get(id(t)) for t in self.state if not t.stop_gradient]
+        with self._at_top_level([loss, grad_tensor, *updated], "backward()"):
+            loss_value = self.value_of(loss)
+            b = self.scope.builder
+            with b.location(user_location()):
+                seed = self.value_of(grad_tensor) if grad_tensor is not None else \
+                    b.ones(loss_value.type)
+            sources = {}  # the parameters' current values: after an update (opt.step()) its result
+            for t in self.state:
+                if not t.stop_gradient:
+                    sources[self.value_of(t)] = t
+            ops = list(self.fn.block.ops)
+            with b.location(user_location()):
+                cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
+            grads = {arg: self.wrap(cts.get(arg)) for arg in sources if cts.get(arg) is not None}
         for arg, t in sources.items():
-            g = cts.get(arg)
-            if g is None:
+            grad = grads.get(arg)
+            if grad is None:
                 continue
             old = self.grad_of(t)
-            grad = self.wrap(g)
             if old is not None:
                 from ..tensor.math import add
                 grad = add(old, grad)
@@ -435,27 +588,27 @@ class Tracer:
         program; the gradients are traced tensors (differentiable again with
         `create_graph`)."""
         from ..passes.autodiff import append_gradients
-        if self.scope.parent is not None:
-            raise ConversionError("paddle.grad inside tensor-dependent control flow is not "
-                                  "supported; call it after the if/while", user_location())
-        b = self.scope.builder
-        with b.location(user_location()):
-            seeds = []
-            for i, out in enumerate(outputs):
-                v = self.value_of(out)
-                given = grad_outputs[i] if grad_outputs is not None else None
-                seeds.append((v, self.value_of(given) if given is not None else
-                              b.ones(v.type)))
-            sources = [self.value_of(t) for t in inputs]
-            cts = append_gradients(b, list(self.fn.block.ops), sources, seeds)
-        result = []
-        for i, v in enumerate(sources):
-            g = cts.get(v)
-            if g is None and not allow_unused:
-                raise ConversionError(f"input {i} of grad() is not used to compute the "
-                                      "outputs; pass allow_unused=True to get None for it",
-                                      user_location())
-            result.append(None if g is None else self.wrap(g, not create_graph))
+        given = list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
+        block = self._block_computing(inputs)
+        context = nullcontext() if block is not None else \
+            self._at_top_level([*outputs, *inputs, *given], "paddle.grad")
+        with context:
+            b = self.scope.builder
+            with b.location(user_location()):
+                seeds = []
+                for out, g in zip(outputs, given):
+                    v = self.value_of(out)
+                    seeds.append((v, self.value_of(g) if g is not None else b.ones(v.type)))
+                sources = [self.value_of(t) for t in inputs]
+                cts = append_gradients(b, list((block or self.fn.block).ops), sources, seeds)
+            result = []
+            for i, v in enumerate(sources):
+                g = cts.get(v)
+                if g is None and not allow_unused:
+                    raise ConversionError(f"input {i} of grad() is not used to compute the "
+                                          "outputs; pass allow_unused=True to get None for "
+                                          "it", user_location())
+                result.append(None if g is None else self.wrap(g, not create_graph))
         return result
 
     # -- random numbers
@@ -473,12 +626,14 @@ class Tracer:
 
     # -- structured control flow
     def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
-                     names: Sequence[str | None] | None = None, classes=None):
+                     names: Sequence[str | None] | None = None, classes=None,
+                     branch: bool = False):
         """Run `body` on traced tensors (of `classes`, where given) for fresh block
         arguments of `arg_types`; returns (scope, what body returned). The arguments are
         a loop's carried values: any iteration may make them depend on a parameter, so
-        float ones are taken to require a gradient."""
-        scope = Scope(Block(), self.scope)
+        float ones are taken to require a gradient. `branch`: the region is a branch of
+        a cond, where state may change (the cond yields it)."""
+        scope = Scope(Block(), self.scope, branch)
         names = list(names or [None] * len(arg_types))
         classes = list(classes or [None] * len(arg_types))
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]

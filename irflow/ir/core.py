@@ -145,16 +145,22 @@ class BlockArg(Value):
 
 
 class Operation:
-    """One instance of a registered op: ``%r = name %a, %b {attrs} : type``."""
+    """One instance of a registered op: ``%r = name %a, %b {attrs} : type``.
 
-    __slots__ = ("name", "_uses", "results", "attrs", "_regions", "loc", "parent",
-                 "prev", "next")
+    `annotations` holds what an analysis found about the op (``plan.offset``, the
+    arena offset buffer planning gave its result): names with a dot, printed and
+    parsed with the attributes, but no part of the op's meaning, so kernels, the
+    type rule, the verifier and cse never see them."""
+
+    __slots__ = ("name", "_uses", "results", "attrs", "annotations", "_regions", "loc",
+                 "parent", "prev", "next")
 
     def __init__(self, name: str, operands=(), result_types=(), attrs=None, regions=(),
-                 loc: Location | None = None, result_names=None):
+                 loc: Location | None = None, result_names=None, annotations=None):
         self.name = name
         self._uses: list[Use] = []
         self.attrs: dict = dict(attrs or {})
+        self.annotations: dict | None = dict(annotations) if annotations else None
         self.loc = loc
         self.parent: Block | None = None
         self.prev: Operation | None = None
@@ -297,7 +303,7 @@ class Operation:
         op = Operation(self.name, [mapping.get(u.value, u.value) for u in self._uses],
                        self.result_types, self.attrs,
                        [r.clone(mapping) for r in self._regions],
-                       self.loc, [r.name for r in self.results])
+                       self.loc, [r.name for r in self.results], self.annotations)
         for old, new in zip(self.results, op.results):
             mapping[old] = new
         return op

@@ -130,15 +130,16 @@ def from_bfloat16_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def astype(values, target: DType) -> np.ndarray:
-    """`values` (an array, or anything np.asarray takes) as an array of `target`,
-    converting to and from bfloat16's bits where needed. Out-of-range float-to-int
-    values wrap as NumPy's casts do (and Paddle's), without NumPy's warning."""
+    """`values` (an array, or anything np.asarray takes) as a row-major array of
+    `target` of its own (NumPy's astype keeps a broadcast view's layout), converting
+    to and from bfloat16's bits where needed. Out-of-range float-to-int values wrap
+    as NumPy's casts do (and Paddle's), without NumPy's warning."""
     array = np.asarray(values)
     if array.dtype == bfloat16.np:
         if target is bfloat16:
-            return array.copy()
+            return array.copy(order="C")
         array = from_bfloat16_bits(array)
     if target is bfloat16:
-        return to_bfloat16_bits(array)
+        return np.ascontiguousarray(to_bfloat16_bits(array))
     with np.errstate(invalid="ignore", over="ignore"):
-        return array.astype(target.np)
+        return array.astype(target.np, order="C")

@@ -11,7 +11,7 @@ Grammar (``x?`` optional, ``x*`` repeated, ``,*`` comma-separated):
     module   := function*
     function := 'func' '@'NAME '(' (VALUE ':' type),* ')' '->' types '{' op* '}'
     op       := (VALUE,* '=')? OPNAME VALUE,* attrs? (':' types)? loc? region*
-    attrs    := '{' (NAME '=' attr),* '}'
+    attrs    := '{' (NAME '=' attr),* '}'     (a NAME with a dot is an annotation)
     attr     := NUMBER | STRING | 'true' | 'false' | 'None' | dtype | '@'NAME
               | '[' (attr | dim),* ']'
     types    := type | '(' type,* ')'
@@ -324,6 +324,7 @@ class Parser:
             while self.accept(","):
                 operands.append(self.use())
         attrs = self.attrs() if self.accept("{") else {}
+        annotations = {k: attrs.pop(k) for k in [k for k in attrs if "." in k]}
         result_types = []
         if self.accept(":"):
             result_types = self.types()
@@ -341,7 +342,8 @@ class Parser:
             attrs = opdef.complete_attrs(attrs, [v.type for v in operands])
         except IrflowError as e:
             raise self.error(f"{name_tok.text}: {e.message}", name_tok) from None
-        op = Operation(name_tok.text, operands, result_types, attrs, regions, loc)
+        op = Operation(name_tok.text, operands, result_types, attrs, regions, loc,
+                       annotations=annotations)
         for tok, result in zip(result_toks, op.results):
             self.define(tok, result)
         return op

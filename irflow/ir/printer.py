@@ -181,6 +181,7 @@ def _attrs_text(op: Operation) -> str:
         if key in defaults and _same_attr(value, defaults[key]):
             continue
         shown.append(f"{key}={format_attr(value)}")
+    shown += [f"{key}={format_attr(value)}" for key, value in (op.annotations or {}).items()]
     return " {" + ", ".join(shown) + "}" if shown else ""
 
 

@@ -11,7 +11,16 @@ declaration:
   positive, lists made tuples), so equal ops print equally;
 - ``infer``: the type rule, from operand types and attributes to result types,
   raising `ShapeError` on operands it does not accept;
-- ``kernel``: the NumPy implementation, ``kernel(*arrays, **attrs)``;
+- ``kernel``: the NumPy implementation, ``kernel(*arrays, **attrs)``, which returns
+  new arrays (or, for ops with the `View` trait, a view of an operand);
+- ``out_kernel``: the kernel's form that writes its one result into a given buffer,
+  ``out_kernel(*arrays, out=buffer, **attrs)``, allocating nothing of that size, so that
+  the executor can run the op into a planned arena. A NumPy ufunc kernel is its own
+  out kernel (so is a wrapper of one that passes ``out`` on and names it in
+  ``__wrapped__``, as `functools.wraps` does); an op without one allocates its result;
+- ``in_place``: the operands whose memory `out_kernel` may be given as ``out`` when
+  they have the result's type and die at the op (None: every operand of an
+  `Elementwise` op, none of another op's);
 - ``vjp``: the reverse-mode rule, written with irflow ops through a `Builder`:
   ``vjp(b, cts, ins, outs, **attrs)`` gets the cotangents of the results, the
   operands and the results, and returns one cotangent (or None for zero) per
@@ -31,13 +40,14 @@ The op declarations themselves live in `irflow.ops`, one module per op family.
 from __future__ import annotations
 
 import enum
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import Location, ShapeError, UnknownOpError
-from .traits import ContainerOperands, Trait
+from .traits import ContainerOperands, Elementwise, Trait
 from .types import Container, TensorType
 
 
@@ -60,6 +70,8 @@ class OpDef:
     name: str
     infer: Callable[[Sequence[TensorType], dict], Sequence[TensorType]] | None
     kernel: Callable | None = None
+    out_kernel: Callable | None = None
+    in_place: tuple[int, ...] | None = None
     attrs: dict[str, Any] = field(default_factory=dict)
     shape_attrs: tuple[str, ...] = ()  # attrs holding shapes whose dims may be symbols
     canonicalize: Callable[[dict, Sequence[TensorType]], dict] | None = None
@@ -80,6 +92,14 @@ class OpDef:
                     self._traits.setdefault(cls, trait)
         from .region_op import RegionOp
         self.region_op: RegionOp | None = self.trait(RegionOp)
+        base = inspect.unwrap(self.kernel) if self.kernel is not None else None
+        if self.out_kernel is None and isinstance(base, np.ufunc) and base.nout == 1:
+            self.out_kernel = self.kernel  # ufunc(*arrays, out=buffer), or its wrapper
+
+    def overwrites(self, index: int) -> bool:
+        """Whether `out_kernel` may write its result over operand `index` (see
+        ``in_place``)."""
+        return self.has(Elementwise) if self.in_place is None else index in self.in_place
 
     def has(self, trait: type[Trait]) -> bool:
         return trait in self._traits

@@ -84,6 +84,11 @@ def _compiled(layer, input_spec):
     from ..frontend.program import CompiledFunction
     if input_spec is None and isinstance(layer, TranslatedLayer):
         input_spec = layer.input_spec
+    forward = getattr(type(layer), "forward", None)
+    if input_spec is None and isinstance(forward, CompiledFunction):
+        compiled = forward.__get__(layer)  # a forward decorated with to_static
+        if compiled.input_spec is not None or compiled._last is not None:
+            return compiled
     if isinstance(layer, CompiledFunction) and (input_spec is None or layer.input_spec):
         compiled = layer
     else:
@@ -107,6 +112,10 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
     ret.set_operands(ret.operands[:program.n_outputs - len(program.attributes)])
     dce(module)
     n_inputs = program.n_inputs
+    if program.grad_inputs:
+        raise IrflowError("jit.save: the program reads parameters' gradients (.grad), "
+                          "which a saved program does not have; save the model's forward",
+                          user_location())
     if program.uses_seed and fn.args[-1].uses:
         raise IrflowError("jit.save: the program draws random numbers (is the layer in "
                           "train mode? call eval() first)", user_location())

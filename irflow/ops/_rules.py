@@ -31,12 +31,15 @@ def defop(name: str, infer, kernel=None, **fields) -> OpDef:
 def quiet(kernel):
     """`kernel` with NumPy's floating-point warnings silenced: an overflow to inf, a
     log of 0 or a 0/0 gives inf or NaN, as in Paddle, without a RuntimeWarning from
-    inside irflow (errstate is thread-local, so no global setting changes)."""
+    inside irflow (errstate is thread-local, so no global setting changes). Its
+    ``__wrapped__`` is `kernel`, for a caller that silences warnings once around many
+    kernels (a fused kernel's body)."""
     def run(*args, **kwargs):
         with np.errstate(all="ignore"):
             return kernel(*args, **kwargs)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     run.__doc__ = kernel.__doc__
+    run.__wrapped__ = kernel  # as functools.wraps: a ufunc's wrapper is its out kernel too
     return run
 
 

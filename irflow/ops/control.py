@@ -286,8 +286,7 @@ class While(RegionOp):
                 carried[k] = v
             for k, t in enumerate(carried_types):
                 if carried[k] is None:  # the body never reads it: any value of its type will do
-                    carried[k] = rb.create("list_new", result_types=[t]).result \
-                        if isinstance(t, ListType) else rb.zeros(t)
+                    carried[k] = _any_value(rb, t)
             seeds = [None] * len(carried_types)
             for k, ct in zip(act_carried, ct_x):
                 seeds[k] = ct
@@ -307,6 +306,17 @@ class While(RegionOp):
         for j, g in zip(act_consts, results[n_ct:n_ct + n_acc]):
             in_cts[j] = g
         return in_cts
+
+
+def _any_value(b, t):
+    """A value of type `t` to stand for one nothing reads: an empty list or stack (a
+    loop carrying the records of another loop, as a gradient of a gradient has), or
+    zeros."""
+    if isinstance(t, ListType):
+        return b.create("list_new", result_types=[t]).result
+    if isinstance(t, StackType):
+        return b.create("stack_new", result_types=[t]).result
+    return b.zeros(t)
 
 
 def _while_plan(ad, op):

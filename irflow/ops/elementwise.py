@@ -5,6 +5,11 @@ Binary ops take operands of one dtype (the eager API and the frontend insert cas
 and turn Python scalars into constants of the other operand's dtype) and broadcast
 their shapes as NumPy does. Each VJP ends with `unbroadcast`, which sums the
 cotangent back to the operand's shape.
+
+Every op has an out kernel that writes into a given buffer (a ufunc is
+its own), and may do so over an operand of the result's type (in place): ufuncs
+handle exact overlap, the others here read each operand element before writing
+its position, except `select`, which may overwrite only its last operand.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
-from ..ir.traits import Affine, Elementwise
+from ..ir.traits import Affine, Elementwise, View
 from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_divisor, check_kind, defop,
                      quiet, same_dtype, unbroadcast)
 
@@ -33,16 +38,17 @@ def _unary_rule(kind: str, result_dtype=None):
 _KIND_TEXT = {"float": "a float", "number": "a float or int", "bool": "a bool", "any": "any"}
 
 
-def _traits(affine) -> tuple:
-    """Elementwise, and `Affine` with the rule `affine` when the op has one."""
-    return (Elementwise(),) + ((Affine(affine),) if affine is not None else ())
+def _traits(traits, affine) -> tuple:
+    """`traits`, and `Affine` with the rule `affine` when the op has one."""
+    return tuple(traits) + ((Affine(affine),) if affine is not None else ())
 
 
 def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc="", patterns=(),
-          affine=None):
+          out=None, traits=(Elementwise(),), affine=None):
     result = f"{result_dtype.name}" if result_dtype else "x's dtype"
     return defop(name, _unary_rule(kind, result_dtype), kernel, arity=1, vjp=vjp,
-                 nondiff=vjp is None, traits=_traits(affine), patterns=patterns,
+                 nondiff=vjp is None, traits=_traits(traits, affine), patterns=patterns,
+                 out_kernel=out,
                  doc=f"{name}(x): {doc}, elementwise. x is {_KIND_TEXT[kind]} tensor; the "
                      f"result has x's shape and {result}.")
 
@@ -51,10 +57,30 @@ def _sigmoid(x):
     return (np.tanh(x * 0.5) + 1) * 0.5
 
 
+def _sigmoid_out(x, out):
+    np.multiply(x, 0.5, out=out)
+    np.tanh(out, out=out)
+    np.add(out, 1, out=out)
+    np.multiply(out, 0.5, out=out)
+
+
+def _rsqrt_out(x, out):
+    np.sqrt(x, out=out)
+    np.divide(1, out, out=out)
+
+
+def _relu_out(x, out):
+    np.maximum(x, 0, out=out)
+
+
 def _erf_kernel(x):
     """math.erf elementwise: exact, but a Python call per element (frompyfunc gives a
     Python float, not an array, for a 0-d input)."""
     return np.asarray(_erf(x), dtype=x.dtype)
+
+
+def _erf_out(x, out):
+    _erf(x, out=out, casting="unsafe")  # the Python floats, rounded chunk by chunk
 
 
 def _zero_vjp(b, g, i, o):
@@ -76,21 +102,24 @@ unary("sqrt", quiet(np.sqrt),
 unary("rsqrt", quiet(lambda x: 1 / np.sqrt(x)),
       lambda b, g, i, o: [b.mul(g[0], b.mul(b.constant(-0.5, o[0].type.dtype),
                                             b.div(o[0], i[0])))],
-      doc="1 / sqrt(x)")
+      doc="1 / sqrt(x)", out=quiet(_rsqrt_out))
 unary("tanh", np.tanh,
       lambda b, g, i, o: [b.mul(g[0], b.sub(b.constant(1, o[0].type.dtype), b.mul(o[0], o[0])))],
       doc="hyperbolic tangent")
 unary("sigmoid", _sigmoid,
       lambda b, g, i, o: [b.mul(g[0], b.mul(o[0], b.sub(b.constant(1, o[0].type.dtype), o[0])))],
-      doc="1 / (1 + e**-x), computed as (tanh(x/2) + 1) / 2 so it never overflows")
+      doc="1 / (1 + e**-x), computed as (tanh(x/2) + 1) / 2 so it never overflows",
+      out=_sigmoid_out)
+# relu's VJP reads its result (positive exactly where x is), not x: x then dies at
+# relu, which can run in place, and backward keeps one tensor per activation, not two.
 unary("relu", lambda x: np.maximum(x, 0),
-      lambda b, g, i, o: [b.select(b.gt(i[0], b.constant(0, i[0].type.dtype)), g[0],
-                                   b.constant(0, i[0].type.dtype))],
-      kind="number", doc="max(x, 0); its gradient at 0 is 0")
+      lambda b, g, i, o: [b.select(b.gt(o[0], b.constant(0, o[0].type.dtype)), g[0],
+                                   b.constant(0, o[0].type.dtype))],
+      kind="number", doc="max(x, 0); its gradient at 0 is 0", out=_relu_out)
 unary("erf", _erf_kernel,
       lambda b, g, i, o: [b.mul(g[0], b.mul(b.constant(2 / math.sqrt(math.pi), i[0].type.dtype),
                                             b.exp(b.neg(b.mul(i[0], i[0])))))],
-      doc="the error function")
+      doc="the error function", out=_erf_out)
 unary("sin", np.sin, lambda b, g, i, o: [b.mul(g[0], b.cos(i[0]))], doc="sine")
 unary("cos", np.cos, lambda b, g, i, o: [b.neg(b.mul(g[0], b.sin(i[0])))], doc="cosine")
 unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
@@ -98,7 +127,7 @@ unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
 unary("round", np.round, _zero_vjp, doc="round to the nearest integer, halves to even as "
       "Python's round() and NumPy's; gradient 0")
 unary("logical_not", np.logical_not, kind="bool", doc="not x")
-unary("stop_gradient", lambda x: x, kind="any",
+unary("stop_gradient", lambda x: x, kind="any", traits=(Elementwise(), View()),
       doc="x itself; no gradient flows through it (Tensor.detach() in compiled code)")
 unary("isnan", np.isnan, result_dtype=dtypes.bool_, doc="x is NaN")
 unary("isinf", np.isinf, result_dtype=dtypes.bool_, doc="x is +inf or -inf")
@@ -116,10 +145,11 @@ def _binary_rule(kind: str, result_dtype=None):
 
 
 def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc="", patterns=(),
-           affine=None):
+           out=None, affine=None):
     result = f"{result_dtype.name}" if result_dtype else "their dtype"
     return defop(name, _binary_rule(kind, result_dtype), kernel, arity=2, vjp=vjp,
-                 nondiff=vjp is None, traits=_traits(affine), patterns=patterns,
+                 nondiff=vjp is None, traits=_traits((Elementwise(),), affine),
+                 patterns=patterns, out_kernel=out,
                  doc=f"{name}(x, y): {doc}, elementwise. x and y are {_KIND_TEXT[kind]} "
                      "tensors of one dtype whose shapes broadcast as in NumPy; the result "
                      f"has the broadcast shape and {result}.")
@@ -178,16 +208,17 @@ def _division(float_fn, int_fn):
     nonzero divisors."""
     quiet_float = quiet(float_fn)
 
-    def kernel(x, y):
+    def kernel(x, y, out=None):  # also the out kernel
         if x.dtype.kind == "f":
-            return quiet_float(x, y)
+            return quiet_float(x, y, out=out)
         check_divisor(y)
-        return int_fn(x, y)
+        return int_fn(x, y, out=out)
     return kernel
 
 
-binary("div", _division(np.divide, np.floor_divide),
-       _div_vjp, doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
+_div, _mod = _division(np.divide, np.floor_divide), _division(np.mod, np.mod)
+binary("div", _div, _div_vjp, out=_div,
+       doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
            "divisor is an error",
        patterns=(NeutralOperand(1, keep=(0,)),),
        affine=lambda k, c: (1 / c[0], 0) if k == 0 else None)
@@ -196,9 +227,9 @@ binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")
 binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),
        doc="the smaller of x and y; ties split the gradient evenly")
-binary("mod", _division(np.mod, np.mod),
+binary("mod", _mod,
        lambda b, g, i, o: _both(b, i, g[0], b.neg(b.mul(g[0], b.floor(b.div(i[0], i[1]))))),
-       kind="number", doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
+       out=_mod, kind="number", doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
                           "an error); d/dx is 1, d/dy is -floor(x / y)")
 
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
@@ -240,8 +271,21 @@ def _select_kernel(c, x, y):
     return np.where(c, x, y)
 
 
+def _select_out(c, x, y, out):
+    """The kernel's fast path when y is a zero scalar (x times the mask, checked for
+    infs and NaNs by a max and a min, which allocate nothing), else y, then x where
+    `c` holds (NumPy's masked copy is slower than np.where, which allocates): correct
+    when `out` is y's memory, not x's."""
+    if y.ndim == 0 and not y and x.dtype.kind == "f":
+        np.multiply(x, c, out=out)
+        if not out.size or (math.isfinite(out.max()) and math.isfinite(out.min())):
+            return
+    np.copyto(out, y)
+    np.copyto(out, x, where=c)
+
+
 defop("select", _select_infer, _select_kernel, arity=3, vjp=_select_vjp,
-      traits=(Elementwise(),),
+      traits=(Elementwise(),), out_kernel=_select_out, in_place=(2,),
       doc="select(cond, x, y): x where the bool `cond` is true, else y (Paddle's where). x and "
           "y share a dtype; the three shapes broadcast; the result has x's dtype and the "
           "broadcast shape. The VJP sends the cotangent to x where cond holds, to y elsewhere.")
@@ -261,8 +305,16 @@ def _cast_vjp(b, g, i, o, dtype):
     return [b.cast(g[0], dtype=i[0].type.dtype)]
 
 
+def _cast_out(x, out, dtype):
+    if dtype is dtypes.bfloat16 or x.dtype == dtypes.bfloat16.np:
+        np.copyto(out, dtypes.astype(x, dtype))  # through bfloat16's bits: a temporary
+        return
+    with np.errstate(invalid="ignore", over="ignore"):  # as dtypes.astype
+        np.copyto(out, x, casting="unsafe")
+
+
 defop("cast", _cast_infer, lambda x, dtype: dtypes.astype(x, dtype), arity=1,
-      attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp,
+      attrs={"dtype": REQUIRED}, canonicalize=_cast_canon, vjp=_cast_vjp, out_kernel=_cast_out,
       traits=(Elementwise(),), patterns=(ReturnsOperand(),),
       doc="cast(x) {dtype}: x converted to `dtype` (any dtype to any), same shape; floats to "
           "ints truncate toward zero; to bfloat16 rounds to nearest even. Gradients flow "

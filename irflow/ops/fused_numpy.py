@@ -14,9 +14,11 @@ unfused. What makes it more than a loop over the ops:
   NumPy (numexpr blocks for the same reason). Operands that vary along that axis
   are sliced (views); results are assembled into arrays of their full shape.
   Blocks split no reduction, so every reduction adds what it added whole.
-- **In place.** A ufunc whose operand dies at it and spans the result's shape and
-  dtype writes into that operand's buffer (``np.add(t, b, out=t)``): only buffers
-  the body made itself or a contraction's result, never an operand's.
+- **In place.** An op whose operand dies at it and spans the result's shape and
+  dtype writes into that operand's buffer, a ufunc with ``out=`` (``np.add(t, b,
+  out=t)``), another op through its out kernel (`OpDef.out_kernel`, where its op
+  may overwrite that operand: erf, relu, sigmoid...): only buffers the body made
+  itself or a contraction's result, never an operand's.
 - **The anchor** (a matmul or conv2d) runs by its kernel, on the first line of the
   generated code unless the body runs in blocks; an error in any op names that
   op's location.
@@ -113,15 +115,12 @@ def _blocking(lay: "FusedLayout"):
     """(the axis to block along, (argument, its axis) for the arguments that vary
     along it, the axis of each yielded value along it or None), or None when
     blocks would not pay: the domain is small whatever its symbols are, every axis
-    is reduced, or the body has no more array ops than twice its results (each op
-    in cache saves a pass over memory, each result's copy out of the blocks costs
-    one)."""
+    is reduced, or the body makes no more arrays along the axis than twice the
+    results it yields along it (each array made in cache saves a pass over memory,
+    each result copied out of the blocks costs one)."""
     size = numel(lay.domain)
     parallel = [a for a in range(len(lay.domain)) if a not in lay.axes]
-    yielded = lay.body.terminator.operands
-    passes = sum(1 for inner in lay.body.body_ops() if len(lay.shapes[inner.result]) > 0)
-    if (isinstance(size, int) and size < 2 * BLOCK_ELEMENTS) or not parallel \
-            or passes <= 2 * len(yielded):
+    if (isinstance(size, int) and size < 2 * BLOCK_ELEMENTS) or not parallel:
         return None
     axis, rank = parallel[0], len(lay.domain)
 
@@ -131,9 +130,11 @@ def _blocking(lay: "FusedLayout"):
         return ax if ax >= 0 and shape[ax] != 1 else None
 
     sliced = tuple((i, along(a)) for i, a in enumerate(lay.body.args) if along(a) is not None)
-    if not sliced:
+    spans = tuple(along(v) for v in lay.body.terminator.operands)
+    made = sum(along(inner.result) is not None for inner in lay.body.body_ops())
+    if not sliced or made <= 2 * sum(ax is not None for ax in spans):
         return None
-    return axis, sliced, tuple(along(v) for v in yielded)
+    return axis, sliced, spans
 
 
 def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool) -> Callable:
@@ -201,7 +202,9 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
               fresh_anchor: bool = False):
     """``code(args, regions) -> list``: one line per body op, each calling the op's
     kernel (a `reduce`, its kind's kernel over the reduced axes, keeping them), in
-    place where `_dying_operand` allows. With `result_types` it returns the results
+    place where `_dying_operand` allows, and dropping the arrays whose last use it is
+    (as the executor frees registers: the next array may reuse their memory while it
+    is in cache). With `result_types` it returns the results
     (squeezed as `_finished` says), without them the yielded arrays. With `anchor`,
     `args` are the fused op's operands and the first line computes the anchor's
     result; else they are the body's arguments. `fresh_anchor`: the anchor's result
@@ -223,12 +226,20 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     def keywords(attrs: dict) -> list[str]:
         return [f"{k}={param(v)}" for k, v in attrs.items()]
 
+    def unquiet(kernel) -> Callable:
+        """A quiet kernel's own function: the body is quiet as a whole."""
+        nonlocal silenced
+        if hasattr(kernel, "__wrapped__"):
+            kernel, silenced = kernel.__wrapped__, True
+        return kernel
+
     lines, locs = [], []
+    silenced = False
     if anchor is not None:
         operands = [f"o{i}" for i in range(lay.n_anchor)]
         arguments = operands + arguments[1:]
         call = ", ".join(operands + keywords(anchor.attrs))
-        lines.append(f"a0 = {param(lookup(anchor.name).kernel)}({call})")
+        lines.append(f"a0 = {param(unquiet(lookup(anchor.name).kernel))}({call})")
         locs.append(anchor.loc)
     for i, inner in enumerate(ops):
         out = inner.result
@@ -238,37 +249,59 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
         names[out] = f"v{i}"
         args = [names[v] for v in inner.operands]
         if inner in lay.reductions:
-            kernel = lookup(inner.attrs["kind"]).kernel
-            call = f"{param(kernel)}({args[0]}, axis={param(lay.axes)}, keepdim=True)"
+            kernel = unquiet(lookup(inner.attrs["kind"]).kernel)
+            line = f"{names[out]} = {param(kernel)}({args[0]}, axis={param(lay.axes)}, " \
+                   "keepdim=True)"
         else:
-            kernel = lookup(inner.name).kernel
-            extra = keywords(inner.attrs)
-            if isinstance(kernel, np.ufunc):
-                target = _dying_operand(inner, i, last_use, owned, lay)
-                if target is not None:
-                    extra.append(f"out={names[target]}")
-                if lay.shapes[out]:
-                    owned.add(out)
-            call = f"{param(kernel)}({', '.join(args + extra)})"
-        lines.append(f"{names[out]} = {call}")
+            line = _kernel_line(inner, args + keywords(inner.attrs), names, owned,
+                                _dying_operand(inner, i, last_use, owned, lay), lay,
+                                lambda k: param(unquiet(k)))
+        dying = [names[v] for v in dict.fromkeys(inner.operands)
+                 if last_use[v] == i and not names[v].startswith("p")]
+        lines.append(line + "".join(f"; del {n}" for n in dying))
         locs.append(inner.loc)
     returned = [names[v] for v in yielded]
     if result_types is not None:
         returned = [name if f is None else f"{param(f)}({name})"
                     for name, f in zip(returned, _finished(lay, result_types))]
     error = param(IrflowError)
-    located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs)))
+    first = _FIRST_OP_LINE + silenced  # the errstate's `with` takes a line
+    located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs, first)))
+    quiet = param(np.errstate) if silenced else None
     make = _maker(tuple(arguments), len(params), tuple(lines), error, located,
-                  "[" + ", ".join(returned) + "]")
+                  "[" + ", ".join(returned) + "]", quiet)
     return make(*params)
 
 
+def _kernel_line(inner: Operation, call: list[str], names: dict, owned: set, target,
+                 lay: "FusedLayout", bound: Callable) -> str:
+    """The line computing body op `inner` from the arguments `call`: a ufunc writes
+    into `target` (a dying buffer the body owns, or None) with ``out=``, another
+    kernel with an out kernel through it (which returns nothing), else the kernel
+    makes a new array. `bound(kernel)` names a kernel as the code's parameter."""
+    opdef, out = lookup(inner.name), names[inner.result]
+    kernel = opdef.kernel
+    if isinstance(getattr(kernel, "__wrapped__", kernel), np.ufunc):
+        if lay.shapes[inner.result]:
+            owned.add(inner.result)
+        if target is not None:
+            call = call + [f"out={names[target]}"]
+    elif target is not None and opdef.out_kernel is not None:
+        owned.add(inner.result)
+        written = ", ".join(call + [f"out={names[target]}"])
+        return f"{bound(opdef.out_kernel)}({written}); {out} = {names[target]}"
+    return f"{out} = {bound(kernel)}({', '.join(call)})"
+
+
 def _dying_operand(inner: Operation, index: int, last_use, owned, lay: "FusedLayout"):
-    """An operand of `inner` whose buffer it may write its result into, or None."""
+    """An operand of `inner` whose buffer it may write its result into (one the body
+    owns, dying here, of the result's shape and dtype, that its op may overwrite), or
+    None."""
     shape, dtype = lay.shapes[inner.result], inner.result.type.dtype
-    for v in inner.operands:
+    opdef = lookup(inner.name)
+    for k, v in enumerate(inner.operands):
         if v in owned and last_use[v] == index and lay.shapes[v] == shape \
-                and v.type.dtype is dtype:
+                and v.type.dtype is dtype and opdef.overwrites(k):
             return v
     return None
 
@@ -279,14 +312,20 @@ _FIRST_OP_LINE = 5  # after "def make", "def body", "try:" and the unpacking of 
 
 @lru_cache(maxsize=1024)
 def _maker(arguments: tuple[str, ...], n_params: int, lines: tuple[str, ...], error: str,
-           located: str, returned: str) -> Callable:
+           located: str, returned: str, quiet: str | None) -> Callable:
     """``make(*params) -> code(args, regions)``: `args` unpacked into `arguments`,
-    then `lines` (which name the kernels, attributes and constants ``p0...``); an
-    `error` raised on a line is re-raised through `located`."""
+    then `lines` (which name the kernels, attributes and constants ``p0...``) under
+    ``quiet(all="ignore")`` if `quiet` names NumPy's errstate; an `error` raised on
+    a line is re-raised through `located`."""
     params = ", ".join(f"p{i}" for i in range(n_params))
-    unpack = "".join(f"{a}, " for a in arguments) + "= args" if arguments else "pass"
+    # the list is the body's own: emptied, each array lives until its last use
+    unpack = "".join(f"{a}, " for a in arguments) + "= args; args.clear()" if arguments \
+        else "pass"
+    opening = [f"with {quiet}(all='ignore'):"] if quiet else []
+    indent = " " * (12 + 4 * len(opening))
     source = (f"def make({params}):\n    def body(args, regions):\n        try:\n"
-              + "".join(f"            {line}\n" for line in (unpack, *lines))
+              + "".join(f"            {line}\n" for line in opening)
+              + "".join(f"{indent}{line}\n" for line in (unpack, *lines))
               + f"        except {error} as e:\n            raise {located}(e)\n"
               + f"        return {returned}\n    return body\n")
     namespace: dict = {}
@@ -294,12 +333,13 @@ def _maker(arguments: tuple[str, ...], n_params: int, lines: tuple[str, ...], er
     return namespace["make"]
 
 
-def _failing_loc(tb, locs: list):
-    """The location of the body op on whose generated line the traceback `tb` ends."""
+def _failing_loc(tb, locs: list, first: int):
+    """The location of the body op on whose generated line (the first op's is line
+    `first`) the traceback `tb` ends."""
     line = None
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == _SOURCE_NAME:
             line = tb.tb_lineno
         tb = tb.tb_next
-    index = line - _FIRST_OP_LINE if line is not None else -1
+    index = line - first if line is not None else -1
     return locs[index] if 0 <= index < len(locs) else None

@@ -59,12 +59,14 @@ def _matmul_infer(types, attrs):
     return TensorType(xt.dtype, shape)
 
 
-def _matmul_kernel(x, y, transpose_x, transpose_y):
+def _matmul_kernel(x, y, transpose_x, transpose_y, out=None):
+    """Also the out kernel: BLAS takes a transposed operand as it is (a transpose of
+    a contiguous array is Fortran-contiguous), so with `out` nothing is allocated."""
     if transpose_x and x.ndim > 1:
         x = np.swapaxes(x, -1, -2)
     if transpose_y and y.ndim > 1:
         y = np.swapaxes(y, -1, -2)
-    return np.asarray(np.matmul(x, y))
+    return np.asarray(np.matmul(x, y, out=out))
 
 
 def _as_matrix(b, v, shape):
@@ -127,7 +129,8 @@ def _matmul_channels(op):
     return op.result.type.rank - 1, 0 if op.attrs["transpose_y"] else 1
 
 
-defop("matmul", _matmul_infer, quiet(_matmul_kernel), arity=2,
+_matmul = quiet(_matmul_kernel)
+defop("matmul", _matmul_infer, _matmul, out_kernel=_matmul, arity=2,
       attrs={"transpose_x": False, "transpose_y": False}, vjp=_matmul_vjp,
       traits=(Contraction(weight=1, channels=_matmul_channels),),
       doc="matmul(x, y): the matrix product of two float or int tensors of one dtype "

@@ -6,6 +6,7 @@
     %h0 = list_get %l1, %i : f32[N,4]
     %n = list_len %l1 : i64
     %hs = list_stack %l1 {axis=1, size="D1"} : f32[N,D1,4]
+    %tail = list_slice %l1, %one, %n {step=1} : list<f32[N,4]>
 
 A list's length is known only when the program runs; stacking it gives a tensor
 whose new axis is a fresh symbol (`size`), bound from the result. Lists are values:
@@ -120,6 +121,10 @@ defop("list_get", _get_infer, lambda items, i: items[_position(items, i, "list_g
           "out of range is a run-time error")
 defop("list_len", _len_infer, lambda items: np.asarray(len(items), dtype=np.int64), arity=1,
       traits=_LIST, nondiff=True, doc="the number of elements of the list, as an i64 scalar")
+defop("list_stop_gradient", lambda types, attrs: _list_of(types, "list_stop_gradient"),
+      lambda items: items, arity=1, traits=_LIST, nondiff=True,
+      doc="the list itself; no gradient flows through it to its elements (a list used "
+          "under no_grad() in compiled code)")
 defop("list_stack", _stack_infer, _stack_kernel, arity=1, attrs={"axis": 0, "size": REQUIRED},
       canonicalize=_stack_canon, traits=_LIST,
       vjp=lambda b, cts, ins, outs, axis, size: [b.list_unstack(cts[0], axis=axis)],
@@ -243,3 +248,57 @@ defop("list_unwrite", _unwrite_infer, _unwrite_kernel, arity=3, traits=_LIST,
       doc="list_unwrite(c, i, l): the cotangent of l, given the cotangent c of "
           "list_write(l, i, x): c without its last element where i == len(l), else c "
           "with element i zeroed")
+
+
+# ---------------------------------------------------------------- slices and concatenation
+
+def _slice_infer(what: str):
+    def infer(types, attrs):
+        lst = _list_of(types, what)
+        for t in types[1:3]:
+            _check_index(t, what)
+        if types[3:] and types[3] != lst:
+            raise ShapeError(f"{what}: the list sliced is {types[3]}, not {lst}")
+        if attrs["step"] == 0:
+            raise ShapeError(f"{what}: the step must not be zero")
+        return lst
+    return infer
+
+
+def _slice_vjp(b, cts, ins, outs, step):
+    if cts[0] is None:
+        return [None, None, None]
+    return [b.list_unslice(cts[0], ins[1], ins[2], ins[0], step=step), None, None]
+
+
+def _unslice_kernel(cts, start, stop, items, step):
+    """The cotangent of `items` from that of ``items[start:stop:step]``: zeros where
+    the slice took nothing."""
+    out = [np.zeros_like(a) for a in items]
+    for k, j in enumerate(range(len(items))[int(start):int(stop):step]):
+        out[j] = cts[k]
+    return tuple(out)
+
+
+def _concat_vjp(b, cts, ins, outs):
+    if cts[0] is None:
+        return [None, None]
+    split = b.list_len(ins[0])
+    return [b.list_slice(cts[0], b.constant(0, dtypes.int64), split, step=1),
+            b.list_slice(cts[0], split, b.list_len(cts[0]), step=1)]
+
+
+defop("list_slice", _slice_infer("list_slice"),
+      lambda items, start, stop, step: items[int(start):int(stop):step], arity=3,
+      attrs={"step": 1}, traits=_LIST, vjp=_slice_vjp,
+      doc="list_slice(l, start, stop) {step}: l[start:stop:step] as in Python (i64 "
+          "scalars; negative counts from the end, out of range is clamped)")
+defop("list_concat", _same_lists_infer("list_concat"), lambda a, b: (*a, *b), arity=2,
+      traits=_LIST, vjp=_concat_vjp, doc="list_concat(a, b): the elements of a, then those of b")
+defop("list_unslice", _slice_infer("list_unslice"), _unslice_kernel, arity=4,
+      attrs={"step": 1}, traits=_LIST,
+      vjp=lambda b, cts, ins, outs, step: [b.list_slice(cts[0], ins[1], ins[2], step=step),
+                                           None, None, None],
+      doc="list_unslice(c, start, stop, l) {step}: the cotangent of l, given the "
+          "cotangent c of list_slice(l, start, stop): c's elements at the positions the "
+          "slice took, zeros elsewhere")

@@ -121,7 +121,16 @@ def _einsum_infer(types, attrs):
 
 
 def _einsum_kernel(*xs, equation):
-    return np.asarray(np.einsum(equation, *xs))
+    """np.einsum, copied where NumPy returns a view of an operand (a permutation, a
+    diagonal): a kernel's result is memory of its own, which buffer planning relies on."""
+    out = np.asarray(np.einsum(equation, *xs))
+    if not out.flags.c_contiguous or any(np.may_share_memory(out, x) for x in xs):
+        out = np.array(out, order="C")
+    return out
+
+
+def _einsum_out(*xs, out, equation):
+    np.einsum(equation, *xs, out=out)
 
 
 def _einsum_vjp(b, g, ins, outs, equation):
@@ -150,7 +159,7 @@ def _einsum_vjp(b, g, ins, outs, equation):
     return cts
 
 
-defop("einsum", _einsum_infer, _einsum_kernel, arity=(1, None),
+defop("einsum", _einsum_infer, _einsum_kernel, out_kernel=_einsum_out, arity=(1, None),
       attrs={"equation": REQUIRED}, canonicalize=_einsum_canon, vjp=_einsum_vjp,
       doc="einsum(x, ...) {equation}: Einstein summation, as NumPy's and Paddle's: each "
           "operand's axes get the labels of its term, labels missing from the output are "

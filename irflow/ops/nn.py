@@ -21,7 +21,10 @@ second order through convolution and pooling are out of scope.
 The kernels gather every window at once as a strided view of the padded input
 (`_Windows.gather`, im2col for convolution, followed by one matrix product per
 group), and scatter window-shaped cotangents back with one strided addition per
-kernel tap (`_Windows.scatter`); no Python loop runs over pixels.
+kernel tap (`_Windows.scatter`); no Python loop runs over pixels. Results are
+row-major, as every kernel's are (an elementwise op's result takes its operand's
+layout in NumPy, and a reduction's rounding follows the layout). These ops have no
+out kernel: their scratch memory is allocated either way.
 """
 from __future__ import annotations
 
@@ -316,7 +319,7 @@ class _Windows:
             for j in range(self.kernel_hw[1]):
                 frame[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh,
                       j * dw:j * dw + (ow - 1) * sw + 1:sw] += parts[:, :, :, :, i, j]
-        return frame[:, :, top:top + h, left:left + w]
+        return np.ascontiguousarray(frame[:, :, top:top + h, left:left + w])
 
 
 def _conv_windows(input_hw, kernel_hw, stride, padding, dilation) -> _Windows:
@@ -340,10 +343,10 @@ def _group_rows(y: np.ndarray, groups: int) -> np.ndarray:
 
 
 def _ungroup_rows(rows: np.ndarray, n: int, out_hw) -> np.ndarray:
-    """The inverse of `_group_rows`."""
+    """The inverse of `_group_rows`, in row-major order (as every kernel's result)."""
     groups, _, c_group = rows.shape
     grouped = rows.reshape(groups, n, *out_hw, c_group).transpose(1, 0, 4, 2, 3)
-    return grouped.reshape(n, groups * c_group, *out_hw)
+    return np.ascontiguousarray(grouped).reshape(n, groups * c_group, *out_hw)
 
 
 def _conv2d(x, w, stride, padding, dilation, groups):

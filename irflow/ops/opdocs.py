@@ -23,8 +23,9 @@ from pathlib import Path
 
 from .. import ops  # importing irflow.ops registers every op
 from ..ir.printer import format_attr
-from ..ir.registry import REQUIRED, OpDef, all_ops
-from ..ir.traits import Terminator
+from ..ir.registry import REQUIRED, Effect, OpDef, all_ops
+from ..ir.symbols import CallOp
+from ..ir.traits import Elementwise, Terminator, View
 
 BEGIN = "<!-- BEGIN GENERATED OP REFERENCE: python -m irflow.ops.opdocs -->"
 END = "<!-- END GENERATED OP REFERENCE -->"
@@ -125,6 +126,30 @@ def gradient_text(opdef: OpDef) -> str:
     return "no VJP rule: differentiating through it is an error"
 
 
+def memory_text(opdef: OpDef) -> str:
+    """Where a compiled plan puts the op's result (see `irflow.passes.plan_buffers`);
+    empty for ops that compute no tensor of their own."""
+    if (opdef.kernel is None or opdef.region_op is not None or opdef.has(Terminator)
+            or opdef.effect is Effect.IO):
+        return ""
+    view = opdef.trait(View)
+    if view is not None:
+        return f"a view of operand {view.operand}: no buffer of its own"
+    if opdef.has(CallOp):
+        return "the callee's results, from the callee's own plan"
+    if opdef.arity == 0 and opdef.effect is Effect.PURE:
+        return "no operands: computed once, when the plan is compiled"
+    if opdef.out_kernel is None:
+        return "its kernel allocates the result"
+    text = "written into a planned buffer"
+    if opdef.in_place is None and opdef.has(Elementwise):
+        return text + ", in place over any operand of its type that dies there"
+    if opdef.in_place:
+        which = ", ".join(str(i) for i in opdef.in_place)
+        return text + f", in place over operand {which} if it has its type and dies there"
+    return text
+
+
 def traits_text(opdef: OpDef) -> str:
     return ", ".join(t.label for t in opdef.traits if t.label)
 
@@ -149,6 +174,9 @@ def op_entry(opdef: OpDef) -> str:
     traits = traits_text(opdef)
     if traits:
         lines.append(f"- traits: {traits}")
+    memory = memory_text(opdef)
+    if memory:
+        lines.append(f"- memory: {memory}")
     patterns = patterns_text(opdef)
     if patterns:
         lines.append(f"- canonicalization: {patterns}")

@@ -82,14 +82,14 @@ def _reduce_rule(kind: str, nonempty: bool = False):
 
 
 def _np_reduce(fn, pass_dtype: bool):
-    """A kernel from a NumPy reduction; `pass_dtype` keeps int32 sums int32 (NumPy
-    would widen them to int64)."""
+    """The kernel and the out kernel of a NumPy reduction; `pass_dtype` keeps int32
+    sums int32 (NumPy would widen them to int64)."""
     if pass_dtype:
-        def kernel(x, axis, keepdim):
-            return np.asarray(fn(x, axis=axis, keepdims=keepdim, dtype=x.dtype))
+        def kernel(x, axis, keepdim, out=None):
+            return np.asarray(fn(x, axis=axis, keepdims=keepdim, dtype=x.dtype, out=out))
     else:
-        def kernel(x, axis, keepdim):
-            return np.asarray(fn(x, axis=axis, keepdims=keepdim))
+        def kernel(x, axis, keepdim, out=None):
+            return np.asarray(fn(x, axis=axis, keepdims=keepdim, out=out))
     return quiet(kernel)  # an overflowing sum, the mean of nothing: inf and NaN
 
 
@@ -175,8 +175,8 @@ _AXIS_DOC = ("Attributes: `axis` (None: every axis, or a tuple of axes; an int, 
 
 
 def reduction(name, np_fn, kind, vjp=None, pass_dtype=False, nonempty=False, doc=""):
-    return defop(name, _reduce_rule(kind, nonempty), _np_reduce(np_fn, pass_dtype),
-                 arity=1, attrs=dict(_AXIS_ATTRS), canonicalize=_canon_axes,
+    kernel = _np_reduce(np_fn, pass_dtype)
+    return defop(name, _reduce_rule(kind, nonempty), kernel, out_kernel=kernel, arity=1, attrs=dict(_AXIS_ATTRS), canonicalize=_canon_axes,
                  vjp=None if vjp is None else _float_vjp(vjp), nondiff=vjp is None,
                  traits=(Reduction(),),
                  doc=doc + " " + _AXIS_DOC + "The result has x's dtype; reducing every "
@@ -188,12 +188,13 @@ reduction("sum", np.sum, "number", _sum_vjp, pass_dtype=True,
 reduction("prod", np.prod, "number", _prod_vjp, pass_dtype=True,
           doc="prod(x): the product of a float or int tensor over `axis`; its gradient "
               "is exact also where x holds zeros.")
-def _mean(x, axis=None, keepdims=False, dtype=None):
+def _mean(x, axis=None, keepdims=False, dtype=None, out=None):
     """np.mean, except that the mean of nothing is NaN without NumPy's "Mean of empty
     slice" warning (a Python warning, which errstate does not silence)."""
     if x.size:
-        return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype)
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype) / x.dtype.type(0)
+        return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+    total = np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
+    return np.divide(total, x.dtype.type(0), out=out)
 
 
 reduction("mean", _mean, "float", _mean_vjp, pass_dtype=True,
@@ -217,11 +218,18 @@ def _numel_infer(types, attrs):
 
 
 def _numel_kernel(x, axis):
-    return np.asarray(math.prod(x.shape[a] for a in reduced_axes(axis, x.ndim)),
-                      dtype=np.int64)
+    return np.asarray(_count(x, axis), dtype=np.int64)
 
 
-defop("numel", _numel_infer, _numel_kernel, arity=1, attrs={"axis": None},
+def _numel_out(x, out, axis):
+    out[()] = _count(x, axis)
+
+
+def _count(x, axis) -> int:
+    return math.prod(x.shape[a] for a in reduced_axes(axis, x.ndim))
+
+
+defop("numel", _numel_infer, _numel_kernel, out_kernel=_numel_out, arity=1, attrs={"axis": None},
       canonicalize=_canon_axes, nondiff=True,
       doc="numel(x): the i64 scalar product of the sizes of x's dims over `axis` "
           "(None: every dim, so the element count), known at run time when the dims "
@@ -259,11 +267,15 @@ def _arg_infer(types, attrs):
 def _np_arg(fn):
     def kernel(x, axis, keepdim):
         return np.asarray(fn(x, axis=axis, keepdims=keepdim), dtype=np.int64)
-    return kernel
+
+    def out_kernel(x, out, axis, keepdim):
+        fn(x, axis=axis, keepdims=keepdim, out=out)
+    return kernel, out_kernel
 
 
 for _name, _fn, _what in [("argmax", np.argmax, "largest"), ("argmin", np.argmin, "smallest")]:
-    defop(_name, _arg_infer, _np_arg(_fn), arity=1, attrs=dict(_AXIS_ATTRS),
+    _kernel, _out = _np_arg(_fn)
+    defop(_name, _arg_infer, _kernel, out_kernel=_out, arity=1, attrs=dict(_AXIS_ATTRS),
           canonicalize=_canon_arg_axis, nondiff=True,
           doc=f"{_name}(x): the index of the {_what} element of a float or int tensor "
               "along `axis`; ties give the first index, as in NumPy. Attributes: "

@@ -10,8 +10,11 @@ non-negative ones. Symbolic dims pass through as polynomials of symbols (see
 ``x[:, 1:]`` of a symbolic axis S1 gives S1-1. A rule that needs a symbolic dim to
 equal a static one raises `DimMismatch`.
 
-Kernels return NumPy views where NumPy does (reshape, transpose, broadcast_to,
-slice, ...): kernels never write into their inputs, so sharing memory is safe.
+Kernels return NumPy views where NumPy does (reshape, broadcast_to, slice, ...;
+not transpose, which copies, see there), and those ops carry the `View` trait: kernels never write into their
+inputs, so sharing memory is safe. The ops that copy have out kernels writing into a
+given buffer; `set_slice`, `scatter_add` and `put_along_axis` may write over x (in
+place), which then needs no copy.
 """
 from __future__ import annotations
 
@@ -232,9 +235,18 @@ def _is_identity_perm(op) -> bool:
     return op.attrs["perm"] == tuple(range(len(op.attrs["perm"])))
 
 
-defop("transpose", _transpose_infer, lambda x, perm: np.transpose(x, perm), arity=1,
+def _transpose_out(x, out, perm):
+    np.copyto(out, np.transpose(x, perm))
+
+
+# transpose copies, as Paddle's does, rather than returning NumPy's permuted view: then
+# every array a kernel makes is in row-major order, as an arena buffer is, so a
+# reduction adds in the same order in the interpreter and the executor (NumPy's
+# elementwise results follow their operands' layout), and a reshape is a view.
+defop("transpose", _transpose_infer, lambda x, perm: np.transpose(x, perm).copy(),
+      out_kernel=_transpose_out, arity=1,
       attrs={"perm": REQUIRED}, canonicalize=_transpose_canon, vjp=_transpose_vjp,
-      traits=(View(),), patterns=(ReturnsOperand(when=_is_identity_perm),),
+      patterns=(ReturnsOperand(when=_is_identity_perm),),
       doc="transpose(x) {perm}: permute the axes: result axis i is x's axis perm[i]. "
           "`perm` lists every axis of x once (negative entries count from the end)")
 
@@ -340,8 +352,22 @@ def _concat_vjp(b, g, ins, outs, axis):
     return grads
 
 
-defop("concat", _concat_infer, lambda *xs, axis: np.concatenate(xs, axis=axis),
-      arity=(1, None), attrs={"axis": 0}, canonicalize=_axis_canon(0), vjp=_concat_vjp,
+def _concat_out(*xs, out, axis):
+    np.concatenate(xs, axis=axis, out=out)
+
+
+def _concat(*xs, axis):
+    """Into a row-major array of its own: NumPy's concatenate keeps the layout of
+    its inputs (of broadcast views too), which a buffer of the arena does not have."""
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    out = np.empty(shape, dtype=xs[0].dtype)
+    np.concatenate(xs, axis=axis, out=out)
+    return out
+
+
+defop("concat", _concat_infer, _concat,
+      out_kernel=_concat_out, arity=(1, None), attrs={"axis": 0}, canonicalize=_axis_canon(0), vjp=_concat_vjp,
       doc="concat(*xs) {axis}: join one or more tensors of one dtype and rank along "
           "`axis` (default 0); their other dims must be equal. The result's size along "
           "`axis` is the sum of theirs (`N+M` for symbolic sizes)")
@@ -362,7 +388,12 @@ def _stack_vjp(b, g, ins, outs, axis):
                       shape=x.type.shape) for i, x in enumerate(ins)]
 
 
-defop("stack", _stack_infer, lambda *xs, axis: np.stack(xs, axis=axis), arity=(1, None),
+def _stack_out(*xs, out, axis):
+    np.stack(xs, axis=axis, out=out)
+
+
+defop("stack", _stack_infer, lambda *xs, axis: np.stack(xs, axis=axis), out_kernel=_stack_out,
+      arity=(1, None),
       attrs={"axis": 0}, canonicalize=_axis_canon(1), vjp=_stack_vjp,
       doc="stack(*xs) {axis}: join one or more tensors of one type along a new axis, "
           "which is `axis` (default 0) of the result")
@@ -539,7 +570,7 @@ _SLICE_DOC = ("`axes` lists the sliced axes (others are kept whole) and `starts`
 
 defop("slice", lambda types, attrs: types[0].with_shape(_sliced_shape(types[0], attrs)),
       _slice_kernel, arity=1, attrs=dict(_SLICE_ATTRS), canonicalize=_slice_canon,
-      shape_attrs=("starts", "stops"), vjp=_slice_vjp,
+      shape_attrs=("starts", "stops"), vjp=_slice_vjp, traits=(View(),),
       doc="slice(x) {axes, starts, stops, steps}: x[start:stop:step] along each listed "
           "axis, like paddle.strided_slice. " + _SLICE_DOC)
 
@@ -553,9 +584,19 @@ def _set_slice_infer(types, attrs):
     return x
 
 
-def _set_slice_kernel(x, update, **bounds):
-    out = x.copy()
+def _set_slice_kernel(x, update, out=None, **bounds):
+    """Also the out kernel, which may be given x's own memory."""
+    out = _copy_of(x, out)
     out[_slice_index(x.shape, **bounds)] = update
+    return out
+
+
+def _copy_of(x: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """x in `out` (a new array if None), which may already be x's memory (in place)."""
+    if out is None:
+        return x.copy()
+    if not np.may_share_memory(out, x):
+        np.copyto(out, x)
     return out
 
 
@@ -563,7 +604,8 @@ def _set_slice_vjp(b, g, ins, outs, **bounds):
     return [b.set_slice(g[0], _zeros(b, ins[1].type), **bounds), b.slice(g[0], **bounds)]
 
 
-defop("set_slice", _set_slice_infer, _set_slice_kernel, arity=2, attrs=dict(_SLICE_ATTRS),
+defop("set_slice", _set_slice_infer, _set_slice_kernel, out_kernel=_set_slice_kernel,
+      in_place=(0,), arity=2, attrs=dict(_SLICE_ATTRS),
       canonicalize=_slice_canon, shape_attrs=("starts", "stops"), vjp=_set_slice_vjp,
       doc="set_slice(x, update) {axes, starts, stops, steps}: a copy of x whose slice (as "
           "in `slice`) is replaced by `update`, which has x's dtype and exactly the "
@@ -596,8 +638,17 @@ def _operand_axis_canon(attrs, types):
     return {**attrs, "axis": norm_axis(attrs["axis"], types[0].rank)}
 
 
-defop("gather", _gather_infer, lambda x, index, axis: np.take(x, index, axis=axis), arity=2,
-      attrs={"axis": 0}, canonicalize=_operand_axis_canon, vjp=_gather_vjp,
+def _gather_out(x, index, out, axis):
+    """np.take buffers its output when it checks the indices itself (mode "raise"),
+    so the check comes first, and the kernel raises NumPy's error for a bad index."""
+    n = x.shape[axis]
+    if index.size and not -n <= index.min() <= index.max() < n:
+        np.take(x, index, axis=axis)
+    np.take(x, index, axis=axis, out=out, mode="wrap")
+
+
+defop("gather", _gather_infer, lambda x, index, axis: np.take(x, index, axis=axis),
+      out_kernel=_gather_out, arity=2, attrs={"axis": 0}, canonicalize=_operand_axis_canon, vjp=_gather_vjp,
       doc="gather(x, index) {axis}: np.take(x, index, axis): the entries of x at the "
           "positions `index` (i32 or i64, any rank; negative counts from the end) along "
           "`axis` (default 0). Result shape: x.shape[:axis] + index.shape + "
@@ -615,13 +666,15 @@ def _scatter_add_infer(types, attrs):
     return x
 
 
-def _scatter_add_kernel(x, index, updates, axis):
-    out = x.copy()
+def _scatter_add_kernel(x, index, updates, axis, out=None):
+    """Also the out kernel, which may be given x's own memory."""
+    out = _copy_of(x, out)
     np.add.at(out, _along(axis, x.ndim, index), updates)
     return out
 
 
-defop("scatter_add", _scatter_add_infer, _scatter_add_kernel, arity=3, attrs={"axis": 0},
+defop("scatter_add", _scatter_add_infer, _scatter_add_kernel, out_kernel=_scatter_add_kernel,
+      in_place=(0,), arity=3, attrs={"axis": 0},
       canonicalize=_operand_axis_canon,
       vjp=lambda b, g, i, o, axis: [g[0], None, b.gather(g[0], i[1], axis=axis)],
       doc="scatter_add(x, index, updates) {axis}: a copy of x with `updates` added at the "
@@ -685,11 +738,12 @@ def _along_axis_index(index: np.ndarray, axis: int) -> tuple:
     return tuple(grids)
 
 
-def _put_along_axis_kernel(x, index, values, axis, reduce):
+def _put_along_axis_kernel(x, index, values, axis, reduce, out=None):
+    """Also the out kernel, which may be given x's own memory."""
     shape = x.shape[:axis] + (index.shape[axis],) + x.shape[axis + 1:]
     where = _along_axis_index(np.broadcast_to(index, shape), axis)
     values = np.broadcast_to(values, shape)
-    out = x.copy()
+    out = _copy_of(x, out)
     if reduce == "add" and shape[axis] > 1:
         np.add.at(out, where, values)  # several indices per row may repeat: accumulate
     elif reduce == "add":  # one index per row: no repeats, so a plain += is exact (and fast)
@@ -708,7 +762,8 @@ def _put_along_axis_vjp(b, g, ins, outs, axis, reduce):
     return [cleared, None, picked]
 
 
-defop("put_along_axis", _put_along_axis_infer, _put_along_axis_kernel, arity=3,
+defop("put_along_axis", _put_along_axis_infer, _put_along_axis_kernel,
+      out_kernel=_put_along_axis_kernel, in_place=(0,), arity=3,
       attrs={"axis": REQUIRED, "reduce": "assign"}, canonicalize=_put_along_axis_canon,
       vjp=_put_along_axis_vjp,
       doc="put_along_axis(x, index, values) {axis, reduce}: a copy of x with `values` "
@@ -744,8 +799,11 @@ def _pad_infer(types, attrs):
     return x.with_shape(shape)
 
 
-def _pad_kernel(x, pads, value):
-    out = np.full([d + low + high for d, (low, high) in zip(x.shape, pads)], value, x.dtype)
+def _pad_kernel(x, pads, value, out=None):
+    """Also the out kernel."""
+    if out is None:
+        out = np.empty([d + low + high for d, (low, high) in zip(x.shape, pads)], x.dtype)
+    out.fill(value)
     out[tuple(slice(low, low + d) for d, (low, _) in zip(x.shape, pads))] = x
     return out
 
@@ -756,7 +814,8 @@ def _pad_vjp(b, g, ins, outs, pads, value):
                     stops=tuple(-pads[i][1] if pads[i][1] else None for i in axes))]
 
 
-defop("pad", _pad_infer, _pad_kernel, arity=1, attrs={"pads": REQUIRED, "value": 0.0},
+defop("pad", _pad_infer, _pad_kernel, out_kernel=_pad_kernel, arity=1,
+      attrs={"pads": REQUIRED, "value": 0.0},
       canonicalize=_pad_canon, vjp=_pad_vjp,
       doc="pad(x) {pads, value}: x with `value` (a float, default 0.0, cast to x's "
           "dtype) added around it: `pads` holds one (low, high) pair of non-negative "

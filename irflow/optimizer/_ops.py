@@ -36,6 +36,35 @@ def sqrt(x: Tensor) -> Tensor:
     return apply("sqrt", (x,))
 
 
+def absolute(x: Tensor) -> Tensor:
+    return apply("abs", (x,))
+
+
+def norm(x: Tensor) -> Tensor:
+    """The 0-d L2 norm of every element of `x`."""
+    return sqrt(apply("sum", (mul(x, x),)))
+
+
+def gt(x: Tensor, y: Tensor) -> Tensor:
+    return apply("gt", (x, y))
+
+
+def logical_and(x: Tensor, y: Tensor) -> Tensor:
+    return apply("logical_and", (x, y))
+
+
+def select(condition: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return apply("select", (condition, x, y))
+
+
 def constant(value, dtype) -> Tensor:
     """A 0-d constant of `dtype` (a NumPy dtype)."""
     return Tensor._from_array(np.asarray(value, dtype=dtype))
+
+
+def neg(x: Tensor) -> Tensor:
+    return apply("neg", (x,))
+
+
+def power(x: Tensor, y: Tensor) -> Tensor:
+    return apply("pow", (x, y))

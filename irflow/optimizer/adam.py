@@ -9,13 +9,27 @@ from .optimizer import Optimizer
 __all__ = ["Adam"]
 
 
-def _check_hyperparameters(beta1, beta2, epsilon) -> None:
+def adam_hyperparameters(beta1, beta2, epsilon) -> dict:
+    """The checked ``beta1``, ``beta2`` and ``epsilon`` of the Adam family, as the
+    per-group defaults of its optimizers."""
     if not 0 <= float(beta1) < 1:
         raise ValueError(f"invalid beta1 {float(beta1)}: expected a value in [0, 1)")
     if not 0 <= float(beta2) < 1:
         raise ValueError(f"invalid beta2 {float(beta2)}: expected a value in [0, 1)")
     if not 0 <= float(epsilon):
         raise ValueError(f"invalid epsilon {float(epsilon)}: expected a value >= 0")
+    return {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)}
+
+
+def update_moments(slot, grad):
+    """Adam's moment updates (shared with Lamb): store and return the new ``moment1``
+    and ``moment2`` of `slot`."""
+    c, s = slot.consts, slot.state
+    m1 = add(mul(c["beta1"], s["moment1"]), mul(c["1-beta1"], grad))
+    m2 = add(mul(c["beta2"], s["moment2"]), mul(mul(c["1-beta2"], grad), grad))
+    s["moment1"].set_value(m1)
+    s["moment2"].set_value(m2)
+    return m1, m2
 
 
 class Adam(Optimizer):
@@ -40,11 +54,10 @@ class Adam(Optimizer):
                  lazy_mode: bool = False, multi_precision: bool = False,
                  use_multi_tensor: bool = False, amsgrad: bool = False,
                  name: str | None = None):
-        _check_hyperparameters(beta1, beta2, epsilon)
+        hyper = adam_hyperparameters(beta1, beta2, epsilon)
         self._amsgrad = bool(amsgrad)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
-                         defaults={"beta1": float(beta1), "beta2": float(beta2),
-                                   "epsilon": float(epsilon), "lazy_mode": bool(lazy_mode)})
+                         defaults={**hyper, "lazy_mode": bool(lazy_mode)})
 
     def _accumulators(self, param, options):
         zeros = np.zeros_like(param._value)
@@ -62,10 +75,7 @@ class Adam(Optimizer):
 
     def _update(self, slot, grad) -> None:
         c, s, p = slot.consts, slot.state, slot.param
-        m1 = add(mul(c["beta1"], s["moment1"]), mul(c["1-beta1"], grad))
-        m2 = add(mul(c["beta2"], s["moment2"]), mul(mul(c["1-beta2"], grad), grad))
-        s["moment1"].set_value(m1)
-        s["moment2"].set_value(m2)
+        m1, m2 = update_moments(slot, grad)
         if self._amsgrad:
             m2 = maximum(s["moment2_max"], m2)
             s["moment2_max"].set_value(m2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from ._ops import mul, sub
-from .adam import Adam, _check_hyperparameters
+from .adam import Adam, adam_hyperparameters
 from .optimizer import Optimizer, _is_number, as_regularizer
 
 __all__ = ["AdamW"]
@@ -29,7 +29,7 @@ class AdamW(Adam):
                  apply_decay_param_fun: Callable[[str], bool] | None = None,
                  grad_clip=None, lazy_mode: bool = False, multi_precision: bool = False,
                  amsgrad: bool = False, name: str | None = None):
-        _check_hyperparameters(beta1, beta2, epsilon)
+        hyper = adam_hyperparameters(beta1, beta2, epsilon)
         if hasattr(weight_decay, "item"):
             weight_decay = weight_decay.item()
         if not _is_number(weight_decay):
@@ -40,8 +40,7 @@ class AdamW(Adam):
         self._apply_decay_param_fun = apply_decay_param_fun
         self._lr_ratio_fun = lr_ratio
         Optimizer.__init__(self, learning_rate, parameters, None, grad_clip, name,
-                           defaults={"beta1": float(beta1), "beta2": float(beta2),
-                                     "epsilon": float(epsilon), "lazy_mode": bool(lazy_mode),
+                           defaults={**hyper, "lazy_mode": bool(lazy_mode),
                                      "weight_decay": float(weight_decay)})
 
     def _lr_ratio(self, param) -> float:

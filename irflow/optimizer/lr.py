@@ -19,7 +19,10 @@ from typing import Sequence
 from ..tensor.tensor import Tensor
 
 __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
-           "CosineAnnealingDecay", "LinearWarmup"]
+           "CosineAnnealingDecay", "LinearWarmup", "PiecewiseDecay", "NaturalExpDecay",
+           "InverseTimeDecay", "PolynomialDecay", "LambdaDecay", "MultiplicativeDecay",
+           "NoamDecay", "OneCycleLR", "ReduceOnPlateau", "CyclicLR", "LinearLR",
+           "CosineAnnealingWarmRestarts"]
 
 
 class LRScheduler:
@@ -230,3 +233,396 @@ class LinearWarmup(LRScheduler):
         super().set_state_dict(state_dict)
         if isinstance(self.learning_rate, LRScheduler):
             self.learning_rate.set_state_dict(state_dict["LinearWarmup_LR"])
+
+
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    return value
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (float, int)):
+        raise TypeError(f"{name} must be a float, not {type(value).__name__}")
+    return float(value)
+
+
+def _function(name: str, value):
+    if not callable(value):
+        raise TypeError(f"{name} must be a function of the epoch, not {type(value).__name__}")
+    return value
+
+
+class PiecewiseDecay(LRScheduler):
+    """``values[i]`` for the epochs before ``boundaries[i]`` (and before every later
+    boundary), ``values[-1]`` from the last boundary on."""
+
+    def __init__(self, boundaries: Sequence[int], values: Sequence[float],
+                 last_epoch: int = -1, verbose: bool = False) -> None:
+        if len(boundaries) == 0:
+            raise ValueError("PiecewiseDecay needs at least one boundary")
+        if len(values) != len(boundaries) + 1:
+            raise ValueError(f"PiecewiseDecay needs one value more than boundaries: got "
+                             f"{len(boundaries)} boundaries and {len(values)} values")
+        self.boundaries = boundaries
+        self.values = values
+        super().__init__(last_epoch=last_epoch, verbose=verbose)
+
+    def get_lr(self) -> float:
+        for boundary, value in zip(self.boundaries, self.values):
+            if self.last_epoch < boundary:
+                return value
+        return self.values[-1]
+
+
+class NaturalExpDecay(LRScheduler):
+    """``base_lr * exp(-gamma * last_epoch)``."""
+
+    def __init__(self, learning_rate: float, gamma: float, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        if _number("gamma", gamma) <= 0:
+            raise ValueError(f"gamma must be > 0 so that the rate decays, got {gamma}")
+        self.gamma = gamma
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.base_lr * math.exp(-1 * self.gamma * self.last_epoch)
+
+
+class InverseTimeDecay(LRScheduler):
+    """``base_lr / (1 + gamma * last_epoch)``."""
+
+    def __init__(self, learning_rate: float, gamma: float, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        self.gamma = _number("gamma", gamma)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.base_lr / (1 + self.gamma * self.last_epoch)
+
+
+class PolynomialDecay(LRScheduler):
+    """From ``base_lr`` to `end_lr` along ``(1 - epoch / decay_steps) ** power`` over
+    `decay_steps` epochs, then `end_lr`; with `cycle`, ``decay_steps`` grows to the
+    next multiple of itself at or above the epoch, so the decay restarts."""
+
+    def __init__(self, learning_rate: float, decay_steps: int, end_lr: float = 0.0001,
+                 power: float = 1.0, cycle: bool = False, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        self.decay_steps = _positive_int("decay_steps", decay_steps)
+        self.end_lr = _number("end_lr", end_lr)
+        if _number("power", power) <= 0:
+            raise ValueError(f"power must be > 0 so that the rate decays, got {power}")
+        self.power = power
+        self.cycle = bool(cycle)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        epoch, steps = self.last_epoch, self.decay_steps
+        if self.cycle:
+            steps *= max(1, math.ceil(epoch / steps))
+        else:
+            epoch = min(epoch, steps)
+        return (self.base_lr - self.end_lr) * (1 - epoch / steps) ** self.power + self.end_lr
+
+
+class LambdaDecay(LRScheduler):
+    """``base_lr * lr_lambda(last_epoch)``."""
+
+    def __init__(self, learning_rate: float, lr_lambda, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        self.lr_lambda = _function("lr_lambda", lr_lambda)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.base_lr * self.lr_lambda(self.last_epoch)
+
+
+class MultiplicativeDecay(LRScheduler):
+    """``base_lr`` times ``lr_lambda(e)`` for every epoch ``e`` from 1 to ``last_epoch``
+    (recomputed from the start each epoch, as Paddle does, so ``step(epoch)`` jumps
+    exactly)."""
+
+    def __init__(self, learning_rate: float, lr_lambda, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        self.lr_lambda = _function("lr_lambda", lr_lambda)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        lr = self.base_lr
+        for epoch in range(1, self.last_epoch + 1):
+            lr = lr * self.lr_lambda(epoch)
+        return lr
+
+
+class NoamDecay(LRScheduler):
+    """The Transformer's schedule: ``base_lr * d_model ** -0.5 * min(epoch ** -0.5,
+    epoch * warmup_steps ** -1.5)`` (the first factor is 1 at epoch 0)."""
+
+    def __init__(self, d_model: int, warmup_steps: int, learning_rate: float = 1.0,
+                 last_epoch: int = -1, verbose: bool = False) -> None:
+        if d_model <= 0:
+            raise ValueError(f"d_model must be > 0, got {d_model}")
+        self.d_model = d_model
+        self.warmup_steps = warmup_steps
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        decay = 1 if self.last_epoch == 0 else self.last_epoch ** -0.5
+        warmup = self.warmup_steps ** -1.5 * self.last_epoch
+        return self.base_lr * self.d_model ** -0.5 * min(decay, warmup)
+
+
+class OneCycleLR(LRScheduler):
+    """The one-cycle policy over `total_steps` steps: from ``max_learning_rate /
+    divide_factor`` up to `max_learning_rate` during the first `phase_pct` of the
+    steps, then down to `end_learning_rate` (with `three_phase`: down to the initial
+    rate over as many steps, then to `end_learning_rate`). Each phase anneals by
+    cosine or linearly (`anneal_strategy`). Phase boundaries are Paddle's: phase
+    ``k`` ends at step ``k * phase_pct * total_steps - k`` and the last at
+    ``total_steps - 1``; stepping past `total_steps` raises."""
+
+    def __init__(self, max_learning_rate: float, total_steps: int,
+                 divide_factor: float = 25.0, end_learning_rate: float = 0.0001,
+                 phase_pct: float = 0.3, anneal_strategy: str = "cos",
+                 three_phase: bool = False, last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        if _number("max_learning_rate", max_learning_rate) < 0:
+            raise ValueError(f"max_learning_rate must be >= 0, got {max_learning_rate}")
+        if _number("end_learning_rate", end_learning_rate) < 0:
+            raise ValueError(f"end_learning_rate must be >= 0, got {end_learning_rate}")
+        self.total_steps = _positive_int("total_steps", total_steps)
+        if not isinstance(phase_pct, float):
+            raise TypeError(f"phase_pct must be a float, not {type(phase_pct).__name__}")
+        if not 0 <= phase_pct <= (0.5 if three_phase else 1):
+            raise ValueError(f"phase_pct must be in [0, {0.5 if three_phase else 1}]"
+                             f"{' with three_phase' if three_phase else ''}, got {phase_pct}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be 'cos' or 'linear', got "
+                             f"{anneal_strategy!r}")
+        initial = max_learning_rate / float(_number("divide_factor", divide_factor))
+        last = self.total_steps - 1
+        if three_phase:
+            ends = [phase_pct * total_steps - 1, 2 * phase_pct * total_steps - 2, last]
+            rates = [initial, float(max_learning_rate), initial, float(end_learning_rate)]
+        else:
+            ends = [phase_pct * total_steps - 1, last]
+            rates = [initial, float(max_learning_rate), float(end_learning_rate)]
+        starts = [0] + ends[:-1]
+        # (start step, length, start rate, end rate) of each phase.
+        self._phases = [(s, e - s, a, b) for s, e, a, b in zip(starts, ends, rates, rates[1:])]
+        self.anneal_strategy = anneal_strategy
+        super().__init__(initial, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR was stepped {step} times, past its total_steps "
+                             f"({self.total_steps})")
+        for i, (start, length, a, b) in enumerate(self._phases):
+            if step <= start + length or i == len(self._phases) - 1:
+                pct = (step - start) / length
+                if self.anneal_strategy == "cos":
+                    return b + (a - b) / 2.0 * (math.cos(math.pi * pct) + 1)
+                return (b - a) * pct + a
+        raise AssertionError("unreachable: the last phase takes every later step")
+
+
+class ReduceOnPlateau(LRScheduler):
+    """Multiply the rate by `factor` (not below `min_lr`) when the metric given to
+    ``step(metrics)`` has not improved for more than `patience` epochs, then wait
+    `cooldown` epochs. Improvement: below ``best * (1 - threshold)`` (mode 'min',
+    threshold_mode 'rel'), ``best - threshold`` ('abs'), or above for mode 'max'.
+    Changes smaller than `epsilon` are skipped."""
+
+    def __init__(self, learning_rate: float, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float = 0, epsilon: float = 1e-8,
+                 verbose: bool = False) -> None:
+        mode, threshold_mode = mode.lower(), threshold_mode.lower()
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        if factor >= 1.0:
+            raise ValueError(f"factor must be < 1.0 so that the rate decreases, got {factor}")
+        self.mode, self.threshold_mode = mode, threshold_mode
+        self.factor, self.patience, self.threshold = factor, patience, threshold
+        self.cooldown, self.min_lr, self.epsilon = cooldown, min_lr, epsilon
+        self.cooldown_counter = 0
+        self.best = None
+        self.num_bad_epochs = 0
+        # Unlike the other schedulers, construction takes no step: there is no metric yet.
+        self.base_lr = _number("learning_rate", learning_rate)
+        self.last_lr = self.base_lr
+        self.last_epoch = 0
+        self.verbose = verbose
+
+    def state_keys(self) -> None:
+        self.keys = ["cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr"]
+
+    def step(self, metrics, epoch: int | None = None) -> None:
+        """Record this epoch's `metrics` (a number, or a one-element Tensor or array)."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        metrics = self._as_float(metrics)
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            return
+        if self.best is None or self._is_better(metrics, self.best):
+            self.best, self.num_bad_epochs = metrics, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.num_bad_epochs > self.patience:
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+            new_lr = max(self.last_lr * self.factor, self.min_lr)
+            if self.last_lr - new_lr > self.epsilon:
+                self.last_lr = new_lr
+                if self.verbose:
+                    print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to "
+                          f"{self.last_lr}.")
+
+    @staticmethod
+    def _as_float(metrics) -> float:
+        if isinstance(metrics, Tensor) or hasattr(metrics, "size") and hasattr(metrics, "shape"):
+            if metrics.size != 1:
+                raise ValueError(f"ReduceOnPlateau.step takes one metric value; got "
+                                 f"{metrics.size} values (reduce them first, e.g. with "
+                                 f"paddle.mean)")
+            return float(metrics)
+        if isinstance(metrics, bool) or not isinstance(metrics, (int, float)):
+            raise TypeError(f"metrics must be a number, a Tensor or a NumPy array, not "
+                            f"{type(metrics).__name__}")
+        return float(metrics)
+
+    def _is_better(self, current: float, best: float) -> bool:
+        if self.mode == "min":
+            bound = best - best * self.threshold if self.threshold_mode == "rel" \
+                else best - self.threshold
+            return current < bound
+        bound = best + best * self.threshold if self.threshold_mode == "rel" \
+            else best + self.threshold
+        return current > bound
+
+
+class CyclicLR(LRScheduler):
+    """Cycles between `base_learning_rate` and `max_learning_rate`: up over
+    `step_size_up` steps, down over `step_size_down` (default: as many). The
+    amplitude is scaled per cycle ('triangular': 1; 'triangular2': halved each cycle)
+    or per step ('exp_range': ``exp_gamma ** step``), or by `scale_fn` of the cycle
+    number or the step (`scale_mode`)."""
+
+    def __init__(self, base_learning_rate: float, max_learning_rate: float,
+                 step_size_up: int, step_size_down: int | None = None,
+                 mode: str = "triangular", exp_gamma: float = 1.0, scale_fn=None,
+                 scale_mode: str = "cycle", last_epoch: int = -1,
+                 verbose: bool = False) -> None:
+        if _number("max_learning_rate", max_learning_rate) < 0:
+            raise ValueError(f"max_learning_rate must be >= 0, got {max_learning_rate}")
+        up = _positive_int("step_size_up", step_size_up)
+        down = up if step_size_down is None else _positive_int("step_size_down",
+                                                                 step_size_down)
+        if not isinstance(exp_gamma, float):
+            raise TypeError(f"exp_gamma must be a float, not {type(exp_gamma).__name__}")
+        if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
+            raise ValueError(f"mode must be 'triangular', 'triangular2' or 'exp_range' "
+                             f"(or give scale_fn), got {mode!r}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got "
+                             f"{scale_mode!r}")
+        self.cycle_size = float(up + down)
+        self.step_up_pct = up / self.cycle_size
+        self.max_lr = float(max_learning_rate)
+        self.amplitude = self.max_lr - base_learning_rate
+        self.mode, self.gamma = mode, exp_gamma
+        if scale_fn is not None:
+            self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        elif mode == "triangular":
+            self.scale_fn, self.scale_mode = (lambda x: 1.0), "cycle"
+        elif mode == "triangular2":
+            self.scale_fn, self.scale_mode = (lambda x: 1 / 2.0 ** (x - 1)), "cycle"
+        else:
+            self.scale_fn, self.scale_mode = (lambda x: self.gamma ** x), "iterations"
+        super().__init__(base_learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        step = self.last_epoch
+        cycle = 1 + step // self.cycle_size
+        pct = 1.0 + step / self.cycle_size - cycle  # position within the cycle, [0, 1)
+        if pct <= self.step_up_pct:
+            height = pct / self.step_up_pct
+        else:
+            height = (1 - pct) / (1 - self.step_up_pct)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else step)
+        return self.base_lr + self.amplitude * height * scale
+
+
+class LinearLR(LRScheduler):
+    """From ``learning_rate * start_factor`` to ``learning_rate * end_factor``,
+    linearly over `total_steps` steps, then constant; each step multiplies the last
+    rate (Paddle's recursive form)."""
+
+    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False) -> None:
+        if not 0 < start_factor <= 1.0:
+            raise ValueError(f"start_factor must be in (0, 1], got {start_factor}")
+        if not 0 <= end_factor <= 1.0:
+            raise ValueError(f"end_factor must be in [0, 1], got {end_factor}")
+        self.total_steps = _positive_int("total_steps", total_steps)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        if self.last_epoch == 0:
+            return self.base_lr * self.start_factor
+        if self.last_epoch > self.total_steps:
+            return self.last_lr
+        change = self.end_factor - self.start_factor
+        start = self.total_steps * self.start_factor
+        return self.last_lr * (1.0 + change / (start + (self.last_epoch - 1) * change))
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from ``base_lr`` to `eta_min` over `T_0` epochs, restarting
+    at ``base_lr``; each period is `T_mult` times the one before.
+    ``step(epoch)`` may jump to any (even fractional) epoch."""
+
+    def __init__(self, learning_rate: float, T_0: int, T_mult: int = 1, eta_min: float = 0,
+                 last_epoch: int = -1, verbose: bool = False) -> None:
+        self.T_0 = self.T_i = _positive_int("T_0", T_0)
+        if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"T_mult must be an integer >= 1, got {T_mult!r}")
+        self.T_mult, self.eta_min = T_mult, _number("eta_min", eta_min)
+        self.T_cur = last_epoch
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.eta_min + (self.base_lr - self.eta_min) \
+            * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+
+    def step(self, epoch: float | None = None) -> None:
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        elif epoch < 0:
+            raise ValueError(f"epoch must be >= 0, got {epoch}")
+        elif epoch >= self.T_0:
+            if self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        else:
+            self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self.last_lr = self.get_lr()
+        if self.verbose:
+            print(f"Epoch {self.last_epoch}: CosineAnnealingWarmRestarts set learning rate "
+                  f"to {self.last_lr}.")

@@ -36,8 +36,10 @@ class Pass:
     """Base class of passes (see the module docstring)."""
 
     name: ClassVar[str] = ""
-    # True for a pass whose output autodiff cannot differentiate (fusion): pipelines
-    # differentiate what the passes before it made, and run it on the gradient too.
+    # True for a pass that must see the program as it will run: one whose output
+    # autodiff cannot differentiate (fusion), or an analysis of that program (buffer
+    # planning). Pipelines differentiate what the passes before the first such pass
+    # made, and run it and the passes after it on the gradient too.
     after_autodiff: ClassVar[bool] = False
 
     def run(self, module: Module) -> bool:

@@ -6,8 +6,10 @@ This pass decides the groups, one block at a time (regions too: a loop body gets
 kernels of its own, since regions are closed), in one walk in program order:
 
 - **Members.** Elementwise ops (`Elementwise` trait), reductions (`Reduction`) and
-  contractions (`Contraction`: matmul, conv2d), pure and on tensors. Scalar
-  constants are copied into each body that reads them.
+  contractions (`Contraction`: matmul, conv2d), pure and on tensors, whose result
+  something uses (a dead op is dce's to remove; it still reads its operands, as
+  any op outside a group). Scalar constants are copied into each body that reads
+  them.
 - **Joining.** An elementwise op or a reduction joins the groups of its operands'
   producers, merging them, when the result is one domain: the broadcast of the
   members' shapes; every reduction reads the whole domain and reduces the same axes;
@@ -28,7 +30,8 @@ kernels of its own, since regions are closed), in one walk in program order:
   then reads one array fewer from memory and no new one, for a few arithmetic ops
   per element, which a memory-bound loop does for free. Otherwise it reads it.
 - **Worth a kernel.** A group becomes a fused op when it has two ops or more (a
-  contraction counts) over a domain that is not a scalar.
+  contraction counts) over a domain that is not a scalar, and holds at most
+  ``max-ops`` ops, which bounds the time to compile one kernel.
 
 Every op copied into a body keeps its location. The fused op goes where the group's
 last member was, with that member's location; the members are erased, and so are
@@ -56,6 +59,7 @@ class Fuse(Pass):
     name = "fuse"
     after_autodiff = True
     max_recompute: int = 4
+    max_ops: int = 256
 
     def __post_init__(self):
         self._counts = {"fused-ops": 0, "ops-fused": 0, "ops-recomputed": 0}
@@ -75,7 +79,8 @@ class Fuse(Pass):
         for op in block.ops:
             for region in op.regions:
                 changed |= self._fuse_block(region.blocks[0])
-        groups = [g for g in _plan(block, self.max_recompute) if g.worth_a_kernel()]
+        groups = [g for g in _plan(block, self.max_recompute, self.max_ops)
+                  if g.worth_a_kernel()]
         for group in sorted(groups, key=lambda g: g.order[g.root], reverse=True):
             _build(block, group)  # latest first: a group recomputing another's value goes first
             self._counts["fused-ops"] += 1
@@ -134,6 +139,8 @@ def _kind(op: Operation) -> str | None:
     if op.regions or opdef.effect is not Effect.PURE or len(op.results) != 1 \
             or not all(isinstance(v.type, TensorType) for v in (*op.operands, op.result)):
         return None
+    if not op.result.uses:  # dead: dce's to remove, not a kernel's to compute
+        return None
     if opdef.has(Elementwise):
         return _ELEMENTWISE
     if opdef.has(Reduction):
@@ -153,7 +160,7 @@ def _reduced_axes(op: Operation) -> tuple[int, ...]:
     return tuple(range(op.operand(0).type.rank)) if axis is None else tuple(axis)
 
 
-def _plan(block: Block, max_recompute: int) -> list[_Group]:
+def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
     """The groups of `block`'s ops (see the module docstring), singletons included."""
     order = {op: i for i, op in enumerate(block.ops)}
     kinds = {op: _kind(op) for op in order}
@@ -165,10 +172,13 @@ def _plan(block: Block, max_recompute: int) -> list[_Group]:
                                        if isinstance(v, OpResult) and v.op in group_of))
         joined: list[_Group] = []
         if kind in (_ELEMENTWISE, _REDUCTION):
+            size = 1
             for g in producers:
                 if not g.closed and not any(v in g.sinks for v in op.operands) \
+                        and size + len(g.members) <= max_ops \
                         and _merged(joined + [g], op, kind) is not None:
                     joined.append(g)
+                    size += len(g.members)
         for g in producers:
             if g not in joined:
                 g.closed = True

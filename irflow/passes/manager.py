@@ -26,10 +26,10 @@ from ..ir.verifier import verify
 from .framework import Pass, parse_pipeline
 
 # What irflow.compile and eager backward() run on every program.
-DEFAULT_PIPELINE = ("fold", "cse", "dce")
+DEFAULT_PIPELINE = ("fold", "cse", "dce", "fuse")
 # What irflow.compile runs on a program whose parameters it froze into constants:
 # the default passes with BatchNorm folded into the Conv2D or Linear before it.
-INFERENCE_PIPELINE = ("fold", "fold-affine", "cse", "dce")
+INFERENCE_PIPELINE = ("fold", "fold-affine", "cse", "dce", "fuse")
 
 
 class PassError(IrflowError):
@@ -159,7 +159,7 @@ class PassManager:
 
 def split_at_autodiff(pipeline: str | Sequence[str | Pass]) -> tuple[list[Pass], list[Pass]]:
     """The passes of `pipeline` before the first that must run after autodiff
-    (`Pass.after_autodiff`: fusion), and the rest."""
+    (`Pass.after_autodiff`: fusion, buffer planning), and the rest."""
     passes = parse_pipeline(pipeline)
     cut = next((i for i, p in enumerate(passes) if p.after_autodiff), len(passes))
     return passes[:cut], passes[cut:]

@@ -124,6 +124,11 @@ class ProgramTracer(Tracer):
         copy.seed_arg = None if copy.seed_arg in unread else copy.seed_arg
         return copy, mapping
 
+    def shape_of(self, t: Tensor) -> list[int]:
+        """A variable's shape as Paddle's static graph gives it: -1 for a dim the feed
+        decides."""
+        return [d if isinstance(d, int) else -1 for d in t._ir.type.shape]
+
     def concrete(self, t: Tensor, what: str):
         raise IrflowError(f"{what} needs a value, and a variable of a static program has one "
                           "only when an Executor runs it: fetch it (exe.run(program, feed, "

@@ -6,6 +6,7 @@ other than a plain list brings its own ``write``, ``read`` and ``length``)."""
 from __future__ import annotations
 
 from ..errors import IrflowError
+from .convert import traced_dim
 from .tensor import Tensor
 
 
@@ -19,6 +20,12 @@ def create_array(dtype, initialized_list=None) -> list:
 
 
 def _index(i) -> int:
+    """The position `i` gives: while tracing, an index made of constants (such as
+    ``paddle.full([1], k, "int64")`` in a Python loop) is known."""
+    if isinstance(i, Tensor) and i._value is None:
+        known = traced_dim(i)
+        if isinstance(known, int):
+            return known
     return int(i.item(0)) if isinstance(i, Tensor) else int(i)
 
 

@@ -81,9 +81,28 @@ def dims(values) -> tuple:
     such as ``N``, so one program serves every size)."""
     if isinstance(values, Tensor) and values._value is not None:
         return tuple(int(v) for v in values._value.reshape(-1))
+    if isinstance(values, Tensor) and values._ir.type.rank == 1:
+        return _vector_dims(values)
     if isinstance(values, int) or isinstance(values, Tensor):
         values = (values,)
     return tuple(_dim(v) for v in values)
+
+
+def _vector_dims(t: Tensor) -> tuple:
+    """The dims of a traced 1-D tensor of sizes, such as ``paddle.shape(x)`` gives:
+    each element's dim, when the tensor stacks sizes the program knows."""
+    op = t._ir.op
+    found = None
+    if op is not None and op.name == "stack":
+        found = [_value_dim(v) for v in op.operands]
+    if found is None or None in found:
+        from ..dispatch import user_location
+        from ..errors import ConversionError
+        raise ConversionError("a shape given as a tensor needs sizes known when the "
+                              "program is compiled, or symbolic sizes such as "
+                              "paddle.shape(x) gives; this one is computed from tensor "
+                              "values", user_location())
+    return tuple(found)
 
 
 def _dim(v):
@@ -122,7 +141,7 @@ def _value_dim(v) -> Dim | None:
     if op.name == "numel":
         x, axes = op.operands[0].type, op.attrs["axis"]
         return numel(x.shape if axes is None else tuple(x.shape[a] for a in axes))
-    if op.name in ("cast", "reshape", "squeeze"):
+    if op.name in ("cast", "reshape", "squeeze", "broadcast_to"):  # paddle.full([1], k)
         return _value_dim(op.operands[0])
     if op.name == "slice":  # one element of a stack of sizes: paddle.shape(x)[i]
         source = op.operands[0]

@@ -90,7 +90,7 @@ def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
                               f"{num_or_sections} equal parts")
         sections = [part] * num_or_sections
     else:
-        sections = list(num_or_sections)
+        sections = list(dims(num_or_sections))
         if -1 in sections:
             rest = builtins.sum(s for s in sections if s != -1)
             sections[sections.index(-1)] = dim_sub(size, rest)
@@ -111,8 +111,26 @@ def unbind(input, axis=0) -> list[Tensor]:  # noqa: A002
 
 
 def slice(input, axes, starts, ends) -> Tensor:  # noqa: A001,A002  (Paddle's names)
-    return apply("slice", (as_tensor(input),),
-                 {"axes": dims(axes), "starts": dims(starts), "stops": dims(ends)})
+    x = as_tensor(input)
+    bounds = [*_listed(starts), *_listed(ends)]
+    if any(isinstance(b, Tensor) and b._value is None and traced_dim(b) is None
+           for b in bounds):  # bounds from tensor values: as x[..., i:j] indexes
+        index = [builtins.slice(None)] * x.ndim
+        for axis, start, stop in zip(dims(axes), _listed(starts), _listed(ends)):
+            index[axis] = builtins.slice(start, stop)
+        return x[tuple(index)]
+    return apply("slice", (x,), {"axes": dims(axes), "starts": dims(starts),
+                                 "stops": dims(ends)})
+
+
+def _listed(values) -> list:
+    """Paddle's list argument (a list, a tuple, a 1-D tensor or a number) as a list,
+    its one-element tensors (``paddle.full([1], k)``) as scalars."""
+    if isinstance(values, Tensor):
+        items = [values] if values.ndim == 0 else [values[k] for k in range(values.shape[0])]
+    else:
+        items = list(values) if isinstance(values, list | tuple) else [values]
+    return [reshape(v, []) if isinstance(v, Tensor) and v.ndim == 1 else v for v in items]
 
 
 def strided_slice(x, axes, starts, ends, strides, name=None) -> Tensor:

@@ -70,7 +70,7 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return len(self.shape)
+        return len(self._value.shape) if self._value is not None else self._ir.type.rank
 
     def dim(self) -> int:
         return self.ndim
@@ -192,10 +192,7 @@ class Tensor:
         """Paddle 3: keep a zero-filled gradient (or drop it with set_to_zero=False)."""
         tracer = current_tracer()
         if tracer is not None:
-            g = tracer.grad_of(self)
-            if g is not None:
-                from .creation import zeros_like
-                tracer.set_grad(self, zeros_like(g) if set_to_zero else None)
+            tracer.clear_grad(self, set_to_zero)
             return
         if self._grad is None:
             return

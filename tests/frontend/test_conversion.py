@@ -700,6 +700,18 @@ def test_a_function_without_source_is_traced_as_it_is():
     check_function(namespace["double"], (POS,))
 
 
+def test_a_function_without_source_computes_with_symbolic_sizes():
+    """Without conversion, ``x.shape`` still gives sizes the run computes: Paddle's -1
+    for a None dim would make half of a batch -1 rows short of it, silently."""
+    namespace = {"paddle": paddle}
+    exec("def first_half(x):\n    half = x.shape[0] // 2\n"
+         "    return x[:half] * 2.0 + x.shape[1]", namespace)
+    compiled = check_function(namespace["first_half"],
+                              *[(paddle.randn([n, 3]),) for n in (4, 5, 1)],
+                              spec=[InputSpec([None, 3])])
+    assert "numel" in str(compiled.ir)
+
+
 def test_tensors_stored_on_a_layer_are_outputs_of_each_call():
     class Recurrent(nn.Layer):
         def __init__(self):
@@ -890,3 +902,44 @@ def test_text_of_a_traced_value_used_other_than_by_print_is_an_error():
     with pytest.raises(ConversionError, match="made into text here") as info:
         paddle.compile(f)(POS)
     assert f"{THIS_FILE}:{line_of(f, 'return {f')}" in str(info.value)
+
+
+def test_lists_appended_in_one_branch_and_after_a_tensor_break():
+    def collapse(x):  # CTC-style: keep a token when it changes
+        out, prev = [], -1
+        for t in range(x.shape[0]):
+            c = paddle.argmax(x[t])
+            if c != prev and c != 0:
+                out.append(c)
+            prev = c
+        return out
+
+    def decode(x):
+        tokens = []
+        for _ in range(5):
+            x = x * 2
+            if paddle.sum(x) > 20:
+                break
+            tokens.append(x)
+        return paddle.stack(tokens)
+
+    scores = paddle.to_tensor(np.array([[0.1, .9, 0], [0, .9, .1], [.9, 0, 0], [0, 0, .9]],
+                                       "float32"))
+    got, want = paddle.compile(collapse)(scores), collapse(scores)
+    assert len(got) == len(want) == 2
+    assert_same(got, want)
+    check_function(decode, (paddle.ones([2]),), (paddle.ones([2]) * 4,))
+
+
+def test_lists_grown_alike_in_one_loop_stack_to_one_shape():
+    def f(x, n):
+        a, b = [], []
+        i = 0
+        while i < n:
+            x = x * 2
+            a.append(x)
+            b.append(x + 1)
+            i += 1
+        return paddle.stack(a) - paddle.stack(b)
+
+    check_function(f, (POS, paddle.to_tensor(3)))

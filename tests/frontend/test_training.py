@@ -71,6 +71,125 @@ def test_whole_training_step_in_one_program(optimizer):
     assert "stack_push" in names and "stack_pop" in names
 
 
+@pytest.mark.parametrize("optimizer", ["SGD", "Momentum", "Adam"])
+def test_a_step_taken_only_when_a_tensor_condition_holds(optimizer):
+    """backward() and step() inside a tensor `if`: the branch that steps yields the
+    new parameters, accumulators and gradients, the other the old ones; the calls
+    alternate between the branches and the compiled model stays the eager one."""
+    compiled_model, eager_model = twins(3)
+
+    def make_step(model):
+        opt = getattr(paddle.optimizer, optimizer)(learning_rate=0.05,
+                                                   parameters=model.parameters())
+
+        def train_step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            if loss < 1.1:
+                loss.backward()
+                opt.step()
+            else:
+                loss = loss * 1.0
+            opt.clear_grad()
+            return loss
+        return train_step
+
+    compiled = paddle.jit.to_static(make_step(compiled_model),
+                                    input_spec=[InputSpec([None, 4]), InputSpec([None], "int64")])
+    eager = make_step(eager_model)
+    losses = []
+    for step in range(6):
+        x, y = data(10 + step, n=3 + step)
+        want = eager(x, y).numpy()
+        losses.append(float(want))
+        np.testing.assert_allclose(compiled(x, y).numpy(), want, rtol=1e-5)
+        for p, q in zip(compiled_model.parameters(), eager_model.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
+    assert min(losses) < 1.1 < max(losses)  # both branches ran
+
+
+def test_compiled_backward_accumulates_into_the_gradients_across_calls():
+    """Gradient accumulation over micro-batches with a compiled forward and backward:
+    each call adds to ``.grad`` as eager code does (a program traced while the
+    gradients were None is traced again once they exist, and reads them then)."""
+    compiled_model, eager_model = twins(4)
+
+    def make_step(model):
+        def accumulate(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            return loss
+        return accumulate
+
+    compiled = paddle.jit.to_static(make_step(compiled_model),
+                                    input_spec=[InputSpec([None, 4]), InputSpec([None], "int64")])
+    eager = make_step(eager_model)
+    for step in range(5):
+        if step == 3:  # dropped gradients: None again, then accumulated anew
+            for model in (compiled_model, eager_model):
+                model.clear_gradients(set_to_zero=False)
+        x, y = data(20 + step, n=2 + step)
+        compiled(x, y)
+        eager(x, y)
+        for p, q in zip(compiled_model.parameters(), eager_model.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_paddle_grad_inside_a_branch_and_a_loop_equals_eager():
+    def f(x):
+        y = (x ** 3).sum()
+        if y > 0:
+            (g,) = paddle.grad(y, x, create_graph=True)
+            out = x - 0.1 * g
+        else:
+            out = x
+        z = out * 1.0
+        for _ in range(paddle.to_tensor(3)):  # a tensor loop: gradients of its own values
+            (h,) = paddle.grad((z ** 2).sum(), z)
+            z = (z - 0.25 * h).detach()
+            z.stop_gradient = False
+        return z
+
+    compiled = paddle.jit.to_static(f, input_spec=[InputSpec([None, 3])])
+    for seed in (0, 1):
+        x = paddle.to_tensor(np.random.default_rng(seed).standard_normal((2, 3)), "float32")
+        x.stop_gradient = False
+        np.testing.assert_allclose(compiled(x).numpy(), f(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_what_state_changes_in_control_flow_cannot_do():
+    model = LoopyNet()
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    spec = [InputSpec([None, 4]), InputSpec([None], "int64")]
+    x, y = data(0)
+
+    def step_in_a_loop(x, y):
+        loss = F.cross_entropy(model(x), y)
+        while loss > 0.0:
+            loss.backward()
+            loss = loss - 1.0
+        return loss
+
+    def loss_inside_the_branch(x, y):
+        h = model(x)
+        if h.mean() > -10.0:
+            F.cross_entropy(h * 2.0, y).backward()
+        return h
+
+    def gradient_used_after_one_branch(x, y):
+        loss = F.cross_entropy(model(x), y)
+        if loss > 0.0:
+            loss.backward()
+        opt.step()
+        return loss
+
+    for fn, message in [(step_in_a_loop, "inside a tensor-dependent loop"),
+                        (loss_inside_the_branch, "computed inside it"),
+                        (gradient_used_after_one_branch, "only one branch")]:
+        with pytest.raises(paddle.ConversionError, match=message):
+            paddle.jit.to_static(fn, input_spec=spec)(x, y)
+        opt.clear_grad()
+
+
 def test_compiled_forward_inside_an_eager_training_loop():
     compiled_model, eager_model = twins(2)
     static = paddle.jit.to_static(compiled_model, input_spec=[InputSpec([None, 4])])

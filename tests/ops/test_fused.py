@@ -1,7 +1,10 @@
 """The `fused` op (irflow.ops.fused): what its verifier accepts and rejects, its
 evaluator against the ops it replaces (bit for bit, in blocks and whole, with an
 anchor, on the interpreter and the executor), errors that name the absorbed op's
-line, dce through it, and its refusal to be differentiated."""
+line, floating-point warnings silenced once around a body, dce through it, and its
+refusal to be differentiated."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -155,6 +158,24 @@ func @f(%x: i64[N,4], %y: i64[N,4]) -> i64[N,4] {
         with pytest.raises(IntegerDivisionByZero) as e:
             call()
         assert e.value.loc is not None and e.value.loc.line == 5
+
+
+def test_a_body_of_quiet_kernels_gives_inf_and_nan_without_warnings():
+    text = """
+func @f(%x: f32[N,4]) -> f32[N,4] {
+  %a = exp %x : f32[N,4]
+  %b = mul %a, %a : f32[N,4]
+  %c = log %x : f32[N,4]
+  %d = add %b, %c : f32[N,4]
+  return %d
+}
+"""
+    x = np.array([[1000.0, 0.0, -1.0, 1.0]] * 3, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_same(parse(text), fused(text), x)
+        (y,) = run(fused(text), x)
+    assert np.isposinf(y[0, 0]) and np.isneginf(y[0, 1]) and np.isnan(y[0, 2])
 
 
 def test_dce_trims_results_and_operands_nothing_needs():

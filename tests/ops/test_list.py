@@ -60,7 +60,8 @@ def test_append_get_and_stack():
 
 
 @pytest.mark.parametrize("op", ["set", "write_existing", "write_new", "pop", "add",
-                                "unstack", "zeros_like"])
+                                "unstack", "zeros_like", "slice_reversed", "slice_tail",
+                                "concat", "unslice"])
 def test_gradients_of_each_op(op):
     def body(b, items, x0, x1, x2):
         i = index(b, 1)
@@ -77,12 +78,45 @@ def test_gradients_of_each_op(op):
             items = b.list_add(items, items)
         elif op == "unstack":
             items = b.list_unstack(b.list_stack(items, axis=0, size=3), axis=0)
+        elif op == "slice_reversed":
+            items = b.list_slice(items, index(b, -1), index(b, -4), step=-1)
+        elif op == "slice_tail":
+            items = b.list_slice(items, i, index(b, 3))
+        elif op == "concat":
+            items = b.list_concat(items, b.list_slice(items, i, index(b, 3)))
+        elif op == "unslice":
+            head = b.list_slice(items, index(b, 0), index(b, 2))
+            items = b.list_add(items, b.list_unslice(head, index(b, 0), index(b, 2), items))
         else:
             items = b.list_add(items, b.list_zeros_like(items))
-        size = 4 if op == "write_new" else 3
+        size = {"write_new": 4, "slice_tail": 2, "concat": 5}.get(op, 3)
         return b.sin(b.list_stack(items, axis=0, size=size))
 
     check_gradients(program(body))
+
+
+@pytest.mark.parametrize("step", [1, 2, -1, -3])
+def test_slice_is_python_slicing_and_unslice_puts_back(step):
+    """list_slice gives l[start:stop:step] for bounds in and out of range, negative
+    ones included; list_unslice puts a slice's elements back at their positions."""
+    xs = [np.full(3, k, np.float64) for k in range(5)]
+    for start in range(-7, 8, 2):
+        for stop in range(-7, 8, 3):
+            fn = Function("f", [F64] * 5)
+            b = Builder(fn.block)
+            items = b.create("list_new", result_types=[ListType(F64)]).result
+            for x in fn.args:
+                items = b.list_append(items, x)
+            part = b.list_slice(items, index(b, start), index(b, stop), step=step)
+            back = b.list_unslice(part, index(b, start), index(b, stop), items, step=step)
+            b.ret(b.list_len(part), b.list_stack(back, size=5))
+            verify(Module([fn]))
+            n, placed = run(fn, *xs)
+            taken = list(range(5))[start:stop:step]
+            assert n == len(taken), (start, stop)
+            assert [int(row[0]) if k in taken else None for k, row in enumerate(placed)] == \
+                [k if k in taken else None for k in range(5)]
+            assert all(not row.any() for k, row in enumerate(placed) if k not in taken)
 
 
 def test_list_values_are_not_changed_by_appending():
@@ -131,6 +165,21 @@ func @f(%x: f64[3], %n: i64) -> f64 {
     value, dx = compile_plan(g)(x, n)
     fd = [(reference(x + e) - reference(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
     assert np.allclose(dx, fd, rtol=1e-6)
+
+
+def test_list_stop_gradient_passes_the_list_and_stops_its_gradient():
+    """Through list_stop_gradient the elements reach the result, and no gradient
+    reaches them: only the path around it carries one."""
+    def body(b, items, x0, x1, x2):
+        stopped = b.create("list_stop_gradient", [items]).result
+        return b.add(b.list_stack(stopped, size=3), b.mul(x0, x0))
+
+    fn = program(body)
+    xs = [np.arange(3.0) + k for k in range(3)]
+    value, *grads = run(grad(fn, [0, 1, 2]), *xs)
+    assert value == pytest.approx(sum(x.sum() for x in xs) + 3 * (xs[0] ** 2).sum())
+    assert np.allclose(grads[0], 6 * xs[0])
+    assert not grads[1].any() and not grads[2].any()
 
 
 def test_type_rules_and_run_time_errors():

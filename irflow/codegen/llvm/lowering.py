@@ -15,12 +15,18 @@ The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
   anchor that is not a contraction), keeps the registry's NumPy kernel: the
   fallback is per op, never an error and never a different answer.
 
+A one-op kernel whose result the plan puts in the arena is called with ``out=`` its
+buffer and writes there; when that buffer is an operand's (the op runs in place)
+NumPy's out kernel writes it, since the compiled kernel's pointers are ``noalias``.
+
 Kernels are compiled when the plan is built, through the compiler's memory and
 disk caches, so a call never compiles.
 """
 from __future__ import annotations
 
 from typing import Callable
+
+import numpy as np
 
 from ...ir.core import Operation
 from ...ir.registry import lookup
@@ -63,15 +69,20 @@ class LLVMLowering(Lowering):
         except Unsupported:
             return None
         kernel = self.compiler.kernel(spec, domain)
-        numpy, attrs, least = opdef.kernel, op.attrs, self.min_elements
+        numpy, numpy_out = opdef.kernel, opdef.out_kernel
+        attrs, least = op.attrs, self.min_elements
         # the operand each kernel input is (x * x reads one array)
         first = [list(op.operands).index(v) for v in inputs]
         repeated = len(first) != len(op.operands)
 
-        def run(*arrays):
-            if max(a.size for a in arrays) < least:
+        def run(*arrays, out=None):
+            if out is not None and (max(a.size for a in arrays) < least or any(
+                    np.may_share_memory(out, a) for a in arrays)):
+                # in place: the kernel's pointers are noalias, so NumPy writes it
+                return numpy_out(*arrays, out=out, **attrs)
+            if out is None and max(a.size for a in arrays) < least:
                 return numpy(*arrays, **attrs)
             if repeated:
                 arrays = [arrays[k] for k in first]
-            return kernel(*arrays)[0]
+            return kernel(*arrays, out=None if out is None else [out])[0]
         return run

@@ -24,7 +24,6 @@ def grow(x, n):
     return outs
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: reversed() of a list grown in a tensor loop")
 def test_grown_list_iterated_in_reverse():
     def f(x, n):
         outs = grow(x, n)
@@ -36,7 +35,6 @@ def test_grown_list_iterated_in_reverse():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: slicing a list grown in a tensor loop")
 def test_grown_list_reversed_by_slice_then_stacked():
     def f(x, n):
         outs = grow(x, n)
@@ -45,7 +43,6 @@ def test_grown_list_reversed_by_slice_then_stacked():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: slicing a list grown in a tensor loop")
 def test_grown_list_concat_of_a_tail_slice():
     def f(x, n):
         outs = [x]
@@ -80,7 +77,6 @@ def test_grown_list_read_with_range_len():
     check(f, [randn(2, 3), randn(2, 3, shift=-3)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="DimMismatch: two lists grown together get different length symbols D1, D2")
 def test_two_lists_grown_in_one_loop():
     def f(x):
         hs, cs = [], []
@@ -118,7 +114,6 @@ def test_nonempty_list_grown_then_max_over_stack():
     check(f, SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: append under a tensor if (list structure differs per branch)")
 def test_append_under_a_tensor_branch_in_loop():
     def f(x):
         kept = []
@@ -131,7 +126,6 @@ def test_append_under_a_tensor_branch_in_loop():
     check(f, [randn(2, 3, shift=1), randn(2, 3, shift=-1)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 3] to []' for a list of tuples grown in a loop")
 def test_list_of_tuples_grown_in_loop():
     def f(x, n):
         pairs = []
@@ -194,7 +188,6 @@ def test_nested_tuple_and_dict_from_branches():
     check(f, [randn(2, 3, shift=2), randn(2, 3, shift=-2)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError: 'TensorArray' object has no attribute 'insert'")
 def test_prepend_with_insert_in_loop():
     def f(x, n):
         outs = []
@@ -207,7 +200,6 @@ def test_prepend_with_insert_in_loop():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError: 'TensorArray' object has no attribute 'extend'")
 def test_extend_in_loop():
     def f(x, n):
         outs = []
@@ -219,7 +211,6 @@ def test_extend_in_loop():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: comprehension over a list grown in a tensor loop")
 def test_list_comprehension_over_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -242,7 +233,6 @@ def test_len_of_grown_list_in_a_condition():
     check(f, [randn(2, 3, shift=-3), randn(2, 3, shift=5)], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: zip() over a list grown in a tensor loop")
 def test_zip_grown_list_with_python_weights():
     def f(x):
         outs = []
@@ -269,7 +259,6 @@ def test_grown_list_indexed_by_tensor_counter():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="DimMismatch 'cannot reshape [N, 3] to []' for [x] + grown list")
 def test_last_two_of_grown_list():
     def f(x, n):
         outs = [x] + grow(x, n)
@@ -278,7 +267,6 @@ def test_last_two_of_grown_list():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError: 'ListType' object has no attribute 'shape' (internal)")
 def test_enumerate_over_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -301,7 +289,6 @@ def test_list_used_as_a_stack_with_pop():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: sum() over a list grown in a tensor loop")
 def test_builtin_sum_of_grown_list():
     def f(x, n):
         outs = grow(x, n)
@@ -310,7 +297,6 @@ def test_builtin_sum_of_grown_list():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break in a LayerList loop")
 def test_append_in_static_loop_with_tensor_break():
     class Net(nn.Layer):
         def __init__(self):
@@ -400,7 +386,6 @@ def test_list_grown_in_nested_loops():
     check(f, N_INPUTS, N_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ShapeError 'stop_gradient: operands must be tensors, got list' under no_grad")
 def test_compiled_program_with_grown_list_called_under_no_grad():
     def f(x, n):
         return paddle.stack(grow(x, n)).sum(axis=0)

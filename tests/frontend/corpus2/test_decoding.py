@@ -89,7 +89,6 @@ class TokenListDecoder(Decoder):
         return paddle.stack(tokens, axis=1)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break (list differs per branch)")
 def test_tokens_until_eos_excluding_it():
     check_outputs(stop_on_sign(TokenListDecoder()), ENC, spec([None, HID]), reset=False)
 
@@ -110,7 +109,6 @@ class ItemDecoder(Decoder):
         return len(out), h
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: append after a tensor break (list differs per branch)")
 def test_batch_one_decoding_with_item():
     check(stop_on_sign(ItemDecoder()), ENC1, spec([1, HID]), reset=False)
 
@@ -260,7 +258,6 @@ def ctc_collapse(ids, blank=0):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError names the internal '_probe' type; append under tensor if")
 def test_ctc_collapse_appends_under_condition():
     def f(logits):
         ids = paddle.argmax(logits, axis=-1)

@@ -332,7 +332,6 @@ def test_return_from_enumerate_over_tensor():
     check(f, [ROWS, ROWS * 0.1], spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: zip() over two tensors with symbolic first dims")
 def test_zip_over_two_tensors_with_break():
     def f(x, y):
         acc = paddle.zeros([3])

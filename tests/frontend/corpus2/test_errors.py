@@ -68,7 +68,6 @@ def none_or_tensor(h):
     return h
 
 
-@pytest.mark.xfail(strict=True, reason="the message names only the `return h` line, not `return None`")
 def test_helper_returns_none_or_tensor():
     def f(x):
         out = none_or_tensor(x)
@@ -144,7 +143,6 @@ def test_int_of_tensor_indexes_a_python_list_of_layers():
     check_fails(Net(), POS_NEG, spec([None, 4]), at="return self.experts[k](x)")
 
 
-@pytest.mark.xfail(strict=True, reason="KeyError with a traced tensor (internal) instead of a ConversionError")
 def test_dict_key_from_a_tensor():
     def f(x):
         table = {0: x * 2.0, 1: x * 3.0}

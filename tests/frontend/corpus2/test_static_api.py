@@ -109,7 +109,6 @@ def test_while_loop_in_a_layer_with_parameters():
     check(Net(), SMALL_LARGE, spec([None, 3]))
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: array_write index from paddle.full in a Python loop")
 def test_array_write_in_python_loop_and_read_back():
     def f(x):
         arr = paddle.tensor.create_array("float32")

@@ -62,7 +62,6 @@ def test_train_step_with_momentum_and_weight_decay():
                         weight_decay=0.01), BATCHES, IMG_SPEC)
 
 
-@pytest.mark.xfail(strict=True, reason="ConversionError: backward()/step() inside a tensor if")
 def test_train_step_skipped_when_loss_is_not_finite():
     def body(net, opt):
         def train_step(img, label):
@@ -365,7 +364,6 @@ class LoopNet(nn.Layer):
         return self.out(h)
 
 
-@pytest.mark.xfail(strict=True, reason="AttributeError 'StackType' object has no attribute 'dtype' (internal)")
 def test_gradient_penalty_in_a_compiled_train_step():
     def make():
         net = LoopNet()

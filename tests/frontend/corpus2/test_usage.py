@@ -107,7 +107,6 @@ def test_decorated_function():
         same(swish_clip(paddle.to_tensor(x)), eager(paddle.to_tensor(x)), "output")
 
 
-@pytest.mark.xfail(strict=True, reason="jit.save of a Layer whose forward is decorated with an input_spec")
 def test_save_and_load_a_model_with_control_flow():
     eager, comp = twins(Plain, Decorated)
     comp.eval()

@@ -1,0 +1,129 @@
+"""The memory a plan's calls run in: one arena per concrete shape, pooled per call.
+
+A plan's values are planned once (`irflow.passes.plan_buffers.BufferAssignment`);
+the offsets depend on the sizes of the symbolic dims, so a `Layouts` cache keeps one
+`Layout` per binding of the symbols the buffers depend on (a plan of static shapes
+has exactly one).
+
+A `Layout` is the `MemoryPlan` for one binding and a pool of *frames*. A frame is an
+arena (one byte array, `ALIGNMENT`-aligned) and, for every block plan of the
+function, the tail of its register list with each planned value's register holding
+its view into the arena and each region op's register holding its sub-plans bound
+to this frame. A call takes a frame from the pool, or makes one, and puts it back
+when it returns; so calls running at the same time (from several threads, or a
+plan reached again through a ``call`` while it runs) never share an arena, and the
+views of a frame are made once, not per call. The pool holds as many frames as
+calls have overlapped. The arena stays allocated between calls; that is the point.
+
+Nothing a call returns is arena memory (returned values are allocated by their op
+or copied out), so the next call overwriting the arena changes nothing anyone holds.
+"""
+from __future__ import annotations
+
+import threading
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..ir.types import TensorType, eval_shape
+from ..passes.plan_buffers import ALIGNMENT, BufferAssignment, MemoryPlan
+
+if TYPE_CHECKING:
+    from .executor import BlockPlan
+
+MAX_LAYOUTS = 8  # concrete shapes kept per plan; the oldest goes first
+
+
+class Layout:
+    """The frames of one concrete shape (see the module docstring)."""
+
+    __slots__ = ("plan", "body", "pool", "shared", "run")
+
+    def __init__(self, body: "BlockPlan", plan: MemoryPlan):
+        self.plan = plan
+        self.body = body
+        self.pool: list[list] = []
+        self.shared: list | None = None
+        # `run(args)`: the function's block on `args` in a frame of this layout.
+        if plan.arena_bytes:
+            self.run = self._pooled
+        else:  # without arena memory a frame holds nothing a call writes: one serves all
+            self.shared = self._frame()
+            self.run = partial(body.run, self.shared)
+
+    def _pooled(self, args: list) -> list:
+        pool = self.pool
+        try:
+            frame = pool.pop()
+        except IndexError:
+            frame = self._frame()
+        try:
+            return self.body.run(frame, args)
+        finally:
+            pool.append(frame)
+
+    def _frame(self) -> list:
+        """A new arena and the top block's register tail bound to it."""
+        raw = np.empty(self.plan.arena_bytes + ALIGNMENT, np.uint8)
+        start = -raw.ctypes.data % ALIGNMENT
+        memory = raw[start:start + self.plan.arena_bytes]
+        return _bind(self.body, _Views(memory, self.plan))
+
+
+def _bind(block: "BlockPlan", views: "_Views") -> list:
+    tail = list(block.tail)
+    for slot, buffer, t in block.arena_slots:
+        tail[slot - block.base] = views.get(buffer, t)
+    for slot, subplans in block.region_slots:
+        tail[slot - block.base] = tuple(partial(sub.run, _bind(sub, views)) for sub in subplans)
+    return tail
+
+
+class _Views:
+    """The arrays over one arena: one per buffer and type (the values written over
+    a buffer in place share it)."""
+
+    def __init__(self, memory: np.ndarray, plan: MemoryPlan):
+        self.memory, self.plan = memory, plan
+        self.made: dict[tuple[int, TensorType], np.ndarray] = {}
+
+    def get(self, buffer: int, t: TensorType) -> np.ndarray:
+        view = self.made.get((buffer, t))
+        if view is None:
+            shape = t.shape if t.is_static else eval_shape(t.shape, self.plan.sizes)
+            view = self.made[buffer, t] = np.ndarray(shape, t.dtype.np, self.memory,
+                                                     self.plan.offsets[buffer])
+        return view
+
+
+class Layouts:
+    """A plan's layouts by the sizes of `assignment.symbols`; at most `MAX_LAYOUTS`."""
+
+    __slots__ = ("body", "assignment", "_layouts", "_lock", "static", "last")
+
+    def __init__(self, body: "BlockPlan", assignment: BufferAssignment):
+        self.body = body
+        self.assignment = assignment
+        self._layouts: dict[tuple, Layout] = {}
+        self._lock = threading.Lock()
+        self.static: Layout | None = None  # a plan whose buffers have no symbolic dims
+        self.last: Layout | None = None    # the layout of the last call, if symbolic
+
+    def get(self, sizes: dict[str, int]) -> Layout:
+        key = tuple(sizes[s] for s in self.assignment.symbols)
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = Layout(self.body, self.assignment.plan(sizes))
+            with self._lock:
+                if len(self._layouts) >= MAX_LAYOUTS:
+                    del self._layouts[next(iter(self._layouts))]
+                layout = self._layouts.setdefault(key, layout)
+        self.last = layout
+        return layout
+
+    def get_static(self) -> Layout:
+        """The one layout of a plan whose buffers have static shapes."""
+        if self.static is None:
+            self.static = Layout(self.body, self.assignment.plan())
+        return self.static

@@ -1,0 +1,323 @@
+"""Callbacks of `paddle.Model`: Paddle's ``paddle.callbacks``.
+
+`Model.fit`, `evaluate` and `predict` call every callback's hooks at the begin and
+end of training, of each epoch, of each batch, and of evaluation and prediction,
+with a ``logs`` dict (``loss``, the metrics by name, ``step``, ``batch_size``).
+`config_callbacks` adds a `ProgBarLogger`, a `ModelCheckpoint` and an `LRScheduler`
+unless the user gave their own, as Paddle does.
+"""
+from __future__ import annotations
+
+import json
+import numbers
+import os
+
+import numpy as np
+
+from ..optimizer.lr import LRScheduler as _Scheduler
+from ..optimizer.lr import ReduceOnPlateau
+from .progressbar import ProgressBar
+
+__all__ = ["Callback", "ProgBarLogger", "ModelCheckpoint", "LRScheduler", "EarlyStopping",
+           "VisualDL"]
+
+
+class Callback:
+    """The base class: override the hooks you need. ``self.model`` is the `Model`,
+    ``self.params`` holds ``epochs``, ``steps``, ``verbose``, ``metrics`` (the
+    logged names: ``loss`` and the metrics') and ``save_dir``."""
+
+    def __init__(self) -> None:
+        self.model = None
+        self.params = {}
+
+    def set_params(self, params: dict) -> None:
+        self.params = params
+
+    def set_model(self, model) -> None:
+        self.model = model
+
+    def on_train_begin(self, logs=None): pass
+    def on_train_end(self, logs=None): pass
+    def on_eval_begin(self, logs=None): pass
+    def on_eval_end(self, logs=None): pass
+    def on_predict_begin(self, logs=None): pass
+    def on_predict_end(self, logs=None): pass
+    def on_epoch_begin(self, epoch, logs=None): pass
+    def on_epoch_end(self, epoch, logs=None): pass
+    def on_train_batch_begin(self, step, logs=None): pass
+    def on_train_batch_end(self, step, logs=None): pass
+    def on_eval_batch_begin(self, step, logs=None): pass
+    def on_eval_batch_end(self, step, logs=None): pass
+    def on_predict_batch_begin(self, step, logs=None): pass
+    def on_predict_batch_end(self, step, logs=None): pass
+
+
+class CallbackList:
+    """Calls a hook on every callback, in order."""
+
+    def __init__(self, callbacks) -> None:
+        self.callbacks = list(callbacks)
+
+    def __getattr__(self, hook: str):
+        if not hook.startswith("on_"):
+            raise AttributeError(hook)
+
+        def call(*args):
+            for c in self.callbacks:
+                getattr(c, hook)(*args)
+        return call
+
+
+def config_callbacks(callbacks=None, model=None, epochs=None, steps=None, log_freq=2,
+                     verbose=2, save_freq=1, save_dir=None, metrics=None,
+                     mode="train") -> CallbackList:
+    callbacks = list(callbacks or [])
+    if not any(isinstance(c, ProgBarLogger) for c in callbacks):
+        callbacks.insert(0, ProgBarLogger(log_freq, verbose=verbose))
+    if mode == "train":
+        if not any(isinstance(c, ModelCheckpoint) for c in callbacks):
+            callbacks.append(ModelCheckpoint(save_freq, save_dir))
+        if not any(isinstance(c, LRScheduler) for c in callbacks):
+            callbacks.append(LRScheduler())
+    params = {"epochs": epochs, "steps": steps, "verbose": verbose, "metrics": metrics or [],
+              "save_dir": save_dir}
+    for c in callbacks:
+        c.set_model(model)
+        c.set_params(params)
+    return CallbackList(callbacks)
+
+
+class ProgBarLogger(Callback):
+    """Progress per epoch: ``verbose=0`` silent, 1 a progress bar on a terminal, 2
+    (or 1 when the output is not a terminal) one line every `log_freq` steps and one
+    at the end of the epoch. Each shows step/total, the current loss, the metrics
+    averaged so far and the time per step (a bar also the ETA). When lines are
+    written is Paddle's, so logs read the same."""
+
+    def __init__(self, log_freq: int = 1, verbose: int = 2) -> None:
+        super().__init__()
+        self.log_freq, self.verbose = log_freq, verbose
+
+    def _values(self, logs) -> list:
+        return [(k, logs[k]) for k in self.params.get("metrics", []) if k in logs]
+
+    def _begin(self, steps) -> None:
+        self._bar = ProgressBar(steps, verbose=self.verbose)
+        self._steps, self._seen, self._drawn = steps, 0, 0
+
+    def _draw(self, logs) -> None:
+        self._bar.update(self._seen, self._values(logs))
+        self._drawn = self._seen
+
+    def _batch_end(self, logs) -> None:
+        """A line every `log_freq` steps but the last (the end of the pass draws
+        that); a terminal's bar at every step."""
+        self._seen += 1
+        live_bar = self._bar._terminal and self.verbose == 1
+        if self.verbose and (live_bar or self._seen % self.log_freq == 0
+                             and (self._steps is None or self._seen < self._steps)):
+            self._draw(logs)
+
+    def _end(self, logs) -> bool:
+        """The last step's line, when the number of steps is known; whether drawn."""
+        if not self.verbose or self._steps is None:
+            return False
+        if self._drawn != self._seen or not self._seen:
+            self._draw(logs)
+        return True
+
+    def on_train_begin(self, logs=None):
+        if self.verbose:
+            print("The loss value printed in the log is the current step, and the metric "
+                  "is the average value of previous steps.")
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.verbose and self.params.get("epochs"):
+            print(f"Epoch {epoch + 1}/{self.params['epochs']}")
+        self._begin(self.params.get("steps"))
+
+    def on_train_batch_end(self, step, logs=None):
+        self._batch_end(logs or {})
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._end(logs or {})
+        if self.verbose:
+            self._bar.finish()
+
+    def on_eval_begin(self, logs=None):
+        self._samples = 0
+        if self.verbose:
+            print("Eval begin...")
+        self._begin((logs or {}).get("steps"))
+
+    def on_eval_batch_end(self, step, logs=None):
+        self._samples += (logs or {}).get("batch_size", 0)
+        self._batch_end(logs or {})
+
+    def on_eval_end(self, logs=None):
+        if self._end(logs or {}):
+            print(f"Eval samples: {self._samples}")
+        if self.verbose:
+            self._bar.finish()
+
+    def on_predict_begin(self, logs=None):
+        self._samples = 0
+        if self.verbose:
+            print("Predict begin...")
+        self._begin((logs or {}).get("steps"))
+
+    def on_predict_batch_end(self, step, logs=None):
+        self._samples += (logs or {}).get("batch_size", 0)
+        self._batch_end(logs or {})
+
+    def on_predict_end(self, logs=None):
+        if self.verbose:
+            if self._seen % self.log_freq or self.verbose == 1:
+                if self._drawn != self._seen:
+                    self._draw(logs or {})
+            print(f"Predict samples: {self._samples}")
+            self._bar.finish()
+
+
+class ModelCheckpoint(Callback):
+    """Save the model (`Model.save`) to ``save_dir/<epoch>`` every `save_freq`
+    epochs and to ``save_dir/final`` at the end of training; nothing without a
+    `save_dir`."""
+
+    def __init__(self, save_freq: int = 1, save_dir: str | None = None) -> None:
+        super().__init__()
+        self.save_freq, self.save_dir = save_freq, save_dir
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_dir and (epoch + 1) % self.save_freq == 0:
+            self.model.save(os.path.join(self.save_dir, str(epoch)))
+
+    def on_train_end(self, logs=None):
+        if self.save_dir:
+            self.model.save(os.path.join(self.save_dir, "final"))
+
+
+class LRScheduler(Callback):
+    """Step the optimizer's learning-rate scheduler after every batch (`by_step`) or
+    every epoch (`by_epoch`). A `ReduceOnPlateau` scheduler needs a metric: it is
+    stepped with the epoch's loss (or the metric it was told to `monitor`)."""
+
+    def __init__(self, by_step: bool = True, by_epoch: bool = False,
+                 monitor: str = "loss") -> None:
+        super().__init__()
+        if by_step == by_epoch:
+            raise ValueError("LRScheduler steps either by_step or by_epoch")
+        self.by_step, self.by_epoch, self.monitor = by_step, by_epoch, monitor
+
+    def _step(self, logs) -> None:
+        optimizer = getattr(self.model, "_optimizer", None)
+        scheduler = getattr(optimizer, "_learning_rate", None)
+        if isinstance(scheduler, ReduceOnPlateau):
+            if logs and self.monitor in logs:
+                scheduler.step(_scalar(logs[self.monitor]))
+        elif isinstance(scheduler, _Scheduler):
+            scheduler.step()
+
+    def on_train_batch_end(self, step, logs=None):
+        if self.by_step:
+            self._step(logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.by_epoch:
+            self._step(logs)
+
+
+def _scalar(value) -> float:
+    while isinstance(value, (list, tuple)):
+        value = value[0]
+    return float(np.asarray(value))
+
+
+class EarlyStopping(Callback):
+    """Stop training when the evaluated `monitor` has not improved by `min_delta` for
+    more than `patience` evaluations (mode 'min', 'max', or 'auto': 'max' for
+    accuracy-like names). With `save_best_model` and a `save_dir`, the best model is
+    saved to ``save_dir/best_model``."""
+
+    def __init__(self, monitor: str = "loss", mode: str = "auto", patience: int = 0,
+                 verbose: int = 1, min_delta: float = 0, baseline: float | None = None,
+                 save_best_model: bool = True) -> None:
+        super().__init__()
+        if mode not in ("auto", "min", "max"):
+            raise ValueError(f"mode must be 'auto', 'min' or 'max', got {mode!r}")
+        if mode == "auto":
+            mode = "max" if "acc" in monitor else "min"
+        self.monitor, self.mode, self.patience, self.verbose = monitor, mode, patience, verbose
+        self.min_delta = abs(min_delta) if mode == "max" else -abs(min_delta)
+        self.baseline, self.save_best_model = baseline, save_best_model
+        self.wait_epoch, self.stopped_epoch, self.best_value = 0, 0, None
+
+    def _better(self, current: float, reference: float) -> bool:
+        shifted = current - self.min_delta
+        return shifted > reference if self.mode == "max" else shifted < reference
+
+    def on_train_begin(self, logs=None):
+        self.wait_epoch, self.stopped_epoch = 0, 0
+        if self.baseline is not None:
+            self.best_value = self.baseline
+        else:
+            self.best_value = -np.inf if self.mode == "max" else np.inf
+
+    def on_eval_end(self, logs=None):
+        if not logs or self.monitor not in logs:
+            raise ValueError(f"EarlyStopping monitors '{self.monitor}', which the "
+                             f"evaluation did not log (it logged {sorted(logs or {})})")
+        current = _scalar(logs[self.monitor])
+        if self._better(current, self.best_value):
+            self.best_value, self.wait_epoch = current, 0
+            save_dir = self.params.get("save_dir")
+            if self.save_best_model and save_dir:
+                self.model.save(os.path.join(save_dir, "best_model"))
+        else:
+            self.wait_epoch += 1
+        if self.wait_epoch > self.patience:
+            self.model.stop_training = True
+            if self.verbose:
+                print(f"Epoch {self.stopped_epoch + 1}: Early stopping.")
+        self.stopped_epoch += 1
+
+
+class VisualDL(Callback):
+    """Log the training and evaluation values to ``log_dir/scalars.jsonl``, one JSON
+    object per line (``{"mode": "train", "step": 12, "epoch": 0, "loss": 0.51,
+    "acc": 0.8}``), without the visualdl package; one line per training step
+    and one per evaluation."""
+
+    def __init__(self, log_dir: str) -> None:
+        super().__init__()
+        self.log_dir = log_dir
+        self._epoch, self._step = 0, 0
+
+    def _write(self, record: dict) -> None:
+        os.makedirs(self.log_dir, exist_ok=True)
+        with open(os.path.join(self.log_dir, "scalars.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def _values(self, logs) -> dict:
+        return {k: _json_number(logs[k]) for k in self.params.get("metrics", [])
+                if k in (logs or {})}
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, step, logs=None):
+        self._step += 1
+        self._write({"mode": "train", "step": self._step, "epoch": self._epoch,
+                     **self._values(logs)})
+
+    def on_eval_end(self, logs=None):
+        self._write({"mode": "eval", "step": self._step, "epoch": self._epoch,
+                     **self._values(logs)})
+
+
+def _json_number(value):
+    if isinstance(value, (list, tuple)):
+        return [_json_number(v) for v in value] if len(value) != 1 else _json_number(value[0])
+    value = np.asarray(value).item() if not isinstance(value, numbers.Number) else value
+    return float(value)

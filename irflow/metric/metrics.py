@@ -1,0 +1,202 @@
+"""Metrics, as in Paddle's ``paddle.metric``.
+
+A metric has two halves: `compute` runs on the model's outputs and labels (Tensors)
+and returns what `update` needs; `update` accumulates it on the host (NumPy) and
+returns the value for this batch; `accumulate` gives the value over every update
+since `reset`. `paddle.Model` calls them in that order for each batch. The counts
+are plain host numbers, so a metric never enters a compiled program.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor.tensor import Tensor
+
+__all__ = ["Metric", "Accuracy", "Precision", "Recall", "Auc", "accuracy"]
+
+
+def _numpy(x) -> np.ndarray:
+    return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _top_k_hits(pred, label, k: int) -> np.ndarray:
+    """[..., k] booleans: whether the j-th highest score of each row is its label (a
+    class index, of shape [...] or [..., 1], or a one-hot row). Ties rank the lower
+    class index first."""
+    pred, label = _numpy(pred), _numpy(label)
+    if label.ndim == pred.ndim and label.shape[-1] != 1:
+        label = np.argmax(label, axis=-1)[..., None]      # one-hot labels
+    elif label.ndim == pred.ndim - 1:
+        label = label[..., None]
+    top = np.argsort(-pred, axis=-1, kind="stable")[..., :k]
+    return top == label.reshape(*top.shape[:-1], 1)
+
+
+class Metric:
+    """The base class: subclasses define `reset`, `update`, `accumulate` and `name`,
+    and may define `compute` (default: pass the outputs and labels through)."""
+
+    def reset(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define reset()")
+
+    def update(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} must define update()")
+
+    def accumulate(self):
+        raise NotImplementedError(f"{type(self).__name__} must define accumulate()")
+
+    def name(self):
+        raise NotImplementedError(f"{type(self).__name__} must define name()")
+
+    def compute(self, *args):
+        return args
+
+
+class Accuracy(Metric):
+    """Top-k accuracy for each k of `topk`. `compute(pred, label)` gives the float32
+    [batch, max(topk)] hits; `update` and `accumulate` give one float per k (a bare
+    float for a single k). Names: ``acc``, or ``acc_top1``, ``acc_top5``... when
+    some k is above 1."""
+
+    def __init__(self, topk=(1,), name: str | None = None, *args, **kwargs) -> None:
+        self.topk = tuple(topk)
+        if not self.topk or any(not isinstance(k, int) or k < 1 for k in self.topk):
+            raise ValueError(f"topk must be positive integers, got {topk!r}")
+        self.maxk = max(self.topk)
+        name = name or "acc"
+        self._name = [f"{name}_top{k}" for k in self.topk] if self.maxk != 1 else [name]
+        self.reset()
+
+    def compute(self, pred, label, *args) -> Tensor:
+        return Tensor._from_array(_top_k_hits(pred, label, self.maxk).astype(np.float32))
+
+    def update(self, correct, *args):
+        correct = _numpy(correct)
+        samples = int(np.prod(correct.shape[:-1]))
+        accs = []
+        for i, k in enumerate(self.topk):
+            hits = float(correct[..., :k].sum())
+            self.total[i] += hits
+            self.count[i] += samples
+            accs.append(np.float64(hits / samples if samples else 0.0))
+        return accs[0] if len(self.topk) == 1 else accs
+
+    def reset(self) -> None:
+        self.total = [0.0] * len(self.topk)
+        self.count = [0] * len(self.topk)
+
+    def accumulate(self):
+        # NumPy floats, as Paddle returns them (they print as np.float64(...)).
+        res = [np.float64(t / c if c > 0 else 0.0) for t, c in zip(self.total, self.count)]
+        return res[0] if len(self.topk) == 1 else res
+
+    def name(self) -> list[str]:
+        return self._name
+
+
+def _binary(preds, labels) -> tuple[np.ndarray, np.ndarray]:
+    preds = np.floor(_numpy(preds).astype(np.float64) + 0.5).astype(np.int64).reshape(-1)
+    labels = _numpy(labels).astype(np.int64).reshape(-1)
+    if preds.shape != labels.shape:
+        raise ValueError(f"preds and labels must have the same number of samples, got "
+                         f"{preds.size} and {labels.size}")
+    return preds, labels
+
+
+class Precision(Metric):
+    """Binary precision, tp / (tp + fp): a prediction is positive when its
+    probability rounds to 1 (>= 0.5)."""
+
+    def __init__(self, name: str = "precision", *args, **kwargs) -> None:
+        self._name = name
+        self.reset()
+
+    def update(self, preds, labels) -> None:
+        preds, labels = _binary(preds, labels)
+        self.tp += int(np.sum((preds == 1) & (labels == 1)))
+        self.fp += int(np.sum((preds == 1) & (labels != 1)))
+
+    def reset(self) -> None:
+        self.tp = self.fp = 0
+
+    def accumulate(self) -> float:
+        positives = self.tp + self.fp
+        return self.tp / positives if positives else 0.0
+
+    def name(self) -> str:
+        return self._name
+
+
+class Recall(Metric):
+    """Binary recall, tp / (tp + fn), with predictions rounded as in `Precision`."""
+
+    def __init__(self, name: str = "recall", *args, **kwargs) -> None:
+        self._name = name
+        self.reset()
+
+    def update(self, preds, labels) -> None:
+        preds, labels = _binary(preds, labels)
+        self.tp += int(np.sum((preds == 1) & (labels == 1)))
+        self.fn += int(np.sum((preds != 1) & (labels == 1)))
+
+    def reset(self) -> None:
+        self.tp = self.fn = 0
+
+    def accumulate(self) -> float:
+        actual = self.tp + self.fn
+        return self.tp / actual if actual else 0.0
+
+    def name(self) -> str:
+        return self._name
+
+
+class Auc(Metric):
+    """Area under the ROC curve, from histograms of the positive-class probability
+    over `num_thresholds` + 1 buckets (as Paddle computes it). `update(preds,
+    labels)` takes [N, 2] class probabilities (column 1: positive) and [N] or [N, 1]
+    labels."""
+
+    def __init__(self, curve: str = "ROC", num_thresholds: int = 4095, name: str = "auc",
+                 *args, **kwargs) -> None:
+        if curve != "ROC":
+            raise ValueError(f"Auc supports curve='ROC' only, got {curve!r}")
+        self._curve, self._num_thresholds, self._name = curve, num_thresholds, name
+        self.reset()
+
+    def update(self, preds, labels) -> None:
+        preds, labels = _numpy(preds), _numpy(labels).reshape(-1)
+        if preds.ndim != 2 or preds.shape[1] != 2 or preds.shape[0] != labels.size:
+            raise ValueError(f"Auc.update takes [N, 2] probabilities and N labels, got "
+                             f"shapes {list(preds.shape)} and {list(labels.shape)}")
+        buckets = (preds[:, 1] * self._num_thresholds).astype(np.int64)
+        positive = labels.astype(bool)
+        np.add.at(self._stat_pos, buckets[positive], 1)
+        np.add.at(self._stat_neg, buckets[~positive], 1)
+
+    def reset(self) -> None:
+        self._stat_pos = np.zeros(self._num_thresholds + 1, np.int64)
+        self._stat_neg = np.zeros(self._num_thresholds + 1, np.int64)
+
+    def accumulate(self) -> float:
+        # Sweep the thresholds from the highest bucket down, adding trapezoids.
+        pos = np.cumsum(self._stat_pos[::-1])
+        neg = np.cumsum(self._stat_neg[::-1])
+        prev_pos = np.concatenate([[0], pos[:-1]])
+        prev_neg = np.concatenate([[0], neg[:-1]])
+        area = float(np.sum((neg - prev_neg) * (pos + prev_pos) / 2.0))
+        total = pos[-1] * neg[-1]
+        return area / total if total > 0 else 0.0
+
+    def name(self) -> str:
+        return self._name
+
+
+def accuracy(input, label, k: int = 1, correct=None, total=None, name=None) -> Tensor:  # noqa: A002
+    """The fraction of rows whose top-`k` scores include the label, as a float32 0-d
+    Tensor. `correct` and `total`, if given, are Tensors set to the counts."""
+    hits = _top_k_hits(input, label, k).any(axis=-1)
+    if correct is not None:
+        correct.set_value(Tensor._from_array(np.asarray(hits.sum(), np.int32)))
+    if total is not None:
+        total.set_value(Tensor._from_array(np.asarray(hits.size, np.int32)))
+    return Tensor._from_array(np.asarray(hits.mean() if hits.size else 0.0, np.float32))
