@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import irflow
-from irflow.errors import IrflowError
 
 from tests.ir.test_docs import DOCS, code_blocks, run_python_blocks
 
@@ -64,10 +63,12 @@ def test_the_readme_says_the_python_version_and_what_the_llvm_backend_does():
     text = PAGES["README.md"].read_text(encoding="utf-8")
     assert "Python 3.11 or later" in text
     assert 'requires-python = ">=3.11"' in (ROOT / "pyproject.toml").read_text()
-    with pytest.raises(IrflowError, match="unknown backend"):
-        irflow.compile(lambda x: x, backend="llvm")
-    # irflow.compile cannot select it yet, so the README must say so
-    assert "`irflow.compile` does not use it yet" in " ".join(text.split())
+    # irflow.compile selects it by name, and the README says how and what the default is
+    assert irflow.compile(lambda x: x, backend="llvm")(irflow.ones([2])).numpy().tolist() \
+        == [1.0, 1.0]
+    flat = " ".join(text.split())
+    assert '`irflow.compile(model, backend="llvm")`' in flat
+    assert 'the default backend is still `"numpy"`' in flat
 
 
 @pytest.mark.parametrize("name", list(PAGES))

@@ -44,6 +44,14 @@ and are copied out by the return. Results that nothing reads are never stored.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
 checked against the function's `Signature` (the interpreter's check, precomputed).
+
+**Lowerings.** A plan may be given a `Lowering`, a backend's choice of other kernels
+for some ops (the LLVM backend's compiled kernels for ``fused`` ops and some
+elementwise ops): for each op it offers one or declines, and the op's own kernel or
+`RegionOp` evaluator runs where it declines. Sub-plans and the plans of called
+functions get the same lowering. Buffer planning does not depend on it: a lowered
+kernel writes into its result's arena buffer as the out kernel would, and a lowered
+evaluator returns what the op's region results may be, as the op's own does.
 """
 from __future__ import annotations
 
@@ -66,6 +74,27 @@ from ..passes.plan_buffers import BufferAssignment, MemoryPlan
 from .arena import Layouts
 
 Step = Callable[[list], None]
+
+
+class Lowering:
+    """Kernels a backend substitutes for ops' own (see the module docstring). This
+    one declines everything: the plan runs the registry's NumPy kernels."""
+
+    def kernel(self, op: Operation) -> Callable | None:
+        """A function of the op's operand arrays (its attributes bound) returning
+        its result, or None for the op's own kernel. When the plan gives the result
+        arena memory it is called with ``out=`` that buffer (C-contiguous, of the
+        result's type, perhaps an operand's memory where the op may overwrite it),
+        which it writes into instead, as an out kernel does."""
+        return None
+
+    def evaluator(self, op: Operation) -> Callable | None:
+        """For an op with regions, a `RegionOp.evaluator` replacement
+        (``run(operands, regions) -> results``), or None for the op's own."""
+        return None
+
+
+NUMPY = Lowering()
 
 
 class BlockPlan:
@@ -162,9 +191,10 @@ class Plan:
 
     __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run")
 
-    def __init__(self, fn: Function, callees: dict | None = None):
+    def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
-        the plans of one compilation, so each function is compiled once)."""
+        the plans of one compilation, so each function is compiled once);
+        `lowering`: the kernels a backend substitutes (none by default)."""
         unbound = symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
@@ -176,7 +206,7 @@ class Plan:
         callees = {} if callees is None else callees
         callees[fn] = None  # being compiled: a call of it from inside is recursion
         self.assignment = BufferAssignment(fn)
-        self.body = _BlockCompiler(fn.block, (), callees, self.assignment).compile()
+        self.body = _BlockCompiler(fn.block, (), callees, self.assignment, lowering).compile()
         callees[fn] = self
         self.signature = Signature.of(fn)
         self.layouts = Layouts(self.body, self.assignment)
@@ -184,8 +214,8 @@ class Plan:
         self._run = self._first_run  # then the static layout's run
 
     @classmethod
-    def compile(cls, fn: Function) -> "Plan":
-        return cls(fn)
+    def compile(cls, fn: Function, lowering: Lowering = NUMPY) -> "Plan":
+        return cls(fn, lowering=lowering)
 
     def __call__(self, *args) -> list:
         if self._bind is None:
@@ -220,9 +250,10 @@ class Plan:
         return self.describe()
 
 
-def compile_plan(fn: Function) -> Plan:
-    """Compile `fn` into a `Plan` (see the module docstring)."""
-    return Plan(fn)
+def compile_plan(fn: Function, lowering: Lowering = NUMPY) -> Plan:
+    """Compile `fn` into a `Plan` (see the module docstring), with the kernels
+    `lowering` substitutes."""
+    return Plan(fn, lowering=lowering)
 
 
 # ---------------------------------------------------------------- symbols
@@ -288,11 +319,12 @@ class _BlockCompiler:
     the steps (whose frees are baked in)."""
 
     def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict,
-                 assignment: BufferAssignment):
+                 assignment: BufferAssignment, lowering: Lowering):
         self.block = block
         self.inherits = inherits
         self.callees = callees
         self.assignment = assignment
+        self.lowering = lowering
         self.arena_slots: list[tuple[int, int, TensorType]] = []
         self.region_slots: list[tuple[int, tuple[BlockPlan, ...]]] = []
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
@@ -367,6 +399,11 @@ class _BlockCompiler:
             kernel, attrs, shape_attrs = self.callee_kernel(op, call), {}, ()
         else:
             kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
+            out_kernel = opdef.out_kernel
+            lowered = self.lowering.kernel(op) if op.operands else None
+            if lowered is not None:  # it writes into a buffer given as out= too
+                kernel = out_kernel = lowered
+                attrs, shape_attrs = {}, ()
         buffer = self.assignment.buffer_of.get(op.results[0]) if op.results else None
         if (buffer is None and call is None and opdef.effect is Effect.PURE
                 and not op.operands and not attr_symbols(op, opdef)):
@@ -376,7 +413,7 @@ class _BlockCompiler:
         if buffer is not None:
             self.arena_slots.append((outs[0], buffer, op.results[0].type))
             return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
-                op, opdef.out_kernel, attrs, shape_attrs, ins, outs, frees, ("out",)),
+                op, out_kernel, attrs, shape_attrs, ins, outs, frees, ("out",)),
                 into=True)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
             op, kernel, attrs, shape_attrs, ins, outs, frees, read))
@@ -389,7 +426,7 @@ class _BlockCompiler:
         if plan is None:
             fn = call.callee(op)
             if fn not in self.callees:
-                Plan(fn, self.callees)
+                Plan(fn, self.callees, self.lowering)
             plan = self.callees[fn]
             if plan is None:
                 raise IrflowError(f"@{fn.name} is called while it is being compiled: "
@@ -448,12 +485,13 @@ class _BlockCompiler:
         """The plan of region `index` and the slots of the symbols it inherits."""
         block = op.regions[index].blocks[0]
         inherits = tuple(sorted(symbols_needed(block)))
-        plan = _BlockCompiler(block, inherits, self.callees, self.assignment).compile()
+        plan = _BlockCompiler(block, inherits, self.callees, self.assignment,
+                              self.lowering).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
         subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
-        run = opdef.region_op.evaluator(op)
+        run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
         outs = self.new_slots(op)
         regions = self.base + len(self.tail)  # the register of the bound sub-plans
         self.tail.append(None)

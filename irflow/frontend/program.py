@@ -35,7 +35,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..codegen.executor import compile_plan
+from ..codegen.executor import NUMPY, Lowering, compile_plan
 from ..context import grad_enabled
 from ..dispatch import apply, user_location
 from ..errors import ArgumentError, ConversionError, DimMismatch, InputError, IrflowError
@@ -68,11 +68,13 @@ class Program:
     results connect to Tensors."""
 
     def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline,
-                 lists: tuple[int, ...] = (), freeze: bool = False, fuse: bool = True):
+                 lists: tuple[int, ...] = (), freeze: bool = False, fuse: bool = True,
+                 lowering: Lowering = NUMPY):
         """`pipeline`: the passes to run (None: the default, or the inference pipeline
         when parameters are frozen); `freeze`: make the state the program only reads
         constants, unless it computes gradients; `fuse`: run the passes that come
-        after autodiff (fusion) too; check mode does not, to compare op by op."""
+        after autodiff (fusion) too; check mode does not, to compare op by op;
+        `lowering`: the backend's kernels (`backend_lowering`)."""
         fn = tracer.fn
         b = tracer.scope.builder
         attributes = tracer.attribute_outputs()
@@ -114,6 +116,7 @@ class Program:
         if pipeline is None:
             pipeline = INFERENCE_PIPELINE if self.frozen else DEFAULT_PIPELINE
         self.pipeline = tuple(pipeline)
+        self.lowering = lowering
         module = Module([fn])
         verify(module)
         self.source_ir = module.clone()
@@ -132,7 +135,7 @@ class Program:
             rest.run(module)
             self.pass_report = PassReport([*first.history, *rest.history])
         self.ir = module
-        self.plan = compile_plan(fn)
+        self.plan = compile_plan(fn, lowering)
         self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
@@ -244,34 +247,37 @@ class Program:
         active = active_results(fn, wrt)[:self.n_outputs]
         outputs = tuple(k for k, reached in enumerate(active) if reached)
         lowering = [str(p) for p in self.after_autodiff]
-        call = differentiable_call(fn, wrt, outputs, lowering) if outputs else None
+        call = differentiable_call(fn, wrt, outputs, lowering, self.lowering) \
+            if outputs else None
         return call, active
 
 
 def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...],
-                        lowering=()) -> dict:
+                        lowering=(), kernels: Lowering = NUMPY) -> dict:
     """The attributes of a ``call`` of `fn` that eager autograd can differentiate with
     respect to the operands `wrt` and the results `outputs`: the forward and backward
     halves of a `vjp_split`, in a module the call refers to (it goes when nothing
     refers to it any more), each run by a plan of itself or, with `lowering` (the
     passes that run after autodiff: fusion), of a copy they ran on. Both halves can be
     differentiated again (their `derive` splits them on demand), so gradients of
-    gradients work."""
+    gradients work. `kernels`: the backend's lowering the plans use."""
     forward, backward = vjp_split(fn, wrt, outputs)
     module = Module([forward, backward])
     optimized = module
     if lowering:
         optimized = module.clone()
         PassManager(list(lowering)).run(optimized)
-    return {"callee": FuncRef(forward.name, module, compile_plan(optimized[forward.name]),
-                              _deriver(forward, lowering)),
-            "backward": FuncRef(backward.name, module, compile_plan(optimized[backward.name]),
-                                _deriver(backward, lowering)),
+    return {"callee": FuncRef(forward.name, module,
+                              compile_plan(optimized[forward.name], kernels),
+                              _deriver(forward, lowering, kernels)),
+            "backward": FuncRef(backward.name, module,
+                                compile_plan(optimized[backward.name], kernels),
+                                _deriver(backward, lowering, kernels)),
             "wrt": wrt, "outputs": outputs,
             "residuals": len(forward.result_types) - len(fn.result_types)}
 
 
-def _deriver(fn: Function, lowering):
+def _deriver(fn: Function, lowering, kernels: Lowering):
     """``derive(wrt)``: a differentiable call of `fn` with respect to the operands `wrt`
     and every result they reach (None if none), made once per `wrt`."""
     made: dict[tuple, dict | None] = {}
@@ -279,7 +285,8 @@ def _deriver(fn: Function, lowering):
     def derive(wrt: tuple[int, ...]) -> dict | None:
         if wrt not in made:
             outputs = tuple(k for k, r in enumerate(active_results(fn, wrt)) if r)
-            made[wrt] = differentiable_call(fn, wrt, outputs, lowering) if outputs else None
+            made[wrt] = differentiable_call(fn, wrt, outputs, lowering, kernels) \
+                if outputs else None
         return made[wrt]
     return derive
 
@@ -296,8 +303,7 @@ class CompiledFunction:
         before it; as constants they get no gradients, and a call whose parameters
         were rebound since compiles anew."""
         from ..nn.layer.layers import Layer
-        if backend not in ("numpy",):
-            raise IrflowError(f"unknown backend {backend!r}; available: 'numpy'")
+        self._lowering = backend_lowering(backend)
         self.target = target
         self.input_spec = None if input_spec is None else [_spec(s) for s in input_spec]
         self._specs, self._spec_structures = (None, None) if input_spec is None else \
@@ -569,7 +575,8 @@ class CompiledFunction:
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
             tracer.check_texts()
             program = Program(tracer, tensors, pattern, self.pipeline, lists,
-                              freeze=self.freeze and not any(mode), fuse=not self.check)
+                              freeze=self.freeze and not any(mode), fuse=not self.check,
+                              lowering=self._lowering)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 
@@ -769,6 +776,22 @@ def _arguments(structures, leaves) -> list:
         args.append(unflatten(structure, leaves[start:start + structure.n_leaves]))
         start += structure.n_leaves
     return args
+
+
+BACKENDS = ("numpy", "llvm")
+
+
+def backend_lowering(backend: str) -> Lowering:
+    """The kernels of `backend`: ``"numpy"``, the registry's (the interpreter's
+    semantics, run by the executor); ``"llvm"``, compiled kernels for fused and some
+    elementwise ops (`irflow.codegen.llvm.lowering`), the NumPy ones elsewhere."""
+    if backend == "numpy":
+        return NUMPY
+    if backend == "llvm":
+        from ..codegen.llvm.lowering import LLVMLowering
+        return LLVMLowering()
+    raise IrflowError(f"unknown backend {backend!r}; available: "
+                      + ", ".join(repr(b) for b in BACKENDS))
 
 
 def compile(target=None, input_spec=None, backend: str = "numpy", check: bool = False,  # noqa: A001

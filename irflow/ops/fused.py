@@ -58,7 +58,8 @@ from ..ir.registry import REQUIRED, is_registered, lookup
 from ..ir.traits import Elementwise, Reduction
 from ..ir.types import Shape, TensorType, broadcast_shapes, shape_str
 from ._rules import defop
-from .fused_numpy import evaluator as numpy_evaluator
+from .fused_numpy import body_evaluator as numpy_body_evaluator
+from .fused_numpy import evaluator as numpy_evaluator, located_kernel, plain_anchor
 
 
 # ---------------------------------------------------------------- layout
@@ -202,6 +203,21 @@ class Fused(RegionOp):
 
     def evaluator(self, op):
         return numpy_evaluator(op, layout(op))
+
+    def layout(self, op) -> FusedLayout:
+        """`layout(op)`, for backends (which see ops through the registry)."""
+        return layout(op)
+
+    def body_evaluator(self, op):
+        """For backends: the NumPy evaluator of the body alone, on the values entering
+        it (the anchor's result first)."""
+        return numpy_body_evaluator(op, layout(op))
+
+    def anchor_kernel(self, op):
+        """For backends: the anchor as a function of the anchor's operands (its op's
+        kernel, errors located at that op) when it is one op on them, else None."""
+        anchor = plain_anchor(op) if len(op.regions) == 2 else None
+        return None if anchor is None else located_kernel(anchor)
 
     def backward(self, ad, b, op, ins, out_cts, residual):
         raise IrflowError("a 'fused' op cannot be differentiated: fusion runs after "

@@ -49,19 +49,15 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     generated code itself, so a call is one Python frame."""
     types = [r.type for r in op.results]
     blocking = _blocking(lay)
-    anchor = _plain_anchor(op) if lay.anchored else None
-    # a contraction's result is a new array nobody else holds: the epilogue may write
-    # into it
-    fresh = anchor is not None and lookup(anchor.name).has(Contraction)
+    anchor = plain_anchor(op) if lay.anchored else None
     if blocking is None and (anchor is not None or not lay.anchored):
-        return _generate(lay, types, anchor, fresh)
-    body = _generate(lay, types, fresh_anchor=fresh) if blocking is None \
-        else _blocked(lay, types, blocking, fresh)
+        return _generate(lay, types, anchor, _fresh(anchor))
+    body = body_evaluator(op, lay)
     if not lay.anchored:
         return body
     # the anchor's result first, whole; then the body, perhaps in blocks
     n = lay.n_anchor
-    call = _located_kernel(anchor) if anchor is not None else None
+    call = located_kernel(anchor) if anchor is not None else None
 
     def run(args, regions):
         args[:n] = [call(*args[:n])] if call is not None else regions[0](args[:n])
@@ -69,7 +65,25 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     return run
 
 
-def _plain_anchor(op: Operation) -> Operation | None:
+def body_evaluator(op: Operation, lay: "FusedLayout"):
+    """``run(values, regions)`` of the body alone, on the values entering it (the
+    anchor's result first, if there is an anchor), perhaps in blocks: what
+    `evaluator` runs after the anchor, and what a backend that computed the anchor
+    itself runs."""
+    types = [r.type for r in op.results]
+    blocking = _blocking(lay)
+    fresh = _fresh(plain_anchor(op) if lay.anchored else None)
+    return _generate(lay, types, fresh_anchor=fresh) if blocking is None \
+        else _blocked(lay, types, blocking, fresh)
+
+
+def _fresh(anchor: Operation | None) -> bool:
+    """Whether the anchor's result is a new array nobody else holds (a contraction's),
+    which the epilogue may write into."""
+    return anchor is not None and lookup(anchor.name).has(Contraction)
+
+
+def plain_anchor(op: Operation) -> Operation | None:
     """The anchor region's op when it is one kernel on the region's arguments (else
     None: the region runs as a region)."""
     block = op.regions[0].blocks[0]
@@ -84,7 +98,7 @@ def _plain_anchor(op: Operation) -> Operation | None:
     return inner
 
 
-def _located_kernel(inner: Operation) -> Callable:
+def located_kernel(inner: Operation) -> Callable:
     kernel, attrs, loc = lookup(inner.name).kernel, inner.attrs, inner.loc
 
     def call(*arrays):

@@ -12,6 +12,7 @@ from irflow.ir.registry import lookup
 from irflow.ir.traits import Terminator, View
 from irflow.passes import DEFAULT_PIPELINE, INFERENCE_PIPELINE
 from irflow.static import InputSpec
+from tests.support.models import LayerNormGelu
 
 FUSED = (*DEFAULT_PIPELINE, "fuse") if "fuse" not in DEFAULT_PIPELINE else DEFAULT_PIPELINE
 FROZEN = (*INFERENCE_PIPELINE, "fuse") if "fuse" not in INFERENCE_PIPELINE \
@@ -24,17 +25,6 @@ def kernels(compiled) -> list[str]:
     return [op.name for op in compiled.ir.main.block.ops
             if op.name != "const" and not lookup(op.name).has(Terminator)
             and not lookup(op.name).has(View)]
-
-
-class LayerNormGelu(nn.Layer):
-    def __init__(self, width: int):
-        super().__init__()
-        self.w = self.create_parameter([width])
-        self.b = self.create_parameter([width])
-        self.ln = nn.LayerNorm(width)
-
-    def forward(self, x):
-        return self.ln(x + F.gelu(x * self.w + self.b))
 
 
 class ConvBNReLU(nn.Layer):

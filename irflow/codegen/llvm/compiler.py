@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .cache import ObjectCache, default_cache_dir
 from .jit import HostTarget, Library
-from .kernel import FUNCTION_NAME, Domain, Kernel, KernelSpec, generate
+from .kernel import FUNCTION_NAME, Domain, Kernel, KernelSpec
 
 
 class Code:
@@ -66,7 +66,7 @@ class Compiler:
     def kernel(self, spec: KernelSpec, domain: Domain) -> Kernel:
         return Kernel(spec, domain, self.code(spec))
 
-    def code(self, spec: KernelSpec) -> Code:
+    def code(self, spec) -> Code:
         with self._lock:
             code = self._code.get(spec)
             if code is not None:
@@ -76,9 +76,10 @@ class Compiler:
             self._code[spec] = code
             return code
 
-    def llvm_ir(self, spec: KernelSpec) -> str:
-        """The LLVM IR generated for `spec`, before optimization."""
-        return generate(spec, self.target.has_fma)
+    def llvm_ir(self, spec) -> str:
+        """The LLVM IR generated for `spec` (a `KernelSpec` or a `FusedSpec`), before
+        optimization."""
+        return spec.llvm_ir(self.target.has_fma)
 
     def _object_code(self, spec: KernelSpec) -> bytes:
         ir_text = self.llvm_ir(spec)

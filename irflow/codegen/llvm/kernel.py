@@ -17,8 +17,10 @@ Strides in the outer loops are computed from the sizes at run time, so one kerne
 serves every size of a symbolic dim.
 
 The function is ``void kernel(i64 begin, i64 end, i64 size_0, ..., ptr in_0, ...,
-ptr out_0, ...)``; it runs the outermost loop over ``[begin, end)``, so callers can
-split that loop across threads.
+ptr out_0, ..., [ptr status])``; it runs the outermost loop over ``[begin, end)``, so
+callers can split that loop across threads. A kernel that can fail (integer ``//``
+or ``%``, by a zero divisor) takes a last pointer to a status byte it sets on
+failure; `Kernel` passes a fresh one per call and raises the interpreter's error.
 
 **Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
 the domain) before the code runs, so no input can make it read or write out of
@@ -36,11 +38,11 @@ from typing import Sequence
 import numpy as np
 from llvmlite import ir
 
-from ...errors import ShapeError
+from ...errors import IntegerDivisionByZero, ShapeError
 from ...ir.types import TensorType, broadcast_shapes
 from .loops import counted_loop
 from .mathlib import Math
-from .scalar import LLVM_TYPES, MEMORY_TYPES, ScalarEmitter
+from .scalar import MEMORY_TYPES, ScalarEmitter, can_fail
 
 I64 = ir.IntType(64)
 NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
@@ -78,6 +80,14 @@ class KernelSpec:
     def dtype(self, value: int) -> str:
         n = len(self.inputs)
         return self.inputs[value] if value < n else self.body[value - n].dtype
+
+    @property
+    def fallible(self) -> bool:
+        """Whether the kernel can fail (it then takes a status byte)."""
+        return any(can_fail(i.op, i.dtype) for i in self.body)
+
+    def llvm_ir(self, fma: bool) -> str:
+        return generate(self, fma)
 
     def text(self) -> str:
         """A readable form, one line per instruction."""
@@ -150,7 +160,9 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     module = ir.Module(name="irflow_kernel")
     n_in, n_out = len(spec.inputs), len(spec.outputs)
     ptr = ir.PointerType()
-    kind = ir.FunctionType(ir.VoidType(), [I64] * (2 + spec.rank) + [ptr] * (n_in + n_out))
+    n_status = 1 if spec.fallible else 0
+    kind = ir.FunctionType(ir.VoidType(), [I64] * (2 + spec.rank)
+                           + [ptr] * (n_in + n_out + n_status))
     fn = ir.Function(module, kind, name=FUNCTION_NAME)
     begin, end = fn.args[0], fn.args[1]
     sizes = fn.args[2:2 + spec.rank]
@@ -160,7 +172,8 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     strides = [_strides(builder, sizes, mask) for mask in spec.broadcast]
     strides += [_strides(builder, sizes, (False,) * spec.rank)] * n_out
-    emitter = ScalarEmitter(builder, Math(builder, fma))
+    emitter = ScalarEmitter(builder, Math(builder, fma),
+                            pointers[n_in + n_out] if n_status else None)
 
     def body(offsets):
         values = []
@@ -221,6 +234,14 @@ def _advance(builder: ir.IRBuilder, offset, index, stride):
 
 # ---------------------------------------------------------------- calling
 
+def check_status(status: np.ndarray) -> None:
+    """Raise the error a failed kernel reported in its status byte, as the
+    interpreter raises it."""
+    if status[0]:
+        raise IntegerDivisionByZero("integer division by zero (// or % with a zero "
+                                    "divisor); Paddle raises here too")
+
+
 class Kernel:
     """A compiled `KernelSpec` bound to a `Domain`: ``kernel(*arrays, out=None)``
     returns the list of output arrays (written into `out` when given)."""
@@ -229,7 +250,8 @@ class Kernel:
         self.spec = spec
         self.domain = domain
         self._code = code  # holds the library, whose engine owns the machine code
-        n = len(spec.inputs) + len(spec.outputs)
+        self._fallible = spec.fallible
+        n = len(spec.inputs) + len(spec.outputs) + self._fallible
         self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
                                     *[ctypes.c_void_p] * n)(code.address)
         self._in_dtypes = tuple(NUMPY_DTYPES[d] for d in spec.inputs)
@@ -250,8 +272,13 @@ class Kernel:
         outs = self._outputs(shape, arrays, out)
         sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
         if all(sizes):
-            self._fn(0, sizes[0], *sizes, *[a.ctypes.data for a in arrays],
-                     *[o.ctypes.data for o in outs])
+            pointers = [a.ctypes.data for a in arrays] + [o.ctypes.data for o in outs]
+            if not self._fallible:
+                self._fn(0, sizes[0], *sizes, *pointers)
+                return outs
+            status = np.zeros(1, np.int8)
+            self._fn(0, sizes[0], *sizes, *pointers, status.ctypes.data)
+            check_status(status)
         return outs
 
     def _checked_inputs(self, arrays) -> list[np.ndarray]:

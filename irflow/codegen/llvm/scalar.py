@@ -8,9 +8,12 @@ docs/architecture.md, "A new backend"). Values are LLVM scalars: ``float`` and
 
 Where NumPy's result is defined for every input, the code gives the same bits:
 
-- integer ``div`` is floor division and ``mod`` Python's remainder; dividing by zero
-  gives 0 and ``INT_MIN // -1`` gives ``INT_MIN``, as NumPy does (LLVM's ``sdiv``
-  would trap: the divisor is made safe first, so no input can crash the process);
+- integer ``div`` is floor division and ``mod`` Python's remainder; ``INT_MIN // -1``
+  gives ``INT_MIN``, as NumPy does. A zero divisor is an error, as in the
+  interpreter (and Paddle): the divisor is made safe first (LLVM's ``sdiv`` would
+  trap, so no input can crash the process), the element gets 0, and the emitter
+  sets the kernel's *status* byte (`ScalarEmitter.status`), which the caller checks
+  after the call and turns into `IntegerDivisionByZero`;
 - float ``mod`` is ``fmod`` with NumPy's sign correction (the result has the
   divisor's sign);
 - ``maximum``/``minimum``/``relu`` propagate NaN and pick signed zeros as NumPy's
@@ -43,9 +46,10 @@ class ScalarEmitter:
     """What an emitter needs: the builder, the math library, and the dtypes of the
     current op's operands (`ins`) and result (`out`), as short names (``f32``)."""
 
-    def __init__(self, builder: ir.IRBuilder, math: Math):
+    def __init__(self, builder: ir.IRBuilder, math: Math, status=None):
         self.b = builder
         self.math = math
+        self.status = status  # a pointer to the kernel's status byte, if it can fail
         self.ins: tuple[str, ...] = ()
         self.out: str = ""
 
@@ -86,6 +90,13 @@ class ScalarEmitter:
             return self.b.icmp_unsigned(op, x, y)
         return self.b.icmp_signed(op, x, y)
 
+    def fail_if(self, condition) -> None:
+        """Set the status byte where `condition` (an i1) holds: ``status |= condition``,
+        a load, an or and a store that LLVM keeps in a register across the loop."""
+        byte = ir.IntType(8)
+        old = self.b.load(self.status, typ=byte)
+        self.b.store(self.b.or_(old, self.b.zext(condition, byte)), self.status)
+
     def transcendental(self, name: str, x):
         """A `Math` approximation, evaluated in float64 (see mathlib)."""
         wide = x if self.dtype == "f64" else self.b.fpext(x, ir.DoubleType())
@@ -103,12 +114,15 @@ def _numpy_max(s: ScalarEmitter, x, y, op: str):
 
 def _safe_divisor(s: ScalarEmitter, x, y):
     """(divisor that cannot trap, y == 0): 1 where y is 0, and where x is the integer
-    minimum and y is -1 (whose quotient overflows; NumPy gives x, as dividing by 1)."""
+    minimum and y is -1 (whose quotient overflows; NumPy gives x, as dividing by 1).
+    A zero divisor sets the status byte."""
     b = s.b
     zero = b.icmp_signed("==", y, s.zero())
     minimum = s.constant(s.dtype, -(1 << (_BITS[s.dtype] - 1)))
     overflow = b.and_(b.icmp_signed("==", x, minimum),
                       b.icmp_signed("==", y, s.constant(s.dtype, -1)))
+    if s.status is not None:
+        s.fail_if(zero)
     return b.select(b.or_(zero, overflow), s.constant(s.dtype, 1), y), zero
 
 
@@ -240,6 +254,15 @@ def _isinf(s: ScalarEmitter, args, attrs):
 
 def _isfinite(s: ScalarEmitter, args, attrs):
     return s.b.fcmp_ordered("<", s.intrinsic("fabs", args[0]), s.constant(s.dtype, "inf"))
+
+
+FALLIBLE = {"div", "mod"}
+"""The ops whose integer forms can fail (by a zero divisor): a kernel holding one has
+a status byte."""
+
+
+def can_fail(op: str, dtype: str) -> bool:
+    return op in FALLIBLE and not is_float(dtype)
 
 
 EMITTERS = {

@@ -1,0 +1,168 @@
+"""``irflow.compile(..., backend="llvm")``: the workloads of the LLVM issue compiled
+for the LLVM backend equal eager execution; the backend's fused kernels are what
+runs; one program is called from several threads at once; what the backend has no
+code for runs on NumPy kernels, with the same results."""
+import threading
+
+import numpy as np
+import pytest
+
+import irflow
+import irflow.nn as nn
+import irflow.nn.functional as F
+from irflow.codegen.llvm.fused import FusedKernel
+from irflow.errors import IrflowError
+from irflow.static import InputSpec
+from tests.support.models import LayerNormGelu
+
+
+def mlp(*widths):
+    layers = []
+    for a, b in zip(widths, widths[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    return nn.Sequential(*layers[:-1])
+
+
+def fused_ops(compiled):
+    return [op for op in compiled.ir.walk() if op.name == "fused"]
+
+
+def assert_compiled_like_eager(model, x, tolerance, **options):
+    model.eval()
+    with irflow.no_grad():
+        want = model(x).numpy()
+        compiled = irflow.compile(model, backend="llvm", **options)
+        got = compiled(x).numpy()
+    np.testing.assert_allclose(got, want, **tolerance)
+    return compiled
+
+
+def test_layer_norm_of_gelu_is_one_compiled_kernel():
+    irflow.seed(0)
+    compiled = assert_compiled_like_eager(LayerNormGelu(256), irflow.randn([64, 256]),
+                                          {"rtol": 1e-4, "atol": 1e-5})
+    (op,) = fused_ops(compiled)
+    assert FusedKernel(op).spec.axes == (1,)
+
+
+@pytest.mark.parametrize("widths, batch", [((784, 512, 256, 10), 64), ((32, 16, 4), 1)])
+def test_mlp_inference(widths, batch):
+    irflow.seed(1)
+    compiled = assert_compiled_like_eager(mlp(*widths), irflow.randn([batch, widths[0]]),
+                                          {"rtol": 1e-5, "atol": 1e-5})
+    assert len(fused_ops(compiled)) == len(widths) - 1  # each matmul with its epilogue
+
+
+def test_frozen_conv_batchnorm_relu():
+    irflow.seed(2)
+    model = nn.Sequential(nn.Conv2D(4, 8, 3, padding=1), nn.BatchNorm2D(8), nn.ReLU())
+    model.train()
+    model(irflow.randn([2, 4, 8, 8]))
+    compiled = assert_compiled_like_eager(model, irflow.randn([2, 4, 8, 8]),
+                                          {"rtol": 1e-4, "atol": 1e-5}, freeze=True)
+    assert len(fused_ops(compiled)) == 1
+
+
+def test_data_dependent_while_loop():
+    irflow.seed(3)
+    w = irflow.randn([16, 16]) * 0.1
+    b = irflow.randn([16]) * 0.1
+
+    def converge(h):
+        i = 0
+        delta = irflow.to_tensor(1.0)
+        while delta > 1e-3 and i < 50:
+            new = irflow.tanh(irflow.matmul(h, w) + b)
+            delta = irflow.max(irflow.abs(new - h))
+            h = new
+            i += 1
+        return h
+
+    x = irflow.randn([8, 16])
+    want = converge(x).numpy()
+    compiled = irflow.compile(converge, backend="llvm")
+    np.testing.assert_allclose(compiled(x).numpy(), want, rtol=1e-5, atol=1e-6)
+    assert fused_ops(compiled)
+
+
+def test_training_step_gradients_match_the_numpy_backend():
+    irflow.seed(4)
+    results = {}
+    for backend in ("numpy", "llvm"):
+        irflow.seed(4)
+        model = mlp(20, 16, 5)
+        opt = irflow.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+
+        compiled = irflow.compile(step, backend=backend)
+        rng = np.random.default_rng(4)
+        losses = []
+        for _ in range(3):
+            x = irflow.to_tensor(rng.standard_normal((8, 20)).astype(np.float32))
+            y = irflow.to_tensor(rng.integers(0, 5, (8,)))
+            losses.append(float(compiled(x, y)))
+        results[backend] = (losses, [p.numpy() for p in model.parameters()])
+    np.testing.assert_allclose(results["llvm"][0], results["numpy"][0], rtol=1e-5)
+    for a, b in zip(results["llvm"][1], results["numpy"][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_dtypes_without_kernels_run_on_numpy():
+    def f(x):
+        return irflow.exp(x * 2.0) - x
+
+    x = irflow.to_tensor(np.linspace(-2, 2, 64, dtype=np.float16).reshape(8, 8))
+    compiled = irflow.compile(f, backend="llvm")
+    np.testing.assert_array_equal(compiled(x).numpy(), f(x).numpy())
+    assert fused_ops(compiled)  # fused, and run by the NumPy evaluator
+
+
+def test_wrong_inputs_are_errors_not_crashes():
+    compiled = irflow.compile(LayerNormGelu(8), backend="llvm",
+                              input_spec=[InputSpec([None, 8], "float32")])
+    with pytest.raises(IrflowError):
+        compiled(irflow.randn([3, 9]))
+    with pytest.raises(IrflowError):
+        compiled(irflow.randn([3, 8]).astype("float64"))
+
+
+def test_unknown_backends_are_refused():
+    with pytest.raises(IrflowError, match="unknown backend 'gpu'; available: 'numpy', 'llvm'"):
+        irflow.compile(LayerNormGelu(8), backend="gpu")
+
+
+def test_one_compiled_program_called_from_several_threads_at_once():
+    irflow.seed(5)
+    model = LayerNormGelu(512)
+    model.eval()
+    compiled = irflow.compile(model, backend="llvm",
+                              input_spec=[InputSpec([None, 512], "float32")])
+    rng = np.random.default_rng(5)
+    inputs = [rng.standard_normal((n, 512)).astype(np.float32) for n in (16, 31, 64, 7)]
+    with irflow.no_grad():
+        expected = [model(irflow.to_tensor(a)).numpy() for a in inputs]
+    start = threading.Barrier(len(inputs))
+    errors = []
+
+    def worker(i):
+        try:
+            start.wait(30)
+            for _ in range(30):
+                with irflow.no_grad():
+                    got = compiled(irflow.to_tensor(inputs[i])).numpy()
+                np.testing.assert_allclose(got, expected[i], rtol=1e-4, atol=1e-5)
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors, errors[0]

@@ -1,0 +1,273 @@
+"""Kernels of fused ops against the interpreter: reductions along every kind of axis
+set, row values used by element ops after them (layer norm, softmax), matmul
+epilogues, every reduction kind and dtype, NaN and empty reductions, errors and
+checks. Each function is fused by the `fuse` pass, then run by a plan with the LLVM
+lowering; each test asserts the fused op was compiled (not run by NumPy)."""
+import numpy as np
+import pytest
+
+from irflow.codegen import compile_plan, run
+from irflow.codegen.llvm.fused import FusedKernel
+from irflow.codegen.llvm.lowering import LLVMLowering
+from irflow.errors import IntegerDivisionByZero, ShapeError
+from irflow.ir import Module, TensorType, function
+from irflow.passes import PassManager
+
+F32_SUM = {"rtol": 1e-5, "atol": 1e-6}  # float32 sums in another order than NumPy's
+
+
+def fused(fn):
+    module = Module([fn])
+    PassManager(["fuse"], verify_each=True).run(module)
+    ops = [op for op in module.walk() if op.name == "fused"]
+    assert ops, f"nothing fused:\n{module}"
+    return module, ops
+
+
+def compare(compiler, types, body, arrays, tolerance=None, kernels=1):
+    want_fn = function("f", types, body)
+    fn = function("f", types, body)
+    module, ops = fused(fn)
+    assert len(ops) == kernels
+    for op in ops:
+        FusedKernel(op, compiler)  # compiles: raises Unsupported otherwise
+    want = run(want_fn, *arrays)
+    got = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))(*arrays)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if tolerance is None or g.dtype.kind != "f":
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, **tolerance)
+    return got
+
+
+def f32(*shape):
+    return TensorType("f32", list(shape))
+
+
+rng = np.random.default_rng(0)
+
+
+def normal(*shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def layer_norm(b, x, w, bias, gamma, beta):
+    h = b.add(b.mul(x, w), bias)
+    g = b.mul(b.mul(h, b.constant(0.5)),
+              b.add(b.erf(b.mul(h, b.constant(0.7071067811865476))), b.constant(1.0)))
+    s = b.add(x, g)
+    mu = b.mean(s, axis=(1,), keepdim=True)
+    d = b.sub(s, mu)
+    var = b.mean(b.mul(d, d), axis=(1,), keepdim=True)
+    return b.add(b.mul(b.mul(d, b.rsqrt(b.add(var, b.constant(1e-5)))), gamma), beta)
+
+
+@pytest.mark.parametrize("rows, width", [(1, 1), (3, 7), (5, 1024), (2, 1031), ("N", 33)])
+def test_layer_norm_of_gelu_is_one_kernel(compiler, rows, width):
+    n = 4 if rows == "N" else rows
+    types = [f32(rows, width)] + [f32(width)] * 4
+    arrays = [normal(n, width)] + [normal(width) for _ in range(4)]
+    compare(compiler, types, layer_norm, arrays, F32_SUM)
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax(compiler, axis):
+    def softmax(b, x):
+        m = b.max(x, axis=(axis,), keepdim=True)
+        e = b.exp(b.sub(x, m))
+        return b.div(e, b.sum(e, axis=(axis,), keepdim=True))
+    x = normal(9, 300) * 30
+    x[3, 5] = np.inf
+    x[4, :] = -np.inf
+    x[6, 7] = np.nan
+    with np.errstate(all="ignore"):
+        compare(compiler, [f32(9, 300)], softmax, [x], F32_SUM)
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("axis, keepdim", [((1,), True), ((1,), False), ((0,), True),
+                                           ((0,), False), ((0, 2), True), ((1, 2), False),
+                                           (None, False), (None, True)])
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "i64"])
+def test_reductions_of_an_elementwise_value(compiler, kind, axis, keepdim, dtype):
+    if kind == "mean" and dtype[0] == "i":
+        pytest.skip("mean is for floats")
+    shape = (3, 70, 5)
+    if dtype[0] == "f":
+        x = (normal(*shape) * (0.3 if kind == "prod" else 1)).astype(dtype.replace("f", "float"))
+        x += 1 if kind == "prod" else 0
+    else:
+        x = rng.integers(-3, 4, shape).astype(dtype.replace("i", "int"))
+
+    def body(b, x):
+        return getattr(b, kind)(b.add(b.mul(x, x), x), axis=axis, keepdim=keepdim)
+    tolerance = F32_SUM if dtype == "f32" else {"rtol": 1e-12, "atol": 1e-12}
+    compare(compiler, [TensorType(dtype, list(shape))], body, [x], tolerance)
+
+
+@pytest.mark.parametrize("kind", ["any", "all"])
+def test_boolean_reductions(compiler, kind):
+    x = normal(6, 50)
+    x[2] = 1.0   # every element positive
+    x[3] = -1.0  # none
+
+    def body(b, x):
+        return getattr(b, kind)(b.gt(b.add(x, x), b.constant(0.0)), axis=(1,))
+    compare(compiler, [f32(6, 50)], body, [x])
+
+
+def test_max_and_min_propagate_nan_and_inf(compiler):
+    x = normal(4, 100)
+    x[0, 17] = np.nan
+    x[1, 99] = np.nan
+    x[2, :] = np.inf
+    x[3, 50] = -np.inf
+
+    def body(b, x):
+        y = b.add(x, b.constant(1.0))
+        return b.max(y, axis=(1,)), b.min(y, axis=(1,)), b.sum(y, axis=(1,))
+    compare(compiler, [f32(4, 100)], body, [x], F32_SUM)
+
+
+def test_empty_reductions_are_numpy_s(compiler):
+    def sums(b, x):
+        y = b.mul(x, x)
+        return b.sum(y, axis=(1,)), b.mean(y, axis=(1,)), b.prod(y, axis=(1,))
+    with np.errstate(all="ignore"):
+        compare(compiler, [f32("N", "M")], sums, [np.zeros((3, 0), np.float32)], F32_SUM)
+        compare(compiler, [f32("N", "M")], sums, [np.zeros((0, 4), np.float32)], F32_SUM)
+
+    def extremum(b, x):
+        return b.max(b.mul(x, x), axis=(1,))
+    fn = function("f", [f32("N", "M")], extremum)
+    module, _ = fused(fn)
+    plan = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))
+    x = np.zeros((3, 0), np.float32)
+    with pytest.raises(ValueError) as want:  # NumPy's error, raised by the interpreter
+        run(function("f", [f32("N", "M")], extremum), x)
+    with pytest.raises(type(want.value), match=str(want.value)):
+        plan(x)
+
+
+def test_row_values_are_results_too(compiler):
+    """A fused op yields the mean (a row value) and the centred values."""
+    def body(b, x):
+        mu = b.mean(b.exp(x), axis=(1,), keepdim=True)
+        return b.sub(b.exp(x), mu), mu, b.mul(mu, b.constant(2.0))
+    compare(compiler, [f32("N", 40)], body, [normal(3, 40)], F32_SUM)
+
+
+def test_broadcast_operands_of_a_reduction(compiler):
+    """[N,1,C] against [K,1]: the domain is [N,K,C], reduced along its last axis."""
+    def body(b, x, y):
+        return b.sum(b.tanh(b.mul(x, y)), axis=(2,), keepdim=False)
+    compare(compiler, [f32("N", 1, 20), f32(6, 1)], body, [normal(3, 1, 20), normal(6, 1)],
+            F32_SUM)
+
+
+def test_matmul_epilogue(compiler):
+    def body(b, x, w, bias):
+        return b.relu(b.add(b.matmul(x, w), bias))
+    got = compare(compiler, [f32("N", 30), f32(30, 20), f32(20)], body,
+                  [normal(7, 30), normal(30, 20), normal(20)], {"rtol": 1e-6, "atol": 1e-6})
+    assert got[0].shape == (7, 20)
+
+
+def test_matmul_epilogue_with_a_reduction(compiler):
+    def body(b, x, w):
+        h = b.matmul(x, w)
+        m = b.max(h, axis=(1,), keepdim=True)
+        return b.sub(h, m)
+    compare(compiler, [f32(5, 8), f32(8, 16)], body, [normal(5, 8), normal(8, 16)],
+            {"rtol": 1e-6, "atol": 1e-6})
+
+
+def test_integer_division_by_zero_raises_at_the_op(compiler):
+    def body(b, x, y):
+        return b.add(b.div(b.mul(x, x), y), x)
+    types = [TensorType("i32", ["N"]), TensorType("i32", ["N"])]
+    x = np.arange(1, 2000, dtype=np.int32)
+    y = np.ones_like(x)
+    compare(compiler, types, body, [x, y])
+    y[1500] = 0
+    fn = function("f", types, body)
+    module, _ = fused(fn)
+    plan = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))
+    with pytest.raises(IntegerDivisionByZero):
+        plan(x, y)
+
+
+def test_integer_division_by_zero_in_a_reduction_kernel(compiler):
+    def body(b, x, y):
+        return b.sum(b.mod(x, y), axis=(1,))
+    types = [TensorType("i64", [4, 9]), TensorType("i64", [4, 9])]
+    x = rng.integers(-50, 50, (4, 9))
+    y = rng.integers(1, 5, (4, 9))
+    compare(compiler, types, body, [x, y])
+    y[2, 3] = 0
+    module, _ = fused(function("f", types, body))
+    with pytest.raises(IntegerDivisionByZero):
+        compile_plan(module.main, LLVMLowering(compiler, min_elements=0))(x, y)
+
+
+def test_arguments_are_checked_before_the_code_runs(compiler):
+    def body(b, x, w):
+        return b.sub(b.mul(x, w), b.mean(b.mul(x, w), axis=(1,), keepdim=True))
+    fn = function("f", [f32("N", 16), f32(16)], body)
+    _, (op,) = fused(fn)
+    run_kernel = FusedKernel(op, compiler, min_elements=0).evaluator()
+    good = [normal(3, 16), normal(16)]
+    run_kernel(good, None)
+    for bad in ([normal(3, 17), normal(16)], [normal(3, 16), normal(17)],
+                [normal(3, 16).astype(np.float64), normal(16)], [normal(16), normal(16)],
+                [[1.0] * 16, normal(16)]):
+        with pytest.raises(ShapeError):
+            run_kernel(bad, None)
+    strided = normal(3, 32)[:, ::2]
+    np.testing.assert_allclose(run_kernel([strided, good[1]], None)[0],
+                               run_kernel([np.ascontiguousarray(strided), good[1]], None)[0])
+
+
+class Spying(LLVMLowering):
+    """The lowering, noting for each call of a one-op kernel whether it got a buffer
+    and whether that buffer was an operand's memory."""
+
+    def __init__(self, compiler):
+        super().__init__(compiler, min_elements=0)
+        self.calls = []
+
+    def kernel(self, op):
+        run = super().kernel(op)
+        if run is None:
+            return None
+
+        def spied(*arrays, out=None):
+            self.calls.append(None if out is None else
+                              any(np.may_share_memory(out, a) for a in arrays))
+            return run(*arrays, out=out) if out is not None else run(*arrays)
+        return spied
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_a_lowered_kernel_writes_into_its_arena_buffer(compiler, in_place):
+    # erf of a value read again later gets a buffer of its own, which the compiled
+    # kernel writes; erf of a dying value is planned over it, which NumPy writes
+    # (the compiled kernel's pointers are noalias)
+    def body(b, x):
+        t = b.mul(x, b.constant(0.75))
+        e = b.erf(t)
+        return b.add(e, b.constant(1.0)) if in_place else b.add(e, t)
+
+    fn = function("f", [f32(64, 128)], body)
+    lowering = Spying(compiler)
+    plan = compile_plan(fn, lowering)
+    (erf,) = [op for op in fn.walk() if op.name == "erf"]
+    assert plan.memory_plan.offset(erf.result) is not None
+    assert "<- erf" in plan.describe()
+    x = normal(64, 128) * 3
+    got = plan(x)[0]
+    np.testing.assert_allclose(got, run(fn, x)[0], rtol=2e-7, atol=1e-7)
+    assert lowering.calls == [in_place]
+    assert np.array_equal(plan(x)[0], got)  # the arena again, the same answer
