@@ -147,7 +147,7 @@ def test_usage_and_internal_errors(capsys, monkeypatch):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert all(f"\n  {name:<8} {module.SUMMARY}" in out for name, module in COMMANDS.items())
-    assert main(["report"]) == 2 and "no command 'report'" in capsys.readouterr().err
+    assert main(["profile"]) == 2 and "no command 'profile'" in capsys.readouterr().err
 
     def broken(args):
         raise TypeError("a bug")

@@ -3,6 +3,7 @@
     irflow dump model                     # the IR of a program saved by jit.save
     irflow run model --input x=x.npy      # run it on arrays
     irflow dot model --format svg         # draw it (Graphviz)
+    irflow report model -o report.md      # a Markdown record of its compile and run
     irflow passes                         # the passes a pipeline can name
     irflow opt model.irf -p fold,cse,dce  # IR text through a pipeline
     irflow paddle train.py --epochs 2     # a script written for Paddle, on irflow
@@ -16,12 +17,12 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
-from . import dot, dump, opt as opt_command, paddle, passes, run
+from . import dot, dump, opt as opt_command, paddle, passes, report, run
 from .common import one_line
 from .opt import opt, opt_arguments
 
-COMMANDS = {"dump": dump, "run": run, "dot": dot, "passes": passes, "opt": opt_command,
-            "paddle": paddle}
+COMMANDS = {"dump": dump, "run": run, "report": report, "dot": dot, "passes": passes,
+            "opt": opt_command, "paddle": paddle}
 
 
 def usage() -> str:

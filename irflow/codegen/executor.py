@@ -42,6 +42,10 @@ as before, and its register is cleared right after its last use in its block, so
 that memory follows liveness. Returned values computed in a loop live in the arena
 and are copied out by the return. Results that nothing reads are never stored.
 
+**Timing.** A plan compiled with a `StepTimes` timer (`irflow.codegen.timing`) runs
+each step, sub-plans' steps included, inside a wrapper that adds its time to the
+step's op; without one, steps are not wrapped. `irflow report` measures with it.
+
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
 checked against the function's `Signature` (the interpreter's check, precomputed).
 
@@ -72,6 +76,7 @@ from ..ir.symbols import CallOp
 from ..ir.types import TensorType, is_symbol
 from ..passes.plan_buffers import BufferAssignment, MemoryPlan
 from .arena import Layouts
+from .timing import StepTimes
 
 Step = Callable[[list], None]
 
@@ -191,10 +196,13 @@ class Plan:
 
     __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run")
 
-    def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY):
+    def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY,
+                 timer: StepTimes | None = None):
         """`callees`: the plans of functions compiled so far for `call` ops (shared by
         the plans of one compilation, so each function is compiled once);
-        `lowering`: the kernels a backend substitutes (none by default)."""
+        `lowering`: the kernels a backend substitutes (none by default); `timer`:
+        times every step of this function, its regions' included (a callee's plan
+        is its own and untimed; the ``call`` step is timed whole)."""
         unbound = symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
@@ -206,7 +214,8 @@ class Plan:
         callees = {} if callees is None else callees
         callees[fn] = None  # being compiled: a call of it from inside is recursion
         self.assignment = BufferAssignment(fn)
-        self.body = _BlockCompiler(fn.block, (), callees, self.assignment, lowering).compile()
+        self.body = _BlockCompiler(fn.block, (), callees, self.assignment, lowering,
+                                   timer).compile()
         callees[fn] = self
         self.signature = Signature.of(fn)
         self.layouts = Layouts(self.body, self.assignment)
@@ -250,10 +259,11 @@ class Plan:
         return self.describe()
 
 
-def compile_plan(fn: Function, lowering: Lowering = NUMPY) -> Plan:
+def compile_plan(fn: Function, lowering: Lowering = NUMPY,
+                 timer: StepTimes | None = None) -> Plan:
     """Compile `fn` into a `Plan` (see the module docstring), with the kernels
-    `lowering` substitutes."""
-    return Plan(fn, lowering=lowering)
+    `lowering` substitutes; with `timer`, one whose steps add their times to it."""
+    return Plan(fn, lowering=lowering, timer=timer)
 
 
 # ---------------------------------------------------------------- symbols
@@ -319,8 +329,10 @@ class _BlockCompiler:
     the steps (whose frees are baked in)."""
 
     def __init__(self, block: Block, inherits: tuple[str, ...], callees: dict,
-                 assignment: BufferAssignment, lowering: Lowering):
+                 assignment: BufferAssignment, lowering: Lowering,
+                 timer: StepTimes | None = None):
         self.block = block
+        self.timer = timer
         self.inherits = inherits
         self.callees = callees
         self.assignment = assignment
@@ -384,6 +396,8 @@ class _BlockCompiler:
             record.read = tuple(o in read for o in record.outs)
             step = record.build(record.frees, record.read)
             record.build = None  # it holds the compiler, no longer needed
+            if self.timer is not None:
+                step = self.timer.wrap(record.op, step)
             steps.append(step)
             if not record.subplans:
                 locs[step] = record.op.loc
@@ -486,7 +500,7 @@ class _BlockCompiler:
         block = op.regions[index].blocks[0]
         inherits = tuple(sorted(symbols_needed(block)))
         plan = _BlockCompiler(block, inherits, self.callees, self.assignment,
-                              self.lowering).compile()
+                              self.lowering, self.timer).compile()
         return plan, tuple(self.symbol_slot[s] for s in inherits)
 
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:

@@ -262,6 +262,13 @@ def print_function(fn: Function, locations: bool = False) -> str:
     return "\n".join(p.lines) + "\n"
 
 
+def printed_names(fn: Function) -> dict[Value, str]:
+    """The name (without ``%``) of each value of `fn` as `print_function` prints it."""
+    p = Printer()
+    p.function(fn)
+    return dict(p.namer.names)
+
+
 def print_op(op: Operation) -> str:
     """One op (with its regions) on its own, named as if it were alone."""
     p = Printer()

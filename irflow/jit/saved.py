@@ -144,7 +144,7 @@ def load(path: str, backend: str = "numpy", **configs) -> TranslatedLayer:
     if configs:
         raise ValueError(f"jit.load does not support the options {sorted(configs)}")
     fn, metadata, files = load_program(path)
-    state = _read_state(files["parameters"], metadata, fn)
+    state = read_state(files["parameters"], metadata, fn)
     return TranslatedLayer(fn, metadata["inputs"], state, metadata["training"], backend)
 
 
@@ -234,7 +234,7 @@ def _read_program(file: str, metadata: dict) -> Function:
     return fn
 
 
-def _read_state(file: str, metadata: dict, fn: Function) -> list[tuple]:
+def read_state(file: str, metadata: dict, fn: Function) -> list[tuple]:
     """(name, kind, trainable, array) of each parameter and buffer, from the npz
     `file`, each array checked against the argument it fills."""
     entries = metadata["state"]
@@ -328,4 +328,4 @@ def _npz(arrays: dict) -> bytes:
     return buffer.getvalue()
 
 
-__all__ = ["FORMAT", "SUFFIXES", "VERSION", "load", "load_program", "save"]
+__all__ = ["FORMAT", "SUFFIXES", "VERSION", "load", "load_program", "read_state", "save"]

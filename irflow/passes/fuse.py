@@ -97,7 +97,7 @@ class Fuse(Pass):
 @dataclass(eq=False)
 class _Group:
     order: dict              # op -> its index in the block
-    kinds: dict              # op -> what it is to fusion (`_kind`)
+    kinds: dict              # op -> what it is to fusion (`fusion_kind`)
     members: list[Operation]  # in no particular order; `root` is the last
     root: Operation
     domain: Shape
@@ -135,7 +135,9 @@ class _Group:
         return list(seen)
 
 
-def _kind(op: Operation) -> str | None:
+def fusion_kind(op: Operation) -> str | None:
+    """What `op` is to fusion: ``"elementwise"``, ``"reduction"`` or ``"contraction"``
+    (a kind a group takes, see the module docstring), or None (never in a group)."""
     opdef = lookup(op.name, op.loc)
     if op.regions or opdef.effect is not Effect.PURE or len(op.results) != 1 \
             or not all(isinstance(v.type, TensorType) for v in (*op.operands, op.result)):
@@ -175,7 +177,7 @@ def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
     """The groups of `block`'s ops (see the module docstring), singletons included."""
     order = {op: i for i, op in enumerate(block.ops)}
     needed = _needed(block)
-    kinds = {op: _kind(op) if op in needed else None for op in order}
+    kinds = {op: fusion_kind(op) if op in needed else None for op in order}
     group_of: dict[Operation, _Group] = {}
     groups: list[_Group] = []
     for op in block.ops:

@@ -15,6 +15,7 @@ own statistics) and can print the IR after every pass or after the passes named.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Collection, Iterator, Sequence
 
@@ -40,7 +41,8 @@ class PassError(IrflowError):
 class PassRecord:
     """What one pass did: its name as written in the pipeline, whether it changed the
     module, how long it took, the ops (nested ones included, terminators not) before
-    and after it, and its own `Pass.statistics`."""
+    and after it, its own `Pass.statistics`, and the ops after it by kind
+    (`op_kinds`: op name -> count, most common first)."""
 
     name: str
     changed: bool
@@ -48,6 +50,7 @@ class PassRecord:
     ops_before: int = 0
     ops_after: int = 0
     statistics: dict[str, int] = field(default_factory=dict)
+    kinds_after: dict[str, int] = field(default_factory=dict)
 
     @property
     def ops_removed(self) -> int:
@@ -121,7 +124,7 @@ class PassManager:
             raise VerificationError(f"the input of the pipeline is invalid: {e.message}",
                                     e.loc) from None
         changed_any = False
-        ops = count_ops(module)
+        kinds = op_kinds(module)
         for p in self.passes:
             start = time.perf_counter()
             try:
@@ -131,10 +134,10 @@ class PassManager:
                 raise PassError(f"pass '{p}' failed ({self._ran()}): {what}",
                                 getattr(e, "loc", None)) from e
             seconds = time.perf_counter() - start
-            after = count_ops(module) if changed else ops
-            self.history.append(PassRecord(str(p), changed, seconds, ops, after,
-                                           p.statistics()))
-            ops = after
+            after = op_kinds(module) if changed else kinds
+            self.history.append(PassRecord(str(p), changed, seconds, sum(kinds.values()),
+                                           sum(after.values()), p.statistics(), after))
+            kinds = after
             changed_any |= changed
             if self._prints_after(p):
                 self.printer(f"// -----// IR after {p}{' (changed)' if changed else ''}\n"
@@ -167,7 +170,13 @@ def split_at_autodiff(pipeline: str | Sequence[str | Pass]) -> tuple[list[Pass],
 
 def count_ops(module: Module) -> int:
     """The ops of `module`, those in regions included, terminators not."""
-    return sum(not lookup(op.name).has(Terminator) for op in module.walk())
+    return sum(op_kinds(module).values())
+
+
+def op_kinds(module: Module) -> dict[str, int]:
+    """The ops `count_ops` counts, by op name, most common first."""
+    kinds = Counter(op.name for op in module.walk() if not lookup(op.name).has(Terminator))
+    return dict(kinds.most_common())
 
 
 def run(module: Module, pipeline: str | Sequence[str | Pass] = DEFAULT_PIPELINE, *,

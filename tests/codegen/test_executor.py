@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from irflow.codegen import Interpreter, Plan, compile_plan, run
+from irflow.codegen.timing import StepTimes
 from irflow.errors import InputError, IrflowError, ShapeError
 from irflow.ir import TensorType, function, lookup, parse, verify
 from irflow.passes.autodiff import grad
@@ -232,6 +233,40 @@ func @f(%x: f32[2], %n: i64) -> f32[2] {
     assert expected.count("step") == expected.count("gives") == 3
     compile_plan(fn)(*args)
     assert capsys.readouterr().out == expected
+
+
+def test_a_timer_times_every_step_its_nested_ones_apart():
+    fn = parse("""
+func @f(%x: f32[2], %n: i64) -> f32[2] {
+  %i0 = const {value=0} : i64
+  %i, %v = while %n, %i0, %x : (i64, f32[2]) {
+  ^cond(%m: i64, %j: i64, %a: f32[2]):
+    %k = lt %j, %m : bool
+    condition %k
+  } {
+  ^body(%m: i64, %j: i64, %a: f32[2]):
+    %one = const {value=1} : i64
+    %j1 = add %j, %one : i64
+    %a1 = mul %a, %a : f32[2]
+    yield %j1, %a1
+  }
+  %r = neg %v : f32[2]
+  return %r
+}""").main
+    args = np.full(2, 1.5, np.float32), np.int64(3)
+    timer = StepTimes()
+    plan = compile_plan(fn, timer=timer)
+    np.testing.assert_array_equal(plan(*args), compile_plan(fn)(*args))
+    ops = {op.name: op for op in fn.walk()}
+    # a step per run: the loop's condition four times, its body three, the rest once
+    assert {ops[k]: n for k, n in [("while", 1), ("lt", 4), ("add", 3), ("mul", 3),
+                                   ("neg", 1)]} == timer.runs
+    assert all(timer.own[op] <= timer.total[op] for op in timer.runs)
+    inside = sum(timer.total[ops[k]] for k in ("lt", "add", "mul"))
+    assert timer.own[ops["while"]] == pytest.approx(timer.total[ops["while"]] - inside)
+    timer.clear()
+    plan(*args)
+    assert timer.runs[ops["mul"]] == 3  # the steps still report to the cleared timer
 
 
 def test_kernel_errors_carry_the_op_location():

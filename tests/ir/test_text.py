@@ -4,7 +4,7 @@ import pytest
 
 from irflow.errors import ParseError
 from irflow.ir import Builder, Function, Module, TensorType, function, parse, verify
-from irflow.ir.printer import format_float
+from irflow.ir.printer import format_float, printed_names
 
 BRANCHY = """\
 func @forward(%x: f32[N,4], %w: f32[4]) -> f32[N,4] {
@@ -72,6 +72,18 @@ def test_sibling_regions_reuse_names_but_never_shadow_outer_ones():
                                 ["p", "x"])]))
     assert text.count("^then(%x_1: f32)") == 1 and text.count("^else(%x_1: f32)") == 1
     assert "%t = exp %x_1" in text and "%t = neg %x_1" in text
+
+
+def test_printed_names_are_the_names_the_text_gives():
+    def body(b, p, x):
+        return b.cond(p, [x], lambda b, x: b.exp(x, name="t"), lambda b, x: b.neg(x, name="t"))
+    fn = function("f", [TensorType("bool", []), TensorType("f32", [])], body, ["p", "x"])
+    text = str(Module([fn]))
+    names = printed_names(fn)
+    for op in fn.walk():
+        if op.results and op.name != "cond":
+            assert f"%{names[op.result]} = {op.name} %{names[op.operand(0)]}" in text
+    assert {names[a] for a in fn.args} == {"p", "x"}
 
 
 @pytest.mark.parametrize("value,dtype", [

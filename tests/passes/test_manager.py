@@ -138,6 +138,10 @@ func @f(%x: f32[N,4], %w: f32[4]) -> f32[N,4] {
     assert (report["dce"].ops_before, report["dce"].ops_after, report["dce"].ops_removed) \
         == (4, 3, 1)
     assert report["fuse"].statistics == {"fused-ops": 1, "ops-fused": 3, "ops-recomputed": 0}
+    assert report["dce"].kinds_after == {"mul": 1, "tanh": 1, "add": 1}
+    # ops in regions count (a fused op's body), terminators do not
+    assert report["fuse"].kinds_after == {"fused": 1, "mul": 1, "tanh": 1, "add": 1}
+    assert sum(report["fuse"].kinds_after.values()) == report["fuse"].ops_after
     assert all(r.seconds >= 0 for r in report) and report.seconds >= report["dce"].seconds
     with pytest.raises(KeyError, match="no pass 'cse' ran; the pipeline ran dce, fuse"):
         report["cse"]
