@@ -107,6 +107,13 @@ class ConversionError(IrflowError):
     """Python code that the frontend cannot turn into IR."""
 
 
+class SymbolicShapeError(ShapeError, ConversionError):
+    """A type rule that cannot decide, while tracing, what it decides for sizes: the
+    operands' symbolic sizes (known only when the program runs) fail it where sizes
+    would pass (``reshape(x, [-1, 2, 4])`` of an axis of ``D1`` rows). Eager code
+    runs; the program does not convert."""
+
+
 class DTypeError(IrflowError, ValueError):
     """Operands of dtypes that an op does not mix (a float64 input into a float32
     layer's matmul), where Paddle raises a ValueError too."""

@@ -29,12 +29,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..dispatch import state, user_location
-from ..errors import ConversionError, Location, ShapeError
+from ..errors import ConversionError, DimMismatch, Location, ShapeError, SymbolicShapeError
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
+from ..ir.registry import lookup
 from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
-                        symbols_of)
+                        substitute_type, symbols_of)
 from ..tensor.tensor import Tensor
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
@@ -130,6 +131,45 @@ def _escaped(v: Value) -> ConversionError:
         "cannot carry (a list it was appended to, an attribute or dict entry it was "
         "stored in, a function that changed an object); assign it to a variable in the "
         "branch or loop instead", user_location())
+
+
+_SAMPLE_SIZE = 720720  # divisible by 1 to 16: what reshapes and strides of a size need
+
+
+def _for_sizes(e: ShapeError, name: str, values, attrs) -> ShapeError:
+    """`e` (a type rule refusing operands with symbolic dims) as a
+    `SymbolicShapeError` when the rule accepts them once the symbols are sizes (each a
+    different large one, or all one: sizes divisible by what reshapes need): the
+    failure is the symbols', so the program does not convert, where eager code runs.
+    Else `e`, a shape error eager code would raise too (and a `DimMismatch`, which
+    the caller resolves by tracing again)."""
+    if isinstance(e, DimMismatch):
+        return e
+    shape_attrs = [v for k, v in (attrs or {}).items() if k in lookup(name).shape_attrs]
+    symbols = sorted({s for v in values if isinstance(v.type, TensorType)
+                      for d in v.type.shape for s in symbols_of(d)} |
+                     {s for shape in shape_attrs for d in shape for s in symbols_of(d)})
+    samples = ({s: _SAMPLE_SIZE * (k + 1) for k, s in enumerate(symbols)},
+               dict.fromkeys(symbols, _SAMPLE_SIZE))
+    if not symbols or not any(_accepts(name, values, attrs, sizes) for sizes in samples):
+        return e
+    return SymbolicShapeError(f"{e.message}\nWith sizes in place of {', '.join(symbols)} "
+                              "this would hold: the sizes are known only when the program "
+                              "runs, and irflow cannot decide it for every size", e.loc)
+
+
+def _accepts(name: str, values, attrs, sizes: dict) -> bool:
+    """Whether op `name`'s type rule accepts `values`' types and `attrs` with the
+    symbols replaced by `sizes`."""
+    opdef = lookup(name)
+    types_ = [substitute_type(v.type, sizes) for v in values]
+    sized = {k: (tuple(substitute(d, sizes) for d in v) if k in opdef.shape_attrs else v)
+             for k, v in (attrs or {}).items()}
+    try:
+        opdef.result_types(types_, opdef.complete_attrs(sized, types_))
+    except (ShapeError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _of_numbers(inputs) -> bool:
@@ -255,7 +295,10 @@ class Tracer:
         values = [self.value_of(t, stop=not (grad or t.stop_gradient)) for t in inputs]
         loc = user_location()
         with self.scope.builder.location(loc):
-            op = self.scope.builder.create(name, values, attrs)
+            try:
+                op = self.scope.builder.create(name, values, attrs)
+            except ShapeError as e:
+                raise _for_sizes(e, name, values, attrs) from None
             results = [self.matched(r) for r in op.results]
         requires = grad and not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
         number = _of_numbers(inputs)

@@ -64,6 +64,38 @@ def test_shape_error_inside_a_model_names_the_users_line():
     assert "x's columns (4) do not match y's rows (5)" in message
 
 
+def test_a_rule_that_symbolic_sizes_fail_is_a_conversion_error_eager_errors_are_not():
+    """Where a shape rule fails only because sizes are symbols (a stride on an axis of
+    unknown length, a -1 that is a polynomial only for some sizes), the program does
+    not convert: a ConversionError naming the line. A shape error eager code would
+    raise too (4 columns into a matmul of 5 rows, with a batch of N) stays a plain
+    ShapeError."""
+    def strided(x):
+        return x[:, ::2] + 1.0
+
+    def paired(x):
+        return paddle.reshape(x, [-1, 2, 3]).sum(axis=1)
+
+    for fn, text in ((strided, "x[:, ::2]"), (paired, "paddle.reshape")):
+        compiled = paddle.compile(fn, input_spec=[InputSpec([None, None]) if fn is strided
+                                                  else InputSpec([None, 3])])
+        with pytest.raises(ConversionError, match="known only when the program runs") as info:
+            compiled(paddle.ones([4, 4]) if fn is strided else paddle.ones([4, 3]))
+        assert isinstance(info.value, ShapeError)
+        assert f"{THIS_FILE}:{line_of(fn, text)}" in str(info.value)
+    assert not issubclass(type(_matmul_error()), ConversionError)
+
+
+def _matmul_error() -> ShapeError:
+    def wrong(x, w):
+        return paddle.matmul(x, w)
+
+    compiled = paddle.compile(wrong, input_spec=[InputSpec([None, 4]), InputSpec([5, 2])])
+    with pytest.raises(ShapeError) as info:
+        compiled(paddle.ones([2, 4]), paddle.ones([5, 2]))
+    return info.value
+
+
 def test_truth_value_of_a_tensor_outside_converted_code():
     namespace = {"paddle": paddle}  # a function without source, as made by a library
     exec("def flip(x):\n    return x if paddle.sum(x) > 0 else -x", namespace)

@@ -440,7 +440,7 @@ class PaddleStyleRNNLoop(nn.Layer):
         return h
 
 
-@pytest.mark.xfail(strict=True, reason="ShapeError: squeeze(1) of paddle.slice(x, [1], [i], [i + 1]): the slice's length is a fresh symbol, 1 only at run time")
+@pytest.mark.xfail(strict=True, reason="SymbolicShapeError (a ConversionError naming the line): squeeze(1) of paddle.slice(x, [1], [i], [i + 1]): the slice's length is a fresh symbol, 1 only at run time")
 def test_rnn_loop_with_paddle_shape_and_slice():
     check(PaddleStyleRNNLoop(), SEQS, SEQ_SPEC)
 
