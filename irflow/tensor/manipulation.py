@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..dispatch import apply, user_location
-from ..errors import IrflowError
+from ..errors import IrflowError, SymbolicShapeError
 from ..ir import dtypes
 from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
@@ -83,11 +83,14 @@ def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
     size = exact_shape(x)[axis]
     if isinstance(num_or_sections, int):
         part = dim_div(size, num_or_sections)
-        if part is None:
-            why = "" if isinstance(size, int) else \
-                " known only at run time (give the sizes of the parts)"
-            raise IrflowError(f"split: dim {axis} of size {size}{why} does not divide into "
+        if part is None and isinstance(size, int):
+            raise IrflowError(f"split: dim {axis} of size {size} does not divide into "
                               f"{num_or_sections} equal parts")
+        if part is None:
+            raise SymbolicShapeError(f"split: dim {axis} has a size {size} known only when "
+                                     f"the program runs, which may not divide into "
+                                     f"{num_or_sections} equal parts; give the sizes of "
+                                     "the parts", user_location())
         sections = [part] * num_or_sections
     else:
         sections = list(dims(num_or_sections))
