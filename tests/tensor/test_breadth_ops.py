@@ -215,6 +215,35 @@ def test_norms():
         paddle.norm(x, p="nuc", axis=[0, 1])
 
 
+def test_norm_over_two_axes_is_a_matrix_norm():
+    """As in Paddle 3, p=1 / inf over a pair of axes are the column / row sum norms
+    (NumPy's ord=1 / inf), not the vector norms of the flattened entries; the spectral
+    norm (p None or 2 there) needs an SVD and is refused rather than answered with the
+    Frobenius norm."""
+    B = np.random.RandomState(0).standard_normal((2, 3, 4))
+    for p in (1, -1, float("inf"), float("-inf")):
+        (got,) = both(lambda x: paddle.norm(x, p=p, axis=[0, 1]))
+        np.testing.assert_allclose(got, np.linalg.norm(X, ord=p), rtol=1e-6)
+        got = paddle.norm(t(B), p=p, axis=[1, 2]).numpy()
+        np.testing.assert_allclose(got, [np.linalg.norm(b, ord=p) for b in B], rtol=1e-12)
+        got = paddle.norm(t(B), p=p, axis=(-1, 0), keepdim=True).numpy()
+        want = np.linalg.norm(np.moveaxis(B, [2, 0], [0, 1]), ord=p, axis=(0, 1))
+        np.testing.assert_allclose(got, want.reshape(1, 3, 1), rtol=1e-12)
+    np.testing.assert_allclose(paddle.norm(t(B), p=1, axis=[1]).numpy(),
+                               np.abs(B).sum(1), rtol=1e-12)        # one axis: a vector norm
+    check_grads(lambda x: paddle.norm(x, p=1, axis=[0, 1]), X + 0.25)
+    for p in (None, 2, -2, "nuc"):
+        with pytest.raises(ValueError, match="SVD"):
+            paddle.norm(t(X), p=p, axis=[0, 1])
+    with pytest.raises(ValueError, match="must be"):
+        paddle.norm(t(X), p=3, axis=[0, 1])
+    assert paddle.linalg.norm is paddle.norm
+    np.testing.assert_allclose(paddle.linalg.matrix_norm(t(B), p=1).numpy(),
+                               np.linalg.norm(B, ord=1, axis=(-2, -1)), rtol=1e-12)
+    np.testing.assert_allclose(paddle.linalg.vector_norm(t(X), p=2, axis=[0, 1]).numpy(),
+                               np.linalg.norm(X), rtol=1e-6)     # vector: all entries
+
+
 def test_logsumexp_std_var_bmm_outer():
     np.testing.assert_allclose(paddle.logsumexp(t(X), axis=1, keepdim=True).numpy(),
                                np.log(np.exp(X).sum(1, keepdims=True)), rtol=1e-6)
