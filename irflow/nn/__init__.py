@@ -27,10 +27,10 @@ __all__ = ["AdaptiveAvgPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "Ba
            "BatchNorm2D", "BiRNN", "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue",
            "Conv1D", "Conv2D", "Conv2DTranspose", "CrossEntropyLoss", "Dropout", "ELU",
            "Embedding", "Flatten", "GELU", "GLU", "GRU", "GRUCell", "GroupNorm", "Hardsigmoid",
-           "Hardswish", "Identity", "InstanceNorm2D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer",
-           "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
-           "MarginRankingLoss", "MaxPool2D", "Mish", "MultiHeadAttention", "NLLLoss", "Pad2D", "RNN", "RNNCellBase",
-           "ReLU", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN",
-           "SimpleRNNCell", "SmoothL1Loss", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
-           "TransformerEncoderLayer", "Unfold", "Upsample", "functional", "initializer",
-           "utils"]
+           "Hardswish", "Identity", "InstanceNorm2D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell",
+           "Layer", "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
+           "MSELoss", "MarginRankingLoss", "MaxPool2D", "Mish", "MultiHeadAttention", "NLLLoss",
+           "Pad2D", "RNN", "RNNCellBase", "ReLU", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu",
+           "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
+           "TransformerEncoder", "TransformerEncoderLayer", "Unfold", "Upsample", "functional",
+           "initializer", "utils"]
