@@ -23,6 +23,6 @@ from .hapi import Model
 from .nn.summary import summary
 from .serialization import load, save
 from .static import disable_static, enable_static, in_dynamic_mode
-from .tensor import Parameter, Tensor
+from .tensor import Parameter, Size, Tensor
 
 __version__ = "0.1.0"

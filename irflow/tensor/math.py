@@ -56,6 +56,7 @@ sin = _float_unary("sin")
 cos = _float_unary("cos")
 floor = _float_unary("floor")
 ceil = _float_unary("ceil")
+round = _float_unary("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
 relu = _unary("relu")
 
 def _bool_as_logical(op: str, logical_op: str):

@@ -303,3 +303,25 @@ def test_register_hook_in_compiled_code_is_refused():
         return x
     with pytest.raises(ConversionError, match="register_hook"):
         compiled(f)(t(X))
+
+
+def test_round_halves_to_even_as_paddle():
+    halves = np.array([[0.5, 1.5, 2.5, -0.5], [-1.5, -2.5, 1.7, -1.2]], np.float32)
+    (got,) = both(lambda x: paddle.round(x), halves)
+    np.testing.assert_array_equal(got, [[0, 2, 2, -0.0], [-2, -2, 2, -1]])
+    x = t(halves, stop_gradient=False)
+    x.round().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros_like(halves))
+
+
+def test_scatter_nd_add_adds_at_gather_nd_slices():
+    index = np.array([[0, 1], [1, 3], [0, 1]])          # (0, 1) twice: both add
+    updates = np.array([10.0, 20.0, 30.0], np.float32)
+    want = X.copy()
+    np.add.at(want, (index[:, 0], index[:, 1]), updates)
+    assert want[0, 1] == 1 + 10 + 30
+    (got,) = both(lambda x: paddle.scatter_nd_add(x, t(index), t(updates)))
+    np.testing.assert_array_equal(got, want)
+    rows = paddle.scatter_nd_add(t(X), t(np.array([[1], [1]])), paddle.ones([2, 4])).numpy()
+    np.testing.assert_array_equal(rows, X + [[0], [2]])
+    check_grads(lambda x, u: paddle.scatter_nd_add(x, t(index), u), X, updates)

@@ -138,3 +138,19 @@ def test_repr_of_a_tensor_requiring_grad_and_of_a_big_one():
 def test_repr_prints_integral_floats_without_exponent():
     big = repr(paddle.to_tensor(np.arange(2000.0, dtype=np.float32).reshape(2, 1000)))
     assert "e+" not in big and "1999." in big
+
+
+def test_shape_is_a_paddle_size():
+    """Paddle 3's Tensor.shape is a paddle.Size: a list that prints as
+    paddle.Size([2, 3]) (so print(x.shape) reads as in Paddle), equals lists and
+    tuples, and stays a Size when sliced, added to or repeated."""
+    s = paddle.ones([2, 3]).shape
+    assert isinstance(s, paddle.Size) and isinstance(s, list)
+    assert str(s) == repr(s) == f"{s}" == "paddle.Size([2, 3])"
+    assert str([s]) == "[paddle.Size([2, 3])]"
+    assert str(paddle.to_tensor(1.0).shape) == "paddle.Size([])"
+    assert s == [2, 3] and s == (2, 3) and s != (3, 2) and not (s != [2, 3])
+    assert repr(s[1:]) == "paddle.Size([3])" and s[0] == 2 and type(s[-1]) is int
+    assert repr(s + [4]) == "paddle.Size([2, 3, 4])" and repr([4] + s) == "paddle.Size([4, 2, 3])"
+    assert repr(s * 2) == "paddle.Size([2, 3, 2, 3])" and s.numel() == 6
+    assert np.zeros(s).shape == (2, 3) and list(s) == [2, 3] and tuple(s) == (2, 3)
