@@ -6,7 +6,7 @@ part of the API irflow covers); `irflow.compile` turns the same code into IR.
 from . import ops as _ops  # noqa: F401  (registers every op)
 from . import tensor  # noqa: F401  (first: its API imports dispatch, which imports its Tensor)
 from . import codegen, ir, passes
-from . import io, jit, metric, nn, optimizer, regularizer, static, utils
+from . import io, jit, linalg, metric, nn, optimizer, regularizer, static, utils
 from . import callbacks, device, hapi
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
@@ -23,6 +23,6 @@ from .hapi import Model
 from .nn.summary import summary
 from .serialization import load, save
 from .static import disable_static, enable_static, in_dynamic_mode
-from .tensor import Parameter, Tensor
+from .tensor import Parameter, Size, Tensor
 
 __version__ = "0.1.0"

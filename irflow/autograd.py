@@ -12,7 +12,8 @@ prepared ops in order, how they connect, the leaves' types) and the compiled
 backward program is cached under it: a repeated step costs a graph walk, a
 dictionary lookup and the backward kernels.
 
-After a backward pass the graph is freed (as in Paddle), unless ``retain_graph``.
+After a ``backward()`` pass the graph is freed (as in Paddle), unless ``retain_graph``;
+``paddle.grad`` leaves it in place (as Paddle 3.3 does, whatever its ``retain_graph``).
 """
 from __future__ import annotations
 
@@ -269,7 +270,9 @@ def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds) -> list[np.nd
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=False, no_grad_vars=None):
     """Paddle's ``paddle.grad``: the gradients of `outputs` with respect to `inputs`
-    (which may be intermediate tensors), returned rather than accumulated."""
+    (which may be intermediate tensors), returned rather than accumulated. As in
+    Paddle 3.3, it leaves the graph in place whatever `retain_graph` says (only
+    ``backward()`` frees it), so two ``paddle.grad`` calls through shared tensors work."""
     single_out = isinstance(outputs, Tensor)
     outputs = [outputs] if single_out else list(outputs)
     single_in = isinstance(inputs, Tensor)
@@ -278,8 +281,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs = [grad_outputs]
     if state.tracer is not None:
         return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
-    if retain_graph is None:
-        retain_graph = create_graph
     _check_roots(outputs)
     graph = Graph(outputs)
     refs = [graph.ref_of(t) for t in inputs]
@@ -296,10 +297,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         with no_grad():
             values = [Tensor._from_array(g) for g in program.run(graph, seeds)]
     by_ref = dict(zip(wrt, values))
-    result = [by_ref[r] if r is not None else None for r in refs]
-    if not retain_graph:
-        graph.free()
-    return result
+    return [by_ref[r] if r is not None else None for r in refs]
 
 
 __all__ = ["GraphError", "Node", "backward", "grad"]

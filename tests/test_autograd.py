@@ -253,15 +253,20 @@ def test_grad_allow_unused():
     assert gz is None
 
 
-def test_grad_frees_the_graph_unless_retained():
-    """retain_graph defaults to create_graph, as in Paddle. (Paddle 3.3 releases only
-    what each grad node saved, so a second pass sometimes works there; irflow frees
-    the whole graph and always says so.)"""
+def test_grad_leaves_the_graph_in_place():
+    """Paddle 3.3's paddle.grad never frees the graph, whatever retain_graph says: a
+    second paddle.grad, or a backward(), through the same tensors works (and gives the
+    same values); only backward() frees."""
     x = leaf([1.0, 2.0])
-    y = (x * x).sum()
-    paddle.grad(y, x, retain_graph=True)
-    (g,) = paddle.grad(y, x)
-    np.testing.assert_allclose(g.numpy(), [2.0, 4.0])
+    h = paddle.exp(x)
+    y = (h * h).sum()
+    for retain in (None, False, True):
+        (g,) = paddle.grad(y, x, retain_graph=retain)
+        np.testing.assert_allclose(g.numpy(), 2 * np.exp([2.0, 4.0]), rtol=1e-12)
+    (g,) = paddle.grad((h * 3).sum(), x, retain_graph=False)   # shares h with y
+    np.testing.assert_allclose(g.numpy(), 3 * np.exp([1.0, 2.0]), rtol=1e-12)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([2.0, 4.0]), rtol=1e-12)
     with pytest.raises(GraphError, match="freed"):
         paddle.grad(y, x)
 

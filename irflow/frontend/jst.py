@@ -23,7 +23,7 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.core import Value
 from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, symbols_of
-from ..tensor.tensor import Tensor
+from ..tensor.tensor import Size, Tensor
 from .convert import RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
 from .stand_ins import NumpyView, PythonScalar
@@ -141,9 +141,11 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 
 def _text(value) -> str:
     """`value` as print shows it; a traced tensor in it is a placeholder for its text
-    when the program runs (``x.shape`` of a symbolic dim prints as ``[3, 4]``)."""
+    when the program runs (``x.shape`` of a symbolic dim prints as ``paddle.Size([3, 4])``)."""
     if isinstance(value, list | tuple) and any(is_traced(v) for v in value):
         inner = ", ".join(_text(v) for v in value)
+        if isinstance(value, Size):
+            return f"paddle.Size([{inner}])"
         if isinstance(value, list):
             return f"[{inner}]"
         return f"({inner},)" if len(value) == 1 else f"({inner})"

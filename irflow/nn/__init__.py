@@ -12,7 +12,8 @@ from .layer.common import Dropout, Embedding, Flatten, Identity, Linear
 from .layer.container import LayerDict, LayerList, Sequential
 from .layer.conv import Conv1D, Conv2D, Conv2DTranspose
 from .layer.layers import Layer
-from .layer.loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .layer.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss,
+                         MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
 from .layer.norm import BatchNorm1D, BatchNorm2D, GroupNorm, InstanceNorm2D, LayerNorm
 from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
 from .layer.resample import Pad2D, Unfold, Upsample
@@ -26,10 +27,10 @@ __all__ = ["AdaptiveAvgPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "Ba
            "BatchNorm2D", "BiRNN", "ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue",
            "Conv1D", "Conv2D", "Conv2DTranspose", "CrossEntropyLoss", "Dropout", "ELU",
            "Embedding", "Flatten", "GELU", "GLU", "GRU", "GRUCell", "GroupNorm", "Hardsigmoid",
-           "Hardswish", "Identity", "InstanceNorm2D", "L1Loss", "LSTM", "LSTMCell", "Layer",
-           "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax", "MSELoss",
-           "MaxPool2D", "Mish", "MultiHeadAttention", "NLLLoss", "Pad2D", "RNN", "RNNCellBase",
-           "ReLU", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN",
-           "SimpleRNNCell", "Softmax", "Softplus", "Tanh", "TransformerEncoder",
-           "TransformerEncoderLayer", "Unfold", "Upsample", "functional", "initializer",
-           "utils"]
+           "Hardswish", "Identity", "InstanceNorm2D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell",
+           "Layer", "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
+           "MSELoss", "MarginRankingLoss", "MaxPool2D", "Mish", "MultiHeadAttention", "NLLLoss",
+           "Pad2D", "RNN", "RNNCellBase", "ReLU", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu",
+           "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
+           "TransformerEncoder", "TransformerEncoderLayer", "Unfold", "Upsample", "functional",
+           "initializer", "utils"]

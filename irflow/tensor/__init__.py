@@ -11,20 +11,22 @@ from .logic import (allclose, equal, equal_all, greater_equal, greater_than, is_
 from .manipulation import astype as cast
 from .manipulation import (broadcast_to, chunk, clone, concat, expand, expand_as, flatten, flip,
                            gather, gather_nd, index_select, masked_fill, meshgrid, moveaxis,
-                           put_along_axis, repeat_interleave, reshape, roll, scatter, slice, split,
-                           squeeze, stack, strided_slice, take_along_axis, tile, transpose, unbind,
+                           put_along_axis, repeat_interleave, reshape, roll, scatter,
+                           scatter_nd_add, slice, split, squeeze, stack, strided_slice,
+                           take_along_axis, tile, transpose, unbind,
                            unsqueeze)
 from .math import (abs, add, add_n, all, amax, amin, any, bmm, ceil, clip, cos, cumprod, cumsum,
                    divide, dot, erf, exp, floor, floor_divide, increment, log, log1p, log2, log10,
                    logsumexp, matmul, max, maximum, mean, min, minimum, mm, mod, multiply, neg,
-                   norm, outer, pow, prod, reciprocal, remainder, rsqrt, scale, sigmoid, sign, sin,
-                   sqrt, square, std, subtract, sum, tanh, var)
+                   norm, outer, pow, prod, reciprocal, remainder, round, rsqrt, scale, sigmoid,
+                   sign, sin, sqrt, square, std, subtract, sum, tanh, var)
 from .random import normal, rand, randint, randn, seed, standard_normal, uniform
 from .search import argmax, argmin, argsort, masked_select, nonzero, sort, topk, unique
-from .tensor import Parameter, Tensor
+from .tensor import Parameter, Size, Tensor
 
 __all__ = [
     "Parameter",
+    "Size",
     "Tensor",
     "abs",
     "add",
@@ -129,9 +131,11 @@ __all__ = [
     "repeat_interleave",
     "reshape",
     "roll",
+    "round",
     "rsqrt",
     "scale",
     "scatter",
+    "scatter_nd_add",
     "seed",
     "shape",
     "sigmoid",

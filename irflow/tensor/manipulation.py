@@ -204,13 +204,41 @@ def gather_nd(x, index, name=None) -> Tensor:
     """The slices of x that the last axis of `index` addresses: index [..., k] picks
     x[i0, ..., ik-1, ...], giving index.shape[:-1] + x.shape[k:]."""
     x, index = as_tensor(x), _as_index(as_tensor(index))
+    k, shape, lead = _nd_index_shapes(x, index, "gather_nd")
+    if k == 0:
+        return broadcast_to(reshape(x, (1,) * len(lead) + shape), lead + shape)
+    flat = reshape(x, (numel(shape[:k]),) + shape[k:])
+    return reshape(gather(flat, _linear_index(x, index, k), 0), lead + shape[k:])
+
+
+def scatter_nd_add(x, index, updates, name=None) -> Tensor:
+    """x plus `updates` added at the slices the last axis of `index` addresses (as in
+    `gather_nd`; repeated indices add up): updates has index.shape[:-1] +
+    x.shape[k:]."""
+    x, index = as_tensor(x), _as_index(as_tensor(index))
+    updates = cast(as_tensor(updates, like=x), x.dtype)
+    k, shape, lead = _nd_index_shapes(x, index, "scatter_nd_add")
+    if k == 0:
+        from .math import sum as reduce_sum
+        return add(x, reduce_sum(reshape(updates, (-1,) + shape), 0))
+    flat = reshape(x, (numel(shape[:k]),) + shape[k:])
+    rows = reshape(updates, (-1,) + shape[k:])
+    out = apply("scatter_add", (flat, _linear_index(x, index, k), rows), {"axis": 0})
+    return reshape(out, shape)
+
+
+def _nd_index_shapes(x: Tensor, index: Tensor, what: str):
+    """(k, x's shape, index's shape less its last axis) for an index into k axes of x."""
     k = index.shape[-1]
     shape = tuple(exact_shape(x))
     if k > len(shape):
-        raise IndexError(f"gather_nd: index addresses {k} axes of a rank-{len(shape)} tensor")
-    lead = tuple(exact_shape(index))[:-1]
-    if k == 0:
-        return broadcast_to(reshape(x, (1,) * len(lead) + shape), lead + shape)
+        raise IndexError(f"{what}: index addresses {k} axes of a rank-{len(shape)} tensor")
+    return k, shape, tuple(exact_shape(index))[:-1]
+
+
+def _linear_index(x: Tensor, index: Tensor, k: int) -> Tensor:
+    """The row-major offsets [M] into x's first k axes of the index tuples of `index`."""
+    shape = tuple(exact_shape(x))
     sizes = [d if isinstance(d, int) else _traced_size(x, a) for a, d in enumerate(shape[:k])]
     linear, stride = None, 1
     for a in range(k - 1, -1, -1):
@@ -220,9 +248,7 @@ def gather_nd(x, index, name=None) -> Tensor:
         term = multiply(part, stride)
         linear = term if linear is None else add(linear, term)
         stride = stride * sizes[a]
-    stride = numel(shape[:k])
-    flat = reshape(x, (stride,) + shape[k:])
-    return reshape(gather(flat, reshape(linear, [-1]), 0), lead + shape[k:])
+    return reshape(linear, [-1])
 
 
 def _traced_size(x: Tensor, axis: int) -> Tensor:

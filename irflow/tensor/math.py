@@ -56,6 +56,7 @@ sin = _float_unary("sin")
 cos = _float_unary("cos")
 floor = _float_unary("floor")
 ceil = _float_unary("ceil")
+round = _float_unary("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
 relu = _unary("relu")
 
 def _bool_as_logical(op: str, logical_op: str):
@@ -233,9 +234,23 @@ def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
 def norm(x, p=None, axis=None, keepdim=False, name=None) -> Tensor:
     """Paddle's vector norms over `axis` (all axes when None): p None, 2 or "fro" the
     Euclidean norm, 1, 0 (the count of nonzeros), +-inf (max / min of |x|), or any
-    other number; "fro" over a pair of axes is the Frobenius norm."""
+    other number. Over a pair of axes it is a matrix norm, as in Paddle 3: "fro" the
+    Frobenius norm, 1 / -1 the largest / smallest column sum of |x|, inf / -inf the
+    largest / smallest row sum; the spectral and nuclear norms (p None, 2, -2, "nuc"
+    there) need an SVD, which irflow does not provide yet, and say so."""
     x = as_tensor(x)
-    if p is None or p == "fro" or p == 2:
+    if isinstance(axis, list | tuple) and len(axis) == 2:
+        return _matrix_norm(x, p, [int(a) for a in axis], keepdim)
+    if isinstance(axis, list | tuple) and len(axis) == 1:
+        axis = int(axis[0])
+    return vector_norm(x, 2.0 if p is None else p, axis, keepdim)
+
+
+def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None) -> Tensor:
+    """Paddle's ``paddle.linalg.vector_norm``: the p-norm of the entries over `axis`
+    (an int, a list of them, or None for all), whatever the number of axes."""
+    x = as_tensor(x)
+    if p == "fro" or p == 2:
         return sqrt(sum(multiply(x, x), axis, keepdim))
     if isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported by irflow (numbers and 'fro')")
@@ -248,6 +263,34 @@ def norm(x, p=None, axis=None, keepdim=False, name=None) -> Tensor:
     if p == float("-inf"):
         return min(abs(x), axis, keepdim)
     return pow(sum(pow(abs(x), float(p)), axis, keepdim), 1.0 / p)
+
+
+def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None) -> Tensor:
+    """Paddle's ``paddle.linalg.matrix_norm`` over the two axes `axis` (rows,
+    columns): see `norm`."""
+    return _matrix_norm(as_tensor(x), p, [int(a) for a in axis], keepdim)
+
+
+def _matrix_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
+    """The matrix norm of `norm` over the two axes `axis` (rows, columns)."""
+    from .manipulation import squeeze
+    if p == "fro":
+        return sqrt(sum(multiply(x, x), axis, keepdim))
+    if p is None or p in (2, -2, "nuc"):
+        raise ValueError(f"norm: p={p!r} over two axes is the spectral or nuclear matrix "
+                         "norm (Paddle computes it with an SVD); irflow does not provide "
+                         "it yet. p='fro' gives the Frobenius norm; p=1 or inf the column "
+                         "or row sum norm")
+    if p in (1, -1):
+        summed, across = axis[0], axis[1]       # the sum of |x| down each column
+    elif p in (float("inf"), float("-inf")):
+        summed, across = axis[1], axis[0]       # the sum of |x| along each row
+    else:
+        raise ValueError(f"norm: over two axes p must be 'fro', 'nuc', 1, -1, inf, -inf, 2 "
+                         f"or -2 (as in Paddle), not {p!r}")
+    sums = sum(abs(x), summed, keepdim=True)
+    out = (max if p > 0 else min)(sums, across, keepdim=True)
+    return out if keepdim else squeeze(out, axis)
 
 
 # ---------------------------------------------------------------- scans

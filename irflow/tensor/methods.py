@@ -45,8 +45,8 @@ _METHODS = {
         "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "mod", "pow",
         "maximum", "minimum", "matmul", "mm", "dot", "abs", "neg", "sign", "exp", "log",
         "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "sigmoid",
-        "erf", "sin", "cos", "floor", "ceil", "scale", "clip", "sum", "mean", "prod", "max",
-        "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
+        "erf", "sin", "cos", "floor", "ceil", "round", "scale", "clip", "sum", "mean", "prod",
+        "max", "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
         "cumprod", "bmm", "outer"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",

@@ -19,6 +19,45 @@ from ..ir import dtypes
 from ..ops.formatting import PLACE, tensor_text
 
 
+class Size(list):
+    """Paddle 3's ``paddle.Size``, what ``Tensor.shape`` returns: a list of ints that
+    prints as ``paddle.Size([2, 3])``, equals lists and tuples of the same ints, and
+    stays a Size when sliced, added to or repeated."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"paddle.Size({list.__repr__(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, index):
+        item = list.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size([*self, *other])
+
+    def __radd__(self, other):
+        return Size([*other, *self])
+
+    def __mul__(self, times):
+        return Size(list.__mul__(self, times))
+
+    __rmul__ = __mul__
+
+    def __eq__(self, other):
+        return list.__eq__(self, list(other) if isinstance(other, tuple) else other)
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None
+
+    def numel(self) -> int:
+        return int(np.prod(self, dtype=np.int64))
+
+
 class Tensor:
     # `_hooks` (a leaf's gradient hooks) is set only by register_hook: read it with
     # getattr(t, "_hooks", None), so that making a tensor does not pay for it.
@@ -60,7 +99,7 @@ class Tensor:
     def shape(self) -> list[int]:
         if self._value is None:
             return self._tracer.shape_of(self)
-        return list(self._value.shape)
+        return Size(self._value.shape)
 
     @property
     def dtype(self) -> dtypes.DType:

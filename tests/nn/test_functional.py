@@ -215,6 +215,26 @@ def test_same_padding_keeps_ceil_of_size_over_stride():
     assert F.max_pool2d(t(x), 3, 2, padding="SAME").shape == [1, 2, 4, 3]
 
 
+def test_same_padding_ignores_the_dilation_as_paddle_does():
+    """Paddle 3.3's conv kernels set the dilation to 1 under padding "SAME" (its
+    UpdatePaddingAndDilation), so a dilated "same" conv is the undilated one: padding 1
+    for a 3-tap kernel, not 2. "VALID" and numeric padding keep the dilation."""
+    x = RNG.standard_normal((1, 2, 6, 6))
+    w = RNG.standard_normal((3, 2, 3, 3))
+    same = F.conv2d(t(x), t(w), padding="SAME", dilation=2).numpy()
+    np.testing.assert_allclose(same, ref_conv2d_nchw(x, w, 1), rtol=1e-12)
+    np.testing.assert_allclose(F.conv2d(t(x), t(w), padding="same", dilation=(1, 3)).numpy(),
+                               ref_conv2d_nchw(x, w, 1), rtol=1e-12)
+    dilated = np.zeros((3, 2, 5, 5))
+    dilated[:, :, ::2, ::2] = w
+    np.testing.assert_allclose(F.conv2d(t(x), t(w), padding="VALID", dilation=2).numpy(),
+                               ref_conv2d_nchw(x, dilated, 0), rtol=1e-12)
+    w1 = RNG.standard_normal((3, 2, 3))
+    out = F.conv1d(t(x[:, :, 0]), t(w1), padding="same", dilation=2).numpy()
+    np.testing.assert_allclose(out, ref_conv2d_nchw(x[:, :, :1], w1[:, :, None], 1)[:, :, 1],
+                               rtol=1e-12)
+
+
 def ref_conv2d_nchw(x, w, pad):
     n, c, h, wd = x.shape
     co, _, kh, kw = w.shape

@@ -280,3 +280,69 @@ def test_label_smoothing_of_soft_labels():
     expected = -(smoothed * np_log_softmax(LOGITS)).sum(1).mean()
     out = F.cross_entropy(t(LOGITS), t(SOFT), soft_label=True, label_smoothing=eps)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+
+
+# ---------------------------------------------------------------- smooth L1, KL, ranking
+
+def test_smooth_l1_loss_is_huber_by_default():
+    x, y = np.array([[-1.0, -2.0, 0.5], [0.3, -0.1, -3.0]]), np.array([[0.0, 0.5, -0.2],
+                                                                         [0.25, 1.0, 0.0]])
+    d = np.abs(x - y)          # 1, 2.5, 0.7, 0.05, 1.1, 3
+    huber = np.where(d < 0.5, 0.5 * d * d, 0.5 * (d - 0.25))
+    np.testing.assert_allclose(F.smooth_l1_loss(t(x), t(y), "none", delta=0.5).numpy(), huber,
+                               rtol=1e-12)
+    np.testing.assert_allclose(huber[1, 0], 0.5 * 0.05 ** 2, rtol=1e-12)
+    np.testing.assert_allclose(huber[0, 1], 0.5 * 2.5 - 0.125, rtol=1e-12)
+    plain = np.where(d < 0.5, d * d, d - 0.25)          # 0.5 d^2 / delta, |d| - delta / 2
+    np.testing.assert_allclose(
+        F.smooth_l1_loss(t(x), t(y), "none", delta=0.5, is_huber=False).numpy(), plain,
+        rtol=1e-12)
+    np.testing.assert_allclose(nn.SmoothL1Loss()(t(x), t(y)).numpy(),
+                               np.where(d < 1, 0.5 * d * d, d - 0.5).mean(), rtol=1e-12)
+    check_grads(lambda a: F.smooth_l1_loss(a, t(TARGETS), "sum", delta=0.3), LOGITS)
+
+
+def test_kl_div_reductions_and_nonpositive_labels():
+    logp = np_log_softmax(LOGITS)
+    label = SOFT.copy()
+    label[0, 0], label[1, 2] = 0.0, -0.5                 # Paddle: no loss where label <= 0
+    want = np.where(label > 0, label * (np.log(np.where(label > 0, label, 1)) - logp), 0.0)
+    assert want[0, 0] == 0 and want[1, 2] == 0
+    np.testing.assert_allclose(F.kl_div(t(logp), t(label), "none").numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(F.kl_div(t(logp), t(label)).numpy(), want.mean(), rtol=1e-12)
+    np.testing.assert_allclose(F.kl_div(t(logp), t(label), "sum").numpy(), want.sum(),
+                               rtol=1e-12)
+    np.testing.assert_allclose(F.kl_div(t(logp), t(label), "batchmean").numpy(),
+                               want.sum() / N, rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.KLDivLoss("none", log_target=True)(t(logp), t(np.log(SOFT))).numpy(),
+        SOFT * (np.log(SOFT) - logp), rtol=1e-12)
+    check_grads(lambda a: F.kl_div(F.log_softmax(a), t(SOFT), "batchmean"), LOGITS)
+
+
+def test_margin_ranking_loss():
+    a, b = LOGITS[:, 0], LOGITS[:, 1]
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
+    want = np.maximum(0.0, -y * (a - b) + 0.3)
+    np.testing.assert_allclose(F.margin_ranking_loss(t(a), t(b), t(y), 0.3, "none").numpy(),
+                               want, rtol=1e-12)
+    np.testing.assert_allclose(nn.MarginRankingLoss(0.3)(t(a), t(b), t(y)).numpy(), want.mean(),
+                               rtol=1e-12)
+    check_grads(lambda u, v: F.margin_ranking_loss(u, v, t(y), 0.3, "sum"), a, b)
+
+
+def test_label_smooth_and_softmax_with_cross_entropy():
+    onehot = np.eye(C)[LABELS]
+    np.testing.assert_allclose(F.label_smooth(t(onehot), epsilon=0.2).numpy(),
+                               0.8 * onehot + 0.2 / C, rtol=1e-12)
+    prior = np.array([[0.4, 0.3, 0.2, 0.1]])
+    np.testing.assert_allclose(F.label_smooth(t(onehot), t(prior), epsilon=0.2).numpy(),
+                               0.8 * onehot + 0.2 * prior, rtol=1e-12)
+    logp = np_log_softmax(LOGITS)
+    loss, probs = F.softmax_with_cross_entropy(t(LOGITS), t(LABELS[:, None]),
+                                               return_softmax=True)
+    assert loss.shape == [N, 1]                          # no reduction, size 1 on the axis
+    np.testing.assert_allclose(loss.numpy()[:, 0], -logp[np.arange(N), LABELS], rtol=1e-12)
+    np.testing.assert_allclose(probs.numpy(), np.exp(logp), rtol=1e-12)
+    soft = F.softmax_with_cross_entropy(t(LOGITS.T), t(SOFT.T), soft_label=True, axis=0)
+    np.testing.assert_allclose(soft.numpy(), -(SOFT * logp).sum(1)[None, :], rtol=1e-12)

@@ -215,6 +215,35 @@ def test_norms():
         paddle.norm(x, p="nuc", axis=[0, 1])
 
 
+def test_norm_over_two_axes_is_a_matrix_norm():
+    """As in Paddle 3, p=1 / inf over a pair of axes are the column / row sum norms
+    (NumPy's ord=1 / inf), not the vector norms of the flattened entries; the spectral
+    norm (p None or 2 there) needs an SVD and is refused rather than answered with the
+    Frobenius norm."""
+    B = np.random.RandomState(0).standard_normal((2, 3, 4))
+    for p in (1, -1, float("inf"), float("-inf")):
+        (got,) = both(lambda x: paddle.norm(x, p=p, axis=[0, 1]))
+        np.testing.assert_allclose(got, np.linalg.norm(X, ord=p), rtol=1e-6)
+        got = paddle.norm(t(B), p=p, axis=[1, 2]).numpy()
+        np.testing.assert_allclose(got, [np.linalg.norm(b, ord=p) for b in B], rtol=1e-12)
+        got = paddle.norm(t(B), p=p, axis=(-1, 0), keepdim=True).numpy()
+        want = np.linalg.norm(np.moveaxis(B, [2, 0], [0, 1]), ord=p, axis=(0, 1))
+        np.testing.assert_allclose(got, want.reshape(1, 3, 1), rtol=1e-12)
+    np.testing.assert_allclose(paddle.norm(t(B), p=1, axis=[1]).numpy(),
+                               np.abs(B).sum(1), rtol=1e-12)        # one axis: a vector norm
+    check_grads(lambda x: paddle.norm(x, p=1, axis=[0, 1]), X + 0.25)
+    for p in (None, 2, -2, "nuc"):
+        with pytest.raises(ValueError, match="SVD"):
+            paddle.norm(t(X), p=p, axis=[0, 1])
+    with pytest.raises(ValueError, match="must be"):
+        paddle.norm(t(X), p=3, axis=[0, 1])
+    assert paddle.linalg.norm is paddle.norm
+    np.testing.assert_allclose(paddle.linalg.matrix_norm(t(B), p=1).numpy(),
+                               np.linalg.norm(B, ord=1, axis=(-2, -1)), rtol=1e-12)
+    np.testing.assert_allclose(paddle.linalg.vector_norm(t(X), p=2, axis=[0, 1]).numpy(),
+                               np.linalg.norm(X), rtol=1e-6)     # vector: all entries
+
+
 def test_logsumexp_std_var_bmm_outer():
     np.testing.assert_allclose(paddle.logsumexp(t(X), axis=1, keepdim=True).numpy(),
                                np.log(np.exp(X).sum(1, keepdims=True)), rtol=1e-6)
@@ -274,3 +303,25 @@ def test_register_hook_in_compiled_code_is_refused():
         return x
     with pytest.raises(ConversionError, match="register_hook"):
         compiled(f)(t(X))
+
+
+def test_round_halves_to_even_as_paddle():
+    halves = np.array([[0.5, 1.5, 2.5, -0.5], [-1.5, -2.5, 1.7, -1.2]], np.float32)
+    (got,) = both(lambda x: paddle.round(x), halves)
+    np.testing.assert_array_equal(got, [[0, 2, 2, -0.0], [-2, -2, 2, -1]])
+    x = t(halves, stop_gradient=False)
+    x.round().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros_like(halves))
+
+
+def test_scatter_nd_add_adds_at_gather_nd_slices():
+    index = np.array([[0, 1], [1, 3], [0, 1]])          # (0, 1) twice: both add
+    updates = np.array([10.0, 20.0, 30.0], np.float32)
+    want = X.copy()
+    np.add.at(want, (index[:, 0], index[:, 1]), updates)
+    assert want[0, 1] == 1 + 10 + 30
+    (got,) = both(lambda x: paddle.scatter_nd_add(x, t(index), t(updates)))
+    np.testing.assert_array_equal(got, want)
+    rows = paddle.scatter_nd_add(t(X), t(np.array([[1], [1]])), paddle.ones([2, 4])).numpy()
+    np.testing.assert_array_equal(rows, X + [[0], [2]])
+    check_grads(lambda x, u: paddle.scatter_nd_add(x, t(index), u), X, updates)

@@ -21,7 +21,7 @@ from irflow.errors import IrflowError
 ])
 def test_to_tensor_dtype_and_shape(data, dtype, shape):
     t = paddle.to_tensor(data)
-    assert t.dtype == dtype and t.shape == shape and type(t.shape) is list
+    assert t.dtype == dtype and t.shape == shape and isinstance(t.shape, paddle.Size)
     np.testing.assert_array_equal(t.numpy(), np.asarray(data))
     assert t.stop_gradient is True and t.grad is None and t.is_leaf
 

@@ -62,7 +62,7 @@ def test_bfloat16_is_stored_as_rounded_bits():
     assert t([1.5, 2.5], dtype="bfloat16").numpy().tolist() == [16320, 16416]
     assert t(np.array([16320], np.uint16)).dtype is paddle.bfloat16  # uint16 reads as bf16
     assert np.isnan(t([np.nan]).astype("bfloat16").astype("float32").numpy()).all()
-    assert repr(t([1.5]).astype("bfloat16")).endswith("[1.5])")  # printed as values
+    assert repr(t([1.5]).astype("bfloat16")).endswith("[1.50000000])")  # as values, as Paddle
 
 
 def test_bfloat16_fills_and_stores_values_not_bits():

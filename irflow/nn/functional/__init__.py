@@ -5,7 +5,8 @@ from .activation import (elu, gelu, glu, hardsigmoid, hardswish, leaky_relu, log
 from .common import dropout, embedding, linear, normalize, one_hot, pad
 from .conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, conv2d_transpose, max_pool2d
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
-                   l1_loss, mse_loss, nll_loss)
+                   kl_div, l1_loss, label_smooth, margin_ranking_loss, mse_loss, nll_loss,
+                   smooth_l1_loss, softmax_with_cross_entropy)
 from .norm import batch_norm, group_norm, instance_norm, layer_norm
 from .resample import interpolate, unfold
 
@@ -16,7 +17,9 @@ swish = silu
 __all__ = ["adaptive_avg_pool2d", "avg_pool2d", "batch_norm", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "conv1d", "conv2d", "conv2d_transpose",
            "cross_entropy", "dropout", "elu", "embedding", "gelu", "glu", "group_norm",
-           "hardsigmoid", "hardswish", "instance_norm", "interpolate", "l1_loss", "layer_norm",
+           "hardsigmoid", "hardswish", "instance_norm", "interpolate", "kl_div", "l1_loss",
+           "label_smooth", "layer_norm", "margin_ranking_loss",
            "leaky_relu", "linear", "log_softmax", "max_pool2d", "mish", "mse_loss", "nll_loss",
-           "normalize", "one_hot", "pad", "relu", "selu",
-           "sigmoid", "silu", "softmax", "softplus", "swish", "tanh", "unfold", "upsample"]
+           "normalize", "one_hot", "pad", "relu", "selu", "sigmoid", "silu", "smooth_l1_loss",
+           "softmax", "softmax_with_cross_entropy", "softplus", "swish", "tanh", "unfold",
+           "upsample"]

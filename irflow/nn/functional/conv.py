@@ -83,10 +83,13 @@ def _input_hw(x, channels_last: bool) -> tuple:
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
            data_format: str = "NCHW", name=None):
     """Cross-correlation of x [N, C, H, W] with weight [Cout, C/groups, kH, kW], plus
-    bias [Cout]."""
+    bias [Cout]. With padding "SAME" the dilation is ignored (taken as 1), as Paddle
+    3.3's kernels do."""
     x = as_tensor(x)
     channels_last = _channels_last(data_format)
     stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1)   # Paddle's conv kernels reset the dilation under "SAME"
     padding = resolve_padding(padding, _input_hw(x, channels_last), weight.shape[2:], stride,
                               dilation, channels_last)
     out = _spatial_op("conv2d", x, (weight,), {"stride": stride, "padding": padding,

@@ -183,3 +183,64 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction: str =
         log_sigmoid_neg = log_sigmoid_neg * ((pos_weight - 1.0) * label + 1.0)
     loss = (1.0 - label) * x + log_sigmoid_neg
     return _reduce(_weighted(loss, weight), reduction)
+
+
+def smooth_l1_loss(input, label, reduction: str = "mean", delta: float = 1.0,
+                   is_huber: bool = True, name=None):
+    """Paddle's smooth L1 loss of d = input - label: with `is_huber` (the default) the
+    Huber loss, 0.5 d^2 where |d| < delta and delta (|d| - delta / 2) elsewhere;
+    otherwise 0.5 d^2 / delta and |d| - delta / 2."""
+    diff = absolute(as_tensor(input) - label)
+    delta = float(delta)
+    if is_huber:
+        loss = where(diff < delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+    else:
+        loss = where(diff < delta, 0.5 * diff * diff / delta, diff - 0.5 * delta)
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, label, reduction: str = "mean", log_target: bool = False, name=None):
+    """The Kullback-Leibler divergence of the distribution `label` from log-probabilities
+    `input`, label (log label - input) elementwise (0 where label <= 0, as in Paddle), or
+    exp(label) (label - input) with `log_target`. ``reduction="batchmean"`` divides the
+    sum by the batch size (the size of axis 0)."""
+    input, label = as_tensor(input), as_tensor(label, like=input)
+    if log_target:
+        loss = exp(label) * (label - input)
+    else:
+        positive = label > 0
+        loss = where(positive, label * (log(where(positive, label, 1.0)) - input), 0.0)
+    if reduction == "batchmean":
+        return reduce_sum(loss) / float(input.shape[0]) if input.ndim else reduce_sum(loss)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input, other, label, margin: float = 0.0, reduction: str = "mean",
+                        name=None):
+    """max(0, -label (input - other) + margin): label 1 asks input to rank above other
+    by `margin`, label -1 below."""
+    loss = maximum(-as_tensor(label) * (as_tensor(input) - other) + float(margin), 0.0)
+    return _reduce(loss, reduction)
+
+
+def label_smooth(label, prior_dist=None, epsilon: float = 0.1, name=None):
+    """(1 - epsilon) label + epsilon prior, the prior uniform over the last axis when
+    not given."""
+    label = as_tensor(label)
+    prior = 1.0 / label.shape[-1] if prior_dist is None else prior_dist
+    return (1.0 - float(epsilon)) * label + float(epsilon) * prior
+
+
+def softmax_with_cross_entropy(logits, label, soft_label: bool = False,
+                               ignore_index: int = -100, numeric_stable_mode: bool = True,
+                               return_softmax: bool = False, axis: int = -1):
+    """Paddle's older form of `cross_entropy` without reduction: one loss per sample
+    with size 1 along `axis` (hard labels come with size 1 there too), and the softmax
+    as well with `return_softmax`."""
+    from .activation import softmax
+    logits = as_tensor(logits)
+    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none",
+                         soft_label=soft_label, axis=axis)
+    if loss.ndim < logits.ndim:
+        loss = unsqueeze(loss, axis % logits.ndim)
+    return (loss, softmax(logits, axis)) if return_softmax else loss

@@ -65,3 +65,31 @@ class BCEWithLogitsLoss(Layer):
     def forward(self, logit, label):
         return F.binary_cross_entropy_with_logits(logit, label, self.weight, self.reduction,
                                                   self.pos_weight)
+
+
+class SmoothL1Loss(Layer):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0, is_huber: bool = True,
+                 name=None):
+        super().__init__()
+        self.reduction, self.delta, self.is_huber = reduction, delta, is_huber
+
+    def forward(self, input, label):
+        return F.smooth_l1_loss(input, label, self.reduction, self.delta, self.is_huber)
+
+
+class KLDivLoss(Layer):
+    def __init__(self, reduction: str = "mean", log_target: bool = False):
+        super().__init__()
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input, label):
+        return F.kl_div(input, label, self.reduction, self.log_target)
+
+
+class MarginRankingLoss(Layer):
+    def __init__(self, margin: float = 0.0, reduction: str = "mean", name=None):
+        super().__init__()
+        self.margin, self.reduction = margin, reduction
+
+    def forward(self, input, other, label):
+        return F.margin_ranking_loss(input, other, label, self.margin, self.reduction)
