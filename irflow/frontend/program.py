@@ -69,12 +69,14 @@ class Program:
 
     def __init__(self, tracer: Tracer, out_tensors: list[Tensor], pattern: Pattern, pipeline,
                  lists: tuple[int, ...] = (), freeze: bool = False, fuse: bool = True,
-                 lowering: Lowering = NUMPY):
+                 lowering: Lowering = NUMPY, changed_inputs: Sequence[tuple] = ()):
         """`pipeline`: the passes to run (None: the default, or the inference pipeline
         when parameters are frozen); `freeze`: make the state the program only reads
         constants, unless it computes gradients; `fuse`: run the passes that come
         after autodiff (fusion) too; check mode does not, to compare op by op;
-        `lowering`: the backend's kernels (`backend_lowering`)."""
+        `lowering`: the backend's kernels (`backend_lowering`); `changed_inputs`:
+        (index, traced tensor) of the inputs the code changed in place (``x[i] = v``),
+        whose new values each call writes into the caller's tensors."""
         fn = tracer.fn
         b = tracer.scope.builder
         attributes = tracer.attribute_outputs()
@@ -82,7 +84,10 @@ class Program:
         with b.location(user_location()):
             results = [tracer.value_of(t) for t in out_tensors]
             results += [tracer.value_of(t) for _, _, t in attributes]
-        self.n_outputs = len(results)  # the function's tensors, then Layer attributes
+            results += [tracer.value_of(t) for _, t in changed_inputs]
+        self.changed_inputs = [k for k, _ in changed_inputs]
+        # the function's tensors, then Layer attributes, then the inputs changed in place
+        self.n_outputs = len(results)
         self.pattern = pattern  # what the function returns, around its tensors
         self.lists = lists      # outputs that are lists the program grew, stacked
         self.state = list(tracer.state)
@@ -199,6 +204,10 @@ class Program:
                                       for a, x in zip(inputs, arrays)], wrt)
         else:
             outs = [Tensor._from_array(o) for o in self.run(arrays)]
+        if self.changed_inputs:
+            outs, changed = outs[:-len(self.changed_inputs)], outs[-len(self.changed_inputs):]
+            for k, new in zip(self.changed_inputs, changed):
+                _write_into(inputs[k], new, k)
         n = len(outs) - len(self.attributes)
         for (layer, name), t in zip(self.attributes, outs[n:]):
             layer._store_output(name, t)
@@ -574,9 +583,11 @@ class CompiledFunction:
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
             tracer.check_texts()
+            changed = [(k, t) for k, (t, arg) in enumerate(zip(inputs, tracer.fn.args))
+                       if _unstopped(t._ir) is not arg]
             program = Program(tracer, tensors, pattern, self.pipeline, lists,
                               freeze=self.freeze and not any(mode), fuse=not self.check,
-                              lowering=self._lowering)
+                              lowering=self._lowering, changed_inputs=changed)
         self._note_layers([self.layer, *extra, *_named_objects(self.target), *tracer.layers])
         return program
 
@@ -634,6 +645,28 @@ def run_time_alias(types_, e: DimMismatch, aliases: dict) -> tuple[str, Dim] | N
     symbol = max(own, key=lambda d: (len(d), d))  # two of its own: the later one goes
     other = e.size if symbol == e.dim else e.dim
     return symbol, other
+
+
+def _unstopped(v):
+    """`v` before the ``stop_gradient`` ops that setting ``stop_gradient`` put it
+    through (which change no value)."""
+    while getattr(v, "op", None) is not None and v.op.name == "stop_gradient":
+        v = v.op.operand(0)
+    return v
+
+
+def _write_into(given, new: Tensor, k: int) -> None:
+    """The value of input `k`, which the compiled code changed in place (``x[i] = v``),
+    written into the caller's tensor, as eager code changes it. An input that
+    requires a gradient is refused, as eager code refuses a leaf's change (and a
+    program cannot rebind the caller's graph)."""
+    if not isinstance(given, Tensor):
+        return  # a NumPy array passed in: its copy was the input
+    if not given.stop_gradient:
+        raise IrflowError(f"input {k} requires a gradient and the compiled code changes it "
+                          "in place; work on a copy (x = x.clone()) or pass it with "
+                          "stop_gradient=True", user_location())
+    given._value = new._value
 
 
 def symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:

@@ -109,7 +109,8 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
     module = program.source_ir.clone()
     fn = module.main
     ret = fn.return_op
-    ret.set_operands(ret.operands[:program.n_outputs - len(program.attributes)])
+    ret.set_operands(ret.operands[:program.n_outputs - len(program.attributes)
+                                  - len(program.changed_inputs)])
     dce(module)
     n_inputs = program.n_inputs
     if program.grad_inputs:

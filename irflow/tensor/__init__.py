@@ -13,7 +13,7 @@ from .manipulation import (broadcast_to, chunk, clone, concat, expand, expand_as
                            gather, gather_nd, index_select, masked_fill, meshgrid, moveaxis,
                            put_along_axis, repeat_interleave, reshape, roll, scatter,
                            scatter_nd_add, slice, split, squeeze, stack, strided_slice,
-                           take_along_axis, tile, transpose, unbind,
+                           t, take_along_axis, tile, transpose, unbind,
                            unsqueeze)
 from .math import (abs, add, add_n, all, amax, amin, any, bmm, ceil, clip, cos, cumprod, cumsum,
                    divide, dot, erf, exp, floor, floor_divide, increment, log, log1p, log2, log10,
@@ -110,6 +110,7 @@ __all__ = [
     "mm",
     "mod",
     "moveaxis",
+    "t",
     "multiply",
     "neg",
     "nonzero",

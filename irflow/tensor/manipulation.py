@@ -28,6 +28,15 @@ def transpose(x, perm, name=None) -> Tensor:
     return apply("transpose", (as_tensor(x),), {"perm": dims(perm)})
 
 
+def t(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)
+    """The transpose of a tensor of at most 2 dims (Paddle's ``paddle.t``)."""
+    x = as_tensor(input)
+    if x.ndim > 2:
+        raise IrflowError(f"t: the input must have at most 2 dims, got {x.ndim} "
+                          f"(shape {list(exact_shape(x))}); use paddle.transpose")
+    return x if x.ndim < 2 else transpose(x, [1, 0])
+
+
 def moveaxis(x, source, destination, name=None) -> Tensor:
     x = as_tensor(x)
     perm = [i for i in range(x.ndim) if i != source % x.ndim]

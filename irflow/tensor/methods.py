@@ -53,7 +53,7 @@ _METHODS = {
         "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
         "isfinite", "allclose", "isclose", "equal_all"]},
     **{name: getattr(manipulation, name) for name in [
-        "reshape", "transpose", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
+        "reshape", "transpose", "t", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
         "repeat_interleave", "gather_nd", "scatter", "masked_fill"]},

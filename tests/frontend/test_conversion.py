@@ -943,3 +943,27 @@ def test_lists_grown_alike_in_one_loop_stack_to_one_shape():
         return paddle.stack(a) - paddle.stack(b)
 
     check_function(f, (POS, paddle.to_tensor(3)))
+
+
+def scale_rows_in_place(x):
+    out = x
+    for i in range(x.shape[0]):
+        out[i] = out[i] * (i + 1)
+    return out.sum(axis=1)
+
+
+def test_an_input_changed_in_place_is_changed_for_the_caller_as_eagerly():
+    """``x[i] = v`` on an input changes the caller's tensor in eager code; a compiled
+    call writes the new value back into it too (else the caller would silently keep
+    the old one). An input that requires a gradient is refused, as eager code
+    refuses changing a leaf."""
+    compiled = paddle.compile(scale_rows_in_place, input_spec=[InputSpec([None, 3])])
+    for n in (2, 4):
+        data = np.arange(n * 3, dtype="float32").reshape(n, 3)
+        eager_x, compiled_x = paddle.to_tensor(data), paddle.to_tensor(data)
+        assert_same(compiled(compiled_x), scale_rows_in_place(eager_x))
+        np.testing.assert_array_equal(compiled_x.numpy(), eager_x.numpy())
+        assert not np.array_equal(compiled_x.numpy(), data)
+    leaf = paddle.to_tensor(np.ones((2, 3), "float32"), stop_gradient=False)
+    with pytest.raises(paddle.IrflowError, match="requires a gradient"):
+        compiled(leaf)

@@ -42,6 +42,16 @@ def test_transpose(perm):
     check_grads(lambda t: paddle.transpose(t, perm), A)
 
 
+def test_t_transposes_at_most_two_dims():
+    m = np.arange(6.0).reshape(2, 3)
+    for out in (paddle.t(paddle.to_tensor(m)), paddle.to_tensor(m).t()):
+        np.testing.assert_array_equal(out.numpy(), m.T)
+    np.testing.assert_array_equal(paddle.t(paddle.to_tensor([1.0, 2.0])).numpy(), [1.0, 2.0])
+    check_grads(paddle.t, m)
+    with pytest.raises(IrflowError, match="at most 2 dims"):
+        paddle.t(paddle.to_tensor(A))
+
+
 def test_transpose_errors_and_T():
     with pytest.raises(ShapeError):
         paddle.transpose(paddle.to_tensor(A), [0, 0, 1])
