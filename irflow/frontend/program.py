@@ -104,7 +104,11 @@ class Program:
         # the arguments: inputs, state, the gradients read, then the seed
         self.grad_inputs = [p for p, _ in tracer.grad_inputs.values()]
         self.grad_presence = list(tracer.grad_presence.values())
+        self.changed_numbers = list(dict.fromkeys(tracer.changed_numbers))
+        self.number_inputs = [(layer, name) for layer, name, _ in tracer.number_args]
+        self.number_types = [arg.type.dtype.np for _, _, arg in tracer.number_args]
         last = [g._ir for _, g in tracer.grad_inputs.values()] + \
+            [arg for _, _, arg in tracer.number_args] + \
             ([tracer.seed_arg] if self.uses_seed else [])
         if last:
             moved = {a.index for a in last}
@@ -170,10 +174,22 @@ class Program:
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         self._ran = self.plan
         arrays = [*inputs, *(t._value for t in self.state),
-                  *(p._grad._value for p in self.grad_inputs)]
+                  *(p._grad._value for p in self.grad_inputs), *self._numbers_now()]
         if self.uses_seed:
             arrays.append(next_seed()._value)
         return self._finish(self.plan(*arrays))
+
+    def _numbers_now(self) -> list[np.ndarray]:
+        """The numbers the program carries (`Tracer.lift_numbers`), as they are now."""
+        arrays = []
+        for (layer, name), dtype in zip(self.number_inputs, self.number_types):
+            value = layer.__dict__.get(name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise IrflowError(f"the compiled program counts with the attribute '{name}' "
+                                  f"of {type(layer).__name__}, a number when it was traced; "
+                                  f"it is {type(value).__name__} now", user_location())
+            arrays.append(np.asarray(value, dtype=dtype))
+        return arrays
 
     def _finish(self, outs: list) -> list:
         """Write back state updates and gradients; the outputs remain."""
@@ -210,7 +226,10 @@ class Program:
                 _write_into(inputs[k], new, k)
         n = len(outs) - len(self.attributes)
         for (layer, name), t in zip(self.attributes, outs[n:]):
-            layer._store_output(name, t)
+            if (layer, name) in self.number_inputs:
+                layer._restore_attribute(name, t._value.item())
+            else:
+                layer._store_output(name, t)
         return outs[:n]
 
     def gradient_sources(self, inputs: Sequence) -> tuple[int, ...]:
@@ -233,7 +252,8 @@ class Program:
         call, active = split
         if call is None:
             return [Tensor._from_array(o) for o in self.run([t._value for t in inputs])]
-        operands = [*inputs, *self.state, *(p._grad for p in self.grad_inputs)] + \
+        operands = [*inputs, *self.state, *(p._grad for p in self.grad_inputs),
+                    *map(Tensor._from_array, self._numbers_now())] + \
             ([next_seed()] if self.uses_seed else [])
         self._ran = call["callee"].run
         outs = apply("call", operands, call)
@@ -324,6 +344,7 @@ class CompiledFunction:
         self._programs: dict[Any, Program] = {}
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
+        self._numbers: list[tuple] = []  # (layer, name) of numbers forward changes
         self._last: Program | None = None
         self._sublayers = None
         self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
@@ -567,6 +588,9 @@ class CompiledFunction:
                 types_ = [t.with_shape([substitute(d, {symbol: size}) for d in t.shape])
                           for t in types_]
                 continue
+            if program.changed_numbers:  # counters forward changes: carried, traced again
+                self._numbers += program.changed_numbers
+                continue
             program.fixed_dims = fixed
             return program
 
@@ -575,9 +599,10 @@ class CompiledFunction:
                                   else self.target)
         names = _input_names(params, structures, self._specs if self.input_spec else None)
         stop = [not r for r in requires]
-        tracer = Tracer(_ir_name(self._name()), self._state_names(), aliases)
+        tracer = Tracer(_ir_name(self._name()), self._state_names(), aliases, self._numbers)
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
+            tracer.lift_numbers()
             out = self._run_converted(_arguments(structures, inputs), extra)
             tensors, pattern = Pattern.split(out, _is_tensor)
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))

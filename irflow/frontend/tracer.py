@@ -201,8 +201,11 @@ class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
     def __init__(self, name: str, state_names: dict[int, str] | None = None,
-                 aliases: dict | None = None):
+                 aliases: dict | None = None, numbers: Sequence[tuple] = ()):
         self.fn = Function(name)
+        self.numbers = list(numbers)      # (layer, name): see lift_numbers
+        self.number_args: list[tuple] = []
+        self.changed_numbers: list[tuple] = []  # see note_number
         # symbol of the trace's own -> (the size it is checked to equal, where a rule
         # needed that): see `irflow.frontend.program.run_time_alias`
         self.aliases: dict[str, tuple] = aliases or {}
@@ -240,9 +243,9 @@ class Tracer:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         state.tracer = None
-        if exc_type is not None:  # a failed compile leaves the user's objects as they were
-            for undo in reversed(self.undo):
-                undo()
+        if exc_type is not None or self.changed_numbers:  # a failed compile, or one traced
+            for undo in reversed(self.undo):                # again: the user's objects as
+                undo()                                      # they were
         for layer, name, before, _ in self.attributes.values():  # never a traced tensor
             layer._restore_attribute(name, before)
         return False
@@ -258,6 +261,27 @@ class Tracer:
                 layer._attribute_or_unset(name)
             self.attributes[key] = (layer, name, before, value)
         layer._restore_attribute(name, value)
+
+    def note_number(self, layer, name: str, value) -> None:
+        """``self.n = value`` (a Python number) in a Layer's forward, where `n` held
+        another number: Python code runs only when the program is traced, so the
+        program must carry `n` (`numbers`) for each call to count as eager code does."""
+        old = layer.__dict__.get(name)
+        if type(old) in (int, float) and old != value and (layer, name) not in self.numbers:
+            self.changed_numbers.append((layer, name))
+            self.changed(lambda: layer.__dict__.__setitem__(name, old))
+
+    def lift_numbers(self) -> None:
+        """Each Layer attribute of `numbers` (a Python number forward changes) as an
+        argument of the program, a 0-d i64 or f32 tensor standing for the number it
+        holds when the program runs; what forward leaves there is an output that each
+        call stores back as a number."""
+        for layer, name in self.numbers:
+            value = layer.__dict__[name]
+            dtype = dtypes.int64 if isinstance(value, int) else dtypes.float32
+            arg = self.fn.block.add_arg(TensorType(dtype, ()), name)
+            self.number_args.append((layer, name, arg))
+            self.store_attribute(layer, name, PythonScalar.of(self.wrap(arg)))
 
     def attribute_outputs(self) -> list[tuple]:
         """(layer, name, traced value) of each Layer attribute the program sets (and

@@ -113,6 +113,11 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
                                   - len(program.changed_inputs)])
     dce(module)
     n_inputs = program.n_inputs
+    if program.number_inputs:
+        layer, name = program.number_inputs[0]
+        raise IrflowError(f"jit.save: forward changes the number '{name}' of "
+                          f"{type(layer).__name__} on each call, which a saved program "
+                          "cannot keep; keep it in a buffer (a tensor)", user_location())
     if program.grad_inputs:
         raise IrflowError("jit.save: the program reads parameters' gradients (.grad), "
                           "which a saved program does not have; save the model's forward",

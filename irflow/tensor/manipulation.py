@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..dispatch import apply, user_location
-from ..errors import IrflowError, SymbolicShapeError
+from ..errors import IrflowError, ShapeError, SymbolicShapeError
 from ..ir import dtypes
 from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
@@ -590,9 +590,7 @@ def setitem(x: Tensor, index, value) -> None:
     `value` broadcast to its shape, so gradients flow to x's old value (except
     there) and to `value`. Tensor indices write with put_along_axis, a bool mask
     with where; with repeated indices the last write wins."""
-    if not x.stop_gradient and x.is_leaf and x._value is not None:
-        raise IrflowError("a leaf tensor that requires a gradient cannot be modified in "
-                          "place (as in Paddle); use paddle.where or work on a copy")
+    check_in_place(x)
     parts = _Index(x, index)
     value = cast(as_tensor(value, like=x), x.dtype)
     expanded, sliced, region = _basic(x, parts)
@@ -659,7 +657,35 @@ def _put(region: Tensor, tensors: list, value: Tensor) -> Tensor:
     return y
 
 
+def check_in_place(x: Tensor) -> None:
+    """Raise for a change in place that Paddle refuses: of a leaf that requires a
+    gradient (its gradient would be of a value it no longer holds)."""
+    if not x.stop_gradient and x.is_leaf and x._value is not None:
+        raise IrflowError("a leaf tensor that requires a gradient cannot be modified in "
+                          "place (as in Paddle); use paddle.where or work on a copy",
+                          user_location())
+
+
+def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True) -> Tensor:
+    """``x.what_(...)``: `x` becomes `result` (cast to x's dtype; of x's shape unless
+    the method's job is a new shape, as ``reshape_``), and is returned, as Paddle's
+    in-place methods do."""
+    check_in_place(x)
+    if keep_shape and tuple(exact_shape(result)) != tuple(exact_shape(x)):
+        raise ShapeError(f"{what}_: the result has shape {list(exact_shape(result))}, but "
+                         f"an in-place change keeps the tensor's shape "
+                         f"{list(exact_shape(x))}", user_location())
+    _rebind(x, cast(result, x.dtype))
+    return x
+
+
 def _rebind(dst: Tensor, src: Tensor) -> None:
-    """Make `dst` the tensor `src` is (in-place update semantics)."""
+    """Make `dst` the tensor `src` is (in-place update semantics). While tracing, a
+    tensor with a value (a buffer, a tensor the code captured) changed in place by a
+    traced one takes it as a state update of the program (`set_value`), so each call
+    changes it as eager code does and it never holds a traced value."""
+    if dst._value is not None and src._value is None:
+        src._tracer.set_value(dst, src)
+        return
     dst._value, dst._ir, dst._tracer = src._value, src._ir, src._tracer
     dst._node, dst._index, dst.stop_gradient = src._node, src._index, src.stop_gradient

@@ -62,7 +62,33 @@ _METHODS = {
     **{name: getattr(linalg, name) for name in ["tril", "triu"]},
 }
 
-for _name, _fn in {**_OPERATORS, **_METHODS}.items():
+def _in_place(name: str, fn, keep_shape: bool = True):
+    def method(self, *args, **kwargs):
+        return manipulation.in_place(self, fn(self, *args, **kwargs), name, keep_shape)
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"``{name}`` in place: the tensor takes the result and is returned."
+    return method
+
+
+def _zero_(self):
+    return manipulation.in_place(self, math.multiply(self, 0), "zero")
+
+
+def _fill_(self, value):
+    from .creation import full_like
+    return manipulation.in_place(self, full_like(self, value), "fill")
+
+
+_IN_PLACE = {
+    **{f"{name}_": _in_place(name, _METHODS[name]) for name in [
+        "add", "subtract", "multiply", "divide", "scale", "clip", "exp", "sqrt", "rsqrt",
+        "tanh", "sigmoid", "abs", "floor", "ceil", "round", "reciprocal", "pow", "square"]},
+    **{f"{name}_": _in_place(name, _METHODS[name], keep_shape=False)
+       for name in ["reshape", "squeeze", "unsqueeze", "flatten"]},
+    "zero_": _zero_, "fill_": _fill_,
+}
+
+for _name, _fn in {**_OPERATORS, **_METHODS, **_IN_PLACE}.items():
     setattr(Tensor, _name, _fn)
 
 # As Paddle's Tensor: NumPy ufuncs refuse Tensors, so ``ndarray + tensor`` calls

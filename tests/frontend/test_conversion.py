@@ -967,3 +967,38 @@ def test_an_input_changed_in_place_is_changed_for_the_caller_as_eagerly():
     leaf = paddle.to_tensor(np.ones((2, 3), "float32"), stop_gradient=False)
     with pytest.raises(paddle.IrflowError, match="requires a gradient"):
         compiled(leaf)
+
+
+class StepCounter(nn.Layer):
+    """A Python counter and a decaying Python float that forward changes, one of them
+    under a tensor condition."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.calls = 0
+        self.scale = 1.0
+
+    def forward(self, x):
+        self.calls += 1
+        h = self.fc(x) * self.calls
+        if h.mean() > 0:
+            self.scale = self.scale * 0.5
+        return h * self.scale
+
+
+def test_numbers_forward_changes_are_carried_by_the_program():
+    """``self.calls += 1`` in forward runs on every eager call; a compiled program runs
+    Python code only when traced, so it carries such numbers as arguments and
+    results: after each call they are what eager code has (not frozen at the trace)."""
+    paddle.seed(3)
+    eager, twin = StepCounter(), StepCounter()
+    twin.set_state_dict(eager.state_dict())
+    compiled = paddle.compile(twin, input_spec=[InputSpec([None, 3])])
+    rng = np.random.default_rng(1)
+    for step in range(5):
+        x = paddle.to_tensor(rng.standard_normal((2, 3)).astype("float32") + (-1) ** step)
+        assert_same(compiled(x), eager(x))
+        assert (twin.calls, type(twin.calls)) == (eager.calls, int)
+        assert abs(twin.scale - eager.scale) < 1e-6 and type(twin.scale) is float
+    assert eager.scale < 1.0 and eager.calls == 5

@@ -178,9 +178,16 @@ class Layer:
             if buffers is not None and name not in buffers:
                 self._non_persistable_buffer_names_set.add(name)
             self._register(buffers, name, value, d, params, layers)
+        elif buffers is not None and name in buffers and buffers[name] is not None \
+                and buffers[name]._value is None:  # a traced value a program stores here
+            self._restore_attribute(name, value)
         elif buffers is not None and name in buffers:
             self._clear(buffers, name, value, "buffer", "Tensor")
         else:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                tracer = current_tracer()
+                if tracer is not None:  # a counter forward keeps (self.n += 1)
+                    tracer.note_number(self, name, value)
             object.__setattr__(self, name, value)
 
     def _register(self, store, name: str, value, *others) -> None:

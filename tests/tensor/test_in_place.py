@@ -1,0 +1,71 @@
+"""Paddle's in-place methods (``x.add_(y)``, ``x.zero_()``...): the tensor takes the
+result and is returned, eagerly and in compiled code, where a buffer changed in place
+is a state update of the program."""
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn as nn
+from irflow.errors import IrflowError, ShapeError
+from irflow.static import InputSpec
+
+A = np.arange(6.0, dtype="float32").reshape(2, 3) - 2.5
+B = np.array([0.5, -1.0, 2.0], dtype="float32")
+
+
+@pytest.mark.parametrize("name, args, want", [
+    ("add_", (B,), A + B), ("subtract_", (B,), A - B), ("multiply_", (B,), A * B),
+    ("divide_", (B,), A / B), ("scale_", (2.0,), A * 2.0), ("clip_", (-1.0, 1.0), np.clip(A, -1, 1)),
+    ("exp_", (), np.exp(A)), ("abs_", (), np.abs(A)), ("floor_", (), np.floor(A)),
+    ("square_", (), A * A), ("zero_", (), np.zeros_like(A)), ("fill_", (1.5,), np.full_like(A, 1.5)),
+])
+def test_each_method_changes_the_tensor_and_returns_it(name, args, want):
+    x = paddle.to_tensor(A)
+    alias = x
+    out = getattr(x, name)(*(paddle.to_tensor(a) if isinstance(a, np.ndarray) else a
+                             for a in args))
+    assert out is x and alias is x
+    np.testing.assert_allclose(x.numpy(), want, rtol=1e-6)
+    assert x.dtype == paddle.float32
+
+
+def test_shape_methods_change_the_shape_and_others_keep_it():
+    x = paddle.to_tensor(A)
+    assert x.reshape_([3, 2]) is x and x.shape == [3, 2]
+    assert x.unsqueeze_(0).shape == [1, 3, 2] and x.squeeze_(0).shape == [3, 2]
+    with pytest.raises(ShapeError, match="keeps the tensor's shape"):
+        paddle.to_tensor(B).add_(paddle.to_tensor(A))
+
+
+def test_gradients_flow_through_a_change_of_a_computed_tensor_not_of_a_leaf():
+    a = paddle.to_tensor(A, stop_gradient=False)
+    h = a * 2.0
+    h.multiply_(h)                      # h = (2a)^2
+    h.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 8.0 * A, rtol=1e-6)
+    with pytest.raises(IrflowError, match="leaf tensor that requires a gradient"):
+        a.add_(a)
+
+
+class Accumulator(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", paddle.zeros([3]))
+
+    def forward(self, x):
+        self.total.add_(x.sum(axis=0))
+        x.scale_(0.5)
+        return x + self.total
+
+
+def test_compiled_in_place_changes_are_those_of_eager_code():
+    """A buffer changed in place is updated on every call; an input changed in place
+    is changed for the caller; the outputs follow."""
+    eager, twin = Accumulator(), Accumulator()
+    compiled = paddle.compile(twin, input_spec=[InputSpec([None, 3])])
+    for n in (2, 3, 2):
+        data = np.arange(n * 3, dtype="float32").reshape(n, 3)
+        x_eager, x_compiled = paddle.to_tensor(data), paddle.to_tensor(data)
+        np.testing.assert_allclose(compiled(x_compiled).numpy(), eager(x_eager).numpy())
+        np.testing.assert_allclose(twin.total.numpy(), eager.total.numpy())
+        np.testing.assert_allclose(x_compiled.numpy(), x_eager.numpy())
