@@ -22,7 +22,7 @@ from ..dispatch import user_location
 from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.core import Value
-from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, symbols_of
+from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, shape_str, symbols_of
 from ..tensor.tensor import Size, Tensor
 from .convert import RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
@@ -249,12 +249,32 @@ def _extremum(python: Callable, elementwise: str):
     return extremum
 
 
+def _truth_of_all(python: Callable, reduce: str):
+    """``any(t)`` / ``all(t)`` of a traced 1-D tensor: whether any (all) of its
+    elements is true, as a traced bool (Python's iterates the values); of a tensor
+    of more dims, an error, as each row's truth value is in eager code."""
+    def truth(iterable):
+        if not is_traced(iterable) or isinstance(iterable, TensorArray):
+            return python(iterable)
+        if iterable.ndim != 1:
+            raise ConversionError(f"{python.__name__}() of a tensor of shape "
+                                  f"{shape_str(iterable._ir.type.shape)} asks the truth "
+                                  "value of each row; use paddle.any or paddle.all",
+                                  user_location())
+        from ..dispatch import apply
+        from ..tensor.convert import cast
+        return apply(reduce, [cast(iterable, dtypes.bool_)], {"axis": None, "keepdim": False})
+    return truth
+
+
 _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
              builtins.bool: _to_bool, builtins.len: length_of, builtins.range: _range,
              builtins.enumerate: _enumerate, builtins.reversed: _reversed,
              builtins.zip: _zip, builtins.sum: _sum,
              builtins.max: _extremum(builtins.max, "maximum"),
-             builtins.min: _extremum(builtins.min, "minimum")}
+             builtins.min: _extremum(builtins.min, "minimum"),
+             builtins.any: _truth_of_all(builtins.any, "any"),
+             builtins.all: _truth_of_all(builtins.all, "all")}
 
 
 def call(fn):

@@ -1002,3 +1002,20 @@ def test_numbers_forward_changes_are_carried_by_the_program():
         assert (twin.calls, type(twin.calls)) == (eager.calls, int)
         assert abs(twin.scale - eager.scale) < 1e-6 and type(twin.scale) is float
     assert eager.scale < 1.0 and eager.calls == 5
+
+
+def any_positive_row_sum(x):
+    if any(x.sum(axis=1) > 0) and all(x.abs().max(axis=1) < 100.0):
+        return x * 2.0
+    return -x
+
+
+def test_python_any_and_all_of_a_traced_vector_are_tensor_conditions():
+    compiled = check_function(any_positive_row_sum,
+                              *[(paddle.to_tensor(a),) for a in
+                                (np.ones((2, 3), "float32"), -np.ones((3, 3), "float32"))],
+                              spec=[InputSpec([None, 3])])
+    assert any(op.name == "cond" for op in compiled.ir.walk())
+    with pytest.raises(ConversionError, match="truth value of each row"):
+        paddle.compile(lambda x: x if any(x) else -x,
+                       input_spec=[InputSpec([None, 3])])(paddle.ones([2, 3]))
