@@ -134,6 +134,8 @@ class Pattern:
         return taken, cls(structure, leaves, positions)
 
     def fill(self, values) -> Any:
+        if self.structure.kind is None:  # one leaf: itself, or what fills it
+            return values[0] if self.positions else self.leaves[0]
         leaves = list(self.leaves)
         for i, v in zip(self.positions, values):
             leaves[i] = v
