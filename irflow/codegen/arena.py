@@ -100,21 +100,33 @@ class _Views:
 class Layouts:
     """A plan's layouts by the sizes of `assignment.symbols`; at most `MAX_LAYOUTS`."""
 
-    __slots__ = ("body", "assignment", "_layouts", "_lock", "static", "last")
+    __slots__ = ("body", "assignment", "_layouts", "_lock", "static", "last", "_index")
 
-    def __init__(self, body: "BlockPlan", assignment: BufferAssignment):
+    def __init__(self, body: "BlockPlan", assignment: BufferAssignment,
+                 symbols: dict[str, int] | None = None):
+        """`symbols`: each symbol's position in the size lists `get` is given (a
+        `Signature`'s ``symbols``)."""
         self.body = body
         self.assignment = assignment
         self._layouts: dict[tuple, Layout] = {}
         self._lock = threading.Lock()
         self.static: Layout | None = None  # a plan whose buffers have no symbolic dims
         self.last: Layout | None = None    # the layout of the last call, if symbolic
+        symbols = symbols or {}
+        self._index = tuple(symbols.get(s) for s in assignment.symbols)
 
-    def get(self, sizes: dict[str, int]) -> Layout:
-        key = tuple(sizes[s] for s in self.assignment.symbols)
+    def get(self, sizes: list[int]) -> Layout:
+        """The layout for the symbol sizes `sizes` (by the positions given to the
+        constructor)."""
+        try:
+            key = tuple([sizes[k] for k in self._index])
+        except TypeError:  # a symbol no size is given for: the assignment says which
+            key = None
         layout = self._layouts.get(key)
         if layout is None:
-            layout = Layout(self.body, self.assignment.plan(sizes))
+            given = {s: sizes[k] for s, k in zip(self.assignment.symbols, self._index)
+                     if k is not None}
+            layout = Layout(self.body, self.assignment.plan(given))
             with self._lock:
                 if len(self._layouts) >= MAX_LAYOUTS:
                     del self._layouts[next(iter(self._layouts))]

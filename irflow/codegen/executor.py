@@ -218,8 +218,8 @@ class Plan:
                                    timer).compile()
         callees[fn] = self
         self.signature = Signature.of(fn)
-        self.layouts = Layouts(self.body, self.assignment)
-        self._bind = self.signature.bind if self.assignment.symbols else None
+        self.layouts = Layouts(self.body, self.assignment, self.signature.symbols)
+        self._bind = self.signature.checked if self.assignment.symbols else None
         self._run = self._first_run  # then the static layout's run
 
     @classmethod

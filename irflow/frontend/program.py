@@ -60,6 +60,7 @@ from .tensor_array import TensorArray
 from .tracer import OneBranchGradient, Tracer
 
 _training = operator.attrgetter("training")
+_value = operator.attrgetter("_value")
 _structure_version = operator.attrgetter("_structure_version")
 
 
@@ -145,6 +146,8 @@ class Program:
             self.pass_report = PassReport([*first.history, *rest.history])
         self.ir = module
         self.plan = compile_plan(fn, lowering)
+        # whether a call writes anything back (`_finish`)
+        self._writes_back = bool(self.update_targets or self.grad_targets or self.cleared_grads)
         self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
@@ -173,11 +176,15 @@ class Program:
 
     def run(self, inputs: Sequence[np.ndarray]) -> list:
         self._ran = self.plan
-        arrays = [*inputs, *(t._value for t in self.state),
-                  *(p._grad._value for p in self.grad_inputs), *self._numbers_now()]
+        arrays = [*inputs, *map(_value, self.state)]
+        if self.grad_inputs:
+            arrays += [p._grad._value for p in self.grad_inputs]
+        if self.number_inputs:
+            arrays += self._numbers_now()
         if self.uses_seed:
             arrays.append(next_seed()._value)
-        return self._finish(self.plan(*arrays))
+        outs = self.plan(*arrays)
+        return self._finish(outs) if self._writes_back else outs
 
     def _numbers_now(self) -> list[np.ndarray]:
         """The numbers the program carries (`Tracer.lift_numbers`), as they are now."""
@@ -224,6 +231,8 @@ class Program:
             outs, changed = outs[:-len(self.changed_inputs)], outs[-len(self.changed_inputs):]
             for k, new in zip(self.changed_inputs, changed):
                 _write_into(inputs[k], new, k)
+        if not self.attributes:
+            return outs
         n = len(outs) - len(self.attributes)
         for (layer, name), t in zip(self.attributes, outs[n:]):
             if (layer, name) in self.number_inputs:
@@ -348,6 +357,11 @@ class CompiledFunction:
         self._last: Program | None = None
         self._sublayers = None
         self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
+        # Per-call caches, each filled once per key (a dict's item assignment is atomic,
+        # so threads calling at once at worst make the same entry twice):
+        self._spec_type_tuple: tuple[TensorType, ...] | None = None  # the spec's types
+        self._signatures: dict[tuple, Signature] = {}  # input types -> their check
+        self._array_types: dict[tuple, TensorType] = {}  # (dtype, shape) -> its type
         # Last: from here on, attributes that are not the compiled function's own are
         # the layer's (Paddle's to_static(layer) returns the layer itself).
         self.layer = target if isinstance(target, Layer) else \
@@ -429,14 +443,15 @@ class CompiledFunction:
             self._structure_error(args[:n], structures)
         arrays = [_as_array(a, i) for i, a in enumerate(leaves)]
         extra = args[n:]
-        types_ = self._spec_types() if self.input_spec is not None else [
-            TensorType(dtypes.from_numpy(a), a.shape) for a in arrays]
+        types_ = self._spec_types() if self.input_spec is not None else \
+            self._types_of(arrays)
         self._check_inputs(arrays, types_)
         requires = tuple(isinstance(a, Tensor) and not a.stop_gradient for a in leaves)
         program = self._program(types_, self._mode_key(), requires, extra, structures)
         if program.fixed_dims:
             self._check_inputs(arrays, program.input_types, types_, program.fixed_dims)
-        self._last = program
+        if self._last is not program:  # (an attribute set goes through __setattr__)
+            self._last = program
         if self.check:
             return self._checked_call(program, args)
         return program.returned(program.call(leaves, arrays))
@@ -445,24 +460,26 @@ class CompiledFunction:
         """The call's arguments as positional ones, as the Python signature binds them
         (keyword tensors as in Paddle; parameters skipped before a given one take their
         defaults), or an ArgumentError naming the model for arguments it does not take."""
-        signature = self.__dict__.get("_signature")
-        if signature is None:
+        bound = self.__dict__.get("_signature")
+        if bound is None:
             fn = self.layer.forward if self.target is self.layer else self.target
             try:
                 signature = inspect.signature(fn)
+                params = list(signature.parameters.values())
+                bound = (signature, params, _max_positional(params))
             except (TypeError, ValueError):  # a builtin or C callable: take args as given
-                signature = False
-            self.__dict__["_signature"] = signature
+                bound = (False, None, None)
+            self.__dict__["_signature"] = bound
+        signature, params, most = bound
         if signature is False:
             if kwargs:
                 raise ArgumentError(f"{self._name()} takes its inputs positionally",
                                     user_location())
             return args
-        params = list(signature.parameters.values())
         if not kwargs:  # missing inputs are InputErrors, below, as for a spec
-            if len(args) > _max_positional(params):
+            if len(args) > most:
                 raise ArgumentError(f"{self._name()}{signature} takes at most "
-                                    f"{_max_positional(params)} positional argument(s), got "
+                                    f"{most} positional argument(s), got "
                                     f"{len(args)}", user_location())
             return args
         try:
@@ -486,8 +503,23 @@ class CompiledFunction:
         target = self.layer if self.layer is not None else self.target
         return getattr(target, "__qualname__", type(target).__name__)
 
-    def _spec_types(self) -> list[TensorType]:
-        return [s.to_type(i) for i, s in enumerate(self._specs)]
+    def _spec_types(self) -> tuple[TensorType, ...]:
+        """The input types the input_spec gives (made on first use)."""
+        types_ = self._spec_type_tuple
+        if types_ is None:
+            types_ = self._spec_type_tuple = tuple(s.to_type(i) for i, s in enumerate(self._specs))
+        return types_
+
+    def _types_of(self, arrays) -> tuple[TensorType, ...]:
+        """Without an input_spec, the input types are the arrays' own."""
+        known = self._array_types
+        types_ = []
+        for a in arrays:
+            t = known.get((a.dtype, a.shape))
+            if t is None:
+                t = known[a.dtype, a.shape] = TensorType(dtypes.from_numpy(a), a.shape)
+            types_.append(t)
+        return tuple(types_)
 
     def _structure_error(self, args, structures) -> None:
         for i, (a, want) in enumerate(zip(args, self._spec_structures)):
@@ -516,8 +548,12 @@ class CompiledFunction:
     def _check_inputs(self, arrays, types_, spec_types=(), fixed=None) -> None:
         """Check the input arrays against `types_`; `fixed` says which symbols of
         `spec_types` the program fixed to a size, and where (for the message)."""
+        types_ = tuple(types_)
+        signature = self._signatures.get(types_)
+        if signature is None:
+            signature = self._signatures[types_] = Signature(types_)
         try:
-            Signature(types_).check(arrays)
+            signature.check(arrays)
         except SignatureMismatch as e:
             i, t, a = e.index, types_[e.index], arrays[e.index]
             names = [s.name or f"input {k}" for k, s in enumerate(self._specs)] \
@@ -542,7 +578,8 @@ class CompiledFunction:
         trace depends on that and on the grad mode (both decide where
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
-        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra), structures,
+        key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra) if extra else (),
+               structures,
                self._stored_attributes(), self._gradients_present())
         program = self._programs.get(key)
         if program is None or program.stale():
@@ -560,12 +597,16 @@ class CompiledFunction:
         """Whether each parameter whose gradient a program read has one now: a trace
         made while ``w.grad`` was None (the first ``backward()`` makes it) holds only
         until the gradient exists; then ``backward()`` accumulates into it."""
+        if not self._watched_grads:
+            return ()
         return tuple(p._grad is not None for p in self._watched_grads)
 
     def _stored_attributes(self) -> tuple[bool, ...]:
         """Whether each Layer attribute a program stores holds a tensor now: a trace
         made while ``self.h`` was None (``if self.h is None: self.h = zeros(...)``) holds
         only until the first call has stored a tensor there."""
+        if not self._watched:
+            return ()
         return tuple(isinstance(layer._attribute_or_unset(name), Tensor)
                      for layer, name in self._watched)
 
@@ -799,9 +840,14 @@ def _max_positional(params) -> float:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
+_LEAVES = (Tensor, np.ndarray)  # what `flatten` makes leaves of, whatever else it does
+
+
 def _flat_inputs(args) -> tuple[list, tuple]:
     """The leaves of the positional arguments (the tensors; for an input_spec, its
     InputSpecs; a list of tensors is one argument) and each argument's structure."""
+    if all(isinstance(a, _LEAVES) for a in args):  # the common call: tensors only
+        return list(args), (LEAF,) * len(args)
     leaves, structures = [], []
     for a in args:
         flat, structure = flatten(a)

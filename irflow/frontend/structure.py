@@ -26,11 +26,12 @@ class Structure:
     """The shape of a nested value: a container kind with child structures, or a
     leaf (`LEAF`)."""
 
-    __slots__ = ("kind", "keys", "children", "n_leaves")
+    __slots__ = ("kind", "keys", "children", "n_leaves", "_hash")
 
     def __init__(self, kind, keys=(), children=()):
         self.kind, self.keys, self.children = kind, tuple(keys), tuple(children)
         self.n_leaves = 1 if kind is None else sum(c.n_leaves for c in children)
+        self._hash = None  # made on first use: a compiled call's key holds structures
 
     def __eq__(self, other) -> bool:
         """Equal shapes; the line a `ReturnValue` records does not count."""
@@ -39,8 +40,10 @@ class Structure:
                 and self.children == other.children)
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.keys if self.kind is not ReturnValue else (),
-                     self.children))
+        if self._hash is None:
+            self._hash = hash((self.kind, self.keys if self.kind is not ReturnValue else (),
+                               self.children))
+        return self._hash
 
 
 LEAF = Structure(None)
@@ -134,6 +137,8 @@ class Pattern:
         return taken, cls(structure, leaves, positions)
 
     def fill(self, values) -> Any:
+        if self.structure.kind is None:  # one leaf: itself, or what fills it
+            return values[0] if self.positions else self.leaves[0]
         leaves = list(self.leaves)
         for i, v in zip(self.positions, values):
             leaves[i] = v

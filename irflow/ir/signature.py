@@ -82,33 +82,45 @@ class Signature:
 
     def check(self, args: Sequence) -> list:
         """The arguments as arrays (stacks as they are), or a `SignatureMismatch`."""
-        return self.bind(args)[0]
+        return self.checked(args)[0]
 
     def bind(self, args: Sequence) -> tuple[list, dict[str, int]]:
         """`check`, and the size each symbol took."""
-        owner = f"{self.owner}: " if self.owner else ""
-        if len(args) != len(self._params):
-            raise SignatureMismatch(f"{self.owner or 'the function'} takes {len(self._params)} "
+        arrays, sizes = self.checked(args)
+        return arrays, {s: sizes[k] for s, k in self.symbols.items()}
+
+    def checked(self, args: Sequence) -> tuple[list, list[int]]:
+        """`check`, and the sizes of the symbols in the order of `symbols`' values (the
+        per-call form of `bind`, without a dict)."""
+        params = self._params
+        if len(args) != len(params):
+            raise SignatureMismatch(f"{self.owner or 'the function'} takes {len(params)} "
                                     f"argument(s), got {len(args)}",
-                                    min(len(args), len(self._params)), "count")
+                                    min(len(args), len(params)), "count")
         sizes = [0] * len(self.symbols)
         arrays = []
-        for i, (arg, param) in enumerate(zip(args, self._params)):
+        for i, (arg, param) in enumerate(zip(args, params)):
             if param is None:
                 arrays.append(arg)
                 continue
-            array = np.asarray(arg)
+            array = arg if type(arg) is np.ndarray else np.asarray(arg)
             dtype, shape, rank, dims, what = param
-            t = self.types[i]
             if array.dtype is not dtype and array.dtype != dtype:
-                raise SignatureMismatch(f"{owner}{what}: expected dtype {t.dtype.name}, got "
-                                        f"{array.dtype}", i, "dtype")
+                raise self._mismatch(i, array, "dtype")
             if not (array.shape == shape if dims is None
                     else _match(array.shape, rank, dims, sizes)):
-                raise SignatureMismatch(f"{owner}{what}: expected shape {shape_str(t.shape)}, "
-                                        f"got {shape_str(array.shape)}", i, "shape")
+                raise self._mismatch(i, array, "shape")
             arrays.append(array)
-        return arrays, {s: sizes[k] for s, k in self.symbols.items()}
+        return arrays, sizes
+
+    def _mismatch(self, i: int, array: np.ndarray, kind: str) -> SignatureMismatch:
+        owner = f"{self.owner}: " if self.owner else ""
+        t, what = self.types[i], self._params[i][4]
+        if kind == "dtype":
+            return SignatureMismatch(f"{owner}{what}: expected dtype {t.dtype.name}, got "
+                                     f"{array.dtype}", i, kind)
+        return SignatureMismatch(f"{owner}{what}: expected shape {shape_str(t.shape)}, "
+                                 f"got {shape_str(array.shape)}", i, kind)
 
 
 def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:
