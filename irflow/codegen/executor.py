@@ -98,6 +98,12 @@ class Lowering:
         (``run(operands, regions) -> results``), or None for the op's own."""
         return None
 
+    def out_evaluator(self, op: Operation, into: tuple[bool, ...]) -> Callable | None:
+        """For an op that writes its results, a `RegionOp.out_evaluator` replacement
+        (``run(operands, regions, outs) -> results``, writing result k into the next
+        buffer of `outs` where ``into[k]``), or None for the op's own."""
+        return None
+
 
 NUMPY = Lowering()
 
@@ -505,16 +511,29 @@ class _BlockCompiler:
 
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
         subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
-        run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
         outs = self.new_slots(op)
+        buffers = [self.assignment.buffer_of.get(r) for r in op.results]
+        into = tuple(b is not None for b in buffers)
+        if any(into):  # it writes those results into their arena buffers
+            run = (self.lowering.out_evaluator(op, into)
+                   or opdef.region_op.out_evaluator(op, into))
+            for r, slot, buffer in zip(op.results, outs, buffers):
+                if buffer is not None:
+                    self.arena_slots.append((slot, buffer, r.type))
+        else:
+            run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
         regions = self.base + len(self.tail)  # the register of the bound sub-plans
         self.tail.append(None)
         self.region_slots.append((regions, tuple(plan for plan, _ in subplans)))
         symbols = tuple(slots for _, slots in subplans)
 
+        written = tuple(o for o, i in zip(outs, into) if i)
+        stored = lambda read: tuple((i, o) for i, o in _stored(outs, read) if not into[i])
+
         def build(frees, read):
-            return _region_step(run, ins, frees, regions, symbols, _stored(outs, read))
-        return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build)
+            return _region_step(run, ins, frees, regions, symbols, stored(read), written)
+        return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build,
+                       into=any(into))
 
 
 def _is_0d(v: Value) -> bool:
@@ -636,12 +655,26 @@ def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
 
 
 def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int,
-                 symbols: tuple[tuple[int, ...], ...], outs: tuple[tuple[int, int], ...]) -> Step:
+                 symbols: tuple[tuple[int, ...], ...], outs: tuple[tuple[int, int], ...],
+                 written: tuple[int, ...] = ()) -> Step:
     """A region op's step: its evaluator `run` on the operand values, with each region
     a sub-plan bound to the call's frame (register `regions` holds them), given the
     sizes in registers `symbols[k]` if region k inherits symbols. Dying operands are
     cleared before the regions run, and the evaluator owns the operand list, so a
-    loop can drop each iteration's values."""
+    loop can drop each iteration's values. With `written` (the registers holding the
+    arena buffers of the results it writes), `run` is an out evaluator, given those
+    buffers; `outs` stores the other results something reads."""
+    if written:
+        def into(regs: list) -> None:
+            regions_ = regs[regions]
+            if any(symbols):
+                regions_ = [_with_symbols(plan, [regs[s] for s in slots])
+                            for plan, slots in zip(regions_, symbols)]
+            results = run(_operands(regs, ins, frees), regions_, [regs[o] for o in written])
+            for i, o in outs:
+                regs[o] = results[i]
+        return into
+
     if not any(symbols):
         def step(regs: list) -> None:
             results = run(_operands(regs, ins, frees), regs[regions])

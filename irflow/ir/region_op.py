@@ -13,6 +13,12 @@ op's name:
   unchanged) follows from it;
 - `evaluator`: its semantics, as a function of its operand values and of callables
   that run its regions; the interpreter and the executor both run it;
+- `writes_results` and `out_evaluator`: an op whose results are memory of its own
+  (a fused kernel's, not region results passed through as ``cond``'s and
+  ``while``'s are) declares so, and gives an evaluator that writes them into buffers
+  the caller passes: the executor's arena buffers. Liveness then treats the results
+  as new memory, defined when the op ends, and the op's operands as read until it
+  ends;
 - `forward` and `backward`: its reverse-mode rule, written against an autodiff
   context `ad` that the transform passes in (see `forward`), so that this layer
   needs nothing from the passes.
@@ -35,6 +41,7 @@ from .traits import Trait
 
 RegionFn = Callable[[list], list]
 Evaluator = Callable[[list, Sequence[RegionFn]], Sequence]
+OutEvaluator = Callable[[list, Sequence[RegionFn], list], Sequence]
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,9 @@ class RegionOp(Trait):
     records_residuals = False
     # False when `backward` refuses (and says why): the op is not differentiable.
     differentiable = True
+    # True when the op's results are memory it makes (not values its regions pass
+    # through) and `out_evaluator` can write them into given buffers.
+    writes_results = False
 
     def region_labels(self, op: Operation) -> tuple[str, ...]:
         """The labels of `op`'s regions: `regions`, unless some are optional (a fused
@@ -91,6 +101,22 @@ class RegionOp(Trait):
         yields. Called once per op by the executor, so that per-call work is only
         what the returned function does."""
         raise NotImplementedError(f"{type(self).__name__} has no evaluator")
+
+    def out_evaluator(self, op: Operation, into: tuple[bool, ...]) -> OutEvaluator:
+        """For an op that `writes_results`: ``run(args, regions, outs) -> results``,
+        `evaluator`'s run that writes each result k with ``into[k]`` into the next
+        buffer of `outs` (C-contiguous, of the result's type, sharing no memory with
+        the operands) and returns every result (those buffers for the results
+        written into them, new arrays for the others)."""
+        raise NotImplementedError(f"{type(self).__name__} has no out evaluator")
+
+    def written_over(self, op: Operation, into: tuple[bool, ...]) -> list[tuple[Value, int]]:
+        """For an op that `writes_results`: the values inside its regions that
+        `out_evaluator(op, into)` computes into the buffer of result k, as pairs
+        (value, k), before the result is written over them there (a fused kernel's
+        anchor, in place under its epilogue). The planner counts them in that
+        buffer."""
+        return []
 
     def forward(self, ad, b, op: Operation, mapping: dict[Value, Value]):
         """Emit the forward copy of `op` at builder `b` (operands through `mapping`;

@@ -60,6 +60,7 @@ from ..ir.types import Shape, TensorType, broadcast_shapes, shape_str
 from ._rules import defop
 from .fused_numpy import body_evaluator as numpy_body_evaluator
 from .fused_numpy import evaluator as numpy_evaluator, located_kernel, plain_anchor
+from .fused_numpy import anchor_result, out_evaluator as numpy_out_evaluator
 
 
 # ---------------------------------------------------------------- layout
@@ -181,6 +182,7 @@ class Fused(RegionOp):
 
     regions = ("anchor", "body")
     differentiable = False
+    writes_results = True
 
     def region_labels(self, op):
         return self.regions if len(op.regions) == 2 else self.regions[1:]
@@ -204,14 +206,21 @@ class Fused(RegionOp):
     def evaluator(self, op):
         return numpy_evaluator(op, layout(op))
 
+    def out_evaluator(self, op, into):
+        return numpy_out_evaluator(op, layout(op), into)
+
+    def written_over(self, op, into):
+        k = anchor_result(op, layout(op), into)
+        return [] if k is None else [(op.regions[0].blocks[0].terminator.operand(0), k)]
+
     def layout(self, op) -> FusedLayout:
         """`layout(op)`, for backends (which see ops through the registry)."""
         return layout(op)
 
-    def body_evaluator(self, op):
+    def body_evaluator(self, op, into=None):
         """For backends: the NumPy evaluator of the body alone, on the values entering
-        it (the anchor's result first)."""
-        return numpy_body_evaluator(op, layout(op))
+        it (the anchor's result first); with `into`, its out evaluator."""
+        return numpy_body_evaluator(op, layout(op), into)
 
     def anchor_kernel(self, op):
         """For backends: the anchor as a function of the anchor's operands (its op's

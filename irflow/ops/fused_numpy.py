@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ..errors import IrflowError
-from ..ir.core import Operation, Value
+from ..ir.core import Operation, OpResult, Value
 from ..ir.registry import lookup
 from ..ir.symbols import CallOp
 from ..ir.traits import Contraction
@@ -65,16 +65,68 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     return run
 
 
-def body_evaluator(op: Operation, lay: "FusedLayout"):
+def out_evaluator(op: Operation, lay: "FusedLayout", into: tuple[bool, ...]):
+    """The `RegionOp.out_evaluator` of fused op `op`: `evaluator`'s run, writing each
+    result k with ``into[k]`` into the next buffer of its ``outs`` (see the module
+    docstring, **Into given buffers**)."""
+    types = [r.type for r in op.results]
+    blocking = _blocking(lay)
+    anchor = plain_anchor(op) if lay.anchored else None
+    k = anchor_result(op, lay, into)
+    if blocking is None and (anchor is not None or not lay.anchored):
+        return _generate(lay, types, anchor, _fresh(anchor), into, k)
+    body = body_evaluator(op, lay, into, k)
+    if not lay.anchored:
+        return body
+    n = lay.n_anchor
+    if k is not None:  # the anchor computes into result k's buffer
+        j = sum(into[:k])
+        write = located_kernel(anchor, out=True)
+
+        def run(args, regions, outs):
+            write(*args[:n], out=outs[j])
+            args[:n] = [outs[j]]
+            return body(args, regions, outs)
+        return run
+    call = located_kernel(anchor) if anchor is not None else None
+
+    def run(args, regions, outs):
+        args[:n] = [call(*args[:n])] if call is not None else regions[0](args[:n])
+        return body(args, regions, outs)
+    return run
+
+
+def anchor_result(op: Operation, lay: "FusedLayout", into: tuple[bool, ...]) -> int | None:
+    """The result whose given buffer `out_evaluator` computes the anchor's result
+    into, or None: one of the anchor's type whose value the epilogue's last op writes
+    straight into its buffer, where no value in that buffer is read after it is
+    written over (see `_Holder`); the anchor, one op, has an out kernel."""
+    anchor = plain_anchor(op) if lay.anchored else None
+    if anchor is None or lookup(anchor.name).out_kernel is None:
+        return None
+    types = [r.type for r in op.results]
+    k = _Outs(lay, types, into).anchor_result(anchor)
+    if k is None:
+        return None
+    try:
+        _generate(lay, types, fresh_anchor=_fresh(anchor), into=into, anchor_in=k)
+    except _Clobbered:
+        return None
+    return k
+
+
+def body_evaluator(op: Operation, lay: "FusedLayout", into: tuple[bool, ...] | None = None,
+                   anchor_in: int | None = None):
     """``run(values, regions)`` of the body alone, on the values entering it (the
     anchor's result first, if there is an anchor), perhaps in blocks: what
     `evaluator` runs after the anchor, and what a backend that computed the anchor
-    itself runs."""
+    itself runs. With `into`, ``run(values, regions, outs)`` of `out_evaluator`, the
+    anchor's result in result `anchor_in`'s buffer if given (`anchor_result`)."""
     types = [r.type for r in op.results]
     blocking = _blocking(lay)
     fresh = _fresh(plain_anchor(op) if lay.anchored else None)
-    return _generate(lay, types, fresh_anchor=fresh) if blocking is None \
-        else _blocked(lay, types, blocking, fresh)
+    return _generate(lay, types, fresh_anchor=fresh, into=into, anchor_in=anchor_in) \
+        if blocking is None else _blocked(lay, types, blocking, fresh, into, anchor_in)
 
 
 def _fresh(anchor: Operation | None) -> bool:
@@ -98,12 +150,15 @@ def plain_anchor(op: Operation) -> Operation | None:
     return inner
 
 
-def located_kernel(inner: Operation) -> Callable:
-    kernel, attrs, loc = lookup(inner.name).kernel, inner.attrs, inner.loc
+def located_kernel(inner: Operation, out: bool = False) -> Callable:
+    """`inner`'s kernel (its out kernel if `out`) with its attributes, raising its
+    errors at its location."""
+    opdef = lookup(inner.name)
+    kernel, attrs, loc = opdef.out_kernel if out else opdef.kernel, inner.attrs, inner.loc
 
-    def call(*arrays):
+    def call(*arrays, **given):
         try:
-            return kernel(*arrays, **attrs)
+            return kernel(*arrays, **given, **attrs)
         except IrflowError as e:
             raise e.with_loc(loc)
     return call
@@ -137,22 +192,33 @@ def _blocking(lay: "FusedLayout"):
     return axis, sliced, spans
 
 
-def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool) -> Callable:
+def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool,
+             into: tuple[bool, ...] | None = None, anchor_in: int | None = None) -> Callable:
     """``run(args, regions)`` evaluating the body block by block when the domain is
-    large, whole otherwise."""
-    whole = _generate(lay, result_types, fresh_anchor=fresh_anchor)
+    large, whole otherwise; with `into`, ``run(args, regions, outs)``, whose blocks
+    are written into the slices of the given buffers (a block reads only its own
+    slice of the anchor's result, so that result may be in one of them:
+    `anchor_in`)."""
+    whole = _generate(lay, result_types, fresh_anchor=fresh_anchor, into=into,
+                      anchor_in=anchor_in)
     code = _generate(lay, fresh_anchor=fresh_anchor)
     finish = _finisher(lay, result_types)
     axis, sliced, spans = blocking
     first, first_axis = sliced[0]
+    given = [k for k, i in enumerate(into or ()) if i]
+    spanned = [lay.dropped_axes(v, t.shape) for v, t in
+               zip(lay.body.terminator.operands, result_types)]
 
-    def run(args: list, regions) -> list:
+    def evaluate(args: list, regions, buffers) -> list:
         big = max(args[i].size for i, _ in sliced)
         n = args[first].shape[first_axis]
         step = BLOCK_ELEMENTS // max(big // max(n, 1), 1)
         if big < 2 * BLOCK_ELEMENTS or step == 0 or step >= n:
-            return whole(args, regions)
+            return whole(args, regions, buffers) if into else whole(args, regions)
+        # the given buffers, with the axes their results drop, as the blocks span them
         outs: list = [None] * len(spans)
+        for k, buffer in zip(given, buffers):
+            outs[k] = np.expand_dims(buffer, spanned[k]) if spanned[k] else buffer
         for lo in range(0, n, step):
             part = list(args)
             for i, ax in sliced:
@@ -160,15 +226,24 @@ def _blocked(lay: "FusedLayout", result_types, blocking, fresh_anchor: bool) -> 
             values = code(part, regions)
             for k, ax in enumerate(spans):
                 if ax is None:  # the same in every block
-                    outs[k] = values[k]
+                    if outs[k] is None or k not in given:
+                        outs[k] = values[k]
+                    elif lo == 0:
+                        np.copyto(outs[k], values[k])
                     continue
-                if lo == 0:
+                if outs[k] is None:
                     shape = list(values[k].shape)
                     shape[ax] = n
                     outs[k] = np.empty(shape, values[k].dtype)
                 outs[k][(slice(None),) * ax + (slice(lo, lo + step),)] = values[k]
-        return finish(outs)
-    return run
+        results = finish(outs)
+        for k, buffer in zip(given, buffers):
+            results[k] = buffer
+        return results
+
+    if into:
+        return evaluate
+    return lambda args, regions: evaluate(args, regions, ())
 
 
 def _finisher(lay: "FusedLayout", result_types) -> Callable[[list], list]:
@@ -199,7 +274,8 @@ def _finished(lay: "FusedLayout", result_types) -> list:
 # ---------------------------------------------------------------- the generated function
 
 def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = None,
-              fresh_anchor: bool = False):
+              fresh_anchor: bool = False, into: tuple[bool, ...] | None = None,
+              anchor_in: int | None = None):
     """``code(args, regions) -> list``: one line per body op, each calling the op's
     kernel (a `reduce`, its kind's kernel over the reduced axes, keeping them), in
     place where `_dying_operand` allows, and dropping the arrays whose last use it is
@@ -208,7 +284,13 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     (squeezed as `_finished` says), without them the yielded arrays. With `anchor`,
     `args` are the fused op's operands and the first line computes the anchor's
     result; else they are the body's arguments. `fresh_anchor`: the anchor's result
-    (the first body argument) is an array the epilogue may write into."""
+    (the first body argument) is an array the epilogue may write into.
+
+    With `into` (and `result_types`), ``code(args, regions, outs)`` writes each
+    result k with ``into[k]`` into the next buffer of `outs` (see `_Outs`); with
+    `anchor_in`, the anchor's result is (with `anchor`: is computed into) result
+    `anchor_in`'s buffer, and `_Clobbered` is raised if the epilogue would write
+    over it while it is read (see `_Holder`)."""
     block = lay.body
     ops = list(block.body_ops())
     yielded = block.terminator.operands
@@ -235,12 +317,21 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
 
     lines, locs = [], []
     silenced = False
+    outs = _Outs(lay, result_types, into)
+    holder = None
     if anchor is not None:
         operands = [f"o{i}" for i in range(lay.n_anchor)]
         arguments = operands + arguments[1:]
         call = ", ".join(operands + keywords(anchor.attrs))
-        lines.append(f"a0 = {param(unquiet(lookup(anchor.name).kernel))}({call})")
+        opdef = lookup(anchor.name)
+        if anchor_in is not None:
+            lines.append(f"{param(unquiet(opdef.out_kernel))}({call}, "
+                         f"out={outs.target[anchor_in]}); a0 = {outs.target[anchor_in]}")
+        else:
+            lines.append(f"a0 = {param(unquiet(opdef.kernel))}({call})")
         locs.append(anchor.loc)
+    if anchor_in is not None:  # the buffer holds the anchor's result, then what it becomes
+        holder = _Holder(block.args[0], outs.direct[anchor_in])
     for i, inner in enumerate(ops):
         out = inner.result
         if inner.name == "const":
@@ -253,43 +344,135 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
             line = f"{names[out]} = {param(kernel)}({args[0]}, axis={param(lay.axes)}, " \
                    "keepdim=True)"
         else:
-            line = _kernel_line(inner, args + keywords(inner.attrs), names, owned,
-                                _dying_operand(inner, i, last_use, owned, lay), lay,
-                                lambda k: param(unquiet(k)))
+            dying = _dying_operand(inner, i, last_use, owned, lay)
+            target = None if dying is None else names[dying]
+            if out in outs.direct.values():  # a result's last op: into its buffer
+                target = outs.target[next(k for k, v in outs.direct.items() if v is out)]
+            if holder is not None and not holder.allows(inner, i, dying, last_use):
+                raise _Clobbered
+            line = _kernel_line(inner, args + keywords(inner.attrs), names, owned, target,
+                                lay, lambda k: param(unquiet(k)))
         dying = [names[v] for v in dict.fromkeys(inner.operands)
                  if last_use[v] == i and not names[v].startswith("p")]
         lines.append(line + "".join(f"; del {n}" for n in dying))
         locs.append(inner.loc)
+    if holder is not None and not holder.done:
+        raise _Clobbered
     returned = [names[v] for v in yielded]
+    copies = [f"{param(np.copyto)}({outs.target[k]}, {returned[k]})"
+              for k in outs.buffer if k not in outs.direct]
+    if copies:  # computed otherwise (a reduction, an argument, a value yielded twice)
+        lines.append("; ".join(copies))
+        locs.append(None)
     if result_types is not None:
         returned = [name if f is None else f"{param(f)}({name})"
                     for name, f in zip(returned, _finished(lay, result_types))]
+    for k, buffer in outs.buffer.items():
+        returned[k] = buffer
     error = param(IrflowError)
     first = _FIRST_OP_LINE + silenced  # the errstate's `with` takes a line
     located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs, first)))
     quiet = param(np.errstate) if silenced else None
+    unpacking = outs.unpacking(param)
     make = _maker(tuple(arguments), len(params), tuple(lines), error, located,
-                  "[" + ", ".join(returned) + "]", quiet)
+                  "[" + ", ".join(returned) + "]", quiet, unpacking)
     return make(*params)
+
+
+class _Outs:
+    """The given buffers of an out evaluator's code: `buffer[k]`, the name of result
+    k's buffer; `target[k]`, the name of what the body writes (the buffer, or its
+    view with the axes the result drops, `dropped[k]`); `direct[k]`, the yielded
+    value whose last op writes straight into it (one yielded once, made by an
+    elementwise op of the body; others are computed and copied in)."""
+
+    def __init__(self, lay: "FusedLayout", result_types, into):
+        self.lay = lay
+        self.types = result_types
+        self.into = into
+        self.buffer = {k: f"q{k}" for k, i in enumerate(into or ()) if i}
+        yielded = lay.body.terminator.operands
+        self.dropped = {k: lay.dropped_axes(yielded[k], result_types[k].shape)
+                        for k in self.buffer}
+        self.target = {k: f"w{k}" if self.dropped[k] else b for k, b in self.buffer.items()}
+        self.direct = {}
+        for k in self.buffer:
+            v = yielded[k]
+            inner = v.op if isinstance(v, OpResult) else None
+            if (inner is not None and yielded.count(v) == 1 and inner.name != "const"
+                    and inner not in lay.reductions
+                    and (_is_ufunc(lookup(inner.name).kernel)
+                         or lookup(inner.name).out_kernel is not None)):
+                self.direct[k] = v
+
+    def anchor_result(self, anchor: Operation) -> int | None:
+        """A result whose buffer the anchor may compute into (of its type, written
+        straight by the epilogue's last op), or None."""
+        if lookup(anchor.name).out_kernel is None:
+            return None
+        t = anchor.result.type
+        return next((k for k, v in self.direct.items() if self.types[k] == t
+                     and not self.dropped[k]), None)
+
+    def unpacking(self, param) -> str | None:
+        """The code taking the buffers out of ``outs`` (and their views), or None."""
+        if self.into is None:
+            return None
+        return "".join(f"{b}, " for b in self.buffer.values()) + "= outs" + "".join(
+            f"; {self.target[k]} = {param(np.expand_dims)}({b}, {param(self.dropped[k])})"
+            for k, b in self.buffer.items() if self.dropped[k])
+
+
+def _is_ufunc(kernel) -> bool:
+    return isinstance(getattr(kernel, "__wrapped__", kernel), np.ufunc)
+
+
+class _Clobbered(Exception):
+    """The epilogue would write over the anchor's result in a result's buffer while
+    that result is still read."""
+
+
+class _Holder:
+    """The anchor's result computed into a result's buffer, followed through the
+    epilogue: an op writing in place over the value the buffer holds holds it next,
+    and the result's last op (`result`) may write into the buffer only if the value
+    there is not read after it (read there, by an op that may write over it)."""
+
+    def __init__(self, value: Value, result: Value):
+        self.value, self.result, self.done = value, result, False
+
+    def allows(self, inner: Operation, index: int, dying: Value | None, last_use) -> bool:
+        held = self.value
+        if inner.result is self.result:
+            self.done = True
+            if last_use.get(held, -1) != index:
+                return last_use.get(held, -1) < index
+            opdef = lookup(inner.name)
+            return _is_ufunc(opdef.kernel) or all(
+                opdef.overwrites(k) for k, v in enumerate(inner.operands) if v is held)
+        if dying is held:
+            self.value = inner.result
+        return True
 
 
 def _kernel_line(inner: Operation, call: list[str], names: dict, owned: set, target,
                  lay: "FusedLayout", bound: Callable) -> str:
     """The line computing body op `inner` from the arguments `call`: a ufunc writes
-    into `target` (a dying buffer the body owns, or None) with ``out=``, another
-    kernel with an out kernel through it (which returns nothing), else the kernel
-    makes a new array. `bound(kernel)` names a kernel as the code's parameter."""
+    into `target` (the name of a dying buffer the body owns or of a given buffer, or
+    None) with ``out=``, another kernel with an out kernel through it (which returns
+    nothing), else the kernel makes a new array. `bound(kernel)` names a kernel as
+    the code's parameter."""
     opdef, out = lookup(inner.name), names[inner.result]
     kernel = opdef.kernel
-    if isinstance(getattr(kernel, "__wrapped__", kernel), np.ufunc):
+    if _is_ufunc(kernel):
         if lay.shapes[inner.result]:
             owned.add(inner.result)
         if target is not None:
-            call = call + [f"out={names[target]}"]
+            call = call + [f"out={target}"]
     elif target is not None and opdef.out_kernel is not None:
         owned.add(inner.result)
-        written = ", ".join(call + [f"out={names[target]}"])
-        return f"{bound(opdef.out_kernel)}({written}); {out} = {names[target]}"
+        written = ", ".join(call + [f"out={target}"])
+        return f"{bound(opdef.out_kernel)}({written}); {out} = {target}"
     return f"{out} = {bound(kernel)}({', '.join(call)})"
 
 
@@ -312,18 +495,23 @@ _FIRST_OP_LINE = 5  # after "def make", "def body", "try:" and the unpacking of 
 
 @lru_cache(maxsize=1024)
 def _maker(arguments: tuple[str, ...], n_params: int, lines: tuple[str, ...], error: str,
-           located: str, returned: str, quiet: str | None) -> Callable:
+           located: str, returned: str, quiet: str | None,
+           outs: str | None = None) -> Callable:
     """``make(*params) -> code(args, regions)``: `args` unpacked into `arguments`,
     then `lines` (which name the kernels, attributes and constants ``p0...``) under
     ``quiet(all="ignore")`` if `quiet` names NumPy's errstate; an `error` raised on
-    a line is re-raised through `located`."""
+    a line is re-raised through `located`. With `outs` (the code unpacking the given
+    buffers, on the line that unpacks `args`), ``code(args, regions, outs)``."""
     params = ", ".join(f"p{i}" for i in range(n_params))
     # the list is the body's own: emptied, each array lives until its last use
     unpack = "".join(f"{a}, " for a in arguments) + "= args; args.clear()" if arguments \
         else "pass"
+    if outs is not None:
+        unpack += "; " + outs
     opening = [f"with {quiet}(all='ignore'):"] if quiet else []
     indent = " " * (12 + 4 * len(opening))
-    source = (f"def make({params}):\n    def body(args, regions):\n        try:\n"
+    signature = "args, regions, outs" if outs is not None else "args, regions"
+    source = (f"def make({params}):\n    def body({signature}):\n        try:\n"
               + "".join(f"            {line}\n" for line in opening)
               + "".join(f"{indent}{line}\n" for line in (unpack, *lines))
               + f"        except {error} as e:\n            raise {located}(e)\n"

@@ -9,16 +9,17 @@ until it ends: a value a region receives lives as long as the op that runs the
 region. Results are defined when their op ends.
 
 **Roots and references.** A *root* is a result whose op gives it memory of its own
-(any op but views, calls and ops with regions). Every value *refers to* a set of
-roots, each reference exact or not: a root to itself (exactly); a view (the `View`
-trait) to what its operand refers to (not exactly: another layout of it); a call's
-results to everything its operands refer to (the callee may return an argument); a
-region argument or result to everything that flows into it (`RegionOp.flow`), to a
-fixpoint around loops. An op whose flow changes types (a fused kernel's scalar
-body runs on whole arrays), or fills a region argument itself (the anchor's result
-entering a fused body), is followed conservatively: its region arguments and
-results may be any of its operands or yielded values, and nothing inside is planned. Arguments and constants
-refer to nothing: they are not planned memory.
+(any op but views, calls and ops with regions, and the results of an op with regions
+that `writes_results`: a fused kernel's). Every value *refers to* a set of roots,
+each reference exact or not: a root to itself (exactly); a view (the `View` trait)
+to what its operand refers to (not exactly: another layout of it); a call's results
+to everything its operands refer to (the callee may return an argument); a region
+argument or result to everything that flows into it (`RegionOp.flow`), to a
+fixpoint around loops. The regions of an op that writes its results are its
+kernel's business (a fused body computes on scalars; the anchor's result enters it
+by the op itself): their arguments may be any of its operands and nothing inside is
+planned. Any other op's flow must keep types. Arguments and constants refer to
+nothing: they are not planned memory.
 
 **Loops.** A region op is a loop when a yielded value flows into a region argument
 (``while``: the body's yield becomes the next iteration's arguments); its regions
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..errors import IrflowError
 from ..ir.core import Block, BlockArg, Function, Operation, OpResult, Value
 from ..ir.region_op import Arg, Operand, RegionOp, Result, Yield
 from ..ir.registry import lookup
@@ -59,7 +61,7 @@ class Liveness:
     loop tokens). `roots`: the roots in order of definition. `start[r]`, `stop[r]`:
     the live interval of root r (inclusive). `loops_around[r]`: the loops whose
     regions hold r's definition, innermost last. `carried`: the roots carried by a
-    loop. `unplanned`: roots inside an op whose flow changes types."""
+    loop. `unplanned`: roots inside an op that writes its results (its kernel's own)."""
 
     def __init__(self, fn: Function):
         self.fn = fn
@@ -102,12 +104,16 @@ class Liveness:
                 self.refs.update((r, inexact) for r in op.results)
             else:
                 for r in op.results:
-                    if isinstance(r.type, TensorType):
-                        self.refs[r] = {r: True}
-                        self.roots.append(r)
-                        self.loops_around[r] = loops
-                        if unplanned:
-                            self.unplanned.add(r)
+                    self._root(r, loops, unplanned)
+
+    def _root(self, r: OpResult, loops: tuple[Operation, ...], unplanned: bool) -> None:
+        """`r`, if a tensor, is a root: memory its op makes."""
+        if isinstance(r.type, TensorType):
+            self.refs[r] = {r: True}
+            self.roots.append(r)
+            self.loops_around[r] = loops
+            if unplanned:
+                self.unplanned.add(r)
 
     def refs_of(self, v: Value) -> Refs:
         return self.refs.get(v, _NOTHING)
@@ -115,24 +121,26 @@ class Liveness:
     def _region_op(self, op: Operation, rop: RegionOp, loops, unplanned: bool) -> None:
         blocks = [region.blocks[0] for region in op.regions]
         edges = list(rop.flow(op))
-        # The flow describes memory if it keeps types and fills every region argument;
-        # an argument nothing flows into is made by the op itself (a fused kernel's
-        # anchor result entering its body).
-        filled = {t for _, t in edges if isinstance(t, Arg)}
-        preserving = all(_value_at(op, blocks, s).type == _value_at(op, blocks, t).type
-                         for s, t in edges) and all(
-            Arg(r, i) in filled for r, b in enumerate(blocks) for i in range(len(b.args)))
-        if not preserving:  # anything may be anything: every operand and yielded value
-            everything = [Operand(i) for i in range(len(op.operands))] + [
-                Yield(r, i) for r, b in enumerate(blocks) for i in range(len(b.terminator.operands))]
-            edges = [(s, Arg(r, i)) for s in everything
+        inside_unplanned = unplanned
+        if rop.writes_results:
+            # Its results are memory it makes, defined when it ends; its regions are
+            # its kernel's business (a fused body holds scalars, its anchor's result
+            # enters the body by the op itself): their arguments may be any operand,
+            # and nothing inside is planned.
+            operands = [Operand(i) for i in range(len(op.operands))]
+            edges = [(s, Arg(r, i)) for s in operands
                      for r, b in enumerate(blocks) for i in range(len(b.args))]
-            edges += [(s, Result(i)) for s in everything for i in range(len(op.results))]
             unplanned = True
+        elif not all(_value_at(op, blocks, s).type == _value_at(op, blocks, t).type
+                     for s, t in edges):
+            raise IrflowError(f"internal error: the flow of '{op.name}' changes types, so "
+                              "it does not describe memory; an op whose regions compute "
+                              "on other types must declare `writes_results`", op.loc)
         sources: dict[Value, list] = {}
         for s, t in edges:
             sources.setdefault(_value_at(op, blocks, t), []).append(s)
-        self._flowing[op] = frozenset(s.index for s, _ in edges if isinstance(s, Operand))
+        self._flowing[op] = frozenset(s.index for s, t in edges
+                                      if isinstance(s, Operand) and not rop.writes_results)
         is_loop = any(isinstance(s, Yield) and isinstance(t, Arg) for s, t in edges)
         inner = loops + (op,) if is_loop else loops
         args = [a for b in blocks for a in b.args]
@@ -158,8 +166,11 @@ class Liveness:
             if not is_loop:
                 break
         for r in op.results:
-            self.refs[r] = _merge(self.refs_of(_value_at(op, blocks, s))
-                                  for s in sources.get(r, ()))
+            if rop.writes_results:
+                self._root(r, loops, inside_unplanned)
+            else:
+                self.refs[r] = _merge(self.refs_of(_value_at(op, blocks, s))
+                                      for s in sources.get(r, ()))
 
     # ------------------------------------------------------------ intervals
     def last_use(self, v: Value) -> int:

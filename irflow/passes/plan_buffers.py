@@ -7,8 +7,10 @@ symbolic dims, cached by the executor) gives each buffer its offset, in a
 `MemoryPlan`.
 
 **Who gets arena memory.** Every root (a result whose op gives it memory of its own;
-see `irflow.passes.liveness`) whose op has an out kernel, unless its op allocates it
-because it:
+see `irflow.passes.liveness`) whose op has an out kernel, or is an op with regions
+that writes its results into given buffers (`RegionOp.writes_results`: a fused
+kernel, each of whose results gets a buffer), unless its op allocates it because
+it:
 
 - is returned: the caller keeps it, and the next call would overwrite the arena. A
   returned value computed inside a loop is planned all the same (the loop would
@@ -17,9 +19,13 @@ because it:
 - has a size known only once its op has run (a symbol no argument binds);
 - is redefined by its loop while the previous iteration's value is still read
   (`Liveness.conflicts`);
-- is one of several results, or inside an op whose regions hold values of other
-  types than its operands (a fused kernel's scalar body), or its op has no out
-  kernel (convolution, pooling, random draws).
+- is one of several results of an op without regions, or inside the regions of an
+  op that writes its results (a fused kernel's scalar body and its anchor's
+  contraction are the kernel's own), or its op has no out kernel (convolution,
+  pooling, random draws).
+
+A fused kernel's operands are read until it ends, when its results are defined, so
+its results never share memory with its operands (no in-place fused kernels).
 
 Views (reshape, transpose, squeeze, ...), region arguments and results, and call
 results have no memory of their own: they refer to their sources', which stay live
@@ -98,6 +104,8 @@ class BufferAssignment:
                 self._place(r, live)
             else:
                 self.allocated[r] = why
+        for op in fn.walk():
+            self._written_over(op, live)
         self.copied = tuple(i for i, v in enumerate(returned)
                             if any(r in self.buffer_of for r in live.refs_of(v)))
         self.symbols = tuple(sorted({s for b in self.buffers for d in b.type.shape
@@ -126,6 +134,22 @@ class BufferAssignment:
         self.buffer_of[r] = len(self.buffers)
         self.buffers.append(Buffer(r, live.start[r], live.stop[r]))
 
+    def _written_over(self, op, live: Liveness) -> None:
+        """Count the values an op that writes its results computes into a result's
+        buffer (`RegionOp.written_over`) in that buffer, live from the op's start."""
+        rop = lookup(op.name).region_op
+        if rop is None or not rop.writes_results:
+            return
+        into = tuple(r in self.buffer_of for r in op.results)
+        if not any(into):
+            return
+        for v, k in rop.written_over(op, into):
+            index = self.buffer_of[v] = self.buffer_of[op.results[k]]
+            self.allocated.pop(v, None)
+            buffer = self.buffers[index]
+            buffer.values.insert(0, v)
+            buffer.start = min(buffer.start, live.begin[op])
+
     def plan(self, sizes: dict[str, int] | None = None) -> "MemoryPlan":
         """Offsets for these sizes of the symbolic dims (see the module docstring)."""
         sizes = sizes or {}
@@ -150,10 +174,11 @@ def _why_allocated(r: OpResult, live: Liveness, bound: set[str], escaping, captu
     """Why root `r`'s op allocates it (None: the arena holds it)."""
     opdef = lookup(r.op.name)
     if r in live.unplanned:
-        return "in regions of other types"
-    if len(r.op.results) != 1:
+        return "inside a kernel's regions"
+    writes = opdef.region_op is not None and opdef.region_op.writes_results
+    if len(r.op.results) != 1 and not writes:
         return "one of several results"
-    if opdef.out_kernel is None:
+    if opdef.out_kernel is None and not writes:
         return "no out kernel"
     if not all(s in bound for d in r.type.shape for s in symbols_of(d)):
         return "size known at run time"

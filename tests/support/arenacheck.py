@@ -4,8 +4,9 @@ still be read.
 It shares nothing with the planner's liveness analysis. The function runs on the
 interpreter, whose every value has its own memory (views share their source's),
 and every op it executes, in the branch taken and in each iteration, is recorded:
-an op with regions reads, when it begins, the operands it does not pass on to its
-regions (a predicate), a block's terminator reads what it yields or returns, and
+an op with regions reads, from when it begins until it ends, the operands it does
+not pass on to its regions (a predicate, a fused kernel's operands) and writes its
+results when it ends, a block's terminator reads what it yields or returns, and
 any other op reads its operands while it writes its results. The plan is then replayed on that trace. Each write of a value the plan
 puts in the arena covers its byte range; every read checks, for each arena value
 whose memory the array read shares (``np.shares_memory``), that no other write has
@@ -19,7 +20,8 @@ reads again is fine.
 ``check_plan(fn, args, plan)`` raises `Overlap` naming both values and the op at
 which the clobbered one was read. It also checks what the planner takes on trust:
 a kernel returns memory of its own, row-major as an arena buffer is, unless its op
-is a view, a call or reads a stack or list (whose items are what was put there).
+is a view, a call or reads a stack or list (whose items are what was put there);
+so does an op with regions that declares it writes its results (a fused kernel).
 """
 from __future__ import annotations
 
@@ -44,8 +46,9 @@ class _Instance:
 
 
 class _Recorder(Interpreter):
-    """The interpreter, recording ("read", op, arrays) for ops with regions and
-    terminators, ("kernel", op, arrays, results) for the others."""
+    """The interpreter, recording ("read", op, arrays) for terminators and ops with
+    regions when they begin, ("kernel", op, arrays, results) for the others and for
+    ops with regions when they end."""
 
     def __init__(self):
         super().__init__(check=True)
@@ -53,6 +56,7 @@ class _Recorder(Interpreter):
         self.passed: list[list] = []  # per running region op: what it gave its regions
 
     def op(self, op, args, bindings):
+        opdef = lookup(op.name)
         if op.regions:
             read = list(args)
             self.events.append(("read", op, read))
@@ -60,21 +64,28 @@ class _Recorder(Interpreter):
             results = super().op(op, args, bindings)
             passed = self.passed.pop()
             read[:] = [a for a in read if not any(a is p for p in passed)]
+            if opdef.region_op.writes_results:
+                self._own_memory(op, args, results)
+            # what it did not pass on is read until it ends, when it writes its results
+            self.events.append(("kernel", op, list(read), results))
             return results
         results = super().op(op, args, bindings)
-        opdef = lookup(op.name)
         if not (opdef.has(View) or opdef.has(CallOp) or opdef.has(ContainerOperands)):
-            for r in results:
-                if not isinstance(r, np.ndarray):
-                    continue
-                if any(isinstance(a, np.ndarray) and np.shares_memory(r, a) for a in args):
-                    raise AssertionError(f"the kernel of '{op.name}' returned an operand's "
-                                         "memory; only views and calls may")
-                if not r.flags.c_contiguous:
-                    raise AssertionError(f"the kernel of '{op.name}' returned an array that "
-                                         "is not row-major, unlike an arena buffer")
+            self._own_memory(op, args, results)
         self.events.append(("kernel", op, list(args), results))
         return results
+
+    @staticmethod
+    def _own_memory(op, args, results) -> None:
+        for r in results:
+            if not isinstance(r, np.ndarray):
+                continue
+            if any(isinstance(a, np.ndarray) and np.shares_memory(r, a) for a in args):
+                raise AssertionError(f"the kernel of '{op.name}' returned an operand's "
+                                     "memory; only views and calls may")
+            if not r.flags.c_contiguous:
+                raise AssertionError(f"the kernel of '{op.name}' returned an array that "
+                                     "is not row-major, unlike an arena buffer")
 
     def region(self, op, index, args, bindings):
         self.passed[-1].extend(args)
