@@ -528,10 +528,10 @@ class _BlockCompiler:
         symbols = tuple(slots for _, slots in subplans)
 
         written = tuple(o for o, i in zip(outs, into) if i)
-        stored = lambda read: tuple((i, o) for i, o in _stored(outs, read) if not into[i])
 
         def build(frees, read):
-            return _region_step(run, ins, frees, regions, symbols, stored(read), written)
+            stored = tuple((i, o) for i, o in _stored(outs, read) if not into[i])
+            return _region_step(run, ins, frees, regions, symbols, stored, written)
         return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build,
                        into=any(into))
 

@@ -2,6 +2,8 @@
 checker on generated programs and their gradients, the totals on the programs the
 planner is judged by, and the rules the CHECK file (plan-buffers.irf) does not show.
 """
+import tracemalloc
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -107,26 +109,86 @@ def mlp(width: int, depth: int = 8):
     return nn.Sequential(*layers)
 
 
-# Unfused: a fused kernel allocates what it makes (see test_fused_programs_...), so
-# the planner is judged on the programs it plans whole.
+def forward_and_gradient(batch: int, width: int):
+    """An 8-layer MLP's forward program (compiled without gradients, so it returns
+    no residuals) and the gradient program of its mean square, both through the
+    default pipeline, with inputs for each."""
+    model = mlp(width)
+    compiled = paddle.compile(model)
+    x = paddle.randn([batch, width])
+    with paddle.no_grad():
+        compiled(x)
+    forward = compiled.ir.main
+    loss = paddle.compile(lambda x: paddle.mean(model(x) ** 2), pipeline=UNFUSED)
+    loss(x)
+    fn = loss.ir.main
+    module = Module([grad(fn, list(range(len(fn.args))))])
+    PassManager(DEFAULT_PIPELINE, verify_each=True).run(module)
+    params = [p.numpy() for p in model.parameters()]
+    return forward, module.main, [x.numpy(), *params]
+
+
+# The unfused pipeline: the planner judged on programs whose every op is planned.
 UNFUSED = ["fold", "cse", "dce"]
 
 
 @pytest.mark.parametrize("batch, width", [(64, 256), (16, 512), (512, 64)])
 def test_an_mlp_forward_and_its_gradient_need_a_fraction_of_the_naive_bytes(batch, width):
-    model = mlp(width)
-    compiled = paddle.compile(model, pipeline=UNFUSED)
-    compiled(paddle.randn([batch, width]))
-    forward = compiled.memory_plan
-    assert forward.arena_bytes <= 0.4 * forward.naive_bytes
-    loss = paddle.compile(lambda x: paddle.mean(model(x) ** 2), pipeline=UNFUSED)
-    loss(paddle.randn([batch, width]))
-    fn = loss.ir.main
-    module = Module([grad(fn, list(range(len(fn.args))))])
-    PassManager(UNFUSED).run(module)
-    backward = BufferAssignment(module.main).plan()
-    assert backward.arena_bytes == backward.peak_live_bytes
-    assert backward.arena_bytes <= 0.4 * backward.naive_bytes
+    forward, backward, inputs = forward_and_gradient(batch, width)
+    for fn in forward, backward:
+        fused = [op for op in fn.walk() if op.name == "fused"]
+        assert len(fused) >= 8  # the default pipeline fused the layers
+        assignment = BufferAssignment(fn)
+        plan = assignment.plan()
+        # every fused result that is not returned is in the arena
+        assert all(r in assignment.buffer_of for op in fused for r in op.results
+                   if assignment.allocated.get(r) != "returned")
+        assert plan.arena_bytes == plan.peak_live_bytes
+        assert plan.arena_bytes <= 0.4 * plan.naive_bytes
+        check_plan(fn, inputs, plan)
+        got, want = compile_plan(fn)(*inputs), run(fn, *inputs)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w, strict=True)
+
+
+def test_an_mlp_forward_call_allocates_no_intermediate_buffer():
+    forward, _, inputs = forward_and_gradient(64, 256)
+    plan = compile_plan(forward)
+    want = plan(*inputs)[0]
+    tracemalloc.start()
+    try:
+        got = plan(*inputs)[0]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # the returned array is the only one of a layer's size (besides it, NumPy's ufunc
+    # loops take a buffer of 8192 elements to broadcast the bias): seven more layers
+    # ran their matmuls and epilogues in the arena
+    assert got.nbytes <= peak < 2 * got.nbytes
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, run(forward, *inputs)[0], strict=True)
+
+
+def test_a_deep_chain_of_matmul_epilogues_runs_in_its_peak():
+    w = np.linspace(-0.1, 0.1, 64 * 64, dtype=np.float32).reshape(64, 64)
+
+    def chain(b, x, w):
+        y = x
+        for i in range(12):
+            y = b.matmul(y, w)
+            for j in range(4):
+                y = [b.tanh, b.exp, b.sin, b.neg][(i + j) % 4](y)
+        return b.sum(y)
+    module = Module([function("chain", [TensorType("f32", (256, 64)),
+                                        TensorType("f32", (64, 64))], chain)])
+    PassManager(DEFAULT_PIPELINE, verify_each=True).run(module)
+    fn = module.main
+    assert sum(op.name == "fused" for op in fn.walk()) == 12
+    plan = BufferAssignment(fn).plan()
+    assert plan.arena_bytes == plan.peak_live_bytes == 2 * 256 * 64 * 4
+    x = np.linspace(-1, 1, 256 * 64, dtype=np.float32).reshape(256, 64)
+    check_plan(fn, (x, w), plan)
+    assert compile_plan(fn)(x, w)[0] == run(fn, x, w)[0]
 
 
 def test_a_training_step_is_planned_too():

@@ -555,9 +555,39 @@ class FusedKernel:
             return results
         return run
 
-    def _run_elementwise(self, operands):
+    def out_evaluator(self, into: tuple[bool, ...]) -> Callable:
+        """The out evaluator (`RegionOp.out_evaluator`): `evaluator`'s run, the
+        compiled code storing result k with ``into[k]`` into the next given buffer;
+        where it runs NumPy, the NumPy out evaluator of the body writes them. The
+        anchor's result is a new array (the code's pointers are ``noalias``, so it
+        cannot be the buffer the epilogue writes)."""
+        anchor, n = self._anchor, self.n_anchor
+        numpy = lookup(self.op.name).region_op.body_evaluator(self.op, into)
+        body = self._run_elementwise if self.elementwise is not None else self._run
+        least = self.min_elements
+
+        def run(args, regions, outs):
+            operands = args
+            if anchor is not None:
+                operands = [anchor(*args[:n]), *args[n:]]
+            if least and max(np.size(a) for a in operands) < least:
+                return numpy(list(operands), regions, outs)
+            results = body(operands, into, outs)
+            if results is None:  # the interpreter's error, at the failing op
+                return numpy(list(operands), regions, outs)
+            return results
+        return run
+
+    def _run_elementwise(self, operands, into=(), given=()):
+        out = None
+        if given:  # the given buffers as the domain spans them, new arrays for the rest
+            shape = np.broadcast_shapes(*(np.shape(a) for a in operands))
+            buffers = iter(given)
+            out = [np.expand_dims(next(buffers), dropped) if written else
+                   np.empty(shape, dtype) for written, dropped, dtype in
+                   zip(into, self._shapes, self.elementwise._out_dtypes)]
         try:
-            outs = self.elementwise(*operands)
+            outs = self.elementwise(*operands, out=out)
         except IrflowError as e:
             if isinstance(e, ShapeError):
                 raise e.with_loc(self.op.loc)
@@ -565,9 +595,11 @@ class FusedKernel:
         for k, dropped in enumerate(self._shapes):
             if dropped:
                 outs[k] = outs[k].reshape(outs[k].shape[len(dropped):])
-        return outs
+        buffers = iter(given)
+        return [next(buffers) if written else o for written, o in
+                zip(into or (False,) * len(outs), outs)]
 
-    def _run(self, operands):
+    def _run(self, operands, into=(), given=()):
         arrays = []
         for k, (a, dtype, rank) in enumerate(zip(operands, self._dtypes, self._ranks)):
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
@@ -587,8 +619,11 @@ class FusedKernel:
         count = math.prod(sizes[a] for a in spec.axes)
         if count == 0 and self._empty_fails:
             return None
-        outs = [np.empty(tuple(1 if mask[d] else sizes[d] for d in dims), dtype)
-                for (dims, mask), dtype in zip(self._out_dims, self._out_dtypes)]
+        buffers = iter(given)
+        outs = [next(buffers) if written else
+                np.empty(tuple(1 if mask[d] else sizes[d] for d in dims), dtype)
+                for written, (dims, mask), dtype in
+                zip(into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)]
         parallel = [sizes[d] for d in spec.parallel]
         if all(parallel):
             scratch = np.empty(max(self._buffers * count * 8, 8), np.uint8)

@@ -59,6 +59,15 @@ class LLVMLowering(Lowering):
         except Unsupported:
             return None
 
+    def out_evaluator(self, op: Operation, into: tuple[bool, ...]) -> Callable | None:
+        make = REGION_OPS.get(op.name)
+        if make is None:
+            return None
+        try:
+            return make(op, self.compiler, self.min_elements).out_evaluator(into)
+        except Unsupported:
+            return None
+
     def kernel(self, op: Operation) -> Callable | None:
         opdef = lookup(op.name, op.loc)
         if op.name not in COMPILED_OPS or not opdef.has(Elementwise) or op.result.type.rank == 0:

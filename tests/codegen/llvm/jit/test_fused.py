@@ -10,7 +10,7 @@ from irflow.codegen import compile_plan, run
 from irflow.codegen.llvm.fused import FusedKernel
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IntegerDivisionByZero, ShapeError
-from irflow.ir import Module, TensorType, function
+from irflow.ir import Module, TensorType, function, lookup
 from irflow.passes import PassManager
 
 F32_SUM = {"rtol": 1e-5, "atol": 1e-6}  # float32 sums in another order than NumPy's
@@ -271,3 +271,55 @@ def test_a_lowered_kernel_writes_into_its_arena_buffer(compiler, in_place):
     np.testing.assert_allclose(got, run(fn, x)[0], rtol=2e-7, atol=1e-7)
     assert lowering.calls == [in_place]
     assert np.array_equal(plan(x)[0], got)  # the arena again, the same answer
+
+
+def _centred(b, x):
+    mu = b.mean(b.exp(x), axis=(1,), keepdim=True)
+    return b.sub(b.exp(x), mu), mu
+
+
+@pytest.mark.parametrize("case, into", [
+    ("elementwise", (True,)),                   # a flat compiled loop
+    ("epilogue", (True,)),                      # a matmul epilogue (the anchor: NumPy's)
+    ("reductions", (True, True)),               # rows: a spanning result and a row value
+    ("reductions", (False, True)),              # one result given a buffer, one made
+])
+def test_the_out_evaluator_writes_its_results_into_the_given_buffers(compiler, case, into):
+    types, body, arrays = {
+        "elementwise": ([f32(64, 80)], lambda b, x: b.tanh(b.mul(b.exp(x), x)),
+                        [normal(64, 80)]),
+        "epilogue": ([f32(64, 30), f32(30, 20), f32(20)],
+                     lambda b, x, w, c: b.relu(b.add(b.matmul(x, w), c)),
+                     [normal(64, 30), normal(30, 20), normal(20)]),
+        "reductions": ([f32(16, 40)], _centred, [normal(16, 40)]),
+    }[case]
+    module, (op,) = fused(function("f", types, body))
+    assert len(op.results) == len(into)
+    operands = [arrays[list(module.main.args).index(v)] for v in op.operands]
+    want = lookup("fused").region_op.evaluator(op)(list(operands), [])  # NumPy's
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    assert kernel.elementwise is not None or case == "reductions"  # compiled, not NumPy
+    buffers = [np.full(r.type.shape, np.nan, r.type.dtype.np)
+               for r, given in zip(op.results, into) if given]
+    got = kernel.out_evaluator(into)(list(operands), [], list(buffers))
+    given = iter(buffers)
+    for g, w, written in zip(got, want, into):
+        if written:
+            assert g is next(given)
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+        assert g.shape == w.shape and g.dtype == w.dtype
+
+
+def test_fused_results_live_in_the_arena_on_the_llvm_backend(compiler):
+    def body(b, x, w, c):
+        h = b.relu(b.add(b.matmul(x, w), c))  # an epilogue whose result is read by...
+        return b.matmul(h, w)                  # ...a matmul outside any kernel
+    fn = function("f", [f32(64, 32), f32(32, 32), f32(32)], body)
+    module, (op,) = fused(fn)
+    plan = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))
+    assert plan.memory_plan.offset(op.result) is not None
+    assert "<- fused" in plan.describe()
+    arrays = [normal(64, 32), normal(32, 32), normal(32)]
+    want = run(module, *arrays)[0]
+    np.testing.assert_allclose(plan(*arrays)[0], want, rtol=1e-5)
+    np.testing.assert_allclose(plan(*arrays)[0], want, rtol=1e-5)  # the arena again
