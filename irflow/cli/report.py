@@ -426,10 +426,10 @@ def _memory(fn: Function, plan: MemoryPlan | None, sizes: dict[str, int],
     if allocated:
         lines.append("Allocated by their ops instead (the planner's reason): " + ", ".join(
             f"`%{names.get(v, '?')}` ({v.op.name}: {why})" for v, why in allocated) + ".")
-    made = [r for op in _fused_ops(fn) for r in op.results]
-    if made:
-        lines.append(f"Outside the arena too: the {len(made)} results of fused ops, which their "
-                     f"kernels make ({_bytes(sum(nbytes(r.type, sizes) for r in made))}).")
+    planned = [r for op in _fused_ops(fn) for r in op.results if r in assignment.buffer_of]
+    if planned:
+        lines.append(f"Fused ops write {len(planned)} of their results into the arena "
+                     f"({_bytes(sum(nbytes(r.type, sizes) for r in planned))}).")
     order = sorted(range(len(assignment.buffers)), key=lambda i: -plan.nbytes[i])
     if order:
         lines += ["", "| largest buffers | bytes | offset | type | values (op) | line |",

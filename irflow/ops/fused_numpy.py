@@ -22,6 +22,16 @@ unfused. What makes it more than a loop over the ops:
 - **The anchor** (a matmul or conv2d) runs by its kernel, on the first line of the
   generated code unless the body runs in blocks; an error in any op names that
   op's location.
+- **Into given buffers** (`out_evaluator`, what the executor runs when the plan
+  gives results arena memory). The last op of each such result's value computes
+  into its buffer (a ufunc with ``out=``, another op by its out kernel; through a
+  view with the size-1 axes the result drops); a value yielded twice, a reduction,
+  an argument or a constant is computed as before and copied in, and blocks are
+  written into the buffer's slices. A plain anchor with an out kernel computes into
+  the buffer of a result of its type that the epilogue writes straight, when the
+  values that buffer holds in turn (the anchor's result, then each op's written in
+  place over it) are never read after the result is written (`anchor_result`,
+  `_Holder`): a matmul, bias and relu then run in one buffer.
 """
 from __future__ import annotations
 
