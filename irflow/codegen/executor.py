@@ -19,7 +19,10 @@ The closures are made by small generated functions, one per step signature
 only what its op needs. An op with regions (``cond``, ``while``...) becomes a step
 that calls its `RegionOp` evaluator with a sub-plan per region, bound to the call's
 arena (a register of the enclosing block holds them); a sub-plan runs on a fresh
-register list that starts with the region's block arguments.
+register list that starts with the region's block arguments. An op that writes its
+results (a fused kernel) whose results the plan puts in the arena runs its
+`RegionOp.out_evaluator` instead, given those results' registers, which hold their
+arena buffers (``r3 <- fused r0, r1``).
 Pure ops without operands (``const``, ``arange``, ``stack_new``) run at compile
 time; their values sit in the plan and every call starts from them (so such a value
 returned as a result is the same array on every call, as a ``const`` value is in the
@@ -38,6 +41,7 @@ regions (`irflow.passes.plan_buffers`); `irflow.codegen.arena` keeps one arena p
 concrete shape and per overlapping call, so a call allocates no intermediate buffer.
 What the plan leaves to its op (returned values, values kept in stacks or lists,
 sizes known only at run time, ops without an out kernel) is allocated by the kernel
+(or the region op's evaluator)
 as before, and its register is cleared right after its last use in its block, so
 that memory follows liveness. Returned values computed in a loop live in the arena
 and are copied out by the return. Results that nothing reads are never stored.
@@ -665,12 +669,14 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
     arena buffers of the results it writes), `run` is an out evaluator, given those
     buffers; `outs` stores the other results something reads."""
     if written:
+        bind = any(symbols)
+
         def into(regs: list) -> None:
-            regions_ = regs[regions]
-            if any(symbols):
-                regions_ = [_with_symbols(plan, [regs[s] for s in slots])
-                            for plan, slots in zip(regions_, symbols)]
-            results = run(_operands(regs, ins, frees), regions_, [regs[o] for o in written])
+            bound = regs[regions]
+            if bind:
+                bound = [_with_symbols(plan, [regs[s] for s in slots])
+                         for plan, slots in zip(bound, symbols)]
+            results = run(_operands(regs, ins, frees), bound, [regs[o] for o in written])
             for i, o in outs:
                 regs[o] = results[i]
         return into

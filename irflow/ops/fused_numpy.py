@@ -397,7 +397,6 @@ class _Outs:
     elementwise op of the body; others are computed and copied in)."""
 
     def __init__(self, lay: "FusedLayout", result_types, into):
-        self.lay = lay
         self.types = result_types
         self.into = into
         self.buffer = {k: f"q{k}" for k, i in enumerate(into or ()) if i}

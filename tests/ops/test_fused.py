@@ -3,6 +3,7 @@ evaluator against the ops it replaces (bit for bit, in blocks and whole, with an
 anchor, on the interpreter and the executor), errors that name the absorbed op's
 line, floating-point warnings silenced once around a body, dce through it, and its
 refusal to be differentiated."""
+import itertools
 import warnings
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from irflow.codegen import compile_plan, run
 from irflow.errors import IntegerDivisionByZero, IrflowError, VerificationError
-from irflow.ir import Module, parse, verify
+from irflow.ir import Module, lookup, parse, verify
 from irflow.ops.fused import layout
 from irflow.ops.fused_numpy import BLOCK_ELEMENTS
 from irflow.passes import PassManager
@@ -76,7 +77,15 @@ func @f(%x: f32[512,300]) -> (f32[1,300], f32[512,300]) {
 
 
 def test_a_matmul_epilogue_in_blocks_and_a_result_without_leading_axes():
-    text = """
+    text = EPILOGUE
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal(s).astype(np.float32) for s in ((300, 64), (64, 1024), (1024,))]
+    module = fused(text)
+    assert [len(op.regions) for op in module.walk() if op.name == "fused"] == [2]
+    assert_same(parse(text), module, *args)
+
+
+EPILOGUE = """
 func @f(%x: f32[N,64], %w: f32[64,1024], %b: f32[1024]) -> (f32[N,1024], f32, f32[N,1024]) {
   %h = matmul %x, %w : f32[N,1024]
   %s = add %h, %b : f32[N,1024]
@@ -88,11 +97,59 @@ func @f(%x: f32[N,64], %w: f32[64,1024], %b: f32[1024]) -> (f32[N,1024], f32, f3
   return %t, %k, %z
 }
 """
-    rng = np.random.default_rng(2)
-    args = [rng.standard_normal(s).astype(np.float32) for s in ((300, 64), (64, 1024), (1024,))]
-    module = fused(text)
-    assert [len(op.regions) for op in module.walk() if op.name == "fused"] == [2]
-    assert_same(parse(text), module, *args)
+EPILOGUE_IN_PLACE = """
+func @f(%x: f32[N,64], %w: f32[64,1024], %b: f32[1024]) -> f32[N,1024] {
+  %h = matmul %x, %w : f32[N,1024]
+  %s = add %h, %b : f32[N,1024]
+  %r = relu %s : f32[N,1024]
+  return %r
+}
+"""
+
+EPILOGUE_SELECT = """
+func @f(%x: f32[N,64], %w: f32[64,1024], %b: f32[N,1024]) -> f32[N,1024] {
+  %h = matmul %x, %w : f32[N,1024]
+  %z = const {value=0.0} : f32
+  %p = gt %b, %z : bool[N,1024]
+  %y = select %p, %h, %b : f32[N,1024]
+  return %y
+}
+"""
+
+
+@pytest.mark.parametrize("text, shapes", [
+    (EPILOGUE_SELECT, [(3, 64), (64, 1024), (3, 1024)]),
+    (ROWS, [(3, 5), (5,)]), (ROWS, [(2 * BLOCK_ELEMENTS // 100 + 7, 100), (100,)]),
+    (EPILOGUE, [(3, 64), (64, 1024), (1024,)]), (EPILOGUE, [(300, 64), (64, 1024), (1024,)]),
+    (EPILOGUE_IN_PLACE, [(3, 64), (64, 1024), (1024,)]),
+    (EPILOGUE_IN_PLACE, [(300, 64), (64, 1024), (1024,)]),
+])
+def test_the_out_evaluator_writes_what_the_evaluator_returns_into_given_buffers(text, shapes):
+    # whole and in blocks, with an anchor computed into a result's buffer or not, a
+    # row value copied in, results that drop axes: every subset of results given
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    (op,) = [op for op in fused(text).walk() if op.name == "fused"]
+    fused_op = lookup("fused").region_op
+    module_args = list(op.parent.args)
+    operands = [args[module_args.index(v)] for v in op.operands]
+    want = fused_op.evaluator(op)(list(operands), [])
+    n = len(op.results)
+    for into in itertools.product((False, True), repeat=n):
+        if not any(into):
+            continue
+        buffers = [np.full(w.shape, np.nan, w.dtype) for w, i in zip(want, into) if i]
+        got = fused_op.out_evaluator(op, into)(list(operands), [], list(buffers))
+        given = iter(buffers)
+        for g, w, i in zip(got, want, into):
+            if i:
+                assert g is next(given)
+            np.testing.assert_array_equal(g, w, strict=True)
+    into = (True,) * n
+    anchored = fused_op.written_over(op, into)
+    # the matmul computes into result 0's buffer, but where select would write over it
+    # (select writes its last operand first)
+    assert bool(anchored) == (text not in (ROWS, EPILOGUE_SELECT))
 
 
 BODY = """
