@@ -64,7 +64,7 @@ def main() -> None:
     forward, grad_input, grad_filter = (lookup(name).kernel for name in
                                         ("conv2d", "conv2d_grad_input", "conv2d_grad_filter"))
     print(f"irflow from {os.path.dirname(irflow.__file__)}; numpy {np.__version__}; one thread")
-    print(f"| shape | forward | input gradient | filter gradient |\n|---|---|---|---|")
+    print("| shape | forward | input gradient | filter gradient |\n|---|---|---|---|")
     rng = np.random.default_rng(0)
     for name, x_shape, w_shape, attrs in SHAPES:
         x = rng.standard_normal(x_shape).astype(np.float32)
