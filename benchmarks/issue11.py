@@ -49,7 +49,7 @@ import irflow  # noqa: E402
 from irflow import nn  # noqa: E402
 from irflow.static import InputSpec  # noqa: E402
 from benchmarks.fusion import ConvBNReLU, LayerNormGelu  # noqa: E402
-from benchmarks.llvm_backend import blas_report, mlp  # noqa: E402
+from benchmarks.llvm_backend import blas_report, mlp, tensor_once  # noqa: E402
 
 F = irflow.nn.functional
 HAVE = {m: importlib.util.find_spec(m) is not None for m in ("torch", "jax", "paddle")}
@@ -128,7 +128,9 @@ def irflow_inference(model, shape, backend, **options):
     compiled = irflow.compile(model, input_spec=[InputSpec([None, *shape[1:]], "float32")],
                               backend=backend, **options)
 
-    def run(x, t=irflow.to_tensor):
+    t = tensor_once()
+
+    def run(x):
         with irflow.no_grad():
             return compiled(t(x)).numpy()
     return run
@@ -266,7 +268,8 @@ def training_step(widths, batch, lr=0.01):
             opt.clear_grad()
             return loss
         compiled = irflow.compile(step, backend=backend)
-        return lambda x, y, t=irflow.to_tensor: float(compiled(t(x), t(y)))
+        t = tensor_once()
+        return lambda x, y: float(compiled(t(x), t(y)))
 
     params = [(w.copy(), b.copy()) for w, b in init]
 
@@ -381,7 +384,8 @@ def converging_loop(shape):
     calls = {"numpy eager": numpy_eager}
     for backend in ("numpy", "llvm"):
         compiled = irflow.compile(loop, backend=backend)
-        calls[f"irflow {backend}"] = (lambda c: lambda h: c(irflow.to_tensor(h)).numpy())(compiled)
+        calls[f"irflow {backend}"] = (lambda c, t: lambda h: c(t(h)).numpy())(compiled,
+                                                                               tensor_once())
     if HAVE["torch"]:
         torch = _torch()
         tw, tb = torch.from_numpy(w), torch.from_numpy(b)
