@@ -132,7 +132,7 @@ def irflow_inference(model, shape, backend, **options):
 
     def run(x):
         with irflow.no_grad():
-            return compiled(t(x)).numpy()
+            return np.asarray(compiled(t(x)))  # the result, not a copy (torch shares it too)
     return run
 
 
@@ -384,7 +384,7 @@ def converging_loop(shape):
     calls = {"numpy eager": numpy_eager}
     for backend in ("numpy", "llvm"):
         compiled = irflow.compile(loop, backend=backend)
-        calls[f"irflow {backend}"] = (lambda c, t: lambda h: c(t(h)).numpy())(compiled,
+        calls[f"irflow {backend}"] = (lambda c, t: lambda h: np.asarray(c(t(h))))(compiled,
                                                                                tensor_once())
     if HAVE["torch"]:
         torch = _torch()
