@@ -18,13 +18,29 @@ Each differentiable op has a gradient primitive that its VJP emits
 `adaptive_avg_pool2d_grad`). Those primitives have no VJP of their own: gradients of
 second order through convolution and pooling are out of scope.
 
-The kernels gather every window at once as a strided view of the padded input
-(`_Windows.gather`, im2col for convolution, followed by one matrix product per
-group), and scatter window-shaped cotangents back with one strided addition per
-kernel tap (`_Windows.scatter`); no Python loop runs over pixels. Results are
-row-major, as every kernel's are (an elementwise op's result takes its operand's
-layout in NumPy, and a reduction's rounding follows the layout). These ops have no
-out kernel: their scratch memory is allocated either way.
+Convolution runs as packed im2col and BLAS (`_Windows.taps`): for a chunk of the
+batch, every kernel tap copies its shifted, strided slice of the input once into a
+contiguous, zero-bordered matrix ``[n, C, kH, kW, out_h, out_w]`` (no padded copy
+of the input is made; the padding is the matrix's zeros, written once), and one
+batched matrix product per chunk, ``w[g] @ cols[n, g]``, writes the result in NCHW
+order directly. The chunk holds as many images as fit in `_SCRATCH_BYTES` (at least
+one), so the matrix stays in cache between its copy and its product and the scratch
+is allocated once per call, not once per image. The input gradient is the same
+product transposed followed by col2im, one strided addition per tap; the filter
+gradient sums ``g[n, g] @ cols[n, g].T`` over the chunks. Measured on the shapes of
+``benchmarks/conv2d.py``, this layout beats the ``[N*out_h*out_w, C*kH*kW]`` layout
+(whose copy moves runs of kW elements, and whose result needs a transpose) and
+accumulating one matrix product per tap (small products, and a strided temporary
+per tap). A contraction of length one (a depthwise gradient, a 1x1 output) is a
+broadcast multiplication, which NumPy runs much faster than a matmul of inner size 1.
+`conv2d` and `conv2d_grad_input` have out kernels: they write into the given buffer
+and allocate only the chunk's scratch.
+
+Pooling gathers every window at once as a strided view of the padded input
+(`_Windows.gather`) and scatters window-shaped cotangents back with one strided
+addition per kernel tap (`_Windows.scatter`); no Python loop runs over pixels.
+Results are row-major, as every kernel's are (an elementwise op's result takes its
+operand's layout in NumPy, and a reduction's rounding follows the layout).
 """
 from __future__ import annotations
 
@@ -299,6 +315,36 @@ class _Windows:
             pads.append((lo, max(hi, needed)))
         return pads
 
+    @cached_property
+    def taps(self) -> list[tuple]:
+        """Per kernel tap ``(i, j)`` whose windows meet the input: ``(i, j, (rows,
+        cols) of the windows that see the input there, (rows, cols) of the input they
+        see)``, as slices; window cells outside those slices see only padding."""
+        axes = []
+        for a in range(2):
+            size, lo, s, d, out = (self.input_hw[a], self.padding[2 * a], self.stride[a],
+                                   self.dilation[a], self.out_hw[a])
+            spans = []
+            for t in range(self.kernel_hw[a]):
+                offset = t * d - lo  # window o sees input cell o*s + offset
+                first, stop = max(0, -(offset // s)), min(out, (size - 1 - offset) // s + 1)
+                if first < stop:
+                    spans.append((t, slice(first, stop),
+                                  slice(first * s + offset, (stop - 1) * s + offset + 1, s)))
+            axes.append(spans)
+        return [(i, j, (oi, oj), (xi, xj)) for i, oi, xi in axes[0] for j, oj, xj in axes[1]]
+
+    def gather_taps(self, x: np.ndarray, cols: np.ndarray) -> None:
+        """Copies the windows of `x` [n, C, H, W] into `cols` [n, C, kH, kW, out_h,
+        out_w], leaving the cells that see padding as they are (zero)."""
+        for i, j, (oi, oj), (xi, xj) in self.taps:
+            cols[:, :, i, j, oi, oj] = x[:, :, xi, xj]
+
+    def scatter_taps(self, cols: np.ndarray, x: np.ndarray) -> None:
+        """The adjoint of `gather_taps`: adds `cols` into `x` where they were gathered."""
+        for i, j, (oi, oj), (xi, xj) in self.taps:
+            x[:, :, xi, xj] += cols[:, :, i, j, oi, oj]
+
     def gather(self, x: np.ndarray, fill) -> np.ndarray:
         """A strided view ``[N, C, out_h, out_w, kH, kW]`` of every window of `x`,
         whose padding holds `fill`."""
@@ -326,50 +372,112 @@ def _conv_windows(input_hw, kernel_hw, stride, padding, dilation) -> _Windows:
     return _Windows(tuple(input_hw), tuple(kernel_hw), stride, padding, dilation)
 
 
-def _im2col(x: np.ndarray, windows: _Windows, groups: int) -> np.ndarray:
-    """The windows of `x` as one matrix per group: ``[groups, N*out_h*out_w,
-    C/groups*kH*kW]``."""
-    view = windows.gather(x, 0)
-    n, c, oh, ow, kh, kw = view.shape
-    view = view.reshape(n, groups, c // groups, oh, ow, kh, kw)
-    return view.transpose(1, 0, 3, 4, 2, 5, 6).reshape(groups, n * oh * ow, c // groups * kh * kw)
+# The most scratch memory a convolution kernel takes for its im2col matrix (more when
+# one image needs more): about an L2 cache, measured best on benchmarks/conv2d.py.
+_SCRATCH_BYTES = 1 << 20
 
 
-def _group_rows(y: np.ndarray, groups: int) -> np.ndarray:
-    """``[N, Cout, out_h, out_w]`` as ``[groups, N*out_h*out_w, Cout/groups]``."""
-    n, c, oh, ow = y.shape
-    grouped = y.reshape(n, groups, c // groups, oh, ow).transpose(1, 0, 3, 4, 2)
-    return grouped.reshape(groups, n * oh * ow, c // groups)
+def _is_pointwise(windows: _Windows) -> bool:
+    """A 1x1 kernel at stride 1 without padding: the input is its own im2col matrix."""
+    return (windows.kernel_hw == (1, 1) and windows.stride == (1, 1)
+            and not any(windows.padding))
 
 
-def _ungroup_rows(rows: np.ndarray, n: int, out_hw) -> np.ndarray:
-    """The inverse of `_group_rows`, in row-major order (as every kernel's result)."""
-    groups, _, c_group = rows.shape
-    grouped = rows.reshape(groups, n, *out_hw, c_group).transpose(1, 0, 4, 2, 3)
-    return np.ascontiguousarray(grouped).reshape(n, groups * c_group, *out_hw)
+def _chunks(n: int, image_bytes: int):
+    """The chunk size and the (start, stop) of each chunk of a batch of `n` images."""
+    size = max(1, min(n, _SCRATCH_BYTES // max(1, image_bytes)))
+    return size, [(start, min(n, start + size)) for start in range(0, n, size)]
 
 
-def _conv2d(x, w, stride, padding, dilation, groups):
+def _product(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a @ b`` (broadcast over leading axes), into `out` if given; a broadcast
+    multiplication when the contraction has length one."""
+    if a.shape[-1] == 1:
+        return np.multiply(a, b, out=out)
+    return np.matmul(a, b, out=out)
+
+
+def _contiguous_out(kernel):
+    """The out kernel of `kernel(*arrays, out=..., **attrs)`, which needs a row-major
+    `out` (it writes through reshaped views): another buffer is written by a copy."""
+    def out_kernel(*arrays, out, **attrs):
+        if out.flags.c_contiguous:
+            return kernel(*arrays, out=out, **attrs)
+        out[...] = kernel(*arrays, out=np.empty(out.shape, out.dtype), **attrs)
+        return out
+    return out_kernel
+
+
+def _conv2d_into(x, w, out, stride, padding, dilation, groups):
     windows = _conv_windows(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    n, c = x.shape[:2]
     c_out, c_group, kh, kw = w.shape
-    filters = w.reshape(groups, c_out // groups, c_group * kh * kw)
-    rows = _im2col(x, windows, groups) @ filters.transpose(0, 2, 1)
-    return _ungroup_rows(rows, x.shape[0], windows.out_hw)
+    (oh, ow), k = windows.out_hw, c_group * kh * kw
+    filters = w.reshape(groups, c_out // groups, k)
+    rows = out.reshape(n, groups, c_out // groups, oh * ow)
+    if _is_pointwise(windows):
+        _product(filters, x.reshape(n, groups, c_group, oh * ow), rows)
+        return out
+    size, chunks = _chunks(n, c * kh * kw * oh * ow * x.itemsize)
+    cols = np.zeros((size, c, kh, kw, oh, ow), x.dtype)  # the borders stay zero
+    for start, stop in chunks:
+        part = cols[:stop - start]
+        windows.gather_taps(x[start:stop], part)
+        _product(filters, part.reshape(stop - start, groups, k, oh * ow), rows[start:stop])
+    return out
 
 
-def _conv2d_grad_input(g, w, input_hw, stride, padding, dilation, groups):
+def _conv2d(x, w, stride, padding, dilation, groups, out=None):
+    if out is None:
+        out_hw = _out_hw(x.shape[2:], w.shape[2:], stride, padding, dilation)
+        out = np.empty((x.shape[0], w.shape[0], *out_hw), x.dtype)
+    return _conv2d_into(x, w, out, stride, padding, dilation, groups)
+
+
+def _conv2d_grad_input(g, w, input_hw, stride, padding, dilation, groups, out=None):
     windows = _conv_windows(input_hw, w.shape[2:], stride, padding, dilation)
     c_out, c_group, kh, kw = w.shape
     n, _, oh, ow = g.shape
-    cols = _group_rows(g, groups) @ w.reshape(groups, c_out // groups, c_group * kh * kw)
-    parts = cols.reshape(groups, n, oh, ow, c_group, kh, kw).transpose(1, 0, 4, 2, 3, 5, 6)
-    return windows.scatter(parts.reshape(n, groups * c_group, oh, ow, kh, kw))
+    c, k = c_group * groups, c_group * kh * kw
+    if out is None:
+        out = np.zeros((n, c, *input_hw), g.dtype)
+    else:
+        out[...] = 0
+    filters = w.reshape(groups, c_out // groups, k).transpose(0, 2, 1)
+    rows = g.reshape(n, groups, c_out // groups, oh * ow)
+    if _is_pointwise(windows):
+        _product(filters, rows, out.reshape(n, groups, c_group, oh * ow))
+        return out
+    size, chunks = _chunks(n, c * kh * kw * oh * ow * g.itemsize)
+    cols = np.empty((size, c, kh, kw, oh, ow), g.dtype)
+    for start, stop in chunks:
+        part = cols[:stop - start]
+        _product(filters, rows[start:stop], part.reshape(stop - start, groups, k, oh * ow))
+        windows.scatter_taps(part, out[start:stop])
+    return out
 
 
 def _conv2d_grad_filter(x, g, kernel_hw, stride, padding, dilation, groups):
     windows = _conv_windows(x.shape[2:], kernel_hw, stride, padding, dilation)
-    grads = _group_rows(g, groups).transpose(0, 2, 1) @ _im2col(x, windows, groups)
-    return grads.reshape(g.shape[1], x.shape[1] // groups, *kernel_hw)
+    n, c = x.shape[:2]
+    c_out, (oh, ow) = g.shape[1], windows.out_hw
+    c_group = c // groups
+    k = c_group * kernel_hw[0] * kernel_hw[1]
+    rows = g.reshape(n, groups, c_out // groups, oh * ow)
+    grads = np.zeros((groups, c_out // groups, k), x.dtype)
+    if _is_pointwise(windows):
+        chunks, cols = [(0, n)], x.reshape(n, groups, c_group, oh * ow)
+    else:
+        size, chunks = _chunks(n, c * kernel_hw[0] * kernel_hw[1] * oh * ow * x.itemsize)
+        cols = np.zeros((size, c, *kernel_hw, oh, ow), x.dtype)
+    for start, stop in chunks:
+        if _is_pointwise(windows):
+            part = cols
+        else:
+            windows.gather_taps(x[start:stop], cols[:stop - start])
+            part = cols[:stop - start].reshape(stop - start, groups, k, oh * ow)
+        grads += _product(rows[start:stop], part.transpose(0, 1, 3, 2)).sum(axis=0)
+    return grads.reshape(c_out, c_group, *kernel_hw)
 
 
 def _conv2d_vjp(b, cts, ins, outs, **attrs):
@@ -483,7 +591,7 @@ _CONV_ATTRS_DOC = (
     "divisible by it; groups=C is depthwise)")
 _SECOND_ORDER = "No VJP: second-order gradients through conv2d are not supported."
 
-defop("conv2d", _conv2d_infer, _conv2d, arity=2, attrs=dict(_CONV_ATTRS),
+defop("conv2d", _conv2d_infer, _conv2d, out_kernel=_contiguous_out(_conv2d), arity=2, attrs=dict(_CONV_ATTRS),
       canonicalize=_conv_canon, vjp=_conv2d_vjp,
       # output channel o is linear in filter o alone
       traits=(Contraction(weight=1, channels=lambda op: (1, 0)),),
@@ -493,7 +601,8 @@ defop("conv2d", _conv2d_infer, _conv2d, arity=2, attrs=dict(_CONV_ATTRS),
           "+ 1)) // stride + 1 (W alike). Output channel o of group g = o // (Cout/groups) "
           "sees input channels g*C/groups ... (g+1)*C/groups - 1. Attributes: "
           + _CONV_ATTRS_DOC + ". N may be symbolic; C, H, W and w must be static.")
-defop("conv2d_grad_input", _conv2d_grad_input_infer, _conv2d_grad_input, arity=2,
+defop("conv2d_grad_input", _conv2d_grad_input_infer, _conv2d_grad_input,
+      out_kernel=_contiguous_out(_conv2d_grad_input), arity=2,
       attrs={"input_hw": REQUIRED, **_CONV_ATTRS}, canonicalize=_conv_canon,
       vjp=_conv2d_grad_input_vjp,
       doc="conv2d_grad_input(g, w): the cotangent of conv2d's input x, which is also "

@@ -42,6 +42,8 @@ TABLE = [
     ("isinf", [SPECIAL], {}),
     ("isfinite", [SPECIAL], {}),
     ("conv2d", [IMAGE, rng.standard_normal((4, 3, 3, 3)).astype(np.float32)], CONV),
+    ("conv2d_grad_input", [IMAGE, rng.standard_normal((3, 3, 3, 3)).astype(np.float32)],
+     dict(CONV, input_hw=(6, 6))),
     ("max_pool2d", [IMAGE], POOL),
     ("avg_pool2d", [IMAGE], dict(POOL, exclusive=True)),
 ]

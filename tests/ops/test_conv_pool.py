@@ -149,6 +149,10 @@ CONV_CASES = [
     ((2, 2, 8, 7), (3, 2, 3, 2), {"dilation": 2, "padding": (2, 1), "stride": (3, 2)}),
     ((2, 3, 7, 5), (2, 3, 1, 1), {"stride": 3}),
     ((1, 2, 4, 3), (3, 2, 4, 3), {}),                                     # one window
+    ((2, 3, 5, 5), (3, 1, 3, 3), {"padding": 1, "groups": 3}),          # depthwise, x1
+    ((2, 4, 3, 3), (6, 2, 1, 1), {"groups": 2}),                         # pointwise
+    ((2, 3, 5, 4), (2, 3, 1, 1), {"stride": 2}),                         # 1x1, strided
+    ((1, 1, 4, 4), (1, 1, 1, 1), {}),                                     # 1x1, one channel
 ]
 
 
@@ -198,6 +202,104 @@ def test_conv2d_and_its_gradients_on_random_geometry(geometry, seed):
     (dw,) = apply_op("conv2d_grad_filter", [x, g], kernel_hw=w_shape[2:], **attrs)
     assert np.vdot(y, g) == pytest.approx(np.vdot(x, dx), rel=1e-9, abs=1e-9)
     assert np.vdot(y, g) == pytest.approx(np.vdot(w, dw), rel=1e-9, abs=1e-9)
+
+
+def ref_conv2d_by_taps(x, w, stride, padding, dilation, groups):
+    """conv2d, its input gradient and its filter gradient written plainly: a zero-padded
+    copy of x, then one product per kernel tap and group over the strided slice that
+    tap sees. Shares nothing with the kernels (no im2col, no chunks), and is fast
+    enough for batches the kernels split into several chunks."""
+    (sh, sw), (dh, dw), (top, bottom, left, right) = stride, dilation, padding
+    n, c, h, wd = x.shape
+    c_out, c_group, kh, kw = w.shape
+    padded = np.zeros((n, c, h + top + bottom, wd + left + right), x.dtype)
+    padded[:, :, top:top + h, left:left + wd] = x
+    oh = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + left + right - dw * (kw - 1) - 1) // sw + 1
+    m = c_out // groups
+
+    def tap(frame, i, j, grp):
+        return frame[:, grp * c_group:(grp + 1) * c_group,
+                     i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+    y = np.zeros((n, c_out, oh, ow), x.dtype)
+    for grp in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                y[:, grp * m:(grp + 1) * m] += np.einsum(
+                    "oc,nchw->nohw", w[grp * m:(grp + 1) * m, :, i, j], tap(padded, i, j, grp))
+    return y, oh, ow, tap, padded
+
+
+def ref_conv2d_grads(x, w, g, stride, padding, dilation, groups):
+    _, oh, ow, tap, padded = ref_conv2d_by_taps(x, w, stride, padding, dilation, groups)
+    (top, _, left, _), (h, wd) = padding, x.shape[2:]
+    c_out, _, kh, kw = w.shape
+    m = c_out // groups
+    dpadded, dw = np.zeros_like(padded), np.zeros_like(w)
+    for grp in range(groups):
+        gg = g[:, grp * m:(grp + 1) * m]
+        for i in range(kh):
+            for j in range(kw):
+                tap(dpadded, i, j, grp)[...] += np.einsum(
+                    "oc,nohw->nchw", w[grp * m:(grp + 1) * m, :, i, j], gg)
+                dw[grp * m:(grp + 1) * m, :, i, j] = np.einsum(
+                    "nohw,nchw->oc", gg, tap(padded, i, j, grp))
+    return dpadded[:, :, top:top + h, left:left + wd], dw
+
+
+LARGE_CONV_CASES = [
+    # (x shape, w shape, attrs): batches that run in several chunks of the scratch
+    # budget, the last one partial, and images that need more than the budget alone
+    ((30, 4, 16, 16), (5, 4, 3, 3), {"padding": 1}),
+    ((17, 6, 15, 13), (4, 3, 3, 2), {"stride": (2, 1), "padding": (2, 0, 1, 3),
+                                     "dilation": (2, 1), "groups": 2}),
+    ((3, 64, 32, 32), (8, 64, 3, 3), {"padding": 1}),
+    ((21, 8, 16, 16), (8, 1, 3, 3), {"padding": (1, 1, 0, 2), "groups": 8}),
+    ((40, 8, 12, 12), (6, 8, 1, 1), {}),
+    ((25, 9, 10, 10), (6, 3, 5, 5), {"stride": 3, "groups": 3}),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("x_shape, w_shape, attrs", LARGE_CONV_CASES)
+def test_conv2d_kernels_on_batches_of_several_chunks(x_shape, w_shape, attrs, dtype):
+    x = normal(*x_shape, seed=7).astype(dtype)
+    w = normal(*w_shape, seed=8).astype(dtype)
+    full = lookup("conv2d").complete_attrs(attrs, types_of([x, w]))
+    geometry = [full[k] for k in ("stride", "padding", "dilation", "groups")]
+    expected = ref_conv2d_by_taps(x, w, *geometry)[0]
+    tol = dict(rtol=1e-11, atol=1e-11) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-3)
+    (y,) = apply_op("conv2d", [x, w], **attrs)
+    assert y.dtype == dtype and y.flags.c_contiguous
+    np.testing.assert_allclose(y, expected, **tol)
+    g = normal(*y.shape, seed=9).astype(dtype)
+    dx_ref, dw_ref = ref_conv2d_grads(x, w, g, *geometry)
+    (dx,) = apply_op("conv2d_grad_input", [g, w], input_hw=x_shape[2:], **attrs)
+    (dw,) = apply_op("conv2d_grad_filter", [x, g], kernel_hw=w_shape[2:], **attrs)
+    assert dx.flags.c_contiguous and dw.flags.c_contiguous
+    np.testing.assert_allclose(dx, dx_ref, **tol)
+    np.testing.assert_allclose(dw, dw_ref, **(tol if dtype == np.float64
+                                              else dict(rtol=1e-4, atol=2e-2)))
+
+
+@pytest.mark.parametrize("x_shape, w_shape, attrs", LARGE_CONV_CASES[:2] + CONV_CASES[2:4])
+def test_conv2d_out_kernels_write_into_the_buffer(x_shape, w_shape, attrs):
+    """The out kernels write the kernel's result over whatever `out` held, into `out`
+    itself, also when `out` is not row-major."""
+    x, w = normal(*x_shape, seed=10), normal(*w_shape, seed=11)
+    for name, operands, extra in (("conv2d", [x, w], {}),
+                                  ("conv2d_grad_input", None, {"input_hw": x_shape[2:]})):
+        opdef = lookup(name)
+        if operands is None:
+            operands = [normal(*expected.shape, seed=12), w]
+        full = opdef.complete_attrs(dict(attrs, **extra), types_of(operands))
+        expected = opdef.kernel(*operands, **full)
+        buffer = np.full(expected.shape, np.nan)
+        assert opdef.out_kernel(*operands, out=buffer, **full) is buffer
+        np.testing.assert_array_equal(buffer, expected)
+        strided = np.full(expected.shape[::-1], np.nan).T
+        assert opdef.out_kernel(*operands, out=strided, **full) is strided
+        np.testing.assert_array_equal(strided, expected)
 
 
 def test_conv2d_types_with_symbolic_batch():

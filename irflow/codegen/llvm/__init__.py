@@ -6,8 +6,9 @@
 - `compiler`: `Compiler`, which compiles a `KernelSpec` once (memory, disk, LLVM);
 - `kernel`: `KernelSpec`, the loop nest over a broadcast domain, and `Kernel`, the
   checked ctypes call;
-- `scalar`, `mathlib`: the scalar code of every elementwise op and the vectorizable
-  approximations of the transcendental functions;
+- `scalar`, `mathlib`, `mathlib32`: the scalar code of every elementwise op and the
+  vectorizable approximations of the transcendental functions (in float64, and
+  float32-native for float32 exp, log, tanh, sigmoid and erf);
 - `elementwise`: kernels from elementwise IR.
 
 See docs/llvm.md.

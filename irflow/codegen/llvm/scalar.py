@@ -22,7 +22,9 @@ Where NumPy's result is defined for every input, the code gives the same bits:
   minimum, which is what NumPy gives on x86 (LLVM's ``fptosi`` would be poison);
 - comparisons with NaN are false, except ``ne``;
 - ``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf``, ``sin``, ``cos`` come from the
-  vectorizable approximations of `irflow.codegen.llvm.mathlib`, accurate to the
+  vectorizable approximations of `irflow.codegen.llvm.mathlib32` (float32 exp,
+  log, tanh, sigmoid, erf: float32-native, within 1-2 ulp) and
+  `irflow.codegen.llvm.mathlib` (the rest, in float64), accurate to the
   dtype's rounding rather than bit-equal to NumPy's SIMD loops; ``pow`` and float
   ``mod`` call libm.
 """
@@ -31,6 +33,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from .mathlib import TOLERANCE, Math
+from .mathlib32 import FUNCTIONS as FLOAT32_NATIVE, Math32
 
 LLVM_TYPES = {"f32": ir.FloatType(), "f64": ir.DoubleType(), "i32": ir.IntType(32),
               "i64": ir.IntType(64), "bool": ir.IntType(1)}
@@ -50,6 +53,7 @@ class ScalarEmitter:
         self.b = builder
         self.math = math
         self.status = status  # a pointer to the kernel's status byte, if it can fail
+        self.math32 = Math32(builder, math.has_fma)
         self.ins: tuple[str, ...] = ()
         self.out: str = ""
 
@@ -98,7 +102,11 @@ class ScalarEmitter:
         self.b.store(self.b.or_(old, self.b.zext(condition, byte)), self.status)
 
     def transcendental(self, name: str, x):
-        """A `Math` approximation, evaluated in float64 (see mathlib)."""
+        """A float32-native `Math32` approximation for float32 exp, log, tanh,
+        sigmoid and erf (see mathlib32); otherwise a `Math` one, evaluated in
+        float64 (see mathlib)."""
+        if self.dtype == "f32" and name in FLOAT32_NATIVE:
+            return getattr(self.math32, name)(x)
         wide = x if self.dtype == "f64" else self.b.fpext(x, ir.DoubleType())
         y = getattr(self.math, name)(wide, TOLERANCE[self.dtype])
         return y if self.dtype == "f64" else self.b.fptrunc(y, ir.FloatType())

@@ -1,0 +1,649 @@
+"""Every workload of issue 11, side by side in one run; run by hand:
+
+    PYTHONPATH=. python benchmarks/issue11.py              # the table
+    PYTHONPATH=. python benchmarks/issue11.py --quick      # fewer samples
+    PYTHONPATH=. python benchmarks/issue11.py --compile    # compile times too
+
+Each workload runs as NumPy eager written the natural way (for the convolution:
+``sliding_window_view`` im2col and one matmul; GELU with ``scipy.special.erf``),
+as ``irflow.compile(..., backend="numpy")`` and ``backend="llvm"``, and as PyTorch
+(``torch.compile``, eager where it cannot compile), ``jax.jit`` and PaddlePaddle's
+dynamic graph when they are importable (none is a dependency: install them in a
+virtual environment of their own). All share the same weights; every result is
+checked against NumPy eager's before timing, and a mismatch stops the run.
+
+One thread each (OMP/MKL/OpenBLAS, ``torch.set_num_threads(1)``); OPENBLAS_CORETYPE
+and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
+itself without them) and the BLAS kernels that run are printed (threadpoolctl).
+Calls are interleaved; the table gives median wall times, the ratio to NumPy eager
+and the peak memory of one call that tracemalloc sees (NumPy's and irflow's
+allocations; the other frameworks allocate outside it, so they have no column).
+``--compile`` times compiling the training step (tracing, autodiff, passes, LLVM
+kernels, first call) in fresh processes with an empty and then a warm kernel cache.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = "1"
+if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
+    for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(v, None)
+    os.execv(sys.executable, [sys.executable, *sys.argv])  # before any BLAS loads
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+
+import numpy as np  # noqa: E402
+from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
+
+import irflow  # noqa: E402
+from irflow import nn  # noqa: E402
+from irflow.static import InputSpec  # noqa: E402
+from benchmarks.fusion import ConvBNReLU, LayerNormGelu  # noqa: E402
+from benchmarks.llvm_backend import blas_report, mlp, tensor_once  # noqa: E402
+
+F = irflow.nn.functional
+HAVE = {m: importlib.util.find_spec(m) is not None for m in ("torch", "jax", "paddle")}
+SYSTEMS = ["numpy eager", "irflow numpy", "irflow llvm"] + [
+    label for label, module in (("torch", "torch"), ("jax.jit", "jax"), ("paddle", "paddle"))
+    if HAVE[module]]
+TRACED = ("numpy eager", "irflow numpy", "irflow llvm")
+
+
+def _erf():
+    try:
+        from scipy.special import erf
+    except ImportError:
+        from irflow.ir.registry import lookup
+        erf = lookup("erf").kernel
+    return erf
+
+
+def _torch():
+    import torch
+    torch.set_num_threads(1)
+    return torch
+
+
+def _torch_compiled(torch, fn, probe):
+    """(torch.compile(fn), "compile") if it compiles and runs `probe`, else (fn,
+    "eager: " + why)."""
+    try:
+        compiled = torch.compile(fn)
+        compiled(*probe)
+        return compiled, "compile"
+    except Exception as e:  # noqa: BLE001 -- no C compiler, an unsupported op...
+        return fn, f"eager: torch.compile failed ({type(e).__name__})"
+
+
+def _paddle():
+    import paddle
+    paddle.set_device("cpu")
+    return paddle
+
+
+# ---------------------------------------------------------------- the workloads
+# Each builder returns (inputs, {system: fn(*inputs)}, compare) where `compare`
+# says how to compare a result with NumPy eager's ("allclose" or "loss").
+
+def mlp_model(widths):
+    model = mlp(widths)
+    model.eval()
+    return model
+
+
+def torch_mlp(torch, weights):
+    layers = []
+    for w, b in weights:
+        lin = torch.nn.Linear(*w.shape)
+        lin.weight.data, lin.bias.data = torch.from_numpy(w.T.copy()), torch.from_numpy(b.copy())
+        layers += [lin, torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers[:-1])
+
+
+def paddle_mlp(paddle, weights):
+    layers = []
+    for w, b in weights:
+        lin = paddle.nn.Linear(*w.shape)
+        lin.weight.set_value(w)
+        lin.bias.set_value(b)
+        layers += [lin, paddle.nn.ReLU()]
+    return paddle.nn.Sequential(*layers[:-1])
+
+
+def linear_weights(model):
+    return [(m.weight.numpy(), m.bias.numpy()) for m in model if isinstance(m, nn.Linear)]
+
+
+def irflow_inference(model, shape, backend, **options):
+    compiled = irflow.compile(model, input_spec=[InputSpec([None, *shape[1:]], "float32")],
+                              backend=backend, **options)
+
+    t = tensor_once()
+
+    def run(x):
+        with irflow.no_grad():
+            return np.asarray(compiled(t(x)))  # the result, not a copy (torch shares it too)
+    return run
+
+
+def mlp_inference(widths, batch):
+    model = mlp_model(widths)
+    weights = linear_weights(model)
+    x = np.random.default_rng(0).standard_normal((batch, widths[0])).astype(np.float32)
+
+    def numpy_eager(x):
+        for k, (w, b) in enumerate(weights):
+            x = x @ w + b
+            if k < len(weights) - 1:
+                x = np.maximum(x, 0)
+        return x
+    calls = {"numpy eager": numpy_eager}
+    for backend in ("numpy", "llvm"):
+        calls[f"irflow {backend}"] = irflow_inference(model, x.shape, backend)
+    if HAVE["torch"]:
+        torch = _torch()
+        net = torch_mlp(torch, weights).eval()
+        with torch.no_grad():
+            net, mode = _torch_compiled(torch, net, (torch.from_numpy(x),))
+
+        def torch_run(x):
+            with torch.no_grad():
+                return net(torch.from_numpy(x)).numpy()
+        torch_run.mode = mode
+        calls["torch"] = torch_run
+    if HAVE["jax"]:
+        import jax
+        import jax.numpy as jnp
+        jw = [(jnp.asarray(w), jnp.asarray(b)) for w, b in weights]
+
+        @jax.jit
+        def jax_fn(x):
+            for k, (w, b) in enumerate(jw):
+                x = x @ w + b
+                if k < len(jw) - 1:
+                    x = jnp.maximum(x, 0)
+            return x
+        calls["jax.jit"] = lambda x: np.asarray(jax_fn(x).block_until_ready())
+    if HAVE["paddle"]:
+        paddle = _paddle()
+        pnet = paddle_mlp(paddle, weights)
+        pnet.eval()
+
+        def paddle_run(x):
+            with paddle.no_grad():
+                return pnet(paddle.to_tensor(x)).numpy()
+        calls["paddle"] = paddle_run
+    return (x,), calls, "allclose"
+
+
+def layer_norm_gelu(shape):
+    model = LayerNormGelu(shape[1], approximate=False)
+    model.eval()
+    erf = _erf()
+    w, b = model.w.numpy(), model.b.numpy()
+    gamma, beta = model.ln.weight.numpy(), model.ln.bias.numpy()
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+
+    def numpy_eager(x):
+        h = x * w + b
+        s = x + 0.5 * h * (1 + erf(h / np.float32(np.sqrt(2))))
+        mu = s.mean(-1, keepdims=True)
+        var = ((s - mu) ** 2).mean(-1, keepdims=True)
+        return (s - mu) / np.sqrt(var + np.float32(1e-5)) * gamma + beta
+    calls = {"numpy eager": numpy_eager}
+    for backend in ("numpy", "llvm"):
+        calls[f"irflow {backend}"] = irflow_inference(model, shape, backend)
+    if HAVE["torch"]:
+        torch = _torch()
+        tw, tb = torch.from_numpy(w), torch.from_numpy(b)
+        ln = torch.nn.LayerNorm(shape[1])
+        ln.weight.data, ln.bias.data = torch.from_numpy(gamma), torch.from_numpy(beta)
+
+        def block(x):
+            return ln(x + torch.nn.functional.gelu(x * tw + tb))
+        with torch.no_grad():
+            fn, mode = _torch_compiled(torch, block, (torch.from_numpy(x),))
+
+        def torch_run(x):
+            with torch.no_grad():
+                return fn(torch.from_numpy(x)).numpy()
+        torch_run.mode = mode
+        calls["torch"] = torch_run
+    if HAVE["jax"]:
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def jax_fn(x):
+            s = x + jax.nn.gelu(x * w + b, approximate=False)
+            mu = s.mean(-1, keepdims=True)
+            var = ((s - mu) ** 2).mean(-1, keepdims=True)
+            return (s - mu) / jnp.sqrt(var + 1e-5) * gamma + beta
+        calls["jax.jit"] = lambda x: np.asarray(jax_fn(x).block_until_ready())
+    if HAVE["paddle"]:
+        paddle = _paddle()
+        pw, pb = paddle.to_tensor(w), paddle.to_tensor(b)
+        pln = paddle.nn.LayerNorm(shape[1])
+        pln.weight.set_value(gamma)
+        pln.bias.set_value(beta)
+
+        def paddle_run(x):
+            with paddle.no_grad():
+                x = paddle.to_tensor(x)
+                return pln(x + paddle.nn.functional.gelu(x * pw + pb)).numpy()
+        calls["paddle"] = paddle_run
+    return (x,), calls, "allclose"
+
+
+def training_step(widths, batch, lr=0.01):
+    """One SGD step of cross-entropy on an MLP; each system updates its own copy of
+    the same initial weights. The result compared is the first step's loss."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, widths[0])).astype(np.float32)
+    labels = rng.integers(0, widths[-1], (batch, 1))
+    init = linear_weights(mlp_model(widths))
+
+    def irflow_step(backend):
+        model = mlp_model(widths)
+        for layer, (w, b) in zip([m for m in model if isinstance(m, nn.Linear)], init):
+            layer.weight.set_value(w)
+            layer.bias.set_value(b)
+        model.train()
+        opt = irflow.optimizer.SGD(learning_rate=lr, parameters=model.parameters())
+
+        def step(x, labels):
+            loss = F.cross_entropy(model(x), labels)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        compiled = irflow.compile(step, backend=backend)
+        t = tensor_once()
+        return lambda x, y: float(compiled(t(x), t(y)))
+
+    params = [(w.copy(), b.copy()) for w, b in init]
+
+    def numpy_eager(x, labels):
+        acts = [x]
+        for k, (w, b) in enumerate(params):
+            h = acts[-1] @ w + b
+            acts.append(np.maximum(h, 0) if k < len(params) - 1 else h)
+        logits = acts[-1]
+        shifted = logits - logits.max(1, keepdims=True)
+        logp = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+        rows = np.arange(len(x))
+        loss = -logp[rows, labels[:, 0]].mean()
+        grad = np.exp(logp)
+        grad[rows, labels[:, 0]] -= 1
+        grad /= len(x)
+        for k in reversed(range(len(params))):
+            w, b = params[k]
+            if k < len(params) - 1:
+                grad = grad * (acts[k + 1] > 0)
+            gw, gb = acts[k].T @ grad, grad.sum(0)
+            if k:
+                grad = grad @ w.T
+            w -= lr * gw
+            b -= lr * gb
+        return float(loss)
+    calls = {"numpy eager": numpy_eager, "irflow numpy": irflow_step("numpy"),
+             "irflow llvm": irflow_step("llvm")}
+    if HAVE["torch"]:
+        torch = _torch()
+        net = torch_mlp(torch, init)
+        opt = torch.optim.SGD(net.parameters(), lr=lr)
+
+        def torch_step(x, y):
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        probe = (torch.from_numpy(x), torch.from_numpy(labels[:, 0]))
+        fn, mode = _torch_compiled(torch, torch_step, probe)
+        # the probe took a step: restart from the initial weights
+        with torch.no_grad():
+            for lin, (w, b) in zip([m for m in net if isinstance(m, torch.nn.Linear)], init):
+                lin.weight.copy_(torch.from_numpy(w.T.copy()))
+                lin.bias.copy_(torch.from_numpy(b))
+        def torch_run(x, y):
+            return float(fn(torch.from_numpy(x), torch.from_numpy(y[:, 0])))
+        torch_run.mode = mode
+        calls["torch"] = torch_run
+    if HAVE["jax"]:
+        import jax
+        import jax.numpy as jnp
+
+        def loss_fn(ps, x, y):
+            h = x
+            for k, (w, b) in enumerate(ps):
+                h = h @ w + b
+                if k < len(ps) - 1:
+                    h = jnp.maximum(h, 0)
+            logp = jax.nn.log_softmax(h)
+            return -jnp.take_along_axis(logp, y, axis=1).mean()
+
+        @jax.jit
+        def jax_step(ps, x, y):
+            loss, grads = jax.value_and_grad(loss_fn)(ps, x, y)
+            return loss, [(w - lr * gw, b - lr * gb) for (w, b), (gw, gb) in zip(ps, grads)]
+        state = {"ps": [(jnp.asarray(w), jnp.asarray(b)) for w, b in init]}
+
+        def jax_run(x, y):
+            loss, state["ps"] = jax_step(state["ps"], x, y)
+            return float(loss.block_until_ready())
+        calls["jax.jit"] = jax_run
+    if HAVE["paddle"]:
+        paddle = _paddle()
+        pnet = paddle_mlp(paddle, init)
+        popt = paddle.optimizer.SGD(learning_rate=lr, parameters=pnet.parameters())
+
+        def paddle_step(x, y):
+            loss = paddle.nn.functional.cross_entropy(pnet(paddle.to_tensor(x)),
+                                                      paddle.to_tensor(y))
+            loss.backward()
+            popt.step()
+            popt.clear_grad()
+            return float(loss)
+        calls["paddle"] = paddle_step
+    return (x, labels), calls, "loss"
+
+
+def converging_loop(shape):
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((shape[1], shape[1])) * (0.5 / shape[1] ** 0.5)).astype(np.float32)
+    b = (rng.standard_normal(shape[1]) * 0.1).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    iw, ib = irflow.to_tensor(w), irflow.to_tensor(b)
+
+    def loop(h):
+        diff = irflow.to_tensor(1.0)
+        while diff > 1e-4:
+            new = irflow.tanh(irflow.matmul(h, iw) + ib)
+            diff = irflow.max(irflow.abs(new - h))
+            h = new
+        return h
+
+    def numpy_eager(h):
+        diff = 1.0
+        while diff > 1e-4:
+            new = np.tanh(h @ w + b)
+            diff = np.abs(new - h).max()
+            h = new
+        return h
+    calls = {"numpy eager": numpy_eager}
+    for backend in ("numpy", "llvm"):
+        compiled = irflow.compile(loop, backend=backend)
+        calls[f"irflow {backend}"] = (lambda c, t: lambda h: np.asarray(c(t(h))))(compiled,
+                                                                               tensor_once())
+    if HAVE["torch"]:
+        torch = _torch()
+        tw, tb = torch.from_numpy(w), torch.from_numpy(b)
+
+        def torch_run(h):  # eager: torch.compile breaks the graph at the data-dependent test
+            h = torch.from_numpy(h)
+            with torch.no_grad():
+                diff = 1.0
+                while diff > 1e-4:
+                    new = torch.tanh(h @ tw + tb)
+                    diff = float((new - h).abs().max())
+                    h = new
+            return h.numpy()
+        torch_run.mode = "eager (a data-dependent loop)"
+        calls["torch"] = torch_run
+    if HAVE["jax"]:
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def jax_fn(h):
+            def body(carry):
+                h, _ = carry
+                new = jnp.tanh(h @ w + b)
+                return new, jnp.abs(new - h).max()
+            return jax.lax.while_loop(lambda c: c[1] > 1e-4, body, (h, jnp.float32(1.0)))[0]
+        calls["jax.jit"] = lambda h: np.asarray(jax_fn(h).block_until_ready())
+    if HAVE["paddle"]:
+        paddle = _paddle()
+        pw, pb = paddle.to_tensor(w), paddle.to_tensor(b)
+
+        def paddle_run(h):
+            h = paddle.to_tensor(h)
+            with paddle.no_grad():
+                diff = 1.0
+                while diff > 1e-4:
+                    new = paddle.tanh(h @ pw + pb)
+                    diff = float((new - h).abs().max())
+                    h = new
+            return h.numpy()
+        calls["paddle"] = paddle_run
+    return (x,), calls, "allclose"
+
+
+def conv_bn_relu(shape):
+    channels = shape[1]
+    model = ConvBNReLU(channels)
+    rng = np.random.default_rng(1)  # running statistics that are not the identity
+    model.bn._mean.set_value(rng.standard_normal(channels).astype(np.float32) * 0.1)
+    model.bn._variance.set_value(rng.uniform(0.5, 2, channels).astype(np.float32))
+    model.bn.weight.set_value(rng.uniform(0.5, 1.5, channels).astype(np.float32))
+    model.bn.bias.set_value(rng.standard_normal(channels).astype(np.float32) * 0.1)
+    model.eval()
+    w, cb = model.conv.weight.numpy(), model.conv.bias.numpy()
+    mean, var = model.bn._mean.numpy(), model.bn._variance.numpy()
+    gamma, beta, eps = model.bn.weight.numpy(), model.bn.bias.numpy(), np.float32(1e-5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    w_rows = w.reshape(w.shape[0], -1)
+
+    def numpy_eager(x):
+        n, c, h, wd = x.shape
+        padded = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+        cols = sliding_window_view(padded, (3, 3), axis=(2, 3))       # [N, C, H, W, 3, 3]
+        cols = cols.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * wd, c * 9)
+        y = (cols @ w_rows.T + cb).reshape(n, h, wd, -1).transpose(0, 3, 1, 2)
+        y = (y - mean[:, None, None]) / np.sqrt(var[:, None, None] + eps)
+        return np.maximum(y * gamma[:, None, None] + beta[:, None, None], 0)
+    calls = {"numpy eager": numpy_eager}
+    for backend in ("numpy", "llvm"):
+        calls[f"irflow {backend}"] = irflow_inference(model, shape, backend, freeze=True)
+    if HAVE["torch"]:
+        torch = _torch()
+        conv = torch.nn.Conv2d(channels, channels, 3, padding=1)
+        bn = torch.nn.BatchNorm2d(channels, eps=1e-5)
+        conv.weight.data, conv.bias.data = torch.from_numpy(w), torch.from_numpy(cb)
+        bn.running_mean.data, bn.running_var.data = torch.from_numpy(mean), torch.from_numpy(var)
+        bn.weight.data, bn.bias.data = torch.from_numpy(gamma), torch.from_numpy(beta)
+        net = torch.nn.Sequential(conv, bn, torch.nn.ReLU()).eval()
+        with torch.no_grad():
+            net, mode = _torch_compiled(torch, net, (torch.from_numpy(x),))
+
+        def torch_run(x):
+            with torch.no_grad():
+                return net(torch.from_numpy(x)).numpy()
+        torch_run.mode = mode
+        calls["torch"] = torch_run
+    if HAVE["jax"]:
+        import jax
+        import jax.numpy as jnp
+
+        @jax.jit
+        def jax_fn(x):
+            y = jax.lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)))
+            y = y + cb[:, None, None]
+            y = (y - mean[:, None, None]) / jnp.sqrt(var[:, None, None] + eps)
+            return jnp.maximum(y * gamma[:, None, None] + beta[:, None, None], 0)
+        calls["jax.jit"] = lambda x: np.asarray(jax_fn(x).block_until_ready())
+    if HAVE["paddle"]:
+        paddle = _paddle()
+        pconv = paddle.nn.Conv2D(channels, channels, 3, padding=1)
+        pbn = paddle.nn.BatchNorm2D(channels, epsilon=1e-5)
+        pconv.weight.set_value(w)
+        pconv.bias.set_value(cb)
+        pbn._mean.set_value(mean)
+        pbn._variance.set_value(var)
+        pbn.weight.set_value(gamma)
+        pbn.bias.set_value(beta)
+        pnet = paddle.nn.Sequential(pconv, pbn, paddle.nn.ReLU())
+        pnet.eval()
+
+        def paddle_run(x):
+            with paddle.no_grad():
+                return pnet(paddle.to_tensor(x)).numpy()
+        calls["paddle"] = paddle_run
+    return (x,), calls, "allclose"
+
+
+WORKLOADS = [
+    ("LayerNorm(x + GELU(x*w + b)), [4096,1024]", lambda: layer_norm_gelu((4096, 1024)), 1),
+    ("MLP 784-512-256-10, batch 1024, inference", lambda: mlp_inference([784, 512, 256, 10], 1024), 1),
+    ("MLP 784-256-10, batch 256, training step (SGD)", lambda: training_step([784, 256, 10], 256), 1),
+    ("while h = tanh(h @ W + b) converges, [64,256]", lambda: converging_loop((64, 256)), 1),
+    ("MLP 784-64-10, batch 1, per-call latency", lambda: mlp_inference([784, 64, 10], 1), 20),
+    ("Conv2D+BatchNorm+ReLU, [8,16,32,32], eval, frozen", lambda: conv_bn_relu((8, 16, 32, 32)), 1),
+]
+
+
+# ---------------------------------------------------------------- measuring
+
+def check(name, calls, inputs, compare) -> None:
+    """Every system agrees with NumPy eager (a first call also warms each up)."""
+    want = calls["numpy eager"](*inputs)
+    for system, fn in calls.items():
+        if system == "numpy eager":
+            continue  # (a training step has moved its weights: the others' first step is compared)
+        got = fn(*inputs)
+        ok = (abs(got - want) <= 1e-4 * max(1.0, abs(want)) if compare == "loss" else
+              np.allclose(np.asarray(got), want, rtol=2e-3, atol=2e-3))
+        if not ok:
+            raise SystemExit(f"{name}: {system} disagrees with NumPy eager")
+
+
+def medians(calls: dict, inputs, samples: int, batch: int) -> dict:
+    """The median wall time of a call of each system; samples alternate between
+    the systems (forwards, then backwards), each sample the mean of `batch` calls."""
+    for fn in calls.values():
+        fn(*inputs)
+    names = list(calls)
+    times = {name: [] for name in names}
+    for k in range(samples):
+        for name in (names if k % 2 == 0 else reversed(names)):
+            fn = calls[name]
+            start = time.perf_counter()
+            for _ in range(batch):
+                fn(*inputs)
+            times[name].append((time.perf_counter() - start) / batch)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def peak_mb(fn, inputs) -> float:
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        fn(*inputs)
+        return (tracemalloc.get_traced_memory()[1] - before) / 2 ** 20
+    finally:
+        tracemalloc.stop()
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} µs"
+
+
+def machine() -> str:
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    versions = [f"numpy {np.__version__}"]
+    for module in ("llvmlite", "scipy", "torch", "jax", "paddle"):
+        if importlib.util.find_spec(module) is not None:
+            versions.append(f"{module} {__import__(module).__version__}")
+    return f"{model}, {os.cpu_count()} cpus; python {platform.python_version()}; " \
+           + ", ".join(versions)
+
+
+# ---------------------------------------------------------------- compile time
+
+COMPILE_ONE = """
+import os, sys, time
+import numpy as np
+import irflow
+from irflow import nn
+F = irflow.nn.functional
+model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+opt = irflow.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
+rng = np.random.default_rng(0)
+x = irflow.to_tensor(rng.standard_normal((256, 784)).astype(np.float32))
+y = irflow.to_tensor(rng.integers(0, 10, (256, 1)))
+def step(x, labels):
+    loss = F.cross_entropy(model(x), labels)
+    loss.backward()
+    opt.step()
+    opt.clear_grad()
+    return loss
+start = time.perf_counter()
+compiled = irflow.compile(step, backend=sys.argv[1])
+float(compiled(x, y))
+print(f"{time.perf_counter() - start:.3f}")
+"""
+
+
+def compile_times() -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, IRFLOW_CACHE_DIR=cache)
+        for label, backend in (("numpy", "numpy"), ("llvm, empty kernel cache", "llvm"),
+                               ("llvm, warm kernel cache", "llvm")):
+            out = subprocess.run([sys.executable, "-c", COMPILE_ONE, backend], env=env,
+                                 capture_output=True, text=True, check=True).stdout
+            print(f"| training step MLP 784-256-10, backend {label} | {out.strip()} s |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--compile", action="store_true")
+    args = parser.parse_args()
+    samples = 5 if args.quick else 21
+    irflow.seed(0)
+    built = []
+    for name, make, batch in WORKLOADS:
+        inputs, calls, compare = make()
+        check(name, calls, inputs, compare)
+        built.append((name, inputs, calls, batch))
+    print(f"machine: {machine()}")
+    print(f"BLAS: {blas_report()}")
+    print("unset before loading: OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE; one thread each")
+    print()
+    print("| workload | " + " | ".join(SYSTEMS) + " | peak MB (" + " / ".join(TRACED) + ") |")
+    print("|---" * (len(SYSTEMS) + 2) + "|")
+    for name, inputs, calls, batch in built:
+        times = medians(calls, inputs, samples, batch)
+        base = times["numpy eager"]
+        cells = [f"{_time(times[s])} ({times[s] / base:.3f})" for s in SYSTEMS]
+        peaks = " / ".join(f"{peak_mb(calls[s], inputs):.1f}" for s in TRACED)
+        print(f"| {name} | " + " | ".join(cells) + f" | {peaks} |", flush=True)
+    if HAVE["torch"]:
+        print("\ntorch: " + "; ".join(f"{name}: {getattr(calls.get('torch'), 'mode', '?')}"
+                                      for name, _, calls, _ in built))
+    if args.compile:
+        print()
+        print("| compile (fresh process: trace, autodiff, passes, kernels, first call) | s |")
+        print("|---|---|")
+        compile_times()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""Float32-native vectorizable approximations of exp, log, tanh, sigmoid and erf.
+
+`mathlib.Math` computes every function in float64, which for float32 data halves the
+vector width and, for erf, costs a 50-term series: the float32 erf was most of a
+fused GELU's time. These functions work in float32 throughout: range reduction, then
+a minimax polynomial whose coefficients are float32 constants fitted by
+``tools/fit_float32_math.py`` (weighted minimax by Lawson's algorithm against mpmath,
+coefficients rounded to float32 one at a time with refitting; the script's docstring
+says what each fit approximates and its weight). `ScalarEmitter` uses them for
+float32; float32 sin and cos, and every float64 function, stay in `mathlib`. They
+are branch-free: both sides of
+a piecewise function are computed and a select picks one, so the loop vectorizer
+turns them into ``<16 x float>`` code on AVX-512.
+
+Measured maximum errors against the correctly rounded result (over every 16th
+float32 and the edges; ``tests/codegen/llvm/jit/test_math.py`` asserts the bounds
+and docs/llvm.md lists them): exp 1 ulp, log 1, tanh 1, sigmoid 2, erf 1.
+
+- exp: ``x = k ln2 + r``, ``|r| <= ln2/2``, ln2 split in a 16-bit high part (``k
+  LN2_HI`` is exact for ``|k| < 2**8``, and so is ``x - k LN2_HI``, FMA or not);
+  ``e**r = 1 + r + r**2 P(r)``, P of degree 4; ``2**k`` applied as two factors so
+  overflow gives inf and the denormal range rounds once. x is clamped to
+  [-104, 89] first (beyond, the result is 0 or inf anyway).
+- expm1 (for tanh): the same reduction, ``2**k (1 + p) - 1 = 2**k p + (2**k - 1)``
+  in one FMA, and ``p`` itself where ``k = 0`` (no cancellation near 0).
+- log: ``x = 2**e m``, ``m`` in ``[sqrt(1/2), sqrt(2))`` (denormals scaled by
+  ``2**24`` first), ``f = m - 1`` (exact), ``log(1+f) = f + f**2 (f P(f) - 1/2)``,
+  P of degree 7, plus ``e ln2`` in two parts.
+- tanh: ``a + a**3 P(a**2)`` for ``a = |x| < 0.625`` (P of degree 4), above
+  ``tanh a = e / (e + 2)`` with ``e = expm1(2a)``, ``2a`` clamped to 40 (tanh rounds
+  to 1 from |x| = 9.01).
+- sigmoid: ``1 / (1 + e**-x)`` for ``x >= 0`` and ``e**x / (1 + e**x)`` below.
+- erf: ``a + a P(a**2)`` for ``a = |x| < 0.921875`` (P of degree 6, P(0) =
+  2/sqrt(pi) - 1, so the leading term is exact); above, ``1 - exp(Q(a - 1.25))``
+  with Q a degree-7 fit of ``log erfc``: erfc's relative error reaches erf damped
+  by ``erfc/erf <= 0.2``; 1 from ``a >= 3.9192059``, where erfc < 2**-25.
+
+Special values follow NumPy as `mathlib` does: NaN in, NaN out (clamps and selects
+use ordered compares that keep NaN), exp(-inf) = 0, log(0) = -inf, log(x < 0) = NaN,
+signed zeros kept by the odd functions.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+
+from .mathlib import _split_hi
+
+F32 = ir.FloatType()
+I32 = ir.IntType(32)
+
+FUNCTIONS = frozenset({"exp", "log", "tanh", "sigmoid", "erf"})
+
+# Coefficients from tools/fit_float32_math.py (all exactly float32).
+EXP_P = (0.4999999403953552, 0.1666652113199234, 0.041668277233839035,
+         0.008368686772882938, 0.001381982583552599)
+LOG_P = (0.3333333134651184, -0.2500082552433014, 0.20001249015331268,
+         -0.1662318855524063, 0.14201216399669647, -0.13161522150039673,
+         0.1276593804359436, -0.07635954022407532)
+TANH_SMALL_P = (-0.3333328068256378, 0.13331405818462372, -0.05373651534318924,
+                0.02062816731631756, -0.0056922961957752705)
+TANH_SPLIT = 0.625
+ERF_SMALL_P = (0.12837916612625122, -0.3761262893676758, 0.11283625662326813,
+               -0.026855725795030594, 0.005192369222640991, -0.0008049063617363572,
+               7.992296741576865e-05)
+ERF_TAIL_Q = (-2.5626537799835205, -3.0677242279052734, -0.8708019852638245,
+              -0.032671935856342316, 0.007717098109424114, -0.0016586222918704152,
+              0.00045592719106934965, -0.00011816102778539062)
+ERF_SPLIT = 0.921875
+ERF_CENTER = 1.25
+ERF_ONE = 3.9192059  # erfc(a) <= 2**-25 from here on: erf rounds to 1
+
+LN2_HI = _split_hi(math.log(2), 16)
+LN2_LO = float(np.float32(math.log(2) - LN2_HI))
+LOG2E = 1.4426950216293335  # float32(1 / ln 2)
+SQRT2 = 1.4142135381698608  # float32(sqrt 2), just above sqrt 2
+
+
+class Math32:
+    """Emits the float32 approximations at `builder`'s position (`fma`: as `Math`)."""
+
+    def __init__(self, builder: ir.IRBuilder, fma: bool):
+        self.b = builder
+        self.has_fma = fma
+
+    # ------------------------------------------------------------ primitives
+
+    def intrinsic(self, name: str, ret, args) -> ir.Function:
+        fn = self.b.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.b.module, ir.FunctionType(ret, args), name=name)
+        return fn
+
+    def unary(self, name: str, x):
+        return self.b.call(self.intrinsic(f"llvm.{name}.f32", F32, [F32]), [x])
+
+    def c(self, value: float):
+        return ir.Constant(F32, value)
+
+    def i(self, value: int):
+        return ir.Constant(I32, value)
+
+    def fma(self, x, y, z):
+        if self.has_fma:
+            return self.b.call(self.intrinsic("llvm.fma.f32", F32, [F32, F32, F32]), [x, y, z])
+        return self.b.fadd(self.b.fmul(x, y), z)
+
+    def horner(self, x, coefficients):
+        acc = self.c(coefficients[-1])
+        for coef in reversed(coefficients[:-1]):
+            acc = self.fma(acc, x, self.c(coef))
+        return acc
+
+    def select(self, cond, x, y):
+        return self.b.select(cond, x, y)
+
+    def lt(self, x, limit: float):
+        return self.b.fcmp_ordered("<", x, self.c(limit))
+
+    def clamp(self, x, low: float, high: float):
+        """x limited to [low, high], keeping NaN."""
+        x = self.select(self.b.fcmp_ordered(">", x, self.c(high)), self.c(high), x)
+        return self.select(self.lt(x, low), self.c(low), x)
+
+    def bits(self, x):
+        return self.b.bitcast(x, I32)
+
+    def with_sign_of(self, value, sign_source):
+        sign = self.b.and_(self.bits(sign_source), self.i(-(1 << 31)))
+        return self.b.bitcast(self.b.xor(self.bits(value), sign), F32)
+
+    def pow2(self, k):
+        """2.0**k for an i32 k in [-126, 127]."""
+        return self.b.bitcast(self.b.shl(self.b.add(k, self.i(127)), self.i(23)), F32)
+
+    def to_int(self, kf):
+        """An integral float (possibly NaN) as an i32; NaN gives 0, never poison."""
+        nan = self.b.fcmp_unordered("uno", kf, kf)
+        return self.b.fptosi(self.select(nan, self.c(0.0), kf), I32)
+
+    # ------------------------------------------------------------ exp, expm1
+
+    def _reduce(self, x):
+        """(k, p) with x = k ln2 + r, p = expm1(r), for |x| <= 104."""
+        kf = self.unary("rint", self.b.fmul(x, self.c(LOG2E)))
+        neg_k = self.b.fneg(kf)
+        r = self.fma(neg_k, self.c(LN2_HI), x)  # exact
+        r = self.fma(neg_k, self.c(LN2_LO), r)
+        p = self.fma(self.b.fmul(r, r), self.horner(r, EXP_P), r)
+        return self.to_int(kf), p
+
+    def exp(self, x):
+        k, p = self._reduce(self.clamp(x, -104.0, 89.0))
+        k1 = self.b.ashr(k, self.i(1))
+        k2 = self.b.sub(k, k1)
+        y = self.b.fadd(self.c(1.0), p)
+        return self.b.fmul(self.b.fmul(y, self.pow2(k1)), self.pow2(k2))
+
+    def _exp_moderate(self, x):
+        """e**x for x in [-87, 0] (what erf's tail needs): one scaling factor."""
+        k, p = self._reduce(x)
+        return self.b.fmul(self.b.fadd(self.c(1.0), p), self.pow2(k))
+
+    def _expm1(self, x):
+        """e**x - 1 for x in [0, 40]."""
+        k, p = self._reduce(x)
+        scale = self.pow2(k)
+        scaled = self.fma(scale, p, self.b.fsub(scale, self.c(1.0)))
+        return self.select(self.b.icmp_signed("==", k, self.i(0)), p, scaled)
+
+    # ------------------------------------------------------------ log
+
+    def log(self, x):
+        b = self.b
+        tiny = self.lt(x, 2.0 ** -126)
+        scaled = self.select(tiny, b.fmul(x, self.c(2.0 ** 24)), x)
+        bits = self.bits(scaled)
+        e = b.sub(b.lshr(bits, self.i(23)), self.i(127))
+        e = b.sub(e, b.select(tiny, self.i(24), self.i(0)))
+        m = b.bitcast(b.or_(b.and_(bits, self.i((1 << 23) - 1)), self.i(127 << 23)), F32)
+        big = b.fcmp_ordered(">", m, self.c(SQRT2))
+        m = self.select(big, b.fmul(m, self.c(0.5)), m)
+        e = b.select(big, b.add(e, self.i(1)), e)
+        f = b.fsub(m, self.c(1.0))
+        t = self.fma(f, self.horner(f, LOG_P), self.c(-0.5))
+        log_m = self.fma(b.fmul(f, f), t, f)
+        ef = b.sitofp(e, F32)
+        result = self.fma(ef, self.c(LN2_HI), self.fma(ef, self.c(LN2_LO), log_m))
+        result = self.select(b.fcmp_ordered("==", x, self.c(math.inf)), x, result)
+        result = self.select(b.fcmp_ordered("==", x, self.c(0.0)), self.c(-math.inf), result)
+        invalid = b.fcmp_unordered("<", x, self.c(0.0))  # x < 0 or NaN
+        return self.select(invalid, self.c(math.nan), result)
+
+    # ------------------------------------------------------------ tanh, sigmoid
+
+    def tanh(self, x):
+        a = self.unary("fabs", x)
+        y = self.clamp(self.b.fmul(a, self.c(2.0)), 0.0, 40.0)
+        e = self._expm1(y)
+        large = self.b.fdiv(e, self.b.fadd(e, self.c(2.0)))
+        u = self.b.fmul(a, a)
+        small = self.fma(self.b.fmul(a, u), self.horner(u, TANH_SMALL_P), a)
+        value = self.select(self.lt(a, TANH_SPLIT), small, large)
+        return self.with_sign_of(value, x)
+
+    def sigmoid(self, x):
+        e = self.exp(self.b.fneg(self.unary("fabs", x)))
+        top = self.select(self.b.fcmp_ordered(">=", x, self.c(0.0)), self.c(1.0), e)
+        return self.b.fdiv(top, self.b.fadd(self.c(1.0), e))
+
+    # ------------------------------------------------------------ erf
+
+    def erf(self, x):
+        b = self.b
+        a = self.unary("fabs", x)
+        small = self.fma(a, self.horner(b.fmul(a, a), ERF_SMALL_P), a)
+        t = b.fsub(self.clamp(a, 0.0, ERF_ONE), self.c(ERF_CENTER))
+        tail = b.fsub(self.c(1.0), self._exp_moderate(self.horner(t, ERF_TAIL_Q)))
+        value = self.select(self.lt(a, ERF_SPLIT), small, tail)
+        value = self.select(b.fcmp_ordered(">=", a, self.c(ERF_ONE)), self.c(1.0), value)
+        return self.with_sign_of(value, x)
