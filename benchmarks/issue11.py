@@ -85,6 +85,19 @@ def _torch_compiled(torch, fn, probe):
         return fn, f"eager: torch.compile failed ({type(e).__name__})"
 
 
+def _torch_inference(torch, fn, x):
+    """`fn` (a module or function) compiled by `_torch_compiled`, run as the other
+    systems are: an array in (shared by `from_numpy`), an array out."""
+    with torch.no_grad():
+        fn, mode = _torch_compiled(torch, fn, (torch.from_numpy(x),))
+
+    def run(x):
+        with torch.no_grad():
+            return fn(torch.from_numpy(x)).numpy()
+    run.mode = mode
+    return run
+
+
 def _paddle():
     import paddle
     paddle.set_device("cpu")
@@ -153,14 +166,7 @@ def mlp_inference(widths, batch):
     if HAVE["torch"]:
         torch = _torch()
         net = torch_mlp(torch, weights).eval()
-        with torch.no_grad():
-            net, mode = _torch_compiled(torch, net, (torch.from_numpy(x),))
-
-        def torch_run(x):
-            with torch.no_grad():
-                return net(torch.from_numpy(x)).numpy()
-        torch_run.mode = mode
-        calls["torch"] = torch_run
+        calls["torch"] = _torch_inference(torch, net, x)
     if HAVE["jax"]:
         import jax
         import jax.numpy as jnp
@@ -211,14 +217,7 @@ def layer_norm_gelu(shape):
 
         def block(x):
             return ln(x + torch.nn.functional.gelu(x * tw + tb))
-        with torch.no_grad():
-            fn, mode = _torch_compiled(torch, block, (torch.from_numpy(x),))
-
-        def torch_run(x):
-            with torch.no_grad():
-                return fn(torch.from_numpy(x)).numpy()
-        torch_run.mode = mode
-        calls["torch"] = torch_run
+        calls["torch"] = _torch_inference(torch, block, x)
     if HAVE["jax"]:
         import jax
         import jax.numpy as jnp
@@ -464,14 +463,7 @@ def conv_bn_relu(shape):
         bn.running_mean.data, bn.running_var.data = torch.from_numpy(mean), torch.from_numpy(var)
         bn.weight.data, bn.bias.data = torch.from_numpy(gamma), torch.from_numpy(beta)
         net = torch.nn.Sequential(conv, bn, torch.nn.ReLU()).eval()
-        with torch.no_grad():
-            net, mode = _torch_compiled(torch, net, (torch.from_numpy(x),))
-
-        def torch_run(x):
-            with torch.no_grad():
-                return net(torch.from_numpy(x)).numpy()
-        torch_run.mode = mode
-        calls["torch"] = torch_run
+        calls["torch"] = _torch_inference(torch, net, x)
     if HAVE["jax"]:
         import jax
         import jax.numpy as jnp
