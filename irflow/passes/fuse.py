@@ -26,7 +26,10 @@ kernels of its own, since regions are closed), in one walk in program order:
   kernel recomputes it.
 - **Cost rule for recomputation.** A group that reads an elementwise value made
   elsewhere recomputes it instead, when at most ``max-recompute`` elementwise ops
-  compute it from values the group reads anyway (and scalar constants): the kernel
+  compute it from values the group reads anyway (and scalar constants), each one
+  whose every implementation gives the same bits (`EXACT`: arithmetic, comparisons,
+  selections; not exp or tanh, which a kernel may compute an ulp away from NumPy,
+  so that a recomputed copy would not equal the value computed outside): the kernel
   then reads one array fewer from memory and no new one, for a few arithmetic ops
   per element, which a memory-bound loop does for free. Otherwise it reads it.
 - **Worth a kernel.** A group becomes a fused op when it has two ops or more (a
@@ -264,6 +267,18 @@ def _lines_up(op: Operation, domain: Shape, axes) -> bool:
     return (1,) * (len(domain) - len(shape)) + shape == kept
 
 
+# Elementwise ops whose every implementation gives the same bits (IEEE's correctly
+# rounded arithmetic, comparisons, selections, exact roundings and casts). Only these
+# are recomputed: a kernel's own exp or tanh may differ from NumPy's by an ulp, and a
+# recomputed copy of a value that is also computed outside the kernel would then not
+# equal it (``h == h.max(...)`` finding no maximum).
+EXACT = frozenset({
+    "abs", "add", "cast", "ceil", "div", "eq", "floor", "ge", "gt", "isfinite", "isinf",
+    "isnan", "le", "logical_and", "logical_not", "logical_or", "logical_xor", "lt",
+    "maximum", "minimum", "mul", "ne", "neg", "relu", "round", "select", "sign", "sqrt",
+    "stop_gradient", "sub"})
+
+
 def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:
     """Apply the cost rule: recompute read values whose producers read only what the
     group reads anyway. Only ops of groups built after this one (those ending before
@@ -273,7 +288,8 @@ def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:
     remaining = set(reads)
     for v in reads:
         cone = _cone(v, remaining - {v},
-                     lambda op: group.kinds.get(op) == _ELEMENTWISE and group_of[op] is not group
+                     lambda op: group.kinds.get(op) == _ELEMENTWISE and op.name in EXACT
+                     and group_of[op] is not group
                      and group.order[group_of[op].root] < root, max_recompute)
         if cone:
             remaining.discard(v)

@@ -74,3 +74,26 @@ def test_the_generator_makes_fused_ops_with_reductions(compiler):
                 kinds.add("nested" if op.parent.parent is not None
                           and op.parent.parent.parent is not None else "top")
     assert kinds >= {"elementwise", "reduction", "anchor", "plain", "nested"}
+
+
+def test_a_value_computed_outside_a_kernel_is_not_recomputed_inside_by_other_code(compiler):
+    """%1 equals %0 exactly (a product over no axes): were tanh recomputed in the
+    kernel by the generated code, an ulp from NumPy's tanh, `gt %1, %0` would flip and
+    the result jump (found by a deep hypothesis run)."""
+    text = """
+func @f(%x: f64[3]) -> f64[3] {
+  %0 = tanh %x : f64[3]
+  %1 = prod %0 {axis=[]} : f64[3]
+  %2 = gt %1, %0 : bool[3]
+  %3 = const {value=0.41} : f64
+  %4 = select %2, %3, %1 : f64[3]
+  %5 = tanh %4 : f64[3]
+  return %5
+}
+"""
+    module = parse(text)
+    PassManager(DEFAULT_PIPELINE, verify_each=True).run(module)
+    plan = compile_plan(module.main, Counting(compiler))
+    for seed in range(20):
+        x = np.random.default_rng(seed).uniform(-2, 2, 3)
+        np.testing.assert_allclose(plan(x)[0], run(parse(text), x)[0], rtol=1e-12)
