@@ -70,13 +70,13 @@ def _in_place(name: str, fn, keep_shape: bool = True):
     return method
 
 
-def _zero_(self):
-    return manipulation.in_place(self, math.multiply(self, 0), "zero")
-
-
 def _fill_(self, value):
     from .creation import full_like
     return manipulation.in_place(self, full_like(self, value), "fill")
+
+
+def _zero_(self):
+    return _fill_(self, 0)  # not x * 0, which keeps NaN and makes inf NaN
 
 
 _IN_PLACE = {

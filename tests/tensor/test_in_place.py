@@ -29,6 +29,11 @@ def test_each_method_changes_the_tensor_and_returns_it(name, args, want):
     assert x.dtype == paddle.float32
 
 
+def test_zero_clears_nan_and_inf_too():
+    x = paddle.to_tensor(np.array([np.nan, np.inf, -np.inf, 2.0], "float32"))
+    np.testing.assert_array_equal(x.zero_().numpy(), np.zeros(4, "float32"))
+
+
 def test_shape_methods_change_the_shape_and_others_keep_it():
     x = paddle.to_tensor(A)
     assert x.reshape_([3, 2]) is x and x.shape == [3, 2]
