@@ -221,6 +221,8 @@ class Program:
     def call(self, inputs: Sequence, arrays: Sequence[np.ndarray]) -> list[Tensor]:
         """The outputs for the call's `inputs` (Tensors or arrays) and their `arrays`:
         recorded in the dynamic graph when a gradient is, else run directly."""
+        for k in self.changed_inputs:  # before anything runs, so a refusal changes nothing
+            _check_changeable(inputs[k], k)
         wrt = self.gradient_sources(inputs)
         if wrt:
             outs = self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
@@ -230,7 +232,8 @@ class Program:
         if self.changed_inputs:
             outs, changed = outs[:-len(self.changed_inputs)], outs[-len(self.changed_inputs):]
             for k, new in zip(self.changed_inputs, changed):
-                _write_into(inputs[k], new, k)
+                if isinstance(inputs[k], Tensor):  # an array passed in: its copy was the input
+                    inputs[k]._value = new._value
         if not self.attributes:
             return outs
         n = len(outs) - len(self.attributes)
@@ -721,18 +724,15 @@ def _unstopped(v):
     return v
 
 
-def _write_into(given, new: Tensor, k: int) -> None:
-    """The value of input `k`, which the compiled code changed in place (``x[i] = v``),
-    written into the caller's tensor, as eager code changes it. An input that
-    requires a gradient is refused, as eager code refuses a leaf's change (and a
-    program cannot rebind the caller's graph)."""
-    if not isinstance(given, Tensor):
-        return  # a NumPy array passed in: its copy was the input
-    if not given.stop_gradient:
+def _check_changeable(given, k: int) -> None:
+    """Input `k`, which the compiled code changes in place (``x[i] = v``; each call
+    writes the new value into the caller's tensor, as eager code changes it), may be
+    changed: not if it requires a gradient, as eager code refuses a leaf's change
+    (and a program cannot rebind the caller's graph)."""
+    if isinstance(given, Tensor) and not given.stop_gradient:
         raise IrflowError(f"input {k} requires a gradient and the compiled code changes it "
                           "in place; work on a copy (x = x.clone()) or pass it with "
                           "stop_gradient=True", user_location())
-    given._value = new._value
 
 
 def symbol_to_fix(types_, e: DimMismatch) -> tuple[str, int | str]:
