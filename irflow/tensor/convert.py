@@ -91,18 +91,21 @@ def dims(values) -> tuple:
 def _vector_dims(t: Tensor) -> tuple:
     """The dims of a traced 1-D tensor of sizes, such as ``paddle.shape(x)`` gives:
     each element's dim, when the tensor stacks sizes the program knows."""
-    op = t._ir.op
-    found = None
-    if op is not None and op.name == "stack":
-        found = [_value_dim(v) for v in op.operands]
-    if found is None or None in found:
-        from ..dispatch import user_location
-        from ..errors import ConversionError
-        raise ConversionError("a shape given as a tensor needs sizes known when the "
-                              "program is compiled, or symbolic sizes such as "
-                              "paddle.shape(x) gives; this one is computed from tensor "
-                              "values", user_location())
+    op = getattr(t._ir, "op", None)  # a block argument has none
+    found = [_value_dim(v) for v in op.operands] if op is not None and op.name == "stack" \
+        else [None]
+    if None in found:
+        raise _computed_size("a shape given as a tensor", "paddle.shape(x)")
     return tuple(found)
+
+
+def _computed_size(what: str, symbolic: str):
+    """The error for a shape that tensor values compute while tracing."""
+    from ..dispatch import user_location
+    from ..errors import ConversionError
+    return ConversionError(f"{what} needs sizes known when the program is compiled, or "
+                           f"symbolic sizes such as {symbolic} gives; this one is computed "
+                           "from tensor values", user_location())
 
 
 def _dim(v):
@@ -114,11 +117,7 @@ def _dim(v):
         return int(v.item())
     symbol = traced_dim(v)
     if symbol is None:
-        from ..dispatch import user_location
-        from ..errors import ConversionError
-        raise ConversionError("a shape needs sizes known when the program is compiled, or "
-                              "symbolic sizes taken from x.shape; this size is computed from "
-                              "tensor values", user_location())
+        raise _computed_size("a shape", "x.shape")
     return symbol
 
 

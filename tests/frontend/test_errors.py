@@ -159,3 +159,16 @@ def test_check_mode_names_the_first_op_that_differs():
     message = str(info.value)
     assert "first at op 'mul'" in message
     assert f"{THIS_FILE}:{line_of(f, 'y = h * 2.0')}" in message
+
+
+def test_a_shape_from_an_input_tensor_is_a_conversion_error():
+    """An input's values as a shape (``paddle.zeros(s)``) are known only when the
+    program runs: a ConversionError naming the line, not an internal error."""
+    def zeros_of(x, s):
+        return paddle.zeros(s) + x.sum()
+
+    compiled = paddle.compile(zeros_of, input_spec=[InputSpec([None, 3]),
+                                                    InputSpec([2], "int64")])
+    with pytest.raises(ConversionError, match="a shape given as a tensor") as info:
+        compiled(paddle.ones([2, 3]), paddle.to_tensor([2, 2]))
+    assert f"{THIS_FILE}:{line_of(zeros_of, 'paddle.zeros(s)')}" in str(info.value)
