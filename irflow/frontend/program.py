@@ -52,7 +52,7 @@ from ..passes.manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager,
                               split_at_autodiff)
 from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
-from ..tensor.tensor import Tensor
+from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
 from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
@@ -97,10 +97,17 @@ class Program:
         for g in tracer.grads.values():
             if isinstance(g, OneBranchGradient):
                 raise g.error()
+        zeroed = {k for k, g in tracer.grads.items() if g is not None
+                  and g is tracer.zero_grads.get(k)}
         self.grad_targets = [tracer.grad_owners[k] for k, g in tracer.grads.items()
-                             if g is not None]
+                             if g is not None and k not in zeroed]
         results += [tracer.value_of(tracer.grads[id(t)]) for t in self.grad_targets]
+        # gradients the program leaves zero-filled (clear_grad()): set by `_finish`, not
+        # computed (param, its gradient's dtype and shape)
+        self.zeroed_grads = [(tracer.grad_owners[k], tracer.grads[k]._ir.type.dtype.np,
+                              tracer.grads[k]._ir.type.shape) for k in zeroed]
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
+        self.sets_gradients = bool(self.grad_targets or self.zeroed_grads)  # a backward() ran
         self.uses_seed = tracer.seed_arg is not None
         # the arguments: inputs, state, the gradients read, then the seed
         self.grad_inputs = [p for p, _ in tracer.grad_inputs.values()]
@@ -121,7 +128,7 @@ class Program:
         self.input_names = [a.name for a in fn.args[:self.n_inputs]]
         # (tensor, the array frozen into the IR) for each state tensor made a constant
         self.frozen: list[tuple[Tensor, np.ndarray]] = []
-        if freeze and not self.grad_targets:
+        if freeze and not self.sets_gradients:
             self._freeze(fn)
         if pipeline is None:
             pipeline = INFERENCE_PIPELINE if self.frozen else DEFAULT_PIPELINE
@@ -147,7 +154,8 @@ class Program:
         self.ir = module
         self.plan = compile_plan(fn, lowering)
         # whether a call writes anything back (`_finish`)
-        self._writes_back = bool(self.update_targets or self.grad_targets or self.cleared_grads)
+        self._writes_back = bool(self.update_targets or self.grad_targets or self.cleared_grads
+                                 or self.zeroed_grads)
         self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
@@ -210,6 +218,11 @@ class Program:
                 p._grad._value = g
         for p in self.cleared_grads:
             p._grad = None
+        for p, dtype, shape in self.zeroed_grads:
+            if p._grad is None:
+                p._grad = Tensor._from_array(cleared_gradient(dtype, shape))
+            else:
+                p._grad._value = cleared_gradient(dtype, shape)
         return outs[:n]
 
     def returned(self, outputs: list[Tensor]):
@@ -248,7 +261,7 @@ class Program:
         """The arguments (inputs, then state) that require a gradient, if calling now
         should enter the dynamic graph: gradients are recorded and the program does
         not compute gradients itself. Empty otherwise."""
-        if not grad_enabled() or self.grad_targets:
+        if not grad_enabled() or self.sets_gradients:
             return ()
         return tuple(i for i, t in enumerate([*inputs, *self.state])
                      if isinstance(t, Tensor) and not t.stop_gradient
@@ -596,13 +609,15 @@ class CompiledFunction:
                 (*key[:-2], self._stored_attributes(), self._gradients_present())] = program
         return program
 
-    def _gradients_present(self) -> tuple[bool, ...]:
-        """Whether each parameter whose gradient a program read has one now: a trace
-        made while ``w.grad`` was None (the first ``backward()`` makes it) holds only
-        until the gradient exists; then ``backward()`` accumulates into it."""
+    def _gradients_present(self) -> tuple[int, ...]:
+        """Whether each parameter whose gradient a program read has none now (0), the
+        zero ``clear_grad()`` leaves (1) or another (2): a trace made while ``w.grad``
+        was None (the first ``backward()`` makes it) or zero holds only while it is;
+        then ``backward()`` accumulates into it."""
         if not self._watched_grads:
             return ()
-        return tuple(p._grad is not None for p in self._watched_grads)
+        return tuple(0 if p._grad is None else 1 if is_cleared_gradient(p._grad._value) else 2
+                     for p in self._watched_grads)
 
     def _stored_attributes(self) -> tuple[bool, ...]:
         """Whether each Layer attribute a program stores holds a tensor now: a trace

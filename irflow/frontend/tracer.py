@@ -36,7 +36,7 @@ from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
 from ..ir.registry import lookup
 from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
                         substitute_type, symbols_of)
-from ..tensor.tensor import Size, Tensor
+from ..tensor.tensor import Size, Tensor, is_cleared_gradient
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
 
@@ -220,6 +220,7 @@ class Tracer:
         self.grad_locs: dict[int, Location | None] = {}  # where each gradient was last set
         self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}  # id(param) -> (it, its arg)
         self.grad_presence: dict[int, Tensor] = {}    # params whose gradient was read
+        self.zero_grads: dict[int, Tensor] = {}       # id(param) -> its gradient, known zero
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
         self.alive: list[Tensor] = []
@@ -591,6 +592,8 @@ class Tracer:
         self.grad_presence[id(t)] = t
         if t._grad is None:
             return None
+        if is_cleared_gradient(t._grad._value):
+            return self._zero_grad(t)
         found = self.grad_inputs.get(id(t))
         if found is None:
             arg = self.fn.block.add_arg(TensorType(dtypes.from_numpy(t._grad._value),
@@ -598,6 +601,20 @@ class Tracer:
                                         f"{self.state_label(t)}@GRAD")
             found = self.grad_inputs[id(t)] = (t, self.wrap(arg))
         return found[1]
+
+    def _zero_grad(self, t: Tensor) -> Tensor:
+        """The gradient of `t` when it is ``clear_grad()``'s zero: a zero constant at the
+        start of the function, not an argument, so the program reads no array of zeros
+        and ``backward()`` replaces it instead of adding to it (as eager code does)."""
+        found = self.zero_grads.get(id(t))
+        if found is None:
+            array = t._grad._value
+            first = next(iter(self.fn.block.ops), None)
+            b = Builder(self.fn.block) if first is None else Builder.before(first)
+            b.loc = None
+            zero = b.zeros(TensorType(dtypes.from_numpy(array), array.shape))
+            found = self.zero_grads[id(t)] = self.wrap(zero)
+        return found
 
     def set_grad(self, t: Tensor, g) -> None:
         self._check_state_change("setting a gradient (backward(), clear_grad())")
@@ -610,9 +627,12 @@ class Tracer:
         g = self.grads[id(t)] if id(t) in self.grads else self.grad_of(t)
         if isinstance(g, OneBranchGradient):
             g = g.zeros_or_grad
-        if g is not None:
+        if g is None:
+            return
+        if set_to_zero:
             from ..tensor.creation import zeros_like
-            self.set_grad(t, zeros_like(g) if set_to_zero else None)
+            g = self.zero_grads[id(t)] = zeros_like(g)
+        self.set_grad(t, g if set_to_zero else None)
 
     def _block_computing(self, inputs) -> Block | None:
         """The block being traced, inside a region, when it computes every tensor of
@@ -666,7 +686,7 @@ class Tracer:
             if grad is None:
                 continue
             old = self.grad_of(t)
-            if old is not None:
+            if old is not None and old is not self.zero_grads.get(id(t)):
                 from ..tensor.math import add
                 grad = add(old, grad)
             self.set_grad(t, grad)

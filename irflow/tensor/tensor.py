@@ -222,7 +222,7 @@ class Tensor:
     def _accumulate_grad(self, g: np.ndarray) -> None:
         if self._grad is None:
             self._grad = Tensor._from_array(g)
-        elif _is_cleared(self._grad._value):
+        elif is_cleared_gradient(self._grad._value):
             self._grad._value = g
         else:
             self._grad._value = self._grad._value + g
@@ -236,7 +236,8 @@ class Tensor:
         if self._grad is None:
             return
         if set_to_zero:
-            self._grad._value = _cleared(self._grad._value)
+            old = self._grad._value
+            self._grad._value = cleared_gradient(old.dtype, old.shape)
         else:
             self._grad = None
 
@@ -343,13 +344,17 @@ class Parameter(Tensor):
 _SUPPORTED = {d.np for d in dtypes.ALL}
 
 
-def _cleared(like: np.ndarray) -> np.ndarray:
+def cleared_gradient(dtype, shape) -> np.ndarray:
     """A zero gradient that costs nothing: one zero broadcast to the shape (read-only,
-    all strides 0), which the next accumulation replaces instead of adding to."""
-    return np.broadcast_to(np.zeros((), like.dtype), like.shape)
+    all strides 0), which the next accumulation replaces instead of adding to (eager
+    ``backward()``), and which a compiled program does not read (its trace knows the
+    gradient is zero; see `irflow.frontend.tracer.Tracer.grad_of`)."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
 
 
-def _is_cleared(array: np.ndarray) -> bool:
+def is_cleared_gradient(array: np.ndarray) -> bool:
+    """Whether `array` is all zeros by its layout: one element broadcast (every
+    stride 0) that is zero. A check that reads one element, never the whole array."""
     return array.ndim > 0 and not any(array.strides) and not array.flat[0]
 
 

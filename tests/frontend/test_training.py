@@ -134,6 +134,42 @@ def test_compiled_backward_accumulates_into_the_gradients_across_calls():
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
+def test_zero_filled_gradients_are_known_zero_not_read():
+    """``clear_grad()`` leaves zero-filled gradients: a compiled step that clears them
+    sets them without computing zeros, and the next call's program knows they are zero
+    (it has no gradient arguments) yet still reads them as zeros and accumulates onto
+    them exactly as eager code does, including after eager code cleared them."""
+    compiled_model, eager_model = twins(5)
+
+    def make_step(model, clear):
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            seen = model.fc2.bias.grad  # None, zeros or the accumulated gradient
+            loss.backward()
+            if clear:
+                model.clear_gradients()
+            return loss if seen is None else loss + seen.sum()
+        return step
+
+    spec = [InputSpec([None, 4]), InputSpec([None], "int64")]
+    for clear in (True, False):
+        compiled = paddle.jit.to_static(make_step(compiled_model, clear), input_spec=spec)
+        eager = make_step(eager_model, clear)
+        for step in range(3):
+            x, y = data(30 + step, n=3 + step)
+            np.testing.assert_allclose(compiled(x, y).numpy(), eager(x, y).numpy(), rtol=1e-6)
+            for p, q in zip(compiled_model.parameters(), eager_model.parameters()):
+                assert p.grad is not None
+                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-7)
+            grad_args = [a for fn in compiled.ir.functions.values() for a in fn.args
+                         if a.name.endswith("GRAD")]
+            # cleared before the call (by the last call or by eager code): the program
+            # reads no gradient array
+            assert (grad_args == []) == (clear or step == 0)
+        for model in (compiled_model, eager_model):
+            model.clear_gradients()  # the accumulating step starts from eager's zeros
+
+
 def test_paddle_grad_inside_a_branch_and_a_loop_equals_eager():
     def f(x):
         y = (x ** 3).sum()
