@@ -470,42 +470,55 @@ class _Generator:
     def reduce(self, r: int):
         """Reduce the row buffer of reduction `r`: `ACCUMULATORS` independent vector
         accumulators over whole groups of vectors (so no combine waits for the one
-        before), a scalar one over the rest, then the vectors and their lanes in a
-        fixed order."""
+        before), then one over the whole vectors left, the vectors and their lanes
+        in a fixed order, then a scalar one over the rest. (A masked load of the rest
+        measured slower on short rows: a wide load of what narrow stores just wrote
+        cannot be forwarded from the store buffer.)"""
         spec, b = self.spec, self.b
         kind, acc = self.accumulation(r)
         dtype = spec.dtype(r)
-        memory, wide = MEMORY_TYPES[dtype], MEMORY_TYPES[acc]
         lanes = max(4, VECTOR_BYTES // BYTES[acc])
         group = lanes * ACCUMULATORS
-        vector = ir.VectorType(memory, lanes)
-        wide_vector = ir.VectorType(wide, lanes)
-        pointer = self.buffer[r]
         count = self.count
+        start = ir.Constant(ir.VectorType(MEMORY_TYPES[acc], lanes), [_identity(kind, acc)] * lanes)
         blocks = b.udiv(count, ir.Constant(I64, group))
-        start = ir.Constant(wide_vector, [_identity(kind, acc)] * lanes)
         with carried_loop(b, ir.Constant(I64, 0), blocks, [start] * ACCUMULATORS,
                           "v") as loop:
             first = b.mul(loop.index, ir.Constant(I64, group))
-            loop.next = []
-            for k, total in enumerate(loop.values):
-                address = b.gep(pointer, [b.add(first, ir.Constant(I64, k * lanes))],
-                                inbounds=True, source_etype=memory)
-                chunk = self.widen(b.load(address, typ=vector, align=BYTES[dtype]), dtype,
-                                   acc, wide_vector)
-                loop.next.append(self.combine(kind, acc, total, chunk))
+            loop.next = [self.combine(kind, acc, total,
+                                      self.chunk(r, b.add(first, ir.Constant(I64, k * lanes))))
+                         for k, total in enumerate(loop.values)]
         totals = list(loop.values)
+        whole = b.udiv(count, ir.Constant(I64, lanes))
+        with carried_loop(b, b.mul(blocks, ir.Constant(I64, ACCUMULATORS)), whole,
+                          [totals[0]], "w") as rest:
+            rest.next = [self.combine(kind, acc, rest.values[0],
+                                      self.chunk(r, b.mul(rest.index, ir.Constant(I64, lanes))))]
+        totals[0] = rest.values[0]
         while len(totals) > 1:
             totals = [self.combine(kind, acc, x, y) for x, y in zip(totals[::2], totals[1::2])]
         scalar = None
         for lane in range(lanes):
             x = b.extract_element(totals[0], ir.Constant(ir.IntType(32), lane))
             scalar = x if scalar is None else self.combine(kind, acc, scalar, x)
-        with carried_loop(b, b.mul(blocks, ir.Constant(I64, group)), count, [scalar],
+        with carried_loop(b, b.mul(whole, ir.Constant(I64, lanes)), count, [scalar],
                           "t") as tail:
-            x = self.widen(self.take(pointer, tail.index, dtype, raw=True), dtype, acc, wide)
+            x = self.widen(self.take(self.buffer[r], tail.index, dtype, raw=True), dtype, acc,
+                           MEMORY_TYPES[acc])
             tail.next = [self.combine(kind, acc, tail.values[0], x)]
         return self.finish(kind, dtype, acc, tail.values[0])
+
+    def chunk(self, r: int, first):
+        """The vector of reduction `r`'s row buffer from element `first`, in its
+        accumulator's dtype."""
+        b, spec = self.b, self.spec
+        kind, acc = self.accumulation(r)
+        dtype = spec.dtype(r)
+        lanes = max(4, VECTOR_BYTES // BYTES[acc])
+        vector = ir.VectorType(MEMORY_TYPES[dtype], lanes)
+        address = b.gep(self.buffer[r], [first], inbounds=True, source_etype=MEMORY_TYPES[dtype])
+        return self.widen(b.load(address, typ=vector, align=BYTES[dtype]), dtype, acc,
+                          ir.VectorType(MEMORY_TYPES[acc], lanes))
 
     def accumulation(self, r: int) -> tuple[str, str]:
         """Reduction `r`'s kind and the dtype it accumulates in."""
@@ -546,8 +559,10 @@ class _Generator:
 
 
 def _identity(kind: str, dtype: str):
+    """The value a reduction starts from: -0.0 for float sums (+0.0 would make the
+    sum of negative zeros +0.0; NumPy's is -0.0)."""
     if kind in ("sum", "mean", "any"):
-        return 0.0 if is_float(dtype) else 0
+        return -0.0 if is_float(dtype) else 0
     if kind in ("prod", "all"):
         return 1.0 if is_float(dtype) else 1
     bits = {"i32": 32, "i64": 64}.get(dtype)
