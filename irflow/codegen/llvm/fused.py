@@ -559,10 +559,10 @@ class _Generator:
 
 
 def _identity(kind: str, dtype: str):
-    """The value a reduction starts from: -0.0 for float sums (+0.0 would make the
-    sum of negative zeros +0.0; NumPy's is -0.0)."""
+    """The value a reduction starts from: +0.0 for float sums, so that a sum of
+    negative zeros is +0.0, as NumPy's."""
     if kind in ("sum", "mean", "any"):
-        return -0.0 if is_float(dtype) else 0
+        return 0.0 if is_float(dtype) else 0
     if kind in ("prod", "all"):
         return 1.0 if is_float(dtype) else 1
     bits = {"i32": 32, "i64": 64}.get(dtype)
