@@ -7,21 +7,33 @@ NumPy kernel, then one compiled function over the domain:
 - **No reduced axes.** When every result spans the whole domain the body is an
   elementwise `KernelSpec` (`irflow.codegen.llvm.kernel`): merged loops, one flat
   vectorized loop where broadcasting allows.
-- **Reductions** (a `FusedSpec`). The kernel loops over the *rows* (the indices of
-  the unreduced axes, outermost first; a full reduction has one row). Per row,
-  each ``reduce`` of the body, in order, is a *phase*: one loop over the reduced
-  axes computes the element values the reduction reads and stores them, in loop
-  order, into a row buffer; a second loop reduces that buffer with independent
-  vector accumulators (so it vectorizes without reassociating anything LLVM may
-  not: the order of the sum is fixed by the code, as NumPy's pairwise order is
-  by its loops). Its result is a *row value* the later phases read as a scalar.
-  A last loop computes and stores the results that vary along the reduced axes;
-  results that do not (a row's mean) are stored once per row. An element value
-  that a later phase needs again (``x - mean`` in layer norm) is stored into a
-  row buffer of its own by the phase that computes it and loaded after, rather
+- **Reductions in rows** (a `FusedSpec` whose innermost spanned dim is reduced:
+  layer norm, softmax, a full reduction). The kernel loops over the *rows* (the
+  indices of the unreduced axes, outermost first; a full reduction has one row).
+  Per row, each ``reduce`` of the body, in order, is a *phase*: one loop over the
+  reduced axes computes the element values the reduction reads and stores them, in
+  loop order, into a row buffer; a second loop reduces that buffer with four
+  independent vector accumulators (so it vectorizes without reassociating anything
+  LLVM may not: the order of the sum is fixed by the code, as NumPy's pairwise
+  order is by its loops). Its result is a *row value* the later phases read as a
+  scalar. A result that varies along the reduced axes is stored by the first phase
+  that computes it (``tanh(h @ w + b)`` beside ``max(abs(new - h))``), else by a
+  last loop; results that do not (a row's mean) are stored once per row. An element
+  value that a later phase needs again (``x - mean`` in layer norm) is stored into
+  a row buffer of its own by the phase that computes it and loaded after, rather
   than recomputed. Row buffers live in a scratch array the caller allocates per
   call (so threads never share one), ``buffers * reduced elements`` of 8 bytes;
   a row of 1024 floats keeps all of them in L1.
+- **Reductions in columns** (the innermost spanned dim is kept: a sum over the
+  batch). Each phase is one pass over the whole domain in memory order, adding
+  each element into the accumulator of its kept index, a row of them in the
+  scratch (``reductions * kept elements`` of 8 bytes): the innermost loop is
+  contiguous and its accumulators independent, so it vectorizes, and each
+  accumulator adds its elements in index order. Later phases read the finished
+  reductions from the accumulators and recompute the element values they need
+  (a pass over the domain costs less than a buffer of its size); results are
+  stored as in rows, those that do not vary along the reduced axes by a last loop
+  over the kept indices.
 - **Accumulation.** ``sum`` and ``mean`` of float32 accumulate in float64 (more
   accurate than NumPy's pairwise float32 sum, so results agree to float32
   rounding whatever the order); every other reduction accumulates in its dtype
