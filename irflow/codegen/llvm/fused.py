@@ -7,21 +7,33 @@ NumPy kernel, then one compiled function over the domain:
 - **No reduced axes.** When every result spans the whole domain the body is an
   elementwise `KernelSpec` (`irflow.codegen.llvm.kernel`): merged loops, one flat
   vectorized loop where broadcasting allows.
-- **Reductions** (a `FusedSpec`). The kernel loops over the *rows* (the indices of
-  the unreduced axes, outermost first; a full reduction has one row). Per row,
-  each ``reduce`` of the body, in order, is a *phase*: one loop over the reduced
-  axes computes the element values the reduction reads and stores them, in loop
-  order, into a row buffer; a second loop reduces that buffer with independent
-  vector accumulators (so it vectorizes without reassociating anything LLVM may
-  not: the order of the sum is fixed by the code, as NumPy's pairwise order is
-  by its loops). Its result is a *row value* the later phases read as a scalar.
-  A last loop computes and stores the results that vary along the reduced axes;
-  results that do not (a row's mean) are stored once per row. An element value
-  that a later phase needs again (``x - mean`` in layer norm) is stored into a
-  row buffer of its own by the phase that computes it and loaded after, rather
+- **Reductions in rows** (a `FusedSpec` whose innermost spanned dim is reduced:
+  layer norm, softmax, a full reduction). The kernel loops over the *rows* (the
+  indices of the unreduced axes, outermost first; a full reduction has one row).
+  Per row, each ``reduce`` of the body, in order, is a *phase*: one loop over the
+  reduced axes computes the element values the reduction reads and stores them, in
+  loop order, into a row buffer; a second loop reduces that buffer with four
+  independent vector accumulators (so it vectorizes without reassociating anything
+  LLVM may not: the order of the sum is fixed by the code, as NumPy's pairwise
+  order is by its loops). Its result is a *row value* the later phases read as a
+  scalar. A result that varies along the reduced axes is stored by the first phase
+  that computes it (``tanh(h @ w + b)`` beside ``max(abs(new - h))``), else by a
+  last loop; results that do not (a row's mean) are stored once per row. An element
+  value that a later phase needs again (``x - mean`` in layer norm) is stored into
+  a row buffer of its own by the phase that computes it and loaded after, rather
   than recomputed. Row buffers live in a scratch array the caller allocates per
   call (so threads never share one), ``buffers * reduced elements`` of 8 bytes;
   a row of 1024 floats keeps all of them in L1.
+- **Reductions in columns** (the innermost spanned dim is kept: a sum over the
+  batch). Each phase is one pass over the whole domain in memory order, adding
+  each element into the accumulator of its kept index, a row of them in the
+  scratch (``reductions * kept elements`` of 8 bytes): the innermost loop is
+  contiguous and its accumulators independent, so it vectorizes, and each
+  accumulator adds its elements in index order. Later phases read the finished
+  reductions from the accumulators and recompute the element values they need
+  (a pass over the domain costs less than a buffer of its size); results are
+  stored as in rows, those that do not vary along the reduced axes by a last loop
+  over the kept indices.
 - **Accumulation.** ``sum`` and ``mean`` of float32 accumulate in float64 (more
   accurate than NumPy's pairwise float32 sum, so results agree to float32
   rounding whatever the order); every other reduction accumulates in its dtype
@@ -51,7 +63,7 @@ from ...ir.types import TensorType
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
-                     _strides, check_status, plan_domain)
+                     _strides, address, check_status, plan_domain)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, is_float
@@ -60,6 +72,7 @@ I64 = ir.IntType(64)
 F64 = ir.DoubleType()
 REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all")
 VECTOR_BYTES = 64   # the accumulators of a reduction: one 512-bit vector's worth
+ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 cycles
 # Below this many elements the ctypes call and the checks cost more than NumPy's
 # loops (measured: a matmul epilogue on [1,64] runs in 8.7 µs by NumPy, 12.5 µs compiled)
 MIN_ELEMENTS = 4096
@@ -67,6 +80,17 @@ BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
 
 
 # ---------------------------------------------------------------- the spec
+
+@dataclass(frozen=True)
+class Phases:
+    """`FusedSpec.phases`: per phase, its `targets` (a reduction's first: the value
+    it reduces) and the values it `stored` for later phases; `early[j]`, the phase
+    that stores element result j, for those a reduction's phase computes."""
+
+    targets: list[list[int]]
+    stored: list[set[int]]
+    early: dict[int, int]
+
 
 @dataclass(frozen=True)
 class FusedSpec:
@@ -110,22 +134,40 @@ class FusedSpec:
     def parallel(self) -> tuple[int, ...]:
         return tuple(d for d in range(self.rank) if d not in self.axes)
 
-    def phases(self) -> tuple[list[list[int]], list[set[int]]]:
+    @property
+    def columns(self) -> bool:
+        """Whether the kernel runs in columns: the innermost dim any input spans is
+        kept, so looping over it innermost reads contiguous memory and accumulates
+        into a row of independent accumulators (see the module docstring)."""
+        spanned = [d for d in range(self.rank) if not all(m[d] for m in self.masks)]
+        return bool(self.axes) and bool(spanned) and spanned[-1] not in self.axes
+
+    def phases(self) -> "Phases":
         """Per phase (each reduction, then the final stores): the values it must
-        produce, and which element values it stores into row buffers because a
-        later phase reads them (see the module docstring)."""
+        produce, which element values it stores into row buffers because a later
+        phase reads them (none in columns: those recompute them), and the element
+        results it stores because it computes them anyway (see the module
+        docstring)."""
         targets = [[self.args(r)[0]] for r in self.reductions]
-        targets.append([v for v, _ in self.outputs])
+        early: dict[int, int] = {}
+        for j, (v, _) in enumerate(self.outputs):
+            k = next((k for k, t in enumerate(targets) if v in self._cone(t, set())), None)
+            if k is not None:
+                early[j] = k
+        for j, k in early.items():
+            targets[k].append(self.outputs[j][0])
+        targets.append([v for j, (v, _) in enumerate(self.outputs) if j not in early])
         materialized: set[int] = set()
         stored: list[set[int]] = []
         for k, t in enumerate(targets):
             own = self._cone(t, materialized)
             needed: set[int] = set()
-            for later in targets[k + 1:]:
-                self._cone(later, materialized | own, needed)
+            if not self.columns:
+                for later in targets[k + 1:]:
+                    self._cone(later, materialized | own, needed)
             stored.append(needed & own)
             materialized |= stored[-1]
-        return targets, stored
+        return Phases(targets, stored, early)
 
     def _cone(self, targets, stop: set[int], reached: set[int] | None = None) -> set[int]:
         """The element values (not inputs) computed to produce `targets`, not
@@ -146,9 +188,10 @@ class FusedSpec:
         return seen
 
     def buffers(self) -> int:
-        """Row buffers the scratch array holds: one per reduction and per stored value."""
-        _, stored = self.phases()
-        return len(self.reductions) + sum(len(s) for s in stored)
+        """Buffers the scratch array holds, one per reduction and per stored value,
+        each of 8-byte slots: one per reduced element of a row, or in columns, one
+        per kept element (a reduction's accumulators)."""
+        return len(self.reductions) + sum(len(s) for s in self.phases().stored)
 
     def llvm_ir(self, fma: bool) -> str:
         return _Generator(self, fma).generate()
@@ -166,8 +209,9 @@ class FusedSpec:
 
 class _Generator:
     """``void kernel(i64 begin, i64 end, i64 size_0..., ptr in..., ptr out...,
-    ptr scratch, [ptr status])``: rows of the first unreduced axis in
-    ``[begin, end)`` (the whole single row of a full reduction when there is none)."""
+    ptr scratch, [ptr status])``: the indices of the first unreduced axis in
+    ``[begin, end)`` (the whole single row of a full reduction when there is none),
+    in rows or in columns (`FusedSpec.columns`)."""
 
     def __init__(self, spec: FusedSpec, fma: bool):
         self.spec = spec
@@ -184,106 +228,191 @@ class _Generator:
         for p in fn.args[2 + spec.rank:]:
             p.add_attribute("noalias")
         b = self.b = ir.IRBuilder(fn.append_basic_block("entry"))
-        begin, end = fn.args[0], fn.args[1]
+        self.begin, self.end = fn.args[0], fn.args[1]
         self.sizes = fn.args[2:2 + spec.rank]
         pointers = fn.args[2 + spec.rank:]
         self.inputs = pointers[:n_in]
         self.outs = pointers[n_in:n_in + n_out]
-        scratch = pointers[n_in + n_out]
         status = pointers[n_in + n_out + 1] if spec.fallible else None
         self.emitter = ScalarEmitter(b, Math(b, self.fma), status)
-        self.in_strides = [_strides(b, self.sizes, m) for m in spec.masks]
-        self.out_strides = [_strides(b, self.sizes, m) for _, m in spec.outputs]
-        count = ir.Constant(I64, 1)
-        for d in spec.axes:
-            count = b.mul(count, self.sizes[d])
-        self.count = count
-        # row buffers: each reduction's, then each stored value's, `count` slots of 8 bytes
-        self.targets, self.stored = spec.phases()
-        slots = [r for r in spec.reductions] + [v for s in self.stored for v in sorted(s)]
-        self.buffer = {}
-        for j, v in enumerate(slots):
-            self.buffer[v] = b.gep(scratch, [b.mul(count, ir.Constant(I64, 8 * j))],
-                                   source_etype=ir.IntType(8))
-        parallel = spec.parallel
-        zero = ir.Constant(I64, 0)
-
-        def rows(level, in_offsets, out_offsets):
-            if level == len(parallel):
-                self.row(in_offsets, out_offsets)
-                return
-            d = parallel[level]
-            start, stop = (begin, end) if level == 0 else (zero, self.sizes[d])
-            with counted_loop(b, start, stop, f"r{d}") as i:
-                rows(level + 1,
-                     [_advance(b, o, i, s[d]) for o, s in zip(in_offsets, self.in_strides)],
-                     [_advance(b, o, i, s[d]) for o, s in zip(out_offsets, self.out_strides)])
-
-        if parallel:
-            rows(0, [zero] * n_in, [zero] * n_out)
+        self.strides = [_strides(b, self.sizes, m) for m in spec.masks] + \
+            [_strides(b, self.sizes, m) for _, m in spec.outputs]
+        self.count = self.extent(spec.axes)
+        self.phases = spec.phases()
+        self.split = spec.parallel[0] if spec.parallel else None
+        if spec.columns:
+            self.columns(pointers[n_in + n_out])
         else:
-            with counted_loop(b, begin, end, "row"):
-                self.row([zero] * n_in, [zero] * n_out)
+            self.rows(pointers[n_in + n_out])
         b.ret_void()
         return str(module)
 
-    # -- one row
+    def extent(self, dims):
+        """The number of indices of the domain dims `dims`."""
+        count = ir.Constant(I64, 1)
+        for d in dims:
+            count = self.b.mul(count, self.sizes[d])
+        return count
 
-    def row(self, in_offsets, out_offsets) -> None:
+    def slice_scratch(self, scratch, values, slots) -> dict:
+        """Each of `values`' buffer in the scratch array: `slots` slots of 8 bytes."""
+        b = self.b
+        return {v: b.gep(scratch, [b.mul(slots, ir.Constant(I64, 8 * j))],
+                         source_etype=ir.IntType(8)) for j, v in enumerate(values)}
+
+    def loops(self, dims, offsets, strides, body) -> None:
+        """Nested loops over the domain dims `dims`, outermost first (the first
+        unreduced dim over ``[begin, end)``), advancing each of `offsets` by its
+        `strides`; `body(offsets)` at each index."""
+        b, zero = self.b, ir.Constant(I64, 0)
+
+        def nest(level, offsets):
+            if level == len(dims):
+                body(offsets)
+                return
+            d = dims[level]
+            start, stop = (self.begin, self.end) if d == self.split else (zero, self.sizes[d])
+            with counted_loop(b, start, stop, f"i{d}") as i:
+                nest(level + 1, [_advance(b, o, i, s[d]) for o, s in zip(offsets, strides)])
+
+        nest(0, offsets)
+
+    def stores(self, outputs, values, offsets) -> None:
+        """Store the results numbered `outputs` from `values` at their `offsets`
+        (those of the inputs first, then of every result)."""
+        n_in = len(self.spec.inputs)
+        for j in outputs:
+            self.store(j, values[self.spec.outputs[j][0]], offsets[n_in + j])
+
+    def element_outputs(self, phase: int) -> list[int]:
+        """The results varying along the reduced axes that phase `phase` stores:
+        those it computes for its reduction (`Phases.early`); the last, the others."""
+        spec, early = self.spec, self.phases.early
+        final = phase == len(self.phases.targets) - 1
+        return [j for j, (v, _) in enumerate(spec.outputs) if not spec.rows[v]
+                and (j not in early if final else early.get(j) == phase)]
+
+    # -- in rows
+
+    def rows(self, scratch) -> None:
+        """Per row (the unreduced indices), each phase loops over its reduced
+        elements, storing what the reduction reads into a row buffer, then reduces it."""
         spec = self.spec
+        slots = [*spec.reductions, *(v for s in self.phases.stored for v in sorted(s))]
+        self.buffer = self.slice_scratch(scratch, slots, self.count)
+        zero = ir.Constant(I64, 0)
+        offsets = [zero] * len(self.strides)
+        if spec.parallel:
+            self.loops(spec.parallel, offsets, self.strides, self.row)
+        else:
+            with counted_loop(self.b, self.begin, self.end, "row"):
+                self.row(offsets)
+
+    def row(self, offsets) -> None:
+        spec = self.spec
+        n_in = len(spec.inputs)
         row_values: dict[int, object] = {}
         self.available: set[int] = set()  # values in row buffers, stored by earlier phases
-        for phase, targets in enumerate(self.targets):
-            final = phase == len(self.targets) - 1
+        for phase, targets in enumerate(self.phases.targets):
+            final = phase == len(self.phases.targets) - 1
             seen: set[int] = set()
             for v in targets:
-                self.row_value(v, in_offsets, row_values, seen)
+                self.row_value(v, offsets[:n_in], row_values, seen)
             if final:
-                for j, (v, _) in enumerate(spec.outputs):
-                    if spec.rows[v]:
-                        self.store(j, row_values[v], out_offsets[j])
-                if all(spec.rows[v] for v, _ in spec.outputs):
-                    return
-            stored = self.stored[phase]
+                self.stores([j for j, (v, _) in enumerate(spec.outputs) if spec.rows[v]],
+                            row_values, offsets)
+            outputs = self.element_outputs(phase)
+            if final and not outputs:
+                return
+            stored = self.phases.stored[phase]
 
-            def element(values, t, in_offs, out_offs, targets=targets, stored=stored,
+            def element(values, t, offs, targets=targets, stored=stored, outputs=outputs,
                         final=final):
                 for v in targets:
-                    self.value(v, values, in_offs, t)
-                if final:
-                    for j, (v, _) in enumerate(spec.outputs):
-                        if not spec.rows[v]:
-                            self.store(j, values[v], out_offs[j])
-                else:
+                    self.value(v, values, offs[:n_in], t)
+                self.stores(outputs, values, offs)
+                if not final:
                     self.put(self.buffer[spec.reductions[phase]], t, values[targets[0]],
                              spec.dtype(targets[0]))
                 for v in sorted(stored):
                     self.put(self.buffer[v], t, values[v], spec.dtype(v))
 
-            self.reduced_loops(row_values, in_offsets, out_offsets, element)
+            self.reduced_loops(row_values, offsets, element)
             self.available |= stored
             if not final:
                 r = spec.reductions[phase]
                 row_values[r] = self.reduce(r)
 
-    def reduced_loops(self, row_values, in_offsets, out_offsets, element) -> None:
-        """Loops over the reduced axes; `element(values, t, ...)` at each index, with
-        `values` starting from the row's and `t` the flat index in loop order."""
+    def reduced_loops(self, row_values, offsets, element) -> None:
+        """Loops over the reduced axes; `element(values, t, offsets)` at each index,
+        with `values` starting from the row's and `t` the flat index in loop order."""
+        spec = self.spec
+        flat = _strides(self.b, self.sizes, tuple(d not in spec.axes for d in range(spec.rank)))
+        self.loops(spec.axes, [*offsets, ir.Constant(I64, 0)], [*self.strides, flat],
+                   lambda offs: element(dict(row_values), offs[-1], offs[:-1]))
+
+    # -- in columns
+
+    def columns(self, scratch) -> None:
+        """Each phase is one pass over the whole domain in memory order, adding each
+        element into the accumulator of its kept index (independent accumulators in
+        the innermost loop, so it vectorizes without reordering any reduction);
+        later phases read the finished reductions from the accumulators and
+        recompute the element values they need; results that do not vary along the
+        reduced axes are stored by a last loop over the kept indices."""
         spec, b = self.spec, self.b
-        axes = spec.axes
+        kept = _strides(b, self.sizes, tuple(d in spec.axes for d in range(spec.rank)))
+        inner = self.extent(spec.parallel[1:])
+        self.accumulators = self.slice_scratch(scratch, spec.reductions,
+                                               self.extent(spec.parallel))
+        with counted_loop(b, b.mul(self.begin, inner), b.mul(self.end, inner), "init") as i:
+            for r in spec.reductions:
+                kind, acc = self.accumulation(r)
+                self.put_raw(self.accumulators[r], i,
+                             ir.Constant(MEMORY_TYPES[acc], _identity(kind, acc)))
+        n_in = len(spec.inputs)
+        zero = ir.Constant(I64, 0)
+        offsets = [zero] * (len(self.strides) + 1)
+        strides = [*self.strides, kept]
+        for phase, targets in enumerate(self.phases.targets):
+            final = phase == len(self.phases.targets) - 1
+            outputs = self.element_outputs(phase)
+            if final and not outputs:
+                break
 
-        def nest(level, t, in_offs, out_offs):
-            if level == len(axes):
-                element(dict(row_values), t, in_offs, out_offs)
-                return
-            d = axes[level]
-            with counted_loop(b, ir.Constant(I64, 0), self.sizes[d], f"e{d}") as i:
-                t_next = b.add(b.mul(t, self.sizes[d]), i)
-                nest(level + 1, t_next,
-                     [_advance(b, o, i, s[d]) for o, s in zip(in_offs, self.in_strides)],
-                     [_advance(b, o, i, s[d]) for o, s in zip(out_offs, self.out_strides)])
+            def element(offs, targets=targets, outputs=outputs, final=final, phase=phase):
+                values = {r: self.finished(r, offs[-1]) for r in spec.reductions[:phase]}
+                for v in targets:
+                    self.value(v, values, offs[:n_in], None)
+                self.stores(outputs, values, offs)
+                if not final:
+                    self.accumulate(spec.reductions[phase], offs[-1], values[targets[0]])
 
-        nest(0, ir.Constant(I64, 0), in_offsets, out_offsets)
+            self.loops(range(spec.rank), offsets, strides, element)
+        row_outputs = [j for j, (v, _) in enumerate(spec.outputs) if spec.rows[v]]
+        if row_outputs:
+            def row(offs):
+                values = {r: self.finished(r, offs[-1]) for r in spec.reductions}
+                for j in row_outputs:
+                    self.value(spec.outputs[j][0], values, offs[:n_in], None)
+                self.stores(row_outputs, values, offs)
+            self.loops(spec.parallel, offsets, strides, row)
+
+    def accumulate(self, r: int, index, value) -> None:
+        """Combine `value` into reduction `r`'s accumulator at `index`."""
+        kind, acc = self.accumulation(r)
+        pointer = self.accumulators[r]
+        x = self.take(pointer, index, acc, raw=True)
+        value = self.widen(value, self.spec.dtype(r), acc, MEMORY_TYPES[acc])
+        if acc == "bool":
+            value = self.b.zext(value, ir.IntType(8))
+        self.put_raw(pointer, index, self.combine(kind, acc, x, value))
+
+    def finished(self, r: int, index):
+        """Reduction `r`'s result at kept index `index`, from its accumulator."""
+        kind, acc = self.accumulation(r)
+        return self.finish(kind, self.spec.dtype(r), acc,
+                           self.take(self.accumulators[r], index, acc, raw=True))
 
     # -- values
 
@@ -339,6 +468,11 @@ class _Generator:
             value = b.zext(value, ir.IntType(8))
         b.store(value, b.gep(pointer, [index], inbounds=True, source_etype=MEMORY_TYPES[dtype]))
 
+    def put_raw(self, pointer, index, value) -> None:
+        """Store `value` as it is (an accumulator, a bool as its byte)."""
+        b = self.b
+        b.store(value, b.gep(pointer, [index], inbounds=True, source_etype=value.type))
+
     def store(self, j: int, value, offset) -> None:
         v, _ = self.spec.outputs[j]
         self.put(self.outs[j], offset, value, self.spec.dtype(v))
@@ -346,39 +480,69 @@ class _Generator:
     # -- reductions
 
     def reduce(self, r: int):
-        """Reduce the row buffer of reduction `r`: vector accumulators over whole
-        vectors, a scalar one over the rest, then the lanes in a fixed order."""
+        """Reduce the row buffer of reduction `r`: `ACCUMULATORS` independent vector
+        accumulators over whole groups of vectors (so no combine waits for the one
+        before), then one over the whole vectors left, the vectors and their lanes
+        in a fixed order, then a scalar one over the rest. (A masked load of the rest
+        measured slower on short rows: a wide load of what narrow stores just wrote
+        cannot be forwarded from the store buffer.)"""
         spec, b = self.spec, self.b
-        kind = dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
+        kind, acc = self.accumulation(r)
         dtype = spec.dtype(r)
-        acc = "f64" if kind in ("sum", "mean") and dtype == "f32" else dtype
-        memory, wide = MEMORY_TYPES[dtype], MEMORY_TYPES[acc]
         lanes = max(4, VECTOR_BYTES // BYTES[acc])
-        vector = ir.VectorType(memory, lanes)
-        wide_vector = ir.VectorType(wide, lanes)
-        pointer = self.buffer[r]
+        group = lanes * ACCUMULATORS
         count = self.count
-        blocks = b.udiv(count, ir.Constant(I64, lanes))
-        identity = _identity(kind, acc)
-        with carried_loop(b, ir.Constant(I64, 0), blocks,
-                          [ir.Constant(wide_vector, [identity] * lanes)], "v") as loop:
-            address = b.gep(pointer, [b.mul(loop.index, ir.Constant(I64, lanes))],
-                            inbounds=True, source_etype=memory)
-            chunk = self.widen(b.load(address, typ=vector, align=BYTES[dtype]), dtype, acc,
-                               wide_vector)
-            loop.next = [self.combine(kind, acc, loop.values[0], chunk)]
+        start = ir.Constant(ir.VectorType(MEMORY_TYPES[acc], lanes), [_identity(kind, acc)] * lanes)
+        blocks = b.udiv(count, ir.Constant(I64, group))
+        with carried_loop(b, ir.Constant(I64, 0), blocks, [start] * ACCUMULATORS,
+                          "v") as loop:
+            first = b.mul(loop.index, ir.Constant(I64, group))
+            loop.next = [self.combine(kind, acc, total,
+                                      self.chunk(r, b.add(first, ir.Constant(I64, k * lanes))))
+                         for k, total in enumerate(loop.values)]
+        totals = list(loop.values)
+        whole = b.udiv(count, ir.Constant(I64, lanes))
+        with carried_loop(b, b.mul(blocks, ir.Constant(I64, ACCUMULATORS)), whole,
+                          [totals[0]], "w") as rest:
+            rest.next = [self.combine(kind, acc, rest.values[0],
+                                      self.chunk(r, b.mul(rest.index, ir.Constant(I64, lanes))))]
+        totals[0] = rest.values[0]
+        while len(totals) > 1:
+            totals = [self.combine(kind, acc, x, y) for x, y in zip(totals[::2], totals[1::2])]
         scalar = None
         for lane in range(lanes):
-            x = b.extract_element(loop.values[0], ir.Constant(ir.IntType(32), lane))
+            x = b.extract_element(totals[0], ir.Constant(ir.IntType(32), lane))
             scalar = x if scalar is None else self.combine(kind, acc, scalar, x)
-        with carried_loop(b, b.mul(blocks, ir.Constant(I64, lanes)), count, [scalar],
+        with carried_loop(b, b.mul(whole, ir.Constant(I64, lanes)), count, [scalar],
                           "t") as tail:
-            x = self.widen(self.take(pointer, tail.index, dtype, raw=True), dtype, acc, wide)
+            x = self.widen(self.take(self.buffer[r], tail.index, dtype, raw=True), dtype, acc,
+                           MEMORY_TYPES[acc])
             tail.next = [self.combine(kind, acc, tail.values[0], x)]
-        result = tail.values[0]
-        value = result
+        return self.finish(kind, dtype, acc, tail.values[0])
+
+    def chunk(self, r: int, first):
+        """The vector of reduction `r`'s row buffer from element `first`, in its
+        accumulator's dtype."""
+        b, spec = self.b, self.spec
+        kind, acc = self.accumulation(r)
+        dtype = spec.dtype(r)
+        lanes = max(4, VECTOR_BYTES // BYTES[acc])
+        vector = ir.VectorType(MEMORY_TYPES[dtype], lanes)
+        address = b.gep(self.buffer[r], [first], inbounds=True, source_etype=MEMORY_TYPES[dtype])
+        return self.widen(b.load(address, typ=vector, align=BYTES[dtype]), dtype, acc,
+                          ir.VectorType(MEMORY_TYPES[acc], lanes))
+
+    def accumulation(self, r: int) -> tuple[str, str]:
+        """Reduction `r`'s kind and the dtype it accumulates in."""
+        kind = dict(self.spec.body[r - len(self.spec.inputs)].attrs)["kind"]
+        dtype = self.spec.dtype(r)
+        return kind, "f64" if kind in ("sum", "mean") and dtype == "f32" else dtype
+
+    def finish(self, kind: str, dtype: str, acc: str, value):
+        """A reduction's result of `dtype` from its accumulated `value` (a bool's byte)."""
+        b = self.b
         if kind == "mean":
-            value = b.fdiv(value, b.sitofp(count, wide))
+            value = b.fdiv(value, b.sitofp(self.count, MEMORY_TYPES[acc]))
         if acc != dtype:
             value = b.fptrunc(value, LLVM_TYPES[dtype])
         if dtype == "bool":
@@ -407,6 +571,8 @@ class _Generator:
 
 
 def _identity(kind: str, dtype: str):
+    """The value a reduction starts from: +0.0 for float sums, so that a sum of
+    negative zeros is +0.0, as NumPy's."""
     if kind in ("sum", "mean", "any"):
         return 0.0 if is_float(dtype) else 0
     if kind in ("prod", "all"):
@@ -533,6 +699,7 @@ class FusedKernel:
             self._out_dims.append((tuple(dims), mask))
         self._out_dtypes = [NUMPY_DTYPES[spec.dtype(v)] for v, _ in spec.outputs]
         self._buffers = spec.buffers()
+        self._axes, self._parallel, self._columns = spec.axes, spec.parallel, spec.columns
         self._empty_fails = any(dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
                                 in ("max", "min") for r in spec.reductions)
 
@@ -615,8 +782,7 @@ class FusedKernel:
                 raise ShapeError(f"fused kernel input {k} has shape {list(arrays[k].shape)}, "
                                  f"which does not broadcast to {sizes} as compiled",
                                  self.op.loc)
-        spec = self.spec
-        count = math.prod(sizes[a] for a in spec.axes)
+        count = math.prod([sizes[a] for a in self._axes])
         if count == 0 and self._empty_fails:
             return None
         buffers = iter(given)
@@ -624,13 +790,13 @@ class FusedKernel:
                 np.empty(tuple(1 if mask[d] else sizes[d] for d in dims), dtype)
                 for written, (dims, mask), dtype in
                 zip(into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)]
-        parallel = [sizes[d] for d in spec.parallel]
+        parallel = [sizes[d] for d in self._parallel]
         if all(parallel):
-            scratch = np.empty(max(self._buffers * count * 8, 8), np.uint8)
-            pointers = [a.ctypes.data for a in arrays] + [o.ctypes.data for o in outs]
-            pointers.append(scratch.ctypes.data)
+            slots = math.prod(parallel) if self._columns else count
+            scratch = np.empty(max(self._buffers * slots * 8, 8), np.uint8)
+            pointers = [address(a) for a in (*arrays, *outs, scratch)]
             end = parallel[0] if parallel else 1
-            if spec.fallible:
+            if self.spec.fallible:
                 status = np.zeros(1, np.int8)
                 self._fn(0, end, *sizes, *pointers, status.ctypes.data)
                 try:

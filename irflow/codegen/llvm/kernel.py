@@ -234,6 +234,15 @@ def _advance(builder: ir.IRBuilder, offset, index, stride):
 
 # ---------------------------------------------------------------- calling
 
+def address(a: np.ndarray) -> int:
+    """The address of a C-contiguous array's data. ctypes' view of a writable
+    buffer costs a third of ``a.ctypes.data`` (0.3 µs against 0.9, a kernel call
+    takes five or more), which read-only and empty arrays (no view) still use."""
+    if a.flags.writeable and a.size:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    return a.ctypes.data
+
+
 def check_status(status: np.ndarray) -> None:
     """Raise the error a failed kernel reported in its status byte, as the
     interpreter raises it."""
@@ -272,7 +281,7 @@ class Kernel:
         outs = self._outputs(shape, arrays, out)
         sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
         if all(sizes):
-            pointers = [a.ctypes.data for a in arrays] + [o.ctypes.data for o in outs]
+            pointers = [address(a) for a in (*arrays, *outs)]
             if not self._fallible:
                 self._fn(0, sizes[0], *sizes, *pointers)
                 return outs

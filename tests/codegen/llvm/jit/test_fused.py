@@ -323,3 +323,95 @@ def test_fused_results_live_in_the_arena_on_the_llvm_backend(compiler):
     want = run(module, *arrays)[0]
     np.testing.assert_allclose(plan(*arrays)[0], want, rtol=1e-5)
     np.testing.assert_allclose(plan(*arrays)[0], want, rtol=1e-5)  # the arena again
+
+
+def _column_kernel(compiler, types, body, columns=True):
+    """The fused op of `body` compiled in columns (its kept axis innermost), or in
+    rows if not `columns`."""
+    _, (op,) = fused(function("f", types, body))
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    assert kernel.elementwise is None and kernel.spec.columns == columns
+    return kernel
+
+
+def _masked_sum(b, h, m):
+    """The backward of relu into a bias gradient: select, then its sum over the batch."""
+    s = b.select(b.gt(h, b.constant(0.0)), m, b.constant(0.0))
+    return s, b.sum(s, axis=(0,)), b.max(s, axis=(0,), keepdim=True)
+
+
+@pytest.mark.parametrize("n, width", [(1, 1), (7, 33), (256, 256), (0, 5), (5, 0), (1, 17)])
+def test_leading_axis_reductions_run_in_columns(compiler, n, width):
+    types = [f32("N", width), f32("N", width)]
+    _column_kernel(compiler, types, _masked_sum, columns=width != 1)  # [.., 1]: rows
+    h, m = normal(n, width), normal(n, width)
+    if n * width:
+        m.flat[::7] = np.inf
+        m.flat[3::11] = np.nan
+        m.flat[5::13] = -np.inf
+    with np.errstate(all="ignore"):
+        if n == 0:  # max over nothing: the interpreter's error, which the NumPy evaluator raises
+            with pytest.raises(ValueError, match="zero-size"):
+                compare(compiler, types, _masked_sum, [h, m], F32_SUM)
+            return
+        compare(compiler, types, _masked_sum, [h, m], F32_SUM)
+
+
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_integer_column_sums_wrap_exactly(compiler, dtype):
+    types = [TensorType(dtype, ["N", 3, 40])]
+    big = np.iinfo(dtype.replace("i", "int")).max // 3
+
+    def body(b, x):
+        return b.sum(b.add(x, x), axis=(0, 1)), b.prod(x, axis=(1,))
+    _column_kernel(compiler, types, body)
+    x = rng.integers(-big, big, (6, 3, 40)).astype(dtype.replace("i", "int"))
+    compare(compiler, types, body, [x])
+
+
+def test_column_phases_read_earlier_reductions_and_broadcast_inputs(compiler):
+    """Batch norm over the leading axis of [N,C] with a [C] scale: the mean's phase,
+    the variance's reading it, results that vary (normalized) and rows (mean, var)."""
+    def body(b, x, g):
+        mu = b.mean(x, axis=(0,), keepdim=True)
+        d = b.sub(x, mu)
+        var = b.mean(b.mul(d, d), axis=(0,), keepdim=True)
+        return b.mul(b.mul(d, b.rsqrt(b.add(var, b.constant(1e-5)))), g), mu, var
+    types = [f32("N", 70), f32(70)]
+    _column_kernel(compiler, types, body)
+    compare(compiler, types, body, [normal(33, 70), normal(70)], F32_SUM)
+
+
+def test_boolean_column_reductions(compiler):
+    def body(b, x):
+        positive = b.gt(x, b.constant(0.0))
+        return b.any(positive, axis=(0,)), b.all(positive, axis=(0,))
+    x = normal(20, 40)
+    x[:, 3] = 1.0
+    x[:, 4] = -1.0
+    _column_kernel(compiler, [f32(20, 40)], body)
+    compare(compiler, [f32(20, 40)], body, [x])
+
+
+def test_a_full_reduction_stores_its_element_result_in_the_reduction_s_phase(compiler):
+    """`new = tanh(h @ w + b)` and `max(abs(new - h))`: `new` is stored by the phase
+    that computes it for the max, so only the max's row buffer is in the scratch."""
+    def body(b, h, w, c):
+        new = b.tanh(b.add(b.matmul(h, w), c))
+        return new, b.max(b.abs(b.sub(new, h)), axis=None)
+    types = [f32(64, 32), f32(32, 32), f32(32)]
+    _, (op,) = fused(function("f", types, body))
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    assert kernel.spec.phases().early == {0: 0} and kernel.spec.buffers() == 1
+    h = normal(64, 32)
+    h[5, 7] = np.nan
+    compare(compiler, types, body, [h, normal(32, 32) * 0.1, normal(32)],
+            {"rtol": 1e-6, "atol": 1e-6})
+
+
+@pytest.mark.parametrize("axis", [1, 0])  # in rows, in columns
+def test_a_float_sum_of_negative_zeros_is_positive_zero_as_numpy_s(compiler, axis):
+    def body(b, x):
+        return b.sum(b.mul(x, b.constant(1.0)), axis=(axis,))
+    got = compare(compiler, [f32(5, 70)], body, [-np.zeros((5, 70), np.float32)])
+    assert not np.signbit(got[0]).any()
