@@ -57,9 +57,9 @@ UNSIGNED = frozenset({"u8", "bool"})
 # link, unless the CPU converts itself (F16C); every x86 CPU since 2012 does
 HALF_CONVERSIONS = "+f16c" in llvm.get_host_cpu_features().flatten().split(",")
 NUMPY_OWN_HALF = frozenset({"exp", "sin", "cos", "pow"})
-"""Ops whose float16 loops in NumPy (AVX-512 FP16 on this CPU) are approximations of
-their own, neither the float32 function rounded nor the correctly rounded result:
-measured over all 65536 float16 values, a few results differ from both."""
+"""Ops whose float16 loops in NumPy (AVX-512 FP16 here) are approximations of their
+own: over all 65536 float16 values, a few results differ from the float32 function
+rounded to float16 and a few from the correctly rounded value (docs/llvm.md)."""
 BFLOAT16_OPS = frozenset({"cast", "select", "stop_gradient", "const"})
 
 

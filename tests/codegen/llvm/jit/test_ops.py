@@ -11,6 +11,7 @@ from irflow.codegen.llvm.scalar import EMITTERS, LLVM_TYPES, NUMPY_OWN_HALF
 from irflow.ir import TensorType, dtypes, function
 from irflow.ir.registry import all_ops, lookup
 from irflow.ir.traits import Elementwise
+from tests.codegen.llvm.jit.test_dtypes import compared
 
 BACKEND_DTYPES = [d for d in dtypes.ALL if d.short in LLVM_TYPES]
 APPROXIMATED = {"exp", "log", "tanh", "sigmoid", "erf", "sin", "cos", "pow"}
@@ -132,7 +133,8 @@ def test_cast(compiler, source, target):
     grid = values(source)
     want = lookup("cast").kernel(grid, dtype=target)
     (got,) = ElementwiseFunction(fn, compiler)(grid)
-    np.testing.assert_array_equal(got, want)
+    keep = compared(grid, source, target)
+    np.testing.assert_array_equal(got[keep], want[keep])
 
 
 def test_select_broadcasts_its_three_operands(compiler):
