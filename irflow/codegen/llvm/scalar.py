@@ -22,7 +22,7 @@ Where NumPy's result is defined for every input, the code gives the same bits:
 - float ``mod`` is ``fmod`` with NumPy's sign correction (the result has the
   divisor's sign);
 - ``maximum``/``minimum``/``relu`` propagate NaN and pick signed zeros as NumPy's
-  loops do (``a > b or isnan(a) ? a : b``);
+  loops do (``a > b or isnan(a) ? a : b``; float16's loop has ``>=``);
 - float-to-int casts of NaN, infinities and out-of-range values give the integer
   minimum, which is what NumPy gives on x86 (LLVM's ``fptosi`` would be poison);
   to int8, int16 and uint8 NumPy converts to int32 first and keeps the low bits
@@ -60,7 +60,7 @@ NUMPY_OWN_HALF = frozenset({"exp", "sin", "cos", "pow"})
 """Ops whose float16 loops in NumPy (AVX-512 FP16 here) are approximations of their
 own: over all 65536 float16 values, a few results differ from the float32 function
 rounded to float16 and a few from the correctly rounded value (docs/llvm.md)."""
-BFLOAT16_OPS = frozenset({"cast", "select", "stop_gradient", "const"})
+BFLOAT16_OPS = frozenset({"cast", "select"})  # the ops whose type rules take bfloat16
 
 
 def is_float(dtype: str) -> bool:
@@ -179,7 +179,8 @@ class ScalarEmitter:
 
 
 def _numpy_max(s: ScalarEmitter, x, y, op: str):
-    """NumPy's maximum (op ``>``) or minimum (``<``): x if x op y or x is NaN, else y."""
+    """NumPy's maximum (op ``>``; its float16 loop's ``>=``) or minimum (``<``, ``<=``):
+    x if x op y or x is NaN, else y."""
     pick = s.cmp(op, x, y)
     if s.floating:
         pick = s.b.or_(pick, s.b.fcmp_unordered("uno", x, x))
@@ -398,19 +399,9 @@ def _isfinite(s: ScalarEmitter, args, attrs):
     return s.b.fcmp_ordered("<", s.intrinsic("fabs", args[0]), s.constant(s.dtype, "inf"))
 
 
-def _half_extremum(op: str):
-    """NumPy's float16 maximum (op ``>=``) or minimum (``<=``): x if x op y or x is
-    NaN, else y. Unlike its float32 loops, a tie of zeros keeps x (max(-0, +0) is -0)."""
-    def emit(s: ScalarEmitter, args, attrs):
-        x, y = args
-        pick = s.b.or_(s.b.fcmp_ordered(op, x, y), s.b.fcmp_unordered("uno", x, x))
-        return s.b.select(pick, x, y)
-    return emit
-
-
 def _half_relu(s: ScalarEmitter, args, attrs):
     """np.maximum(x, 0) in float16: relu(-0) is -0."""
-    return _half_extremum(">=")(s, [args[0], s.zero()], attrs)
+    return _numpy_max(s, args[0], s.zero(), ">=")
 
 
 def _half_rsqrt(s: ScalarEmitter, args, attrs):
@@ -491,8 +482,9 @@ EMITTERS = {
 
 HALF_EMITTERS = {
     **{name: EMITTERS[name] for name in ("neg", "abs", "select", "stop_gradient", "cast")},
-    "maximum": _half_extremum(">="),
-    "minimum": _half_extremum("<="),
+    # NumPy's float16 loops keep x on a tie of zeros: maximum(-0, +0) is -0
+    "maximum": lambda s, args, attrs: _numpy_max(s, *args, ">="),
+    "minimum": lambda s, args, attrs: _numpy_max(s, *args, "<="),
     "relu": _half_relu,
     "rsqrt": _half_rsqrt,
     "sigmoid": _half_sigmoid,
