@@ -20,7 +20,7 @@ from ...ir.traits import Elementwise
 from ...ir.types import TensorType
 from .compiler import Compiler, default_compiler
 from .kernel import Instr, Kernel, KernelSpec, plan_domain
-from .scalar import EMITTERS, LLVM_TYPES
+from .scalar import EMITTERS, LLVM_TYPES, declined
 
 
 class Unsupported(IrflowError):
@@ -61,6 +61,7 @@ def lower_elementwise(ops: Sequence[Operation], inputs: Sequence[Value],
             if not opdef.has(Elementwise) or op.name not in EMITTERS:
                 raise Unsupported(f"'{op.name}' is not an elementwise op with a scalar "
                                   "emitter", op.loc)
+            check_dtypes(op)
             if any(v not in number for v in op.operands):
                 raise Unsupported(f"'{op.name}' reads a value computed outside the chain",
                                   op.loc)
@@ -86,6 +87,14 @@ def lower_elementwise(ops: Sequence[Operation], inputs: Sequence[Value],
     spec = KernelSpec(tuple(t.dtype.short for t in types), masks, tuple(instrs),
                       tuple(stored), len(domain.groups))
     return spec, domain, constants
+
+
+def check_dtypes(op: Operation) -> None:
+    """Raise `Unsupported` where the backend has no code for `op` on its operands'
+    and results' dtypes (`irflow.codegen.llvm.scalar.declined`)."""
+    reason = declined(op.name, [v.type.dtype.short for v in (*op.operands, *op.results)])
+    if reason is not None:
+        raise Unsupported(reason, op.loc)
 
 
 def _attr(value):

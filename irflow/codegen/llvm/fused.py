@@ -61,22 +61,24 @@ from ...ir.core import Operation, Value
 from ...ir.registry import lookup
 from ...ir.types import TensorType
 from .compiler import Compiler, default_compiler
-from .elementwise import Unsupported
+from .elementwise import Unsupported, check_dtypes
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
                      _strides, address, check_status, plan_domain)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
-from .scalar import EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, is_float
+from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
+                     int_range, is_float)
 
 I64 = ir.IntType(64)
 F64 = ir.DoubleType()
 REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all")
+HALF_ROUNDED = ("sum", "prod", "mean")  # float16 reductions with no code (lower_body)
 VECTOR_BYTES = 64   # the accumulators of a reduction: one 512-bit vector's worth
 ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 cycles
 # Below this many elements the ctypes call and the checks cost more than NumPy's
 # loops (measured: a matmul epilogue on [1,64] runs in 8.7 µs by NumPy, 12.5 µs compiled)
 MIN_ELEMENTS = 4096
-BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
+BYTES = {dtype: np_dtype.itemsize for dtype, np_dtype in NUMPY_DTYPES.items()}
 
 
 # ---------------------------------------------------------------- the spec
@@ -566,7 +568,7 @@ class _Generator:
         if is_float(acc):  # NaN propagates: x if x op y or x is NaN, else y
             pick = b.or_(b.fcmp_ordered(op, x, y), b.fcmp_unordered("uno", x, x))
         else:
-            pick = b.icmp_signed(op, x, y)
+            pick = icmp(b, acc, op, x, y)
         return b.select(pick, x, y)
 
 
@@ -577,10 +579,9 @@ def _identity(kind: str, dtype: str):
         return 0.0 if is_float(dtype) else 0
     if kind in ("prod", "all"):
         return 1.0 if is_float(dtype) else 1
-    bits = {"i32": 32, "i64": 64}.get(dtype)
     if kind == "max":
-        return float("-inf") if is_float(dtype) else -(1 << (bits - 1))
-    return float("inf") if is_float(dtype) else (1 << (bits - 1)) - 1
+        return float("-inf") if is_float(dtype) else int_range(dtype)[0]
+    return float("inf") if is_float(dtype) else int_range(dtype)[1]
 
 
 # ---------------------------------------------------------------- from the IR
@@ -602,8 +603,12 @@ def lower_body(lay, entering: Sequence[TensorType]):
             kind = inner.attrs["kind"]
             if kind not in REDUCTIONS:
                 raise Unsupported(f"no LLVM code for reduction {kind!r}", inner.loc)
+            if dtype == "f16" and kind in HALF_ROUNDED:
+                raise Unsupported(f"NumPy rounds a float16 {kind} to float16 where its "
+                                  "loops end, which depends on the layout", inner.loc)
             instr = Instr("reduce", (number[inner.operand(0)],), dtype, (("kind", kind),))
         elif inner.name in EMITTERS:
+            check_dtypes(inner)
             instr = Instr(inner.name, tuple(number[v] for v in inner.operands), dtype,
                           tuple(sorted((k, getattr(a, "short", a))
                                        for k, a in inner.attrs.items())))

@@ -39,15 +39,14 @@ import numpy as np
 from llvmlite import ir
 
 from ...errors import IntegerDivisionByZero, ShapeError
+from ...ir import dtypes
 from ...ir.types import TensorType, broadcast_shapes
 from .loops import counted_loop
 from .mathlib import Math
 from .scalar import MEMORY_TYPES, ScalarEmitter, can_fail
 
 I64 = ir.IntType(64)
-NUMPY_DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64),
-                "i32": np.dtype(np.int32), "i64": np.dtype(np.int64),
-                "bool": np.dtype(np.bool_)}
+NUMPY_DTYPES = {d.short: d.np for d in dtypes.ALL if d.short in MEMORY_TYPES}
 FUNCTION_NAME = "kernel"
 
 

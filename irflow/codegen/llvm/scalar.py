@@ -3,11 +3,16 @@
 `EMITTERS` maps an op name to ``emit(s, args, attrs) -> value``, where `s` is the
 `ScalarEmitter` (builder, math library, operand and result dtypes). The backend keeps
 this table itself, keyed by op name, because ops know no backend (see
-docs/architecture.md, "A new backend"). Values are LLVM scalars: ``float`` and
-``double``, ``i32`` and ``i64``, and ``i1`` for bool (stored as one byte).
+docs/architecture.md, "A new backend"). Values are LLVM scalars: ``half``,
+``float`` and ``double``; ``i8`` (int8 and uint8, which LLVM does not tell apart:
+the emitters pick signed or unsigned instructions by dtype), ``i16``, ``i32``,
+``i64``; ``i1`` for bool (stored as one byte); and ``i16`` for bfloat16, its bits,
+which only ``cast`` and ``select`` touch (irflow computes nothing in bfloat16).
 
 Where NumPy's result is defined for every input, the code gives the same bits:
 
+- integers wrap around as NumPy's do; uint8 compares, divides, takes remainders,
+  maxima and minima unsigned, and widens by zero extension;
 - integer ``div`` is floor division and ``mod`` Python's remainder; ``INT_MIN // -1``
   gives ``INT_MIN``, as NumPy does. A zero divisor is an error, as in the
   interpreter (and Paddle): the divisor is made safe first (LLVM's ``sdiv`` would
@@ -17,9 +22,15 @@ Where NumPy's result is defined for every input, the code gives the same bits:
 - float ``mod`` is ``fmod`` with NumPy's sign correction (the result has the
   divisor's sign);
 - ``maximum``/``minimum``/``relu`` propagate NaN and pick signed zeros as NumPy's
-  loops do (``a > b or isnan(a) ? a : b``);
+  loops do (``a > b or isnan(a) ? a : b``; float16's loop has ``>=``);
 - float-to-int casts of NaN, infinities and out-of-range values give the integer
   minimum, which is what NumPy gives on x86 (LLVM's ``fptosi`` would be poison);
+  to int8, int16 and uint8 NumPy converts to int32 first and keeps the low bits
+  (300.0 gives 44), and so does the code;
+- float16 is NumPy's: each op is computed in float32 and rounded to float16 (see
+  `ScalarEmitter.emit`), so a chain rounds after every op as the unfused
+  interpreter does; the ops whose float16 loops in NumPy are approximations of
+  its own (exp, sin, cos, pow) have no float16 code (`declined`);
 - comparisons with NaN are false, except ``ne``;
 - ``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf``, ``sin``, ``cos`` come from the
   vectorizable approximations of `irflow.codegen.llvm.mathlib32` (float32 exp,
@@ -30,19 +41,58 @@ Where NumPy's result is defined for every input, the code gives the same bits:
 """
 from __future__ import annotations
 
-from llvmlite import ir
+from llvmlite import binding as llvm, ir
 
 from .mathlib import TOLERANCE, Math
 from .mathlib32 import FUNCTIONS as FLOAT32_NATIVE, Math32
 
-LLVM_TYPES = {"f32": ir.FloatType(), "f64": ir.DoubleType(), "i32": ir.IntType(32),
-              "i64": ir.IntType(64), "bool": ir.IntType(1)}
+HALF, SINGLE, DOUBLE = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+LLVM_TYPES = {"f16": HALF, "f32": SINGLE, "f64": DOUBLE, "u8": ir.IntType(8),
+              "i8": ir.IntType(8), "i16": ir.IntType(16), "i32": ir.IntType(32),
+              "i64": ir.IntType(64), "bool": ir.IntType(1), "bf16": ir.IntType(16)}
 MEMORY_TYPES = {**LLVM_TYPES, "bool": ir.IntType(8)}
-_BITS = {"i32": 32, "i64": 64}
+BITS = {"u8": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "bool": 1}
+UNSIGNED = frozenset({"u8", "bool"})
+# LLVM turns float16 conversions into calls to compiler-rt, which the JIT cannot
+# link, unless the CPU converts itself (F16C); every x86 CPU since 2012 does
+HALF_CONVERSIONS = "+f16c" in llvm.get_host_cpu_features().flatten().split(",")
+NUMPY_OWN_HALF = frozenset({"exp", "sin", "cos", "pow"})
+"""Ops whose float16 loops in NumPy (AVX-512 FP16 here) are approximations of their
+own: over all 65536 float16 values, a few results differ from the float32 function
+rounded to float16 and a few from the correctly rounded value (docs/llvm.md)."""
+BFLOAT16_OPS = frozenset({"cast", "select"})  # the ops whose type rules take bfloat16
 
 
 def is_float(dtype: str) -> bool:
-    return dtype in ("f32", "f64")
+    return dtype in ("f16", "f32", "f64")
+
+
+def int_range(dtype: str) -> tuple[int, int]:
+    """The smallest and largest value of an integer dtype."""
+    bits = BITS[dtype]
+    if dtype in UNSIGNED:
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def icmp(builder: ir.IRBuilder, dtype: str, op: str, x, y):
+    """An integer comparison of `dtype`'s values: unsigned for uint8 and bool."""
+    if dtype in UNSIGNED:
+        return builder.icmp_unsigned(op, x, y)
+    return builder.icmp_signed(op, x, y)
+
+
+def declined(op: str, dtypes) -> str | None:
+    """Why the backend has no code for `op` on values of `dtypes` (its operands' and
+    result's), or None when it has."""
+    if "f16" in dtypes and not HALF_CONVERSIONS:
+        return "the host CPU has no float16 conversions (F16C)"
+    if "f16" in dtypes and op in NUMPY_OWN_HALF:
+        return (f"NumPy's float16 {op} is an approximation of its own, which the LLVM "
+                "backend does not reproduce")
+    if "bf16" in dtypes and op not in BFLOAT16_OPS:
+        return f"'{op}' does not compute in bfloat16"
+    return None
 
 
 class ScalarEmitter:
@@ -58,8 +108,25 @@ class ScalarEmitter:
         self.out: str = ""
 
     def emit(self, name: str, args, ins, out: str, attrs: dict):
+        """The value of op `name` on `args`, of dtypes `ins`, giving `out`. A float16
+        op without code of its own (`HALF_EMITTERS`) is computed as NumPy's float16
+        loops compute it: the float32 op on the widened operands, rounded to float16
+        (float32 holds more than twice float16's bits, so for +, -, *, / and sqrt
+        that is the correctly rounded float16 result too)."""
         self.ins, self.out = tuple(ins), out
-        return EMITTERS[name](self, args, attrs)
+        if "f16" not in self.ins and out != "f16":
+            return EMITTERS[name](self, args, attrs)
+        own = HALF_EMITTERS.get(name)
+        if own is not None:
+            return own(self, args, attrs)
+        wide = [self.b.fpext(a, SINGLE) if d == "f16" else a for a, d in zip(args, ins)]
+        single = ["f32" if d == "f16" else d for d in ins]
+        y = self.emit(name, wide, single, "f32" if out == "f16" else out, attrs)
+        return self.b.fptrunc(y, HALF) if out == "f16" else y
+
+    def half(self, name: str, *args):
+        """Float16 op `name` on float16 `args` (composite float16 emitters use it)."""
+        return self.emit(name, list(args), ["f16"] * len(args), "f16", {})
 
     # helpers the emitters share
 
@@ -82,17 +149,16 @@ class ScalarEmitter:
         return self.constant(dtype or self.dtype, 0)
 
     def intrinsic(self, name: str, x):
+        """``llvm.<name>`` of the operand's float type (whose short name, ``f32``, is
+        LLVM's suffix)."""
         kind = LLVM_TYPES[self.dtype]
-        suffix = "f32" if self.dtype == "f32" else "f64"
-        return self.b.call(self.math.intrinsic(f"llvm.{name}.{suffix}", kind, [kind]), [x])
+        return self.b.call(self.math.intrinsic(f"llvm.{name}.{self.dtype}", kind, [kind]), [x])
 
     def cmp(self, op: str, x, y):
-        """An ordered float comparison or a signed (unsigned for bool) int one."""
+        """An ordered float comparison, or an int one (unsigned for uint8 and bool)."""
         if self.floating:
             return self.b.fcmp_ordered(op, x, y)
-        if self.dtype == "bool":
-            return self.b.icmp_unsigned(op, x, y)
-        return self.b.icmp_signed(op, x, y)
+        return icmp(self.b, self.dtype, op, x, y)
 
     def fail_if(self, condition) -> None:
         """Set the status byte where `condition` (an i1) holds: ``status |= condition``,
@@ -113,7 +179,8 @@ class ScalarEmitter:
 
 
 def _numpy_max(s: ScalarEmitter, x, y, op: str):
-    """NumPy's maximum (op ``>``) or minimum (``<``): x if x op y or x is NaN, else y."""
+    """NumPy's maximum (op ``>``; its float16 loop's ``>=``) or minimum (``<``, ``<=``):
+    x if x op y or x is NaN, else y."""
     pick = s.cmp(op, x, y)
     if s.floating:
         pick = s.b.or_(pick, s.b.fcmp_unordered("uno", x, x))
@@ -126,12 +193,14 @@ def _safe_divisor(s: ScalarEmitter, x, y):
     A zero divisor sets the status byte."""
     b = s.b
     zero = b.icmp_signed("==", y, s.zero())
-    minimum = s.constant(s.dtype, -(1 << (_BITS[s.dtype] - 1)))
-    overflow = b.and_(b.icmp_signed("==", x, minimum),
-                      b.icmp_signed("==", y, s.constant(s.dtype, -1)))
+    unsafe = zero
+    if s.dtype not in UNSIGNED:
+        overflow = b.and_(b.icmp_signed("==", x, s.constant(s.dtype, int_range(s.dtype)[0])),
+                          b.icmp_signed("==", y, s.constant(s.dtype, -1)))
+        unsafe = b.or_(zero, overflow)
     if s.status is not None:
         s.fail_if(zero)
-    return b.select(b.or_(zero, overflow), s.constant(s.dtype, 1), y), zero
+    return b.select(unsafe, s.constant(s.dtype, 1), y), zero
 
 
 def _floor_adjust(s: ScalarEmitter, r, y):
@@ -147,6 +216,8 @@ def _div(s: ScalarEmitter, args, attrs):
     if s.floating:
         return s.b.fdiv(x, y)
     safe, by_zero = _safe_divisor(s, x, y)
+    if s.dtype in UNSIGNED:  # truncation is the floor
+        return s.b.select(by_zero, s.zero(), s.b.udiv(x, safe))
     q = s.b.sdiv(x, safe)
     r = s.b.srem(x, safe)
     q = s.b.select(_floor_adjust(s, r, safe), s.b.sub(q, s.constant(s.dtype, 1)), q)
@@ -168,6 +239,8 @@ def _mod(s: ScalarEmitter, args, attrs):
         r = b.select(b.fcmp_ordered("==", r, s.zero()), signed_zero, r)
         return r
     safe, by_zero = _safe_divisor(s, x, y)
+    if s.dtype in UNSIGNED:
+        return b.select(by_zero, s.zero(), b.urem(x, safe))
     r = b.srem(x, safe)
     r = b.select(_floor_adjust(s, r, safe), b.add(r, safe), r)
     return b.select(by_zero, s.zero(), r)
@@ -177,6 +250,8 @@ def _abs(s: ScalarEmitter, args, attrs):
     (x,) = args
     if s.floating:
         return s.intrinsic("fabs", x)
+    if s.dtype in UNSIGNED:
+        return x
     return s.b.select(s.cmp("<", x, s.zero()), s.b.sub(s.zero(), x), x)
 
 
@@ -193,27 +268,87 @@ def _sign(s: ScalarEmitter, args, attrs):
 
 
 def _cast(s: ScalarEmitter, args, attrs):
+    """NumPy's astype, as `irflow.ir.dtypes.astype` (the cast kernel) does it:
+    bfloat16 through float32."""
     (x,) = args
-    b = s.b
     src, dst = s.dtype, s.out
+    if src == dst:
+        return x
+    if src == "bf16":
+        return _convert(s.b, _single_of_bfloat16(s.b, x), "f32", dst)
+    if dst == "bf16":
+        return _bfloat16_of_single(s.b, _convert(s.b, x, src, "f32"))
+    return _convert(s.b, x, src, dst)
+
+
+def _convert(b: ir.IRBuilder, x, src: str, dst: str):
+    """`x` of dtype `src` converted to `dst` (neither bfloat16) as NumPy converts."""
     kind = LLVM_TYPES[dst]
     if src == dst:
         return x
     if dst == "bool":
-        return (b.fcmp_unordered("!=", x, s.zero()) if is_float(src)
-                else b.icmp_signed("!=", x, s.zero()))
-    if src == "bool":
-        return b.uitofp(x, kind) if is_float(dst) else b.zext(x, kind)
+        zero = ir.Constant(LLVM_TYPES[src], 0.0 if is_float(src) else 0)
+        return (b.fcmp_unordered("!=", x, zero) if is_float(src)
+                else b.icmp_unsigned("!=", x, zero))
+    if dst == "f16":  # NumPy: doubles round once to float16, the rest through float32
+        single = _single_rounded_to_odd(b, x) if src == "f64" else _convert(b, x, src, "f32")
+        return b.fptrunc(single, HALF)
+    if src == "f16":  # widening is exact; NumPy converts float16 to ints as float32
+        return _convert(b, b.fpext(x, SINGLE), "f32", dst)
     if is_float(src) and is_float(dst):
         return b.fpext(x, kind) if dst == "f64" else b.fptrunc(x, kind)
     if is_float(dst):
-        return b.sitofp(x, kind)
+        return b.uitofp(x, kind) if src in UNSIGNED else b.sitofp(x, kind)
     if is_float(src):
-        bound = float(1 << (_BITS[dst] - 1))
-        inside = b.and_(b.fcmp_ordered(">=", x, s.constant(src, -bound)),
-                        b.fcmp_ordered("<", x, s.constant(src, bound)))
-        return b.select(inside, b.fptosi(x, kind), ir.Constant(kind, -(1 << (_BITS[dst] - 1))))
-    return b.sext(x, kind) if _BITS[dst] > _BITS[src] else b.trunc(x, kind)
+        return _float_to_int(b, x, src, dst)
+    if BITS[dst] > BITS[src]:
+        return b.zext(x, kind) if src in UNSIGNED else b.sext(x, kind)
+    return b.trunc(x, kind) if BITS[dst] < BITS[src] else x
+
+
+def _float_to_int(b: ir.IRBuilder, x, src: str, dst: str):
+    """NumPy's float-to-int conversion on x86: to int64 for int64, else to int32 and
+    its low bits kept; NaN, infinities and values out of the range converted to
+    give its minimum (what cvttss2si gives; LLVM's ``fptosi`` would be poison)."""
+    via = "i64" if dst == "i64" else "i32"
+    low = int_range(via)[0]
+    inside = b.and_(b.fcmp_ordered(">=", x, ir.Constant(LLVM_TYPES[src], float(low))),
+                    b.fcmp_ordered("<", x, ir.Constant(LLVM_TYPES[src], -float(low))))
+    value = b.select(inside, b.fptosi(x, LLVM_TYPES[via]), ir.Constant(LLVM_TYPES[via], low))
+    return value if via == dst else b.trunc(value, LLVM_TYPES[dst])
+
+
+def _single_rounded_to_odd(b: ir.IRBuilder, x):
+    """The double `x` rounded to float32 toward zero, its last bit set where that is
+    inexact: rounding this to float16 rounds `x` once, as NumPy's double-to-half
+    conversion does (float32 has more than float16's bits plus two), without the
+    compiler-rt call LLVM makes of a double-to-half ``fptrunc``."""
+    i32 = ir.IntType(32)
+    near = b.fptrunc(x, SINGLE)
+    back = b.fpext(near, DOUBLE)
+    positive = b.fcmp_ordered(">", x, ir.Constant(DOUBLE, 0.0))
+    away = b.select(positive, b.fcmp_ordered(">", back, x), b.fcmp_ordered("<", back, x))
+    bits = b.bitcast(near, i32)
+    bits = b.select(away, b.sub(bits, ir.Constant(i32, 1)), bits)
+    odd = b.bitcast(b.or_(bits, ir.Constant(i32, 1)), SINGLE)
+    return b.select(b.fcmp_unordered("==", back, x), near, odd)
+
+
+def _single_of_bfloat16(b: ir.IRBuilder, bits):
+    """The float32 of bfloat16 `bits` (exact: they are its upper half)."""
+    i32 = ir.IntType(32)
+    return b.bitcast(b.shl(b.zext(bits, i32), ir.Constant(i32, 16)), SINGLE)
+
+
+def _bfloat16_of_single(b: ir.IRBuilder, x):
+    """The bfloat16 bits nearest to float32 `x`, halves to even; NaN gives the quiet
+    NaN 0x7FC0 (`irflow.ir.dtypes.to_bfloat16_bits`)."""
+    i32 = ir.IntType(32)
+    bits = b.bitcast(x, i32)
+    odd = b.and_(b.lshr(bits, ir.Constant(i32, 16)), ir.Constant(i32, 1))
+    rounded = b.add(bits, b.add(ir.Constant(i32, 0x7FFF), odd))
+    upper = b.trunc(b.lshr(rounded, ir.Constant(i32, 16)), ir.IntType(16))
+    return b.select(b.fcmp_unordered("uno", x, x), ir.Constant(ir.IntType(16), 0x7FC0), upper)
 
 
 def _relu(s: ScalarEmitter, args, attrs):
@@ -262,6 +397,35 @@ def _isinf(s: ScalarEmitter, args, attrs):
 
 def _isfinite(s: ScalarEmitter, args, attrs):
     return s.b.fcmp_ordered("<", s.intrinsic("fabs", args[0]), s.constant(s.dtype, "inf"))
+
+
+def _half_relu(s: ScalarEmitter, args, attrs):
+    """np.maximum(x, 0) in float16: relu(-0) is -0."""
+    return _numpy_max(s, args[0], s.zero(), ">=")
+
+
+def _half_rsqrt(s: ScalarEmitter, args, attrs):
+    """The interpreter's ``1 / sqrt(x)``: two float16 ops, each rounded."""
+    return s.half("div", s.constant("f16", 1.0), s.half("sqrt", args[0]))
+
+
+def _half_sigmoid(s: ScalarEmitter, args, attrs):
+    """The interpreter's ``(tanh(x * 0.5) + 1) * 0.5``, rounded to float16 after each op."""
+    half, one = s.constant("f16", 0.5), s.constant("f16", 1.0)
+    return s.half("mul", s.half("add", s.half("tanh", s.half("mul", args[0], half)), one), half)
+
+
+def _half_in_double(name: str, through_single: bool):
+    """Float16 `name` from `Math`'s float64 approximation (a few float64 ulps), rounded
+    to float32 first where NumPy rounds its float32 result (`through_single`: log and
+    tanh, whose NumPy results are that double rounding over all float16 values), else
+    once (erf: the interpreter rounds math.erf's double)."""
+    def emit(s: ScalarEmitter, args, attrs):
+        wide = s.b.fpext(s.b.fpext(args[0], SINGLE), DOUBLE)
+        y = getattr(s.math, name)(wide, TOLERANCE["f64"])
+        single = s.b.fptrunc(y, SINGLE) if through_single else _single_rounded_to_odd(s.b, y)
+        return s.b.fptrunc(single, HALF)
+    return emit
 
 
 FALLIBLE = {"div", "mod"}
@@ -315,3 +479,20 @@ EMITTERS = {
     "select": lambda s, args, attrs: s.b.select(*args),
     "cast": _cast,
 }
+
+HALF_EMITTERS = {
+    **{name: EMITTERS[name] for name in ("neg", "abs", "select", "stop_gradient", "cast")},
+    # NumPy's float16 loops keep x on a tie of zeros: maximum(-0, +0) is -0
+    "maximum": lambda s, args, attrs: _numpy_max(s, *args, ">="),
+    "minimum": lambda s, args, attrs: _numpy_max(s, *args, "<="),
+    "relu": _half_relu,
+    "rsqrt": _half_rsqrt,
+    "sigmoid": _half_sigmoid,
+    "log": _half_in_double("log", through_single=True),
+    "tanh": _half_in_double("tanh", through_single=True),
+    "erf": _half_in_double("erf", through_single=False),
+}
+"""The float16 ops with code of their own, not the float32 op rounded: sign and
+magnitude bit operations (NaN payloads kept, as NumPy's), NumPy's float16 choices
+between zeros, the interpreter's composite kernels op by op, and the functions
+computed in float64 and rounded as NumPy rounds them."""

@@ -59,6 +59,13 @@ def test_fused_float64_programs_agree_with_the_interpreter(compiler, program, se
     assume(fused > 0)
 
 
+@given(programs(dtype="float16"), seeds)
+def test_fused_float16_programs_agree_with_the_interpreter_exactly(compiler, program, seed):
+    # float16 ops round after each op as NumPy's loops do, and float16 sums (whose
+    # rounding depends on NumPy's loops) are left to NumPy: no tolerance
+    check_program(compiler, program, seed, {"rtol": 0, "atol": 0})
+
+
 def test_the_generator_makes_fused_ops_with_reductions(compiler):
     """The differential tests above see reductions, anchors and control flow."""
     from tests.support.programs import random_program
