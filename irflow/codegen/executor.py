@@ -123,10 +123,11 @@ class BlockPlan:
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
                  "n_args", "locs", "records", "prefilled", "base", "arena_slots",
-                 "region_slots")
+                 "region_slots", "quiet", "enter")
 
     def __init__(self, steps, tail, binds, entry_frees, outputs, inherits, n_args, locs,
-                 records, prefilled, arena_slots, region_slots, copied=()):
+                 records, prefilled, arena_slots, region_slots, copied=(), quiet=False,
+                 top=False):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
         self.base = n_args + len(inherits)          # the slot of tail[0]
@@ -145,6 +146,13 @@ class BlockPlan:
         self.locs: dict = locs                      # kernel step -> its op's location
         self.records: list[_Record] = records       # what each step does, for `describe`
         self.prefilled: tuple[tuple[int, str], ...] = prefilled  # (slot, op) run at compile time
+        # Its steps, or its regions', run quiet kernels unsilenced (`unsilenced`); a
+        # call of the function (`enter`) silences NumPy's floating-point warnings once
+        # around them, as each kernel would (errstate is thread-local, and as a
+        # decorator it costs half what a `with` does).
+        self.quiet = quiet
+        self.enter: Callable[[list, list], list] = \
+            np.errstate(all="ignore")(self.run) if quiet and top else self.run
 
     def run(self, tail: list, regs: list) -> list:
         regs += tail
@@ -362,6 +370,17 @@ class _BlockCompiler:
         self.tail: list = [None] * len(self.binds)
         self.prefilled: list[tuple[int, str]] = []
         self.bound_outs: set[int] = set()  # results whose shapes bind symbols
+        self.quiet = False  # a step runs a quiet kernel unsilenced (`unsilenced`)
+
+    def unsilenced(self, kernel: Callable | None) -> Callable | None:
+        """A quiet kernel's own function (its ``__wrapped__``, see
+        `irflow.ops._rules.quiet`), which runs inside the call's one silencing;
+        other kernels as they are."""
+        inner = getattr(kernel, "__wrapped__", None)
+        if inner is None:
+            return kernel
+        self.quiet = True
+        return inner
 
     def new_slots(self, op: Operation) -> tuple[int, ...]:
         slots = []
@@ -382,11 +401,13 @@ class _BlockCompiler:
         steps, locs = self.steps(records, outputs)
         read = {s for r in records for s in r.ins} | set(outputs)
         entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
-        copied = self.assignment.copied if self.block.parent.parent is None else ()
+        top = self.block.parent.parent is None
+        copied = self.assignment.copied if top else ()
+        quiet = self.quiet or any(sub.quiet for r in records for sub in r.subplans)
         return BlockPlan(tuple(steps), self.tail, tuple(self.binds), entry_frees, outputs,
                          self.inherits, len(self.block.args), locs, records,
                          tuple(self.prefilled), tuple(self.arena_slots),
-                         tuple(self.region_slots), copied)
+                         tuple(self.region_slots), copied, quiet, top)
 
     def steps(self, records: list[_Record], outputs: tuple[int, ...]):
         last_use = {}
@@ -428,6 +449,7 @@ class _BlockCompiler:
             if lowered is not None:  # it writes into a buffer given as out= too
                 kernel = out_kernel = lowered
                 attrs, shape_attrs = {}, ()
+            kernel, out_kernel = self.unsilenced(kernel), self.unsilenced(out_kernel)
         buffer = self.assignment.buffer_of.get(op.results[0]) if op.results else None
         if (buffer is None and call is None and opdef.effect is Effect.PURE
                 and not op.operands and not attr_symbols(op, opdef)):
@@ -519,13 +541,13 @@ class _BlockCompiler:
         buffers = [self.assignment.buffer_of.get(r) for r in op.results]
         into = tuple(b is not None for b in buffers)
         if any(into):  # it writes those results into their arena buffers
-            run = (self.lowering.out_evaluator(op, into)
-                   or opdef.region_op.out_evaluator(op, into))
+            run = self.unsilenced(self.lowering.out_evaluator(op, into)
+                                  or opdef.region_op.out_evaluator(op, into))
             for r, slot, buffer in zip(op.results, outs, buffers):
                 if buffer is not None:
                     self.arena_slots.append((slot, buffer, r.type))
         else:
-            run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
+            run = self.unsilenced(self.lowering.evaluator(op) or opdef.region_op.evaluator(op))
         regions = self.base + len(self.tail)  # the register of the bound sub-plans
         self.tail.append(None)
         self.region_slots.append((regions, tuple(plan for plan, _ in subplans)))
