@@ -66,14 +66,14 @@ from __future__ import annotations
 import keyword
 from functools import lru_cache
 from operator import itemgetter
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
-from ..ir.signature import Signature, evaluate_terms, slot_terms
+from ..ir.signature import Signature, SignatureMismatch, evaluate_terms, slot_terms
 from ..ir.sizes import (argument_symbols, attr_symbols, has_symbols, symbols_needed,
                         symbols_used)
 from ..ir.symbols import CallOp
@@ -257,6 +257,30 @@ class Plan:
         if self._bind is None:
             return self._run(args)
         return self(*args)
+
+    def runner(self, args: Sequence, trusted: int) -> Callable[[list], list] | None:
+        """``run(arrays)`` for calls whose first `trusted` arguments have the dtypes
+        and shapes of those of `args`, which the caller has made sure of (a cache
+        keyed by them): `args` are checked here, once; each run checks only the
+        others (the full check of a call raises where they do not match) and runs in
+        the layout of these sizes. None if `args` do not match or the others' types
+        are not static."""
+        matches = self.signature.static_matcher(trusted)
+        if matches is None:
+            return None
+        try:
+            sizes = self.signature.checked(args)[1]
+        except SignatureMismatch:
+            return None
+        layout = self.layouts.get(sizes) if self._bind else self.layouts.get_static()
+        layouts, run = self.layouts, layout.run
+
+        def run_checked(arrays: list) -> list:
+            if not matches(arrays):  # a state tensor changed type: the full check
+                return self(*arrays)
+            layouts.last = layout
+            return run(arrays)
+        return run_checked
 
     def _first_run(self, args: list) -> list:
         self._run = self.layouts.get_static().run
