@@ -713,26 +713,21 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
     cleared before the regions run, and the evaluator owns the operand list, so a
     loop can drop each iteration's values. With `written` (the registers holding the
     arena buffers of the results it writes), `run` is an out evaluator, given those
-    buffers; `outs` stores the other results something reads."""
+    buffers; `outs` stores the other results something reads. Its regions given
+    their symbols (or it is very wide), it is a closure of this function's; else a
+    generated one (`_region_step_maker`)."""
+    if not any(symbols) and len(ins) + len(frees) + len(written) + len(outs) <= _WIDE:
+        make = _region_step_maker(len(ins), len(frees), len(written), tuple(i for i, _ in outs))
+        return make(run, regions, *ins, *frees, *written, *(o for _, o in outs))
     if written:
-        bind = any(symbols)
 
         def into(regs: list) -> None:
-            bound = regs[regions]
-            if bind:
-                bound = [_with_symbols(plan, [regs[s] for s in slots])
-                         for plan, slots in zip(bound, symbols)]
+            bound = [_with_symbols(plan, [regs[s] for s in slots])
+                     for plan, slots in zip(regs[regions], symbols)]
             results = run(_operands(regs, ins, frees), bound, [regs[o] for o in written])
             for i, o in outs:
                 regs[o] = results[i]
         return into
-
-    if not any(symbols):
-        def step(regs: list) -> None:
-            results = run(_operands(regs, ins, frees), regs[regions])
-            for i, o in outs:
-                regs[o] = results[i]
-        return step
 
     def step(regs: list) -> None:
         bound = [_with_symbols(plan, [regs[s] for s in slots])
@@ -741,6 +736,39 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
         for i, o in outs:
             regs[o] = results[i]
     return step
+
+
+@lru_cache(maxsize=None)
+def _region_step_maker(n_in: int, n_free: int, n_written: int,
+                       stored: tuple[int, ...]) -> Callable[..., Step]:
+    """A function making the steps of region ops whose regions inherit no symbols, of
+    one signature: ``make(run, regions, *in_slots, *free_slots, *written_slots,
+    *stored_slots)``, where result ``stored[k]`` goes to the k-th stored slot. As
+    `_step_maker`'s, the step is one generated function; for a fused op writing its
+    one result and storing none::
+
+        def make(run, regions, a0, a1, f0, f1, w0):
+            def step(regs):
+                values = [regs[a0], regs[a1]]
+                regs[f0] = None
+                regs[f1] = None
+                run(values, regs[regions], [regs[w0]])
+            return step
+    """
+    params = (["run", "regions"] + [f"a{i}" for i in range(n_in)]
+              + [f"f{i}" for i in range(n_free)] + [f"w{i}" for i in range(n_written)]
+              + [f"o{k}" for k in range(len(stored))])
+    given = ", [" + ", ".join(f"regs[w{i}]" for i in range(n_written)) + "]" if n_written else ""
+    call = f"run(values, regs[regions]{given})"
+    body = ["values = [" + ", ".join(f"regs[a{i}]" for i in range(n_in)) + "]"]
+    body += [f"regs[f{i}] = None" for i in range(n_free)]
+    body.append(f"results = {call}" if stored else call)
+    body += [f"regs[o{k}] = results[{i}]" for k, i in enumerate(stored)]
+    source = (f"def make({', '.join(params)}):\n    def step(regs):\n"
+              + "".join(f"        {line}\n" for line in body) + "    return step\n")
+    namespace: dict = {}
+    exec(compile(source, f"<irflow region step {n_in}:{n_written}>", "exec"), namespace)
+    return namespace["make"]
 
 
 def _operands(regs: list, ins: tuple[int, ...], frees: tuple[int, ...]) -> list:
