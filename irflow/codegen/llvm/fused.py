@@ -559,7 +559,7 @@ class FusedKernel:
             if results is None:  # the interpreter's error, at the failing op
                 return fallback(list(operands), regions)
             return results
-        return self._sized(compiled, lookup(self.op.name).region_op.evaluator(self.op))
+        return self._sized(compiled, lookup(self.op.name).region_op.evaluator(self.op), False)
 
     def out_evaluator(self, into: tuple[bool, ...]) -> Callable:
         """The out evaluator (`RegionOp.out_evaluator`): `evaluator`'s run, the
@@ -580,13 +580,14 @@ class FusedKernel:
             if results is None:  # the interpreter's error, at the failing op
                 return fallback(list(operands), regions, outs)
             return results
-        return self._sized(compiled, region_op.out_evaluator(self.op, into))
+        return self._sized(compiled, region_op.out_evaluator(self.op, into), True)
 
-    def _sized(self, compiled: Callable, numpy: Callable) -> Callable:
-        """`compiled`, or `numpy` (the op's own evaluator) on calls too small for the
-        code, so a small call runs exactly the NumPy backend's step. Like a quiet
-        kernel's, its ``__wrapped__`` (where `numpy` has one) leaves the NumPy
-        evaluator's floating-point warnings to a caller that silences them."""
+    def _sized(self, compiled: Callable, numpy: Callable, into: bool) -> Callable:
+        """`compiled`, or `numpy` (the op's own evaluator; out evaluators if `into`)
+        on calls too small for the code, so a small call runs exactly the NumPy
+        backend's step. Like a quiet kernel's, its ``__wrapped__`` (where `numpy` has
+        one) leaves the NumPy evaluator's floating-point warnings to a caller that
+        silences them."""
         small = small_calls(self.op, self.min_elements)
         if small is None:
             return compiled
@@ -594,8 +595,15 @@ class FusedKernel:
             return numpy
 
         def make(numpy: Callable) -> Callable:
-            def run(args, *given):
-                return numpy(args, *given) if small(args) else compiled(args, *given)
+            if into:
+                def run_into(args, regions, outs):
+                    if small(args):
+                        return numpy(args, regions, outs)
+                    return compiled(args, regions, outs)
+                return run_into
+
+            def run(args, regions):
+                return numpy(args, regions) if small(args) else compiled(args, regions)
             return run
         run = make(numpy)
         if hasattr(numpy, "__wrapped__"):
