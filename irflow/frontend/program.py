@@ -237,6 +237,8 @@ class Program:
     def returned(self, outputs: list[Tensor]):
         """What the function returns, from the call's outputs (a grown list comes back
         as a Python list of tensors, as eager code returns it)."""
+        if not self.lists:
+            return self.pattern.fill(outputs)
         return self.pattern.fill([unbind(t) if k in self.lists else t
                                   for k, t in enumerate(outputs)])
 
@@ -483,22 +485,22 @@ class CompiledFunction:
         which passed for these), the grad mode, the train/eval flags (once programs
         of changed layers are dropped), the stored attributes and gradients
         present."""
-        key = [grad_enabled(), self._mode_key(), self._stored_attributes(),
-               self._gradients_present()]
+        key = (grad_enabled(), self._mode_key(), self._stored_attributes(),
+               self._gradients_present())
         arrays = []
         for a in args:
             if isinstance(a, Tensor):
                 array = a._value
                 if array is None:  # traced: the slow way asks its tracer
                     return None, arrays
-                key += (array.dtype, array.shape, not a.stop_gradient)
+                key += (array.dtype, array.shape, a.stop_gradient)
             elif isinstance(a, np.ndarray):
                 array = a
-                key += (array.dtype, array.shape, False)
+                key += (array.dtype, array.shape, True)  # as a tensor that stops gradients
             else:
                 return None, arrays
             arrays.append(array)
-        return tuple(key), arrays
+        return key, arrays
 
     def _remember(self, key: tuple, program: Program, arrays: list) -> None:
         """Let calls of `_call_key` `key` take the short way to `program`."""
@@ -613,11 +615,11 @@ class CompiledFunction:
         """The train/eval flags of the layer's tree, once programs traced from layers
         that changed since are dropped."""
         self._drop_stale_programs()
-        if self.layer is None:
-            return ()
-        if self._sublayers is None:
-            self._sublayers = [self.layer, *self.layer.sublayers()]
-        return tuple(map(_training, self._sublayers))
+        sublayers = self._sublayers
+        if sublayers is None:
+            layer = self.layer
+            sublayers = self._sublayers = [] if layer is None else [layer, *layer.sublayers()]
+        return tuple(map(_training, sublayers))
 
     def _drop_stale_programs(self) -> None:
         layers, versions = self._traced_from
