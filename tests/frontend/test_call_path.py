@@ -11,6 +11,7 @@ import irflow
 from irflow import nn
 from irflow.errors import DTypeError, InputError
 from irflow.static import InputSpec
+from tests.test_threads import TIMEOUT, run_threads
 
 
 def _mlp():
@@ -244,22 +245,15 @@ def test_known_calls_of_several_shapes_from_several_threads():
     with irflow.no_grad():
         expected = [model(irflow.to_tensor(a)).numpy() for a in inputs]
     start = threading.Barrier(len(inputs))
-    errors = []
 
     def worker(i):
-        try:
-            start.wait(30)
+        def run():
+            start.wait(TIMEOUT)
             x = irflow.to_tensor(inputs[i])
             with irflow.no_grad():
                 for _ in range(50):
                     np.testing.assert_allclose(static(x).numpy(), expected[i], rtol=1e-6)
-        except BaseException as e:  # noqa: BLE001  (re-raised in the test's thread)
-            errors.append(e)
+        return run
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-    assert not errors, errors[0]
+    run_threads(*(worker(i) for i in range(len(inputs))))
     assert 1 <= _known(static) <= 4
