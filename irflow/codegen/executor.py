@@ -18,8 +18,9 @@ The closures are made by small generated functions, one per step signature
 (operand count, results, frees, attribute names; see `_step_maker`), so a step does
 only what its op needs. An op with regions (``cond``, ``while``...) becomes a step
 that calls its `RegionOp` evaluator with a sub-plan per region, bound to the call's
-arena (a register of the enclosing block holds them); a sub-plan runs on a fresh
-register list that starts with the region's block arguments. An op that writes its
+arena (a register of the enclosing block holds them), generated in the same way
+when its regions inherit no symbols (`_region_step_maker`); a sub-plan runs on a
+fresh register list that starts with the region's block arguments. An op that writes its
 results (a fused kernel) whose results the plan puts in the arena runs its
 `RegionOp.out_evaluator` instead, given those results' registers, which hold their
 arena buffers (``r3 <- fused r0, r1``).
@@ -51,7 +52,12 @@ each step, sub-plans' steps included, inside a wrapper that adds its time to the
 step's op; without one, steps are not wrapped. `irflow report` measures with it.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
-checked against the function's `Signature` (the interpreter's check, precomputed).
+checked against the function's `Signature` (the interpreter's check, precomputed),
+or, by a `Plan.runner`, the ones its caller has not checked already.
+
+**Warnings.** Steps run quiet kernels (and fused bodies) unsilenced, their
+``__wrapped__``, and a call silences NumPy's floating-point warnings once around
+its top block (`BlockPlan.enter`), instead of once per kernel.
 
 **Lowerings.** A plan may be given a `Lowering`, a backend's choice of other kernels
 for some ops (the LLVM backend's compiled kernels for ``fused`` ops and some

@@ -15,6 +15,13 @@ first use:
 3. a call checks its inputs, runs the plan on them and on the current values of the
    state tensors, writes back state updates and gradients, and returns Tensors.
 
+A call of Tensors or arrays alone that an earlier call was made with takes a short
+way (`CompiledFunction._call_key`): keyed by everything the program depends on
+(the inputs' dtypes, shapes and stop-gradient flags, the grad mode, the train/eval
+flags, the stored attributes and gradients present), it finds the program and a
+`Plan.runner` for those shapes, so it checks no input again and builds no program
+key; the runner checks only the state arguments.
+
 When gradients are recorded and an input, parameter or captured tensor requires
 one (training with ``loss.backward()`` outside the compiled code), the call enters
 the dynamic graph as one ``call`` op whose VJP runs the program's compiled backward

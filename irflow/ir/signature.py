@@ -8,8 +8,10 @@ bound, or binds its one unbound symbol if that appears linearly. Stacks pass
 unchecked.
 
 The checks are precomputed per argument when the signature is made, so a call costs
-a few integer comparisons per argument: the executor checks every call with it, the
-interpreter too, and the frontend words its errors from the mismatch it reports.
+a few integer comparisons per argument: the executor checks every call with it (a
+`Plan.runner`, whose caller has checked the leading arguments, only the others'
+static types, by `static_matcher`), the interpreter too, and the frontend words its
+errors from the mismatch it reports.
 """
 from __future__ import annotations
 

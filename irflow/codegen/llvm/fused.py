@@ -460,7 +460,8 @@ class FusedKernel:
     (``run(operands, regions) -> results``). What cannot go wrong in the code is
     checked first; what the interpreter rejects (an integer division by zero, the max
     of nothing) runs the NumPy evaluator, which raises the interpreter's error at the
-    failing op's location. Small calls run the NumPy evaluator (`MIN_ELEMENTS`)."""
+    failing op's location. Small calls run the op's own NumPy evaluator, the NumPy
+    backend's step (`MIN_ELEMENTS`, `small_calls`)."""
 
     def __init__(self, op: Operation, compiler: Compiler | None = None,
                  min_elements: int = MIN_ELEMENTS):
