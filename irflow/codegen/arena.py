@@ -50,7 +50,7 @@ class Layout:
             self.run = self._pooled
         else:  # without arena memory a frame holds nothing a call writes: one serves all
             self.shared = self._frame()
-            self.run = partial(body.run, self.shared)
+            self.run = partial(body.enter, self.shared)
 
     def _pooled(self, args: list) -> list:
         pool = self.pool
@@ -59,7 +59,7 @@ class Layout:
         except IndexError:
             frame = self._frame()
         try:
-            return self.body.run(frame, args)
+            return self.body.enter(frame, args)
         finally:
             pool.append(frame)
 

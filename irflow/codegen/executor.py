@@ -18,8 +18,9 @@ The closures are made by small generated functions, one per step signature
 (operand count, results, frees, attribute names; see `_step_maker`), so a step does
 only what its op needs. An op with regions (``cond``, ``while``...) becomes a step
 that calls its `RegionOp` evaluator with a sub-plan per region, bound to the call's
-arena (a register of the enclosing block holds them); a sub-plan runs on a fresh
-register list that starts with the region's block arguments. An op that writes its
+arena (a register of the enclosing block holds them), generated in the same way
+when its regions inherit no symbols (`_region_step_maker`); a sub-plan runs on a
+fresh register list that starts with the region's block arguments. An op that writes its
 results (a fused kernel) whose results the plan puts in the arena runs its
 `RegionOp.out_evaluator` instead, given those results' registers, which hold their
 arena buffers (``r3 <- fused r0, r1``).
@@ -51,7 +52,12 @@ each step, sub-plans' steps included, inside a wrapper that adds its time to the
 step's op; without one, steps are not wrapped. `irflow report` measures with it.
 
 **Errors.** A kernel's `IrflowError` gets the op's location attached; arguments are
-checked against the function's `Signature` (the interpreter's check, precomputed).
+checked against the function's `Signature` (the interpreter's check, precomputed),
+or, by a `Plan.runner`, the ones its caller has not checked already.
+
+**Warnings.** Steps run quiet kernels (and fused bodies) unsilenced, their
+``__wrapped__``, and a call silences NumPy's floating-point warnings once around
+its top block (`BlockPlan.enter`), instead of once per kernel.
 
 **Lowerings.** A plan may be given a `Lowering`, a backend's choice of other kernels
 for some ops (the LLVM backend's compiled kernels for ``fused`` ops and some
@@ -66,14 +72,14 @@ from __future__ import annotations
 import keyword
 from functools import lru_cache
 from operator import itemgetter
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import IrflowError
 from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
-from ..ir.signature import Signature, evaluate_terms, slot_terms
+from ..ir.signature import Signature, SignatureMismatch, evaluate_terms, slot_terms
 from ..ir.sizes import (argument_symbols, attr_symbols, has_symbols, symbols_needed,
                         symbols_used)
 from ..ir.symbols import CallOp
@@ -123,10 +129,11 @@ class BlockPlan:
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
                  "n_args", "locs", "records", "prefilled", "base", "arena_slots",
-                 "region_slots")
+                 "region_slots", "quiet", "enter")
 
     def __init__(self, steps, tail, binds, entry_frees, outputs, inherits, n_args, locs,
-                 records, prefilled, arena_slots, region_slots, copied=()):
+                 records, prefilled, arena_slots, region_slots, copied=(), quiet=False,
+                 top=False):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
         self.base = n_args + len(inherits)          # the slot of tail[0]
@@ -145,6 +152,13 @@ class BlockPlan:
         self.locs: dict = locs                      # kernel step -> its op's location
         self.records: list[_Record] = records       # what each step does, for `describe`
         self.prefilled: tuple[tuple[int, str], ...] = prefilled  # (slot, op) run at compile time
+        # Its steps, or its regions', run quiet kernels unsilenced (`unsilenced`); a
+        # call of the function (`enter`) silences NumPy's floating-point warnings once
+        # around them, as each kernel would (errstate is thread-local, and as a
+        # decorator it costs half what a `with` does).
+        self.quiet = quiet
+        self.enter: Callable[[list, list], list] = \
+            np.errstate(all="ignore")(self.run) if quiet and top else self.run
 
     def run(self, tail: list, regs: list) -> list:
         regs += tail
@@ -249,6 +263,30 @@ class Plan:
         if self._bind is None:
             return self._run(args)
         return self(*args)
+
+    def runner(self, args: Sequence, trusted: int) -> Callable[[list], list] | None:
+        """``run(arrays)`` for calls whose first `trusted` arguments have the dtypes
+        and shapes of those of `args`, which the caller has made sure of (a cache
+        keyed by them): `args` are checked here, once; each run checks only the
+        others (the full check of a call raises where they do not match) and runs in
+        the layout of these sizes. None if `args` do not match or the others' types
+        are not static."""
+        matches = self.signature.static_matcher(trusted)
+        if matches is None:
+            return None
+        try:
+            sizes = self.signature.checked(args)[1]
+        except SignatureMismatch:
+            return None
+        layout = self.layouts.get(sizes) if self._bind else self.layouts.get_static()
+        layouts, run = self.layouts, layout.run
+
+        def run_checked(arrays: list) -> list:
+            if not matches(arrays):  # a state tensor changed type: the full check
+                return self(*arrays)
+            layouts.last = layout
+            return run(arrays)
+        return run_checked
 
     def _first_run(self, args: list) -> list:
         self._run = self.layouts.get_static().run
@@ -362,6 +400,17 @@ class _BlockCompiler:
         self.tail: list = [None] * len(self.binds)
         self.prefilled: list[tuple[int, str]] = []
         self.bound_outs: set[int] = set()  # results whose shapes bind symbols
+        self.quiet = False  # a step runs a quiet kernel unsilenced (`unsilenced`)
+
+    def unsilenced(self, kernel: Callable | None) -> Callable | None:
+        """A quiet kernel's own function (its ``__wrapped__``, see
+        `irflow.ops._rules.quiet`), which runs inside the call's one silencing;
+        other kernels as they are."""
+        inner = getattr(kernel, "__wrapped__", None)
+        if inner is None:
+            return kernel
+        self.quiet = True
+        return inner
 
     def new_slots(self, op: Operation) -> tuple[int, ...]:
         slots = []
@@ -382,11 +431,13 @@ class _BlockCompiler:
         steps, locs = self.steps(records, outputs)
         read = {s for r in records for s in r.ins} | set(outputs)
         entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
-        copied = self.assignment.copied if self.block.parent.parent is None else ()
+        top = self.block.parent.parent is None
+        copied = self.assignment.copied if top else ()
+        quiet = self.quiet or any(sub.quiet for r in records for sub in r.subplans)
         return BlockPlan(tuple(steps), self.tail, tuple(self.binds), entry_frees, outputs,
                          self.inherits, len(self.block.args), locs, records,
                          tuple(self.prefilled), tuple(self.arena_slots),
-                         tuple(self.region_slots), copied)
+                         tuple(self.region_slots), copied, quiet, top)
 
     def steps(self, records: list[_Record], outputs: tuple[int, ...]):
         last_use = {}
@@ -428,6 +479,7 @@ class _BlockCompiler:
             if lowered is not None:  # it writes into a buffer given as out= too
                 kernel = out_kernel = lowered
                 attrs, shape_attrs = {}, ()
+            kernel, out_kernel = self.unsilenced(kernel), self.unsilenced(out_kernel)
         buffer = self.assignment.buffer_of.get(op.results[0]) if op.results else None
         if (buffer is None and call is None and opdef.effect is Effect.PURE
                 and not op.operands and not attr_symbols(op, opdef)):
@@ -519,13 +571,13 @@ class _BlockCompiler:
         buffers = [self.assignment.buffer_of.get(r) for r in op.results]
         into = tuple(b is not None for b in buffers)
         if any(into):  # it writes those results into their arena buffers
-            run = (self.lowering.out_evaluator(op, into)
-                   or opdef.region_op.out_evaluator(op, into))
+            run = self.unsilenced(self.lowering.out_evaluator(op, into)
+                                  or opdef.region_op.out_evaluator(op, into))
             for r, slot, buffer in zip(op.results, outs, buffers):
                 if buffer is not None:
                     self.arena_slots.append((slot, buffer, r.type))
         else:
-            run = self.lowering.evaluator(op) or opdef.region_op.evaluator(op)
+            run = self.unsilenced(self.lowering.evaluator(op) or opdef.region_op.evaluator(op))
         regions = self.base + len(self.tail)  # the register of the bound sub-plans
         self.tail.append(None)
         self.region_slots.append((regions, tuple(plan for plan, _ in subplans)))
@@ -667,26 +719,21 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
     cleared before the regions run, and the evaluator owns the operand list, so a
     loop can drop each iteration's values. With `written` (the registers holding the
     arena buffers of the results it writes), `run` is an out evaluator, given those
-    buffers; `outs` stores the other results something reads."""
+    buffers; `outs` stores the other results something reads. Its regions given
+    their symbols (or it is very wide), it is a closure of this function's; else a
+    generated one (`_region_step_maker`)."""
+    if not any(symbols) and len(ins) + len(frees) + len(written) + len(outs) <= _WIDE:
+        make = _region_step_maker(len(ins), len(frees), len(written), tuple(i for i, _ in outs))
+        return make(run, regions, *ins, *frees, *written, *(o for _, o in outs))
     if written:
-        bind = any(symbols)
 
         def into(regs: list) -> None:
-            bound = regs[regions]
-            if bind:
-                bound = [_with_symbols(plan, [regs[s] for s in slots])
-                         for plan, slots in zip(bound, symbols)]
+            bound = [_with_symbols(plan, [regs[s] for s in slots])
+                     for plan, slots in zip(regs[regions], symbols)]
             results = run(_operands(regs, ins, frees), bound, [regs[o] for o in written])
             for i, o in outs:
                 regs[o] = results[i]
         return into
-
-    if not any(symbols):
-        def step(regs: list) -> None:
-            results = run(_operands(regs, ins, frees), regs[regions])
-            for i, o in outs:
-                regs[o] = results[i]
-        return step
 
     def step(regs: list) -> None:
         bound = [_with_symbols(plan, [regs[s] for s in slots])
@@ -695,6 +742,39 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
         for i, o in outs:
             regs[o] = results[i]
     return step
+
+
+@lru_cache(maxsize=None)
+def _region_step_maker(n_in: int, n_free: int, n_written: int,
+                       stored: tuple[int, ...]) -> Callable[..., Step]:
+    """A function making the steps of region ops whose regions inherit no symbols, of
+    one signature: ``make(run, regions, *in_slots, *free_slots, *written_slots,
+    *stored_slots)``, where result ``stored[k]`` goes to the k-th stored slot. As
+    `_step_maker`'s, the step is one generated function; for a fused op writing its
+    one result and storing none::
+
+        def make(run, regions, a0, a1, f0, f1, w0):
+            def step(regs):
+                values = [regs[a0], regs[a1]]
+                regs[f0] = None
+                regs[f1] = None
+                run(values, regs[regions], [regs[w0]])
+            return step
+    """
+    params = (["run", "regions"] + [f"a{i}" for i in range(n_in)]
+              + [f"f{i}" for i in range(n_free)] + [f"w{i}" for i in range(n_written)]
+              + [f"o{k}" for k in range(len(stored))])
+    given = ", [" + ", ".join(f"regs[w{i}]" for i in range(n_written)) + "]" if n_written else ""
+    call = f"run(values, regs[regions]{given})"
+    body = ["values = [" + ", ".join(f"regs[a{i}]" for i in range(n_in)) + "]"]
+    body += [f"regs[f{i}] = None" for i in range(n_free)]
+    body.append(f"results = {call}" if stored else call)
+    body += [f"regs[o{k}] = results[{i}]" for k, i in enumerate(stored)]
+    source = (f"def make({', '.join(params)}):\n    def step(regs):\n"
+              + "".join(f"        {line}\n" for line in body) + "    return step\n")
+    namespace: dict = {}
+    exec(compile(source, f"<irflow region step {n_in}:{n_written}>", "exec"), namespace)
+    return namespace["make"]
 
 
 def _operands(regs: list, ins: tuple[int, ...], frees: tuple[int, ...]) -> list:

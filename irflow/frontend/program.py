@@ -15,6 +15,13 @@ first use:
 3. a call checks its inputs, runs the plan on them and on the current values of the
    state tensors, writes back state updates and gradients, and returns Tensors.
 
+A call of Tensors or arrays alone that an earlier call was made with takes a short
+way (`CompiledFunction._call_key`): keyed by everything the program depends on
+(the inputs' dtypes, shapes and stop-gradient flags, the grad mode, the train/eval
+flags, the stored attributes and gradients present), it finds the program and a
+`Plan.runner` for those shapes, so it checks no input again and builds no program
+key; the runner checks only the state arguments.
+
 When gradients are recorded and an input, parameter or captured tensor requires
 one (training with ``loss.backward()`` outside the compiled code), the call enters
 the dynamic graph as one ``call`` op whose VJP runs the program's compiled backward
@@ -59,6 +66,7 @@ from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
 from .tracer import OneBranchGradient, Tracer
 
+_KNOWN_CALLS = 8  # call keys per compiled function that `__call__` takes the short way
 _training = operator.attrgetter("training")
 _value = operator.attrgetter("_value")
 _structure_version = operator.attrgetter("_structure_version")
@@ -182,17 +190,38 @@ class Program:
         eager autograd."""
         return self._ran.memory_plan
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list:
+    def run(self, inputs: Sequence[np.ndarray], runner=None) -> list:
+        """The outputs for the input arrays; `runner`: a `runner` for inputs of exactly
+        these dtypes and shapes, which checks only the other arguments."""
         self._ran = self.plan
+        arrays = self._arguments(inputs)
+        if self.uses_seed:
+            arrays.append(next_seed()._value)
+        outs = self.plan(*arrays) if runner is None else runner(arrays)
+        return self._finish(outs) if self._writes_back else outs
+
+    def _arguments(self, inputs: Sequence[np.ndarray]) -> list:
+        """The plan's arguments but the seed: inputs, state, the gradients read, the
+        numbers carried."""
         arrays = [*inputs, *map(_value, self.state)]
         if self.grad_inputs:
             arrays += [p._grad._value for p in self.grad_inputs]
         if self.number_inputs:
             arrays += self._numbers_now()
+        return arrays
+
+    def runner(self, inputs: Sequence[np.ndarray]):
+        """A `Plan.runner` trusting inputs of the dtypes and shapes of `inputs` (the
+        caller's cache key), or None: the program draws a seed (making the
+        arguments once would draw one), or its other arguments do not fit now (a
+        call raises then)."""
         if self.uses_seed:
-            arrays.append(next_seed()._value)
-        outs = self.plan(*arrays)
-        return self._finish(outs) if self._writes_back else outs
+            return None
+        try:
+            arrays = self._arguments(inputs)
+        except IrflowError:  # a number attribute that is no number now
+            return None
+        return self.plan.runner(arrays, self.n_inputs)
 
     def _numbers_now(self) -> list[np.ndarray]:
         """The numbers the program carries (`Tracer.lift_numbers`), as they are now."""
@@ -228,12 +257,15 @@ class Program:
     def returned(self, outputs: list[Tensor]):
         """What the function returns, from the call's outputs (a grown list comes back
         as a Python list of tensors, as eager code returns it)."""
+        if not self.lists:
+            return self.pattern.fill(outputs)
         return self.pattern.fill([unbind(t) if k in self.lists else t
                                   for k, t in enumerate(outputs)])
 
-    def call(self, inputs: Sequence, arrays: Sequence[np.ndarray]) -> list[Tensor]:
+    def call(self, inputs: Sequence, arrays: Sequence[np.ndarray], runner=None) -> list[Tensor]:
         """The outputs for the call's `inputs` (Tensors or arrays) and their `arrays`:
-        recorded in the dynamic graph when a gradient is, else run directly."""
+        recorded in the dynamic graph when a gradient is, else run directly (by
+        `runner`, if given: see `run`)."""
         for k in self.changed_inputs:  # before anything runs, so a refusal changes nothing
             _check_changeable(inputs[k], k)
         wrt = self.gradient_sources(inputs)
@@ -241,7 +273,7 @@ class Program:
             outs = self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
                                       for a, x in zip(inputs, arrays)], wrt)
         else:
-            outs = [Tensor._from_array(o) for o in self.run(arrays)]
+            outs = list(map(Tensor._from_array, self.run(arrays, runner)))
         if self.changed_inputs:
             outs, changed = outs[:-len(self.changed_inputs)], outs[-len(self.changed_inputs):]
             for k, new in zip(self.changed_inputs, changed):
@@ -378,6 +410,9 @@ class CompiledFunction:
         self._spec_type_tuple: tuple[TensorType, ...] | None = None  # the spec's types
         self._signatures: dict[tuple, Signature] = {}  # input types -> their check
         self._array_types: dict[tuple, TensorType] = {}  # (dtype, shape) -> its type
+        # `_call_key` -> (program, its runner): the calls `__call__` takes the short way
+        # (replaced, never changed in place, when full or stale)
+        self._known: dict[tuple, tuple[Program, Any]] = {}
         # Last: from here on, attributes that are not the compiled function's own are
         # the layer's (Paddle's to_static(layer) returns the layer itself).
         self.layer = target if isinstance(target, Layer) else \
@@ -449,6 +484,53 @@ class CompiledFunction:
 
     # -- calling
     def __call__(self, *args, **kwargs):
+        """The outputs for the arguments: the short way for a call of Tensors or arrays
+        alone that one made before is known by (`_call_key`), else `_call`."""
+        if not kwargs:
+            key, arrays = self._call_key(args)
+            known = self._known.get(key) if key is not None else None
+            if known is not None:
+                program, runner = known
+                if not (program.frozen and program.stale()):
+                    if self._last is not program:
+                        self._last = program
+                    return program.returned(program.call(args, arrays, runner))
+        return self._call(args, kwargs)
+
+    def _call_key(self, args: tuple) -> tuple[tuple | None, list]:
+        """What a call of Tensors or arrays alone (no nesting, no other values) that
+        `_call` made before finds its program by, and the arrays; None for other
+        calls. Everything `_program`'s key holds: the inputs' dtypes, shapes and
+        whether each requires a gradient (so also their types and `_call`'s checks,
+        which passed for these), the grad mode, the train/eval flags (once programs
+        of changed layers are dropped), the stored attributes and gradients
+        present."""
+        key = (grad_enabled(), self._mode_key(), self._stored_attributes(),
+               self._gradients_present())
+        arrays = []
+        for a in args:
+            if isinstance(a, Tensor):
+                array = a._value
+                if array is None:  # traced: the slow way asks its tracer
+                    return None, arrays
+                key += (array.dtype, array.shape, a.stop_gradient)
+            elif isinstance(a, np.ndarray):
+                array = a
+                key += (array.dtype, array.shape, True)  # as a tensor that stops gradients
+            else:
+                return None, arrays
+            arrays.append(array)
+        return key, arrays
+
+    def _remember(self, key: tuple, program: Program, arrays: list) -> None:
+        """Let calls of `_call_key` `key` take the short way to `program`."""
+        known = self._known
+        if len(known) >= _KNOWN_CALLS:
+            known = {}
+        known[key] = (program, program.runner(arrays))
+        self._known = known
+
+    def _call(self, args: tuple, kwargs: dict):
         args = self._positional(args, kwargs)
         n = len(self.input_spec) if self.input_spec is not None else _leading_inputs(args)
         if len(args) < n:
@@ -470,7 +552,12 @@ class CompiledFunction:
             self._last = program
         if self.check:
             return self._checked_call(program, args)
-        return program.returned(program.call(leaves, arrays))
+        # the key of the state the program was picked for, not of what the call leaves
+        key = None if kwargs or extra or len(leaves) != len(args) else self._call_key(args)[0]
+        outs = program.call(leaves, arrays)
+        if key is not None:
+            self._remember(key, program, arrays)
+        return program.returned(outs)
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         """The call's arguments as positional ones, as the Python signature binds them
@@ -548,16 +635,17 @@ class CompiledFunction:
         """The train/eval flags of the layer's tree, once programs traced from layers
         that changed since are dropped."""
         self._drop_stale_programs()
-        if self.layer is None:
-            return ()
-        if self._sublayers is None:
-            self._sublayers = [self.layer, *self.layer.sublayers()]
-        return tuple(map(_training, self._sublayers))
+        sublayers = self._sublayers
+        if sublayers is None:
+            layer = self.layer
+            sublayers = self._sublayers = [] if layer is None else [layer, *layer.sublayers()]
+        return tuple(map(_training, sublayers))
 
     def _drop_stale_programs(self) -> None:
         layers, versions = self._traced_from
         if list(map(_structure_version, layers)) != versions:
             self._programs.clear()
+            self._known = {}
             self._traced_from = ((), [])
             self._sublayers = self._last = None
 

@@ -8,12 +8,15 @@ bound, or binds its one unbound symbol if that appears linearly. Stacks pass
 unchecked.
 
 The checks are precomputed per argument when the signature is made, so a call costs
-a few integer comparisons per argument: the executor checks every call with it, the
-interpreter too, and the frontend words its errors from the mismatch it reports.
+a few integer comparisons per argument: the executor checks every call with it (a
+`Plan.runner`, whose caller has checked the leading arguments, only the others'
+static types, by `static_matcher`), the interpreter too, and the frontend words its
+errors from the mismatch it reports.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from operator import attrgetter
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from .core import Function
 from .types import Container, dim_terms, is_symbol, shape_str, symbols_of
 
 _BIND, _SAME, _EQUAL, _EXPR, _SOLVE = range(5)
+_dtype, _shape = attrgetter("dtype"), attrgetter("shape")
 
 
 class SignatureMismatch(InputError):
@@ -112,6 +116,25 @@ class Signature:
                 raise self._mismatch(i, array, "shape")
             arrays.append(array)
         return arrays, sizes
+
+    def static_matcher(self, start: int) -> Callable[[Sequence], bool] | None:
+        """``matches(args)``: whether the arguments from `start` on are arrays of
+        exactly their types, for a caller that has checked those before it (a
+        mismatch is never raised here: `checked` says what it is); None if one of
+        their types has a symbolic dim or is a stack or list."""
+        params = self._params[start:]
+        if any(p is None or p[3] is not None for p in params):
+            return None
+        arrays = [np.ndarray] * len(params)
+        dtypes = [p[0] for p in params]
+        shapes = [p[1] for p in params]
+        count = len(self._params)
+
+        def matches(args: Sequence) -> bool:
+            tail = args[start:]
+            return (len(args) == count and list(map(type, tail)) == arrays
+                    and list(map(_dtype, tail)) == dtypes and list(map(_shape, tail)) == shapes)
+        return matches
 
     def _mismatch(self, i: int, array: np.ndarray, kind: str) -> SignatureMismatch:
         owner = f"{self.owner}: " if self.owner else ""

@@ -380,13 +380,24 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     for k, buffer in outs.buffer.items():
         returned[k] = buffer
     error = param(IrflowError)
-    first = _FIRST_OP_LINE + silenced  # the errstate's `with` takes a line
-    located = param(lambda e: e.with_loc(_failing_loc(e.__traceback__, locs, first)))
-    quiet = param(np.errstate) if silenced else None
     unpacking = outs.unpacking(param)
-    make = _maker(tuple(arguments), len(params), tuple(lines), error, located,
-                  "[" + ", ".join(returned) + "]", quiet, unpacking)
-    return make(*params)
+    returning = "[" + ", ".join(returned) + "]"
+
+    def made(quiet: bool) -> Callable:
+        first = _FIRST_OP_LINE + quiet  # the errstate's `with` takes a line
+
+        def located(e: IrflowError) -> IrflowError:
+            return e.with_loc(_failing_loc(e.__traceback__, locs, first))
+        tail = [located, np.errstate] if quiet else [located]
+        make = _maker(tuple(arguments), len(params) + len(tail), tuple(lines), error,
+                      f"p{len(params)}", returning, f"p{len(params) + 1}" if quiet else None,
+                      unpacking)
+        return make(*params, *tail)
+
+    code = made(silenced)
+    if silenced:  # as a quiet kernel's: for a caller that silences a whole plan once
+        code.__wrapped__ = made(False)
+    return code
 
 
 class _Outs:

@@ -269,6 +269,32 @@ func @f(%x: f32[2], %n: i64) -> f32[2] {
     assert timer.runs[ops["mul"]] == 3  # the steps still report to the cleared timer
 
 
+def test_a_call_silences_numpys_warnings_once_around_its_quiet_kernels():
+    """Quiet kernels (log of 0, exp overflowing) run unsilenced inside one silencing
+    per call, in regions too; the caller's setting is left as it was."""
+    fn = parse("""
+func @f(%x: f32[N], %p: bool) -> (f32[N], f32[N]) {
+  %l = log %x : f32[N]
+  %e = cond %p, %x : f32[N] {
+  ^then(%u: f32[N]):
+    %v = exp %u : f32[N]
+    yield %v
+  } {
+  ^else(%u: f32[N]):
+    yield %u
+  }
+  return %l, %e
+}
+""").main
+    plan = compile_plan(fn)
+    assert plan.body.quiet and plan.body.enter is not plan.body.run
+    assert plan.body.records[0].op.name == "log"
+    with np.errstate(all="raise"):
+        log, exp = plan(np.array([0.0, 1000.0], np.float32), np.array(True))
+        assert np.geterr()["over"] == "raise"
+    assert np.isneginf(log[0]) and np.isinf(exp[1])
+
+
 def test_kernel_errors_carry_the_op_location():
     fn = parse("""
 func @f(%x: f32, %n: i64) -> f32 {

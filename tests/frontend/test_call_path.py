@@ -1,14 +1,17 @@
 """The per-call caches of a compiled function (its spec's types, the input checks by
-input types, the arrays' types) change nothing a call does: every call still
-checks its inputs, picks the program for the layer's current mode and structure,
-and returns what eager code returns."""
+input types, the arrays' types, the calls it knows the short way for) change nothing
+a call does: every call still checks its inputs, picks the program for the layer's
+current mode and structure, and returns what eager code returns."""
+import threading
+
 import numpy as np
 import pytest
 
 import irflow
 from irflow import nn
-from irflow.errors import InputError
+from irflow.errors import DTypeError, InputError
 from irflow.static import InputSpec
+from tests.test_threads import TIMEOUT, run_threads
 
 
 def _mlp():
@@ -62,3 +65,195 @@ def test_a_returned_structure_around_one_tensor():
     out = static(irflow.to_tensor(np.ones(2, np.float32)))
     assert out[1] is None and out[0].numpy().tolist() == [2, 2]
     assert out[2][0].numpy().tolist() == [2, 2]
+
+
+def _known(static) -> int:
+    return len(static._known)
+
+
+def _short_way_only(static, monkeypatch):
+    """From here on, a call that does not take the short way fails."""
+    def slow(args, kwargs):
+        raise AssertionError("the call took the slow way")
+    monkeypatch.setitem(static.__dict__, "_call", slow)  # not the layer's attribute
+
+
+def test_a_repeated_call_takes_the_short_way(monkeypatch):
+    model = _mlp()
+    model.eval()
+    static = irflow.compile(model, input_spec=[InputSpec([None, 4], "float32")])
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        first = static(x).numpy()
+        _short_way_only(static, monkeypatch)
+        for _ in range(3):
+            np.testing.assert_array_equal(static(x).numpy(), first)
+            np.testing.assert_array_equal(static(x.numpy()).numpy(), first)  # an array too
+    assert _known(static) == 1  # an array is a tensor that requires no gradient
+
+
+@pytest.mark.parametrize("change", ["train", "shape", "dtype", "requires", "structure"])
+def test_what_the_program_depends_on_leaves_the_short_way(change):
+    model = _mlp()
+    model.eval()
+    static = irflow.compile(model)
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        evaluated = static(x).numpy()
+        key, _ = static._call_key((x,))
+        assert key in static._known
+        if change == "train":
+            model.train()
+        if change == "structure":
+            model.add_sublayer("3", nn.ReLU())
+        y = {"shape": irflow.to_tensor(np.ones((3, 4), np.float32)),
+             "dtype": irflow.to_tensor(np.ones((2, 4), np.float64)),
+             "requires": irflow.to_tensor(np.ones((2, 4), np.float32), stop_gradient=False)
+             }.get(change, x)
+        assert static._call_key((y,))[0] != key
+        if change == "dtype":  # float64 through float32 weights: traced anew, refused
+            with pytest.raises(DTypeError, match="x is float64 and y is float32"):
+                static(y)
+            return
+        got = static(y).numpy()
+        if change == "train":  # dropout is on
+            assert not np.array_equal(got, evaluated)
+        else:
+            np.testing.assert_allclose(got, model(y).numpy(), rtol=1e-6)
+
+
+def test_grad_mode_leaves_the_short_way():
+    model = _mlp()
+    model.eval()
+    static = irflow.compile(model)
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        assert static(x).stop_gradient
+        assert static(x).stop_gradient
+    out = static(x)  # recorded for autograd: the parameters require a gradient
+    assert not out.stop_gradient
+    out.sum().backward()
+    assert model[0].weight.grad is not None
+    with irflow.no_grad():
+        assert static(x).stop_gradient
+
+
+def test_a_parameter_set_after_the_short_way_is_used():
+    model = _mlp()
+    model.eval()
+    for freeze in (False, True):
+        static = irflow.compile(model, freeze=freeze)
+        x = irflow.to_tensor(np.ones((2, 4), np.float32))
+        with irflow.no_grad():
+            static(x)
+            static(x)
+            model[0].weight.set_value(np.full((4, 3), 0.5, np.float32))
+            np.testing.assert_allclose(static(x).numpy(), model(x).numpy(), rtol=1e-6)
+        model[0].weight.set_value(np.full((4, 3), 0.25, np.float32))
+
+
+def test_a_state_tensor_of_another_type_is_refused_as_before():
+    model = nn.Linear(4, 3)
+    static = irflow.compile(model)
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        static(x)
+        static(x)
+        model.bias._value = np.zeros(5, np.float32)  # what set_value refuses
+        with pytest.raises(InputError, match=r"expected shape \[3\], got \[5\]"):
+            static(x)
+
+
+def test_an_attribute_stored_by_the_first_call_leaves_the_short_way():
+    class Lazy(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.h = None
+
+        def forward(self, x):
+            if self.h is None:
+                self.h = irflow.zeros([2])
+            self.h = self.h + x
+            return self.h
+
+    layer = Lazy()
+    static = irflow.compile(layer)
+    x = irflow.to_tensor(np.ones(2, np.float32))
+    for n in range(1, 5):
+        assert static(x).numpy().tolist() == [n, n]
+    assert len({id(p) for p in static._programs.values()}) == 2
+
+
+def test_a_number_attribute_the_program_counts_with_is_read_on_the_short_way():
+    class Counting(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x * self.calls
+
+    layer = Counting()
+    static = irflow.compile(layer)
+    x = irflow.to_tensor(np.ones(2, np.float32))
+    for n in range(1, 4):
+        assert static(x).numpy().tolist() == [n, n]
+    layer.calls = 10
+    assert static(x).numpy().tolist() == [11, 11]
+    assert layer.calls == 11
+
+
+def test_gradients_appearing_leave_the_short_way():
+    irflow.seed(0)
+    net = nn.Linear(3, 1)
+
+    def accumulate(x):
+        loss = net(x).sum()
+        loss.backward()
+        return loss
+
+    static = irflow.compile(accumulate, input_spec=[InputSpec([None, 3], "float32")])
+    x = irflow.to_tensor(np.ones((2, 3), np.float32))
+    for n in range(1, 4):
+        static(x)
+        np.testing.assert_allclose(net.weight.grad.numpy(), np.full((3, 1), 2.0 * n))
+    net.clear_gradients(set_to_zero=False)
+    static(x)
+    np.testing.assert_allclose(net.weight.grad.numpy(), np.full((3, 1), 2.0))
+
+
+def test_wrong_inputs_are_refused_as_before_once_calls_are_known():
+    model = _mlp()
+    model.eval()
+    static = irflow.compile(model, input_spec=[InputSpec([None, 4], "float32")])
+    with irflow.no_grad():
+        static(irflow.to_tensor(np.ones((2, 4), np.float32)))
+        for _ in range(2):
+            with pytest.raises(InputError, match=r"should have shape \[None, 4\], got \[2, 5\]"):
+                static(irflow.to_tensor(np.ones((2, 5), np.float32)))
+            with pytest.raises(InputError, match="expects 1 input"):
+                static()
+
+
+def test_known_calls_of_several_shapes_from_several_threads():
+    model = _mlp()
+    model.eval()
+    static = irflow.compile(model, input_spec=[InputSpec([None, 4], "float32")])
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((n, 4)).astype(np.float32) for n in (1, 2, 3, 5, 1, 2)]
+    with irflow.no_grad():
+        expected = [model(irflow.to_tensor(a)).numpy() for a in inputs]
+    start = threading.Barrier(len(inputs))
+
+    def worker(i):
+        def run():
+            start.wait(TIMEOUT)
+            x = irflow.to_tensor(inputs[i])
+            with irflow.no_grad():
+                for _ in range(50):
+                    np.testing.assert_allclose(static(x).numpy(), expected[i], rtol=1e-6)
+        return run
+
+    run_threads(*(worker(i) for i in range(len(inputs))))
+    assert 1 <= _known(static) <= 4

@@ -59,7 +59,8 @@ from llvmlite import ir
 from ...errors import IrflowError, ShapeError
 from ...ir.core import Operation, Value
 from ...ir.registry import lookup
-from ...ir.types import TensorType
+from ...ir.signature import evaluate_terms, slot_terms
+from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
@@ -630,7 +631,8 @@ class FusedKernel:
     (``run(operands, regions) -> results``). What cannot go wrong in the code is
     checked first; what the interpreter rejects (an integer division by zero, the max
     of nothing) runs the NumPy evaluator, which raises the interpreter's error at the
-    failing op's location. Small calls run the NumPy evaluator (`MIN_ELEMENTS`)."""
+    failing op's location. Small calls run the op's own NumPy evaluator, the NumPy
+    backend's step (`MIN_ELEMENTS`, `small_calls`)."""
 
     def __init__(self, op: Operation, compiler: Compiler | None = None,
                  min_elements: int = MIN_ELEMENTS):
@@ -679,6 +681,12 @@ class FusedKernel:
         self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + rank),
                                     *[ctypes.c_void_p] * n)(self._code.address)
 
+    @staticmethod
+    def declines(op: Operation, min_elements: int = MIN_ELEMENTS) -> bool:
+        """Whether every call of `op` is too small for compiled code, its sizes being
+        static: then the op's own NumPy evaluator is its step, and nothing compiles."""
+        return small_calls(op, min_elements) is always_small
+
     def _prepare(self, lay, entering, yielded, result_types) -> None:
         """The call's checks and shapes, precomputed."""
         spec, rank = self.spec, len(lay.domain)
@@ -710,44 +718,69 @@ class FusedKernel:
 
     def evaluator(self) -> Callable:
         """The evaluator: below `MIN_ELEMENTS` elements (the anchor's result, or the
-        largest operand), the NumPy evaluator, which costs less per call there."""
-        anchor, n, numpy = self._anchor, self.n_anchor, self._numpy
+        largest operand), the NumPy backend's own evaluator of the op, which costs
+        less per call there."""
+        anchor, n = self._anchor, self.n_anchor
+        fallback = self._numpy
         body = self._run_elementwise if self.elementwise is not None else self._run
-        least = self.min_elements
 
-        def run(args, regions):
+        def compiled(args, regions):
             operands = args
             if anchor is not None:
                 operands = [anchor(*args[:n]), *args[n:]]
-            if least and max(np.size(a) for a in operands) < least:
-                return numpy(list(operands), regions)
             results = body(operands)
             if results is None:  # the interpreter's error, at the failing op
-                return numpy(list(operands), regions)
+                return fallback(list(operands), regions)
             return results
-        return run
+        return self._sized(compiled, lookup(self.op.name).region_op.evaluator(self.op), False)
 
     def out_evaluator(self, into: tuple[bool, ...]) -> Callable:
         """The out evaluator (`RegionOp.out_evaluator`): `evaluator`'s run, the
         compiled code storing result k with ``into[k]`` into the next given buffer;
-        where it runs NumPy, the NumPy out evaluator of the body writes them. The
-        anchor's result is a new array (the code's pointers are ``noalias``, so it
-        cannot be the buffer the epilogue writes)."""
+        where it runs NumPy, the NumPy out evaluator writes them. The anchor's result
+        is a new array (the code's pointers are ``noalias``, so it cannot be the
+        buffer the epilogue writes)."""
         anchor, n = self._anchor, self.n_anchor
-        numpy = lookup(self.op.name).region_op.body_evaluator(self.op, into)
+        region_op = lookup(self.op.name).region_op
+        fallback = region_op.body_evaluator(self.op, into)
         body = self._run_elementwise if self.elementwise is not None else self._run
-        least = self.min_elements
 
-        def run(args, regions, outs):
+        def compiled(args, regions, outs):
             operands = args
             if anchor is not None:
                 operands = [anchor(*args[:n]), *args[n:]]
-            if least and max(np.size(a) for a in operands) < least:
-                return numpy(list(operands), regions, outs)
             results = body(operands, into, outs)
             if results is None:  # the interpreter's error, at the failing op
-                return numpy(list(operands), regions, outs)
+                return fallback(list(operands), regions, outs)
             return results
+        return self._sized(compiled, region_op.out_evaluator(self.op, into), True)
+
+    def _sized(self, compiled: Callable, numpy: Callable, into: bool) -> Callable:
+        """`compiled`, or `numpy` (the op's own evaluator; out evaluators if `into`)
+        on calls too small for the code, so a small call runs exactly the NumPy
+        backend's step. Like a quiet kernel's, its ``__wrapped__`` (where `numpy` has
+        one) leaves the NumPy evaluator's floating-point warnings to a caller that
+        silences them."""
+        small = small_calls(self.op, self.min_elements)
+        if small is None:
+            return compiled
+        if small is always_small:
+            return numpy
+
+        def make(numpy: Callable) -> Callable:
+            if into:
+                def run_into(args, regions, outs):
+                    if small(args):
+                        return numpy(args, regions, outs)
+                    return compiled(args, regions, outs)
+                return run_into
+
+            def run(args, regions):
+                return numpy(args, regions) if small(args) else compiled(args, regions)
+            return run
+        run = make(numpy)
+        if hasattr(numpy, "__wrapped__"):
+            run.__wrapped__ = make(numpy.__wrapped__)
         return run
 
     def _run_elementwise(self, operands, into=(), given=()):
@@ -811,3 +844,51 @@ class FusedKernel:
             else:
                 self._fn(0, end, *sizes, *pointers)
         return outs
+
+
+def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
+    """What tells the calls of fused op `op` below `least` elements (the anchor's
+    result, or the largest operand) from the others: None when the code runs
+    whatever the sizes (`least` is 0, a static size reaches it, or the anchor's
+    result has a size its operands' dims do not give), else ``small(operands)``,
+    which reads the symbolic sizes off the operands' shapes (`always_small` when
+    every size is static)."""
+    if not least:
+        return None
+    lay = lookup(op.name, op.loc).region_op.layout(op)
+    types = [v.type for v in op.operands]
+    shapes = [types[k].shape for k in range(lay.n_anchor, len(types))]
+    if lay.anchored:
+        shapes.append(op.regions[0].blocks[0].terminator.operand(0).type.shape)
+    counts = [numel(shape) for shape in shapes]
+    if any(isinstance(n, int) and n >= least for n in counts):
+        return None
+    varying = [n for n in counts if not isinstance(n, int)]
+    if not varying:
+        return always_small
+    where: dict[str, tuple[int, int]] = {}  # symbol -> an operand's (index, axis) of it
+    for k, t in enumerate(types):
+        for axis, d in enumerate(t.shape):
+            if is_symbol(d):
+                where.setdefault(d, (k, axis))
+    if any(s not in where for n in varying for s in symbols_of(n)):
+        return None
+    if len(varying) == 1 and len(dim_terms(varying[0])) == 1:
+        (coef, symbols), = dim_terms(varying[0])
+        if len(symbols) == 1 and coef > 0:  # c * S: the size of one dim tells (a batch)
+            k, axis = where[symbols[0]]
+            below = -(-least // coef)
+            return lambda args: args[k].shape[axis] < below
+    symbols = sorted(where)
+    reads = [where[s] for s in symbols]
+    terms = [slot_terms(n, {s: i for i, s in enumerate(symbols)}) for n in varying]
+
+    def small(args: list) -> bool:
+        sizes = [args[k].shape[axis] for k, axis in reads]
+        return all(evaluate_terms(t, sizes) < least for t in terms)
+    return small
+
+
+def always_small(args: list) -> bool:
+    """`small_calls` of an op whose sizes are static and below the least."""
+    return True

@@ -3,7 +3,9 @@
 The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
 
 - a ``fused`` op gets its `FusedKernel` (the scalar body, reductions and the
-  anchor's epilogue compiled for the host);
+  anchor's epilogue compiled for the host), whose calls below `MIN_ELEMENTS`
+  elements run the op's own NumPy evaluator, the NumPy backend's step (an op whose
+  static sizes are all below it keeps that evaluator and compiles nothing);
 - a standalone elementwise op whose NumPy kernel is slow (`COMPILED_OPS`: ``erf``,
   which NumPy has no ufunc for and the registry computes in several array passes)
   gets a one-op kernel, used for arrays of at least `MIN_ELEMENTS` elements (below
@@ -52,7 +54,7 @@ class LLVMLowering(Lowering):
 
     def evaluator(self, op: Operation) -> Callable | None:
         make = REGION_OPS.get(op.name)
-        if make is None:
+        if make is None or make.declines(op, self.min_elements):
             return None
         try:
             return make(op, self.compiler, self.min_elements).evaluator()
@@ -61,7 +63,7 @@ class LLVMLowering(Lowering):
 
     def out_evaluator(self, op: Operation, into: tuple[bool, ...]) -> Callable | None:
         make = REGION_OPS.get(op.name)
-        if make is None:
+        if make is None or make.declines(op, self.min_elements):
             return None
         try:
             return make(op, self.compiler, self.min_elements).out_evaluator(into)

@@ -53,6 +53,30 @@ def test_mlp_inference(widths, batch):
     assert len(fused_ops(compiled)) == len(widths) - 1  # each matmul with its epilogue
 
 
+def test_calls_too_small_for_compiled_code_run_the_numpy_step(monkeypatch):
+    """Below `MIN_ELEMENTS` a fused op runs the NumPy backend's step: with static sizes
+    that is its step (nothing compiles), with symbolic ones each small call runs it."""
+    def compiled_code(*args, **kwargs):
+        raise AssertionError("the compiled code ran")
+    monkeypatch.setattr(FusedKernel, "_run", compiled_code)
+    monkeypatch.setattr(FusedKernel, "_run_elementwise", compiled_code)
+    irflow.seed(5)
+    model = mlp(784, 64, 10)
+    model.eval()
+    x = irflow.randn([1, 784])
+    with irflow.no_grad():
+        want = model(x).numpy()
+        static = irflow.compile(model, backend="llvm")
+        np.testing.assert_array_equal(static(x).numpy(), want)
+        assert all(FusedKernel.declines(op) for op in fused_ops(static))
+        symbolic = irflow.compile(model, input_spec=[InputSpec([None, 784], "float32")],
+                                  backend="llvm")
+        np.testing.assert_array_equal(symbolic(x).numpy(), want)
+        assert not any(FusedKernel.declines(op) for op in fused_ops(symbolic))
+        with pytest.raises(AssertionError, match="the compiled code ran"):
+            symbolic(irflow.randn([256, 784]))
+
+
 def test_frozen_conv_batchnorm_relu():
     irflow.seed(2)
     model = nn.Sequential(nn.Conv2D(4, 8, 3, padding=1), nn.BatchNorm2D(8), nn.ReLU())
