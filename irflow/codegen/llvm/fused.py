@@ -51,7 +51,7 @@ from ...ir.types import TensorType
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
-                     _strides, check_status, plan_domain)
+                     _strides, call_rows, plan_domain)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, is_float
@@ -626,17 +626,10 @@ class FusedKernel:
                 zip(into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)]
         parallel = [sizes[d] for d in spec.parallel]
         if all(parallel):
-            scratch = np.empty(max(self._buffers * count * 8, 8), np.uint8)
             pointers = [a.ctypes.data for a in arrays] + [o.ctypes.data for o in outs]
-            pointers.append(scratch.ctypes.data)
-            end = parallel[0] if parallel else 1
-            if spec.fallible:
-                status = np.zeros(1, np.int8)
-                self._fn(0, end, *sizes, *pointers, status.ctypes.data)
-                try:
-                    check_status(status)
-                except IrflowError:
-                    return None
-            else:
-                self._fn(0, end, *sizes, *pointers)
+            rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
+            if call_rows(self._fn, rows, math.prod(sizes), [*sizes, *pointers],
+                         (*arrays, *outs), scratch=self._buffers * count * 8,
+                         fallible=spec.fallible):
+                return None
         return outs
