@@ -42,8 +42,11 @@ _pool_lock = threading.Lock()
 
 def set_num_threads(n: int) -> None:
     """Set how many threads irflow's compiled kernels (``backend="llvm"``) split large
-    loops across, in the calling thread or task only (see `irflow.codegen.threads`);
-    NumPy's BLAS keeps its own threads."""
+    loops across, in the calling thread or task only: irflow's own, named as
+    ``torch.set_num_threads`` (Paddle has none); NumPy's BLAS keeps its own threads.
+
+    `n` must be a positive int: TypeError for another type, ValueError below 1. See
+    `irflow.codegen.threads` for when a kernel splits."""
     if isinstance(n, bool):
         raise TypeError("set_num_threads expects a positive int, got bool")
     try:
@@ -58,7 +61,8 @@ def set_num_threads(n: int) -> None:
 
 def get_num_threads() -> int:
     """How many threads irflow's compiled kernels split large loops across in the
-    calling thread or task (1 unless `set_num_threads` changed it there)."""
+    calling thread or task: 1 unless `set_num_threads` changed it there (irflow's own,
+    named as ``torch.get_num_threads``)."""
     return _num_threads.get()
 
 

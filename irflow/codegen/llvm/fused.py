@@ -20,8 +20,8 @@ NumPy kernel, then one compiled function over the domain:
   that a later phase needs again (``x - mean`` in layer norm) is stored into a
   row buffer of its own by the phase that computes it and loaded after, rather
   than recomputed. Row buffers live in a scratch array the caller allocates per
-  call (so threads never share one), ``buffers * reduced elements`` of 8 bytes;
-  a row of 1024 floats keeps all of them in L1.
+  call and per part of a split call (so threads never share one), ``buffers *
+  reduced elements`` of 8 bytes; a row of 1024 floats keeps all of them in L1.
 - **Accumulation.** ``sum`` and ``mean`` of float32 accumulate in float64 (more
   accurate than NumPy's pairwise float32 sum, so results agree to float32
   rounding whatever the order); every other reduction accumulates in its dtype

@@ -18,9 +18,10 @@ serves every size of a symbolic dim.
 
 The function is ``void kernel(i64 begin, i64 end, i64 size_0, ..., ptr in_0, ...,
 ptr out_0, ..., [ptr status])``; it runs the outermost loop over ``[begin, end)``, so
-callers can split that loop across threads. A kernel that can fail (integer ``//``
-or ``%``, by a zero divisor) takes a last pointer to a status byte it sets on
-failure; `Kernel` passes a fresh one per call and raises the interpreter's error.
+`call_rows` can split that loop across threads (`irflow.set_num_threads`). A kernel
+that can fail (integer ``//`` or ``%``, by a zero divisor) takes a last pointer to a
+status byte it sets on failure; `call_rows` passes a fresh one per call and per part,
+and `Kernel` raises the interpreter's error.
 
 **Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
 the domain) before the code runs, so no input can make it read or write out of
