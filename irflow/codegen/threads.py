@@ -20,11 +20,13 @@ replaced by a larger one when more parts are asked for than it has workers (the
 old one's idle threads end when the last caller holding it lets go). That shared
 state is acceptable because it holds nothing a user can observe: workers only run
 kernel ranges handed to them and keep nothing between them; which thread runs a
-range changes no result.
+range changes no result. A forked child (a `DataLoader` worker) starts without a
+pool, since its parent's worker threads do not exist in it.
 """
 from __future__ import annotations
 
 import operator
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
@@ -102,3 +104,14 @@ def _workers(count: int) -> ThreadPoolExecutor:
             _pool = ThreadPoolExecutor(count, thread_name_prefix="irflow-kernel")
             _pool_workers = count
         return _pool
+
+
+def _forget_the_pool() -> None:
+    """In a forked child: the parent's pool has no threads here, so tasks handed to it
+    would wait forever; the next split makes a pool of the child's own."""
+    global _pool, _pool_workers, _pool_lock
+    _pool, _pool_workers, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_the_pool)

@@ -5,7 +5,10 @@ count, fewer rows than threads); an error in one part is the one-thread error; t
 setting is per thread and checked. Splitting is forced at these small sizes by
 setting `MIN_PART_ELEMENTS` to 1, and each test asserts how many parts ran."""
 import contextvars
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -180,6 +183,26 @@ def test_rows_are_split_into_contiguous_ranges():
     assert with_threads(7, threads.row_ranges, 2, 1 << 30) == [(0, 1), (1, 2)]
     assert with_threads(4, threads.row_ranges, 8, 2 * threads.MIN_PART_ELEMENTS) == \
         [(0, 4), (4, 8)]  # each part keeps MIN_PART_ELEMENTS elements
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_splits_on_a_pool_of_its_own(compiler, parts):
+    kernel = ElementwiseFunction(function("f", [f32("N", 37), f32(37)], gelu_bias), compiler)
+    x, w = np.ones((9, 37), np.float32), np.ones(37, np.float32)
+    reference = with_threads(1, kernel, x, w)
+    with_threads(2, kernel, x, w)  # the parent's pool exists
+    child = os.fork()
+    if child == 0:  # the child: exit 0 if its split call gives the parent's result
+        same = with_threads(2, kernel, x, w)[0].tobytes() == reference[0].tobytes()
+        os._exit(0 if same else 1)
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if done[0] == 0:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        pytest.fail("the forked child's split call did not finish in 60 s")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
 
 
 def test_the_setting_is_per_thread():
