@@ -32,8 +32,10 @@ from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Callable, Sequence
 
-# Splitting costs a hand-off to a worker and a wait (measured: 80 µs on a shared
-# 2-core VM); the cheapest kernels (one add) take 55 µs for 2**18 elements.
+# A hand-off to a worker and the wait for it cost 12-80 µs on a 2-vCPU VM; two
+# threads broke even there at 2**16 elements for a fused layer norm, 2**19 for an
+# elementwise erf and 2**20 for one add (2**18 elements of which take 55 µs).
+# See docs/llvm.md, "Threads".
 MIN_PART_ELEMENTS = 1 << 18
 
 _num_threads: ContextVar[int] = ContextVar("irflow.num_threads", default=1)
