@@ -3,6 +3,7 @@
     PYTHONPATH=. python benchmarks/issue11.py              # the table
     PYTHONPATH=. python benchmarks/issue11.py --quick      # fewer samples
     PYTHONPATH=. python benchmarks/issue11.py --compile    # compile times too
+    PYTHONPATH=. python benchmarks/issue11.py --threads 2  # irflow's kernels on 2 threads
 
 Each workload runs as NumPy eager written the natural way (for the convolution:
 ``sliding_window_view`` im2col and one matmul; GELU with ``scipy.special.erf``),
@@ -607,7 +608,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads irflow's compiled kernels split across "
+                             "(irflow.set_num_threads; everything else keeps one)")
     args = parser.parse_args()
+    irflow.set_num_threads(args.threads)
     samples = 5 if args.quick else 21
     irflow.seed(0)
     built = []
@@ -617,7 +622,8 @@ def main() -> None:
         built.append((name, inputs, calls, batch))
     print(f"machine: {machine()}")
     print(f"BLAS: {blas_report()}")
-    print("unset before loading: OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE; one thread each")
+    print("unset before loading: OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE; one thread each"
+          + (f" (irflow's compiled kernels: {args.threads})" if args.threads != 1 else ""))
     print()
     print("| workload | " + " | ".join(SYSTEMS) + " | peak MB (" + " / ".join(TRACED) + ") |")
     print("|---" * (len(SYSTEMS) + 2) + "|")

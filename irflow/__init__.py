@@ -10,6 +10,7 @@ from . import io, jit, linalg, metric, nn, optimizer, regularizer, static, utils
 from . import callbacks, device, hapi
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
+from .codegen.threads import get_num_threads, set_num_threads
 from .device import CPUPlace, get_device, is_compiled_with_cuda, set_device
 from .dispatch import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .errors import (ConversionError, InputError, IrflowError, LoadError, ParseError,

@@ -22,8 +22,8 @@ NumPy kernel, then one compiled function over the domain:
   value that a later phase needs again (``x - mean`` in layer norm) is stored into
   a row buffer of its own by the phase that computes it and loaded after, rather
   than recomputed. Row buffers live in a scratch array the caller allocates per
-  call (so threads never share one), ``buffers * reduced elements`` of 8 bytes;
-  a row of 1024 floats keeps all of them in L1.
+  call and per part of a split call (so threads never share one), ``buffers *
+  reduced elements`` of 8 bytes; a row of 1024 floats keeps all of them in L1.
 - **Reductions in columns** (the innermost spanned dim is kept: a sum over the
   batch). Each phase is one pass over the whole domain in memory order, adding
   each element into the accumulator of its kept index, a row of them in the
@@ -64,7 +64,7 @@ from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
-                     _strides, address, check_status, plan_domain)
+                     _strides, address, call_rows, plan_domain)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
@@ -831,18 +831,12 @@ class FusedKernel:
         parallel = [sizes[d] for d in self._parallel]
         if all(parallel):
             slots = math.prod(parallel) if self._columns else count
-            scratch = np.empty(max(self._buffers * slots * 8, 8), np.uint8)
-            pointers = [address(a) for a in (*arrays, *outs, scratch)]
-            end = parallel[0] if parallel else 1
-            if self.spec.fallible:
-                status = np.zeros(1, np.int8)
-                self._fn(0, end, *sizes, *pointers, status.ctypes.data)
-                try:
-                    check_status(status)
-                except IrflowError:
-                    return None
-            else:
-                self._fn(0, end, *sizes, *pointers)
+            pointers = [address(a) for a in (*arrays, *outs)]
+            rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
+            if call_rows(self._fn, rows, math.prod(sizes), [*sizes, *pointers],
+                         (*arrays, *outs), scratch=self._buffers * slots * 8,
+                         fallible=self.spec.fallible):
+                return None
         return outs
 
 

@@ -18,9 +18,10 @@ serves every size of a symbolic dim.
 
 The function is ``void kernel(i64 begin, i64 end, i64 size_0, ..., ptr in_0, ...,
 ptr out_0, ..., [ptr status])``; it runs the outermost loop over ``[begin, end)``, so
-callers can split that loop across threads. A kernel that can fail (integer ``//``
-or ``%``, by a zero divisor) takes a last pointer to a status byte it sets on
-failure; `Kernel` passes a fresh one per call and raises the interpreter's error.
+`call_rows` can split that loop across threads (`irflow.set_num_threads`). A kernel
+that can fail (integer ``//`` or ``%``, by a zero divisor) takes a last pointer to a
+status byte it sets on failure; `call_rows` passes a fresh one per call and per part,
+and `Kernel` raises the interpreter's error.
 
 **Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
 the domain) before the code runs, so no input can make it read or write out of
@@ -31,6 +32,7 @@ so one kernel may be called from several threads at once.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from dataclasses import dataclass
 from typing import Sequence
@@ -41,6 +43,7 @@ from llvmlite import ir
 from ...errors import IntegerDivisionByZero, ShapeError
 from ...ir import dtypes
 from ...ir.types import TensorType, broadcast_shapes
+from ..threads import row_ranges, run_parts
 from .loops import counted_loop
 from .mathlib import Math
 from .scalar import MEMORY_TYPES, ScalarEmitter, can_fail
@@ -242,12 +245,46 @@ def address(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
-def check_status(status: np.ndarray) -> None:
-    """Raise the error a failed kernel reported in its status byte, as the
-    interpreter raises it."""
-    if status[0]:
-        raise IntegerDivisionByZero("integer division by zero (// or % with a zero "
-                                    "divisor); Paddle raises here too")
+STATUS_BYTES = 64  # a status byte per cache line: parts running at once never share one
+
+
+def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[np.ndarray],
+              scratch: int | None = None, fallible: bool = False) -> bool:
+    """Call the compiled ``fn(begin, end, *args, [scratch], [status])`` over the rows
+    ``[0, rows)`` of a domain of `elements` elements, split across threads when
+    `irflow.codegen.threads.row_ranges` says it pays. Each part gets its own region
+    of `scratch` bytes (None: the kernel takes no scratch) and, if `fallible`, its
+    own status byte; each holds `keep` (the arrays the pointers of `args` point
+    into) until it ends. Returns whether any part reported a failure."""
+    ranges = row_ranges(rows, elements)
+    parts = len(ranges)
+    memory, bases = [], []  # arrays of per-part regions; (first pointer, region bytes)
+    if scratch is not None:
+        region = -(-scratch // 64) * 64  # parts' regions start on their own cache lines
+        memory.append(np.empty(max(region * parts, 8), np.uint8))
+        bases.append((address(memory[-1]), region))
+    if fallible:
+        memory.append(np.zeros(STATUS_BYTES * parts, np.int8))
+        bases.append((address(memory[-1]), STATUS_BYTES))
+    if parts == 1:  # the common call: nothing to hand to other threads
+        fn(0, rows, *args, *[base for base, _ in bases])
+    else:
+        held = (*keep, *memory)
+        run_parts([functools.partial(_call_part, fn, begin, end, args,
+                                     [base + k * step for base, step in bases], held)
+                   for k, (begin, end) in enumerate(ranges)])
+    return fallible and np.count_nonzero(memory[-1]) > 0
+
+
+def _call_part(fn, begin: int, end: int, args, tail, held) -> None:
+    """One part of `call_rows`; `held` keeps its arrays alive while it runs."""
+    fn(begin, end, *args, *tail)
+
+
+def division_by_zero() -> IntegerDivisionByZero:
+    """The error a kernel's status byte reports, as the interpreter raises it."""
+    return IntegerDivisionByZero("integer division by zero (// or % with a zero "
+                                 "divisor); Paddle raises here too")
 
 
 class Kernel:
@@ -281,12 +318,9 @@ class Kernel:
         sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
         if all(sizes):
             pointers = [address(a) for a in (*arrays, *outs)]
-            if not self._fallible:
-                self._fn(0, sizes[0], *sizes, *pointers)
-                return outs
-            status = np.zeros(1, np.int8)
-            self._fn(0, sizes[0], *sizes, *pointers, status.ctypes.data)
-            check_status(status)
+            if call_rows(self._fn, sizes[0], math.prod(sizes), [*sizes, *pointers],
+                         (*arrays, *outs), fallible=self._fallible):
+                raise division_by_zero()
         return outs
 
     def _checked_inputs(self, arrays) -> list[np.ndarray]:
