@@ -18,7 +18,7 @@ import numpy as np
 from ..context import current_tracer, grad_enabled
 from ..errors import DimMismatch, InputError, ShapeError
 from ..frontend.input_spec import InputSpec
-from ..frontend.program import CompiledFunction
+from ..frontend.program import DEFAULT_BACKEND, CompiledFunction
 from ..ir.core import Block, Function, Module, Value
 from ..ir.sizes import substitute_symbols
 from ..ir.types import (ListType, StackType, TensorType, differentiable, is_symbol, substitute,
@@ -33,10 +33,10 @@ class TranslatedLayer(Layer):
     saved Layer; `ir` is the loaded program."""
 
     def __init__(self, function: Function, inputs: list[dict], state: list[tuple],
-                 training: bool = False, backend: str = "numpy"):
+                 training: bool = False, backend: str = DEFAULT_BACKEND):
         super().__init__()
         self._function = function
-        self._state = [self._register(*entry) for entry in state]
+        self._state = [self._add_saved(*entry) for entry in state]
         self._input_spec = [InputSpec(e["shape"], e["dtype"], e["name"]) for e in inputs]
         self._compiled = CompiledFunction(self, self._input_spec, backend)
         self.train(training)
@@ -50,7 +50,7 @@ class TranslatedLayer(Layer):
         """The inputs the program takes, by name, dtype and shape (None: any size)."""
         return list(self._input_spec)
 
-    def _register(self, name: str, kind: str, trainable: bool, array: np.ndarray) -> Tensor:
+    def _add_saved(self, name: str, kind: str, trainable: bool, array: np.ndarray) -> Tensor:
         """Register the state tensor `name` (``block.0.weight``) in sublayers named by
         its dotted prefix."""
         *path, leaf = name.split(".")

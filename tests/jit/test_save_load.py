@@ -59,6 +59,31 @@ def test_the_loaded_layer_reads_and_runs_as_the_saved_one(saved):
         loaded(X[:, :3])
 
 
+class Scaled(nn.Layer):
+    """State of its own, not in a sublayer: a parameter and a buffer at the top level."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = self.create_parameter([4])
+        self.register_buffer("shift", paddle.to_tensor(np.arange(4, dtype="float32")))
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x * self.w + self.shift)
+
+
+def test_a_layer_with_state_of_its_own_loads(tmp_path):
+    net = Scaled()
+    net.eval()
+    path = str(tmp_path / "scaled")
+    paddle.jit.save(net, path, input_spec=[InputSpec([None, 4], "float32", "x")])
+    loaded = paddle.jit.load(path)
+    np.testing.assert_allclose(loaded(X).numpy(), net(paddle.to_tensor(X)).numpy(), rtol=1e-6)
+    assert list(loaded.state_dict()) == list(net.state_dict()) == \
+        ["w", "shift", "fc.weight", "fc.bias"]
+    assert [n for n, _ in loaded.named_parameters()] == ["w", "fc.weight", "fc.bias"]
+
+
 def test_a_fresh_process_runs_it_without_the_class(saved, tmp_path):
     net, path = saved
     np.save(tmp_path / "x.npy", X)
