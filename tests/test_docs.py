@@ -63,12 +63,13 @@ def test_the_readme_says_the_python_version_and_what_the_llvm_backend_does():
     text = PAGES["README.md"].read_text(encoding="utf-8")
     assert "Python 3.11 or later" in text
     assert 'requires-python = ">=3.11"' in (ROOT / "pyproject.toml").read_text()
-    # irflow.compile selects it by name, and the README says how and what the default is
+    # irflow.compile selects it by name, and the README says what the default is
     assert irflow.compile(lambda x: x, backend="llvm")(irflow.ones([2])).numpy().tolist() \
         == [1.0, 1.0]
+    assert irflow.compile(lambda x: x).backend == "llvm"
     flat = " ".join(text.split())
-    assert '`irflow.compile(model, backend="llvm")`' in flat
-    assert 'the default backend is still `"numpy"`' in flat
+    assert "`irflow.compile(model)` runs the LLVM backend by default" in flat
+    assert '`backend="numpy"` runs the NumPy executor alone' in flat
 
 
 @pytest.mark.parametrize("name", list(PAGES))

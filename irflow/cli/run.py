@@ -6,6 +6,7 @@ import argparse
 import numpy as np
 
 from ..errors import InputError
+from ..frontend.program import BACKENDS, DEFAULT_BACKEND
 from ..jit.saved import load
 from ..serialization import load_npy, write_file
 from .common import add_path, parser, saved_prefix
@@ -21,7 +22,8 @@ def arguments() -> argparse.ArgumentParser:
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the outputs to this .npz file (output_0, output_1, ...) "
                         "instead of printing them")
-    p.add_argument("--backend", default="numpy", help="the backend to run on (default numpy)")
+    p.add_argument("--backend", default=DEFAULT_BACKEND,
+                   help=f"the backend to run on: {', '.join(BACKENDS)} (default {DEFAULT_BACKEND})")
     return p
 
 

@@ -66,6 +66,8 @@ from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
 from .tracer import OneBranchGradient, Tracer
 
+BACKENDS = ("numpy", "llvm")
+DEFAULT_BACKEND = "llvm"  # compiled kernels; "numpy" runs the reference semantics alone
 _KNOWN_CALLS = 8  # call keys per compiled function that `__call__` takes the short way
 _training = operator.attrgetter("training")
 _value = operator.attrgetter("_value")
@@ -380,8 +382,8 @@ def _deriver(fn: Function, lowering, kernels: Lowering):
 class CompiledFunction:
     """A Layer or function compiled to programs, one per call signature."""
 
-    def __init__(self, target, input_spec=None, backend: str = "numpy", check: bool = False,
-                 pipeline: Sequence[str] | None = None, freeze: bool = False):
+    def __init__(self, target, input_spec=None, backend: str = DEFAULT_BACKEND,
+                 check: bool = False, pipeline: Sequence[str] | None = None, freeze: bool = False):
         """`pipeline`: the passes run on each program (None: `DEFAULT_PIPELINE`, or
         `INFERENCE_PIPELINE` for a frozen one). `freeze`: in eval mode, the
         parameters and buffers a program only reads become constants of its IR, so
@@ -985,8 +987,6 @@ def _arguments(structures, leaves) -> list:
     return args
 
 
-BACKENDS = ("numpy", "llvm")
-
 
 def backend_lowering(backend: str) -> Lowering:
     """The kernels of `backend`: ``"numpy"``, the registry's (the interpreter's
@@ -1001,9 +1001,11 @@ def backend_lowering(backend: str) -> Lowering:
                       + ", ".join(repr(b) for b in BACKENDS))
 
 
-def compile(target=None, input_spec=None, backend: str = "numpy", check: bool = False,  # noqa: A001
-            **options):
-    """Compile a Layer or function (also usable as a decorator)."""
+def compile(target=None, input_spec=None, backend: str = DEFAULT_BACKEND,  # noqa: A001
+            check: bool = False, **options):
+    """Compile a Layer or function (also usable as a decorator): `backend` is
+    ``"llvm"`` (compiled kernels, the default) or ``"numpy"`` (the NumPy executor alone,
+    the reference semantics)."""
     if target is None:
         return lambda t: CompiledFunction(t, input_spec, backend, check, **options)
     return CompiledFunction(target, input_spec, backend, check, **options)

@@ -1,11 +1,11 @@
 """Paddle's ``paddle.jit``: `to_static`, `save` and `load`."""
 from ..frontend.jst import not_to_static
-from ..frontend.program import CompiledFunction
+from ..frontend.program import DEFAULT_BACKEND, CompiledFunction
 from .saved import load, save
 from .translated import TranslatedLayer
 
 
-def to_static(function=None, input_spec=None, build_strategy=None, backend="numpy",
+def to_static(function=None, input_spec=None, build_strategy=None, backend=DEFAULT_BACKEND,
               full_graph=True, check=False, **kwargs):
     """Compile a Layer or function into a static program (Paddle's spelling of
     `irflow.compile`); usable as ``to_static(layer)`` or as a decorator."""

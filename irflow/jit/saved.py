@@ -39,6 +39,7 @@ from ..passes.freeze import freeze_for_inference
 from ..passes.manager import INFERENCE_PIPELINE
 from ..serialization import Archive, write_file
 from ..tensor.tensor import Parameter, Tensor
+from ..frontend.program import DEFAULT_BACKEND
 from .translated import TranslatedLayer
 
 FORMAT = "irflow.jit"
@@ -143,7 +144,7 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
     return fn, n_inputs, state
 
 
-def load(path: str, backend: str = "numpy", **configs) -> TranslatedLayer:
+def load(path: str, backend: str = DEFAULT_BACKEND, **configs) -> TranslatedLayer:
     """Load a program saved by `save` as a `TranslatedLayer`. Raises `LoadError` if a
     file is missing, damaged, changed after saving, of another format version, or not
     what `save` writes; runs no code from the files."""

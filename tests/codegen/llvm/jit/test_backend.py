@@ -156,6 +156,32 @@ def test_wrong_inputs_are_errors_not_crashes():
         compiled(irflow.randn([3, 8]).astype("float64"))
 
 
+def test_llvm_is_the_default_backend(monkeypatch, tmp_path):
+    """compile, to_static and jit.load run the compiled kernels unless told
+    backend="numpy", which runs none."""
+    runs = []
+    compiled_run = FusedKernel._run
+
+    def counted(self, *args, **kwargs):
+        runs.append(self.op.name)
+        return compiled_run(self, *args, **kwargs)
+    monkeypatch.setattr(FusedKernel, "_run", counted)
+    irflow.seed(6)
+    model, x = LayerNormGelu(256), irflow.randn([64, 256])
+    model.eval()
+    spec = [InputSpec([None, 256], "float32")]
+    irflow.jit.save(model, str(tmp_path / "m"), input_spec=spec)
+    with irflow.no_grad():
+        want = model(x).numpy()
+        for make in (lambda: irflow.compile(model), lambda: irflow.jit.to_static(model),
+                     lambda: irflow.jit.load(str(tmp_path / "m"))):
+            before = len(runs)
+            np.testing.assert_allclose(make()(x).numpy(), want, rtol=1e-4, atol=1e-5)
+            assert len(runs) == before + 1
+        irflow.compile(LayerNormGelu(256), backend="numpy")(x)
+    assert len(runs) == 3
+
+
 def test_unknown_backends_are_refused():
     with pytest.raises(IrflowError, match="unknown backend 'gpu'; available: 'numpy', 'llvm'"):
         irflow.compile(LayerNormGelu(8), backend="gpu")
