@@ -13,8 +13,9 @@ dynamic graph when they are importable (none is a dependency: install them in a
 virtual environment of their own). All share the same weights; every result is
 checked against NumPy eager's before timing, and a mismatch stops the run.
 
-One thread each (OMP/MKL/OpenBLAS, ``torch.set_num_threads(1)``); OPENBLAS_CORETYPE
-and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
+One thread each (OMP/MKL/OpenBLAS, ``torch.set_num_threads(1)``, XLA's Eigen pool
+off: without ``--xla_cpu_multi_thread_eigen=false`` jax.jit's matmuls ran on every
+core); OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
 itself without them) and the BLAS kernels that run are printed (threadpoolctl).
 Calls are interleaved; the table gives median wall times, the ratio to NumPy eager
 and the peak memory of one call that tracemalloc sees (NumPy's and irflow's
@@ -29,6 +30,9 @@ import sys
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
+# XLA's CPU backend runs its Eigen contractions on a pool of every core unless told
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                           " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
     for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         os.environ.pop(v, None)
