@@ -78,6 +78,13 @@ class KernelSpec:
     body: tuple[Instr, ...]
     outputs: tuple[int, ...]                  # value numbers stored over the domain
     rank: int
+    # (output j, input k): output j is stored through input k's pointer, at the index
+    # it loads (in place; see "In place" in the module docstring)
+    inplace: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self):
+        check_inplace(self.inplace, self.inputs, self.broadcast,
+                      [self.dtype(v) for v in self.outputs])
 
     def dtype(self, value: int) -> str:
         n = len(self.inputs)
@@ -98,7 +105,21 @@ class KernelSpec:
         lines = [f"kernel rank {self.rank} ({', '.join(heads)}) {{"]
         lines += ["  " + instr.text(len(self.inputs), i) for i, instr in enumerate(self.body)]
         lines.append("  store " + ", ".join(f"%{v}" for v in self.outputs) + "\n}")
+        lines += [f"  (output {j} in place of %{k})" for j, k in self.inplace]
         return "\n".join(lines)
+
+
+def check_inplace(inplace, inputs, masks, out_dtypes) -> None:
+    """Raise `ValueError` unless each (output j, input k) pair of `inplace` may share
+    a pointer: input k spans every loop dim (so its index is the output's) and has
+    output j's dtype, and no output or input is in two pairs."""
+    outs, ins = [j for j, _ in inplace], [k for _, k in inplace]
+    if len(set(outs)) != len(outs) or len(set(ins)) != len(ins):
+        raise ValueError(f"an output or input is stored in place twice: {inplace}")
+    for j, k in inplace:
+        if any(masks[k]) or inputs[k] != out_dtypes[j]:
+            raise ValueError(f"output {j} ({out_dtypes[j]}) cannot be stored in place of "
+                             f"input {k} ({inputs[k]}, broadcast {masks[k]})")
 
 
 # ---------------------------------------------------------------- the domain
@@ -160,7 +181,7 @@ def plan_domain(types: Sequence[TensorType]) -> tuple[Domain, tuple[tuple[bool, 
 def generate(spec: KernelSpec, fma: bool) -> str:
     """The LLVM IR text of `spec`'s kernel function."""
     module = ir.Module(name="irflow_kernel")
-    n_in, n_out = len(spec.inputs), len(spec.outputs)
+    n_in, n_out = len(spec.inputs), len(spec.outputs) - len(spec.inplace)
     ptr = ir.PointerType()
     n_status = 1 if spec.fallible else 0
     kind = ir.FunctionType(ir.VoidType(), [I64] * (2 + spec.rank)
@@ -176,6 +197,8 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     strides += [_strides(builder, sizes, (False,) * spec.rank)] * n_out
     emitter = ScalarEmitter(builder, Math(builder, fma),
                             pointers[n_in + n_out] if n_status else None)
+    # per output, (its pointer, the operand whose offset it is stored at)
+    targets = stored_through(spec.inplace, len(spec.outputs), n_in)
 
     def body(offsets):
         values = []
@@ -197,7 +220,8 @@ def generate(spec: KernelSpec, fma: bool) -> str:
             value = values[v]
             if spec.dtype(v) == "bool":
                 value = builder.zext(value, ir.IntType(8))
-            address = builder.gep(pointers[n_in + j], [offsets[n_in + j]], inbounds=True,
+            operand = targets[j]
+            address = builder.gep(pointers[operand], [offsets[operand]], inbounds=True,
                                   source_etype=MEMORY_TYPES[spec.dtype(v)])
             builder.store(value, address)
 
@@ -213,6 +237,15 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     nest(0, [ir.Constant(I64, 0)] * (n_in + n_out))
     builder.ret_void()
     return str(module)
+
+
+def stored_through(inplace, n_outputs: int, n_inputs: int) -> list[int]:
+    """Per output, the pointer argument (among the inputs' and the outputs' own) it is
+    stored through: input k's for an output in place of input k, so that LLVM sees one
+    pointer, loaded and stored at the same index, and needs no alias checks."""
+    through = dict(inplace)
+    own = iter(range(n_inputs, n_inputs + n_outputs - len(through)))
+    return [through[j] if j in through else next(own) for j in range(n_outputs)]
 
 
 def _strides(builder: ir.IRBuilder, sizes, mask) -> list:
@@ -289,18 +322,21 @@ def division_by_zero() -> IntegerDivisionByZero:
 
 class Kernel:
     """A compiled `KernelSpec` bound to a `Domain`: ``kernel(*arrays, out=None)``
-    returns the list of output arrays (written into `out` when given)."""
+    returns the list of output arrays (written into `out` when given: buffers for
+    the outputs not stored in place; those are their inputs' arrays)."""
 
     def __init__(self, spec: KernelSpec, domain: Domain, code):
         self.spec = spec
         self.domain = domain
         self._code = code  # holds the library, whose engine owns the machine code
         self._fallible = spec.fallible
-        n = len(spec.inputs) + len(spec.outputs) + self._fallible
+        self._through = dict(spec.inplace)
+        n = len(spec.inputs) + len(spec.outputs) - len(spec.inplace) + self._fallible
         self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
                                     *[ctypes.c_void_p] * n)(code.address)
         self._in_dtypes = tuple(NUMPY_DTYPES[d] for d in spec.inputs)
-        self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for v in spec.outputs)
+        self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for j, v in
+                                 enumerate(spec.outputs) if j not in self._through)
 
     def __call__(self, *arrays, out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
         domain = self.domain
@@ -315,13 +351,19 @@ class Kernel:
                                      f"(axis {axis} should be "
                                      f"{1 if d is None else shape[d]})")
         outs = self._outputs(shape, arrays, out)
+        if self._through:
+            self._check_inplace(shape, arrays, outs)
         sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
         if all(sizes):
             pointers = [address(a) for a in (*arrays, *outs)]
             if call_rows(self._fn, sizes[0], math.prod(sizes), [*sizes, *pointers],
                          (*arrays, *outs), fallible=self._fallible):
                 raise division_by_zero()
-        return outs
+        if not self._through:
+            return outs
+        own = iter(outs)
+        return [arrays[self._through[j]] if j in self._through else next(own)
+                for j in range(len(self.spec.outputs))]
 
     def _checked_inputs(self, arrays) -> list[np.ndarray]:
         if len(arrays) != len(self._in_dtypes):
@@ -336,6 +378,18 @@ class Kernel:
                                  f"got {got}")
             checked.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
         return checked
+
+    def _check_inplace(self, shape, arrays, outs) -> None:
+        """Each input an output is stored through is writable, of the domain's shape,
+        and shares no memory with another operand (its pointer is ``noalias``)."""
+        for k in self._through.values():
+            a = arrays[k]
+            if not a.flags.writeable or a.shape != shape:
+                raise ShapeError(f"kernel input {k}, which an output is stored in place "
+                                 f"of, must be writable and of shape {list(shape)}")
+            if any(np.may_share_memory(a, x) for x in (*arrays[:k], *arrays[k + 1:], *outs)):
+                raise ShapeError(f"kernel input {k}, which an output is stored in place "
+                                 "of, overlaps another operand")
 
     def _outputs(self, shape, arrays, out) -> list[np.ndarray]:
         if out is None:
