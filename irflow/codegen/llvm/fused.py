@@ -332,8 +332,7 @@ class _Generator:
 
     def stores(self, outputs, values, offsets) -> None:
         """Store the results numbered `outputs` from `values` at their `offsets`
-        (those of the inputs first, then of every result)."""
-        n_in = len(self.spec.inputs)
+        (those of the inputs first, then of the results not stored in place)."""
         for j in outputs:
             self.store(j, values[self.spec.outputs[j][0]], offsets[self.targets[j]])
 
@@ -947,10 +946,10 @@ class FusedKernel:
         if count == 0 and self._empty_fails:
             return None
         buffers = iter(given)
-        outs = [next(buffers) if written else
+        outs = [next(buffers) if written else None if r == k else
                 np.empty(tuple(1 if mask[d] else sizes[d] for d in dims), dtype)
-                for written, (dims, mask), dtype in
-                zip(into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)]
+                for r, (written, (dims, mask), dtype) in enumerate(zip(
+                    into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes))]
         own = outs
         if k is not None:
             own = outs[:k] + outs[k + 1:]
