@@ -65,8 +65,8 @@ from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
-                     _strides, address, call_rows, check_inplace, plan_domain,
-                     stored_through)
+                     _strides, address, call_rows, check_inplace, overlapping,
+                     plan_domain, stored_through)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
@@ -727,7 +727,7 @@ class FusedKernel:
             self.elementwise: Kernel | None = compiler.kernel(spec, domain)
             self._variants[None] = self.elementwise
             self._shapes = [lay.dropped_axes(v, t.shape) for v, t in zip(yielded, result_types)]
-            self._result_dtypes = [NUMPY_DTYPES[spec.dtype(v)] for v in outputs]
+            self._dropping = [(r, dropped) for r, dropped in enumerate(self._shapes) if dropped]
             self.spec = spec
         else:
             self.elementwise = None
@@ -805,9 +805,11 @@ class FusedKernel:
         for d in range(rank):
             k = next((k for k, m in enumerate(spec.masks) if not m[d]), None)
             self._sources.append(None if k is None else (k, d - (rank - entering[k].rank)))
-        # (input, axis, domain dim or None where the axis must be 1)
+        # (input, axis, domain dim or None where the axis must be 1), but for the axes
+        # the sizes are read from
         self._expect = [(k, a, None if spec.masks[k][a + rank - t.rank] else a + rank - t.rank)
-                        for k, t in enumerate(entering) for a in range(t.rank)]
+                        for k, t in enumerate(entering) for a in range(t.rank)
+                        if (k, a) not in self._sources]
         self._out_dims = []  # per result: (dims of the domain it keeps, broadcast mask)
         for (v, mask), y, t in zip(spec.outputs, yielded, result_types):
             span = len(lay.shapes[y])
@@ -821,6 +823,13 @@ class FusedKernel:
         self._out_dtypes = [NUMPY_DTYPES[spec.dtype(v)] for v, _ in spec.outputs]
         self._buffers = spec.buffers()
         self._fallible = spec.fallible
+        self._inputs = tuple(zip(self._dtypes, self._ranks))
+        # the arrays each variant writes (`_variant`): the given or new results' and,
+        # in place of input 0, the anchor's result
+        n_in, n_out = len(spec.inputs), len(spec.outputs)
+        self._written = {k: (*(() if k is None else (0,)),
+                             *range(n_in, n_in + n_out - (k is not None)))
+                         for k in (None, *range(n_out))}
         self._axes, self._parallel, self._columns = spec.axes, spec.parallel, spec.columns
         self._empty_fails = any(dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
                                 in ("max", "min") for r in spec.reductions)
@@ -901,34 +910,32 @@ class FusedKernel:
         """Run the elementwise `kernel`, storing result `k` (if not None) in place of
         `operands[0]`; given buffers for the results `into` marks."""
         out = None
-        if given:  # the given buffers as the domain spans them, new arrays for the rest
-            shape = np.broadcast_shapes(*(np.shape(a) for a in operands))
+        if given:  # the given buffers as the domain spans them, new arrays (None) else
             buffers = iter(given)
             out = []
-            for r, (written, dropped, dtype) in enumerate(zip(into, self._shapes,
-                                                              self._result_dtypes)):
+            for r, (written, dropped) in enumerate(zip(into, self._shapes)):
                 buffer = next(buffers) if written else None
                 if r != k:
-                    out.append(np.expand_dims(buffer, dropped) if written else
-                               np.empty(shape, dtype))
+                    out.append(np.expand_dims(buffer, dropped) if dropped and written
+                               else buffer)
         try:
             outs = kernel(*operands, out=out)
         except IrflowError as e:
             if isinstance(e, ShapeError):
                 raise e.with_loc(self.op.loc)
             return None
-        for r, dropped in enumerate(self._shapes):
-            if dropped:
-                outs[r] = outs[r].reshape(outs[r].shape[len(dropped):])
+        for r, dropped in self._dropping:
+            outs[r] = outs[r].reshape(outs[r].shape[len(dropped):])
+        if not given:
+            return outs
         buffers = iter(given)
-        return [next(buffers) if written else o for written, o in
-                zip(into or (False,) * len(outs), outs)]
+        return [next(buffers) if written else o for written, o in zip(into, outs)]
 
     def _run(self, fn, k: int | None, operands, into=(), given=()):
         """Run the compiled `fn` of a body with reductions, storing result `k` (if not
         None) in place of `operands[0]`; given buffers for the results `into` marks."""
         arrays = []
-        for i, (a, dtype, rank) in enumerate(zip(operands, self._dtypes, self._ranks)):
+        for i, (a, (dtype, rank)) in enumerate(zip(operands, self._inputs)):
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
                 got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) \
                     else type(a).__name__
@@ -937,43 +944,54 @@ class FusedKernel:
             arrays.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
         sizes = [1 if src is None else arrays[src[0]].shape[src[1]] for src in self._sources]
         for i, axis, d in self._expect:
-            want = 1 if d is None else sizes[d]
-            if arrays[i].shape[axis] != want:
+            if arrays[i].shape[axis] != (1 if d is None else sizes[d]):
                 raise ShapeError(f"fused kernel input {i} has shape {list(arrays[i].shape)}, "
                                  f"which does not broadcast to {sizes} as compiled",
                                  self.op.loc)
         count = math.prod([sizes[a] for a in self._axes])
         if count == 0 and self._empty_fails:
             return None
-        buffers = iter(given)
-        outs = [next(buffers) if written else None if r == k else
-                np.empty(tuple(1 if mask[d] else sizes[d] for d in dims), dtype)
-                for r, (written, (dims, mask), dtype) in enumerate(zip(
-                    into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes))]
-        own = outs
-        if k is not None:
-            own = outs[:k] + outs[k + 1:]
-            self._check_in_place(arrays, own)
-            outs[k] = arrays[0]
+        own = self._results(sizes, k, into, given)
+        if k is not None and not arrays[0].flags.writeable:
+            raise ShapeError("the anchor's result, which a result is stored in place of, "
+                             "must be writable", self.op.loc)
         parallel = [sizes[d] for d in self._parallel]
+        operands = (*arrays, *own)
+        pointers = [address(a) for a in operands]
+        if overlapping(self._written[k], operands, pointers) is not None:
+            raise ShapeError("a result's buffer (or the anchor's result, stored in place "
+                             "of) overlaps another operand", self.op.loc)
         if all(parallel):
             slots = math.prod(parallel) if self._columns else count
-            pointers = [address(a) for a in (*arrays, *own)]
             rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
-            if call_rows(fn, rows, math.prod(sizes), [*sizes, *pointers],
-                         (*arrays, *own), scratch=self._buffers * slots * 8,
-                         fallible=self._fallible):
+            if call_rows(fn, rows, math.prod(sizes), [*sizes, *pointers], operands,
+                         scratch=self._buffers * slots * 8, fallible=self._fallible):
                 return None
-        return outs
+        if k is None:
+            return own
+        return [*own[:k], arrays[0], *own[k:]]
 
-    def _check_in_place(self, arrays, outs) -> None:
-        """The anchor's result, which a result is stored in place of, is writable and
-        shares no memory with another operand (its pointer is ``noalias``)."""
-        a = arrays[0]
-        if not a.flags.writeable or any(np.may_share_memory(a, x) for x in (*arrays[1:], *outs)):
-            raise ShapeError("the anchor's result, which a result is stored in place of, "
-                             "must be writable and share no memory with another operand",
-                             self.op.loc)
+    def _results(self, sizes, k: int | None, into, given) -> list[np.ndarray]:
+        """The arrays the code stores the results but `k` into: the given buffers
+        (checked against the sizes: the code writes them whole) where `into` says,
+        new arrays for the others."""
+        buffers = iter(given)
+        outs = []
+        for r, (written, (dims, mask), dtype) in enumerate(zip(
+                into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)):
+            buffer = next(buffers) if written else None
+            if r == k:
+                continue
+            shape = tuple(1 if mask[d] else sizes[d] for d in dims)
+            if buffer is None:
+                buffer = np.empty(shape, dtype)
+            elif buffer.dtype != dtype or buffer.shape != shape or not (
+                    buffer.flags.c_contiguous and buffer.flags.writeable):
+                raise ShapeError(f"the buffer given for result {r} must be a writable "
+                                 f"C-contiguous {dtype} array of shape {list(shape)}",
+                                 self.op.loc)
+            outs.append(buffer)
+        return outs
 
 
 def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:

@@ -320,10 +320,25 @@ def division_by_zero() -> IntegerDivisionByZero:
                                  "divisor); Paddle raises here too")
 
 
+def overlapping(written: Sequence[int], arrays: Sequence[np.ndarray],
+                pointers: Sequence[int]) -> int | None:
+    """The first of the arrays numbered `written` whose memory overlaps another of
+    `arrays` (C-contiguous, their data at `pointers`), or None: what the kernels'
+    ``noalias`` pointers require. The bounds of contiguous arrays are exactly their
+    memory, so this is ``np.may_share_memory``, from the addresses already taken."""
+    for w in written:
+        low, high = pointers[w], pointers[w] + arrays[w].nbytes
+        for i, (a, p) in enumerate(zip(arrays, pointers)):
+            if i != w and p < high and low < p + a.nbytes and a.nbytes and arrays[w].nbytes:
+                return w
+    return None
+
+
 class Kernel:
     """A compiled `KernelSpec` bound to a `Domain`: ``kernel(*arrays, out=None)``
-    returns the list of output arrays (written into `out` when given: buffers for
-    the outputs not stored in place; those are their inputs' arrays)."""
+    returns the list of output arrays (written into `out` when given: buffers, or
+    None for a new array, for the outputs not stored in place; those are their
+    inputs' arrays)."""
 
     def __init__(self, spec: KernelSpec, domain: Domain, code):
         self.spec = spec
@@ -337,28 +352,38 @@ class Kernel:
         self._in_dtypes = tuple(NUMPY_DTYPES[d] for d in spec.inputs)
         self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for j, v in
                                  enumerate(spec.outputs) if j not in self._through)
+        self._inputs = tuple(zip(self._in_dtypes, domain.ranks))
+        # (input, axis, domain dim or None where it must be 1), but for the axes a
+        # domain dim's size is read from
+        self._expect = tuple((k, axis, d) for k, expect in enumerate(domain.expect)
+                             for axis, d in enumerate(expect)
+                             if d is None or domain.sources[d] != (k, axis))
+        # the arrays written: the inputs stored through, then every own output
+        n_in = len(spec.inputs)
+        self._written = (*sorted(self._through.values()),
+                         *range(n_in, n_in + len(self._out_dtypes)))
 
-    def __call__(self, *arrays, out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
-        domain = self.domain
+    def __call__(self, *arrays, out: Sequence[np.ndarray | None] | None = None
+                 ) -> list[np.ndarray]:
         arrays = self._checked_inputs(arrays)
-        shape = tuple(1 if src is None else arrays[src[0]].shape[src[1]]
-                      for src in domain.sources)
-        for k, (a, expect) in enumerate(zip(arrays, domain.expect)):
-            for axis, d in enumerate(expect):
-                if a.shape[axis] != (1 if d is None else shape[d]):
-                    raise ShapeError(f"kernel input {k} has shape {list(a.shape)}, which "
-                                     f"does not broadcast to {list(shape)} as compiled "
-                                     f"(axis {axis} should be "
-                                     f"{1 if d is None else shape[d]})")
-        outs = self._outputs(shape, arrays, out)
-        if self._through:
-            self._check_inplace(shape, arrays, outs)
-        sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
-        if all(sizes):
-            pointers = [address(a) for a in (*arrays, *outs)]
-            if call_rows(self._fn, sizes[0], math.prod(sizes), [*sizes, *pointers],
-                         (*arrays, *outs), fallible=self._fallible):
-                raise division_by_zero()
+        shape = self._shape(arrays)
+        outs = self._outputs(shape, out)
+        for k in self._through.values():
+            if not arrays[k].flags.writeable or arrays[k].shape != shape:
+                raise ShapeError(f"kernel input {k}, which an output is stored in place "
+                                 f"of, must be writable and of shape {list(shape)}")
+        sizes = [math.prod(shape[d] for d in group) for group in self.domain.groups]
+        operands = (*arrays, *outs)
+        pointers = [address(a) for a in operands]
+        j = overlapping(self._written, operands, pointers)
+        if j is not None:
+            raise ShapeError(f"output buffer {j - len(arrays)} overlaps an input or another "
+                             "output" if j >= len(arrays) else
+                             f"kernel input {j}, which an output is stored in place of, "
+                             "overlaps another operand")
+        if all(sizes) and call_rows(self._fn, sizes[0], math.prod(sizes), [*sizes, *pointers],
+                                    operands, fallible=self._fallible):
+            raise division_by_zero()
         if not self._through:
             return outs
         own = iter(outs)
@@ -366,11 +391,11 @@ class Kernel:
                 for j in range(len(self.spec.outputs))]
 
     def _checked_inputs(self, arrays) -> list[np.ndarray]:
-        if len(arrays) != len(self._in_dtypes):
-            raise ShapeError(f"the kernel takes {len(self._in_dtypes)} arrays, got "
+        if len(arrays) != len(self._inputs):
+            raise ShapeError(f"the kernel takes {len(self._inputs)} arrays, got "
                              f"{len(arrays)}")
         checked = []
-        for k, (a, dtype, rank) in enumerate(zip(arrays, self._in_dtypes, self.domain.ranks)):
+        for k, (a, (dtype, rank)) in enumerate(zip(arrays, self._inputs)):
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
                 got = (f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray)
                        else type(a).__name__)
@@ -379,29 +404,31 @@ class Kernel:
             checked.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
         return checked
 
-    def _check_inplace(self, shape, arrays, outs) -> None:
-        """Each input an output is stored through is writable, of the domain's shape,
-        and shares no memory with another operand (its pointer is ``noalias``)."""
-        for k in self._through.values():
-            a = arrays[k]
-            if not a.flags.writeable or a.shape != shape:
-                raise ShapeError(f"kernel input {k}, which an output is stored in place "
-                                 f"of, must be writable and of shape {list(shape)}")
-            if any(np.may_share_memory(a, x) for x in (*arrays[:k], *arrays[k + 1:], *outs)):
-                raise ShapeError(f"kernel input {k}, which an output is stored in place "
-                                 "of, overlaps another operand")
+    def _shape(self, arrays) -> tuple[int, ...]:
+        """The domain's shape, each dim's size read from one input; raises
+        `ShapeError` unless every input's axes have the sizes the domain gives them."""
+        shape = tuple(1 if src is None else arrays[src[0]].shape[src[1]]
+                      for src in self.domain.sources)
+        for k, axis, d in self._expect:
+            if arrays[k].shape[axis] != (1 if d is None else shape[d]):
+                raise ShapeError(f"kernel input {k} has shape {list(arrays[k].shape)}, which "
+                                 f"does not broadcast to {list(shape)} as compiled "
+                                 f"(axis {axis} should be {1 if d is None else shape[d]})")
+        return shape
 
-    def _outputs(self, shape, arrays, out) -> list[np.ndarray]:
+    def _outputs(self, shape, out) -> list[np.ndarray]:
         if out is None:
             return [np.empty(shape, dtype) for dtype in self._out_dtypes]
         if len(out) != len(self._out_dtypes):
             raise ShapeError(f"the kernel writes {len(self._out_dtypes)} outputs, got "
                              f"{len(out)} buffers")
+        outs = []
         for j, (o, dtype) in enumerate(zip(out, self._out_dtypes)):
-            if not (isinstance(o, np.ndarray) and o.dtype == dtype and o.shape == shape
-                    and o.flags.c_contiguous and o.flags.writeable):
+            if o is None:
+                o = np.empty(shape, dtype)
+            elif not (isinstance(o, np.ndarray) and o.dtype == dtype and o.shape == shape
+                      and o.flags.c_contiguous and o.flags.writeable):
                 raise ShapeError(f"output buffer {j} must be a writable C-contiguous {dtype} "
                                  f"array of shape {list(shape)}")
-            if any(np.may_share_memory(o, x) for x in (*arrays, *out[:j])):
-                raise ShapeError(f"output buffer {j} overlaps an input or another output")
-        return list(out)
+            outs.append(o)
+        return outs
