@@ -823,14 +823,20 @@ class FusedKernel:
         self._out_dtypes = [NUMPY_DTYPES[spec.dtype(v)] for v, _ in spec.outputs]
         self._buffers = spec.buffers()
         self._fallible = spec.fallible
+        self._axes, self._parallel, self._columns = spec.axes, spec.parallel, spec.columns
         self._inputs = tuple(zip(self._dtypes, self._ranks))
+        self._static = None  # static shapes: (the inputs', the sizes, `_geometry`)
+        if all(isinstance(d, int) for t in entering for d in t.shape):
+            sizes = tuple(1 if src is None else entering[src[0]].shape[src[1]]
+                          for src in self._sources)
+            self._static = (tuple(tuple(t.shape) for t in entering), sizes,
+                            self._geometry(sizes))
         # the arrays each variant writes (`_variant`): the given or new results' and,
         # in place of input 0, the anchor's result
         n_in, n_out = len(spec.inputs), len(spec.outputs)
         self._written = {k: (*(() if k is None else (0,)),
                              *range(n_in, n_in + n_out - (k is not None)))
                          for k in (None, *range(n_out))}
-        self._axes, self._parallel, self._columns = spec.axes, spec.parallel, spec.columns
         self._empty_fails = any(dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
                                 in ("max", "min") for r in spec.reductions)
 
@@ -942,34 +948,49 @@ class FusedKernel:
                 raise ShapeError(f"fused kernel input {i} must be a {dtype} array of rank "
                                  f"{rank}, got {got}", self.op.loc)
             arrays.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
-        sizes = [1 if src is None else arrays[src[0]].shape[src[1]] for src in self._sources]
-        for i, axis, d in self._expect:
-            if arrays[i].shape[axis] != (1 if d is None else sizes[d]):
-                raise ShapeError(f"fused kernel input {i} has shape {list(arrays[i].shape)}, "
-                                 f"which does not broadcast to {sizes} as compiled",
-                                 self.op.loc)
-        count = math.prod([sizes[a] for a in self._axes])
+        sizes, (count, rows, elements, scratch) = self._sizes(arrays)
         if count == 0 and self._empty_fails:
             return None
         own = self._results(sizes, k, into, given)
         if k is not None and not arrays[0].flags.writeable:
             raise ShapeError("the anchor's result, which a result is stored in place of, "
                              "must be writable", self.op.loc)
-        parallel = [sizes[d] for d in self._parallel]
         operands = (*arrays, *own)
         pointers = [address(a) for a in operands]
         if overlapping(self._written[k], operands, pointers) is not None:
             raise ShapeError("a result's buffer (or the anchor's result, stored in place "
                              "of) overlaps another operand", self.op.loc)
-        if all(parallel):
-            slots = math.prod(parallel) if self._columns else count
-            rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
-            if call_rows(fn, rows, math.prod(sizes), [*sizes, *pointers], operands,
-                         scratch=self._buffers * slots * 8, fallible=self._fallible):
-                return None
+        if rows and call_rows(fn, rows, elements, [*sizes, *pointers], operands,
+                              scratch=scratch, fallible=self._fallible):
+            return None
         if k is None:
             return own
         return [*own[:k], arrays[0], *own[k:]]
+
+    def _sizes(self, arrays) -> tuple[Sequence[int], tuple[int, int, int, int]]:
+        """The domain's sizes, read from the inputs, and its `_geometry`; raises
+        `ShapeError` unless every input's axes have the sizes the domain gives them
+        (with static shapes, a comparison with them, the geometry precomputed)."""
+        if self._static is not None and all(a.shape == s for a, s in
+                                            zip(arrays, self._static[0])):
+            return self._static[1], self._static[2]
+        sizes = [1 if src is None else arrays[src[0]].shape[src[1]] for src in self._sources]
+        for i, axis, d in self._expect:
+            if arrays[i].shape[axis] != (1 if d is None else sizes[d]):
+                raise ShapeError(f"fused kernel input {i} has shape {list(arrays[i].shape)}, "
+                                 f"which does not broadcast to {sizes} as compiled",
+                                 self.op.loc)
+        return sizes, self._geometry(sizes)
+
+    def _geometry(self, sizes) -> tuple[int, int, int, int]:
+        """For the domain's `sizes`: (reduced elements per row, the rows the code runs,
+        0 when a kept size is 0 and it runs none; the domain's elements; the scratch's
+        bytes)."""
+        count = math.prod([sizes[a] for a in self._axes])
+        parallel = [sizes[d] for d in self._parallel]
+        slots = math.prod(parallel) if self._columns else count
+        rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
+        return count, rows if all(parallel) else 0, math.prod(sizes), self._buffers * slots * 8
 
     def _results(self, sizes, k: int | None, into, given) -> list[np.ndarray]:
         """The arrays the code stores the results but `k` into: the given buffers

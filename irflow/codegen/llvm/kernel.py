@@ -291,6 +291,13 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     into) until it ends. Returns whether any part reported a failure."""
     ranges = row_ranges(rows, elements)
     parts = len(ranges)
+    if parts == 1 and not fallible:  # the common call: one part, nothing to report
+        if scratch is None:
+            fn(0, rows, *args)
+        else:
+            memory = np.empty(max(scratch, 8), np.uint8)
+            fn(0, rows, *args, address(memory))
+        return False
     memory, bases = [], []  # arrays of per-part regions; (first pointer, region bytes)
     if scratch is not None:
         region = -(-scratch // 64) * 64  # parts' regions start on their own cache lines
@@ -299,7 +306,7 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     if fallible:
         memory.append(np.zeros(STATUS_BYTES * parts, np.int8))
         bases.append((address(memory[-1]), STATUS_BYTES))
-    if parts == 1:  # the common call: nothing to hand to other threads
+    if parts == 1:  # nothing to hand to other threads
         fn(0, rows, *args, *[base for base, _ in bases])
     else:
         held = (*keep, *memory)
