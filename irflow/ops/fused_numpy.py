@@ -162,10 +162,17 @@ def plain_anchor(op: Operation) -> Operation | None:
 
 def located_kernel(inner: Operation, out: bool = False) -> Callable:
     """`inner`'s kernel (its out kernel if `out`) with its attributes, raising its
-    errors at its location."""
+    errors at its location. Like a quiet kernel's, its ``__wrapped__`` (where the
+    kernel has one) leaves floating-point warnings to a caller that silences them."""
     opdef = lookup(inner.name)
-    kernel, attrs, loc = opdef.out_kernel if out else opdef.kernel, inner.attrs, inner.loc
+    kernel = opdef.out_kernel if out else opdef.kernel
+    call = _located(kernel, inner.attrs, inner.loc)
+    if hasattr(kernel, "__wrapped__"):
+        call.__wrapped__ = _located(kernel.__wrapped__, inner.attrs, inner.loc)
+    return call
 
+
+def _located(kernel: Callable, attrs: dict, loc) -> Callable:
     def call(*arrays, **given):
         try:
             return kernel(*arrays, **given, **attrs)

@@ -858,10 +858,20 @@ class FusedKernel:
         """``run(args, regions, outs=())``: the anchor, then the code, in place where
         `in_place_result` says (see the class docstring); results given buffers
         where `into` says. A call the code refuses (the max of nothing) runs the
-        NumPy evaluator, which raises the interpreter's error at the failing op."""
-        n, anchor, write = self.n_anchor, self._anchor, self._anchor_into
+        NumPy evaluator, which raises the interpreter's error at the failing op. Its
+        ``__wrapped__`` runs the anchor's kernel unsilenced, as a quiet kernel's does,
+        for a caller that silences floating-point warnings once (a plan)."""
         k, computed_into = self.in_place_result(into) or (None, False)
-        code = self._variant(k)
+        anchor = self._anchor_into if computed_into else self._anchor
+        run = self._make_run(into, k, computed_into, anchor)
+        run.__wrapped__ = self._make_run(into, k, computed_into,
+                                         getattr(anchor, "__wrapped__", anchor))
+        return run
+
+    def _make_run(self, into, k: int | None, computed_into: bool, anchor) -> Callable:
+        """`_compiled`'s run, with `anchor` the anchor's kernel (its out kernel if
+        `computed_into`: it computes into result `k`'s buffer)."""
+        n, code = self.n_anchor, self._variant(k)
         j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
         fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
         body = self._run_elementwise if self.elementwise is not None else self._run
@@ -869,7 +879,7 @@ class FusedKernel:
         def run(args, regions, outs=()):
             operands = args
             if j is not None:
-                write(*args[:n], out=outs[j])
+                anchor(*args[:n], out=outs[j])
                 operands = [outs[j], *args[n:]]
             elif anchor is not None:
                 operands = [anchor(*args[:n]), *args[n:]]
@@ -887,16 +897,16 @@ class FusedKernel:
     def _sized(self, compiled: Callable, numpy: Callable, into: bool) -> Callable:
         """`compiled`, or `numpy` (the op's own evaluator; out evaluators if `into`)
         on calls too small for the code, so a small call runs exactly the NumPy
-        backend's step. Like a quiet kernel's, its ``__wrapped__`` (where `numpy` has
-        one) leaves the NumPy evaluator's floating-point warnings to a caller that
-        silences them."""
+        backend's step. Like a quiet kernel's, its ``__wrapped__`` (of `numpy`, where
+        it has one, and of `compiled`) leaves floating-point warnings to a caller
+        that silences them."""
         small = small_calls(self.op, self.min_elements)
         if small is None:
             return compiled
         if small is always_small:
             return numpy
 
-        def make(numpy: Callable) -> Callable:
+        def make(numpy: Callable, compiled: Callable) -> Callable:
             if into:
                 def run_into(args, regions, outs):
                     if small(args):
@@ -907,9 +917,8 @@ class FusedKernel:
             def run(args, regions):
                 return numpy(args, regions) if small(args) else compiled(args, regions)
             return run
-        run = make(numpy)
-        if hasattr(numpy, "__wrapped__"):
-            run.__wrapped__ = make(numpy.__wrapped__)
+        run = make(numpy, compiled)
+        run.__wrapped__ = make(getattr(numpy, "__wrapped__", numpy), compiled.__wrapped__)
         return run
 
     def _run_elementwise(self, kernel: Kernel, k: int | None, operands, into=(), given=()):
