@@ -44,7 +44,10 @@ NumPy kernel, then one compiled function over the domain:
 
 Everything is checked before code runs: each array's dtype, rank and sizes against
 the domain (no input can make the code read or write out of bounds); results and
-scratch are allocated by the caller for the checked sizes.
+scratch are allocated by the caller for the checked sizes, or are the buffers the
+plan gives, checked too. A result may be stored in place of the anchor's result
+(`FusedKernel`, "In place"; `FusedSpec.reads_before_store` for bodies with
+reductions).
 """
 from __future__ import annotations
 

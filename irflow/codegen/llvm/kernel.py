@@ -23,9 +23,18 @@ that can fail (integer ``//`` or ``%``, by a zero divisor) takes a last pointer 
 status byte it sets on failure; `call_rows` passes a fresh one per call and per part,
 and `Kernel` raises the interpreter's error.
 
+**In place.** `KernelSpec.inplace` pairs an output with an input it is stored
+over: the output has no pointer argument of its own and is stored through the
+input's, at the offset the input is loaded from, so LLVM sees one pointer, each
+element loaded before it is stored over, and vectorizes as before (two ``noalias``
+pointers to one buffer would be undefined behaviour). Only an input that spans every
+loop dim, of the output's dtype, can be one (`check_inplace`); a fused op's epilogue
+stores over its anchor's result that way (`irflow.codegen.llvm.fused.FusedKernel`).
+
 **Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
 the domain) before the code runs, so no input can make it read or write out of
-bounds; non-contiguous inputs are copied to contiguous ones. It calls the code
+bounds; non-contiguous inputs are copied to contiguous ones; the arrays written
+share no memory with another operand (`overlapping`, from the addresses taken). It calls the code
 through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no per-call state,
 so one kernel may be called from several threads at once.
 """
