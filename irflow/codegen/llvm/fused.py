@@ -686,7 +686,7 @@ class FusedKernel:
     failing op's location. Small calls run the op's own NumPy evaluator, the NumPy
     backend's step (`MIN_ELEMENTS`, `small_calls`).
 
-    **In place.** Where it is safe (`in_place_results`), the compiled code stores a
+    **In place.** Where it is safe (`in_place_result`), the compiled code stores a
     result through the pointer of the anchor's result, so the epilogue runs over the
     anchor's memory: the anchor computes into the result's given buffer (its out
     kernel), or the anchor's new array becomes the result; either way no array of
@@ -701,7 +701,6 @@ class FusedKernel:
         self.min_elements = min_elements
         lay = lookup(op.name, op.loc).region_op.layout(op)  # an irflow.ops.fused.FusedLayout
         self.op = op
-        self._numpy = lookup(op.name).region_op.body_evaluator(op)
         self._anchor = self._anchor_into = None
         if lay.anchored:
             self._anchor = lookup(op.name).region_op.anchor_kernel(op)
