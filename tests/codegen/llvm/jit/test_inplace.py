@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import threading
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -252,3 +253,21 @@ def test_an_in_place_kernel_refuses_overlapping_or_read_only_anchors(compiler):
         code(np.broadcast_to(x, x.shape), normal(40))
     with pytest.raises(ShapeError, match="overlaps"):
         code(x, x[0])
+
+
+def test_the_anchor_is_quiet_and_its_wrapped_run_leaves_warnings_to_the_caller(compiler):
+    """An overflow in the matmul warns nowhere: the run silences it, its
+    ``__wrapped__`` (what a plan runs inside its one silencing) does not."""
+    body, types_of = CASES["elementwise"]
+    kernel = kernel_of(compiler, body, types_of(64))
+    big = [np.full((64, 48), 1e30, np.float32), np.full((48, 40), 1e30, np.float32),
+           normal(40)]
+    run = kernel.evaluator()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (quiet,) = run(list(big), None)
+        with np.errstate(all="ignore"):
+            (unsilenced,) = run.__wrapped__(list(big), None)
+        with pytest.raises(RuntimeWarning, match="overflow"):
+            run.__wrapped__(list(big), None)
+    assert np.isinf(quiet).all() and np.array_equal(quiet, unsilenced)
