@@ -34,9 +34,9 @@ stores over its anchor's result that way (`irflow.codegen.llvm.fused.FusedKernel
 **Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
 the domain) before the code runs, so no input can make it read or write out of
 bounds; non-contiguous inputs are copied to contiguous ones; the arrays written
-share no memory with another operand (`overlapping`, from the addresses taken). It calls the code
-through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no per-call state,
-so one kernel may be called from several threads at once.
+share no memory with another operand (`overlapping`, from the addresses taken). It
+calls the code through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no
+per-call state, so one kernel may be called from several threads at once.
 """
 from __future__ import annotations
 
@@ -206,7 +206,7 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     strides += [_strides(builder, sizes, (False,) * spec.rank)] * n_out
     emitter = ScalarEmitter(builder, Math(builder, fma),
                             pointers[n_in + n_out] if n_status else None)
-    # per output, (its pointer, the operand whose offset it is stored at)
+    # per output, the pointer argument (and offset) it is stored through
     targets = stored_through(spec.inplace, len(spec.outputs), n_in)
 
     def body(offsets):
