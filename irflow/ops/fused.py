@@ -60,7 +60,7 @@ from ..ir.types import Shape, TensorType, broadcast_shapes, shape_str
 from ._rules import defop
 from .fused_numpy import body_evaluator as numpy_body_evaluator
 from .fused_numpy import evaluator as numpy_evaluator, located_kernel, plain_anchor
-from .fused_numpy import anchor_result, out_evaluator as numpy_out_evaluator
+from .fused_numpy import anchor_result, fresh_anchor, out_evaluator as numpy_out_evaluator
 
 
 # ---------------------------------------------------------------- layout
@@ -227,6 +227,21 @@ class Fused(RegionOp):
         kernel, errors located at that op) when it is one op on them, else None."""
         anchor = plain_anchor(op) if len(op.regions) == 2 else None
         return None if anchor is None else located_kernel(anchor)
+
+    def anchor_out_kernel(self, op):
+        """For backends: the anchor's out kernel (``kernel(*operands, out=buffer)``,
+        errors located at its op) when the anchor is one op on the anchor's arguments
+        and has one, else None."""
+        anchor = plain_anchor(op) if len(op.regions) == 2 else None
+        if anchor is None or lookup(anchor.name).out_kernel is None:
+            return None
+        return located_kernel(anchor, out=True)
+
+    def anchor_is_new(self, op) -> bool:
+        """For backends: whether the anchor's result is always a new array nobody else
+        holds (its one op is a contraction), which the body may be written over."""
+        anchor = plain_anchor(op) if len(op.regions) == 2 else None
+        return fresh_anchor(anchor)
 
     def backward(self, ad, b, op, ins, out_cts, residual):
         raise IrflowError("a 'fused' op cannot be differentiated: fusion runs after "

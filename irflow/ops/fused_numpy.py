@@ -61,7 +61,7 @@ def evaluator(op: Operation, lay: "FusedLayout"):
     blocking = _blocking(lay)
     anchor = plain_anchor(op) if lay.anchored else None
     if blocking is None and (anchor is not None or not lay.anchored):
-        return _generate(lay, types, anchor, _fresh(anchor))
+        return _generate(lay, types, anchor, fresh_anchor(anchor))
     body = body_evaluator(op, lay)
     if not lay.anchored:
         return body
@@ -84,7 +84,7 @@ def out_evaluator(op: Operation, lay: "FusedLayout", into: tuple[bool, ...]):
     anchor = plain_anchor(op) if lay.anchored else None
     k = anchor_result(op, lay, into)
     if blocking is None and (anchor is not None or not lay.anchored):
-        return _generate(lay, types, anchor, _fresh(anchor), into, k)
+        return _generate(lay, types, anchor, fresh_anchor(anchor), into, k)
     body = body_evaluator(op, lay, into, k)
     if not lay.anchored:
         return body
@@ -119,7 +119,7 @@ def anchor_result(op: Operation, lay: "FusedLayout", into: tuple[bool, ...]) -> 
     if k is None:
         return None
     try:
-        _generate(lay, types, fresh_anchor=_fresh(anchor), into=into, anchor_in=k)
+        _generate(lay, types, fresh_anchor=fresh_anchor(anchor), into=into, anchor_in=k)
     except _Clobbered:
         return None
     return k
@@ -134,12 +134,12 @@ def body_evaluator(op: Operation, lay: "FusedLayout", into: tuple[bool, ...] | N
     anchor's result in result `anchor_in`'s buffer if given (`anchor_result`)."""
     types = [r.type for r in op.results]
     blocking = _blocking(lay)
-    fresh = _fresh(plain_anchor(op) if lay.anchored else None)
+    fresh = fresh_anchor(plain_anchor(op) if lay.anchored else None)
     return _generate(lay, types, fresh_anchor=fresh, into=into, anchor_in=anchor_in) \
         if blocking is None else _blocked(lay, types, blocking, fresh, into, anchor_in)
 
 
-def _fresh(anchor: Operation | None) -> bool:
+def fresh_anchor(anchor: Operation | None) -> bool:
     """Whether the anchor's result is a new array nobody else holds (a contraction's),
     which the epilogue may write into."""
     return anchor is not None and lookup(anchor.name).has(Contraction)
@@ -162,10 +162,17 @@ def plain_anchor(op: Operation) -> Operation | None:
 
 def located_kernel(inner: Operation, out: bool = False) -> Callable:
     """`inner`'s kernel (its out kernel if `out`) with its attributes, raising its
-    errors at its location."""
+    errors at its location. Like a quiet kernel's, its ``__wrapped__`` (where the
+    kernel has one) leaves floating-point warnings to a caller that silences them."""
     opdef = lookup(inner.name)
-    kernel, attrs, loc = opdef.out_kernel if out else opdef.kernel, inner.attrs, inner.loc
+    kernel = opdef.out_kernel if out else opdef.kernel
+    call = _located(kernel, inner.attrs, inner.loc)
+    if hasattr(kernel, "__wrapped__"):
+        call.__wrapped__ = _located(kernel.__wrapped__, inner.attrs, inner.loc)
+    return call
 
+
+def _located(kernel: Callable, attrs: dict, loc) -> Callable:
     def call(*arrays, **given):
         try:
             return kernel(*arrays, **given, **attrs)

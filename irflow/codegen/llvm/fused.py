@@ -44,11 +44,15 @@ NumPy kernel, then one compiled function over the domain:
 
 Everything is checked before code runs: each array's dtype, rank and sizes against
 the domain (no input can make the code read or write out of bounds); results and
-scratch are allocated by the caller for the checked sizes.
+scratch are allocated by the caller for the checked sizes, or are the buffers the
+plan gives, checked too. A result may be stored in place of the anchor's result
+(`FusedKernel`, "In place"; `FusedSpec.reads_before_store` for bodies with
+reductions).
 """
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -64,7 +68,8 @@ from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
-                     _strides, address, call_rows, plan_domain)
+                     _strides, address, call_rows, check_inplace, overlapping,
+                     plan_domain, stored_through)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
@@ -111,6 +116,17 @@ class FusedSpec:
     outputs: tuple[tuple[int, tuple[bool, ...]], ...]
     rank: int
     axes: tuple[int, ...]
+    # (output j, input k): output j is stored through input k's pointer (in place;
+    # only where `reads_before_store` says no phase reads the input after the store)
+    inplace: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self):
+        check_inplace(self.inplace, self.inputs, self.masks,
+                      [self.dtype(v) for v, _ in self.outputs])
+        for j, k in self.inplace:
+            if any(self.outputs[j][1]) or not self.reads_before_store(j, k):
+                raise ValueError(f"output {j} cannot be stored in place of input {k}: it "
+                                 "is broadcast, or a phase reads the input after the store")
 
     def dtype(self, value: int) -> str:
         n = len(self.inputs)
@@ -190,6 +206,38 @@ class FusedSpec:
             stack.extend(self.args(v))
         return seen
 
+    def reads_before_store(self, j: int, k: int) -> bool:
+        """Whether input k is read only by the phase that stores element result j (so
+        each element is loaded before that phase stores over it, at the same index,
+        and never loaded again): what makes storing j in place of k safe."""
+        if self.rows[self.outputs[j][0]] or self.rows[k]:
+            return False
+        phases = self.phases()
+        storing = phases.early.get(j, len(phases.targets) - 1)
+        available: set[int] = set()  # values later phases load from row buffers
+        for phase, targets in enumerate(phases.targets):
+            if phase != storing and k in self._inputs_read(targets, available):
+                return False
+            available |= phases.stored[phase]
+        return True
+
+    def _inputs_read(self, targets, stop: set[int]) -> set[int]:
+        """The inputs a phase computing `targets` may load: those reached from them
+        through values other than reductions (each computed by its own phase, from its
+        row buffer or accumulators) and those in `stop` (loaded from row buffers)."""
+        reached: set[int] = set()
+        seen: set[int] = set()
+        stack = list(targets)
+        while stack:
+            v = stack.pop()
+            if v in seen or v in stop or self.is_reduce(v):
+                continue
+            seen.add(v)
+            if v < len(self.inputs):
+                reached.add(v)
+            stack.extend(self.args(v))
+        return reached
+
     def buffers(self) -> int:
         """Buffers the scratch array holds, one per reduction and per stored value,
         each of 8-byte slots: one per reduced element of a row, or in columns, one
@@ -205,6 +253,7 @@ class FusedSpec:
         lines = [f"fused kernel rank {self.rank} axes {list(self.axes)} ({', '.join(heads)}) {{"]
         lines += ["  " + instr.text(len(self.inputs), i) for i, instr in enumerate(self.body)]
         lines.append("  store " + ", ".join(f"%{v}" for v, _ in self.outputs) + "\n}")
+        lines += [f"  (output {j} in place of %{k})" for j, k in self.inplace]
         return "\n".join(lines)
 
 
@@ -223,7 +272,7 @@ class _Generator:
     def generate(self) -> str:
         spec = self.spec
         module = ir.Module(name="irflow_fused")
-        n_in, n_out = len(spec.inputs), len(spec.outputs)
+        n_in, n_out = len(spec.inputs), len(spec.outputs) - len(spec.inplace)
         ptr = ir.PointerType()
         n_ptr = n_in + n_out + 1 + spec.fallible
         fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64] * (2 + spec.rank)
@@ -235,11 +284,15 @@ class _Generator:
         self.sizes = fn.args[2:2 + spec.rank]
         pointers = fn.args[2 + spec.rank:]
         self.inputs = pointers[:n_in]
-        self.outs = pointers[n_in:n_in + n_out]
+        self.pointers = pointers
+        # per result, the pointer it is stored through (an input's, in place)
+        self.targets = stored_through(spec.inplace, len(spec.outputs), n_in)
         status = pointers[n_in + n_out + 1] if spec.fallible else None
         self.emitter = ScalarEmitter(b, Math(b, self.fma), status)
+        own = dict(spec.inplace)
         self.strides = [_strides(b, self.sizes, m) for m in spec.masks] + \
-            [_strides(b, self.sizes, m) for _, m in spec.outputs]
+            [_strides(b, self.sizes, m) for j, (_, m) in enumerate(spec.outputs)
+             if j not in own]
         self.count = self.extent(spec.axes)
         self.phases = spec.phases()
         self.split = spec.parallel[0] if spec.parallel else None
@@ -282,10 +335,9 @@ class _Generator:
 
     def stores(self, outputs, values, offsets) -> None:
         """Store the results numbered `outputs` from `values` at their `offsets`
-        (those of the inputs first, then of every result)."""
-        n_in = len(self.spec.inputs)
+        (those of the inputs first, then of the results not stored in place)."""
         for j in outputs:
-            self.store(j, values[self.spec.outputs[j][0]], offsets[n_in + j])
+            self.store(j, values[self.spec.outputs[j][0]], offsets[self.targets[j]])
 
     def element_outputs(self, phase: int) -> list[int]:
         """The results varying along the reduced axes that phase `phase` stores:
@@ -478,7 +530,7 @@ class _Generator:
 
     def store(self, j: int, value, offset) -> None:
         v, _ = self.spec.outputs[j]
-        self.put(self.outs[j], offset, value, self.spec.dtype(v))
+        self.put(self.pointers[self.targets[j]], offset, value, self.spec.dtype(v))
 
     # -- reductions
 
@@ -632,20 +684,27 @@ class FusedKernel:
     checked first; what the interpreter rejects (an integer division by zero, the max
     of nothing) runs the NumPy evaluator, which raises the interpreter's error at the
     failing op's location. Small calls run the op's own NumPy evaluator, the NumPy
-    backend's step (`MIN_ELEMENTS`, `small_calls`)."""
+    backend's step (`MIN_ELEMENTS`, `small_calls`).
+
+    **In place.** Where it is safe (`in_place_result`), the compiled code stores a
+    result through the pointer of the anchor's result, so the epilogue runs over the
+    anchor's memory: the anchor computes into the result's given buffer (its out
+    kernel), or the anchor's new array becomes the result; either way no array of
+    the anchor's size is allocated for the result, nor written in a pass of its own."""
 
     def __init__(self, op: Operation, compiler: Compiler | None = None,
                  min_elements: int = MIN_ELEMENTS):
         """`min_elements`: below this size of the domain's largest array, calls run
         the NumPy evaluator (tests set 0, to run the code at every size)."""
         compiler = compiler or default_compiler()
+        self._compiler = compiler
         self.min_elements = min_elements
         lay = lookup(op.name, op.loc).region_op.layout(op)  # an irflow.ops.fused.FusedLayout
         self.op = op
-        self._numpy = lookup(op.name).region_op.body_evaluator(op)
-        self._anchor = None
+        self._anchor = self._anchor_into = None
         if lay.anchored:
             self._anchor = lookup(op.name).region_op.anchor_kernel(op)
+            self._anchor_into = lookup(op.name).region_op.anchor_out_kernel(op)
             if self._anchor is None:
                 raise Unsupported("the anchor is not one op on the anchor's arguments", op.loc)
         entering = ([op.regions[0].blocks[0].terminator.operand(0).type] if lay.anchored
@@ -655,6 +714,7 @@ class FusedKernel:
         result_types = [r.type for r in op.results]
         rank = len(lay.domain)
         self.n_anchor = lay.n_anchor
+        self._variants: dict[int | None, object] = {}  # in-place result -> code
         if not lay.axes and all(lay.shapes[v] == lay.domain for v in yielded):
             outputs = []
             for v in yielded:
@@ -665,21 +725,71 @@ class FusedKernel:
                     outputs.append(number[v])
             domain, masks = plan_domain(entering)
             spec = KernelSpec(inputs, masks, tuple(instrs), tuple(outputs), len(domain.groups))
+            self._domain = domain
             self.elementwise: Kernel | None = compiler.kernel(spec, domain)
+            self._variants[None] = self.elementwise
             self._shapes = [lay.dropped_axes(v, t.shape) for v, t in zip(yielded, result_types)]
+            self._dropping = [(r, dropped) for r, dropped in enumerate(self._shapes) if dropped]
             self.spec = spec
-            return
-        self.elementwise = None
-        rows = tuple(lay.is_row(v) for v in (*lay.body.args,
-                                              *(i.result for i in lay.body.body_ops())))
-        outputs = tuple((number[v], _mask(lay.shapes[v], rank)) for v in yielded)
-        self.spec = FusedSpec(inputs, tuple(_mask(t.shape, rank) for t in entering),
-                              tuple(instrs), rows, outputs, rank, lay.axes)
-        self._prepare(lay, entering, yielded, result_types)
-        self._code = compiler.code(self.spec)
-        n = len(inputs) + len(outputs) + 1 + self.spec.fallible
-        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + rank),
-                                    *[ctypes.c_void_p] * n)(self._code.address)
+        else:
+            self.elementwise = None
+            rows = tuple(lay.is_row(v) for v in (*lay.body.args,
+                                                  *(i.result for i in lay.body.body_ops())))
+            outputs = tuple((number[v], _mask(lay.shapes[v], rank)) for v in yielded)
+            self.spec = FusedSpec(inputs, tuple(_mask(t.shape, rank) for t in entering),
+                                  tuple(instrs), rows, outputs, rank, lay.axes)
+            self._prepare(lay, entering, yielded, result_types)
+            self._variants[None] = self._function(self.spec)
+        self._in_place = self._in_place_candidates(op, lay, yielded, number, len(inputs))
+
+    def _function(self, spec: FusedSpec):
+        """The compiled function of `spec`, callable through ctypes."""
+        code = self._compiler.code(spec)
+        n = len(spec.inputs) + len(spec.outputs) - len(spec.inplace) + 1 + spec.fallible
+        fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
+                              *[ctypes.c_void_p] * n)(code.address)
+        fn.code = code  # the function holds the machine code it calls
+        return fn
+
+    def _in_place_candidates(self, op, lay, yielded, number, n_inputs) -> list[int]:
+        """The results the code may store in place of the anchor's result (body input
+        0): the anchor is one contraction (its result a new array nobody else holds);
+        the result is yielded once, made by a body op (not an operand passed through),
+        of the anchor's type and spanning the whole domain (not broadcast); the code
+        cannot fail (a failing call reruns the body on NumPy from the anchor's
+        result); and for a body with reductions, no phase but the one storing the
+        result reads the anchor's (`FusedSpec.reads_before_store`)."""
+        region_op = lookup(op.name).region_op
+        if not lay.anchored or not region_op.anchor_is_new(op) or self.spec.fallible:
+            return []
+        t = op.regions[0].blocks[0].terminator.operand(0).type
+        fits = [k for k, (v, r) in enumerate(zip(yielded, op.results))
+                if yielded.count(v) == 1 and number[v] >= n_inputs and r.type == t
+                and lay.shapes[v] == tuple(t.shape) == tuple(lay.domain)]
+        if self.elementwise is not None:
+            return [] if any(self.spec.broadcast[0]) else fits
+        spec = self.spec
+        return [k for k in fits if not any(spec.masks[0]) and not any(spec.outputs[k][1])
+                and spec.reads_before_store(k, 0)]
+
+    def in_place_result(self, into: tuple[bool, ...] = ()) -> tuple[int, bool] | None:
+        """(the result the code stores in place of the anchor's, whether the anchor
+        computes into that result's given buffer) for results given buffers where
+        `into` says, or None. A result with a buffer is preferred (the anchor's out
+        kernel writes it); else one without (the anchor's new array is the result)."""
+        given = [k for k in self._in_place if k < len(into) and into[k]]
+        if given and self._anchor_into is not None:
+            return given[0], True
+        free = [k for k in self._in_place if not (k < len(into) and into[k])]
+        return (free[0], False) if free else None
+
+    def _variant(self, k: int | None):
+        """The code storing result `k` in place of the anchor's result (None: none)."""
+        if k not in self._variants:
+            spec = dataclasses.replace(self.spec, inplace=((k, 0),))
+            self._variants[k] = (self._compiler.kernel(spec, self._domain)
+                                 if self.elementwise is not None else self._function(spec))
+        return self._variants[k]
 
     @staticmethod
     def declines(op: Operation, min_elements: int = MIN_ELEMENTS) -> bool:
@@ -697,9 +807,11 @@ class FusedKernel:
         for d in range(rank):
             k = next((k for k, m in enumerate(spec.masks) if not m[d]), None)
             self._sources.append(None if k is None else (k, d - (rank - entering[k].rank)))
-        # (input, axis, domain dim or None where the axis must be 1)
+        # (input, axis, domain dim or None where the axis must be 1), but for the axes
+        # the sizes are read from
         self._expect = [(k, a, None if spec.masks[k][a + rank - t.rank] else a + rank - t.rank)
-                        for k, t in enumerate(entering) for a in range(t.rank)]
+                        for k, t in enumerate(entering) for a in range(t.rank)
+                        if (k, a) not in self._sources]
         self._out_dims = []  # per result: (dims of the domain it keeps, broadcast mask)
         for (v, mask), y, t in zip(spec.outputs, yielded, result_types):
             span = len(lay.shapes[y])
@@ -712,7 +824,21 @@ class FusedKernel:
             self._out_dims.append((tuple(dims), mask))
         self._out_dtypes = [NUMPY_DTYPES[spec.dtype(v)] for v, _ in spec.outputs]
         self._buffers = spec.buffers()
+        self._fallible = spec.fallible
         self._axes, self._parallel, self._columns = spec.axes, spec.parallel, spec.columns
+        self._inputs = tuple(zip(self._dtypes, self._ranks))
+        self._static = None  # static shapes: (the inputs', the sizes, `_geometry`)
+        if all(isinstance(d, int) for t in entering for d in t.shape):
+            sizes = tuple(1 if src is None else entering[src[0]].shape[src[1]]
+                          for src in self._sources)
+            self._static = (tuple(tuple(t.shape) for t in entering), sizes,
+                            self._geometry(sizes))
+        # the arrays each variant writes (`_variant`): the given or new results' and,
+        # in place of input 0, the anchor's result
+        n_in, n_out = len(spec.inputs), len(spec.outputs)
+        self._written = {k: (*(() if k is None else (0,)),
+                             *range(n_in, n_in + n_out - (k is not None)))
+                         for k in (None, *range(n_out))}
         self._empty_fails = any(dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
                                 in ("max", "min") for r in spec.reductions)
 
@@ -720,54 +846,69 @@ class FusedKernel:
         """The evaluator: below `MIN_ELEMENTS` elements (the anchor's result, or the
         largest operand), the NumPy backend's own evaluator of the op, which costs
         less per call there."""
-        anchor, n = self._anchor, self.n_anchor
-        fallback = self._numpy
-        body = self._run_elementwise if self.elementwise is not None else self._run
-
-        def compiled(args, regions):
-            operands = args
-            if anchor is not None:
-                operands = [anchor(*args[:n]), *args[n:]]
-            results = body(operands)
-            if results is None:  # the interpreter's error, at the failing op
-                return fallback(list(operands), regions)
-            return results
-        return self._sized(compiled, lookup(self.op.name).region_op.evaluator(self.op), False)
+        region_op = lookup(self.op.name).region_op
+        return self._sized(self._compiled(()), region_op.evaluator(self.op), False)
 
     def out_evaluator(self, into: tuple[bool, ...]) -> Callable:
         """The out evaluator (`RegionOp.out_evaluator`): `evaluator`'s run, the
         compiled code storing result k with ``into[k]`` into the next given buffer;
-        where it runs NumPy, the NumPy out evaluator writes them. The anchor's result
-        is a new array (the code's pointers are ``noalias``, so it cannot be the
-        buffer the epilogue writes)."""
-        anchor, n = self._anchor, self.n_anchor
+        where it runs NumPy, the NumPy out evaluator writes them."""
         region_op = lookup(self.op.name).region_op
-        fallback = region_op.body_evaluator(self.op, into)
+        return self._sized(self._compiled(into), region_op.out_evaluator(self.op, into), True)
+
+    def _compiled(self, into: tuple[bool, ...]) -> Callable:
+        """``run(args, regions, outs=())``: the anchor, then the code, in place where
+        `in_place_result` says (see the class docstring); results given buffers
+        where `into` says. A call the code refuses (the max of nothing) runs the
+        NumPy evaluator, which raises the interpreter's error at the failing op. Its
+        ``__wrapped__`` runs the anchor's kernel unsilenced, as a quiet kernel's does,
+        for a caller that silences floating-point warnings once (a plan)."""
+        k, computed_into = self.in_place_result(into) or (None, False)
+        anchor = self._anchor_into if computed_into else self._anchor
+        run = self._make_run(into, k, computed_into, anchor)
+        run.__wrapped__ = self._make_run(into, k, computed_into,
+                                         getattr(anchor, "__wrapped__", anchor))
+        return run
+
+    def _make_run(self, into, k: int | None, computed_into: bool, anchor) -> Callable:
+        """`_compiled`'s run, with `anchor` the anchor's kernel (its out kernel if
+        `computed_into`: it computes into result `k`'s buffer)."""
+        n, code = self.n_anchor, self._variant(k)
+        j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
+        fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
         body = self._run_elementwise if self.elementwise is not None else self._run
 
-        def compiled(args, regions, outs):
+        def run(args, regions, outs=()):
             operands = args
-            if anchor is not None:
+            if j is not None:
+                anchor(*args[:n], out=outs[j])
+                operands = [outs[j], *args[n:]]
+            elif anchor is not None:
                 operands = [anchor(*args[:n]), *args[n:]]
-            results = body(operands, into, outs)
-            if results is None:  # the interpreter's error, at the failing op
-                return fallback(list(operands), regions, outs)
-            return results
-        return self._sized(compiled, region_op.out_evaluator(self.op, into), True)
+            results = body(code, k, operands, into, outs)
+            if results is not None:
+                return results
+            # the interpreter's error, at the failing op (the NumPy evaluator may write
+            # result k's buffer, so it reads the anchor's result from a copy)
+            if k is not None:
+                operands = [operands[0].copy(), *operands[1:]]
+            return fallback(list(operands), regions, outs) if into else \
+                fallback(list(operands), regions)
+        return run
 
     def _sized(self, compiled: Callable, numpy: Callable, into: bool) -> Callable:
         """`compiled`, or `numpy` (the op's own evaluator; out evaluators if `into`)
         on calls too small for the code, so a small call runs exactly the NumPy
-        backend's step. Like a quiet kernel's, its ``__wrapped__`` (where `numpy` has
-        one) leaves the NumPy evaluator's floating-point warnings to a caller that
-        silences them."""
+        backend's step. Like a quiet kernel's, its ``__wrapped__`` (of `numpy`, where
+        it has one, and of `compiled`) leaves floating-point warnings to a caller
+        that silences them."""
         small = small_calls(self.op, self.min_elements)
         if small is None:
             return compiled
         if small is always_small:
             return numpy
 
-        def make(numpy: Callable) -> Callable:
+        def make(numpy: Callable, compiled: Callable) -> Callable:
             if into:
                 def run_into(args, regions, outs):
                     if small(args):
@@ -778,65 +919,110 @@ class FusedKernel:
             def run(args, regions):
                 return numpy(args, regions) if small(args) else compiled(args, regions)
             return run
-        run = make(numpy)
-        if hasattr(numpy, "__wrapped__"):
-            run.__wrapped__ = make(numpy.__wrapped__)
+        run = make(numpy, compiled)
+        run.__wrapped__ = make(getattr(numpy, "__wrapped__", numpy), compiled.__wrapped__)
         return run
 
-    def _run_elementwise(self, operands, into=(), given=()):
+    def _run_elementwise(self, kernel: Kernel, k: int | None, operands, into=(), given=()):
+        """Run the elementwise `kernel`, storing result `k` (if not None) in place of
+        `operands[0]`; given buffers for the results `into` marks."""
         out = None
-        if given:  # the given buffers as the domain spans them, new arrays for the rest
-            shape = np.broadcast_shapes(*(np.shape(a) for a in operands))
+        if given:  # the given buffers as the domain spans them, new arrays (None) else
             buffers = iter(given)
-            out = [np.expand_dims(next(buffers), dropped) if written else
-                   np.empty(shape, dtype) for written, dropped, dtype in
-                   zip(into, self._shapes, self.elementwise._out_dtypes)]
+            out = []
+            for r, (written, dropped) in enumerate(zip(into, self._shapes)):
+                buffer = next(buffers) if written else None
+                if r != k:
+                    out.append(np.expand_dims(buffer, dropped) if dropped and written
+                               else buffer)
         try:
-            outs = self.elementwise(*operands, out=out)
+            outs = kernel(*operands, out=out)
         except IrflowError as e:
             if isinstance(e, ShapeError):
                 raise e.with_loc(self.op.loc)
             return None
-        for k, dropped in enumerate(self._shapes):
-            if dropped:
-                outs[k] = outs[k].reshape(outs[k].shape[len(dropped):])
+        for r, dropped in self._dropping:
+            outs[r] = outs[r].reshape(outs[r].shape[len(dropped):])
+        if not given:
+            return outs
         buffers = iter(given)
-        return [next(buffers) if written else o for written, o in
-                zip(into or (False,) * len(outs), outs)]
+        return [next(buffers) if written else o for written, o in zip(into, outs)]
 
-    def _run(self, operands, into=(), given=()):
+    def _run(self, fn, k: int | None, operands, into=(), given=()):
+        """Run the compiled `fn` of a body with reductions, storing result `k` (if not
+        None) in place of `operands[0]`; given buffers for the results `into` marks."""
         arrays = []
-        for k, (a, dtype, rank) in enumerate(zip(operands, self._dtypes, self._ranks)):
+        for i, (a, (dtype, rank)) in enumerate(zip(operands, self._inputs)):
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
                 got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) \
                     else type(a).__name__
-                raise ShapeError(f"fused kernel input {k} must be a {dtype} array of rank "
+                raise ShapeError(f"fused kernel input {i} must be a {dtype} array of rank "
                                  f"{rank}, got {got}", self.op.loc)
             arrays.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
-        sizes = [1 if src is None else arrays[src[0]].shape[src[1]] for src in self._sources]
-        for k, axis, d in self._expect:
-            want = 1 if d is None else sizes[d]
-            if arrays[k].shape[axis] != want:
-                raise ShapeError(f"fused kernel input {k} has shape {list(arrays[k].shape)}, "
-                                 f"which does not broadcast to {sizes} as compiled",
-                                 self.op.loc)
-        count = math.prod([sizes[a] for a in self._axes])
+        sizes, (count, rows, elements, scratch) = self._sizes(arrays)
         if count == 0 and self._empty_fails:
             return None
-        buffers = iter(given)
-        outs = [next(buffers) if written else
-                np.empty(tuple(1 if mask[d] else sizes[d] for d in dims), dtype)
-                for written, (dims, mask), dtype in
-                zip(into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)]
+        own = self._results(sizes, k, into, given)
+        if k is not None and not arrays[0].flags.writeable:
+            raise ShapeError("the anchor's result, which a result is stored in place of, "
+                             "must be writable", self.op.loc)
+        operands = (*arrays, *own)
+        pointers = [address(a) for a in operands]
+        if overlapping(self._written[k], operands, pointers) is not None:
+            raise ShapeError("a result's buffer (or the anchor's result, stored in place "
+                             "of) overlaps another operand", self.op.loc)
+        if rows and call_rows(fn, rows, elements, [*sizes, *pointers], operands,
+                              scratch=scratch, fallible=self._fallible):
+            return None
+        if k is None:
+            return own
+        return [*own[:k], arrays[0], *own[k:]]
+
+    def _sizes(self, arrays) -> tuple[Sequence[int], tuple[int, int, int, int]]:
+        """The domain's sizes, read from the inputs, and its `_geometry`; raises
+        `ShapeError` unless every input's axes have the sizes the domain gives them
+        (with static shapes, a comparison with them, the geometry precomputed)."""
+        if self._static is not None and all(a.shape == s for a, s in
+                                            zip(arrays, self._static[0])):
+            return self._static[1], self._static[2]
+        sizes = [1 if src is None else arrays[src[0]].shape[src[1]] for src in self._sources]
+        for i, axis, d in self._expect:
+            if arrays[i].shape[axis] != (1 if d is None else sizes[d]):
+                raise ShapeError(f"fused kernel input {i} has shape {list(arrays[i].shape)}, "
+                                 f"which does not broadcast to {sizes} as compiled",
+                                 self.op.loc)
+        return sizes, self._geometry(sizes)
+
+    def _geometry(self, sizes) -> tuple[int, int, int, int]:
+        """For the domain's `sizes`: (reduced elements per row, the rows the code runs,
+        0 when a kept size is 0 and it runs none; the domain's elements; the scratch's
+        bytes)."""
+        count = math.prod([sizes[a] for a in self._axes])
         parallel = [sizes[d] for d in self._parallel]
-        if all(parallel):
-            slots = math.prod(parallel) if self._columns else count
-            pointers = [address(a) for a in (*arrays, *outs)]
-            rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
-            if call_rows(self._fn, rows, math.prod(sizes), [*sizes, *pointers],
-                         (*arrays, *outs), scratch=self._buffers * slots * 8,
-                         fallible=self.spec.fallible):
-                return None
+        slots = math.prod(parallel) if self._columns else count
+        rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
+        return count, rows if all(parallel) else 0, math.prod(sizes), self._buffers * slots * 8
+
+    def _results(self, sizes, k: int | None, into, given) -> list[np.ndarray]:
+        """The arrays the code stores the results but `k` into: the given buffers
+        (checked against the sizes: the code writes them whole) where `into` says,
+        new arrays for the others."""
+        buffers = iter(given)
+        outs = []
+        for r, (written, (dims, mask), dtype) in enumerate(zip(
+                into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)):
+            buffer = next(buffers) if written else None
+            if r == k:
+                continue
+            shape = tuple(1 if mask[d] else sizes[d] for d in dims)
+            if buffer is None:
+                buffer = np.empty(shape, dtype)
+            elif buffer.dtype != dtype or buffer.shape != shape or not (
+                    buffer.flags.c_contiguous and buffer.flags.writeable):
+                raise ShapeError(f"the buffer given for result {r} must be a writable "
+                                 f"C-contiguous {dtype} array of shape {list(shape)}",
+                                 self.op.loc)
+            outs.append(buffer)
         return outs
 
 

@@ -23,11 +23,20 @@ that can fail (integer ``//`` or ``%``, by a zero divisor) takes a last pointer 
 status byte it sets on failure; `call_rows` passes a fresh one per call and per part,
 and `Kernel` raises the interpreter's error.
 
+**In place.** `KernelSpec.inplace` pairs an output with an input it is stored
+over: the output has no pointer argument of its own and is stored through the
+input's, at the offset the input is loaded from, so LLVM sees one pointer, each
+element loaded before it is stored over, and vectorizes as before (two ``noalias``
+pointers to one buffer would be undefined behaviour). Only an input that spans every
+loop dim, of the output's dtype, can be one (`check_inplace`); a fused op's epilogue
+stores over its anchor's result that way (`irflow.codegen.llvm.fused.FusedKernel`).
+
 **Calls.** `Kernel` checks every argument (ndarray, dtype, rank, each size against
 the domain) before the code runs, so no input can make it read or write out of
-bounds; non-contiguous inputs are copied to contiguous ones. It calls the code
-through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no per-call state,
-so one kernel may be called from several threads at once.
+bounds; non-contiguous inputs are copied to contiguous ones; the arrays written
+share no memory with another operand (`overlapping`, from the addresses taken). It
+calls the code through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no
+per-call state, so one kernel may be called from several threads at once.
 """
 from __future__ import annotations
 
@@ -78,6 +87,13 @@ class KernelSpec:
     body: tuple[Instr, ...]
     outputs: tuple[int, ...]                  # value numbers stored over the domain
     rank: int
+    # (output j, input k): output j is stored through input k's pointer, at the index
+    # it loads (in place; see "In place" in the module docstring)
+    inplace: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self):
+        check_inplace(self.inplace, self.inputs, self.broadcast,
+                      [self.dtype(v) for v in self.outputs])
 
     def dtype(self, value: int) -> str:
         n = len(self.inputs)
@@ -98,7 +114,21 @@ class KernelSpec:
         lines = [f"kernel rank {self.rank} ({', '.join(heads)}) {{"]
         lines += ["  " + instr.text(len(self.inputs), i) for i, instr in enumerate(self.body)]
         lines.append("  store " + ", ".join(f"%{v}" for v in self.outputs) + "\n}")
+        lines += [f"  (output {j} in place of %{k})" for j, k in self.inplace]
         return "\n".join(lines)
+
+
+def check_inplace(inplace, inputs, masks, out_dtypes) -> None:
+    """Raise `ValueError` unless each (output j, input k) pair of `inplace` may share
+    a pointer: input k spans every loop dim (so its index is the output's) and has
+    output j's dtype, and no output or input is in two pairs."""
+    outs, ins = [j for j, _ in inplace], [k for _, k in inplace]
+    if len(set(outs)) != len(outs) or len(set(ins)) != len(ins):
+        raise ValueError(f"an output or input is stored in place twice: {inplace}")
+    for j, k in inplace:
+        if any(masks[k]) or inputs[k] != out_dtypes[j]:
+            raise ValueError(f"output {j} ({out_dtypes[j]}) cannot be stored in place of "
+                             f"input {k} ({inputs[k]}, broadcast {masks[k]})")
 
 
 # ---------------------------------------------------------------- the domain
@@ -160,7 +190,7 @@ def plan_domain(types: Sequence[TensorType]) -> tuple[Domain, tuple[tuple[bool, 
 def generate(spec: KernelSpec, fma: bool) -> str:
     """The LLVM IR text of `spec`'s kernel function."""
     module = ir.Module(name="irflow_kernel")
-    n_in, n_out = len(spec.inputs), len(spec.outputs)
+    n_in, n_out = len(spec.inputs), len(spec.outputs) - len(spec.inplace)
     ptr = ir.PointerType()
     n_status = 1 if spec.fallible else 0
     kind = ir.FunctionType(ir.VoidType(), [I64] * (2 + spec.rank)
@@ -176,6 +206,8 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     strides += [_strides(builder, sizes, (False,) * spec.rank)] * n_out
     emitter = ScalarEmitter(builder, Math(builder, fma),
                             pointers[n_in + n_out] if n_status else None)
+    # per output, the pointer argument (and offset) it is stored through
+    targets = stored_through(spec.inplace, len(spec.outputs), n_in)
 
     def body(offsets):
         values = []
@@ -197,7 +229,8 @@ def generate(spec: KernelSpec, fma: bool) -> str:
             value = values[v]
             if spec.dtype(v) == "bool":
                 value = builder.zext(value, ir.IntType(8))
-            address = builder.gep(pointers[n_in + j], [offsets[n_in + j]], inbounds=True,
+            operand = targets[j]
+            address = builder.gep(pointers[operand], [offsets[operand]], inbounds=True,
                                   source_etype=MEMORY_TYPES[spec.dtype(v)])
             builder.store(value, address)
 
@@ -213,6 +246,15 @@ def generate(spec: KernelSpec, fma: bool) -> str:
     nest(0, [ir.Constant(I64, 0)] * (n_in + n_out))
     builder.ret_void()
     return str(module)
+
+
+def stored_through(inplace, n_outputs: int, n_inputs: int) -> list[int]:
+    """Per output, the pointer argument (among the inputs' and the outputs' own) it is
+    stored through: input k's for an output in place of input k, so that LLVM sees one
+    pointer, loaded and stored at the same index, and needs no alias checks."""
+    through = dict(inplace)
+    own = iter(range(n_inputs, n_inputs + n_outputs - len(through)))
+    return [through[j] if j in through else next(own) for j in range(n_outputs)]
 
 
 def _strides(builder: ir.IRBuilder, sizes, mask) -> list:
@@ -258,6 +300,13 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     into) until it ends. Returns whether any part reported a failure."""
     ranges = row_ranges(rows, elements)
     parts = len(ranges)
+    if parts == 1 and not fallible:  # the common call: one part, nothing to report
+        if scratch is None:
+            fn(0, rows, *args)
+        else:
+            memory = np.empty(max(scratch, 8), np.uint8)
+            fn(0, rows, *args, address(memory))
+        return False
     memory, bases = [], []  # arrays of per-part regions; (first pointer, region bytes)
     if scratch is not None:
         region = -(-scratch // 64) * 64  # parts' regions start on their own cache lines
@@ -266,7 +315,7 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     if fallible:
         memory.append(np.zeros(STATUS_BYTES * parts, np.int8))
         bases.append((address(memory[-1]), STATUS_BYTES))
-    if parts == 1:  # the common call: nothing to hand to other threads
+    if parts == 1:  # nothing to hand to other threads
         fn(0, rows, *args, *[base for base, _ in bases])
     else:
         held = (*keep, *memory)
@@ -287,48 +336,82 @@ def division_by_zero() -> IntegerDivisionByZero:
                                  "divisor); Paddle raises here too")
 
 
+def overlapping(written: Sequence[int], arrays: Sequence[np.ndarray],
+                pointers: Sequence[int]) -> int | None:
+    """The first of the arrays numbered `written` whose memory overlaps another of
+    `arrays` (C-contiguous, their data at `pointers`), or None: what the kernels'
+    ``noalias`` pointers require. The bounds of contiguous arrays are exactly their
+    memory, so this is ``np.may_share_memory``, from the addresses already taken."""
+    for w in written:
+        low, high = pointers[w], pointers[w] + arrays[w].nbytes
+        for i, (a, p) in enumerate(zip(arrays, pointers)):
+            if i != w and p < high and low < p + a.nbytes and a.nbytes and arrays[w].nbytes:
+                return w
+    return None
+
+
 class Kernel:
     """A compiled `KernelSpec` bound to a `Domain`: ``kernel(*arrays, out=None)``
-    returns the list of output arrays (written into `out` when given)."""
+    returns the list of output arrays (written into `out` when given: buffers, or
+    None for a new array, for the outputs not stored in place; those are their
+    inputs' arrays)."""
 
     def __init__(self, spec: KernelSpec, domain: Domain, code):
         self.spec = spec
         self.domain = domain
         self._code = code  # holds the library, whose engine owns the machine code
         self._fallible = spec.fallible
-        n = len(spec.inputs) + len(spec.outputs) + self._fallible
+        self._through = dict(spec.inplace)
+        n = len(spec.inputs) + len(spec.outputs) - len(spec.inplace) + self._fallible
         self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
                                     *[ctypes.c_void_p] * n)(code.address)
         self._in_dtypes = tuple(NUMPY_DTYPES[d] for d in spec.inputs)
-        self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for v in spec.outputs)
+        self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for j, v in
+                                 enumerate(spec.outputs) if j not in self._through)
+        self._inputs = tuple(zip(self._in_dtypes, domain.ranks))
+        # (input, axis, domain dim or None where it must be 1), but for the axes a
+        # domain dim's size is read from
+        self._expect = tuple((k, axis, d) for k, expect in enumerate(domain.expect)
+                             for axis, d in enumerate(expect)
+                             if d is None or domain.sources[d] != (k, axis))
+        # the arrays written: the inputs stored through, then every own output
+        n_in = len(spec.inputs)
+        self._written = (*sorted(self._through.values()),
+                         *range(n_in, n_in + len(self._out_dtypes)))
 
-    def __call__(self, *arrays, out: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
-        domain = self.domain
+    def __call__(self, *arrays, out: Sequence[np.ndarray | None] | None = None
+                 ) -> list[np.ndarray]:
         arrays = self._checked_inputs(arrays)
-        shape = tuple(1 if src is None else arrays[src[0]].shape[src[1]]
-                      for src in domain.sources)
-        for k, (a, expect) in enumerate(zip(arrays, domain.expect)):
-            for axis, d in enumerate(expect):
-                if a.shape[axis] != (1 if d is None else shape[d]):
-                    raise ShapeError(f"kernel input {k} has shape {list(a.shape)}, which "
-                                     f"does not broadcast to {list(shape)} as compiled "
-                                     f"(axis {axis} should be "
-                                     f"{1 if d is None else shape[d]})")
-        outs = self._outputs(shape, arrays, out)
-        sizes = [math.prod(shape[d] for d in group) for group in domain.groups]
-        if all(sizes):
-            pointers = [address(a) for a in (*arrays, *outs)]
-            if call_rows(self._fn, sizes[0], math.prod(sizes), [*sizes, *pointers],
-                         (*arrays, *outs), fallible=self._fallible):
-                raise division_by_zero()
-        return outs
+        shape = self._shape(arrays)
+        outs = self._outputs(shape, out)
+        for k in self._through.values():
+            if not arrays[k].flags.writeable or arrays[k].shape != shape:
+                raise ShapeError(f"kernel input {k}, which an output is stored in place "
+                                 f"of, must be writable and of shape {list(shape)}")
+        sizes = [math.prod(shape[d] for d in group) for group in self.domain.groups]
+        operands = (*arrays, *outs)
+        pointers = [address(a) for a in operands]
+        j = overlapping(self._written, operands, pointers)
+        if j is not None:
+            raise ShapeError(f"output buffer {j - len(arrays)} overlaps an input or another "
+                             "output" if j >= len(arrays) else
+                             f"kernel input {j}, which an output is stored in place of, "
+                             "overlaps another operand")
+        if all(sizes) and call_rows(self._fn, sizes[0], math.prod(sizes), [*sizes, *pointers],
+                                    operands, fallible=self._fallible):
+            raise division_by_zero()
+        if not self._through:
+            return outs
+        own = iter(outs)
+        return [arrays[self._through[j]] if j in self._through else next(own)
+                for j in range(len(self.spec.outputs))]
 
     def _checked_inputs(self, arrays) -> list[np.ndarray]:
-        if len(arrays) != len(self._in_dtypes):
-            raise ShapeError(f"the kernel takes {len(self._in_dtypes)} arrays, got "
+        if len(arrays) != len(self._inputs):
+            raise ShapeError(f"the kernel takes {len(self._inputs)} arrays, got "
                              f"{len(arrays)}")
         checked = []
-        for k, (a, dtype, rank) in enumerate(zip(arrays, self._in_dtypes, self.domain.ranks)):
+        for k, (a, (dtype, rank)) in enumerate(zip(arrays, self._inputs)):
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
                 got = (f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray)
                        else type(a).__name__)
@@ -337,17 +420,31 @@ class Kernel:
             checked.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
         return checked
 
-    def _outputs(self, shape, arrays, out) -> list[np.ndarray]:
+    def _shape(self, arrays) -> tuple[int, ...]:
+        """The domain's shape, each dim's size read from one input; raises
+        `ShapeError` unless every input's axes have the sizes the domain gives them."""
+        shape = tuple(1 if src is None else arrays[src[0]].shape[src[1]]
+                      for src in self.domain.sources)
+        for k, axis, d in self._expect:
+            if arrays[k].shape[axis] != (1 if d is None else shape[d]):
+                raise ShapeError(f"kernel input {k} has shape {list(arrays[k].shape)}, which "
+                                 f"does not broadcast to {list(shape)} as compiled "
+                                 f"(axis {axis} should be {1 if d is None else shape[d]})")
+        return shape
+
+    def _outputs(self, shape, out) -> list[np.ndarray]:
         if out is None:
             return [np.empty(shape, dtype) for dtype in self._out_dtypes]
         if len(out) != len(self._out_dtypes):
             raise ShapeError(f"the kernel writes {len(self._out_dtypes)} outputs, got "
                              f"{len(out)} buffers")
+        outs = []
         for j, (o, dtype) in enumerate(zip(out, self._out_dtypes)):
-            if not (isinstance(o, np.ndarray) and o.dtype == dtype and o.shape == shape
-                    and o.flags.c_contiguous and o.flags.writeable):
+            if o is None:
+                o = np.empty(shape, dtype)
+            elif not (isinstance(o, np.ndarray) and o.dtype == dtype and o.shape == shape
+                      and o.flags.c_contiguous and o.flags.writeable):
                 raise ShapeError(f"output buffer {j} must be a writable C-contiguous {dtype} "
                                  f"array of shape {list(shape)}")
-            if any(np.may_share_memory(o, x) for x in (*arrays, *out[:j])):
-                raise ShapeError(f"output buffer {j} overlaps an input or another output")
-        return list(out)
+            outs.append(o)
+        return outs
