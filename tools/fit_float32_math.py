@@ -122,7 +122,7 @@ def fit_sin(degree=4):
     return fit_rounded(r * r, degree, exact, weight)
 
 
-def fit_cos(degree=4):
+def fit_cos(degree=3):
     r = grid(1e-4, float(mpmath.pi / 4) * SINCOS_MARGIN)
     exact = mp_vec(lambda v: (mpmath.cos(v) - 1 + v ** 2 / 2) / v ** 4, r)
     weight = r ** 4 / mp_vec(mpmath.cos, r)
