@@ -361,8 +361,8 @@ class _HugeArguments:
     scalar function (``noinline``, 0 where |x| <= SINCOS_BOUND) names vector
     variants of widths 4, 8 and 16 by LLVM's vector-function ABI, so the loop
     vectorizer calls a variant on whole vectors, and the variant compares all its
-    lanes at once and calls the scalar function lane by lane only when one is
-    beyond the bound. The variants are external, so no dead-code pass removes them
+    lanes at once and, only when one is beyond the bound, runs the float64 code
+    lane by lane. The variants are external, so no dead-code pass removes them
     before the vectorizer looks for them."""
 
     WIDTHS = (4, 8, 16)
@@ -396,7 +396,8 @@ class _HugeArguments:
         fn = ir.Function(self.module, ir.FunctionType(F32, [F32]),
                          name=f"{self.scalar_name}_wide")
         fn.linkage = "internal"
-        fn.attributes = _VariantAttributes(["noinline", "nounwind", "readnone"])
+        for attribute in ("noinline", "nounwind", "readnone"):
+            fn.attributes.add(attribute)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         wide = getattr(Math(b, self.fma), self.name)(b.fpext(fn.args[0], F64),
                                                        TOLERANCE["f32"])

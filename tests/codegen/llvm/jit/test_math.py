@@ -158,3 +158,14 @@ def test_float32_sin_vectorizes_with_the_fallback_a_call_on_vectors(compiler):
     spec = unary_kernel(compiler, "sin").kernel.spec
     optimized = compiler.target.optimized_ir(compiler.llvm_ir(spec))
     assert "x float> @irflow_sinf_huge_v" in optimized
+
+
+def test_float32_sin_and_cos_twice_in_one_kernel(compiler):
+    """One module holds each function's float64 fallback once, whoever emits it."""
+    fn = function("f", [TensorType("f32", ["N"])],
+                  lambda b, x: b.add(b.add(b.sin(x), b.sin(b.mul(x, x))), b.cos(x)))
+    x = np.array([1.0, 3e6, 5e3, -7e12, 0.5] * 7, dtype=np.float32)
+    (got,) = ElementwiseFunction(fn, compiler)(x)
+    with np.errstate(over="ignore"):
+        want = reference("sin", x) + reference("sin", x * x) + reference("cos", x)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
