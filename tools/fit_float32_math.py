@@ -20,7 +20,12 @@ The fits (x the argument of the function, all other names as in mathlib32):
 - tanh, |x| < TANH_SPLIT: tanh(a) = a + a**3 P(a**2) (relative error);
 - erf, |x| < ERF_SPLIT:   erf(a) = a + a P(a**2) (relative error);
 - erf, ERF_SPLIT <= |x| < ERF_ONE: erfc(a) = exp(Q(a - ERF_CENTER)), weighted by
-  erfc(a) / erf(a) so the error is measured relative to erf (what float32 rounds).
+  erfc(a) / erf(a) so the error is measured relative to erf (what float32 rounds);
+- sin:    sin(r) = r + r**3 S(r**2) on |r| <= pi/4 (relative error of sin);
+- cos:    cos(r) = 1 - r**2/2 + r**4 C(r**2) on |r| <= pi/4 (relative error of cos).
+
+sin and cos are fitted a little beyond pi/4 (by SINCOS_MARGIN): the float32
+reduction's r may exceed pi/4 by rounding.
 """
 import mpmath
 import numpy as np
@@ -31,6 +36,7 @@ ERF_SPLIT = 0.921875   # below: the odd series form; above: 1 - exp(Q)
 ERF_ONE = 3.9192059    # erfc(a) <= 2**-25 from here: erf rounds to 1 in float32
 ERF_CENTER = 1.25      # Q is evaluated at t = a - ERF_CENTER (less cancellation)
 TANH_SPLIT = 0.625     # tanh below: the odd series form; above: e / (e + 2)
+SINCOS_MARGIN = 1.001  # the reduced argument's interval, relative to pi/4
 
 
 def grid(lo, hi, n=4001):
@@ -109,10 +115,25 @@ def fit_erf_tail(degree=8):
     return fit_rounded(a - ERF_CENTER, degree, exact, weight)
 
 
+def fit_sin(degree=4):
+    r = grid(1e-4, float(mpmath.pi / 4) * SINCOS_MARGIN)
+    exact = mp_vec(lambda v: (mpmath.sin(v) - v) / v ** 3, r)
+    weight = r ** 3 / mp_vec(mpmath.sin, r)
+    return fit_rounded(r * r, degree, exact, weight)
+
+
+def fit_cos(degree=3):
+    r = grid(1e-4, float(mpmath.pi / 4) * SINCOS_MARGIN)
+    exact = mp_vec(lambda v: (mpmath.cos(v) - 1 + v ** 2 / 2) / v ** 4, r)
+    weight = r ** 4 / mp_vec(mpmath.cos, r)
+    return fit_rounded(r * r, degree, exact, weight)
+
+
 def main():
     for name, fit in (("EXP_P", fit_exp), ("LOG_P", fit_log),
                       ("TANH_SMALL_P", fit_tanh_small),
-                      ("ERF_SMALL_P", fit_erf_small), ("ERF_TAIL_Q", fit_erf_tail)):
+                      ("ERF_SMALL_P", fit_erf_small), ("ERF_TAIL_Q", fit_erf_tail),
+                      ("SIN_P", fit_sin), ("COS_P", fit_cos)):
         coefficients, error = fit()
         print(f"# max weighted error {error:.3g} (2**{np.log2(error):.1f})")
         print(f"{name} = (" + ", ".join(repr(c) for c in coefficients) + ")")

@@ -6,8 +6,8 @@ multiplies, FMAs, compares and selects (and, for sin/cos, loads from a constant
 table), so a loop using them vectorizes for the host's vector width.
 
 **Working precision.** Every function is evaluated in float64. (For float32 data,
-exp, log, tanh, sigmoid and erf come from the float32-native `mathlib32` instead, a
-few times faster; float32 sin and cos come from here.) A float32 argument
+the functions come from the float32-native `mathlib32` instead, a few times faster;
+float32 sin and cos beyond its reduction's bound come from here.) A float32 argument
 is widened (exactly), the function is computed to a relative accuracy far beyond
 float32's (``TOLERANCE["f32"]``, 1e-12), and the result is rounded once to
 float32: so float32 results are the correctly rounded value except in the rare

@@ -1,20 +1,23 @@
-"""Float32-native vectorizable approximations of exp, log, tanh, sigmoid and erf.
+"""Float32-native vectorizable approximations of exp, log, tanh, sigmoid, erf, sin
+and cos.
 
 `mathlib.Math` computes every function in float64, which for float32 data halves the
 vector width and, for erf, costs a 50-term series: the float32 erf was most of a
-fused GELU's time. These functions work in float32 throughout: range reduction, then
+fused GELU's time (and its sin and cos, with a table reduction, 4.7 ms per million
+against NumPy's 0.5). These functions work in float32 throughout: range reduction, then
 a minimax polynomial whose coefficients are float32 constants fitted by
 ``tools/fit_float32_math.py`` (weighted minimax by Lawson's algorithm against mpmath,
 coefficients rounded to float32 one at a time with refitting; the script's docstring
 says what each fit approximates and its weight). `ScalarEmitter` uses them for
-float32; float32 sin and cos, and every float64 function, stay in `mathlib`. They
-are branch-free: both sides of
-a piecewise function are computed and a select picks one, so the loop vectorizer
-turns them into ``<16 x float>`` code on AVX-512.
+float32; every float64 function stays in `mathlib`. They are branch-free: both
+sides of a piecewise function are computed and a select picks one, so the loop
+vectorizer turns them into ``<16 x float>`` code on AVX-512 (sin and cos beyond
+SINCOS_BOUND: below).
 
 Measured maximum errors against the correctly rounded result (over every 16th
 float32 and the edges; ``tests/codegen/llvm/jit/test_math.py`` asserts the bounds
-and docs/llvm.md lists them): exp 1 ulp, log 1, tanh 1, sigmoid 2, erf 1.
+and docs/llvm.md lists them): exp 1 ulp, log 1, tanh 1, sigmoid 2, erf 1, sin 1,
+cos 1 (sin and cos: over every float32 below SINCOS_BOUND, with FMA and without).
 
 - exp: ``x = k ln2 + r``, ``|r| <= ln2/2``, ln2 split in a 16-bit high part (``k
   LN2_HI`` is exact for ``|k| < 2**8``, and so is ``x - k LN2_HI``, FMA or not);
@@ -34,6 +37,16 @@ and docs/llvm.md lists them): exp 1 ulp, log 1, tanh 1, sigmoid 2, erf 1.
   2/sqrt(pi) - 1, so the leading term is exact); above, ``1 - exp(Q(a - 1.25))``
   with Q a degree-7 fit of ``log erfc``: erfc's relative error reaches erf damped
   by ``erfc/erf <= 0.2``; 1 from ``a >= 3.9192059``, where erfc < 2**-25.
+- sin, cos: ``|x| = k pi/2 + r`` by Cody-Waite with pi/2 in three float32 parts,
+  every product exact (FMA, or Dekker's halves without it), r kept as a float32
+  pair; ``sin r = r + r**3 S(r**2)`` (S of degree 3) and ``cos r = 1 - r**2/2 +
+  r**4 C(r**2)`` (C of degree 2) on ``|r| <= pi/4``, both computed and picked by
+  the quadrant ``k mod 4``. Valid to ``|x| <= SINCOS_BOUND`` = 2**21 (beyond, ``x
+  fl(2/pi)`` may round to the wrong k and r leaves the fitted interval: measured,
+  3 ulp in [2**21, 2**22), 65 in the next binade). Beyond the bound (and for inf
+  and NaN) `Math`'s float64 code, rounded, runs in a function the vectorizer
+  calls on whole vectors, which does anything only when a lane needs it
+  (`_HugeArguments`).
 
 Special values follow NumPy as `mathlib` does: NaN in, NaN out (clamps and selects
 use ordered compares that keep NaN), exp(-inf) = 0, log(0) = -inf, log(x < 0) = NaN,
@@ -42,16 +55,17 @@ signed zeros kept by the odd functions.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from llvmlite import ir
 
-from .mathlib import _split_hi
+from .mathlib import F64, TOLERANCE, Math, _pi_fixed, _split_hi
 
 F32 = ir.FloatType()
 I32 = ir.IntType(32)
 
-FUNCTIONS = frozenset({"exp", "log", "tanh", "sigmoid", "erf"})
+FUNCTIONS = frozenset({"exp", "log", "tanh", "sigmoid", "erf", "sin", "cos"})
 
 # Coefficients from tools/fit_float32_math.py (all exactly float32).
 EXP_P = (0.4999999403953552, 0.1666652113199234, 0.041668277233839035,
@@ -71,6 +85,25 @@ ERF_TAIL_Q = (-2.5626537799835205, -3.0677242279052734, -0.8708019852638245,
 ERF_SPLIT = 0.921875
 ERF_CENTER = 1.25
 ERF_ONE = 3.9192059  # erfc(a) <= 2**-25 from here on: erf rounds to 1
+
+SIN_P = (-0.1666666716337204, 0.008333379402756691, -0.00019853070261888206,
+         2.832627842508373e-06)
+COS_P = (0.04166664555668831, -0.0013887309469282627, 2.4432327336398885e-05)
+SINCOS_BOUND = 2097152.0  # 2**21: the float32 reduction's limit (module docstring)
+
+
+def _float32_parts(value: Fraction, n: int) -> tuple[float, ...]:
+    """`n` float32 values whose sum is `value` to about 24 n bits: each the float32
+    nearest to what the ones before leave."""
+    parts = []
+    for _ in range(n):
+        parts.append(float(np.float32(float(value))))
+        value -= Fraction(parts[-1])
+    return tuple(parts)
+
+
+PIO2_PARTS = _float32_parts(Fraction(_pi_fixed(200), 1 << 201), 3)  # 72 bits of pi/2
+TWO_OVER_PI = 0.6366197466850281  # float32(2 / pi)
 
 LN2_HI = _split_hi(math.log(2), 16)
 LN2_LO = float(np.float32(math.log(2) - LN2_HI))
@@ -126,6 +159,31 @@ class Math32:
 
     def bits(self, x):
         return self.b.bitcast(x, I32)
+
+    def two_prod(self, x, y):
+        """(p, e) with p + e == x * y exactly: FMA, or Dekker's product of halves."""
+        b = self.b
+        p = b.fmul(x, y)
+        if self.has_fma:
+            return p, self.fma(x, y, b.fneg(p))
+        xh, xl = self._veltkamp(x)
+        yh, yl = self._veltkamp(y)
+        e = b.fadd(b.fsub(b.fmul(xh, yh), p), b.fmul(xh, yl))
+        e = b.fadd(e, b.fmul(xl, yh))
+        return p, b.fadd(e, b.fmul(xl, yl))
+
+    def _veltkamp(self, x):
+        """x as a 12-bit high half and the rest (products of halves are exact)."""
+        t = self.b.fmul(x, self.c(4097.0))  # 2**12 + 1
+        hi = self.b.fsub(t, self.b.fsub(t, x))
+        return hi, self.b.fsub(x, hi)
+
+    def two_sum(self, x, y):
+        """(s, e) with s + e == x + y exactly (Knuth's, for any order)."""
+        b = self.b
+        s = b.fadd(x, y)
+        yv = b.fsub(s, x)
+        return s, b.fadd(b.fsub(x, b.fsub(s, yv)), b.fsub(y, yv))
 
     def with_sign_of(self, value, sign_source):
         sign = self.b.and_(self.bits(sign_source), self.i(-(1 << 31)))
@@ -221,3 +279,153 @@ class Math32:
         value = self.select(self.lt(a, ERF_SPLIT), small, tail)
         value = self.select(b.fcmp_ordered(">=", a, self.c(ERF_ONE)), self.c(1.0), value)
         return self.with_sign_of(value, x)
+
+    # ------------------------------------------------------------ sin, cos
+
+    def sin(self, x):
+        q, sin, cos = self._sincos(x)
+        # quadrants 0..3 of |x|: sin, cos, -sin, -cos
+        value = self.select(self._bit(q, 1), cos, sin)
+        value = self.select(self._bit(q, 2), self.b.fneg(value), value)
+        return self._beyond_bound("sin", x, self.with_sign_of(value, x))
+
+    def cos(self, x):
+        q, sin, cos = self._sincos(x)
+        # quadrants 0..3 of |x|: cos, -sin, -cos, sin
+        value = self.select(self._bit(q, 1), sin, cos)
+        negate = self.b.xor(self._bit(q, 1), self._bit(q, 2))
+        value = self.select(negate, self.b.fneg(value), value)
+        return self._beyond_bound("cos", x, value)
+
+    def _bit(self, q, mask: int):
+        return self.b.icmp_unsigned("!=", self.b.and_(q, self.i(mask)), self.i(0))
+
+    def _beyond_bound(self, name: str, x, value):
+        """`value` where |x| <= SINCOS_BOUND, else `Math`'s float64 result (NaN for
+        inf and NaN), from a call the loop vectorizer widens (`_HugeArguments`)."""
+        huge = _HugeArguments(self.b.module, name, self.has_fma)
+        return self.select(huge.beyond(self.b, x), self.b.call(huge.scalar, [x]), value)
+
+    def _sincos(self, x):
+        """(quadrant, sin r, cos r) with |x| = quadrant pi/2 + r (mod 2 pi), for
+        |x| <= SINCOS_BOUND (meaningless, but no poison, beyond)."""
+        b = self.b
+        q, hi, lo = self._reduce_pio2(self.clamp(self.unary("fabs", x), 0.0, SINCOS_BOUND))
+        z, z_err = self.two_prod(hi, hi)
+        # sin r = hi + (hi z S(z) + lo (1 - z/2))
+        sin_tail = self.fma(b.fmul(hi, z), self.horner(z, SIN_P),
+                            b.fmul(lo, self.fma(z, self.c(-0.5), self.c(1.0))))
+        sin = b.fadd(hi, sin_tail)
+        # cos r = w + tail, w = 1 - z/2 with its rounding error (and z's) recovered
+        hz = b.fmul(z, self.c(0.5))
+        w = b.fsub(self.c(1.0), hz)
+        tail = b.fsub(b.fsub(b.fsub(self.c(1.0), w), hz), b.fmul(z_err, self.c(0.5)))
+        tail = b.fadd(tail, self.fma(b.fmul(z, z), self.horner(z, COS_P),
+                                     b.fneg(b.fmul(hi, lo))))
+        return q, sin, b.fadd(w, tail)
+
+    def _reduce_pio2(self, a):
+        """(k mod 4, hi, lo) with a = k pi/2 + hi + lo, |hi + lo| <= pi/4 (about), for
+        0 <= a <= SINCOS_BOUND: Cody-Waite with pi/2 in three float32 parts.
+        ``t = a - k P1`` is exact: ``k P1 = p1 + e1`` exactly (two_prod), ``a - p1``
+        is exact (Sterbenz: p1 is within a factor 2 of a), and so is subtracting e1
+        (both are multiples of P1's ulp, 2**-23, and the difference is below 2 while
+        k < 2**24). ``t - k P2`` is an exact product and two_sum; only the low part,
+        ``k P3`` and the 2**-76 left of pi/2 carry rounding."""
+        b = self.b
+        kf = self.unary("rint", b.fmul(a, self.c(TWO_OVER_PI)))
+        p1, e1 = self.two_prod(kf, self.c(PIO2_PARTS[0]))
+        t = b.fsub(b.fsub(a, p1), e1)
+        p2, e2 = self.two_prod(kf, self.c(PIO2_PARTS[1]))
+        hi, e = self.two_sum(t, b.fneg(p2))
+        lo = self.fma(b.fneg(kf), self.c(PIO2_PARTS[2]), b.fsub(e, e2))
+        return b.and_(b.fptosi(kf, I32), self.i(3)), hi, lo
+
+
+class _VariantAttributes(ir.values.FunctionAttributes):
+    """llvmlite's function attributes, plus LLVM's string attribute that names a
+    function's vector variants (which llvmlite's list of attributes lacks)."""
+
+    def add(self, name):
+        if name.startswith('"vector-function-abi-variant"='):
+            return set.add(self, name)
+        return super().add(name)
+
+
+class _HugeArguments:
+    """float32 sin or cos of |x| > SINCOS_BOUND in a module: `Math`'s float64 code
+    (Payne-Hanek, right up to the largest float) rounded, in a function of its own.
+
+    Computed in every lane, that code costs several times the float32 path (4.7
+    against 0.75 ms for a million sines), so it runs only where a lane needs it: the
+    scalar function (``noinline``, 0 where |x| <= SINCOS_BOUND) names vector
+    variants of widths 4, 8 and 16 by LLVM's vector-function ABI, so the loop
+    vectorizer calls a variant on whole vectors, and the variant compares all its
+    lanes at once and, only when one is beyond the bound, runs the float64 code
+    lane by lane. The variants are external, so no dead-code pass removes them
+    before the vectorizer looks for them."""
+
+    WIDTHS = (4, 8, 16)
+
+    def __init__(self, module: ir.Module, name: str, fma: bool):
+        self.module, self.name, self.fma = module, name, fma
+        self.scalar_name = f"irflow_{name}f_huge"
+        self.scalar = module.globals.get(self.scalar_name) or self._define()
+
+    def _define(self) -> ir.Function:
+        wide = self._define_wide()
+        fn = ir.Function(self.module, ir.FunctionType(F32, [F32]), name=self.scalar_name)
+        fn.linkage = "internal"
+        fn.attributes = _VariantAttributes(["noinline", "nounwind", "readnone"])
+        fn.attributes.add('"vector-function-abi-variant"="' + ",".join(
+            f"_ZGV_LLVM_N{w}v_{self.scalar_name}({self.scalar_name}_v{w})"
+            for w in self.WIDTHS) + '"')
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        (x,) = fn.args
+        with b.if_then(self.beyond(b, x)):
+            b.ret(b.call(wide, [x]))
+        b.ret(ir.Constant(F32, 0.0))
+        for width in self.WIDTHS:
+            self._define_variant(wide, width)
+        return fn
+
+    def _define_wide(self) -> ir.Function:
+        """The float64 code itself, in a function without vector variants (the SLP
+        vectorizer would turn a variant's calls of the scalar function into a call
+        of the variant itself)."""
+        fn = ir.Function(self.module, ir.FunctionType(F32, [F32]),
+                         name=f"{self.scalar_name}_wide")
+        fn.linkage = "internal"
+        for attribute in ("noinline", "nounwind", "readnone"):
+            fn.attributes.add(attribute)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        wide = getattr(Math(b, self.fma), self.name)(b.fpext(fn.args[0], F64),
+                                                       TOLERANCE["f32"])
+        b.ret(b.fptrunc(wide, F32))
+        return fn
+
+    def beyond(self, b: ir.IRBuilder, x):
+        """|x| > SINCOS_BOUND or NaN, for a float or a vector of floats."""
+        kind = x.type
+        width = getattr(kind, "count", None)
+        suffix = f"v{width}f32" if width else "f32"
+        fabs = Math32(b, self.fma).intrinsic(f"llvm.fabs.{suffix}", kind, [kind])
+        bound = ir.Constant(kind, [SINCOS_BOUND] * width if width else SINCOS_BOUND)
+        return b.fcmp_unordered(">", b.call(fabs, [x]), bound)
+
+    def _define_variant(self, wide: ir.Function, width: int) -> None:
+        kind = ir.VectorType(F32, width)
+        fn = ir.Function(self.module, ir.FunctionType(kind, [kind]),
+                         name=f"{self.scalar_name}_v{width}")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        (x,) = fn.args
+        mask = ir.IntType(width)
+        any_huge = b.icmp_unsigned("!=", b.bitcast(self.beyond(b, x), mask), ir.Constant(mask, 0))
+        zeros = ir.Constant(kind, [0.0] * width)
+        with b.if_then(any_huge, likely=False):
+            y = zeros
+            for lane in range(width):
+                index = ir.Constant(I32, lane)
+                y = b.insert_element(y, b.call(wide, [b.extract_element(x, index)]), index)
+            b.ret(y)
+        b.ret(zeros)

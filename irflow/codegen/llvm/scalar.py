@@ -33,11 +33,10 @@ Where NumPy's result is defined for every input, the code gives the same bits:
   its own (exp, sin, cos, pow) have no float16 code (`declined`);
 - comparisons with NaN are false, except ``ne``;
 - ``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf``, ``sin``, ``cos`` come from the
-  vectorizable approximations of `irflow.codegen.llvm.mathlib32` (float32 exp,
-  log, tanh, sigmoid, erf: float32-native, within 1-2 ulp) and
-  `irflow.codegen.llvm.mathlib` (the rest, in float64), accurate to the
-  dtype's rounding rather than bit-equal to NumPy's SIMD loops; ``pow`` and float
-  ``mod`` call libm.
+  vectorizable approximations of `irflow.codegen.llvm.mathlib32` (float32:
+  float32-native, within 1-2 ulp) and `irflow.codegen.llvm.mathlib` (float64),
+  accurate to the dtype's rounding rather than bit-equal to NumPy's SIMD loops;
+  ``pow`` and float ``mod`` call libm.
 """
 from __future__ import annotations
 
@@ -168,9 +167,8 @@ class ScalarEmitter:
         self.b.store(self.b.or_(old, self.b.zext(condition, byte)), self.status)
 
     def transcendental(self, name: str, x):
-        """A float32-native `Math32` approximation for float32 exp, log, tanh,
-        sigmoid and erf (see mathlib32); otherwise a `Math` one, evaluated in
-        float64 (see mathlib)."""
+        """A float32-native `Math32` approximation for float32 (see mathlib32);
+        otherwise a `Math` one, evaluated in float64 (see mathlib)."""
         if self.dtype == "f32" and name in FLOAT32_NATIVE:
             return getattr(self.math32, name)(x)
         wide = x if self.dtype == "f64" else self.b.fpext(x, ir.DoubleType())

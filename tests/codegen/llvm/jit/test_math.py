@@ -7,15 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from irflow.codegen.llvm import ElementwiseFunction
+from irflow.codegen.llvm import Compiler, ElementwiseFunction
+from irflow.codegen.llvm.jit import HostTarget
+from irflow.codegen.llvm.mathlib32 import SINCOS_BOUND
 from irflow.ir import TensorType, function
 
 from .ulp import ulp_distance
 
 FUNCTIONS = ["exp", "log", "tanh", "sigmoid", "erf", "sin", "cos"]
 # Largest error allowed, in ulps, by function and dtype (measured: see docs/llvm.md).
-# float32 exp, log, tanh, sigmoid and erf are float32-native (mathlib32); sin and cos
-# are computed in float64 and rounded once.
+# Every float32 function is float32-native (mathlib32; sin and cos beyond
+# SINCOS_BOUND are computed in float64 and rounded once).
 BOUND = {"f32": {**dict.fromkeys(FUNCTIONS, 1), "sigmoid": 2},
          "f64": {"exp": 1, "log": 1, "tanh": 2, "sigmoid": 2, "erf": 8, "sin": 1, "cos": 1}}
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -58,12 +60,15 @@ def samples(dtype, n=40000, seed=0):
                            rng.uniform(-1, 1, n // 4).astype(dtype), edges(dtype)])
 
 
-@pytest.mark.parametrize("dtype", ["f32", "f64"])
-@pytest.mark.parametrize("name", FUNCTIONS)
-def test_ulp_error_over_the_whole_range(compiler, name, dtype):
+def unary_kernel(compiler, name, dtype="f32"):
     fn = function("f", [TensorType(dtype, ["N"])], lambda b, x: getattr(b, name)(x))
-    kernel = ElementwiseFunction(fn, compiler)
-    x = samples(np.float32 if dtype == "f32" else np.float64)
+    return ElementwiseFunction(fn, compiler)
+
+
+def assert_within_bound(kernel, name, x):
+    """The kernel's results on `x` within BOUND of the correctly rounded ones, and
+    the odd functions' signed zeros kept."""
+    dtype = "f32" if x.dtype == np.float32 else "f64"
     with np.errstate(all="ignore"):
         want = reference(name, x)
     (got,) = kernel(x)
@@ -77,19 +82,90 @@ def test_ulp_error_over_the_whole_range(compiler, name, dtype):
         assert np.array_equal(np.signbit(got[zeros]), np.signbit(x[zeros]))
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "tanh", "sigmoid", "erf"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_ulp_error_over_the_whole_range(compiler, name, dtype):
+    x = samples(np.float32 if dtype == "f32" else np.float64)
+    assert_within_bound(unary_kernel(compiler, name, dtype), name, x)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
 def test_float32_native_functions_over_every_4096th_float(compiler, name):
     """Dense coverage of the whole float32 range (both signs, denormals, inf and NaN
     bit patterns): every 4096th bit pattern, offset so both ends of each binade
     are hit, against the correctly rounded result."""
-    fn = function("f", [TensorType("f32", ["N"])], lambda b, x: getattr(b, name)(x))
-    kernel = ElementwiseFunction(fn, compiler)
     bits = np.arange(0, 1 << 32, 4096, dtype=np.uint64)
     x = np.concatenate([bits, bits + 4095]).astype(np.uint32).view(np.float32)
-    with np.errstate(all="ignore"):
-        want = reference(name, x)
-    (got,) = kernel(x)
-    errors = ulp_distance(got, want)
-    worst = int(np.argmax(errors))
-    assert errors[worst] <= BOUND["f32"][name], (
-        f"{name}({x[worst]!r}) = {got[worst]!r}, expected {want[worst]!r}")
+    assert_within_bound(unary_kernel(compiler, name), name, x)
+
+
+def nearest_multiples_of_pio2(count=400):
+    """The float32 values nearest to k pi/2 for k up to twice the float32 reduction's
+    bound, the `count` closest of them (the reduction's hardest arguments: sin or
+    cos is tiny there), and both neighbours of each."""
+    k = np.arange(1, int(2 * SINCOS_BOUND / (np.pi / 2)), dtype=np.float64)
+    x = (k * (np.pi / 2)).astype(np.float32)
+    gap = np.abs(x.astype(np.float64) - k * (np.pi / 2)) / x
+    x = x[np.argsort(gap)[:count]]
+    return np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
+
+
+def sincos_edges():
+    """Around where the float32 sin and cos change paths or lose accuracy: powers of
+    2 (denormals to the largest), near multiples of pi/2, the reduction's bound, the
+    largest float, zeros, infinities and NaN; both signs."""
+    powers = np.ldexp(np.float32(1), np.arange(-149, 128)).astype(np.float32)
+    bound = np.float32(SINCOS_BOUND)
+    bound_ulps = np.nextafter(bound, np.inf) - bound
+    special = np.array([bound, 2 * bound, np.finfo(np.float32).max, np.pi / 4, np.pi / 2,
+                        0.0, -0.0, np.inf, np.nan], dtype=np.float32)
+    x = np.concatenate([powers, nearest_multiples_of_pio2(), special,
+                        bound + bound_ulps * np.arange(-3, 4, dtype=np.float32)])
+    with np.errstate(over="ignore"):
+        x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
+    return np.concatenate([x, -x])
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_edges(compiler, name):
+    assert_within_bound(unary_kernel(compiler, name), name, sincos_edges())
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_without_fma(name):
+    """Without FMA the float32 reduction's products are Dekker's, exact as the FMA
+    ones: the same bounds."""
+    target = HostTarget()
+    target.features += ",-fma"
+    kernel = unary_kernel(Compiler(cache_dir=None, target=target), name)
+    assert_within_bound(kernel, name, np.concatenate([samples(np.float32), sincos_edges()]))
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_cos_beyond_the_bound_in_some_lanes(compiler, name):
+    """Arguments beyond SINCOS_BOUND scattered among ordinary ones (the float64 path
+    runs for the vectors that hold one) and arrays shorter than a vector (the
+    scalar loop calls the scalar function)."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-10, 10, 1000).astype(np.float32)
+    x[::37] = rng.uniform(1e7, 1e30, len(x[::37])).astype(np.float32)
+    kernel = unary_kernel(compiler, name)
+    for part in (x, x[:3], x[37:40]):
+        assert_within_bound(kernel, name, part)
+
+
+def test_float32_sin_vectorizes_with_the_fallback_a_call_on_vectors(compiler):
+    spec = unary_kernel(compiler, "sin").kernel.spec
+    optimized = compiler.target.optimized_ir(compiler.llvm_ir(spec))
+    assert "x float> @irflow_sinf_huge_v" in optimized
+
+
+def test_float32_sin_and_cos_twice_in_one_kernel(compiler):
+    """One module holds each function's float64 fallback once, whoever emits it."""
+    fn = function("f", [TensorType("f32", ["N"])],
+                  lambda b, x: b.add(b.add(b.sin(x), b.sin(b.mul(x, x))), b.cos(x)))
+    x = np.array([1.0, 3e6, 5e3, -7e12, 0.5] * 7, dtype=np.float32)
+    (got,) = ElementwiseFunction(fn, compiler)(x)
+    with np.errstate(over="ignore"):
+        want = reference("sin", x) + reference("sin", x * x) + reference("cos", x)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
