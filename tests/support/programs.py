@@ -384,10 +384,17 @@ def _observe_extremum(kind, np_fn, axes):
     return observe
 
 
-def _observe_compare(trace, out, x, y):
+def _observe_compare(trace, out, x, y, ties: bool = False):
     if x.dtype.kind == "f":
         trace.mask("compare", out)
-        trace.jump(np.abs(x - y), np.maximum(np.abs(x), np.abs(y)))
+        trace.jump(np.abs(x - y), np.maximum(np.abs(x), np.abs(y)), ties)
+
+
+def _observe_reductions_compare(trace, out, x, y):
+    """A compare of reductions of two distinct values (the mean of x against the mean
+    of [x, x]): a tie there is rounding's (NumPy's pairwise float32 sums tie where a
+    float64 accumulation need not), so it counts as a jump."""
+    _observe_compare(trace, out, x, y, ties=True)
 
 
 _OBSERVE = {
@@ -428,13 +435,14 @@ class _Trace:
     def values(self, kind: str, array) -> None:
         self.events.append((kind, array.shape, array.tobytes()))
 
-    def jump(self, distance, scale) -> None:
-        """Exact ties (distance 0) are left out: they come from values computed the
-        same way (x against a reshape of x, relu's zeros against 0, integer casts),
-        which every implementation ties exactly too."""
+    def jump(self, distance, scale, ties: bool = False) -> None:
+        """Exact ties (distance 0) are left out unless `ties`: they come from values
+        computed the same way (x against a reshape of x, relu's zeros against 0,
+        integer casts), which every implementation ties exactly too."""
         distance = np.asarray(distance, dtype=np.float64)
         relative = np.broadcast_to(distance / (1 + np.asarray(scale)), distance.shape)
-        relative = relative[distance > 0]
+        if not ties:
+            relative = relative[distance > 0]
         if relative.size:
             self.margin = min(self.margin, float(np.min(relative)))
 
@@ -1171,7 +1179,8 @@ class _Generator:
                            s.const(self.rng.normal(0.0, 1.0)))
         elif kind == "pair":
             a, b = self.c.distinct(s.floats, 2)
-            pred = s.binop("gt", self.total(s, a, "mean"), self.total(s, b, "mean"))
+            pred = s.op("gt", [self.total(s, a, "mean"), self.total(s, b, "mean")],
+                        np.greater, observe=_observe_reductions_compare)
         elif kind == "int":
             i = self.c.recent(s.ints)
             if self.c.chance(50):
