@@ -384,6 +384,12 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     if result_types is not None:
         returned = [name if f is None else f"{param(f)}({name})"
                     for name, f in zip(returned, _finished(lay, result_types))]
+        passed = [k for k, v in enumerate(yielded) if k not in outs.buffer and v not in owned]
+        if passed:  # results a kernel may have passed an operand through: see `_own_memory`
+            lines.insert(0, f"m_ = {param(_memory_of)}(({', '.join(arguments)},))")
+            locs.insert(0, None)
+            for k in passed:
+                returned[k] = f"{param(_own_memory)}({returned[k]}, m_)"
     for k, buffer in outs.buffer.items():
         returned[k] = buffer
     error = param(IrflowError)
@@ -405,6 +411,27 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     if silenced:  # as a quiet kernel's: for a caller that silences a whole plan once
         code.__wrapped__ = made(False)
     return code
+
+
+def _owner(a: np.ndarray) -> np.ndarray:
+    return a if a.base is None else a.base
+
+
+def _memory_of(operands) -> frozenset[int]:
+    """The ids of the arrays owning the operands' memory (held by the caller while the
+    code runs, so the ids stay theirs)."""
+    return frozenset(id(_owner(a)) for a in operands if isinstance(a, np.ndarray))
+
+
+def _own_memory(result, operands_memory: frozenset[int]):
+    """`result`, copied if it is memory of one of the operands (`_memory_of`): a fused
+    op's results are memory of their own (the buffer planner gives its operands'
+    memory to later values once the op has run), but a body that yields an argument,
+    or passes one through a kernel that returns its operand (``stop_gradient``),
+    would return that operand's array."""
+    if isinstance(result, np.ndarray) and id(_owner(result)) in operands_memory:
+        return result.copy()
+    return result
 
 
 class _Outs:

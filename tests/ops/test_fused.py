@@ -281,3 +281,39 @@ func @f(%x: f32[N,3], %b: f32[3], %s: f32) -> f32[N,3] {
     rng = np.random.default_rng(3)
     args = [rng.standard_normal(shape).astype(np.float32) for shape in ((4, 3), (3,), ())]
     assert_same(parse(text), fused(text), *args)
+
+
+def test_a_result_passed_through_from_an_operand_is_memory_of_its_own():
+    """A branch's fused op yields its argument through stop_gradient: its result must
+    not be the operand's array, whose arena memory the planner hands to the tanh chain
+    after the cond (the returned value came back overwritten). Found by a deep run."""
+    text = """
+    func @f(%x: f32[N,2]) -> f32[N,2] {
+      %0 = tanh %x : f32[N,2]
+      %1 = sum %0 : f32
+      %2 = const {value=0.125} : f32
+      %3 = gt %1, %2 : bool
+      %4, %5 = cond %3, %0 : (f32[N,2], f32[N,2]) {
+      ^then(%6: f32[N,2]):
+        %7 = const {value=-0.5} : f32
+        %8 = add %6, %7 : f32[N,2]
+        yield %8, %8
+      } {
+      ^else(%9: f32[N,2]):
+        %10 = stop_gradient %9 : f32[N,2]
+        %11 = const {value=-1.5} : f32
+        %12 = add %10, %11 : f32[N,2]
+        yield %10, %12
+      }
+      %13 = tanh %5 : f32[N,2]
+      %14 = tanh %13 : f32[N,2]
+      return %4
+    }
+    """
+    module = parse(text)
+    PassManager(["fuse"], verify_each=True).run(module)
+    plan = compile_plan(module.main)
+    for x in (np.array([[0.5, -0.9]], np.float32), np.array([[0.5, 0.9]], np.float32)):
+        (want,) = run(parse(text), x)
+        (got,) = plan(x)
+        np.testing.assert_array_equal(got, want)
