@@ -128,10 +128,11 @@ NUMPY = Lowering()
 class BlockPlan:
     """One block compiled into steps over a register list.
 
-    `run` (one generated function, or the loop over the steps of a long block) takes the register tail of a frame (see `irflow.codegen.arena`) and a list
-    holding the block's arguments followed by the values of `inherits` (the enclosing
-    block's symbols this block needs), takes ownership of the list as its register
-    list and returns the values of the block's terminator.
+    `run` (one generated function, or the loop over the steps of a long block) takes
+    the register tail of a frame (see `irflow.codegen.arena`) and a list holding the
+    block's arguments followed by the values of `inherits` (the enclosing block's
+    symbols this block needs), takes ownership of the list as its register list and
+    returns the values of the block's terminator.
     """
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from functools import lru_cache
 import operator
 import types
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -422,8 +422,9 @@ def _flag_reader(n_traced: int, n_tree: int):
     body.append("return (" + "".join(f"t{i}.training, " for i in range(n_tree)) + ")")
     source = (f"def make({', '.join(params)}):\n    def flags():\n"
               + "".join(f"        {line}\n" for line in body) + "    return flags\n")
-    namespace: dict = {}  # (`compile` is irflow's here)
-    exec(builtins.compile(source, f"<irflow layer flags {n_traced}:{n_tree}>", "exec"), namespace)
+    namespace: dict = {}
+    name = f"<irflow layer flags {n_traced}:{n_tree}>"
+    exec(builtins.compile(source, name, "exec"), namespace)  # (`compile` is irflow's here)
     return namespace["make"]
 
 
