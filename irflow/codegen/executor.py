@@ -29,6 +29,13 @@ time; their values sit in the plan and every call starts from them (so such a va
 returned as a result is the same array on every call, as a ``const`` value is in the
 interpreter).
 
+**Blocks.** A block of up to 32 steps runs as one generated function
+(`_block_maker`): the generated steps' lines inlined one after another, their
+closure values its parameters, the other steps (wide, binding a result's symbols,
+timed) called; so a block costs one frame, not one per step and a loop. A step
+counter says which step raised; longer blocks loop over their steps (their
+function would take long to compile).
+
 **Symbols.** A symbolic dim's size is a register too. A block binds the symbols its
 shape attributes need from its own arguments (``regs[slot] = regs[arg].shape[axis]``,
 precomputed per symbol, solving a linear dim such as ``S1-1``), so loop-varying sizes
@@ -121,18 +128,19 @@ NUMPY = Lowering()
 class BlockPlan:
     """One block compiled into steps over a register list.
 
-    `run` takes the register tail of a frame (see `irflow.codegen.arena`) and a list
-    holding the block's arguments followed by the values of `inherits` (the enclosing
-    block's symbols this block needs), takes ownership of the list as its register
-    list and returns the values of the block's terminator.
+    `run` (one generated function, or the loop over the steps of a long block) takes
+    the register tail of a frame (see `irflow.codegen.arena`) and a list holding the
+    block's arguments followed by the values of `inherits` (the enclosing block's
+    symbols this block needs), takes ownership of the list as its register list and
+    returns the values of the block's terminator.
     """
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
                  "n_args", "locs", "records", "prefilled", "base", "arena_slots",
-                 "region_slots", "quiet", "enter")
+                 "region_slots", "quiet", "run", "enter")
 
-    def __init__(self, steps, tail, binds, entry_frees, outputs, inherits, n_args, locs,
-                 records, prefilled, arena_slots, region_slots, copied=(), quiet=False,
+    def __init__(self, steps, fragments, tail, binds, entry_frees, outputs, inherits, n_args,
+                 locs, records, prefilled, arena_slots, region_slots, copied=(), quiet=False,
                  top=False):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
@@ -149,7 +157,7 @@ class BlockPlan:
         self.collect: Callable[[list], list] = _collector(outputs, copied)
         self.inherits: tuple[str, ...] = inherits
         self.n_args = n_args
-        self.locs: dict = locs                      # kernel step -> its op's location
+        self.locs: tuple = locs     # per step, its op's location (None: a region op's)
         self.records: list[_Record] = records       # what each step does, for `describe`
         self.prefilled: tuple[tuple[int, str], ...] = prefilled  # (slot, op) run at compile time
         # Its steps, or its regions', run quiet kernels unsilenced (`unsilenced`); a
@@ -157,10 +165,15 @@ class BlockPlan:
         # around them, as each kernel would (errstate is thread-local, and as a
         # decorator it costs half what a `with` does).
         self.quiet = quiet
+        # `run(tail, regs)`: one generated function (`_block_maker`), or for a long block
+        # (whose function would take long to compile) the loop over its steps
+        self.run: Callable[[list, list], list] = self._stepwise
+        if len(steps) <= _INLINED_STEPS:
+            self.run = _block_function(self, fragments, copied)
         self.enter: Callable[[list, list], list] = \
             np.errstate(all="ignore")(self.run) if quiet and top else self.run
 
-    def run(self, tail: list, regs: list) -> list:
+    def _stepwise(self, tail: list, regs: list) -> list:
         regs += tail
         if self.binds:
             for slot, arg, axis, coef, offset in self.binds:
@@ -168,11 +181,12 @@ class BlockPlan:
         if self.entry_frees:
             for slot in self.entry_frees:
                 regs[slot] = None
+        k = 0
         try:
-            for step in self.steps:
+            for k, step in enumerate(self.steps):
                 step(regs)
         except IrflowError as e:
-            raise e.with_loc(self.locs.get(step))
+            raise e.with_loc(self.locs[k])
         return self.collect(regs)
 
     @property
@@ -211,6 +225,78 @@ def _collector(slots: tuple[int, ...], copied=()) -> Callable[[list], list]:
         return lambda regs: []
     get = itemgetter(*slots)
     return lambda regs: list(get(regs))
+
+
+# Blocks of more steps than this loop over them instead of being one generated function.
+_INLINED_STEPS = 32
+
+# What a block function inlines of a generated step: the function giving its lines
+# (`_kernel_lines`, `_region_lines`), the signature they are given and the values
+# their parameters take.
+_Fragment = tuple[Callable, tuple, tuple]
+
+
+def _block_function(plan: BlockPlan, fragments: tuple["_Fragment | None", ...],
+                    copied=()) -> Callable[[list, list], list]:
+    """`plan`'s ``run(tail, regs)`` as one generated function: each generated step's
+    lines inlined (its `_Fragment`), the others (wide, binding, timed steps) called,
+    so a block costs one frame rather than one per step. A counter says which step
+    raised, so a kernel's `IrflowError` still gets its op's location."""
+    make = _block_maker(tuple(None if f is None else f[:2] for f in fragments), plan.binds,
+                        plan.entry_frees, plan.outputs, tuple(copied))
+    values = [v for step, f in zip(plan.steps, fragments)
+              for v in ((step,) if f is None else f[2])]
+    return make(IrflowError, plan.locs, *values)
+
+
+@lru_cache(maxsize=256)
+def _block_maker(shapes: tuple, binds: tuple, entry_frees: tuple[int, ...],
+                 outputs: tuple[int, ...], copied: tuple[int, ...]) -> Callable:
+    """``make(IrflowError, locs, *values)`` making a block function (`_block_function`)
+    of steps of `shapes` (per step, a `_Fragment`'s lines and signature, or None for
+    a step called as it is, its one value). For a block binding a symbol, a fused op
+    writing into the arena, then a matmul whose result it returns::
+
+        def make(IrflowError, locs, s0_run, s0_regions, s0_a0, s0_w0, s1_kernel, ...):
+            def run(tail, regs):
+                regs += tail
+                regs[3] = regs[0].shape[0]
+                k = 0
+                try:
+                    s0_values = [regs[s0_a0]]
+                    s0_run(s0_values, regs[s0_regions], [regs[s0_w0]])
+                    del s0_values
+                    k = 1
+                    regs[s1_o0] = s1_kernel(regs[s1_a0], regs[s1_a1])
+                except IrflowError as e:
+                    raise e.with_loc(locs[k])
+                return [regs[6]]
+            return run
+    """
+    params, steps = ["IrflowError", "locs"], []
+    for j, shape in enumerate(shapes):
+        if j:
+            steps.append(f"k = {j}")
+        if shape is None:
+            params.append(f"s{j}")
+            steps.append(f"s{j}(regs)")
+        else:
+            lines, signature = shape
+            names, body = lines(*signature, f"s{j}_")
+            params += names
+            steps += body
+    body = ["regs += tail"]
+    for slot, arg, axis, coef, offset in binds:
+        dim = f"regs[{arg}].shape[{axis}]"
+        body.append(f"regs[{slot}] = " + (dim if (coef, offset) == (1, 0)
+                                          else f"({dim} - {offset}) // {coef}"))
+    body += [f"regs[{slot}] = None" for slot in entry_frees]
+    if steps:
+        body += ["k = 0", "try:", *(f"    {line}" for line in steps),
+                 "except IrflowError as e:", "    raise e.with_loc(locs[k])"]
+    body.append("return [" + ", ".join(f"regs[{s}].copy()" if i in copied else f"regs[{s}]"
+                                       for i, s in enumerate(outputs)) + "]")
+    return _generated(params, "run(tail, regs)", body, f"<irflow block of {len(shapes)}>")
 
 
 class Plan:
@@ -401,6 +487,7 @@ class _BlockCompiler:
         self.prefilled: list[tuple[int, str]] = []
         self.bound_outs: set[int] = set()  # results whose shapes bind symbols
         self.quiet = False  # a step runs a quiet kernel unsilenced (`unsilenced`)
+        self.inlined: dict[Step, _Fragment] = {}  # generated steps a block function inlines
 
     def unsilenced(self, kernel: Callable | None) -> Callable | None:
         """A quiet kernel's own function (its ``__wrapped__``, see
@@ -428,14 +515,14 @@ class _BlockCompiler:
                 self.bind_results(record)
                 records.append(record)
         outputs = tuple(self.slot[v] for v in self.block.terminator.operands)
-        steps, locs = self.steps(records, outputs)
+        steps, locs, fragments = self.steps(records, outputs)
         read = {s for r in records for s in r.ins} | set(outputs)
         entry_frees = tuple(i for i in range(len(self.block.args)) if i not in read)
         top = self.block.parent.parent is None
         copied = self.assignment.copied if top else ()
         quiet = self.quiet or any(sub.quiet for r in records for sub in r.subplans)
-        return BlockPlan(tuple(steps), self.tail, tuple(self.binds), entry_frees, outputs,
-                         self.inherits, len(self.block.args), locs, records,
+        return BlockPlan(tuple(steps), fragments, self.tail, tuple(self.binds), entry_frees,
+                         outputs, self.inherits, len(self.block.args), locs, records,
                          tuple(self.prefilled), tuple(self.arena_slots),
                          tuple(self.region_slots), copied, quiet, top)
 
@@ -451,7 +538,7 @@ class _BlockCompiler:
             if s not in keep:
                 records[j].frees += (s,)
         read = set(last_use) | set(outputs) | self.bound_outs
-        steps, locs = [], {}
+        steps, locs, fragments = [], [], []
         for record in records:
             record.frees = tuple(sorted(record.frees))
             record.read = tuple(o in read for o in record.outs)
@@ -460,9 +547,9 @@ class _BlockCompiler:
             if self.timer is not None:
                 step = self.timer.wrap(record.op, step)
             steps.append(step)
-            if not record.subplans:
-                locs[step] = record.op.loc
-        return steps, locs
+            locs.append(None if record.subplans else record.op.loc)
+            fragments.append(self.inlined.get(step))  # a wrapped step is called as it is
+        return steps, tuple(locs), tuple(fragments)
 
     def record(self, op: Operation) -> _Record | None:
         ins = tuple(self.slot[v] for v in op.operands)
@@ -552,10 +639,13 @@ class _BlockCompiler:
             kept = [o for o, used in zip(outs, read) if used]
         if len(ins) + len(kept) + len(frees) > _WIDE:
             return _wide_step(kernel, ins, modes, kept, frees, dict(static), symbolic)
-        make = _step_maker(len(ins), modes, len(frees), tuple(k for k, _ in static),
-                           tuple(k for k, _ in symbolic))
-        return make(kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
-                    *(f for _, f in symbolic))
+        signature = (len(ins), modes, len(frees), tuple(k for k, _ in static),
+                     tuple(k for k, _ in symbolic))
+        values = (kernel, np.asarray, *ins, *kept, *frees, *(v for _, v in static),
+                  *(f for _, f in symbolic))
+        step = _step_maker(*signature)(*values)
+        self.inlined[step] = (_kernel_lines, signature, values)
+        return step
 
     def subplan(self, op: Operation, index: int) -> tuple[BlockPlan, tuple[int, ...]]:
         """The plan of region `index` and the slots of the symbols it inherits."""
@@ -587,7 +677,10 @@ class _BlockCompiler:
 
         def build(frees, read):
             stored = tuple((i, o) for i, o in _stored(outs, read) if not into[i])
-            return _region_step(run, ins, frees, regions, symbols, stored, written)
+            step, fragment = _region_step(run, ins, frees, regions, symbols, stored, written)
+            if fragment is not None:
+                self.inlined[step] = fragment
+            return step
         return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build,
                        into=any(into))
 
@@ -629,33 +722,53 @@ def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str
 
     Slots and attribute values are closure variables and the attributes are passed
     as keywords, which costs less per call than `functools.partial` or ``**attrs``.
+    A block function (`_block_maker`) inlines the same lines.
     """
+    params, body = _kernel_lines(n_in, modes, n_free, attrs, shape_attrs)
+    return _generated(params, "step(regs)", body, f"<irflow step {n_in}:{','.join(modes)}>")
+
+
+def _kernel_lines(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str, ...],
+                  shape_attrs: tuple[str, ...], p: str = "") -> tuple[list[str], list[str]]:
+    """The parameters and body lines of `_step_maker`'s step, each name starting with
+    `p` (a block function holds several steps)."""
     for name in attrs + shape_attrs:
         if not name.isidentifier() or keyword.iskeyword(name):
             raise IrflowError(f"internal error: attribute {name!r} is not a Python name")
     n_out = sum(m != "drop" for m in modes)
-    params = (["kernel", "asarray"] + [f"a{i}" for i in range(n_in)]
-              + [f"o{i}" for i in range(n_out)] + [f"f{i}" for i in range(n_free)]
-              + [f"c{i}" for i in range(len(attrs))] + [f"e{i}" for i in range(len(shape_attrs))])
-    call = "kernel(" + ", ".join([f"regs[a{i}]" for i in range(n_in)]
-                                 + [f"{k}=c{i}" for i, k in enumerate(attrs)]
-                                 + [f"{k}=e{i}(regs)" for i, k in enumerate(shape_attrs)]) + ")"
+    params = ([f"{p}kernel", f"{p}asarray"] + [f"{p}a{i}" for i in range(n_in)]
+              + [f"{p}o{i}" for i in range(n_out)] + [f"{p}f{i}" for i in range(n_free)]
+              + [f"{p}c{i}" for i in range(len(attrs))]
+              + [f"{p}e{i}" for i in range(len(shape_attrs))])
+    call = f"{p}kernel(" + ", ".join([f"regs[{p}a{i}]" for i in range(n_in)]
+                                     + [f"{k}={p}c{i}" for i, k in enumerate(attrs)]
+                                     + [f"{k}={p}e{i}(regs)" for i, k in enumerate(shape_attrs)]
+                                     ) + ")"
     if modes == ("out",):
-        body = [call[:-1] + (", " if n_in or attrs or shape_attrs else "") + "out=regs[o0])"]
+        body = [call[:-1] + (", " if n_in or attrs or shape_attrs else "") + f"out=regs[{p}o0])"]
     elif len(modes) <= 1:
-        body = [_store(modes[0] if modes else "drop", 0, call)]
+        body = [_store(modes[0] if modes else "drop", 0, call, p)]
     else:
-        body = [", ".join(f"x{i}" for i in range(len(modes))) + f", = {call}"]
+        results = ", ".join(f"{p}x{i}" for i in range(len(modes)))
+        body = [f"{results}, = {call}"]
         stored = 0
         for i, mode in enumerate(modes):
             if mode != "drop":
-                body.append(_store(mode, stored, f"x{i}"))
+                body.append(_store(mode, stored, f"{p}x{i}", p))
                 stored += 1
-    body += [f"regs[f{i}] = None" for i in range(n_free)]
-    source = (f"def make({', '.join(params)}):\n    def step(regs):\n"
-              + "".join(f"        {line}\n" for line in body) + "    return step\n")
+        body.append(f"del {results}")  # in a block function, nothing else drops them
+    body += [f"regs[{p}f{i}] = None" for i in range(n_free)]
+    return params, body
+
+
+def _generated(params: list[str], inner: str, body: list[str], filename: str) -> Callable:
+    """``make(*params)``, returning the function `inner` (its name and parameters)
+    whose body is `body`, compiled from source as `filename`."""
+    name = inner[:inner.index("(")]
+    source = (f"def make({', '.join(params)}):\n    def {inner}:\n"
+              + "".join(f"        {line}\n" for line in body) + f"    return {name}\n")
     namespace: dict = {}
-    exec(compile(source, f"<irflow step {n_in}:{','.join(modes)}>", "exec"), namespace)
+    exec(compile(source, filename, "exec"), namespace)
     return namespace["make"]
 
 
@@ -695,10 +808,10 @@ def _wide_step(kernel, ins, modes, kept, frees, static: dict, symbolic) -> Step:
     return step
 
 
-def _store(mode: str, index: int, expr: str) -> str:
+def _store(mode: str, index: int, expr: str, p: str) -> str:
     if mode == "drop":
         return expr
-    return f"regs[o{index}] = " + (f"asarray({expr})" if mode == "wrap" else expr)
+    return f"regs[{p}o{index}] = " + (f"{p}asarray({expr})" if mode == "wrap" else expr)
 
 
 def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
@@ -712,7 +825,7 @@ def _binding(step: Step, binds: tuple[tuple[int, int, int], ...]) -> Step:
 
 def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int,
                  symbols: tuple[tuple[int, ...], ...], outs: tuple[tuple[int, int], ...],
-                 written: tuple[int, ...] = ()) -> Step:
+                 written: tuple[int, ...] = ()) -> tuple[Step, "_Fragment | None"]:
     """A region op's step: its evaluator `run` on the operand values, with each region
     a sub-plan bound to the call's frame (register `regions` holds them), given the
     sizes in registers `symbols[k]` if region k inherits symbols. Dying operands are
@@ -721,10 +834,11 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
     arena buffers of the results it writes), `run` is an out evaluator, given those
     buffers; `outs` stores the other results something reads. Its regions given
     their symbols (or it is very wide), it is a closure of this function's; else a
-    generated one (`_region_step_maker`)."""
+    generated one (`_region_step_maker`), returned with its `_Fragment`."""
     if not any(symbols) and len(ins) + len(frees) + len(written) + len(outs) <= _WIDE:
-        make = _region_step_maker(len(ins), len(frees), len(written), tuple(i for i, _ in outs))
-        return make(run, regions, *ins, *frees, *written, *(o for _, o in outs))
+        signature = (len(ins), len(frees), len(written), tuple(i for i, _ in outs))
+        values = (run, regions, *ins, *frees, *written, *(o for _, o in outs))
+        return _region_step_maker(*signature)(*values), (_region_lines, signature, values)
     if written:
 
         def into(regs: list) -> None:
@@ -733,7 +847,7 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
             results = run(_operands(regs, ins, frees), bound, [regs[o] for o in written])
             for i, o in outs:
                 regs[o] = results[i]
-        return into
+        return into, None
 
     def step(regs: list) -> None:
         bound = [_with_symbols(plan, [regs[s] for s in slots])
@@ -741,7 +855,7 @@ def _region_step(run, ins: tuple[int, ...], frees: tuple[int, ...], regions: int
         results = run(_operands(regs, ins, frees), bound)
         for i, o in outs:
             regs[o] = results[i]
-    return step
+    return step, None
 
 
 @lru_cache(maxsize=None)
@@ -759,22 +873,31 @@ def _region_step_maker(n_in: int, n_free: int, n_written: int,
                 regs[f0] = None
                 regs[f1] = None
                 run(values, regs[regions], [regs[w0]])
+                del values
             return step
     """
-    params = (["run", "regions"] + [f"a{i}" for i in range(n_in)]
-              + [f"f{i}" for i in range(n_free)] + [f"w{i}" for i in range(n_written)]
-              + [f"o{k}" for k in range(len(stored))])
-    given = ", [" + ", ".join(f"regs[w{i}]" for i in range(n_written)) + "]" if n_written else ""
-    call = f"run(values, regs[regions]{given})"
-    body = ["values = [" + ", ".join(f"regs[a{i}]" for i in range(n_in)) + "]"]
-    body += [f"regs[f{i}] = None" for i in range(n_free)]
-    body.append(f"results = {call}" if stored else call)
-    body += [f"regs[o{k}] = results[{i}]" for k, i in enumerate(stored)]
-    source = (f"def make({', '.join(params)}):\n    def step(regs):\n"
-              + "".join(f"        {line}\n" for line in body) + "    return step\n")
-    namespace: dict = {}
-    exec(compile(source, f"<irflow region step {n_in}:{n_written}>", "exec"), namespace)
-    return namespace["make"]
+    params, body = _region_lines(n_in, n_free, n_written, stored)
+    return _generated(params, "step(regs)", body, f"<irflow region step {n_in}:{n_written}>")
+
+
+def _region_lines(n_in: int, n_free: int, n_written: int, stored: tuple[int, ...],
+                  p: str = "") -> tuple[list[str], list[str]]:
+    """The parameters and body lines of `_region_step_maker`'s step, each name starting
+    with `p`."""
+    params = ([f"{p}run", f"{p}regions"] + [f"{p}a{i}" for i in range(n_in)]
+              + [f"{p}f{i}" for i in range(n_free)] + [f"{p}w{i}" for i in range(n_written)]
+              + [f"{p}o{k}" for k in range(len(stored))])
+    given = (", [" + ", ".join(f"regs[{p}w{i}]" for i in range(n_written)) + "]"
+             if n_written else "")
+    call = f"{p}run({p}values, regs[{p}regions]{given})"
+    body = [f"{p}values = [" + ", ".join(f"regs[{p}a{i}]" for i in range(n_in)) + "]"]
+    body += [f"regs[{p}f{i}] = None" for i in range(n_free)]
+    body.append(f"{p}results = {call}" if stored else call)
+    body += [f"regs[{p}o{k}] = {p}results[{i}]" for k, i in enumerate(stored)]
+    # in a block function, nothing else drops the operands (the evaluator owns the
+    # list) or the results nothing reads
+    body.append(f"del {p}values" + (f", {p}results" if stored else ""))
+    return params, body
 
 
 def _operands(regs: list, ins: tuple[int, ...], frees: tuple[int, ...]) -> list:

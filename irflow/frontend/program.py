@@ -35,9 +35,11 @@ drops the programs so that the call traces anew.
 """
 from __future__ import annotations
 
+import builtins
 import inspect
 import operator
 import types
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -72,6 +74,7 @@ _KNOWN_CALLS = 8  # call keys per compiled function that `__call__` takes the sh
 _training = operator.attrgetter("training")
 _value = operator.attrgetter("_value")
 _structure_version = operator.attrgetter("_structure_version")
+_UNROLLED = 64  # layers a `_LayerWatch` reads in one generated function, at most
 
 
 class Program:
@@ -379,6 +382,61 @@ def _deriver(fn: Function, lowering, kernels: Lowering):
     return derive
 
 
+class _LayerWatch:
+    """What picks a compiled function's programs among its layers: `versions`, the
+    structure version each layer its programs were traced from had then, and `tree`,
+    the wrapped layer and its sublayers. ``flags()`` is the tree's train/eval flags,
+    or None once one of those layers changed (its programs are stale). It runs on
+    every call, so for up to `_UNROLLED` layers in all it is one generated function
+    reading each attribute directly, a third of mapping attribute getters over
+    them; never changed, only replaced."""
+
+    __slots__ = ("versions", "flags")
+
+    def __init__(self, versions: dict, tree: list):
+        self.versions = versions
+        traced = tuple(versions)
+        if len(traced) + len(tree) <= _UNROLLED:
+            make = _flag_reader(len(traced), len(tree))
+            self.flags = make(*traced, *versions.values(), *tree)
+        else:
+            self.flags = _flags_mapped(traced, list(versions.values()), tree)
+
+
+@lru_cache(maxsize=None)
+def _flag_reader(n_traced: int, n_tree: int):
+    """``make(*traced layers, *their versions, *tree layers)`` making `_LayerWatch.flags`;
+    for one layer traced from and a tree of one::
+
+        def make(l0, v0, t0):
+            def flags():
+                if l0._structure_version != v0:
+                    return None
+                return (t0.training, )
+            return flags
+    """
+    params = ([f"l{i}" for i in range(n_traced)] + [f"v{i}" for i in range(n_traced)]
+              + [f"t{i}" for i in range(n_tree)])
+    changed = " or ".join(f"l{i}._structure_version != v{i}" for i in range(n_traced))
+    body = [f"if {changed}:", "    return None"] if n_traced else []
+    body.append("return (" + "".join(f"t{i}.training, " for i in range(n_tree)) + ")")
+    source = (f"def make({', '.join(params)}):\n    def flags():\n"
+              + "".join(f"        {line}\n" for line in body) + "    return flags\n")
+    namespace: dict = {}
+    name = f"<irflow layer flags {n_traced}:{n_tree}>"
+    exec(builtins.compile(source, name, "exec"), namespace)  # (`compile` is irflow's here)
+    return namespace["make"]
+
+
+def _flags_mapped(traced: tuple, versions: list[int], tree: list):
+    """`_LayerWatch.flags` for very many layers."""
+    def flags():
+        if list(map(_structure_version, traced)) != versions:
+            return None
+        return tuple(map(_training, tree))
+    return flags
+
+
 class CompiledFunction:
     """A Layer or function compiled to programs, one per call signature."""
 
@@ -405,8 +463,8 @@ class CompiledFunction:
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
         self._numbers: list[tuple] = []  # (layer, name) of numbers forward changes
         self._last: Program | None = None
-        self._sublayers = None
-        self._traced_from: tuple[tuple, list[int]] = ((), [])  # layers, their versions then
+        # the layers programs were traced from, their versions then, and the layer's tree
+        self._watch: _LayerWatch | None = None
         # Per-call caches, each filled once per key (a dict's item assignment is atomic,
         # so threads calling at once at worst make the same entry twice):
         self._spec_type_tuple: tuple[TensorType, ...] | None = None  # the spec's types
@@ -636,20 +694,21 @@ class CompiledFunction:
     def _mode_key(self):
         """The train/eval flags of the layer's tree, once programs traced from layers
         that changed since are dropped."""
-        self._drop_stale_programs()
-        sublayers = self._sublayers
-        if sublayers is None:
-            layer = self.layer
-            sublayers = self._sublayers = [] if layer is None else [layer, *layer.sublayers()]
-        return tuple(map(_training, sublayers))
+        watch = self._watch
+        flags = None if watch is None else watch.flags()
+        if flags is None:  # none made yet, or a layer's structure changed: start anew
+            if watch is not None:
+                self._programs.clear()
+                self._known = {}
+                self._last = None
+            watch = self._watch = _LayerWatch({}, self._tree())
+            flags = watch.flags()
+        return flags
 
-    def _drop_stale_programs(self) -> None:
-        layers, versions = self._traced_from
-        if list(map(_structure_version, layers)) != versions:
-            self._programs.clear()
-            self._known = {}
-            self._traced_from = ((), [])
-            self._sublayers = self._last = None
+    def _tree(self) -> list:
+        """The wrapped layer and its sublayers, whose flags pick programs."""
+        layer = self.layer
+        return [] if layer is None else [layer, *layer.sublayers()]
 
     def _check_inputs(self, arrays, types_, spec_types=(), fixed=None) -> None:
         """Check the input arrays against `types_`; `fixed` says which symbols of
@@ -767,15 +826,15 @@ class CompiledFunction:
 
     def _note_layers(self, candidates) -> None:
         """Remember the structure versions of the Layers among `candidates` (and of
-        their sublayers): the programs are stale once one changes. The pair is
-        replaced at once, so that calls in other threads see matching halves."""
+        their sublayers): the programs are stale once one changes. The watch is
+        replaced whole, so that calls in other threads see matching versions."""
         from ..nn.layer.layers import Layer
-        versions = dict(zip(*self._traced_from))
+        versions = {} if self._watch is None else dict(self._watch.versions)
         for root in candidates:
             if isinstance(root, Layer):
                 for layer in root.sublayers(include_self=True):
                     versions[layer] = layer._structure_version
-        self._traced_from = (tuple(versions), list(versions.values()))
+        self._watch = _LayerWatch(versions, self._tree())
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""

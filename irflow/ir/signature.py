@@ -15,6 +15,7 @@ errors from the mismatch it reports.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from operator import attrgetter
 from typing import Callable, Sequence
 
@@ -121,14 +122,19 @@ class Signature:
         """``matches(args)``: whether the arguments from `start` on are arrays of
         exactly their types, for a caller that has checked those before it (a
         mismatch is never raised here: `checked` says what it is); None if one of
-        their types has a symbolic dim or is a stack or list."""
+        their types has a symbolic dim or is a stack or list. It runs on every call
+        of a `Plan.runner` (the state arguments), so for up to `_UNROLLED` arguments
+        it is one generated function, half the cost of mapping over them."""
         params = self._params[start:]
         if any(p is None or p[3] is not None for p in params):
             return None
-        arrays = [np.ndarray] * len(params)
         dtypes = [p[0] for p in params]
         shapes = [p[1] for p in params]
         count = len(self._params)
+        if len(params) <= _UNROLLED:
+            typed = [v for pair in zip(dtypes, shapes) for v in pair]
+            return _unrolled_matcher(start, len(params))(np.ndarray, *typed)
+        arrays = [np.ndarray] * len(params)
 
         def matches(args: Sequence) -> bool:
             tail = args[start:]
@@ -144,6 +150,43 @@ class Signature:
                                      f"{array.dtype}", i, kind)
         return SignatureMismatch(f"{owner}{what}: expected shape {shape_str(t.shape)}, "
                                  f"got {shape_str(array.shape)}", i, kind)
+
+
+# Matchers over more arguments than this map over them: generating one for thousands of
+# parameters would take a second.
+_UNROLLED = 64
+
+
+@lru_cache(maxsize=None)
+def _unrolled_matcher(start: int, n: int) -> Callable[..., Callable[[Sequence], bool]]:
+    """``make(ndarray, dtype0, shape0, dtype1, shape1, ...)`` making the `static_matcher`
+    of `n` arguments from `start` on, of `start + n` in all; for one::
+
+        def make(ndarray, d0, s0):
+            def matches(args):
+                if len(args) != 2:
+                    return False
+                x = args[1]
+                if type(x) is not ndarray or x.shape != s0 or (x.dtype is not d0 and ...
+                    return False
+
+    (the dtype compared by identity first, then by equality, as a list compares)
+                return True
+            return matches
+    """
+    body = [f"if len(args) != {start + n}:", "    return False"]
+    for i in range(n):
+        body += [f"x = args[{start + i}]",
+                 f"if type(x) is not ndarray or x.shape != s{i} or (x.dtype is not d{i}"
+                 f" and x.dtype != d{i}):",
+                 "    return False"]
+    body.append("return True")
+    params = ", ".join(["ndarray"] + [f"d{i}, s{i}" for i in range(n)])
+    source = (f"def make({params}):\n    def matches(args):\n"
+              + "".join(f"        {line}\n" for line in body) + "    return matches\n")
+    namespace: dict = {}
+    exec(compile(source, f"<irflow matcher {start}:{n}>", "exec"), namespace)
+    return namespace["make"]
 
 
 def _match(shape: tuple[int, ...], rank: int, dims, sizes: list[int]) -> bool:

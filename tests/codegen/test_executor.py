@@ -531,3 +531,38 @@ def test_gradients_of_random_programs_run_as_in_the_interpreter(program, seed):
     g = grad(program.function, program.float_args)
     n = program.sizes[seed % len(program.sizes)]
     assert_same_outcome(g, *program.inputs(seed, n))
+
+
+def _chain_then_pop(n: int) -> str:
+    """`n` negations, then a pop of an empty stack (a kernel error) on line n + 3."""
+    lines = ["func @f(%x: f32[2]) -> f32[2] {", "  %s = stack_new : stack<f32[2]>"]
+    lines += [f"  %v{i + 1} = neg %v{i} : f32[2]".replace("%v0", "%x") for i in range(n)]
+    lines += ["  %t, %b = stack_pop %s : (stack<f32[2]>, f32[2])",
+              f"  %r = add %b, %v{n} : f32[2]".replace("%v0", "%x"), "  return %r", "}"]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("n", [0, 3, 40])  # one generated function; the loop over steps
+def test_a_block_names_the_op_that_raised_whichever_way_it_runs(n):
+    fn = parse(_chain_then_pop(n), "chain.ir").main
+    plan = compile_plan(fn)
+    assert (plan.body.run == plan.body._stepwise) == (len(plan.body.steps) > 32)
+    with pytest.raises(ShapeError) as expected:
+        run(fn, np.ones(2, np.float32))
+    with pytest.raises(ShapeError) as got:
+        plan(np.ones(2, np.float32))
+    assert got.value.loc == expected.value.loc is not None
+    assert got.value.loc.line == n + 3
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("n", [3, 40])
+def test_a_timed_block_times_each_step_whichever_way_it_runs(n):
+    fn = parse(_chain_then_pop(n).replace(
+        "  %t, %b = stack_pop %s : (stack<f32[2]>, f32[2])\n", "").replace("%b", "%x")).main
+    timer = StepTimes()
+    plan = compile_plan(fn, timer=timer)
+    x = np.arange(2, dtype=np.float32)
+    np.testing.assert_array_equal(plan(x)[0], compile_plan(fn)(x)[0])
+    assert sorted(timer.runs.values()) == [1] * (n + 1)  # n negations and the add
+    assert plan.describe() == compile_plan(fn).describe()

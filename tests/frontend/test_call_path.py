@@ -257,3 +257,101 @@ def test_known_calls_of_several_shapes_from_several_threads():
 
     run_threads(*(worker(i) for i in range(len(inputs))))
     assert 1 <= _known(static) <= 4
+
+
+def _deep(n_blocks: int):
+    """Blocks of Linear, Dropout, inside a Sequential: 2 * `n_blocks` + 1 layers."""
+    irflow.seed(0)
+    return nn.Sequential(*[nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+                           for _ in range(n_blocks)])
+
+
+@pytest.mark.parametrize("n_blocks", [2, 40])  # a watch of one generated function; mapped
+def test_every_change_of_a_flag_or_a_nested_layer_is_seen(n_blocks):
+    model = _deep(n_blocks)
+    model.eval()
+    static = irflow.compile(model, input_spec=[InputSpec([None, 4], "float32")])
+    x = irflow.to_tensor(np.ones((64, 4), np.float32))
+    with irflow.no_grad():
+        evaluated = static(x).numpy()
+        model[n_blocks - 1][1].training = True  # one flag, set directly: dropout is on
+        assert not np.array_equal(static(x).numpy(), evaluated)
+        model[n_blocks - 1][1].training = False
+        np.testing.assert_array_equal(static(x).numpy(), evaluated)
+        model[n_blocks - 1][0] = nn.Linear(4, 6)  # a nested layer replaced
+        assert static(x).shape == [64, 6]
+        model[n_blocks - 1].add_sublayer("2", nn.Linear(6, 3))  # one added
+        assert static(x).shape == [64, 3]
+        np.testing.assert_allclose(static(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
+def test_a_layer_called_while_tracing_outside_the_tree_is_watched():
+    irflow.seed(0)
+    head = nn.Sequential(nn.Linear(4, 2))
+    static = irflow.compile(lambda x: head(x))
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        assert static(x).shape == [2, 2]
+        head[0] = nn.Linear(4, 7)
+        assert static(x).shape == [2, 7]
+
+
+@pytest.mark.parametrize("n_blocks", [1, 40])  # a state check of one function; mapped
+def test_state_of_another_type_is_refused_before_a_kernel_runs(n_blocks):
+    model = _deep(n_blocks)
+    model.eval()
+    static = irflow.compile(model)
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        static(x)
+        static(x)
+        last = model[n_blocks - 1][0]
+        bias = last.bias._value
+        last.bias._value = np.zeros(5, np.float32)  # what set_value refuses
+        with pytest.raises(InputError, match=r"expected shape \[4\], got \[5\]"):
+            static(x)
+        last.bias._value = bias.astype(np.float64)
+        with pytest.raises(InputError, match="expected dtype float32, got float64"):
+            static(x)
+        last.bias._value = bias
+        np.testing.assert_allclose(static(x).numpy(), model(x).numpy(), rtol=1e-6)
+
+
+def test_set_state_dict_of_another_shape_leaves_the_state_as_it_was():
+    model = nn.Linear(4, 3)
+    static = irflow.compile(model)
+    x = irflow.to_tensor(np.ones((2, 4), np.float32))
+    with irflow.no_grad():
+        before = static(x).numpy()
+        with pytest.warns(UserWarning, match="receives a shape"):
+            model.set_state_dict({"weight": np.zeros((4, 5), np.float32),
+                                  "bias": np.zeros(5, np.float32)})
+        np.testing.assert_array_equal(static(x).numpy(), before)
+        model.set_state_dict({"weight": np.ones((4, 3), np.float32),
+                              "bias": np.ones(3, np.float32)})
+        np.testing.assert_allclose(static(x).numpy(), np.full((2, 3), 5.0))
+
+
+def test_train_and_eval_from_several_threads_pick_each_mode():
+    model = _mlp()
+    static = irflow.compile(model, input_spec=[InputSpec([None, 4], "float32")])
+    x = irflow.to_tensor(np.ones((256, 4), np.float32))
+    model.eval()
+    with irflow.no_grad():
+        evaluated = static(x).numpy()
+    switching = threading.Event()
+
+    def switch():
+        for _ in range(50):
+            model.train()
+            model.eval()
+        switching.set()
+
+    def call():
+        with irflow.no_grad():
+            while not switching.is_set():
+                out = static(x).numpy()  # either mode's, never a mix or an error
+                assert out.shape == (256, 2)
+            np.testing.assert_array_equal(static(x).numpy(), evaluated)
+
+    run_threads(switch, call, call)
