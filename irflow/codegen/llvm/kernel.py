@@ -385,8 +385,11 @@ class Kernel:
                              if d is None or domain.sources[d] != (k, axis))
         # the arrays written: the inputs stored through, then every own output
         n_in = len(spec.inputs)
-        written = (*sorted(self._through.values()), *range(n_in, n_in + len(self._out_dtypes)))
-        self._pairs = written_pairs(written, range(n_in + len(self._out_dtypes)))
+        through = sorted(self._through.values())
+        n_all = n_in + len(self._out_dtypes)
+        self._pairs = written_pairs((*through, *range(n_in, n_all)), range(n_all))
+        # without `out` the outputs are new arrays, whose memory nothing else holds
+        self._pairs_new = written_pairs(through, range(n_in))
 
     def __call__(self, *arrays, out: Sequence[np.ndarray | None] | None = None
                  ) -> list[np.ndarray]:
@@ -400,7 +403,8 @@ class Kernel:
         sizes = [math.prod(shape[d] for d in group) for group in self.domain.groups]
         operands = (*arrays, *outs)
         pointers = [address(a) for a in operands]
-        j = overlapping(self._pairs, operands, pointers)
+        j = overlapping(self._pairs if out is not None else self._pairs_new, operands,
+                        pointers)
         if j is not None:
             raise ShapeError(f"output buffer {j - len(arrays)} overlaps an input or another "
                              "output" if j >= len(arrays) else
