@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -69,7 +70,7 @@ from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
                      _strides, address, call_rows, check_inplace, overlapping,
-                     plan_domain, stored_through)
+                     plan_domain, stored_through, written_pairs)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
@@ -833,12 +834,10 @@ class FusedKernel:
                           for src in self._sources)
             self._static = (tuple(tuple(t.shape) for t in entering), sizes,
                             self._geometry(sizes))
-        # the arrays each variant writes (`_variant`): the given or new results' and,
-        # in place of input 0, the anchor's result
-        n_in, n_out = len(spec.inputs), len(spec.outputs)
-        self._written = {k: (*(() if k is None else (0,)),
-                             *range(n_in, n_in + n_out - (k is not None)))
-                         for k in (None, *range(n_out))}
+        if self._static is not None:  # what a call of the static shapes checks
+            self._static_inputs = tuple(zip(self._dtypes, self._static[0]))
+            self._static_results = self._result_shapes(self._static[1])
+        self._anchor_new = lay.anchored and lookup(self.op.name).region_op.anchor_is_new(self.op)
         self._empty_fails = any(dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
                                 in ("max", "min") for r in spec.reductions)
 
@@ -876,7 +875,11 @@ class FusedKernel:
         n, code = self.n_anchor, self._variant(k)
         j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
         fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
-        body = self._run_elementwise if self.elementwise is not None else self._run
+        if self.elementwise is not None:
+            body = self._run_elementwise
+        else:
+            body = functools.partial(self._run, pairs=self._aliasing_pairs(k, into,
+                                                                           computed_into))
 
         def run(args, regions, outs=()):
             operands = args
@@ -948,18 +951,29 @@ class FusedKernel:
         buffers = iter(given)
         return [next(buffers) if written else o for written, o in zip(into, outs)]
 
-    def _run(self, fn, k: int | None, operands, into=(), given=()):
+    def _aliasing_pairs(self, k: int | None, into, computed_into: bool
+                        ) -> tuple[tuple[int, int], ...]:
+        """The pairs of the call's arrays (`_run`'s operands, then the results but
+        `k`) that the ``noalias`` pointers need checked: each array the code writes
+        with every other, but for the arrays made for the call (the results without
+        a buffer, the anchor's new result where it does not compute into one), whose
+        memory nothing else can hold. Whatever a caller passes (a given buffer, an
+        input, the anchor's result written in place of) is checked."""
+        n_in, into = len(self.spec.inputs), into or (False,) * len(self._out_dims)
+        own = [r for r in range(len(self._out_dims)) if r != k]
+        fresh = {n_in + i for i, r in enumerate(own) if not into[r]}
+        if self._anchor_new and not computed_into:
+            fresh.add(0)
+        written = {n_in + i for i in range(len(own))} | ({0} if k is not None else set())
+        return written_pairs(sorted(written - fresh),
+                             [i for i in range(n_in + len(own)) if i not in fresh])
+
+    def _run(self, fn, k: int | None, operands, into=(), given=(), pairs=None):
         """Run the compiled `fn` of a body with reductions, storing result `k` (if not
-        None) in place of `operands[0]`; given buffers for the results `into` marks."""
-        arrays = []
-        for i, (a, (dtype, rank)) in enumerate(zip(operands, self._inputs)):
-            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
-                got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) \
-                    else type(a).__name__
-                raise ShapeError(f"fused kernel input {i} must be a {dtype} array of rank "
-                                 f"{rank}, got {got}", self.op.loc)
-            arrays.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
-        sizes, (count, rows, elements, scratch) = self._sizes(arrays)
+        None) in place of `operands[0]`; given buffers for the results `into` marks.
+        `pairs`: the arrays that may alias (`_aliasing_pairs`; None: as if the
+        anchor's result were the caller's)."""
+        arrays, sizes, (count, rows, elements, scratch) = self._checked(operands)
         if count == 0 and self._empty_fails:
             return None
         own = self._results(sizes, k, into, given)
@@ -968,23 +982,43 @@ class FusedKernel:
                              "must be writable", self.op.loc)
         operands = (*arrays, *own)
         pointers = [address(a) for a in operands]
-        if overlapping(self._written[k], operands, pointers) is not None:
+        if pairs is None:
+            pairs = self._aliasing_pairs(k, into, True)
+        if overlapping(pairs, operands, pointers) is not None:
             raise ShapeError("a result's buffer (or the anchor's result, stored in place "
                              "of) overlaps another operand", self.op.loc)
-        if rows and call_rows(fn, rows, elements, [*sizes, *pointers], operands,
+        if rows and call_rows(fn, rows, elements, (*sizes, *pointers), operands,
                               scratch=scratch, fallible=self._fallible):
             return None
         if k is None:
             return own
         return [*own[:k], arrays[0], *own[k:]]
 
+    def _checked(self, operands) -> tuple[Sequence[np.ndarray], Sequence[int], tuple]:
+        """(the operands as C-contiguous arrays, the domain's sizes, its `_geometry`);
+        raises `ShapeError` for an operand of another dtype or rank, or sizes the
+        domain does not give. Operands of the static shapes pass one comparison
+        each, the sizes and geometry precomputed."""
+        if self._static is not None and len(operands) == len(self._static_inputs):
+            for a, (dtype, shape) in zip(operands, self._static_inputs):
+                if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape \
+                        or not a.flags.c_contiguous:
+                    break
+            else:
+                return operands, self._static[1], self._static[2]
+        arrays = []
+        for i, (a, (dtype, rank)) in enumerate(zip(operands, self._inputs)):
+            if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
+                got = f"{a.dtype}{list(a.shape)}" if isinstance(a, np.ndarray) \
+                    else type(a).__name__
+                raise ShapeError(f"fused kernel input {i} must be a {dtype} array of rank "
+                                 f"{rank}, got {got}", self.op.loc)
+            arrays.append(a if a.flags.c_contiguous else np.ascontiguousarray(a))
+        return (arrays, *self._sizes(arrays))
+
     def _sizes(self, arrays) -> tuple[Sequence[int], tuple[int, int, int, int]]:
         """The domain's sizes, read from the inputs, and its `_geometry`; raises
-        `ShapeError` unless every input's axes have the sizes the domain gives them
-        (with static shapes, a comparison with them, the geometry precomputed)."""
-        if self._static is not None and all(a.shape == s for a, s in
-                                            zip(arrays, self._static[0])):
-            return self._static[1], self._static[2]
+        `ShapeError` unless every input's axes have the sizes the domain gives them."""
         sizes = [1 if src is None else arrays[src[0]].shape[src[1]] for src in self._sources]
         for i, axis, d in self._expect:
             if arrays[i].shape[axis] != (1 if d is None else sizes[d]):
@@ -1003,18 +1037,24 @@ class FusedKernel:
         rows = parallel[0] if parallel else 1  # a full reduction is one row, never split
         return count, rows if all(parallel) else 0, math.prod(sizes), self._buffers * slots * 8
 
+    def _result_shapes(self, sizes) -> tuple[tuple[int, ...], ...]:
+        """Each result's shape for the domain's `sizes`."""
+        return tuple(tuple(1 if mask[d] else sizes[d] for d in dims)
+                     for dims, mask in self._out_dims)
+
     def _results(self, sizes, k: int | None, into, given) -> list[np.ndarray]:
         """The arrays the code stores the results but `k` into: the given buffers
         (checked against the sizes: the code writes them whole) where `into` says,
         new arrays for the others."""
         buffers = iter(given)
         outs = []
-        for r, (written, (dims, mask), dtype) in enumerate(zip(
-                into or (False,) * len(self._out_dims), self._out_dims, self._out_dtypes)):
+        shapes = self._static_results if self._static is not None and \
+            sizes is self._static[1] else self._result_shapes(sizes)
+        for r, (written, shape, dtype) in enumerate(zip(
+                into or (False,) * len(self._out_dims), shapes, self._out_dtypes)):
             buffer = next(buffers) if written else None
             if r == k:
                 continue
-            shape = tuple(1 if mask[d] else sizes[d] for d in dims)
             if buffer is None:
                 buffer = np.empty(shape, dtype)
             elif buffer.dtype != dtype or buffer.shape != shape or not (

@@ -24,14 +24,20 @@ cos 1 (sin and cos: over every float32 below SINCOS_BOUND, with FMA and without)
   ``e**r = 1 + r + r**2 P(r)``, P of degree 4; ``2**k`` applied as two factors so
   overflow gives inf and the denormal range rounds once. x is clamped to
   [-104, 89] first (beyond, the result is 0 or inf anyway).
-- expm1 (for tanh): the same reduction, ``2**k (1 + p) - 1 = 2**k p + (2**k - 1)``
-  in one FMA, and ``p`` itself where ``k = 0`` (no cancellation near 0).
+- expm1 (for tanh's large side, ``x >= 1.25``): the same reduction, k rounded by
+  adding ``1.5 * 2**23`` (whose sum's low bits give ``2**k`` by a shift: no
+  ``rint``, ``fptosi`` or NaN select), ``2**k (1 + p) - 1 = 2**k p + (2**k - 1)``
+  in one FMA (``k >= 2``: no cancellation).
 - log: ``x = 2**e m``, ``m`` in ``[sqrt(1/2), sqrt(2))`` (denormals scaled by
   ``2**24`` first), ``f = m - 1`` (exact), ``log(1+f) = f + f**2 (f P(f) - 1/2)``,
   P of degree 7, plus ``e ln2`` in two parts.
 - tanh: ``a + a**3 P(a**2)`` for ``a = |x| < 0.625`` (P of degree 4), above
   ``tanh a = e / (e + 2)`` with ``e = expm1(2a)``, ``2a`` clamped to 40 (tanh rounds
-  to 1 from |x| = 9.01).
+  to 1 from |x| = 9.01), the sign by ``copysign``. A reciprocal refined by three
+  Newton steps and a corrected quotient in place of the division measured slower
+  (per million: 0.67 against 0.58 ms with the former reduction, 0.60-0.98 against
+  0.46-0.72 with this one): the divider works beside the FMA ports, so the count
+  of operations is what costs, not it.
 - sigmoid: ``1 / (1 + e**-x)`` for ``x >= 0`` and ``e**x / (1 + e**x)`` below.
 - erf: ``a + a P(a**2)`` for ``a = |x| < 0.921875`` (P of degree 6, P(0) =
   2/sqrt(pi) - 1, so the leading term is exact); above, ``1 - exp(Q(a - 1.25))``
@@ -108,6 +114,7 @@ TWO_OVER_PI = 0.6366197466850281  # float32(2 / pi)
 LN2_HI = _split_hi(math.log(2), 16)
 LN2_LO = float(np.float32(math.log(2) - LN2_HI))
 LOG2E = 1.4426950216293335  # float32(1 / ln 2)
+ROUNDING_SHIFT = 12582912.0  # 1.5 * 2**23: adding it rounds below 2**22 to an integer
 SQRT2 = 1.4142135381698608  # float32(sqrt 2), just above sqrt 2
 
 
@@ -221,12 +228,23 @@ class Math32:
         k, p = self._reduce(x)
         return self.b.fmul(self.b.fadd(self.c(1.0), p), self.pow2(k))
 
-    def _expm1(self, x):
-        """e**x - 1 for x in [0, 40]."""
-        k, p = self._reduce(x)
-        scale = self.pow2(k)
-        scaled = self.fma(scale, p, self.b.fsub(scale, self.c(1.0)))
-        return self.select(self.b.icmp_signed("==", k, self.i(0)), p, scaled)
+    def _expm1_above(self, x):
+        """e**x - 1 for x in [1.25, 40] (tanh's large side; any finite value, never
+        poison, for x in [0, 1.25), and NaN for NaN). Fewer operations than `_reduce`:
+        k is rounded by adding 1.5 * 2**23 (its low bits are then k's, so ``2**k`` is
+        a shift of them, without ``rint``, the NaN select and ``fptosi``), and
+        ``k >= 2`` here, so ``2**k p + (2**k - 1)`` has no cancellation to avoid."""
+        b = self.b
+        shifted = self.fma(x, self.c(LOG2E), self.c(ROUNDING_SHIFT))
+        neg_k = b.fsub(self.c(ROUNDING_SHIFT), shifted)  # exact: -k
+        r = self.fma(neg_k, self.c(LN2_HI), x)  # exact
+        r = self.fma(neg_k, self.c(LN2_LO), r)
+        p = self.fma(b.fmul(r, r), self.horner(r, EXP_P), r)
+        # the shifted sum's bits are those of 1.5 * 2**23 plus k, whose shift by 23
+        # leaves k << 23 (mod 2**32): with the exponent's bias, 2**k
+        scale = b.bitcast(b.add(b.shl(self.bits(shifted), self.i(23)), self.i(127 << 23)),
+                          F32)
+        return self.fma(scale, p, b.fsub(scale, self.c(1.0)))
 
     # ------------------------------------------------------------ log
 
@@ -255,13 +273,15 @@ class Math32:
 
     def tanh(self, x):
         a = self.unary("fabs", x)
-        y = self.clamp(self.b.fmul(a, self.c(2.0)), 0.0, 40.0)
-        e = self._expm1(y)
+        y = self.b.fmul(a, self.c(2.0))  # >= 0 or NaN: only the top needs a clamp
+        e = self._expm1_above(self.select(self.b.fcmp_ordered(">", y, self.c(40.0)),
+                                          self.c(40.0), y))
         large = self.b.fdiv(e, self.b.fadd(e, self.c(2.0)))
         u = self.b.fmul(a, a)
         small = self.fma(self.b.fmul(a, u), self.horner(u, TANH_SMALL_P), a)
         value = self.select(self.lt(a, TANH_SPLIT), small, large)
-        return self.with_sign_of(value, x)
+        # value >= 0 (or NaN): copysign is one bit operation where and-xor is two
+        return self.b.call(self.intrinsic("llvm.copysign.f32", F32, [F32, F32]), [value, x])
 
     def sigmoid(self, x):
         e = self.exp(self.b.fneg(self.unary("fabs", x)))

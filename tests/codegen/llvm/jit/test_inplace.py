@@ -271,3 +271,50 @@ def test_the_anchor_is_quiet_and_its_wrapped_run_leaves_warnings_to_the_caller(c
         with pytest.raises(RuntimeWarning, match="overflow"):
             run.__wrapped__(list(big), None)
     assert np.isinf(quiet).all() and np.array_equal(quiet, unsilenced)
+
+
+@pytest.mark.parametrize("n", [64, "N"])
+def test_a_body_with_reductions_refuses_given_buffers_that_overlap(compiler, n):
+    """Only the arrays made for the call are left out of the overlap checks: a given
+    buffer that is an input's memory, or another given buffer's, is refused, whether
+    the anchor computes into it or not."""
+    body, types_of = CASES["full reduction"]
+    kernel = kernel_of(compiler, body, types_of(n))
+    h, w, c = arrays_for(types_of(n), 64)
+    args = operands(kernel, [h, w, c])
+    for into in [(True, True), (False, True)]:
+        run = kernel.out_evaluator(into)
+        new, diff = buffers(kernel.op, 64)
+        given = [new, diff] if into[0] else [diff]
+        run(list(args), [], given)  # disjoint buffers pass
+        if into[0]:
+            with pytest.raises(ShapeError, match="overlaps"):
+                run(list(args), [], [h, diff])  # the anchor computes into an input
+        with pytest.raises(ShapeError, match="overlaps"):
+            run(list(args), [], [*given[:-1], h.reshape(-1)[:1].reshape(())])
+        if into[0]:
+            with pytest.raises(ShapeError, match="overlaps"):
+                run(list(args), [], [new, new.reshape(-1)[5:6].reshape(())])
+
+
+@pytest.mark.parametrize("n", [64, "N"])
+def test_a_body_with_reductions_refuses_wrong_operands_and_buffers(compiler, n):
+    """The static shapes' one comparison per operand still refuses another dtype,
+    rank or size, and takes non-contiguous operands (copied), and so does the
+    general path of symbolic shapes."""
+    body, types_of = CASES["full reduction"]
+    kernel = kernel_of(compiler, body, types_of(n))
+    h, w, c = arrays_for(types_of(n), 64)
+    run = kernel.out_evaluator((True, True))
+    body_run = kernel._compiled((True, True))  # past the small-call test: the code's
+    for bad in ([h.astype(np.float64), w, c], [h, w, c[:39]], [h, w, c[None]]):
+        with pytest.raises(ShapeError):
+            body_run(operands(kernel, bad), [], buffers(kernel.op, 64))
+    with pytest.raises(ShapeError, match="buffer given"):
+        body_run(operands(kernel, [h, w, c]), [],
+                 [buffers(kernel.op, 64)[0], np.empty((), np.float64)])
+    strided = np.asfortranarray(h)
+    got = run(operands(kernel, [strided, w, c]), [], buffers(kernel.op, 64))
+    want = run(operands(kernel, [h, w, c]), [], buffers(kernel.op, 64))
+    for g, v in zip(got, want):  # the BLAS may add a Fortran-order operand otherwise
+        np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-6)

@@ -131,14 +131,31 @@ def test_float32_sin_cos_edges(compiler, name):
     assert_within_bound(unary_kernel(compiler, name), name, sincos_edges())
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
-def test_float32_sin_cos_without_fma(name):
-    """Without FMA the float32 reduction's products are Dekker's, exact as the FMA
-    ones: the same bounds."""
+def tanh_edges():
+    """Where the float32 tanh's reduction changes k (``2|x| / ln 2`` near a half
+    integer, rounded by adding 1.5 * 2**23), its split, its clamp, zeros,
+    infinities and NaN, with both neighbours; both signs."""
+    ties = (np.arange(1, 58) + 0.5) * (np.log(2) / 2)
+    special = [0.625, 9.01, 20.0, 0.0, np.inf, np.nan]
+    x = np.concatenate([ties, special]).astype(np.float32)
+    x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
+    return np.concatenate([x, -x])
+
+
+def test_float32_tanh_edges(compiler):
+    assert_within_bound(unary_kernel(compiler, "tanh"), "tanh", tanh_edges())
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tanh"])
+def test_float32_without_fma(name):
+    """Without FMA the float32 sin and cos reduction's products are Dekker's, exact
+    as the FMA ones, and tanh's rounding of k adds after a rounded product: the same
+    bounds."""
     target = HostTarget()
     target.features += ",-fma"
     kernel = unary_kernel(Compiler(cache_dir=None, target=target), name)
-    assert_within_bound(kernel, name, np.concatenate([samples(np.float32), sincos_edges()]))
+    edges = tanh_edges() if name == "tanh" else sincos_edges()
+    assert_within_bound(kernel, name, np.concatenate([samples(np.float32), edges]))
 
 
 @pytest.mark.parametrize("name", ["sin", "cos"])
