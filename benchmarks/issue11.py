@@ -13,9 +13,9 @@ dynamic graph when they are importable (none is a dependency: install them in a
 virtual environment of their own). All share the same weights; every result is
 checked against NumPy eager's before timing, and a mismatch stops the run.
 
-One thread each (OMP/MKL/OpenBLAS, ``torch.set_num_threads(1)``, XLA's Eigen pool
-off: without ``--xla_cpu_multi_thread_eigen=false`` jax.jit's matmuls ran on every
-core); OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
+One thread each (OMP/MKL/OpenBLAS, ``torch.set_num_threads(1)``, and the process
+pinned to one core, since jax.jit's matmuls otherwise run on every core whatever
+the thread settings say); OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
 itself without them) and the BLAS kernels that run are printed (threadpoolctl).
 Calls are interleaved; the table gives median wall times, the ratio to NumPy eager
 and the peak memory of one call that tracemalloc sees (NumPy's and irflow's
@@ -30,9 +30,23 @@ import sys
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
-# XLA's CPU backend runs its Eigen contractions on a pool of every core unless told
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                           " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+
+
+def _threads_asked() -> int:
+    """``--threads N`` of the command line, read before any library starts a pool."""
+    for k, a in enumerate(sys.argv):
+        if a.startswith("--threads="):
+            return int(a.split("=", 1)[1])
+        if a == "--threads" and k + 1 < len(sys.argv):
+            return int(sys.argv[k + 1])
+    return 1
+
+
+if _threads_asked() == 1 and hasattr(os, "sched_setaffinity"):
+    # one core for the whole process: jax.jit's CPU runtime runs its matmuls on a pool
+    # of every core whatever OMP_NUM_THREADS or XLA_FLAGS say (measured: twice the CPU
+    # time of its wall time on two cores), and its pool inherits this affinity
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
     for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         os.environ.pop(v, None)
@@ -626,8 +640,10 @@ def main() -> None:
         built.append((name, inputs, calls, batch))
     print(f"machine: {machine()}")
     print(f"BLAS: {blas_report()}")
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "all"
     print("unset before loading: OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE; one thread each"
-          + (f" (irflow's compiled kernels: {args.threads})" if args.threads != 1 else ""))
+          + (f" (irflow's compiled kernels: {args.threads})" if args.threads != 1 else "")
+          + f"; cores the process may run on: {cores}")
     print()
     print("| workload | " + " | ".join(SYSTEMS) + " | peak MB (" + " / ".join(TRACED) + ") |")
     print("|---" * (len(SYSTEMS) + 2) + "|")
