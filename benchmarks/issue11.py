@@ -377,6 +377,21 @@ def training_step(widths, batch, lr=0.01):
     return (x, labels), calls, "loss"
 
 
+def eager_loop(lib, tensor, w, b):
+    """The converging loop in the eager mode of `lib` (torch or paddle: both have
+    ``tanh``, ``no_grad`` and ``@``), on the tensor `tensor` makes of the array."""
+    def run(h):
+        h = tensor(h)
+        with lib.no_grad():
+            diff = 1.0
+            while diff > 1e-4:
+                new = lib.tanh(h @ w + b)
+                diff = float((new - h).abs().max())
+                h = new
+        return h.numpy()
+    return run
+
+
 def converging_loop(shape):
     rng = np.random.default_rng(0)
     w = (rng.standard_normal((shape[1], shape[1])) * (0.5 / shape[1] ** 0.5)).astype(np.float32)
@@ -408,15 +423,8 @@ def converging_loop(shape):
         torch = _torch()
         tw, tb = torch.from_numpy(w), torch.from_numpy(b)
 
-        def torch_run(h):  # eager: torch.compile breaks the graph at the data-dependent test
-            h = torch.from_numpy(h)
-            with torch.no_grad():
-                diff = 1.0
-                while diff > 1e-4:
-                    new = torch.tanh(h @ tw + tb)
-                    diff = float((new - h).abs().max())
-                    h = new
-            return h.numpy()
+        # eager: torch.compile breaks the graph at the data-dependent test
+        torch_run = eager_loop(torch, torch.from_numpy, tw, tb)
         torch_run.mode = "eager (a data-dependent loop)"
         calls["torch"] = torch_run
     if HAVE["jax"]:
@@ -435,16 +443,7 @@ def converging_loop(shape):
         paddle = _paddle()
         pw, pb = paddle.to_tensor(w), paddle.to_tensor(b)
 
-        def paddle_run(h):
-            h = paddle.to_tensor(h)
-            with paddle.no_grad():
-                diff = 1.0
-                while diff > 1e-4:
-                    new = paddle.tanh(h @ pw + pb)
-                    diff = float((new - h).abs().max())
-                    h = new
-            return h.numpy()
-        calls["paddle"] = paddle_run
+        calls["paddle"] = eager_loop(paddle, paddle.to_tensor, pw, pb)
     return (x,), calls, "allclose"
 
 
