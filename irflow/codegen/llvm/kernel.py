@@ -302,14 +302,9 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     own status byte; each holds `keep` (the arrays the pointers of `args` point
     into) until it ends. Returns whether any part reported a failure."""
     ranges = row_ranges(rows, elements)
+    if len(ranges) == 1:  # the common call: nothing to hand to other threads
+        return _call_whole(fn, rows, args, scratch, fallible)
     parts = len(ranges)
-    if parts == 1 and not fallible:  # the common call: one part, nothing to report
-        if scratch is None:
-            fn(0, rows, *args)
-        else:
-            memory = np.empty(max(scratch, 8), np.uint8)
-            fn(0, rows, *args, address(memory))
-        return False
     memory, bases = [], []  # arrays of per-part regions; (first pointer, region bytes)
     if scratch is not None:
         region = -(-scratch // 64) * 64  # parts' regions start on their own cache lines
@@ -318,14 +313,25 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     if fallible:
         memory.append(np.zeros(STATUS_BYTES * parts, np.int8))
         bases.append((address(memory[-1]), STATUS_BYTES))
-    if parts == 1:  # nothing to hand to other threads
-        fn(0, rows, *args, *[base for base, _ in bases])
-    else:
-        held = (*keep, *memory)
-        run_parts([functools.partial(_call_part, fn, begin, end, args,
-                                     [base + k * step for base, step in bases], held)
-                   for k, (begin, end) in enumerate(ranges)])
+    held = (*keep, *memory)
+    run_parts([functools.partial(_call_part, fn, begin, end, args,
+                                 [base + k * step for base, step in bases], held)
+               for k, (begin, end) in enumerate(ranges)])
     return fallible and np.count_nonzero(memory[-1]) > 0
+
+
+def _call_whole(fn, rows: int, args: Sequence[int], scratch: int | None,
+                fallible: bool) -> bool:
+    """`call_rows` in one call on this thread: its scratch and status byte, if any."""
+    if scratch is not None:
+        memory = np.empty(max(scratch, 8), np.uint8)  # held until the call returns
+        args = (*args, address(memory))
+    if not fallible:
+        fn(0, rows, *args)
+        return False
+    status = np.zeros(1, np.int8)
+    fn(0, rows, *args, address(status))
+    return bool(status[0])
 
 
 def _call_part(fn, begin: int, end: int, args, tail, held) -> None:
