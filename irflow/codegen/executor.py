@@ -47,11 +47,13 @@ step; other symbols are inherited from the enclosing block. Only ops whose
 **Memory.** The function's intermediates live in one arena, planned across all its
 regions (`irflow.passes.plan_buffers`); `irflow.codegen.arena` keeps one arena per
 concrete shape and per overlapping call, so a call allocates no intermediate buffer.
-What the plan leaves to its op (returned values, values kept in stacks or lists,
-sizes known only at run time, ops without an out kernel) is allocated by the kernel
-(or the region op's evaluator)
-as before, and its register is cleared right after its last use in its block, so
-that memory follows liveness. Returned values computed in a loop live in the arena
+A returned array of the top block is written into its *result buffer*, memory the
+call's frame keeps and reuses once the caller has dropped what it returned (see
+`irflow.codegen.arena`). What the plan leaves to its op (other returned values,
+values kept in stacks or lists, sizes known only at run time, ops without an out
+kernel) is allocated by the kernel (or the region op's evaluator) as before, and
+its register is cleared right after its last use in its block, so that memory
+follows liveness. Returned values computed in a loop live in the arena
 and are copied out by the return. Results that nothing reads are never stored.
 
 **Timing.** A plan compiled with a `StepTimes` timer (`irflow.codegen.timing`) runs
@@ -137,16 +139,19 @@ class BlockPlan:
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
                  "n_args", "locs", "records", "prefilled", "base", "arena_slots",
-                 "region_slots", "quiet", "run", "enter")
+                 "result_slots", "region_slots", "quiet", "run", "enter")
 
     def __init__(self, steps, fragments, tail, binds, entry_frees, outputs, inherits, n_args,
-                 locs, records, prefilled, arena_slots, region_slots, copied=(), quiet=False,
-                 top=False):
+                 locs, records, prefilled, arena_slots, result_slots, region_slots, copied=(),
+                 quiet=False, top=False):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
         self.base = n_args + len(inherits)          # the slot of tail[0]
         # (slot, buffer, type): registers that hold their value's buffer in the arena
         self.arena_slots: tuple[tuple[int, int, TensorType], ...] = arena_slots
+        # (slot, result buffer): registers of the top block that hold a returned
+        # value's result buffer, which the frame keeps between calls
+        self.result_slots: tuple[tuple[int, int], ...] = result_slots
         # (slot, sub-plans): registers that hold a region op's sub-plans
         self.region_slots: tuple[tuple[int, tuple["BlockPlan", ...]], ...] = region_slots
         # (symbol slot, arg slot, axis, coefficient, offset): the arg's dim there is
@@ -472,6 +477,7 @@ class _BlockCompiler:
         self.assignment = assignment
         self.lowering = lowering
         self.arena_slots: list[tuple[int, int, TensorType]] = []
+        self.result_slots: list[tuple[int, int]] = []
         self.region_slots: list[tuple[int, tuple[BlockPlan, ...]]] = []
         self.slot: dict[Value, int] = {arg: i for i, arg in enumerate(block.args)}
         n = len(block.args)
@@ -499,6 +505,19 @@ class _BlockCompiler:
         self.quiet = True
         return inner
 
+    def given_memory(self, r: Value, slot: int) -> bool:
+        """Whether result `r` (in register `slot`) is written into memory its register
+        holds when the step runs: its arena buffer, or its result buffer."""
+        buffer = self.assignment.buffer_of.get(r)
+        if buffer is not None:
+            self.arena_slots.append((slot, buffer, r.type))
+            return True
+        result = self.assignment.result_of.get(r)
+        if result is not None:
+            self.result_slots.append((slot, result))
+            return True
+        return False
+
     def new_slots(self, op: Operation) -> tuple[int, ...]:
         slots = []
         for r in op.results:
@@ -524,16 +543,17 @@ class _BlockCompiler:
         return BlockPlan(tuple(steps), fragments, self.tail, tuple(self.binds), entry_frees,
                          outputs, self.inherits, len(self.block.args), locs, records,
                          tuple(self.prefilled), tuple(self.arena_slots),
-                         tuple(self.region_slots), copied, quiet, top)
+                         tuple(self.result_slots), tuple(self.region_slots), copied, quiet,
+                         top)
 
     def steps(self, records: list[_Record], outputs: tuple[int, ...]):
         last_use = {}
         for j, record in enumerate(records):
             for s in record.ins:
                 last_use[s] = j
-        # The arena holds its buffers whatever the registers do.
+        # The arena (and the frame) holds its buffers whatever the registers do.
         keep = set(outputs) | {slot for slot, _ in self.prefilled} | {
-            slot for slot, _, _ in self.arena_slots}
+            slot for slot, _, _ in self.arena_slots} | {slot for slot, _ in self.result_slots}
         for s, j in last_use.items():
             if s not in keep:
                 records[j].frees += (s,)
@@ -573,8 +593,7 @@ class _BlockCompiler:
             self.precompute(op, opdef)
             return None
         outs = self.new_slots(op)
-        if buffer is not None:
-            self.arena_slots.append((outs[0], buffer, op.results[0].type))
+        if op.results and self.given_memory(op.results[0], outs[0]):
             return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
                 op, out_kernel, attrs, shape_attrs, ins, outs, frees, ("out",)),
                 into=True)
@@ -658,14 +677,10 @@ class _BlockCompiler:
     def region_op(self, op: Operation, opdef: OpDef, ins) -> _Record:
         subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
         outs = self.new_slots(op)
-        buffers = [self.assignment.buffer_of.get(r) for r in op.results]
-        into = tuple(b is not None for b in buffers)
-        if any(into):  # it writes those results into their arena buffers
+        into = tuple(self.given_memory(r, slot) for r, slot in zip(op.results, outs))
+        if any(into):  # it writes those results into their buffers
             run = self.unsilenced(self.lowering.out_evaluator(op, into)
                                   or opdef.region_op.out_evaluator(op, into))
-            for r, slot, buffer in zip(op.results, outs, buffers):
-                if buffer is not None:
-                    self.arena_slots.append((slot, buffer, r.type))
         else:
             run = self.unsilenced(self.lowering.evaluator(op) or opdef.region_op.evaluator(op))
         regions = self.base + len(self.tail)  # the register of the bound sub-plans

@@ -14,7 +14,13 @@ it:
 
 - is returned: the caller keeps it, and the next call would overwrite the arena. A
   returned value computed inside a loop is planned all the same (the loop would
-  allocate one per iteration) and `return` copies it out (`copied`);
+  allocate one per iteration) and `return` copies it out (`copied`). A returned
+  array computed by an op of the function's own block (not in a region) gets a
+  *result buffer* instead (`results`): memory of its own outside the arena, which
+  the executor gives the op as its out buffer and reuses on a later call once the
+  caller has let go of the array it returned (`irflow.codegen.arena`), so a call
+  returning a large array does not make the operating system hand out, and zero,
+  fresh pages every time;
 - is kept in a stack or a list (autodiff's record of a loop keeps every iteration's);
 - has a size known only once its op has run (a symbol no argument binds);
 - is redefined by its loop while the previous iteration's value is still read
@@ -83,8 +89,9 @@ class BufferAssignment:
     """Which values of `fn` the arena holds and which buffer each takes, for any
     sizes: `buffers`, `buffer_of[value]` (an index into `buffers`), `allocated[value]`
     (why its op allocates it instead), `copied` (the indices of the returned values
-    that may be arena memory, which `return` copies out) and `symbols` (those the
-    buffer sizes depend on). Once built it reads nothing from the IR (values are
+    that may be arena memory, which `return` copies out), `results` (the returned
+    values given result buffers, `result_of[value]` an index into it) and `symbols`
+    (those the sizes of buffers and result buffers depend on). Once built it reads nothing from the IR (values are
     only its keys), so a compiled plan needs no IR to place buffers for a new shape."""
 
     def __init__(self, fn: Function):
@@ -108,7 +115,13 @@ class BufferAssignment:
             self._written_over(op, live)
         self.copied = tuple(i for i, v in enumerate(returned)
                             if any(r in self.buffer_of for r in live.refs_of(v)))
-        self.symbols = tuple(sorted({s for b in self.buffers for d in b.type.shape
+        self.results: list[OpResult] = [
+            r for r, why in self.allocated.items()
+            if why == "returned" and r.op.parent is fn.block and r.type.rank > 0]
+        self.result_of: dict[OpResult, int] = {r: k for k, r in enumerate(self.results)}
+        self.result_types: list[TensorType] = [r.type for r in self.results]
+        types = [b.type for b in self.buffers] + self.result_types
+        self.symbols = tuple(sorted({s for t in types for d in t.shape
                                      for s in symbols_of(d)}))
 
     def _place(self, r: OpResult, live: Liveness) -> None:
@@ -211,12 +224,15 @@ def nbytes(t: TensorType, sizes: dict[str, int]) -> int:
 
 class MemoryPlan:
     """Offsets of an assignment's buffers for concrete sizes (`sizes`): `offsets[i]`
-    for buffer i, `offset(value)`, and the totals `naive_bytes`, `peak_live_bytes`
-    and `arena_bytes` (see the module docstring)."""
+    for buffer i, `offset(value)`, the totals `naive_bytes`, `peak_live_bytes`
+    and `arena_bytes` (see the module docstring), and `result_shapes[k]`, the
+    shape of result buffer k."""
 
     def __init__(self, assignment: BufferAssignment, sizes: dict[str, int]):
         self.assignment = assignment
         self.sizes = sizes
+        self.result_shapes = [t.shape if t.is_static else eval_shape(t.shape, sizes)
+                              for t in assignment.result_types]
         buffers = assignment.buffers
         sized: dict[TensorType, int] = {}
         self.nbytes = [sized[b.type] if b.type in sized else sized.setdefault(

@@ -210,14 +210,86 @@ def test_overlapping_calls_run_in_separate_arenas(monkeypatch):
 
 
 def test_a_plan_without_arena_memory_shares_one_frame():
+    # a 0-d result has no result buffer (a scalar is no memory worth keeping)
     fn = parse("""
-func @f(%x: f32[4]) -> f32[4] {
-  %a = exp %x : f32[4]
+func @f(%x: f32[4]) -> f32 {
+  %a = sum %x : f32
   return %a
 }""").main
     plan = compile_plan(fn)
     plan(np.zeros(4, np.float32))
     assert plan.memory_plan.arena_bytes == 0 and plan.layouts.static.shared is not None
+
+
+RETURNS_TWO = """
+func @f(%x: f32[N,64]) -> (f32[N,64], f32[N,64]) {
+  %a = exp %x : f32[N,64]
+  %b = tanh %a : f32[N,64]
+  %c = neg %b : f32[N,64]
+  %d = mul %c, %x : f32[N,64]
+  return %a, %d
+}"""
+
+
+def test_a_dropped_result_is_written_again_by_the_next_call():
+    plan = compile_plan(parse(RETURNS_TWO).main)
+    x = np.linspace(-1, 1, 4 * 64, dtype=np.float32).reshape(4, 64)
+    a, d = plan(x)
+    addresses = (a.ctypes.data, d.ctypes.data)
+    del a, d
+    a, d = plan(x * 2)
+    assert (a.ctypes.data, d.ctypes.data) == addresses
+    np.testing.assert_allclose(a, np.exp(x * 2), rtol=1e-6)
+    np.testing.assert_allclose(d, -np.tanh(np.exp(x * 2)) * x * 2, rtol=1e-6)
+
+
+def test_a_held_result_is_never_written_again():
+    """Whatever refers to a returned array keeps it: the array, a view of it, a
+    memoryview; the next call writes new memory."""
+    plan = compile_plan(parse(RETURNS_TWO).main)
+    x = np.linspace(-1, 1, 4 * 64, dtype=np.float32).reshape(4, 64)
+    for hold in (lambda r: r, lambda r: r[1:].T, memoryview):
+        a, d = plan(x)
+        kept, expected = hold(a), np.exp(x)
+        del a, d
+        again = plan(x * 3)[0]
+        np.testing.assert_array_equal(np.asarray(kept), np.asarray(hold(expected)))
+        assert not np.shares_memory(again, np.asarray(kept))
+        del kept, again
+
+
+def test_result_buffers_follow_the_call_shape():
+    plan = compile_plan(parse(RETURNS_TWO).main)
+    for n in (4, 3, 4, 7):
+        x = np.full((n, 64), 0.5, np.float32)
+        a, d = plan(x)
+        assert a.shape == d.shape == (n, 64)
+        np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
+        del a, d
+
+
+def test_calls_at_once_never_share_a_result_buffer():
+    plan = compile_plan(parse(RETURNS_TWO).main)
+    barrier = threading.Barrier(4)
+    results, errors = {}, []
+
+    def call(k):
+        try:
+            x = np.full((8, 64), k / 8, np.float32)
+            barrier.wait(10)
+            got = [plan(x)[0] for _ in range(50)]
+            results[k] = (x, got)
+        except BaseException as e:  # noqa: BLE001 (re-raised below)
+            errors.append(e)
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    for x, got in results.values():
+        for a in got:  # each held result still holds its own call's values
+            np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
 
 
 def test_a_kernel_error_leaves_the_arena_usable():

@@ -419,13 +419,14 @@ func @f(%x: f32[3], %y: f32[3], %unused: f32) -> (f32, f32[3]) {
   return %t, %a
 }""").main
     plan = compile_plan(fn)
-    # %a and %t are returned, so their kernels allocate them; the others are written
-    # into the arena (<-), whose registers are never cleared.
+    # %t is returned and 0-d, so its kernel allocates it; %a is returned, so it is
+    # written into its result buffer (<-), the others into the arena: registers
+    # holding memory (a buffer in the arena or a result buffer) are never cleared.
     assert plan.describe() == """\
 plan @f(r0, r1, r2):
   free r2
   r7 = const  ; at compile time
-  r3 = mul r0, r1  ; free r1
+  r3 <- mul r0, r1  ; free r1
   _ <- exp r0
   r5 <- add r3, r0  ; free r0
   r6 <- sum r5

@@ -26,6 +26,11 @@ class Counting(LLVMLowering):
         self.fused += run is not None
         return run
 
+    def out_evaluator(self, op, into):
+        run = super().out_evaluator(op, into)
+        self.fused += run is not None
+        return run
+
 
 def check_program(compiler, program, seed, dtype_tolerance):
     module = parse(str(program.module))
