@@ -18,8 +18,9 @@ pinned to one core, since jax.jit's matmuls otherwise run on every core whatever
 the thread settings say); OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
 itself without them) and the BLAS kernels that run are printed (threadpoolctl).
 Calls are interleaved; the table gives median wall times, the ratio to NumPy eager
-and the peak memory of one call that tracemalloc sees (NumPy's and irflow's
-allocations; the other frameworks allocate outside it, so they have no column).
+and the peak memory of one call that tracemalloc sees, the previous call's result
+still held (NumPy's and irflow's allocations; the other frameworks allocate outside
+it, so they have no column).
 ``--compile`` times compiling the training step (tracing, autodiff, passes, LLVM
 kernels, first call) in fresh processes with an empty and then a warm kernel cache.
 """
@@ -556,6 +557,10 @@ def medians(calls: dict, inputs, samples: int, batch: int) -> dict:
 
 
 def peak_mb(fn, inputs) -> float:
+    """The peak of what one call allocates, the previous call's result still held: a
+    compiled function reuses a result's memory once its caller drops it, and the
+    column is the memory a call needs, its result included."""
+    held = fn(*inputs)
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()
@@ -564,6 +569,7 @@ def peak_mb(fn, inputs) -> float:
         return (tracemalloc.get_traced_memory()[1] - before) / 2 ** 20
     finally:
         tracemalloc.stop()
+        del held
 
 
 def _time(seconds: float) -> str:
