@@ -935,10 +935,14 @@ class FusedKernel:
                                                                  given)
         given_at = {r: i for i, r in enumerate(r for r, written in enumerate(into) if written)}
         picks = [given_at.get(r) for r in range(len(self._shapes)) if r != k]
+        same = picks == list(range(len(given_at)))  # the given buffers are the outputs'
         loc = self.op.loc
 
         def body(operands, given):
-            out = [None if i is None else given[i] for i in picks] if given else None
+            if same or not given:
+                out = given or None
+            else:
+                out = [None if i is None else given[i] for i in picks]
             try:
                 return kernel.run(operands, out)
             except IrflowError as e:
