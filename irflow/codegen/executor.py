@@ -301,7 +301,7 @@ def _block_maker(shapes: tuple, binds: tuple, entry_frees: tuple[int, ...],
                  "except IrflowError as e:", "    raise e.with_loc(locs[k])"]
     body.append("return [" + ", ".join(f"regs[{s}].copy()" if i in copied else f"regs[{s}]"
                                        for i, s in enumerate(outputs)) + "]")
-    return _generated(params, "run(tail, regs)", body, f"<irflow block of {len(shapes)}>")
+    return generated(params, "run(tail, regs)", body, f"<irflow block of {len(shapes)}>")
 
 
 class Plan:
@@ -740,7 +740,7 @@ def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str
     A block function (`_block_maker`) inlines the same lines.
     """
     params, body = _kernel_lines(n_in, modes, n_free, attrs, shape_attrs)
-    return _generated(params, "step(regs)", body, f"<irflow step {n_in}:{','.join(modes)}>")
+    return generated(params, "step(regs)", body, f"<irflow step {n_in}:{','.join(modes)}>")
 
 
 def _kernel_lines(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str, ...],
@@ -776,7 +776,7 @@ def _kernel_lines(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[s
     return params, body
 
 
-def _generated(params: list[str], inner: str, body: list[str], filename: str) -> Callable:
+def generated(params: list[str], inner: str, body: list[str], filename: str) -> Callable:
     """``make(*params)``, returning the function `inner` (its name and parameters)
     whose body is `body`, compiled from source as `filename`."""
     name = inner[:inner.index("(")]
@@ -892,7 +892,7 @@ def _region_step_maker(n_in: int, n_free: int, n_written: int,
             return step
     """
     params, body = _region_lines(n_in, n_free, n_written, stored)
-    return _generated(params, "step(regs)", body, f"<irflow region step {n_in}:{n_written}>")
+    return generated(params, "step(regs)", body, f"<irflow region step {n_in}:{n_written}>")
 
 
 def _region_lines(n_in: int, n_free: int, n_written: int, stored: tuple[int, ...],

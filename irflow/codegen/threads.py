@@ -80,6 +80,13 @@ def row_ranges(rows: int, elements: int) -> list[tuple[int, int]]:
     return [(k * rows // parts, (k + 1) * rows // parts) for k in range(parts)]
 
 
+def least_split() -> int:
+    """The fewest elements of a domain that `row_ranges` may split: a call on fewer
+    runs in one part on the calling thread whatever `get_num_threads` says, so a
+    caller may call the code directly (`irflow.codegen.llvm.kernel.Kernel` does)."""
+    return 2 * MIN_PART_ELEMENTS
+
+
 def run_parts(calls: Sequence[Callable[[], None]]) -> None:
     """Run every call, the first on the calling thread and the others on the pool,
     and return once all have ended (an exception of one is raised after all end, so

@@ -6,6 +6,8 @@
 - `compiler`: `Compiler`, which compiles a `KernelSpec` once (memory, disk, LLVM);
 - `kernel`: `KernelSpec`, the loop nest over a broadcast domain, and `Kernel`, the
   checked ctypes call;
+- `calling`: the source of the calls generated per kernel (`Kernel`, `FusedKernel`):
+  the common call's checks one comparison each, any other call the general path's;
 - `scalar`, `mathlib`, `mathlib32`: the scalar code of every elementwise op and the
   vectorizable approximations of the transcendental functions (in float64, and
   float32-native for float32 exp, log, tanh, sigmoid and erf);

@@ -47,7 +47,8 @@ the domain (no input can make the code read or write out of bounds); results and
 scratch are allocated by the caller for the checked sizes, or are the buffers the
 plan gives, checked too. A result may be stored in place of the anchor's result
 (`FusedKernel`, "In place"; `FusedSpec.reads_before_store` for bodies with
-reductions).
+reductions). The call of each variant's code is a function generated for it
+(`irflow.codegen.llvm.calling`, as `Kernel`'s), its general path `FusedKernel._run`.
 """
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ from ...ir.signature import evaluate_terms, slot_terms
 from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
+from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
+                      refuse, tuple_of)
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
                      _strides, address, call_rows, check_inplace, overlapping,
                      plan_domain, stored_through, written_pairs)
@@ -828,15 +831,7 @@ class FusedKernel:
         self._fallible = spec.fallible
         self._axes, self._parallel, self._columns = spec.axes, spec.parallel, spec.columns
         self._inputs = tuple(zip(self._dtypes, self._ranks))
-        self._static = None  # static shapes: (the inputs', the sizes, `_geometry`)
-        if all(isinstance(d, int) for t in entering for d in t.shape):
-            sizes = tuple(1 if src is None else entering[src[0]].shape[src[1]]
-                          for src in self._sources)
-            self._static = (tuple(tuple(t.shape) for t in entering), sizes,
-                            self._geometry(sizes))
-        if self._static is not None:  # what a call of the static shapes checks
-            self._static_inputs = tuple(zip(self._dtypes, self._static[0]))
-            self._static_results = self._result_shapes(self._static[1])
+        self._shapes_in = tuple(tuple(t.shape) for t in entering)  # the IR's
         self._anchor_new = lay.anchored and lookup(self.op.name).region_op.anchor_is_new(self.op)
         self._empty_fails = any(dict(spec.body[r - len(spec.inputs)].attrs)["kind"]
                                 in ("max", "min") for r in spec.reductions)
@@ -864,22 +859,24 @@ class FusedKernel:
         for a caller that silences floating-point warnings once (a plan)."""
         k, computed_into = self.in_place_result(into) or (None, False)
         anchor = self._anchor_into if computed_into else self._anchor
-        run = self._make_run(into, k, computed_into, anchor)
+        code = self._variant(k)
+        if self.elementwise is not None:
+            body = self._elementwise_body(code, k, into)
+        else:
+            body = self._reduction_call(code, k, into or (False,) * len(self._out_dims),
+                                        self._aliasing_pairs(k, into, computed_into))
+        run = self._make_run(into, k, computed_into, anchor, body)
         run.__wrapped__ = self._make_run(into, k, computed_into,
-                                         getattr(anchor, "__wrapped__", anchor))
+                                         getattr(anchor, "__wrapped__", anchor), body)
         return run
 
-    def _make_run(self, into, k: int | None, computed_into: bool, anchor) -> Callable:
+    def _make_run(self, into, k: int | None, computed_into: bool, anchor, body) -> Callable:
         """`_compiled`'s run, with `anchor` the anchor's kernel (its out kernel if
-        `computed_into`: it computes into result `k`'s buffer)."""
-        n, code = self.n_anchor, self._variant(k)
+        `computed_into`: it computes into result `k`'s buffer) and `body` the code's
+        call (``body(operands, given)``: the results, or None where it refuses)."""
+        n = self.n_anchor
         j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
         fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
-        if self.elementwise is not None:
-            body = self._run_elementwise
-        else:
-            body = functools.partial(self._run, pairs=self._aliasing_pairs(k, into,
-                                                                           computed_into))
 
         def run(args, regions, outs=()):
             operands = args
@@ -888,7 +885,7 @@ class FusedKernel:
                 operands = [outs[j], *args[n:]]
             elif anchor is not None:
                 operands = [anchor(*args[:n]), *args[n:]]
-            results = body(code, k, operands, into, outs)
+            results = body(operands, outs)
             if results is not None:
                 return results
             # the interpreter's error, at the failing op (the NumPy evaluator may write
@@ -925,6 +922,34 @@ class FusedKernel:
         run = make(numpy, compiled)
         run.__wrapped__ = make(getattr(numpy, "__wrapped__", numpy), compiled.__wrapped__)
         return run
+
+    def _elementwise_body(self, kernel: Kernel, k: int | None, into: tuple[bool, ...]
+                          ) -> Callable:
+        """``body(operands, given)``: `_run_elementwise` of `kernel`, storing result `k`
+        in place, given buffers where `into` says. When no result drops axes, the
+        kernel's outputs are the results (a given buffer is the output it returns),
+        so it is the kernel's call with the buffers each output takes worked out
+        once."""
+        if self._dropping:
+            return lambda operands, given: self._run_elementwise(kernel, k, operands, into,
+                                                                 given)
+        given_at = {r: i for i, r in enumerate(r for r, written in enumerate(into) if written)}
+        picks = [given_at.get(r) for r in range(len(self._shapes)) if r != k]
+        same = picks == list(range(len(given_at)))  # the given buffers are the outputs'
+        loc = self.op.loc
+
+        def body(operands, given):
+            if same or not given:
+                out = given or None
+            else:
+                out = [None if i is None else given[i] for i in picks]
+            try:
+                return kernel.run(operands, out)
+            except IrflowError as e:
+                if isinstance(e, ShapeError):
+                    raise e.with_loc(loc)
+                return None
+        return body
 
     def _run_elementwise(self, kernel: Kernel, k: int | None, operands, into=(), given=()):
         """Run the elementwise `kernel`, storing result `k` (if not None) in place of
@@ -968,11 +993,93 @@ class FusedKernel:
         return written_pairs(sorted(written - fresh),
                              [i for i in range(n_in + len(own)) if i not in fresh])
 
-    def _run(self, fn, k: int | None, operands, into=(), given=(), pairs=None):
+    def _reduction_call(self, fn, k: int | None, into: tuple[bool, ...],
+                        pairs: tuple[tuple[int, int], ...]) -> Callable:
+        """``body(operands, given)``: `_run` of `fn` for result `k` in place, given
+        buffers where `into` says and the overlap check of `pairs`, generated
+        (`irflow.codegen.llvm.calling`), any call it does not take handed to `_run`.
+        For ``tanh(h @ w + b)`` beside its max, in place, on static shapes::
+
+            def call(arrays, out):
+                if len(arrays) != 3:
+                    return general(arrays, out)
+                a0, a1, a2, = arrays
+                if (type(a0) is not ndarray or a0.dtype is not t0
+                    or ...):
+                    return general(arrays, out)
+                if (a0.shape != (64, 256)
+                    or a1.shape != (256,)
+                    or a2.shape != (64, 256)):
+                    return general(arrays, out)
+                if len(out) != 0:
+                    return general(arrays, out)
+                o1 = empty((), u1)
+                try:
+                    p0 = addressof(view(a0))
+                    ...
+                except (TypeError, ValueError):  # read-only, not C-contiguous, or empty
+                    return general(arrays, out)
+                scratch = empty(131072, uint8)
+                fn(0, 1, 64, 256, p0, p1, p2, p3, addressof(view(scratch)))
+                return [a0, o1]
+        """
+        n_in = len(self.spec.inputs)
+        values = {"fn": fn, "general": functools.partial(self._run, fn, k, into, pairs),
+                  "ndarray": np.ndarray, "empty": np.empty, "uint8": np.uint8,
+                  "addressof": ctypes.addressof, "view": ctypes.c_char.from_buffer,
+                  "call_rows": call_rows}
+        values.update((f"t{i}", np.dtype(d)) for i, d in enumerate(self._dtypes))
+        values.update((f"u{r}", np.dtype(d)) for r, d in enumerate(self._out_dtypes))
+        body, ins, dims, sizes = input_lines(self._shapes_in, self._sources, self._expect)
+        nbytes = [product([*shape, np.dtype(self._dtypes[i]).itemsize])
+                  for i, shape in enumerate(dims)]
+        results, lines = self._result_lines(k, into, sizes, nbytes)
+        body += lines
+        pointers = [f"p{i}" for i in range(n_in + len(results))]
+        body += addresses(pointers, ins + results)
+        if pairs:
+            body += refuse([overlaps(pairs, pointers, nbytes)])
+        parallel = [sizes[d] for d in self._parallel]
+        slots = product(parallel) if self._columns else product([sizes[a] for a in self._axes])
+        scratch = product([self._buffers * 8, slots])  # as `_geometry`'s
+        if isinstance(scratch, int):  # else not below 8: the domain is not empty here
+            scratch = max(scratch, 8)
+        body += call_lines(parallel[0] if parallel else 1, sizes, pointers, ins + results,
+                           product(sizes), self._fallible, "return None", scratch)
+        returned = list(results)
+        if k is not None:
+            returned.insert(k, ins[0])
+        body.append(f"return [{', '.join(returned)}]")
+        return make(values, body, f"<irflow fused call {n_in}:{len(results)}>")
+
+    def _result_lines(self, k: int | None, into: tuple[bool, ...], sizes: list, nbytes: list
+                      ) -> tuple[list[str], list[str]]:
+        """(the results' names but `k`'s, the lines of `_reduction_call` that make them
+        or check their given buffers, ``out[i]``, where `into` says); appends their
+        byte counts to `nbytes`. `sizes`: the domain's (ints or names)."""
+        body = [f"if len(out) != {sum(into)}:", f"    {GENERAL}"]
+        results, given = [], iter(range(sum(into)))
+        for r, ((kept, mask), dtype) in enumerate(zip(self._out_dims, self._out_dtypes)):
+            buffer = next(given) if into[r] else None
+            if r == k:  # stored over the anchor's result (computed into its buffer)
+                continue
+            extent = [1 if mask[d] else sizes[d] for d in kept]
+            shape = tuple_of(extent)
+            results.append(f"o{r}")
+            nbytes.append(product([*extent, np.dtype(dtype).itemsize]))
+            if buffer is None:
+                body.append(f"o{r} = empty({shape}, u{r})")
+            else:
+                body += [f"o{r} = out[{buffer}]"] + refuse(
+                    [f"type(o{r}) is not ndarray or o{r}.dtype is not u{r} "
+                     f"or o{r}.shape != {shape}"])
+        return results, body
+
+    def _run(self, fn, k: int | None, into, pairs, operands, given):
         """Run the compiled `fn` of a body with reductions, storing result `k` (if not
-        None) in place of `operands[0]`; given buffers for the results `into` marks.
-        `pairs`: the arrays that may alias (`_aliasing_pairs`; None: as if the
-        anchor's result were the caller's)."""
+        None) in place of `operands[0]`; given buffers for the results `into` marks;
+        `pairs`, the arrays that may alias (`_aliasing_pairs`). The general path of
+        `_reduction_call`: the results, or None where the code refuses the call."""
         arrays, sizes, (count, rows, elements, scratch) = self._checked(operands)
         if count == 0 and self._empty_fails:
             return None
@@ -982,8 +1089,6 @@ class FusedKernel:
                              "must be writable", self.op.loc)
         operands = (*arrays, *own)
         pointers = [address(a) for a in operands]
-        if pairs is None:
-            pairs = self._aliasing_pairs(k, into, True)
         if overlapping(pairs, operands, pointers) is not None:
             raise ShapeError("a result's buffer (or the anchor's result, stored in place "
                              "of) overlaps another operand", self.op.loc)
@@ -997,15 +1102,7 @@ class FusedKernel:
     def _checked(self, operands) -> tuple[Sequence[np.ndarray], Sequence[int], tuple]:
         """(the operands as C-contiguous arrays, the domain's sizes, its `_geometry`);
         raises `ShapeError` for an operand of another dtype or rank, or sizes the
-        domain does not give. Operands of the static shapes pass one comparison
-        each, the sizes and geometry precomputed."""
-        if self._static is not None and len(operands) == len(self._static_inputs):
-            for a, (dtype, shape) in zip(operands, self._static_inputs):
-                if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape \
-                        or not a.flags.c_contiguous:
-                    break
-            else:
-                return operands, self._static[1], self._static[2]
+        domain does not give."""
         arrays = []
         for i, (a, (dtype, rank)) in enumerate(zip(operands, self._inputs)):
             if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != rank:
@@ -1048,10 +1145,9 @@ class FusedKernel:
         new arrays for the others."""
         buffers = iter(given)
         outs = []
-        shapes = self._static_results if self._static is not None and \
-            sizes is self._static[1] else self._result_shapes(sizes)
         for r, (written, shape, dtype) in enumerate(zip(
-                into or (False,) * len(self._out_dims), shapes, self._out_dtypes)):
+                into or (False,) * len(self._out_dims), self._result_shapes(sizes),
+                self._out_dtypes)):
             buffer = next(buffers) if written else None
             if r == k:
                 continue

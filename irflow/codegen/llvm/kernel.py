@@ -36,7 +36,11 @@ the domain) before the code runs, so no input can make it read or write out of
 bounds; non-contiguous inputs are copied to contiguous ones; the arrays written
 share no memory with another operand (`overlapping`, from the addresses taken). It
 calls the code through a ctypes ``CFUNCTYPE``, which releases the GIL, and keeps no
-per-call state, so one kernel may be called from several threads at once.
+per-call state, so one kernel may be called from several threads at once. A call
+runs a function generated for the kernel (`Kernel.run`, `irflow.codegen.llvm.calling`):
+the common call's checks are one comparison each, static sizes written in, and the
+code is called directly when the call cannot split; any other call goes through
+`Kernel.checked_call`, the general path, which raises the errors.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ import ctypes
 import functools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from llvmlite import ir
@@ -53,6 +57,8 @@ from ...errors import IntegerDivisionByZero, ShapeError
 from ...ir import dtypes
 from ...ir.types import TensorType, broadcast_shapes
 from ..threads import row_ranges, run_parts
+from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
+                      refuse, tuple_of)
 from .loops import counted_loop
 from .mathlib import Math
 from .scalar import MEMORY_TYPES, ScalarEmitter, can_fail
@@ -138,13 +144,13 @@ class Domain:
     """How arrays of the IR types of a kernel's inputs map onto its loops: the
     run-time checks and the loop sizes of `Kernel`.
 
-    `sources[d]` is the (input, axis) that gives the size of domain dim d, or None for
-    a dim that is statically 1; `groups[j]` lists the domain dims loop dim j covers;
-    `expect[k][axis]` is the domain dim input k's axis must match, or None where the
-    input has size 1 (it broadcasts)."""
+    `inputs[k]` is input k's IR shape; `sources[d]` is the (input, axis) that gives
+    the size of domain dim d, or None for a dim that is statically 1; `groups[j]`
+    lists the domain dims loop dim j covers; `expect[k][axis]` is the domain dim input
+    k's axis must match, or None where the input has size 1 (it broadcasts)."""
 
     shape: tuple                                # the domain's IR shape
-    ranks: tuple[int, ...]
+    inputs: tuple[tuple, ...]
     sources: tuple[tuple[int, int] | None, ...]
     groups: tuple[tuple[int, ...], ...]
     expect: tuple[tuple[int | None, ...], ...]
@@ -152,6 +158,10 @@ class Domain:
     @property
     def rank(self) -> int:
         return len(self.sources)
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        return tuple(len(shape) for shape in self.inputs)
 
 
 def plan_domain(types: Sequence[TensorType]) -> tuple[Domain, tuple[tuple[bool, ...], ...]]:
@@ -180,7 +190,7 @@ def plan_domain(types: Sequence[TensorType]) -> tuple[Domain, tuple[tuple[bool, 
                          else d + rank - t.rank for d in range(t.rank))
                    for k, t in enumerate(types))
     masks = tuple(tuple(spread[k][g[0]] for g in groups) or (True,) for k in range(len(types)))
-    domain = Domain(tuple(shape), tuple(t.rank for t in types), tuple(sources),
+    domain = Domain(tuple(shape), tuple(tuple(t.shape) for t in types), tuple(sources),
                     tuple(tuple(g) for g in groups) or ((),), expect)
     return domain, masks
 
@@ -396,9 +406,17 @@ class Kernel:
         self._pairs = written_pairs((*through, *range(n_in, n_all)), range(n_all))
         # without `out` the outputs are new arrays, whose memory nothing else holds
         self._pairs_new = written_pairs(through, range(n_in))
+        self.run: Callable[[Sequence, Sequence | None], list[np.ndarray]] = _call_function(self)
 
     def __call__(self, *arrays, out: Sequence[np.ndarray | None] | None = None
                  ) -> list[np.ndarray]:
+        return self.run(arrays, out)
+
+    def checked_call(self, arrays: Sequence, out: Sequence[np.ndarray | None] | None
+                     ) -> list[np.ndarray]:
+        """The call, every check made the general way: `run`'s path for what its
+        fast path does not take (other shapes, non-contiguous, read-only or empty
+        arrays), which raises the errors."""
         arrays = self._checked_inputs(arrays)
         shape = self._shape(arrays)
         outs = self._outputs(shape, out)
@@ -467,3 +485,79 @@ class Kernel:
                                  f"array of shape {list(shape)}")
             outs.append(o)
         return outs
+
+
+# ---------------------------------------------------------------- the generated call
+
+def _call_function(kernel: Kernel) -> Callable[[Sequence, Sequence | None], list[np.ndarray]]:
+    """``run(arrays, out)``: `kernel`'s call generated for its spec and domain
+    (`irflow.codegen.llvm.calling`), any call it does not take handed to
+    `Kernel.checked_call`. For ``(m + b) * h`` on f32[64,256], f32[256], f32[64,256]::
+
+        def call(arrays, out):
+            if len(arrays) != 3:
+                return general(arrays, out)
+            a0, a1, a2, = arrays
+            if (type(a0) is not ndarray or a0.dtype is not t0
+                or ...):
+                return general(arrays, out)
+            if (a0.shape != (64, 256)
+                or a1.shape != (256,)
+                or a2.shape != (64, 256)):
+                return general(arrays, out)
+            if out is None:
+                o0 = empty((64, 256), u0)
+            else:
+                ... (each given buffer: None, or of its dtype and shape)
+            try:
+                p0 = addressof(view(a0))
+                ...
+            except (TypeError, ValueError):  # read-only, not C-contiguous, or empty
+                return general(arrays, out)
+            if out is not None and (p0 < p3 + 65536 and p3 < p0 + 65536 or ...):
+                return general(arrays, out)
+            fn(0, 64, 64, 256, p0, p1, p2, p3)
+            return [o0]
+    """
+    spec, domain = kernel.spec, kernel.domain
+    n_in = len(spec.inputs)
+    values = {"fn": kernel._fn, "general": kernel.checked_call, "ndarray": np.ndarray,
+              "empty": np.empty, "addressof": ctypes.addressof, "view": ctypes.c_char.from_buffer,
+              "call_rows": call_rows, "division_by_zero": division_by_zero}
+    values.update((f"t{k}", np.dtype(d)) for k, d in enumerate(kernel._in_dtypes))
+    values.update((f"u{j}", np.dtype(d)) for j, d in enumerate(kernel._out_dtypes))
+    body, ins, dims, sizes = input_lines(domain.inputs, domain.sources, kernel._expect)
+    body += refuse([f"{ins[k]}.shape != {tuple_of(sizes)}" for k in kernel._through.values()
+                    if dims[k] != sizes])  # stored over: of the domain's shape
+    outs = [f"o{j}" for j in range(len(kernel._out_dtypes))]
+    body += _output_lines(outs, tuple_of(sizes))
+    pointers = [f"p{i}" for i in range(len(ins) + len(outs))]
+    body += addresses(pointers, ins + outs)
+    itemsizes = [np.dtype(d).itemsize for d in (*kernel._in_dtypes, *kernel._out_dtypes)]
+    nbytes = [product([*shape, size]) for shape, size in
+              zip([*dims, *[sizes] * len(outs)], itemsizes)]
+    for when, pairs in (("out is None", kernel._pairs_new), ("out is not None", kernel._pairs)):
+        if pairs:  # the call's own new outputs overlap nothing
+            body += refuse([f"{when} and ({overlaps(pairs, pointers, nbytes)})"])
+    loops = [product([sizes[d] for d in group]) for group in domain.groups]
+    body += call_lines(loops[0], loops, pointers, ins + outs, product(loops),
+                       kernel._fallible, "raise division_by_zero()")
+    own = iter(outs)
+    body.append("return [" + ", ".join(ins[kernel._through[j]] if j in kernel._through
+                                       else next(own) for j in range(len(spec.outputs))) + "]")
+    return make(values, body, f"<irflow kernel call {n_in}:{len(outs)}>")
+
+
+def _output_lines(outs: list[str], shape: str) -> list[str]:
+    """The lines of `_call_function` that make the outputs or check given buffers
+    (None, or of the output's dtype and `shape`)."""
+    if not outs:  # every output is stored in place
+        return refuse(["out is not None and len(out)"])
+    body = ["if out is None:"] + [f"    {o} = empty({shape}, u{j})" for j, o in enumerate(outs)]
+    body += ["else:", f"    if len(out) != {len(outs)}:", f"        {GENERAL}",
+             f"    {', '.join(outs)}, = out"]
+    for j, o in enumerate(outs):
+        body += [f"    if {o} is None:", f"        {o} = empty({shape}, u{j})",
+                 f"    elif type({o}) is not ndarray or {o}.dtype is not u{j} or "
+                 f"{o}.shape != {shape}:", f"        {GENERAL}"]
+    return body

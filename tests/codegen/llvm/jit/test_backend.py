@@ -56,10 +56,12 @@ def test_mlp_inference(widths, batch):
 def test_calls_too_small_for_compiled_code_run_the_numpy_step(monkeypatch):
     """Below `MIN_ELEMENTS` a fused op runs the NumPy backend's step: with static sizes
     that is its step (nothing compiles), with symbolic ones each small call runs it."""
-    def compiled_code(*args, **kwargs):
-        raise AssertionError("the compiled code ran")
-    monkeypatch.setattr(FusedKernel, "_run", compiled_code)
-    monkeypatch.setattr(FusedKernel, "_run_elementwise", compiled_code)
+    def compiled_code(*args, **kwargs):  # the code's call, as the run makes it
+        def body(operands, given):
+            raise AssertionError("the compiled code ran")
+        return body
+    monkeypatch.setattr(FusedKernel, "_reduction_call", compiled_code)
+    monkeypatch.setattr(FusedKernel, "_elementwise_body", compiled_code)
     irflow.seed(5)
     model = mlp(784, 64, 10)
     model.eval()
@@ -160,12 +162,16 @@ def test_llvm_is_the_default_backend(monkeypatch, tmp_path):
     """compile, to_static and jit.load run the compiled kernels unless told
     backend="numpy", which runs none."""
     runs = []
-    compiled_run = FusedKernel._run
+    compiled_call = FusedKernel._reduction_call
 
-    def counted(self, *args, **kwargs):
-        runs.append(self.op.name)
-        return compiled_run(self, *args, **kwargs)
-    monkeypatch.setattr(FusedKernel, "_run", counted)
+    def counted(self, *args, **kwargs):  # the code's call, counting its runs
+        body = compiled_call(self, *args, **kwargs)
+
+        def run(operands, given):
+            runs.append(self.op.name)
+            return body(operands, given)
+        return run
+    monkeypatch.setattr(FusedKernel, "_reduction_call", counted)
     irflow.seed(6)
     model, x = LayerNormGelu(256), irflow.randn([64, 256])
     model.eval()

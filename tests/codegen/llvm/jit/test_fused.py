@@ -230,6 +230,42 @@ def test_arguments_are_checked_before_the_code_runs(compiler):
                                run_kernel([np.ascontiguousarray(strided), good[1]], None)[0])
 
 
+@pytest.mark.parametrize("rows", [16, "N"])
+@pytest.mark.parametrize("into", [(), (True, True), (False, True)])
+def test_calls_off_the_fast_path_give_the_same_results(compiler, monkeypatch, rows, into):
+    """The generated call of a reduction body takes exact, contiguous, writable
+    ndarrays and buffers; any other call goes to `FusedKernel._run`, with the same
+    results."""
+    general, run_general = [], FusedKernel._run
+
+    def counted(self, *args):
+        general.append(1)
+        return run_general(self, *args)
+    monkeypatch.setattr(FusedKernel, "_run", counted)
+    _, (op,) = fused(function("f", [f32(rows, 40)], _centred))
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    run_kernel = kernel.out_evaluator(into) if into else kernel.evaluator()
+
+    shapes = [tuple(16 if d == "N" else d for d in r.type.shape) for r in op.results]
+
+    def results(x, wrong=False):
+        buffers = [np.empty(shape[:-1] + (shape[-1] + wrong,), np.float32)
+                   for shape, given in zip(shapes, into) if given]
+        return run_kernel([x], [], buffers) if into else run_kernel([x], [])
+    x = normal(16, 40)
+    want = results(x)
+    assert not general
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    for odd in (read_only, np.repeat(x[..., None], 2, axis=-1)[..., 0],
+                x.astype(np.dtype("f4", metadata={"m": 1}))):
+        assert all(g.tobytes() == w.tobytes() for g, w in zip(results(odd), want))
+    assert len(general) == 3
+    if into:  # buffers of other shapes go the general way, which refuses them
+        with pytest.raises(ShapeError, match="buffer given for result"):
+            results(x, wrong=True)
+
+
 class Spying(LLVMLowering):
     """The lowering, noting for each call of a one-op kernel whether it got a buffer
     and whether that buffer was an operand's memory."""

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from irflow.codegen import run
-from irflow.codegen.llvm import Compiler, ElementwiseFunction, Instr, KernelSpec, plan_domain
+from irflow.codegen.llvm import (Compiler, ElementwiseFunction, Instr, Kernel, KernelSpec,
+                                 plan_domain)
 from irflow.errors import InputError, ShapeError
 from irflow.ir import TensorType, dtypes, function
 
@@ -72,6 +73,46 @@ def test_arguments_are_checked_before_the_code_runs(compiler):
     out = [np.empty((3, 8), np.float32), np.empty((3, 8), np.bool_)]
     assert kernel(x, w, c, out=out)[0] is out[0]
     np.testing.assert_allclose(out[0], run(fn, x, w, c)[0], rtol=2e-6)
+
+
+class Sub(np.ndarray):
+    """An ndarray subclass: the generated call leaves it to the general path."""
+
+
+def off_the_fast_path(a):
+    """Copies of `a` that the generated call hands to `Kernel.checked_call`: read-only,
+    not C-contiguous, a subclass, and of an equal dtype that is not NumPy's own."""
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    strided = np.repeat(a[..., None], 2, axis=-1)[..., 0]
+    odd_dtype = a.astype(np.dtype("f4", metadata={"m": 1}))
+    return [read_only, strided, a.copy().view(Sub), odd_dtype]
+
+
+@pytest.mark.parametrize("shapes", [[[5, 8], [8], []], [["N", 8], [8], []]])
+def test_calls_off_the_fast_path_give_the_same_results(compiler, monkeypatch, shapes):
+    """The generated call takes exact, contiguous, writable ndarrays; any other goes
+    the general way, with the same results, given buffers or not."""
+    general, checked_call = [], Kernel.checked_call
+
+    def counted(self, arrays, out):
+        general.append(1)
+        return checked_call(self, arrays, out)
+    monkeypatch.setattr(Kernel, "checked_call", counted)
+    kernel = ElementwiseFunction(gelu_function(shapes), compiler).kernel
+    rng = np.random.default_rng(3)
+    x, w, c = (rng.standard_normal(s).astype(np.float32) for s in [(5, 8), (8,), ()])
+    want = kernel(x, w, c)
+    assert not general
+    for odd in off_the_fast_path(x):
+        for out in (None, [np.empty((5, 8), np.float32), None]):
+            got = kernel(odd, w, c, out=out)
+            assert all(g.tobytes() == v.tobytes() for g, v in zip(got, want))
+    assert len(general) == 8
+    with pytest.raises(ShapeError, match="broadcast"):
+        kernel(np.ones((5, 8), np.float32), np.ones(1, np.float32), c)
+    with pytest.raises(ShapeError, match="rank"):
+        kernel(x[0], w, c)
 
 
 def test_the_call_releases_the_gil(compiler):
