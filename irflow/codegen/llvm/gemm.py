@@ -43,14 +43,18 @@ ptr B, ptr C)`` over the tile rows ``[begin, end)`` (units of ``mr`` rows), so
 from __future__ import annotations
 
 import ctypes
+import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from llvmlite import ir
 
 from ...errors import ShapeError
+from ...ir import dtypes
+from ...ir.core import Operation
 from .compiler import Compiler, default_compiler
-from .kernel import FUNCTION_NAME, address, call_rows, overlapping
+from .kernel import FUNCTION_NAME, address, call_rows
 from .loops import carried_loop, counted_loop
 
 I1 = ir.IntType(1)
@@ -346,8 +350,8 @@ class _Generator:
 # ---------------------------------------------------------------- calling
 
 F32_DTYPE = np.dtype(np.float32)
-MR = 8  # tile rows: 16 accumulators of 32 columns (more rows need more pointers
-        # to A's rows than x86 has registers: 12 ran at 96 GF/s, 8 at 160)
+MR = 8  # tile rows: 16 accumulators of 32 columns (each row of a row-major A takes a
+        # pointer register: 14 rows ran at 80 GF/s on 64 x 256 x 256, 8 at 146)
 NARROW = 16  # at most this many columns: tiles one vector wide (measured: N = 10
              # runs in 57 µs at 1024 x 256 x 10 against 89 µs with 32-wide tiles)
 WORK_PER_ELEMENT = 8  # multiply-adds per element of `call_rows`: a part of a split
@@ -366,10 +370,9 @@ class Gemm:
     K]``); into `out` when given. `n`: the columns of every call when known (only
     that variant is compiled, when the object is made, so a call never compiles).
 
-    Everything is checked before the code runs: both operands float32 and 2-D (others
-    raise `ShapeError`), their inner sizes equal, `out` writable, C-contiguous, of
-    the result's shape and dtype and sharing no memory with an operand. Operands that
-    are not C-contiguous are copied first."""
+    Everything is checked before the code runs (`sizes`): a call the code cannot
+    take raises `ShapeError` (operands that are not C-contiguous are copied first).
+    A caller that has a fallback asks `sizes` itself, then calls `run`."""
 
     def __init__(self, trans_a: bool = False, trans_b: bool = False, n: int | None = None,
                  compiler: Compiler | None = None):
@@ -383,41 +386,120 @@ class Gemm:
                                   *[ctypes.c_void_p] * 3)(code.address)
             fn.code = code  # the function holds the machine code it calls
             self._functions[nv] = fn
-        self._both = len(widths) == 2
-        self._only = self._functions[widths[0]]
+        self._only = self._functions[widths[0]] if len(widths) == 1 else None
 
-    def __call__(self, a, b, out: np.ndarray | None = None) -> np.ndarray:
-        a, b = self._operand(a, "x"), self._operand(b, "y")
+    def sizes(self, a, b, out=None) -> tuple[int, int, int] | None:
+        """``(M, N, K)`` if the code takes these arrays as they are: 2-D C-contiguous
+        float32 operands whose inner sizes agree, and `out` None or a writable
+        C-contiguous float32 ``[M, N]`` array sharing no memory with them (the code's
+        pointers are ``noalias``); else None."""
+        if not (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim
+                and a.dtype == F32_DTYPE and b.dtype == F32_DTYPE
+                and a.flags.c_contiguous and b.flags.c_contiguous):
+            return None
         m, k = a.shape[::-1] if self.trans_a else a.shape
         k_b, n = b.shape[::-1] if self.trans_b else b.shape
         if k != k_b:
-            raise ShapeError(f"matmul: the contracted dims differ ({k} and {k_b})")
+            return None
+        if out is not None and not (
+                type(out) is np.ndarray and out.dtype == F32_DTYPE and out.shape == (m, n)
+                and out.flags.c_contiguous and out.flags.writeable
+                and not np.may_share_memory(out, a) and not np.may_share_memory(out, b)):
+            return None
+        return m, n, k
+
+    def __call__(self, a, b, out: np.ndarray | None = None) -> np.ndarray:
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        sizes = self.sizes(a, b, out)
+        if sizes is None:
+            raise ShapeError(self._refusal(a, b, out))
+        return self.run(a, b, out, sizes)
+
+    def run(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
+            sizes: tuple[int, int, int]) -> np.ndarray:
+        """The product, for arrays `sizes` accepted (it returned `sizes`); into `out`
+        if not None."""
+        m, n, k = sizes
         if out is None:
             out = np.empty((m, n), F32_DTYPE)
-            pointers = (address(a), address(b), address(out))
-        else:
-            if not (type(out) is np.ndarray and out.dtype == F32_DTYPE
-                    and out.shape == (m, n) and out.flags.c_contiguous
-                    and out.flags.writeable):
-                raise ShapeError(f"matmul: the output buffer must be a writable "
-                                 f"C-contiguous float32 array of shape {[m, n]}")
-            pointers = (address(a), address(b), address(out))
-            if overlapping(((2, 0), (2, 1)), (a, b, out), pointers) is not None:
-                raise ShapeError("matmul: the output buffer overlaps an operand")
-        if m and n:
-            if k:
-                rows = -(-m // MR)
-                call_rows(self._functions[vectors(n)] if self._both else self._only,
-                          rows, m * n * k // WORK_PER_ELEMENT,
-                          (m, n, k, *pointers), (a, b, out))
-            else:
-                out.fill(0.0)
+        if not (m and n):
+            return out
+        if not k:
+            out.fill(0.0)
+            return out
+        fn = self._only or self._functions[vectors(n)]
+        call_rows(fn, -(-m // MR), m * n * k // WORK_PER_ELEMENT,
+                  (m, n, k, address(a), address(b), address(out)), (a, b, out))
         return out
 
-    @staticmethod
-    def _operand(x, name: str) -> np.ndarray:
-        if type(x) is not np.ndarray or x.dtype != F32_DTYPE or x.ndim != 2:
-            got = f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray) else \
-                type(x).__name__
-            raise ShapeError(f"matmul: {name} must be a 2-D float32 array, got {got}")
-        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+    def _refusal(self, a, b, out) -> str:
+        """Why `sizes` refused these arrays (for the error)."""
+        for x, name in ((a, "x"), (b, "y")):
+            if not (isinstance(x, np.ndarray) and x.dtype == F32_DTYPE and x.ndim == 2):
+                got = (f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray)
+                       else type(x).__name__)
+                return f"matmul: {name} must be a 2-D float32 array, got {got}"
+        k = a.shape[0] if self.trans_a else a.shape[1]
+        k_b = b.shape[1] if self.trans_b else b.shape[0]
+        if k != k_b:
+            return f"matmul: the contracted dims differ ({k} and {k_b})"
+        m = a.shape[1] if self.trans_a else a.shape[0]
+        n = b.shape[0] if self.trans_b else b.shape[1]
+        return (f"matmul: the output buffer must be a writable C-contiguous float32 array "
+                f"of shape {[m, n]} sharing no memory with the operands")
+
+
+# ---------------------------------------------------------------- matmul anchors
+
+MIN_ROWS = 8         # fewer rows: NumPy's matmul (a tile of 1-4 rows is FMA-latency
+                     # bound: 1 x 784 x 64 took 10 µs against NumPy's 2.7)
+MIN_WORK = 1 << 20   # fewer multiply-adds: NumPy's matmul, whose call costs ~3 µs
+                     # less (8 x 256 x 256: 13.6 µs against 10.1; 16 x 256 x 256:
+                     # 18.6 against 24.6)
+
+
+def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | None,
+                   compiler: Compiler | None = None) -> tuple[Callable, Callable] | None:
+    """For a fused op's anchor `inner` when it is a float32 matmul of two matrices:
+    its kernel and out kernel (``run(x, y)``, ``run(x, y, out=buffer)``) by `Gemm`
+    for products of at least `MIN_ROWS` rows and `MIN_WORK` multiply-adds, by the
+    NumPy kernels `kernel` and `out_kernel` (the anchor's, errors located) for the
+    rest and for arrays the code does not take as they are (`Gemm.sizes`: another
+    dtype or layout, an output buffer overlapping an operand), so the answer is
+    NumPy's to float32 rounding and every refusal NumPy's. None for other anchors."""
+    if inner is None or inner.name != "matmul" or out_kernel is None:
+        return None
+    x, y = (v.type for v in inner.operands)
+    if x.rank != 2 or y.rank != 2 or x.dtype is not dtypes.float32 \
+            or y.dtype is not dtypes.float32:
+        return None
+    trans_y = bool(inner.attrs["transpose_y"])
+    n = y.shape[0] if trans_y else y.shape[1]
+    gemm = Gemm(bool(inner.attrs["transpose_x"]), trans_y,
+                n if isinstance(n, int) else None, compiler)
+    run, run_into = _dispatching(gemm, kernel, out_kernel)
+    # like the NumPy kernels' (quiet), `__wrapped__` leaves their floating-point
+    # warnings to a caller that silences them once (the code itself never warns)
+    run.__wrapped__, run_into.__wrapped__ = _dispatching(
+        gemm, getattr(kernel, "__wrapped__", kernel),
+        getattr(out_kernel, "__wrapped__", out_kernel))
+    return run, run_into
+
+
+def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable
+                 ) -> tuple[Callable, Callable]:
+    """`anchor_kernels`' pair: `gemm` where it takes the call and it is large
+    enough, else the NumPy `kernel` / `out_kernel`."""
+    def run(a, b):
+        sizes = gemm.sizes(a, b)
+        if sizes is None or sizes[0] < MIN_ROWS or math.prod(sizes) < MIN_WORK:
+            return kernel(a, b)
+        return gemm.run(a, b, None, sizes)
+
+    def run_into(a, b, out):
+        sizes = gemm.sizes(a, b, out)
+        if sizes is None or sizes[0] < MIN_ROWS or math.prod(sizes) < MIN_WORK:
+            return out_kernel(a, b, out=out)
+        return gemm.run(a, b, out, sizes)
+    return run, run_into
