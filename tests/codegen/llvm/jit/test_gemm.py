@@ -1,14 +1,17 @@
 """The generated float32 GEMM (`irflow.codegen.llvm.gemm`): every layout and edge
 against the float64 product, to float32 rounding (the error of a K-term dot product
 is at most about K units of roundoff of the sum of |a||b|); its checks; its split
-across threads; and the matmul anchors of fused ops that run it."""
+across threads; and the matmuls of the llvm backend that run it (fused ops'
+anchors, standalone matmuls)."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import irflow
+from irflow.codegen import compile_plan
 from irflow.codegen.llvm.gemm import MIN_ROWS, MIN_WORK, Gemm, anchor_kernels
+from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import ShapeError
 from irflow.ir import TensorType, function
 from tests.codegen.llvm.jit.test_fused import fused
@@ -159,3 +162,20 @@ def test_only_float32_matmuls_of_matrices_get_the_gemm(compiler):
     assert anchor_of([f32(64, 32), f32(32, 16)]) is not None
     assert anchor_of([f32(2, 64, 32), f32(32, 16)]) is None   # batched
     assert anchor_of([TensorType("f64", [64, 32]), TensorType("f64", [32, 16])]) is None
+
+
+@pytest.mark.parametrize("transpose_x, transpose_y", LAYOUTS)
+def test_a_standalone_matmul_runs_the_gemm_in_a_plan(compiler, transpose_x, transpose_y):
+    """A plan's unfused matmul (backend llvm) is the generated GEMM above the
+    thresholds and NumPy's below: both NumPy's product to float32 rounding."""
+    lowering = LLVMLowering(compiler, min_elements=0)
+    for m, k, n in [(64, 256, 96), (4, 30, 20)]:
+        types = [f32(k, m) if transpose_x else f32(m, k),
+                 f32(n, k) if transpose_y else f32(k, n)]
+        fn = function("f", types, lambda b, x, w: b.matmul(
+            x, w, transpose_x=transpose_x, transpose_y=transpose_y))
+        (op,) = [o for o in fn.block.body_ops() if o.name == "matmul"]
+        assert lowering.kernel(op) is not None
+        x, w, X, W = operands(m, k, n, transpose_x, transpose_y)
+        (result,) = compile_plan(fn, lowering)(x, w)
+        check_product(result, X, W)
