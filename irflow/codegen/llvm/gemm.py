@@ -9,7 +9,8 @@
 k it loads ``nv`` 16-float vectors of a B row, broadcasts each of the tile's
 ``mr`` A elements (a load folded into the FMA) and does ``mr * nv``
 ``llvm.fma.v16f32``. The code is unrolled over the tile (and 4 k steps), so the
-accumulators stay in registers (`GemmSpec.assembly` shows the loop; no spills).
+accumulators stay in registers (`assembly` shows the loop: 64 FMAs, 32 broadcasts,
+8 loads of B and no stack access per 4 k steps of an 8 x 32 tile).
 
 **Blocking** (GotoBLAS/BLIS's). The driver loops over K blocks of ``kc``, M
 blocks of ``mc`` rows, the tile columns (*panels*) of N, then the tile rows of
@@ -21,8 +22,10 @@ into the buffer (no pass of its own: a separate copy of a 256 x 256 B cost a
 sixth of a 64-row product). Reading B rows ``N`` apart in every tile instead
 is slower: rows 1 KiB apart fall into a few L1 sets and evict each other. A
 ``[N, K]`` B is transposed into the buffer by a loop before the panel's tiles.
-A is read where it is: a row-major A through one pointer per tile row, a
-transposed A as ``mr`` consecutive floats per k.
+A row-major A is read where it is, through one pointer per tile row (which is
+what limits ``mr`` to 8: x86 has 16 general registers); a ``[K, M]`` A is copied
+per M block into a stack buffer in the tiles' order (``mr`` floats per k, tile
+after tile), since read in place its columns are M floats apart.
 
 **Edges.** Columns past N are masked: the first tile's B loads and every C load
 and store of the last panel use ``llvm.masked.load/store`` with per-vector masks
@@ -36,9 +39,11 @@ fine: both agree with the float64 product to float32 rounding.
 
 The function is ``void kernel(i64 begin, i64 end, i64 M, i64 N, i64 K, ptr A,
 ptr B, ptr C)`` over the tile rows ``[begin, end)`` (units of ``mr`` rows), so
-`call_rows` can split M across threads (each part's buffer on its thread's stack:
-32 KiB, and no scratch array to allocate per call);
-`Gemm` checks every argument before any code runs.
+`call_rows` can split M across threads (each part's buffers on its thread's stack,
+at most 160 KiB: no scratch array to allocate per call); `Gemm` checks every
+argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
+registers, 48 KiB of L1 and 2 MiB of L2 per core where it was measured), and the
+backend uses the code only on hosts that have it (`anchor_kernels`).
 """
 from __future__ import annotations
 
@@ -47,6 +52,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
@@ -55,6 +61,7 @@ from ...ir import dtypes
 from ...ir.core import Operation
 from ...ir.registry import lookup
 from .compiler import Compiler, default_compiler
+from .jit import HostTarget
 from .kernel import FUNCTION_NAME, address, call_rows
 from .loops import carried_loop, counted_loop
 
@@ -97,7 +104,17 @@ class GemmSpec:
         return WIDTH * self.nv
 
     def llvm_ir(self, fma: bool) -> str:
+        """The module (`fma` is the `Compiler` protocol's: the tiles always use
+        ``llvm.fma``, and the backend runs them only on AVX-512 hosts)."""
         return _Generator(self).module()
+
+
+def assembly(spec: GemmSpec, target: HostTarget | None = None) -> str:
+    """The host assembly of `spec`'s module, to check that the tiles' loops keep
+    their accumulators in registers (no stack access between the FMAs)."""
+    target = target or HostTarget()
+    module = llvm.parse_assembly(target.optimized_ir(spec.llvm_ir(target.has_fma)))
+    return target.machine.emit_assembly(module)
 
 
 # ---------------------------------------------------------------- code generation
@@ -134,6 +151,10 @@ class _Generator:
         self.mstore = ir.Function(self.m, ir.FunctionType(ir.VoidType(),
                                                           [V16, PTR, I32, MASK]),
                                   "llvm.masked.store.v16f32.p0")
+        column = ir.VectorType(F32, spec.mr)  # a tile's A column, copying a [K, M] A
+        self.column_load = ir.Function(
+            self.m, ir.FunctionType(column, [PTR, I32, ir.VectorType(I1, spec.mr), column]),
+            f"llvm.masked.load.v{spec.mr}f32.p0") if spec.trans_a else None
         # (rows, edge, first) -> tile function; first tiles pack B (not for [N, K] B)
         firsts = (False,) if spec.trans_b else (False, True)
         self.tiles = {(mr, edge, first): self.tile(mr, edge, first)
@@ -348,25 +369,21 @@ class _Generator:
         so a tile reads its A as one sequential stream (read in place, its columns
         are M floats apart: half a cache line used per line, and 16% slower)."""
         mr = self.spec.mr
-        vt = ir.VectorType(F32, mr)
-        load = ir.Function(self.m, ir.FunctionType(vt, [PTR, I32, ir.VectorType(I1, mr), vt]),
-                           f"llvm.masked.load.v{mr}f32.p0") \
-            if f"llvm.masked.load.v{mr}f32.p0" not in self.m.globals \
-            else self.m.globals[f"llvm.masked.load.v{mr}f32.p0"]
-        lanes = ir.Constant(ir.VectorType(I64, mr), list(range(mr)))
+        vt, lanes_type = ir.VectorType(F32, mr), ir.VectorType(I64, mr)
+        lanes = ir.Constant(lanes_type, list(range(mr)))
         with counted_loop(b, const(0), row_tiles, "pa") as t:
             i = b.add(ic, b.mul(t, const(mr)))
-            left = b.insert_element(ir.Constant(ir.VectorType(I64, mr), ir.Undefined),
-                                    b.sub(x.m_end, i), ir.Constant(I32, 0))
-            left = b.shuffle_vector(left, ir.Constant(ir.VectorType(I64, mr), ir.Undefined),
+            left = b.insert_element(ir.Constant(lanes_type, ir.Undefined), b.sub(x.m_end, i),
+                                    ir.Constant(I32, 0))
+            left = b.shuffle_vector(left, ir.Constant(lanes_type, ir.Undefined),
                                     ir.Constant(ir.VectorType(I32, mr), [0] * mr))
-            mask = b.icmp_signed("<", lanes, left)
+            mask = b.icmp_signed("<", lanes, left)  # the rows of the tile inside M
             tile = self.gep(b, x.packed_a, b.mul(t, const(self.spec.kc * mr)))
             with counted_loop(b, const(0), x.kc, "pak") as k:
                 source = self.gep(b, x.A, b.add(b.mul(b.add(x.pc, k), x.M), i))
-                column = b.call(load, [source, ir.Constant(I32, 4), mask,
-                                       ir.Constant(vt, [0.0] * mr)])
-                b.store(column, self.gep(b, tile, b.mul(k, const(mr))), align=4 * mr)
+                column = b.call(self.column_load, [source, ir.Constant(I32, 4), mask,
+                                                   ir.Constant(vt, [0.0] * mr)])
+                b.store(column, self.gep(b, tile, b.mul(k, const(mr))), align=4)
 
     def pack_transposed(self, b: ir.IRBuilder, x: _Block, jr) -> None:
         """Fill the panel buffer from an [N, K] B: column c of the panel is B's row
@@ -514,17 +531,24 @@ def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | No
     NumPy kernels `kernel` and `out_kernel` (the anchor's, errors located) for the
     rest and for arrays the code does not take as they are (`Gemm.sizes`: another
     dtype or layout, an output buffer overlapping an operand), so the answer is
-    NumPy's to float32 rounding and every refusal NumPy's. None for other anchors."""
-    if inner is None or inner.name != "matmul" or out_kernel is None:
+    NumPy's to float32 rounding and every refusal NumPy's. None for other anchors,
+    for products whose static sizes are all below the thresholds, and on hosts
+    without AVX-512 (what the tiles are made and measured for)."""
+    compiler = compiler or default_compiler()
+    if inner is None or inner.name != "matmul" or out_kernel is None \
+            or "+avx512f" not in compiler.target.features.split(","):
         return None
     x, y = (v.type for v in inner.operands)
     if x.rank != 2 or y.rank != 2 or x.dtype is not dtypes.float32 \
             or y.dtype is not dtypes.float32:
         return None
-    trans_y = bool(inner.attrs["transpose_y"])
+    trans_x, trans_y = bool(inner.attrs["transpose_x"]), bool(inner.attrs["transpose_y"])
+    m, k = x.shape[::-1] if trans_x else x.shape
     n = y.shape[0] if trans_y else y.shape[1]
-    gemm = Gemm(bool(inner.attrs["transpose_x"]), trans_y,
-                n if isinstance(n, int) else None, compiler)
+    if isinstance(m, int) and m < MIN_ROWS or all(isinstance(d, int) for d in (m, k, n)) \
+            and m * k * n < MIN_WORK:
+        return None  # every call is NumPy's: nothing to compile
+    gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler)
     run, run_into = _dispatching(gemm, kernel, out_kernel)
     # like the NumPy kernels' (quiet), `__wrapped__` leaves their floating-point
     # warnings to a caller that silences them once (the code itself never warns)

@@ -3,6 +3,8 @@ against the float64 product, to float32 rounding (the error of a K-term dot prod
 is at most about K units of roundoff of the sum of |a||b|); its checks; its split
 across threads; and the matmuls of the llvm backend that run it (fused ops'
 anchors, standalone matmuls)."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -10,7 +12,8 @@ from hypothesis import strategies as st
 
 import irflow
 from irflow.codegen import compile_plan
-from irflow.codegen.llvm.gemm import MIN_ROWS, MIN_WORK, Gemm, anchor_kernels
+from irflow.codegen.llvm.gemm import (MIN_ROWS, MIN_WORK, Gemm, GemmSpec, anchor_kernels,
+                                      assembly)
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import ShapeError
 from irflow.ir import TensorType, function
@@ -159,9 +162,12 @@ def test_only_float32_matmuls_of_matrices_get_the_gemm(compiler):
         _, (op,) = fused(function("f", types, body))
         inner = next(iter(op.regions[0].blocks[0].body_ops()))
         return anchor_kernels(inner, np.matmul, np.matmul, compiler)
-    assert anchor_of([f32(64, 32), f32(32, 16)]) is not None
-    assert anchor_of([f32(2, 64, 32), f32(32, 16)]) is None   # batched
-    assert anchor_of([TensorType("f64", [64, 32]), TensorType("f64", [32, 16])]) is None
+    assert anchor_of([f32(64, 256), f32(256, 64)]) is not None
+    assert anchor_of([f32("N", 32), f32(32, 16)]) is not None   # a call may be large
+    assert anchor_of([f32(64, 32), f32(32, 16)]) is None        # every call is small
+    assert anchor_of([f32(4, "K"), f32("K", 16)]) is None       # too few rows
+    assert anchor_of([f32(2, 64, 256), f32(256, 64)]) is None   # batched
+    assert anchor_of([TensorType("f64", [64, 256]), TensorType("f64", [256, 64])]) is None
 
 
 @pytest.mark.parametrize("transpose_x, transpose_y", LAYOUTS)
@@ -170,7 +176,7 @@ def test_a_standalone_matmul_runs_the_gemm_in_a_plan(compiler, transpose_x, tran
     thresholds and NumPy's below: both NumPy's product to float32 rounding."""
     lowering = LLVMLowering(compiler, min_elements=0)
     for m, k, n in [(64, 256, 96), (4, 30, 20)]:
-        types = [f32(k, m) if transpose_x else f32(m, k),
+        types = [f32(k, "M") if transpose_x else f32("M", k),
                  f32(n, k) if transpose_y else f32(k, n)]
         fn = function("f", types, lambda b, x, w: b.matmul(
             x, w, transpose_x=transpose_x, transpose_y=transpose_y))
@@ -179,3 +185,27 @@ def test_a_standalone_matmul_runs_the_gemm_in_a_plan(compiler, transpose_x, tran
         x, w, X, W = operands(m, k, n, transpose_x, transpose_y)
         (result,) = compile_plan(fn, lowering)(x, w)
         check_product(result, X, W)
+
+
+def loops_of(asm: str) -> list[list[str]]:
+    """The instructions of each basic block of `asm` that ends in a backward jump
+    (a loop), as emitted for the host."""
+    blocks, current, labels = [], None, []
+    for line in asm.splitlines():
+        if re.match(r"^\.LBB\S+:", line):
+            labels.append(line.split(":")[0])
+            current = []
+            blocks.append((labels[-1], current))
+        elif current is not None and line.startswith("\t") and not line.startswith("\t."):
+            current.append(line.strip())
+    return [ins for label, ins in blocks if ins and ins[-1].split()[-1] == label]
+
+
+def test_the_tiles_keep_their_accumulators_in_registers():
+    """Every tile loop of the widest tiles (8 x 32: 16 accumulators, 2 B vectors and a
+    broadcast) has its FMAs and no stack access: nothing is spilled."""
+    tile_loops = [ins for ins in loops_of(assembly(GemmSpec()))
+                  if sum(i.startswith("vfmadd") for i in ins) >= 64]
+    assert tile_loops
+    for ins in tile_loops:
+        assert not [i for i in ins if "%rsp" in i]
