@@ -15,8 +15,9 @@ accumulators stay in registers (`assembly` shows the loop: 64 FMAs, 32 broadcast
 **Blocking** (GotoBLAS/BLIS's). The driver loops over K blocks of ``kc``, M
 blocks of ``mc`` rows, the tile columns (*panels*) of N, then the tile rows of
 the M block. A panel's ``kc x NR`` floats of B are copied once, contiguous, into
-a buffer on the function's stack (zero past N) that stays in L1 while every tile
-row uses it; the ``mc x kc`` block of A stays in L2. The copy is fused into the
+a buffer on the function's stack (zero past N) that stays in L1 (32 KiB at
+``kc`` = 256; the 64 KiB of ``kc`` = 512 mostly) while every tile row uses it;
+the ``mc x kc`` block of A stays in L2 (`blocking`). The copy is fused into the
 panel's first tile, which reads B where it is and stores each vector it loads
 into the buffer (no pass of its own: a separate copy of a 256 x 256 B cost a
 sixth of a 64-row product). Reading B rows ``N`` apart in every tile instead
@@ -411,14 +412,17 @@ WORK_PER_ELEMENT = 8  # multiply-adds per element of `call_rows`: a part of a sp
                       # call gets at least 2M (about 10 µs on one AVX-512 core)
 
 
-def rows_per_block(trans_a: bool, trans_b: bool) -> int:
-    """``mc``, the rows of an M block: 256 (its 256 KiB of A stay in L2), 128 for a
-    transposed A (copied per block into a buffer on the stack: 128 KiB), 1024 for a
-    transposed B (its transposition into the panel buffer, per block and panel,
-    then pays for 4 times more rows: 1024 x 256 x 784 took 2417 µs against 2702)."""
+def blocking(trans_a: bool, trans_b: bool) -> tuple[int, int]:
+    """``(kc, mc)``, measured on the shapes of `benchmarks/gemm.py`: K blocks of 512
+    and M blocks of 256 rows (1024 x 512 x 256 ran in 1416 µs, against 1490 with K
+    blocks of 256: C is read and written once per K block); a transposed A in K
+    blocks of 256 and M blocks of 128 (copied per block into a stack buffer of
+    128 KiB); a transposed B in K blocks of 256 and M blocks of 1024 (its
+    transposition into the panel buffer, per block and panel, then pays for 4
+    times more rows: 1024 x 256 x 784 took 2417 µs against 2702)."""
     if trans_a:
-        return 128
-    return 1024 if trans_b else 256
+        return 256, 128
+    return (256, 1024) if trans_b else (512, 256)
 
 
 def vectors(n: int) -> int:
@@ -444,8 +448,8 @@ class Gemm:
         widths = (1, 2) if n is None else (vectors(n),)
         self._functions = {}  # tile width in vectors -> the compiled function
         for nv in widths:
-            code = compiler.code(GemmSpec(trans_a, trans_b, MR, nv,
-                                          mc=rows_per_block(trans_a, trans_b)))
+            kc, mc = blocking(trans_a, trans_b)
+            code = compiler.code(GemmSpec(trans_a, trans_b, MR, nv, kc, mc))
             fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 5,
                                   *[ctypes.c_void_p] * 3)(code.address)
             fn.code = code  # the function holds the machine code it calls
