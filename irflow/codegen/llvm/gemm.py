@@ -215,7 +215,7 @@ class _Generator:
                                                *[I16] * nv, I1, PTR])
         fn = ir.Function(self.m, fnty, f"tile{mr}{'e' if edge else ''}{'p' if first else ''}")
         fn.linkage = "internal"
-        fn.attributes.add("noinline")  # a call per tile is free; inlining 32 halves compiling
+        fn.attributes.add("noinline")  # a call per tile costs nothing; compiling, half
         for k in (1, 3, 5, len(fn.args) - 1):
             fn.args[k].add_attribute("noalias")
         kc, a, a_step, bp, ldb, c, ldc, *rest = fn.args
