@@ -715,7 +715,7 @@ class FusedKernel:
             compiled = anchor_kernels(region_op.anchor_op(op), self._anchor,
                                       self._anchor_into, compiler)
             if compiled is not None:  # a float32 matmul: generated code (gemm.py)
-                self._anchor, self._anchor_into = compiled
+                self._anchor = self._anchor_into = compiled
         entering = ([op.regions[0].blocks[0].terminator.operand(0).type] if lay.anchored
                     else []) + [v.type for v in op.operands[lay.n_anchor:]]
         inputs, instrs, number = lower_body(lay, entering)

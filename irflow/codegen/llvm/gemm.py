@@ -49,6 +49,7 @@ backend uses the code only on hosts that have it (`anchor_kernels`).
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -368,7 +369,7 @@ class _Generator:
         """Copy the M block of a [K, M] A into the tiles' order: tile row t's k-th
         ``mr`` floats (the tile's A column k, zero past M) at ``(t * kc + k) * mr``,
         so a tile reads its A as one sequential stream (read in place, its columns
-        are M floats apart: half a cache line used per line, and 16% slower)."""
+        are M floats apart: half a cache line used per line, and 15% slower)."""
         mr = self.spec.mr
         vt, lanes_type = ir.VectorType(F32, mr), ir.VectorType(I64, mr)
         lanes = ir.Constant(lanes_type, list(range(mr)))
@@ -528,16 +529,16 @@ MIN_WORK = 1 << 20   # fewer multiply-adds: NumPy's matmul, whose call costs ~3 
 
 
 def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | None,
-                   compiler: Compiler | None = None) -> tuple[Callable, Callable] | None:
+                   compiler: Compiler | None = None) -> Callable | None:
     """For a fused op's anchor `inner` when it is a float32 matmul of two matrices:
-    its kernel and out kernel (``run(x, y)``, ``run(x, y, out=buffer)``) by `Gemm`
-    for products of at least `MIN_ROWS` rows and `MIN_WORK` multiply-adds, by the
-    NumPy kernels `kernel` and `out_kernel` (the anchor's, errors located) for the
-    rest and for arrays the code does not take as they are (`Gemm.sizes`: another
-    dtype or layout, an output buffer overlapping an operand), so the answer is
-    NumPy's to float32 rounding and every refusal NumPy's. None for other anchors,
-    for products whose static sizes are all below the thresholds, and on hosts
-    without AVX-512 (what the tiles are made and measured for)."""
+    its kernel, ``run(x, y, out=None)`` (the kernel and the out kernel in one), by
+    `Gemm` for products of at least `MIN_ROWS` rows and `MIN_WORK` multiply-adds, by
+    the NumPy kernels `kernel` and `out_kernel` (the anchor's, errors located) for
+    the rest and for arrays the code does not take as they are (`Gemm.sizes`:
+    another dtype or layout, an output buffer overlapping an operand), so the answer
+    is NumPy's to float32 rounding and every refusal NumPy's. None for other
+    anchors, for products whose static sizes are all below the thresholds, and on
+    hosts without AVX-512 (what the tiles are made and measured for)."""
     compiler = compiler or default_compiler()
     if inner is None or inner.name != "matmul" or out_kernel is None \
             or "+avx512f" not in compiler.target.features.split(","):
@@ -553,13 +554,12 @@ def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | No
             and m * k * n < MIN_WORK:
         return None  # every call is NumPy's: nothing to compile
     gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler)
-    run, run_into = _dispatching(gemm, kernel, out_kernel)
+    run = _dispatching(gemm, kernel, out_kernel)
     # like the NumPy kernels' (quiet), `__wrapped__` leaves their floating-point
     # warnings to a caller that silences them once (the code itself never warns)
-    run.__wrapped__, run_into.__wrapped__ = _dispatching(
-        gemm, getattr(kernel, "__wrapped__", kernel),
-        getattr(out_kernel, "__wrapped__", out_kernel))
-    return run, run_into
+    run.__wrapped__ = _dispatching(gemm, getattr(kernel, "__wrapped__", kernel),
+                                   getattr(out_kernel, "__wrapped__", out_kernel))
+    return run
 
 
 def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable | None:
@@ -567,36 +567,26 @@ def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable |
     ``run(x, y, out=None)``, `anchor_kernels`' dispatch between `Gemm` and the op's
     NumPy kernel, which its ``__wrapped__`` calls unsilenced. None for other ops."""
     opdef = lookup(op.name, op.loc)
-    attrs = op.attrs
+    numpy = functools.partial(opdef.kernel, **op.attrs)
+    numpy.__wrapped__ = functools.partial(getattr(opdef.kernel, "__wrapped__", opdef.kernel),
+                                          **op.attrs)
+    return anchor_kernels(op, numpy, numpy, compiler)
 
-    def with_attrs(kernel: Callable) -> Callable:
-        return lambda x, y, out=None: kernel(x, y, out=out, **attrs)
-    numpy = with_attrs(opdef.kernel)
-    numpy.__wrapped__ = with_attrs(getattr(opdef.kernel, "__wrapped__", opdef.kernel))
-    kernels = anchor_kernels(op, numpy, numpy, compiler)
-    if kernels is None:
-        return None
 
-    def one_kernel(run: Callable, run_into: Callable) -> Callable:
-        return lambda x, y, out=None: run(x, y) if out is None else run_into(x, y, out)
-    run = one_kernel(*kernels)
-    run.__wrapped__ = one_kernel(kernels[0].__wrapped__, kernels[1].__wrapped__)
+def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable) -> Callable:
+    """`anchor_kernels`' run: `gemm` where it takes the call and the call is large
+    enough, else the NumPy `kernel` (`out_kernel` with a buffer). The rows are
+    looked at first, so a batch-1 call pays no more than a comparison."""
+    rows_axis = 1 if gemm.trans_a else 0
+
+    def run(a, b, out=None):
+        try:
+            rows = a.shape[rows_axis]
+        except (AttributeError, IndexError, TypeError):
+            rows = 0  # not an array of two dims: NumPy's to answer
+        if rows >= MIN_ROWS:
+            sizes = gemm.sizes(a, b, out)
+            if sizes is not None and math.prod(sizes) >= MIN_WORK:
+                return gemm.run(a, b, out, sizes)
+        return kernel(a, b) if out is None else out_kernel(a, b, out=out)
     return run
-
-
-def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable
-                 ) -> tuple[Callable, Callable]:
-    """`anchor_kernels`' pair: `gemm` where it takes the call and it is large
-    enough, else the NumPy `kernel` / `out_kernel`."""
-    def run(a, b):
-        sizes = gemm.sizes(a, b)
-        if sizes is None or sizes[0] < MIN_ROWS or math.prod(sizes) < MIN_WORK:
-            return kernel(a, b)
-        return gemm.run(a, b, None, sizes)
-
-    def run_into(a, b, out):
-        sizes = gemm.sizes(a, b, out)
-        if sizes is None or sizes[0] < MIN_ROWS or math.prod(sizes) < MIN_WORK:
-            return out_kernel(a, b, out=out)
-        return gemm.run(a, b, out, sizes)
-    return run, run_into

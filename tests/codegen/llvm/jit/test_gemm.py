@@ -141,7 +141,7 @@ def test_a_fused_matmul_anchor_runs_the_gemm(compiler, transpose_x, transpose_y)
     types = [f32(k, m) if transpose_x else f32(m, k), f32(n, k) if transpose_y else f32(k, n),
              f32(n)]
     kernel = kernel_of(compiler, body, types)
-    assert kernel._anchor.__qualname__.startswith("_dispatching")
+    assert kernel._anchor.__qualname__.startswith("_dispatching")  # not NumPy's
     x, w, _, _ = operands(m, k, n, transpose_x, transpose_y)
     c = rng.standard_normal(n).astype(np.float32)
     args = [[x, w, c][i] for i in kernel.arguments]
