@@ -228,6 +228,12 @@ class Fused(RegionOp):
         anchor = plain_anchor(op) if len(op.regions) == 2 else None
         return None if anchor is None else located_kernel(anchor)
 
+    def anchor_op(self, op):
+        """For backends: the anchor's op when it is one op on the anchor's arguments
+        (the op `anchor_kernel` runs), else None; a backend with code of its own for
+        that op (a float32 matmul) reads its types and attributes."""
+        return plain_anchor(op) if len(op.regions) == 2 else None
+
     def anchor_out_kernel(self, op):
         """For backends: the anchor's out kernel (``kernel(*operands, out=buffer)``,
         errors located at its op) when the anchor is one op on the anchor's arguments

@@ -77,7 +77,7 @@ class Compiler:
             return code
 
     def llvm_ir(self, spec) -> str:
-        """The LLVM IR generated for `spec` (a `KernelSpec` or a `FusedSpec`), before
+        """The LLVM IR generated for `spec` (a `KernelSpec`, `FusedSpec` or `GemmSpec`), before
         optimization."""
         return spec.llvm_ir(self.target.has_fma)
 

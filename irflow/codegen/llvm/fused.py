@@ -2,7 +2,9 @@
 reductions along the op's axes, and the anchor (a matmul) before its epilogue.
 
 `lower_fused(op)` makes a `FusedKernel`, which runs the anchor (if any) by its
-NumPy kernel, then one compiled function over the domain:
+NumPy kernel (a float32 matmul of matrices by the generated GEMM of
+`irflow.codegen.llvm.gemm`, above its size thresholds), then one compiled
+function over the domain:
 
 - **No reduced axes.** When every result spans the whole domain the body is an
   elementwise `KernelSpec` (`irflow.codegen.llvm.kernel`): merged loops, one flat
@@ -71,6 +73,7 @@ from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
+from .gemm import anchor_kernels
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
                      _strides, address, call_rows, check_inplace, overlapping,
                      plan_domain, stored_through, written_pairs)
@@ -707,10 +710,15 @@ class FusedKernel:
         self.op = op
         self._anchor = self._anchor_into = None
         if lay.anchored:
-            self._anchor = lookup(op.name).region_op.anchor_kernel(op)
-            self._anchor_into = lookup(op.name).region_op.anchor_out_kernel(op)
+            region_op = lookup(op.name).region_op
+            self._anchor = region_op.anchor_kernel(op)
+            self._anchor_into = region_op.anchor_out_kernel(op)
             if self._anchor is None:
                 raise Unsupported("the anchor is not one op on the anchor's arguments", op.loc)
+            compiled = anchor_kernels(region_op.anchor_op(op), self._anchor,
+                                      self._anchor_into, compiler)
+            if compiled is not None:  # a float32 matmul: generated code (gemm.py)
+                self._anchor = self._anchor_into = compiled
         entering = ([op.regions[0].blocks[0].terminator.operand(0).type] if lay.anchored
                     else []) + [v.type for v in op.operands[lay.n_anchor:]]
         inputs, instrs, number = lower_body(lay, entering)

@@ -16,6 +16,9 @@ The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
   against 4.6-6.2), and tie for sigmoid, sqrt and add, so those stay (in a fused
   body, sin and cos are compiled: ``sin(x) cos(x) + x`` takes 0.87-1.04 ms against
   NumPy's 1.61-1.98);
+- a standalone float32 matmul of two matrices gets the generated GEMM
+  (`irflow.codegen.llvm.gemm.matmul_kernel`) from 8 rows and 2^20 multiply-adds,
+  NumPy's matmul below that (as a fused op's matmul anchor does);
 - everything else, and anything the backend has no code for (a dtype, an op, an
   anchor that is not a contraction), keeps the registry's NumPy kernel: the
   fallback is per op, never an error and never a different answer.
@@ -40,6 +43,7 @@ from ..executor import Lowering
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, lower_elementwise
 from .fused import MIN_ELEMENTS, FusedKernel
+from .gemm import matmul_kernel
 
 REGION_OPS = {"fused": FusedKernel}
 """The ops with regions the backend compiles, by name (ops know no backend)."""
@@ -74,6 +78,8 @@ class LLVMLowering(Lowering):
             return None
 
     def kernel(self, op: Operation) -> Callable | None:
+        if op.name == "matmul":
+            return matmul_kernel(op, self.compiler)
         opdef = lookup(op.name, op.loc)
         if op.name not in COMPILED_OPS or not opdef.has(Elementwise) or op.result.type.rank == 0:
             return None

@@ -1,0 +1,604 @@
+"""Float32 matrix products (GEMM) as generated LLVM code, for the matmul anchors.
+
+``C = A @ B`` for row-major float32 matrices, ``A`` given as ``[M, K]`` or, with
+`GemmSpec.trans_a`, as ``[K, M]`` (its transpose is the operand: ``x.T @ g``), and
+``B`` as ``[K, N]`` or, with `GemmSpec.trans_b`, as ``[N, K]`` (``g @ w.T``).
+
+**Tiles.** A tile of ``mr`` rows by ``NR = 16 * nv`` columns of C is held in
+``mr * nv`` zmm accumulators while its function runs the depth of a K block: per
+k it loads ``nv`` 16-float vectors of a B row, broadcasts each of the tile's
+``mr`` A elements (a load folded into the FMA) and does ``mr * nv``
+``llvm.fma.v16f32``. The code is unrolled over the tile (and 4 k steps), so the
+accumulators stay in registers (`assembly` shows the loop: 64 FMAs, 32 broadcasts,
+8 loads of B and no stack access per 4 k steps of an 8 x 32 tile).
+
+**Blocking** (GotoBLAS/BLIS's). The driver loops over K blocks of ``kc``, M
+blocks of ``mc`` rows, the tile columns (*panels*) of N, then the tile rows of
+the M block. A panel's ``kc x NR`` floats of B are copied once, contiguous, into
+a buffer on the function's stack (zero past N) that stays in L1 (32 KiB at
+``kc`` = 256; the 64 KiB of ``kc`` = 512 mostly) while every tile row uses it;
+the ``mc x kc`` block of A stays in L2 (`blocking`). The copy is fused into the
+panel's first tile, which reads B where it is and stores each vector it loads
+into the buffer (no pass of its own: a separate copy of a 256 x 256 B cost a
+sixth of a 64-row product). Reading B rows ``N`` apart in every tile instead
+is slower: rows 1 KiB apart fall into a few L1 sets and evict each other. A
+``[N, K]`` B is transposed into the buffer by gathers before the panel's tiles.
+A row-major A is read where it is, through one pointer per tile row (which is
+what limits ``mr`` to 8: x86 has 16 general registers); a ``[K, M]`` A is copied
+per M block into a stack buffer in the tiles' order (``mr`` floats per k, tile
+after tile), since read in place its columns are M floats apart.
+
+**Edges.** Columns past N are masked: the first tile's B loads and every C load
+and store of the last panel use ``llvm.masked.load/store`` with per-vector masks
+(inner panels have no masks at all). Rows past the end of M use the tile
+function of exactly the rows left (one is generated per row count).
+
+**Accumulation.** The first K block stores its sums; later ones add them to C
+(a masked-off or selected-away load is -0.0, so results are exact sums in this
+order, -0.0 included). The order of the sum differs from OpenBLAS's, which is
+fine: both agree with the float64 product to float32 rounding.
+
+The function is ``void kernel(i64 begin, i64 end, i64 M, i64 N, i64 K, ptr A,
+ptr B, ptr C)`` over the tile rows ``[begin, end)`` (units of ``mr`` rows), so
+`call_rows` can split M across threads (each part's buffers on its thread's stack,
+at most 160 KiB: no scratch array to allocate per call); `Gemm` checks every
+argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
+registers, 48 KiB of L1 and 2 MiB of L2 per core where it was measured), and the
+backend uses the code only on hosts that have it (`anchor_kernels`).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import llvmlite.binding as llvm
+import numpy as np
+from llvmlite import ir
+
+from ...errors import ShapeError
+from ...ir import dtypes
+from ...ir.core import Operation
+from ...ir.registry import lookup
+from .compiler import Compiler, default_compiler
+from .jit import HostTarget
+from .kernel import FUNCTION_NAME, address, call_rows
+from .loops import carried_loop, counted_loop
+
+I1 = ir.IntType(1)
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+F32 = ir.FloatType()
+WIDTH = 16  # floats per zmm vector
+V16 = ir.VectorType(F32, WIDTH)
+MASK = ir.VectorType(I1, WIDTH)
+PTR = ir.PointerType()
+ALIGN = 64  # bytes: the panel buffer starts on a cache line
+UNROLL = 4  # k steps per iteration of a tile's loop
+
+
+def const(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+@dataclass(frozen=True)
+class GemmSpec:
+    """One generated GEMM: the operands' layouts and the blocking (plain data, the
+    compiler's cache key). Tiles of ``mr`` rows by ``16 * nv`` columns; K blocks of
+    ``kc``, M blocks of ``mc`` rows (a multiple of ``mr``)."""
+
+    trans_a: bool = False
+    trans_b: bool = False
+    mr: int = 8
+    nv: int = 2
+    kc: int = 256
+    mc: int = 256
+
+    def __post_init__(self):
+        if self.mc % self.mr or min(self.mr, self.nv, self.kc) < 1:
+            raise ValueError(f"bad blocking {self}: mc must be a multiple of mr")
+
+    @property
+    def nr(self) -> int:
+        return WIDTH * self.nv
+
+    def llvm_ir(self, fma: bool) -> str:
+        """The module (`fma` is the `Compiler` protocol's: the tiles always use
+        ``llvm.fma``, and the backend runs them only on AVX-512 hosts)."""
+        return _Generator(self).module()
+
+
+def assembly(spec: GemmSpec, target: HostTarget | None = None) -> str:
+    """The host assembly of `spec`'s module, to check that the tiles' loops keep
+    their accumulators in registers (no stack access between the FMAs)."""
+    target = target or HostTarget()
+    module = llvm.parse_assembly(target.optimized_ir(spec.llvm_ir(target.has_fma)))
+    return target.machine.emit_assembly(module)
+
+
+# ---------------------------------------------------------------- code generation
+
+@dataclass
+class _Block:
+    """The driver's values a tile call needs: the function's arguments, the panel
+    buffer, and the current K block (its start, depth, whether it adds)."""
+
+    fn: ir.Function
+    M: ir.Value
+    N: ir.Value
+    K: ir.Value
+    A: ir.Value
+    B: ir.Value
+    C: ir.Value
+    panel: ir.Value
+    packed_a: ir.Value | None
+    m_end: ir.Value
+    pc: ir.Value = None
+    kc: ir.Value = None
+    accumulate: ir.Value = None
+
+
+class _Generator:
+    """Emits a `GemmSpec`'s module: the tile functions and the driver."""
+
+    def __init__(self, spec: GemmSpec):
+        self.spec = spec
+        self.m = ir.Module(name="gemm")
+        self.fma = ir.Function(self.m, ir.FunctionType(V16, [V16] * 3), "llvm.fma.v16f32")
+        self.mload = ir.Function(self.m, ir.FunctionType(V16, [PTR, I32, MASK, V16]),
+                                 "llvm.masked.load.v16f32.p0")
+        self.mstore = ir.Function(self.m, ir.FunctionType(ir.VoidType(),
+                                                          [V16, PTR, I32, MASK]),
+                                  "llvm.masked.store.v16f32.p0")
+        self.gather = ir.Function(
+            self.m, ir.FunctionType(V16, [ir.VectorType(PTR, WIDTH), I32, MASK, V16]),
+            "llvm.masked.gather.v16f32.v16p0") if spec.trans_b else None
+        column = ir.VectorType(F32, spec.mr)  # a tile's A column, copying a [K, M] A
+        self.column_load = ir.Function(
+            self.m, ir.FunctionType(column, [PTR, I32, ir.VectorType(I1, spec.mr), column]),
+            f"llvm.masked.load.v{spec.mr}f32.p0") if spec.trans_a else None
+        # (rows, edge, first) -> tile function; first tiles pack B (not for [N, K] B)
+        firsts = (False,) if spec.trans_b else (False, True)
+        self.tiles = {(mr, edge, first): self.tile(mr, edge, first)
+                      for mr in range(1, spec.mr + 1) for edge in (False, True)
+                      for first in firsts}
+
+    def module(self) -> str:
+        self.driver()
+        return str(self.m)
+
+    # -- helpers
+
+    @staticmethod
+    def gep(b: ir.IRBuilder, pointer, index):
+        return b.gep(pointer, [index], inbounds=True, source_etype=F32)
+
+    def masked_load(self, b: ir.IRBuilder, pointer, mask, passthru):
+        return b.call(self.mload, [pointer, ir.Constant(I32, 4), mask, passthru])
+
+    def masked_store(self, b: ir.IRBuilder, value, pointer, mask) -> None:
+        b.call(self.mstore, [value, pointer, ir.Constant(I32, 4), mask])
+
+    @staticmethod
+    def splat(b: ir.IRBuilder, scalar, vector_type=V16):
+        vector = b.insert_element(ir.Constant(vector_type, ir.Undefined), scalar,
+                                  ir.Constant(I32, 0))
+        return b.shuffle_vector(vector, ir.Constant(vector_type, ir.Undefined),
+                                ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
+
+    @staticmethod
+    def min(b: ir.IRBuilder, x, y):
+        return b.select(b.icmp_signed("<", x, y), x, y)
+
+    @staticmethod
+    def ceil_div(b: ir.IRBuilder, x, d: int):
+        return b.sdiv(b.add(x, const(d - 1)), const(d))
+
+    def masks(self, b: ir.IRBuilder, width) -> list:
+        """Per vector of a tile, the mask of its columns below `width`."""
+        vt = ir.VectorType(I64, WIDTH)
+        lanes = ir.Constant(vt, list(range(WIDTH)))
+        return [b.icmp_signed("<", lanes, self.splat(b, b.sub(width, const(WIDTH * v)), vt))
+                for v in range(self.spec.nv)]
+
+    # -- the tile
+
+    def tile(self, mr: int, edge: bool, first: bool) -> ir.Function:
+        """``tile(kc, a, a_step, b, ldb, c, ldc, mask_0..mask_{nv-1}, accumulate,
+        panel)``: C[0:mr, 0:NR] (``ldc`` apart) = or += the product of the A rows
+        (row r's element k at ``a[r * a_step + k]``, or ``a[k * a_step + r]`` for a
+        transposed A) and kc rows of B. A `first` tile reads B's rows ``ldb``
+        apart and stores each vector into `panel`; the others read `panel`. An
+        `edge` tile (the last columns of N) masks its C accesses, and its B loads
+        if first; the others ignore the masks."""
+        s, nv = self.spec, self.spec.nv
+        fnty = ir.FunctionType(ir.VoidType(), [I64, PTR, I64, PTR, I64, PTR, I64,
+                                               *[I16] * nv, I1, PTR])
+        fn = ir.Function(self.m, fnty, f"tile{mr}{'e' if edge else ''}{'p' if first else ''}")
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")  # a call per tile costs nothing; compiling, half
+        for k in (1, 3, 5, len(fn.args) - 1):
+            fn.args[k].add_attribute("noalias")
+        kc, a, a_step, bp, ldb, c, ldc, *rest = fn.args
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        masks = [b.bitcast(m, MASK) for m in rest[:nv]] if edge else None
+        accumulate, panel = rest[nv], rest[nv + 1]
+        rows = None if s.trans_a else [self.gep(b, a, b.mul(a_step, const(r)))
+                                       for r in range(mr)]
+
+        def b_row(k) -> list:
+            if not first:
+                row = self.gep(b, panel, b.mul(k, const(s.nr)))
+                return [b.load(self.gep(b, row, const(WIDTH * v)), typ=V16, align=ALIGN)
+                        for v in range(nv)]
+            row = self.gep(b, bp, b.mul(k, ldb))
+            out = self.gep(b, panel, b.mul(k, const(s.nr)))
+            vectors = []
+            for v in range(nv):
+                pointer = self.gep(b, row, const(WIDTH * v))
+                vectors.append(self.masked_load(b, pointer, masks[v], ir.Constant(
+                    V16, [0.0] * WIDTH)) if edge else b.load(pointer, typ=V16, align=4))
+                b.store(vectors[-1], self.gep(b, out, const(WIDTH * v)), align=ALIGN)
+            return vectors
+
+        def step(k, acc) -> list:
+            bvecs = b_row(k)
+            if rows is None:
+                column = self.gep(b, a, b.mul(k, a_step))
+                pointers = [self.gep(b, column, const(r)) for r in range(mr)]
+            else:
+                pointers = [self.gep(b, row, k) for row in rows]
+            out = []
+            for r, pointer in enumerate(pointers):
+                element = self.splat(b, b.load(pointer, typ=F32))
+                out += [b.call(self.fma, [element, bvecs[v], acc[r * nv + v]])
+                        for v in range(nv)]
+            return out
+
+        acc = self.k_loop(b, kc, step, [ir.Constant(V16, [0.0] * WIDTH)] * (mr * nv))
+        self.store_tile(b, acc, mr, c, ldc, masks, accumulate)
+        b.ret_void()
+        return fn
+
+    def k_loop(self, b: ir.IRBuilder, kc, step, inits) -> list:
+        """The accumulators after ``step(k, acc)`` for k in [0, kc): a loop unrolled
+        UNROLL times (fewer loop instructions per FMA), then one for the rest."""
+        steps = b.sdiv(kc, const(UNROLL))
+        with carried_loop(b, const(0), steps, inits, "k") as loop:
+            acc = loop.values
+            for u in range(UNROLL):
+                acc = step(b.add(b.mul(loop.index, const(UNROLL)), const(u)), acc)
+            loop.next = acc
+        with carried_loop(b, b.mul(steps, const(UNROLL)), kc, loop.values, "kr") as rest:
+            rest.next = step(rest.index, rest.values)
+        return rest.values
+
+    def store_tile(self, b: ir.IRBuilder, acc, mr: int, c, ldc, masks, accumulate) -> None:
+        """Store the accumulators into C, added to what C holds if `accumulate`
+        (adding -0.0 otherwise changes nothing, not even a zero's sign)."""
+        nv = self.spec.nv
+        minus_zero = ir.Constant(V16, [-0.0] * WIDTH)
+        nothing = ir.Constant(MASK, [0] * WIDTH)
+        for r in range(mr):
+            row = self.gep(b, c, b.mul(ldc, const(r)))
+            for v in range(nv):
+                pointer = self.gep(b, row, const(WIDTH * v))
+                if masks is None:
+                    old = b.select(accumulate, b.load(pointer, typ=V16, align=4), minus_zero)
+                    b.store(b.fadd(acc[r * nv + v], old), pointer, align=4)
+                else:
+                    mask = b.select(accumulate, masks[v], nothing)
+                    old = self.masked_load(b, pointer, mask, minus_zero)
+                    self.masked_store(b, b.fadd(acc[r * nv + v], old), pointer, masks[v])
+
+    # -- the driver
+
+    def driver(self) -> None:
+        s = self.spec
+        fnty = ir.FunctionType(ir.VoidType(), [I64] * 5 + [PTR] * 3)
+        fn = ir.Function(self.m, fnty, FUNCTION_NAME)
+        begin, end, M, N, K, A, B, C = fn.args
+        for arg in (A, B, C):
+            arg.add_attribute("noalias")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        buffer = b.alloca(ir.ArrayType(F32, s.kc * s.nr))
+        buffer.align = ALIGN
+        panel = b.inttoptr(b.ptrtoint(buffer, I64), PTR)  # llvmlite's alloca is typed
+        packed_a = None
+        if s.trans_a:
+            block = b.alloca(ir.ArrayType(F32, s.mc * s.kc))
+            block.align = ALIGN
+            packed_a = b.inttoptr(b.ptrtoint(block, I64), PTR)
+        m_begin = b.mul(begin, const(s.mr))
+        x = _Block(fn, M, N, K, A, B, C, panel, packed_a,
+                   self.min(b, b.mul(end, const(s.mr)), M))
+        with counted_loop(b, const(0), self.ceil_div(b, K, s.kc), "pc") as pcb:
+            x.pc = b.mul(pcb, const(s.kc))
+            x.kc = self.min(b, const(s.kc), b.sub(K, x.pc))
+            x.accumulate = b.icmp_signed("!=", pcb, const(0))
+            with counted_loop(b, const(0), self.ceil_div(b, b.sub(x.m_end, m_begin), s.mc),
+                              "ic") as icb:
+                ic = b.add(m_begin, b.mul(icb, const(s.mc)))
+                row_tiles = self.ceil_div(b, self.min(b, const(s.mc), b.sub(x.m_end, ic)),
+                                          s.mr)
+                if s.trans_a:
+                    self.pack_a(b, x, ic, row_tiles)
+                with counted_loop(b, const(0), self.ceil_div(b, N, s.nr), "jr") as jrb:
+                    jr = b.mul(jrb, const(s.nr))
+                    if s.trans_b:
+                        self.pack_transposed(b, x, jr)
+                    with counted_loop(b, const(0), row_tiles, "ir") as irb:
+                        first = b.icmp_signed("==", irb, const(0))
+                        self.tile_call(b, x, ic, irb, jr, first)
+        b.ret_void()
+
+    def tile_call(self, b: ir.IRBuilder, x: _Block, ic, t, jr, first) -> None:
+        """Compute tile row `t` of the M block at row `ic`, at column `jr` of C, over
+        the K block (its panel's first tile if `first`, for a [K, N] B)."""
+        s = self.spec
+        i = b.add(ic, b.mul(t, const(s.mr)))
+        width = b.sub(x.N, jr)
+        masks = [b.bitcast(m, I16) for m in self.masks(b, width)]
+        edge = b.icmp_signed("<", width, const(s.nr))
+        if s.trans_a:
+            ap, a_step = self.gep(b, x.packed_a, b.mul(t, const(s.kc * s.mr))), const(s.mr)
+        else:
+            ap, a_step = self.gep(b, x.A, b.add(b.mul(i, x.K), x.pc)), x.K
+        bp = self.gep(b, x.B, b.add(b.mul(x.pc, x.N), jr))
+        cp = self.gep(b, x.C, b.add(b.mul(i, x.N), jr))
+        args = [x.kc, ap, a_step, bp, x.N, cp, x.N, *masks, x.accumulate, x.panel]
+        rows = self.min(b, const(s.mr), b.sub(x.m_end, i))
+        # one switch over (rows, edge, first), numbered rows * 4 + edge * 2 + first
+        key = b.add(b.mul(rows, const(4)), b.mul(b.zext(edge, I64), const(2)))
+        if not s.trans_b:
+            key = b.add(key, b.zext(first, I64))
+        after = x.fn.append_basic_block("tiled")
+        cases = {}
+        for (mr, e, f), tile in self.tiles.items():
+            block = x.fn.append_basic_block(f"call.{tile.name}")
+            cases[mr * 4 + 2 * e + f] = block
+            with b.goto_block(block):
+                b.call(tile, args)
+                b.branch(after)
+        switch = b.switch(key, cases[s.mr * 4])
+        for number, block in cases.items():
+            switch.add_case(const(number), block)
+        b.position_at_end(after)
+
+    def pack_a(self, b: ir.IRBuilder, x: _Block, ic, row_tiles) -> None:
+        """Copy the M block of a [K, M] A into the tiles' order: tile row t's k-th
+        ``mr`` floats (the tile's A column k, zero past M) at ``(t * kc + k) * mr``,
+        so a tile reads its A as one sequential stream (read in place, its columns
+        are M floats apart: half a cache line used per line, and 15% slower)."""
+        mr = self.spec.mr
+        vt, lanes_type = ir.VectorType(F32, mr), ir.VectorType(I64, mr)
+        lanes = ir.Constant(lanes_type, list(range(mr)))
+        with counted_loop(b, const(0), row_tiles, "pa") as t:
+            i = b.add(ic, b.mul(t, const(mr)))
+            left = b.insert_element(ir.Constant(lanes_type, ir.Undefined), b.sub(x.m_end, i),
+                                    ir.Constant(I32, 0))
+            left = b.shuffle_vector(left, ir.Constant(lanes_type, ir.Undefined),
+                                    ir.Constant(ir.VectorType(I32, mr), [0] * mr))
+            mask = b.icmp_signed("<", lanes, left)  # the rows of the tile inside M
+            tile = self.gep(b, x.packed_a, b.mul(t, const(self.spec.kc * mr)))
+            with counted_loop(b, const(0), x.kc, "pak") as k:
+                source = self.gep(b, x.A, b.add(b.mul(b.add(x.pc, k), x.M), i))
+                column = b.call(self.column_load, [source, ir.Constant(I32, 4), mask,
+                                                   ir.Constant(vt, [0.0] * mr)])
+                b.store(column, self.gep(b, tile, b.mul(k, const(mr))), align=4)
+
+    def pack_transposed(self, b: ir.IRBuilder, x: _Block, jr) -> None:
+        """Fill the panel buffer from an [N, K] B: the panel's row k (vector v) is
+        element pc + k of B's rows jr + 16 v + lane (zero past N), one
+        ``llvm.masked.gather`` per vector (a scalar loop copying the same took 6%
+        of a 1024 x 256 x 784 product)."""
+        vt = ir.VectorType(I64, WIDTH)
+        lanes = ir.Constant(vt, list(range(WIDTH)))
+        bytes_per_row = b.mul(x.K, const(4))
+        bases, masks = [], self.masks(b, b.sub(x.N, jr))
+        for v in range(self.spec.nv):
+            rows = b.add(self.splat(b, b.add(jr, const(WIDTH * v)), vt), lanes)
+            start = b.add(b.ptrtoint(x.B, I64), b.mul(x.pc, const(4)))
+            bases.append(b.add(self.splat(b, start, vt),
+                               b.mul(rows, self.splat(b, bytes_per_row, vt))))
+        with counted_loop(b, const(0), x.kc, "pt") as k:
+            row = self.gep(b, x.panel, b.mul(k, const(self.spec.nr)))
+            offset = self.splat(b, b.mul(k, const(4)), vt)
+            for v, (base, mask) in enumerate(zip(bases, masks)):
+                pointers = b.inttoptr(b.add(base, offset), ir.VectorType(PTR, WIDTH))
+                column = b.call(self.gather, [pointers, ir.Constant(I32, 4), mask,
+                                              ir.Constant(V16, [0.0] * WIDTH)])
+                b.store(column, self.gep(b, row, const(WIDTH * v)), align=ALIGN)
+
+
+# ---------------------------------------------------------------- calling
+
+F32_DTYPE = np.dtype(np.float32)
+MR = 8  # tile rows: 16 accumulators of 32 columns (each row of a row-major A takes a
+        # pointer register: 14 rows ran at 80 GF/s on 64 x 256 x 256, 8 at 146)
+NARROW = 16  # at most this many columns: tiles one vector wide (measured: N = 10
+             # runs in 57 µs at 1024 x 256 x 10 against 89 µs with 32-wide tiles)
+WORK_PER_ELEMENT = 8  # multiply-adds per element of `call_rows`: a part of a split
+                      # call gets at least 2M (about 10 µs on one AVX-512 core)
+
+
+def blocking(trans_a: bool, trans_b: bool) -> tuple[int, int]:
+    """``(kc, mc)``, measured on the shapes of `benchmarks/gemm.py`: K blocks of 512
+    and M blocks of 256 rows (1024 x 512 x 256 ran in 1416 µs, against 1490 with K
+    blocks of 256: C is read and written once per K block); a transposed A in K
+    blocks of 256 and M blocks of 128 (copied per block into a stack buffer of
+    128 KiB); a transposed B in K blocks of 256 and M blocks of 1024 (its
+    transposition into the panel buffer, per block and panel, then pays for 4
+    times more rows: 1024 x 256 x 784 took 2283 µs against 2415)."""
+    if trans_a:
+        return 256, 128
+    return (256, 1024) if trans_b else (512, 256)
+
+
+def vectors(n: int) -> int:
+    """The tile width, in vectors, for products with `n` columns: one for narrow ones
+    (a 32-wide tile of 10 columns wastes two thirds of its FMAs), else two."""
+    return 1 if n <= NARROW else 2
+
+
+class Gemm:
+    """``gemm(a, b, out=None)``: ``a @ b`` of float32 matrices by generated code,
+    ``a`` given transposed (``[K, M]``) if `trans_a`, ``b`` if `trans_b` (``[N,
+    K]``); into `out` when given. `n`: the columns of every call when known (only
+    that variant is compiled, when the object is made, so a call never compiles).
+
+    Everything is checked before the code runs (`sizes`): a call the code cannot
+    take raises `ShapeError` (operands that are not C-contiguous are copied first).
+    A caller that has a fallback asks `sizes` itself, then calls `run`."""
+
+    def __init__(self, trans_a: bool = False, trans_b: bool = False, n: int | None = None,
+                 compiler: Compiler | None = None):
+        compiler = compiler or default_compiler()
+        self.trans_a, self.trans_b = trans_a, trans_b
+        widths = (1, 2) if n is None else (vectors(n),)
+        self._functions = {}  # tile width in vectors -> the compiled function
+        for nv in widths:
+            kc, mc = blocking(trans_a, trans_b)
+            code = compiler.code(GemmSpec(trans_a, trans_b, MR, nv, kc, mc))
+            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 5,
+                                  *[ctypes.c_void_p] * 3)(code.address)
+            fn.code = code  # the function holds the machine code it calls
+            self._functions[nv] = fn
+        self._only = self._functions[widths[0]] if len(widths) == 1 else None
+
+    def sizes(self, a, b, out=None) -> tuple[int, int, int] | None:
+        """``(M, N, K)`` if the code takes these arrays as they are: 2-D C-contiguous
+        float32 operands whose inner sizes agree, and `out` None or a writable
+        C-contiguous float32 ``[M, N]`` array sharing no memory with them (the code's
+        pointers are ``noalias``); else None."""
+        if not (type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 == b.ndim
+                and a.dtype == F32_DTYPE and b.dtype == F32_DTYPE
+                and a.flags.c_contiguous and b.flags.c_contiguous):
+            return None
+        m, k = a.shape[::-1] if self.trans_a else a.shape
+        k_b, n = b.shape[::-1] if self.trans_b else b.shape
+        if k != k_b:
+            return None
+        if out is not None and not (
+                type(out) is np.ndarray and out.dtype == F32_DTYPE and out.shape == (m, n)
+                and out.flags.c_contiguous and out.flags.writeable
+                and not np.may_share_memory(out, a) and not np.may_share_memory(out, b)):
+            return None
+        return m, n, k
+
+    def __call__(self, a, b, out: np.ndarray | None = None) -> np.ndarray:
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        sizes = self.sizes(a, b, out)
+        if sizes is None:
+            raise ShapeError(self._refusal(a, b, out))
+        return self.run(a, b, out, sizes)
+
+    def run(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
+            sizes: tuple[int, int, int]) -> np.ndarray:
+        """The product, for arrays `sizes` accepted (it returned `sizes`); into `out`
+        if not None."""
+        m, n, k = sizes
+        if out is None:
+            out = np.empty((m, n), F32_DTYPE)
+        if not (m and n):
+            return out
+        if not k:
+            out.fill(0.0)
+            return out
+        fn = self._only or self._functions[vectors(n)]
+        call_rows(fn, -(-m // MR), m * n * k // WORK_PER_ELEMENT,
+                  (m, n, k, address(a), address(b), address(out)), (a, b, out))
+        return out
+
+    def _refusal(self, a, b, out) -> str:
+        """Why `sizes` refused these arrays (for the error)."""
+        for x, name in ((a, "x"), (b, "y")):
+            if not (isinstance(x, np.ndarray) and x.dtype == F32_DTYPE and x.ndim == 2):
+                got = (f"{x.dtype}{list(x.shape)}" if isinstance(x, np.ndarray)
+                       else type(x).__name__)
+                return f"matmul: {name} must be a 2-D float32 array, got {got}"
+        k = a.shape[0] if self.trans_a else a.shape[1]
+        k_b = b.shape[1] if self.trans_b else b.shape[0]
+        if k != k_b:
+            return f"matmul: the contracted dims differ ({k} and {k_b})"
+        m = a.shape[1] if self.trans_a else a.shape[0]
+        n = b.shape[0] if self.trans_b else b.shape[1]
+        return (f"matmul: the output buffer must be a writable C-contiguous float32 array "
+                f"of shape {[m, n]} sharing no memory with the operands")
+
+
+# ---------------------------------------------------------------- matmul anchors
+
+MIN_ROWS = 8         # fewer rows: NumPy's matmul (a tile of 1-4 rows is FMA-latency
+                     # bound: 1 x 784 x 64 took 10 µs against NumPy's 2.7)
+MIN_WORK = 1 << 20   # fewer multiply-adds: NumPy's matmul, whose call costs ~3 µs
+                     # less (8 x 256 x 256: 13.6 µs against 10.1; 16 x 256 x 256:
+                     # 18.6 against 24.6)
+
+
+def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | None,
+                   compiler: Compiler | None = None) -> Callable | None:
+    """For a fused op's anchor `inner` when it is a float32 matmul of two matrices:
+    its kernel, ``run(x, y, out=None)`` (the kernel and the out kernel in one), by
+    `Gemm` for products of at least `MIN_ROWS` rows and `MIN_WORK` multiply-adds, by
+    the NumPy kernels `kernel` and `out_kernel` (the anchor's, errors located) for
+    the rest and for arrays the code does not take as they are (`Gemm.sizes`:
+    another dtype or layout, an output buffer overlapping an operand), so the answer
+    is NumPy's to float32 rounding and every refusal NumPy's. None for other
+    anchors, for products whose static sizes are all below the thresholds, and on
+    hosts without AVX-512 (what the tiles are made and measured for)."""
+    compiler = compiler or default_compiler()
+    if inner is None or inner.name != "matmul" or out_kernel is None \
+            or "+avx512f" not in compiler.target.features.split(","):
+        return None
+    x, y = (v.type for v in inner.operands)
+    if x.rank != 2 or y.rank != 2 or x.dtype is not dtypes.float32 \
+            or y.dtype is not dtypes.float32:
+        return None
+    trans_x, trans_y = bool(inner.attrs["transpose_x"]), bool(inner.attrs["transpose_y"])
+    m, k = x.shape[::-1] if trans_x else x.shape
+    n = y.shape[0] if trans_y else y.shape[1]
+    if isinstance(m, int) and m < MIN_ROWS or all(isinstance(d, int) for d in (m, k, n)) \
+            and m * k * n < MIN_WORK:
+        return None  # every call is NumPy's: nothing to compile
+    gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler)
+    run = _dispatching(gemm, kernel, out_kernel)
+    # like the NumPy kernels' (quiet), `__wrapped__` leaves their floating-point
+    # warnings to a caller that silences them once (the code itself never warns)
+    run.__wrapped__ = _dispatching(gemm, getattr(kernel, "__wrapped__", kernel),
+                                   getattr(out_kernel, "__wrapped__", out_kernel))
+    return run
+
+
+def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable | None:
+    """For a standalone float32 matmul of two matrices (backend ``llvm``): its kernel
+    ``run(x, y, out=None)``, `anchor_kernels`' dispatch between `Gemm` and the op's
+    NumPy kernel, which its ``__wrapped__`` calls unsilenced. None for other ops."""
+    opdef = lookup(op.name, op.loc)
+    numpy = functools.partial(opdef.kernel, **op.attrs)
+    numpy.__wrapped__ = functools.partial(getattr(opdef.kernel, "__wrapped__", opdef.kernel),
+                                          **op.attrs)
+    return anchor_kernels(op, numpy, numpy, compiler)
+
+
+def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable) -> Callable:
+    """`anchor_kernels`' run: `gemm` where it takes the call and the call is large
+    enough, else the NumPy `kernel` (`out_kernel` with a buffer). The rows are
+    looked at first, so a batch-1 call pays no more than a comparison."""
+    rows_axis = 1 if gemm.trans_a else 0
+
+    def run(a, b, out=None):
+        try:
+            rows = a.shape[rows_axis]
+        except (AttributeError, IndexError, TypeError):
+            rows = 0  # not an array of two dims: NumPy's to answer
+        if rows >= MIN_ROWS:
+            sizes = gemm.sizes(a, b, out)
+            if sizes is not None and math.prod(sizes) >= MIN_WORK:
+                return gemm.run(a, b, out, sizes)
+        return kernel(a, b) if out is None else out_kernel(a, b, out=out)
+    return run

@@ -1,0 +1,212 @@
+"""The generated float32 GEMM (`irflow.codegen.llvm.gemm`): every layout and edge
+against the float64 product, to float32 rounding (the error of a K-term dot product
+is at most about K units of roundoff of the sum of |a||b|); its checks; its split
+across threads; and the matmuls of the llvm backend that run it (fused ops'
+anchors, standalone matmuls)."""
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import irflow
+from irflow.codegen import compile_plan
+from irflow.codegen.llvm.gemm import (MIN_ROWS, MIN_WORK, Gemm, GemmSpec, anchor_kernels,
+                                      assembly)
+from irflow.codegen.llvm.lowering import LLVMLowering
+from irflow.errors import ShapeError
+from irflow.ir import TensorType, function
+from tests.codegen.llvm.jit.test_fused import fused
+from tests.codegen.llvm.jit.test_inplace import kernel_of
+
+LAYOUTS = [(False, False), (True, False), (False, True), (True, True)]
+EPS = 2.0 ** -24  # float32's unit roundoff
+rng = np.random.default_rng(11)
+
+
+@pytest.fixture(scope="module")
+def gemms(compiler):
+    return {layout: Gemm(*layout, compiler=compiler) for layout in LAYOUTS}
+
+
+def operands(m, k, n, trans_a, trans_b, seed=0):
+    """(a, b) as stored ([K, M] / [N, K] when transposed), and the matrices A, B."""
+    r = np.random.default_rng(seed)
+    a = r.standard_normal((k, m) if trans_a else (m, k)).astype(np.float32)
+    b = r.standard_normal((n, k) if trans_b else (k, n)).astype(np.float32)
+    return a, b, (a.T if trans_a else a), (b.T if trans_b else b)
+
+
+def check_product(c, a, b):
+    """`c` is A @ B to float32 rounding: within (K + 2) units of roundoff of
+    |A| @ |B| of the float64 product (plus a float32 subnormal's worth)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    bound = (a.shape[1] + 2) * EPS * (np.abs(a64) @ np.abs(b64)) + 1e-38
+    assert c.dtype == np.float32 and c.shape == (a.shape[0], b.shape[1])
+    assert (np.abs(c - a64 @ b64) <= bound).all()
+
+
+@given(st.integers(1, 70), st.integers(1, 70), st.integers(1, 70), st.sampled_from(LAYOUTS),
+       st.integers(0, 2 ** 16))
+def test_products_of_every_small_shape_and_layout(gemms, m, k, n, layout, seed):
+    a, b, A, B = operands(m, k, n, *layout, seed)
+    check_product(gemms[layout](a, b), A, B)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("m, k, n", [(64, 256, 256), (300, 600, 47), (9, 513, 100),
+                                     (257, 257, 33), (17, 3, 16), (40, 1100, 10),
+                                     (1100, 9, 33)])
+def test_products_across_k_and_m_blocks_and_edges(gemms, layout, m, k, n):
+    """Several K blocks (256 or 512 deep: the later ones add into C), M blocks (128,
+    256 or 1024 rows), edge tiles of rows and columns, narrow products."""
+    a, b, A, B = operands(m, k, n, *layout)
+    check_product(gemms[layout](a, b), A, B)
+
+
+def test_empty_and_zero_depth_products(gemms):
+    g = gemms[False, False]
+    assert g(np.ones((0, 5), np.float32), np.ones((5, 3), np.float32)).shape == (0, 3)
+    assert g(np.ones((4, 5), np.float32), np.ones((5, 0), np.float32)).shape == (4, 0)
+    out = np.full((4, 3), 7.0, np.float32)
+    assert (g(np.ones((4, 0), np.float32), np.ones((0, 3), np.float32), out=out) == 0).all()
+
+
+def test_nan_and_inf_propagate_as_in_numpy(gemms):
+    a, b, _, _ = operands(20, 40, 50, False, False)
+    a[3, 7], a[5, 1], b[2, 9] = np.nan, np.inf, -np.inf
+    c, expected = gemms[False, False](a, b), a.astype(np.float64) @ b
+    assert np.array_equal(np.isnan(c), np.isnan(expected))
+    assert np.array_equal(np.isinf(c), np.isinf(expected))
+
+
+def test_a_given_buffer_is_written_and_returned(gemms):
+    a, b, A, B = operands(33, 70, 47, True, False)
+    out = np.empty((33, 47), np.float32)
+    assert gemms[True, False](a, b, out=out) is out
+    check_product(out, A, B)
+
+
+def test_non_contiguous_operands_are_copied(gemms):
+    a, b, A, B = operands(30, 40, 50, False, False)
+    strided = np.zeros((30, 80), np.float32)
+    strided[:, ::2] = a
+    check_product(gemms[False, False](strided[:, ::2], b), A, B)
+
+
+def test_calls_the_code_cannot_take_raise_shape_errors(gemms):
+    g = gemms[False, False]
+    a, b = np.ones((4, 5), np.float32), np.ones((5, 3), np.float32)
+    for bad_a, bad_b in [(a.astype(np.float64), b), (a, b[:4]), (a[0], b), ([[1.0]], b)]:
+        assert g.sizes(bad_a, bad_b) is None
+        with pytest.raises(ShapeError):
+            g(bad_a, bad_b)
+    for out in [np.empty((4, 4), np.float32), np.empty((3, 4), np.float32).T,
+                np.empty((4, 3), np.float64), np.broadcast_to(np.float32(0), (4, 3))]:
+        assert g.sizes(a, b, out) is None
+        with pytest.raises(ShapeError, match="output buffer"):
+            g(a, b, out=out)
+    square = np.ones((4, 4), np.float32)
+    with pytest.raises(ShapeError, match="sharing no memory"):
+        g(square, np.ones((4, 4), np.float32), out=square)
+
+
+def test_split_across_threads_gives_the_same_bits(gemms):
+    a, b, _, _ = operands(300, 200, 130, False, False)
+    one = gemms[False, False](a, b)
+    irflow.set_num_threads(2)
+    try:
+        two = gemms[False, False](a, b)
+    finally:
+        irflow.set_num_threads(1)
+    assert np.array_equal(one, two)
+
+
+def f32(*shape):
+    return TensorType("f32", list(shape))
+
+
+@pytest.mark.parametrize("transpose_x, transpose_y", LAYOUTS)
+def test_a_fused_matmul_anchor_runs_the_gemm(compiler, transpose_x, transpose_y):
+    """``relu(x @ w + c)`` above the size thresholds: the anchor is the generated
+    GEMM (in every layout), the result NumPy's to float32 rounding, given buffer or
+    not."""
+    m, k, n = 64, 256, 96
+    assert m >= MIN_ROWS and m * k * n >= MIN_WORK
+
+    def body(b, x, w, c):
+        product = b.matmul(x, w, transpose_x=transpose_x, transpose_y=transpose_y)
+        return b.relu(b.add(product, c))
+    types = [f32(k, m) if transpose_x else f32(m, k), f32(n, k) if transpose_y else f32(k, n),
+             f32(n)]
+    kernel = kernel_of(compiler, body, types)
+    assert kernel._anchor.__qualname__.startswith("_dispatching")  # not NumPy's
+    x, w, _, _ = operands(m, k, n, transpose_x, transpose_y)
+    c = rng.standard_normal(n).astype(np.float32)
+    args = [[x, w, c][i] for i in kernel.arguments]
+    X, W = (x.T if transpose_x else x), (w.T if transpose_y else w)
+    product = X.astype(np.float64) @ W
+    bound = (k + 4) * EPS * (np.abs(X.astype(np.float64)) @ np.abs(W)) + 1e-38
+    (result,) = kernel.evaluator()(list(args), None)
+    buffer = np.empty((m, n), np.float32)
+    (into,) = kernel.out_evaluator((True,))(list(args), None, [buffer])
+    for r in (result, into):
+        assert (np.abs(r - np.maximum(product + c, 0)) <= bound).all()
+
+
+def test_only_float32_matmuls_of_matrices_get_the_gemm(compiler):
+    def body(b, x, w):
+        return b.relu(b.matmul(x, w))
+
+    def anchor_of(types):
+        _, (op,) = fused(function("f", types, body))
+        inner = next(iter(op.regions[0].blocks[0].body_ops()))
+        return anchor_kernels(inner, np.matmul, np.matmul, compiler)
+    assert anchor_of([f32(64, 256), f32(256, 64)]) is not None
+    assert anchor_of([f32("N", 32), f32(32, 16)]) is not None   # a call may be large
+    assert anchor_of([f32(64, 32), f32(32, 16)]) is None        # every call is small
+    assert anchor_of([f32(4, "K"), f32("K", 16)]) is None       # too few rows
+    assert anchor_of([f32(2, 64, 256), f32(256, 64)]) is None   # batched
+    assert anchor_of([TensorType("f64", [64, 256]), TensorType("f64", [256, 64])]) is None
+
+
+@pytest.mark.parametrize("transpose_x, transpose_y", LAYOUTS)
+def test_a_standalone_matmul_runs_the_gemm_in_a_plan(compiler, transpose_x, transpose_y):
+    """A plan's unfused matmul (backend llvm) is the generated GEMM above the
+    thresholds and NumPy's below: both NumPy's product to float32 rounding."""
+    lowering = LLVMLowering(compiler, min_elements=0)
+    for m, k, n in [(64, 256, 96), (4, 30, 20)]:
+        types = [f32(k, "M") if transpose_x else f32("M", k),
+                 f32(n, k) if transpose_y else f32(k, n)]
+        fn = function("f", types, lambda b, x, w: b.matmul(
+            x, w, transpose_x=transpose_x, transpose_y=transpose_y))
+        (op,) = [o for o in fn.block.body_ops() if o.name == "matmul"]
+        assert lowering.kernel(op) is not None
+        x, w, X, W = operands(m, k, n, transpose_x, transpose_y)
+        (result,) = compile_plan(fn, lowering)(x, w)
+        check_product(result, X, W)
+
+
+def loops_of(asm: str) -> list[list[str]]:
+    """The instructions of each basic block of `asm` that ends in a backward jump
+    (a loop), as emitted for the host."""
+    blocks, current, labels = [], None, []
+    for line in asm.splitlines():
+        if re.match(r"^\.LBB\S+:", line):
+            labels.append(line.split(":")[0])
+            current = []
+            blocks.append((labels[-1], current))
+        elif current is not None and line.startswith("\t") and not line.startswith("\t."):
+            current.append(line.strip())
+    return [ins for label, ins in blocks if ins and ins[-1].split()[-1] == label]
+
+
+def test_the_tiles_keep_their_accumulators_in_registers():
+    """Every tile loop of the widest tiles (8 x 32: 16 accumulators, 2 B vectors and a
+    broadcast) has its FMAs and no stack access: nothing is spilled."""
+    tile_loops = [ins for ins in loops_of(assembly(GemmSpec()))
+                  if sum(i.startswith("vfmadd") for i in ins) >= 64]
+    assert tile_loops
+    for ins in tile_loops:
+        assert not [i for i in ins if "%rsp" in i]
