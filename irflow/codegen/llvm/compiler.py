@@ -7,7 +7,7 @@ Lookups go, in order, through
    kernel uses it, so a kernel is compiled once per process while any program
    uses it, and a dropped program frees its code (memory does not grow across
    thousands of compilations);
-2. the on-disk `ObjectCache`, keyed by the generated LLVM IR, the CPU and the
+2. the on-disk `ObjectCache`, keyed by the spec, irflow's source, the CPU and the
    versions, which skips LLVM entirely;
 3. LLVM: generate, verify, optimize at O3 for the host, emit object code.
 
@@ -82,14 +82,13 @@ class Compiler:
         return spec.llvm_ir(self.target.has_fma)
 
     def _object_code(self, spec: KernelSpec) -> bytes:
-        ir_text = self.llvm_ir(spec)
-        key = self._disk.key(ir_text) if self._disk is not None else None
+        key = self._disk.key(spec) if self._disk is not None else None
         if key is not None:
             cached = self._disk.get(key)
             if cached is not None:
                 self.stats.loaded += 1
                 return cached
-        object_code = self.target.compile(ir_text)
+        object_code = self.target.compile(self.llvm_ir(spec))
         self.stats.compiled += 1
         if key is not None:
             self._disk.put(key, object_code)

@@ -157,6 +157,31 @@ def test_equal_specs_share_code_and_the_disk_cache_serves_a_new_compiler(tmp_pat
     np.testing.assert_array_equal(loaded(np.zeros(4, np.float32))[0], np.ones(4, np.float32))
 
 
+def test_a_disk_cache_hit_generates_no_llvm_ir(tmp_path, monkeypatch):
+    spec, domain = add_constant(5)
+    Compiler(cache_dir=tmp_path).kernel(spec, domain)
+
+    def refuse(self, fma):
+        raise AssertionError("LLVM IR generated for a kernel the disk cache holds")
+    monkeypatch.setattr(KernelSpec, "llvm_ir", refuse)
+    second = Compiler(cache_dir=tmp_path)
+    kernel = second.kernel(spec, domain)
+    assert second.stats.loaded == 1
+    np.testing.assert_array_equal(kernel(np.zeros(4, np.float32))[0], np.full(4, 5, np.float32))
+
+
+def test_other_irflow_sources_make_other_cache_keys(tmp_path, monkeypatch):
+    """The key covers the code that generates LLVM IR, so an edited generator never
+    loads object code an older one wrote."""
+    from irflow.codegen.llvm import cache
+    spec, _ = add_constant(6)
+    store = cache.ObjectCache(tmp_path, "host")
+    before = store.key(spec)
+    monkeypatch.setattr(cache, "source_fingerprint", lambda: "edited")
+    assert store.key(spec) != before
+    assert store.key(add_constant(7)[0]) != store.key(spec)
+
+
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path):
     spec, domain = add_constant(2)
     Compiler(cache_dir=tmp_path).kernel(spec, domain)
