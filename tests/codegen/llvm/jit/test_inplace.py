@@ -129,8 +129,11 @@ def test_the_epilogue_allocates_nothing_of_the_anchor_s_size(compiler, case):
         tracemalloc.stop()
         return top
     outs = buffers(kernel.op, 512)
-    assert peak(out_of_place(kernel, into), outs) - peak(kernel._compiled(into), outs) >= size
-    assert peak(out_of_place(kernel, ())) - peak(kernel._compiled(())) >= size
+    # less a kilobyte: tracemalloc also counts the small Python objects of a call,
+    # which can differ by a few bytes between the two (seen: 24, after other tests)
+    saved = size - 1024
+    assert peak(out_of_place(kernel, into), outs) - peak(kernel._compiled(into), outs) >= saved
+    assert peak(out_of_place(kernel, ())) - peak(kernel._compiled(())) >= saved
 
 
 def test_four_threads_call_one_in_place_plan_at_once(compiler):
