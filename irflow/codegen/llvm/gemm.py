@@ -33,10 +33,9 @@ and store of the last panel use ``llvm.masked.load/store`` with per-vector masks
 (inner panels have no masks at all). Rows past the end of M use the tile
 function of exactly the rows left (one is generated per row count).
 
-**Accumulation.** The first K block stores its sums; later ones add them to C
-(a masked-off or selected-away load is -0.0, so results are exact sums in this
-order, -0.0 included). The order of the sum differs from OpenBLAS's, which is
-fine: both agree with the float64 product to float32 rounding.
+**Accumulation.** The first K block stores its sums; later ones add them to what
+C holds. The order of the sum differs from OpenBLAS's, which is fine: both agree
+with the float64 product to float32 rounding.
 
 The function is ``void kernel(i64 begin, i64 end, i64 M, i64 N, i64 K, ptr A,
 ptr B, ptr C)`` over the tile rows ``[begin, end)`` (units of ``mr`` rows), so
@@ -277,22 +276,34 @@ class _Generator:
         return rest.values
 
     def store_tile(self, b: ir.IRBuilder, acc, mr: int, c, ldc, masks, accumulate) -> None:
-        """Store the accumulators into C, added to what C holds if `accumulate`
-        (adding -0.0 otherwise changes nothing, not even a zero's sign)."""
+        """Store the accumulators into C, added to what C holds if `accumulate` (a
+        branch: the first K block neither loads C nor waits for it)."""
         nv = self.spec.nv
-        minus_zero = ir.Constant(V16, [-0.0] * WIDTH)
-        nothing = ir.Constant(MASK, [0] * WIDTH)
+        pointers = []
         for r in range(mr):
             row = self.gep(b, c, b.mul(ldc, const(r)))
-            for v in range(nv):
-                pointer = self.gep(b, row, const(WIDTH * v))
-                if masks is None:
-                    old = b.select(accumulate, b.load(pointer, typ=V16, align=4), minus_zero)
-                    b.store(b.fadd(acc[r * nv + v], old), pointer, align=4)
-                else:
-                    mask = b.select(accumulate, masks[v], nothing)
-                    old = self.masked_load(b, pointer, mask, minus_zero)
-                    self.masked_store(b, b.fadd(acc[r * nv + v], old), pointer, masks[v])
+            pointers += [self.gep(b, row, const(WIDTH * v)) for v in range(nv)]
+        with b.if_else(accumulate) as (adding, setting):
+            with adding:
+                for j, pointer in enumerate(pointers):
+                    self.put(b, b.fadd(acc[j], self.get(b, pointer, masks, j % nv)), pointer,
+                             masks, j % nv)
+            with setting:
+                for j, pointer in enumerate(pointers):
+                    self.put(b, acc[j], pointer, masks, j % nv)
+
+    def get(self, b: ir.IRBuilder, pointer, masks, v: int):
+        """C's vector at `pointer` (its columns of mask `v` if `masks`)."""
+        if masks is None:
+            return b.load(pointer, typ=V16, align=4)
+        return self.masked_load(b, pointer, masks[v], ir.Constant(V16, [0.0] * WIDTH))
+
+    def put(self, b: ir.IRBuilder, value, pointer, masks, v: int) -> None:
+        """Store C's vector at `pointer` (its columns of mask `v` if `masks`)."""
+        if masks is None:
+            b.store(value, pointer, align=4)
+        else:
+            self.masked_store(b, value, pointer, masks[v])
 
     # -- the driver
 
