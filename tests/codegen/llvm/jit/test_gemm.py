@@ -3,6 +3,7 @@ against the float64 product, to float32 rounding (the error of a K-term dot prod
 is at most about K units of roundoff of the sum of |a||b|); its checks; its split
 across threads; and the matmuls of the llvm backend that run it (fused ops'
 anchors, standalone matmuls)."""
+import copy
 import re
 
 import numpy as np
@@ -210,3 +211,61 @@ def test_the_tiles_keep_their_accumulators_in_registers():
     assert tile_loops
     for ins in tile_loops:
         assert not [i for i in ins if "%rsp" in i]
+
+
+EPILOGUES = {  # name: (body over the product p and an operand e, e's shape for [M, N])
+    "bias relu": (lambda b, p, e: b.relu(b.add(p, e)), lambda m, n: [n]),
+    "residual": (lambda b, p, e: b.add(p, e), lambda m, n: [m, n]),
+    "column tanh": (lambda b, p, e: b.tanh(b.mul(p, e)), lambda m, n: [m, 1]),
+    "scalar": (lambda b, p, e: b.sub(p, e), lambda m, n: []),
+    "row of one": (lambda b, p, e: b.sigmoid(b.add(p, e)), lambda m, n: [1, n]),
+}
+
+
+@pytest.mark.parametrize("epilogue", EPILOGUES)
+@pytest.mark.parametrize("transpose_x", [False, True])
+def test_an_elementwise_epilogue_runs_in_the_tiles(compiler, epilogue, transpose_x):
+    """A one-result elementwise body over a float32 matmul runs in the GEMM's tiles
+    (every kind of operand: a bias row, a residual, a column, a scalar), with the
+    bits of the anchor-then-body path, given buffer or not, and at a symbolic batch
+    of any size (small calls take the other path)."""
+    body, shape_of = EPILOGUES[epilogue]
+    k, n = 256, 40
+    types = [f32(k, "M") if transpose_x else f32("M", k), f32(k, n),
+             f32(*shape_of("M", n))]
+    kernel = kernel_of(compiler, lambda b, x, w, e: body(
+        b, b.matmul(x, w, transpose_x=transpose_x), e), types)
+    assert kernel._fused is not None
+    unfused = copy.copy(kernel)
+    unfused._fused = None
+    for m in (3, 200):
+        x, w, _, _ = operands(m, k, n, transpose_x, False, seed=m)
+        e = rng.standard_normal(shape_of(m, n)).astype(np.float32)
+        args = [[x, w, e][i] for i in kernel.arguments]
+        assert (kernel._fused(args[:2], args[2:], None) is None) == (m < MIN_ROWS)
+        for into in [(), (True,)]:
+            buffers = [[np.empty((m, n), np.float32)] for _ in range(2)] if into else [[], []]
+            got = (kernel.out_evaluator(into)(list(args), None, buffers[0]) if into
+                   else kernel.evaluator()(list(args), None))
+            want = (unfused.out_evaluator(into)(list(args), None, buffers[1]) if into
+                    else unfused.evaluator()(list(args), None))
+            np.testing.assert_array_equal(got[0], want[0])
+            if into:
+                assert got[0] is buffers[0][0]
+
+
+def test_an_epilogue_declines_operands_the_code_does_not_take(compiler):
+    """A residual that is not C-contiguous, or a given buffer that is the residual's
+    memory: the fused run declines (None), and the anchor-then-body path answers."""
+    body, _ = EPILOGUES["residual"]
+    m, k, n = 64, 256, 96
+    kernel = kernel_of(compiler, lambda b, x, w, e: body(b, b.matmul(x, w), e),
+                       [f32(m, k), f32(k, n), f32(m, n)])
+    x, w, X, W = operands(m, k, n, False, False)
+    residual = np.asfortranarray(rng.standard_normal((m, n)).astype(np.float32))
+    assert kernel._fused([x, w], [residual], None) is None
+    (result,) = kernel.evaluator()([[x, w, residual][i] for i in kernel.arguments], None)
+    check_product(result - residual, X, W)
+    buffer = np.ascontiguousarray(residual)
+    assert kernel._fused([x, w], [buffer], buffer) is None
+    assert kernel._fused([x, w], [buffer], None) is not None
