@@ -37,11 +37,16 @@ function of exactly the rows left (one is generated per row count).
 C holds. The order of the sum differs from OpenBLAS's, which is fine: both agree
 with the float64 product to float32 rounding.
 
+**Epilogue.** With `GemmSpec.epilogue`, each tile of the last K block, once
+stored, runs an elementwise body over its elements in place (a loop over the
+tile, in L1, which LLVM vectorizes), so a fused op's ``relu(x @ w + b)`` is one
+call and one pass (`fused_kernel`); its operands follow C as pointer arguments.
+
 The function is ``void kernel(i64 begin, i64 end, i64 M, i64 N, i64 K, ptr A,
-ptr B, ptr C)`` over the tile rows ``[begin, end)`` (units of ``mr`` rows), so
-`call_rows` can split M across threads (each part's buffers on its thread's stack,
-at most 160 KiB: no scratch array to allocate per call); `Gemm` checks every
-argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
+ptr B, ptr C, ptr operands...)`` over the tile rows ``[begin, end)`` (units of
+``mr`` rows), so `call_rows` can split M across threads (each part's buffers on
+its thread's stack, at most 160 KiB: no scratch array to allocate per call);
+`Gemm` checks every argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
 registers, 48 KiB of L1 and 2 MiB of L2 per core where it was measured), and the
 backend uses the code only on hosts that have it (`anchor_kernels`).
 """
