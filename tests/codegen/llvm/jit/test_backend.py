@@ -11,6 +11,7 @@ import irflow
 import irflow.nn as nn
 import irflow.nn.functional as F
 from irflow.codegen.llvm.fused import FusedKernel
+from irflow.codegen.llvm.gemm import Gemm
 from irflow.errors import IrflowError
 from irflow.static import InputSpec
 from tests.support.models import LayerNormGelu
@@ -60,6 +61,7 @@ def test_calls_too_small_for_compiled_code_run_the_numpy_step(monkeypatch):
         raise AssertionError("the compiled code ran")
     monkeypatch.setattr(FusedKernel, "_run", compiled_code)
     monkeypatch.setattr(FusedKernel, "_run_elementwise", compiled_code)
+    monkeypatch.setattr(Gemm, "run", compiled_code)  # a matmul and its epilogue in one
     irflow.seed(5)
     model = mlp(784, 64, 10)
     model.eval()
