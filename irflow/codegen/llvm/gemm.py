@@ -591,13 +591,21 @@ class Gemm:
             return None
         return m, n, k
 
-    def __call__(self, a, b, out: np.ndarray | None = None) -> np.ndarray:
+    def __call__(self, a, b, out: np.ndarray | None = None,
+                 operands: tuple[np.ndarray, ...] = ()) -> np.ndarray:
+        """The checked call; `operands`: the epilogue's, if the code has one."""
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
         sizes = self.sizes(a, b, out)
         if sizes is None:
             raise ShapeError(self._refusal(a, b, out))
-        return self.run(a, b, out, sizes)
+        if self.epilogue is None and operands:
+            raise ShapeError("matmul: operands for an epilogue this code does not have")
+        if self.epilogue is not None and not self.extras_fit(operands, sizes, out):
+            raise ShapeError(f"matmul: the epilogue takes {len(self.epilogue.kinds)} "
+                             f"C-contiguous float32 operands ({', '.join(self.epilogue.kinds)}"
+                             f") sharing no memory with the output, after a K of at least 1")
+        return self.run(a, b, out, sizes, tuple(operands))
 
     def extras_fit(self, extras, sizes: tuple[int, int, int], out) -> bool:
         """Whether the code takes `extras` as the epilogue's operands of a product of

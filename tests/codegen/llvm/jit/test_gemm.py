@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 import irflow
 from irflow.codegen import compile_plan
-from irflow.codegen.llvm.gemm import (MIN_ROWS, MIN_WORK, Gemm, GemmSpec, anchor_kernels,
-                                      assembly)
+from irflow.codegen.llvm.gemm import (MIN_ROWS, MIN_WORK, Epilogue, Gemm, GemmSpec,
+                                      anchor_kernels, assembly)
+from irflow.codegen.llvm.kernel import Instr
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import ShapeError
 from irflow.ir import TensorType, function
@@ -269,3 +270,23 @@ def test_an_epilogue_declines_operands_the_code_does_not_take(compiler):
     buffer = np.ascontiguousarray(residual)
     assert kernel._fused([x, w], [buffer], buffer) is None
     assert kernel._fused([x, w], [buffer], None) is not None
+
+
+def test_a_gemm_with_an_epilogue_checks_its_operands(compiler):
+    """`Gemm` with an `Epilogue` (``relu(c + bias)``) runs it, and refuses calls
+    whose operands the code cannot take (missing, misshapen, another dtype, the
+    output's memory) before any code runs."""
+    relu_bias = Epilogue(("row",), (Instr("add", (0, 1), "f32"), Instr("relu", (2,), "f32")), 3)
+    g = Gemm(compiler=compiler, epilogue=relu_bias)
+    a, b, A, B = operands(20, 30, 40, False, False)
+    bias = rng.standard_normal(40).astype(np.float32)
+    got = g(a, b, operands=(bias,))
+    want = np.maximum(A.astype(np.float64) @ B + bias, 0)
+    assert (np.abs(got - want) <= (30 + 4) * EPS * (np.abs(A.astype(np.float64)) @ np.abs(B)
+                                                    + np.abs(bias)) + 1e-38).all()
+    out = np.empty((20, 40), np.float32)
+    for bad in [(), (bias[:39],), (bias.astype(np.float64),), (out[0],)]:
+        with pytest.raises(ShapeError, match="epilogue"):
+            g(a, b, out=out, operands=bad)
+    with pytest.raises(ShapeError, match="epilogue"):
+        Gemm(compiler=compiler)(a, b, operands=(bias,))
