@@ -11,13 +11,15 @@
 - `scalar`, `mathlib`, `mathlib32`: the scalar code of every elementwise op and the
   vectorizable approximations of the transcendental functions (in float64, and
   float32-native for float32 exp, log, tanh, sigmoid and erf);
-- `elementwise`: kernels from elementwise IR.
+- `elementwise`: kernels from elementwise IR;
+- `gemm`: float32 matrix products (`Gemm`), which the backend's matmuls run.
 
 See docs/llvm.md.
 """
 from .compiler import Compiler, default_compiler
 from .elementwise import ElementwiseFunction, Unsupported, lower_elementwise
+from .gemm import Gemm, GemmSpec
 from .kernel import Domain, Instr, Kernel, KernelSpec, plan_domain
 
-__all__ = ["Compiler", "Domain", "ElementwiseFunction", "Instr", "Kernel", "KernelSpec",
-           "Unsupported", "default_compiler", "lower_elementwise", "plan_domain"]
+__all__ = ["Compiler", "Domain", "ElementwiseFunction", "Gemm", "GemmSpec", "Instr", "Kernel",
+           "KernelSpec", "Unsupported", "default_compiler", "lower_elementwise", "plan_domain"]

@@ -4,7 +4,8 @@ reductions along the op's axes, and the anchor (a matmul) before its epilogue.
 `lower_fused(op)` makes a `FusedKernel`, which runs the anchor (if any) by its
 NumPy kernel (a float32 matmul of matrices by the generated GEMM of
 `irflow.codegen.llvm.gemm`, above its size thresholds), then one compiled
-function over the domain:
+function over the domain (a one-result elementwise body over such a matmul is
+applied by the GEMM's tiles instead, in the same call):
 
 - **No reduced axes.** When every result spans the whole domain the body is an
   elementwise `KernelSpec` (`irflow.codegen.llvm.kernel`): merged loops, one flat
@@ -73,7 +74,7 @@ from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
-from .gemm import anchor_kernels
+from .gemm import anchor_kernels, fused_kernel
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
                      _strides, address, call_rows, check_inplace, overlapping,
                      plan_domain, stored_through, written_pairs)
@@ -753,6 +754,12 @@ class FusedKernel:
             self._prepare(lay, entering, yielded, result_types)
             self._variants[None] = self._function(self.spec)
         self._in_place = self._in_place_candidates(op, lay, yielded, number, len(inputs))
+        # a float32 matmul and a one-result elementwise body stored over it: the
+        # GEMM's tiles apply the body (gemm.fused_kernel), where a call fits
+        self._fused = None
+        if self.elementwise is not None and self._in_place == [0] and len(op.results) == 1:
+            self._fused = fused_kernel(lookup(op.name).region_op.anchor_op(op), self.spec,
+                                       entering, compiler)
 
     def _function(self, spec: FusedSpec):
         """The compiled function of `spec`, callable through ctypes."""
@@ -885,8 +892,13 @@ class FusedKernel:
         n = self.n_anchor
         j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
         fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
+        fused = self._fused if k == 0 else None
 
         def run(args, regions, outs=()):
+            if fused is not None:
+                result = fused(args[:n], args[n:], outs[j] if j is not None else None)
+                if result is not None:
+                    return [result]
             operands = args
             if j is not None:
                 anchor(*args[:n], out=outs[j])

@@ -36,16 +36,20 @@ zero there), and stores only the rows inside M. So the module holds two tile
 functions (one packing B, one reading the panel), where one per row count and
 edge (32) made 1.3 MB of IR and took 0.55 s to compile.
 
-**Accumulation.** The first K block stores its sums; later ones add them to C
-(a masked-off or selected-away load is -0.0, so results are exact sums in this
-order, -0.0 included). The order of the sum differs from OpenBLAS's, which is
-fine: both agree with the float64 product to float32 rounding.
+**Accumulation.** The first K block stores its sums; later ones add them to what
+C holds. The order of the sum differs from OpenBLAS's, which is fine: both agree
+with the float64 product to float32 rounding.
+
+**Epilogue.** With `GemmSpec.epilogue`, each tile of the last K block, once
+stored, runs an elementwise body over its elements in place (a loop over the
+tile, in L1, which LLVM vectorizes), so a fused op's ``relu(x @ w + b)`` is one
+call and one pass (`fused_kernel`); its operands follow C as pointer arguments.
 
 The function is ``void kernel(i64 begin, i64 end, i64 M, i64 N, i64 K, ptr A,
-ptr B, ptr C)`` over the tile rows ``[begin, end)`` (units of ``mr`` rows), so
-`call_rows` can split M across threads (each part's buffers on its thread's stack,
-at most 160 KiB: no scratch array to allocate per call); `Gemm` checks every
-argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
+ptr B, ptr C, ptr operands...)`` over the tile rows ``[begin, end)`` (units of
+``mr`` rows), so `call_rows` can split M across threads (each part's buffers on
+its thread's stack, at most 160 KiB: no scratch array to allocate per call);
+`Gemm` checks every argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
 registers, 48 KiB of L1 and 2 MiB of L2 per core where it was measured), and the
 backend uses the code only on hosts that have it (`anchor_kernels`).
 """
@@ -67,8 +71,10 @@ from ...ir.core import Operation
 from ...ir.registry import lookup
 from .compiler import Compiler, default_compiler
 from .jit import HostTarget
-from .kernel import FUNCTION_NAME, address, call_rows
+from .kernel import FUNCTION_NAME, Instr, address, call_rows
 from .loops import carried_loop, counted_loop
+from .mathlib import Math
+from .scalar import ScalarEmitter, can_fail
 
 I1 = ir.IntType(1)
 I16 = ir.IntType(16)
@@ -99,6 +105,7 @@ class GemmSpec:
     nv: int = 2
     kc: int = 256
     mc: int = 256
+    epilogue: Epilogue | None = None
 
     def __post_init__(self):
         if self.mc % self.mr or min(self.mr, self.nv, self.kc) < 1:
@@ -108,10 +115,40 @@ class GemmSpec:
     def nr(self) -> int:
         return WIDTH * self.nv
 
+    @property
+    def extras(self) -> int:
+        """The epilogue's operands: pointer arguments after C."""
+        return len(self.epilogue.kinds) if self.epilogue is not None else 0
+
     def llvm_ir(self, fma: bool) -> str:
-        """The module (`fma` is the `Compiler` protocol's: the tiles always use
-        ``llvm.fma``, and the backend runs them only on AVX-512 hosts)."""
-        return _Generator(self).module()
+        """The module (the tiles always use ``llvm.fma``, and the backend runs them
+        only on AVX-512 hosts; `fma` is the epilogue's math library's)."""
+        return _Generator(self, fma).module()
+
+
+EPILOGUE_KINDS = ("full", "row", "column", "scalar")
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """An elementwise float32 body the tiles apply to C's elements once their last K
+    block is summed, in place, so that ``relu(x @ w + b)`` is one pass: value 0 is
+    C's element, values 1.. are the elements of the extra operands (per `kinds`:
+    "full" of C's shape, "row" a row of N broadcast down M, "column" M values
+    broadcast along N, "scalar"), then one per instruction (numbered as in
+    `KernelSpec`); `output` is the value stored into C."""
+
+    kinds: tuple[str, ...]
+    body: tuple[Instr, ...]
+    output: int
+
+    def __post_init__(self):
+        if any(k not in EPILOGUE_KINDS for k in self.kinds) \
+                or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in self.body):
+            raise ValueError(f"not a float32 epilogue of {EPILOGUE_KINDS} operands: {self}")
+
+    def dtype(self, value: int) -> str:
+        return "f32" if value <= len(self.kinds) else self.body[value - 1 - len(self.kinds)].dtype
 
 
 def assembly(spec: GemmSpec, target: HostTarget | None = None) -> str:
@@ -139,16 +176,19 @@ class _Block:
     panel: ir.Value
     packed_a: ir.Value | None
     m_end: ir.Value
+    extras: tuple = ()
     pc: ir.Value = None
     kc: ir.Value = None
     accumulate: ir.Value = None
+    last: ir.Value = None
 
 
 class _Generator:
     """Emits a `GemmSpec`'s module: the tile functions and the driver."""
 
-    def __init__(self, spec: GemmSpec):
+    def __init__(self, spec: GemmSpec, fma: bool = True):
         self.spec = spec
+        self.has_fma = fma
         self.m = ir.Module(name="gemm")
         self.fma = ir.Function(self.m, ir.FunctionType(V16, [V16] * 3), "llvm.fma.v16f32")
         self.mload = ir.Function(self.m, ir.FunctionType(V16, [PTR, I32, MASK, V16]),
@@ -168,6 +208,7 @@ class _Generator:
         self.tiles = {first: self.tile(first) for first in firsts}
 
     def module(self) -> str:
+        self.epilogue = self.epilogue_function() if self.spec.epilogue is not None else None
         self.driver()
         return str(self.m)
 
@@ -284,29 +325,72 @@ class _Generator:
 
     def store_tile(self, b: ir.IRBuilder, acc, rows, c, ldc, masks, accumulate) -> None:
         """Store the accumulators of the tile's first `rows` rows into C (the columns
-        the masks keep), added to what C holds if `accumulate` (adding -0.0
-        otherwise changes nothing, not even a zero's sign)."""
+        the masks keep), added to what C holds if `accumulate` (a branch: the first K
+        block neither loads C nor waits for it)."""
         nv = self.spec.nv
-        minus_zero = ir.Constant(V16, [-0.0] * WIDTH)
         nothing = ir.Constant(MASK, [0] * WIDTH)
+        stores = []  # (pointer, mask) per accumulator
         for r in range(self.spec.mr):
             inside = b.icmp_signed("<", const(r), rows)
             row = self.gep(b, c, b.mul(ldc, const(r)))
-            for v in range(nv):
-                pointer = self.gep(b, row, const(WIDTH * v))
-                mask = b.select(inside, masks[v], nothing)
-                old = self.masked_load(b, pointer, b.select(accumulate, mask, nothing),
-                                       minus_zero)
-                self.masked_store(b, b.fadd(acc[r * nv + v], old), pointer, mask)
+            stores += [(self.gep(b, row, const(WIDTH * v)), b.select(inside, masks[v], nothing))
+                       for v in range(nv)]
+        with b.if_else(accumulate) as (adding, setting):
+            with adding:
+                for value, (pointer, mask) in zip(acc, stores):
+                    old = self.masked_load(b, pointer, mask, ir.Constant(V16, [0.0] * WIDTH))
+                    self.masked_store(b, b.fadd(value, old), pointer, mask)
+            with setting:
+                for value, (pointer, mask) in zip(acc, stores):
+                    self.masked_store(b, value, pointer, mask)
+
+    # -- the epilogue
+
+    def epilogue_function(self) -> ir.Function:
+        """``epilogue(c, ldc, i, j, rows, width, extra_1..)``: the epilogue's body over
+        C's rows i.. (``rows``) and columns j.. (``width``), in place: a tile just
+        stored, still in L1, its inner loop over contiguous columns vectorized by
+        LLVM. The body is the scalar code of `irflow.codegen.llvm.scalar`, as an
+        elementwise kernel's, so it computes what the unfused epilogue computes."""
+        epilogue = self.spec.epilogue
+        n = len(epilogue.kinds)
+        fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64, *[PTR] * n])
+        fn = ir.Function(self.m, fnty, "epilogue")
+        fn.linkage = "internal"
+        c, ldc, i, j, rows, width, *extras = fn.args
+        for arg in (c, *extras):
+            arg.add_attribute("noalias")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        emitter = ScalarEmitter(b, Math(b, self.has_fma))
+        with counted_loop(b, const(0), rows, "er") as r:
+            row = b.add(i, r)
+            with counted_loop(b, const(0), width, "ec") as col:
+                column = b.add(j, col)
+                offsets = {"full": b.add(b.mul(row, ldc), column), "row": column,
+                           "column": row, "scalar": const(0)}
+                at = self.gep(b, c, offsets["full"])
+                values = [b.load(at, typ=F32)]
+                values += [b.load(self.gep(b, pointer, offsets[kind]), typ=F32)
+                           for pointer, kind in zip(extras, epilogue.kinds)]
+                for instr in epilogue.body:
+                    if instr.op == "const":
+                        values.append(emitter.constant(instr.dtype, dict(instr.attrs)["value"]))
+                        continue
+                    values.append(emitter.emit(instr.op, [values[a] for a in instr.args],
+                                               [epilogue.dtype(a) for a in instr.args],
+                                               instr.dtype, dict(instr.attrs)))
+                b.store(values[epilogue.output], at)
+        b.ret_void()
+        return fn
 
     # -- the driver
 
     def driver(self) -> None:
         s = self.spec
-        fnty = ir.FunctionType(ir.VoidType(), [I64] * 5 + [PTR] * 3)
+        fnty = ir.FunctionType(ir.VoidType(), [I64] * 5 + [PTR] * (3 + s.extras))
         fn = ir.Function(self.m, fnty, FUNCTION_NAME)
-        begin, end, M, N, K, A, B, C = fn.args
-        for arg in (A, B, C):
+        begin, end, M, N, K, A, B, C, *extras = fn.args
+        for arg in (A, B, C, *extras):
             arg.add_attribute("noalias")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         buffer = b.alloca(ir.ArrayType(F32, s.kc * s.nr))
@@ -319,11 +403,13 @@ class _Generator:
             packed_a = b.inttoptr(b.ptrtoint(block, I64), PTR)
         m_begin = b.mul(begin, const(s.mr))
         x = _Block(fn, M, N, K, A, B, C, panel, packed_a,
-                   self.min(b, b.mul(end, const(s.mr)), M))
-        with counted_loop(b, const(0), self.ceil_div(b, K, s.kc), "pc") as pcb:
+                   self.min(b, b.mul(end, const(s.mr)), M), tuple(extras))
+        k_blocks = self.ceil_div(b, K, s.kc)
+        with counted_loop(b, const(0), k_blocks, "pc") as pcb:
             x.pc = b.mul(pcb, const(s.kc))
             x.kc = self.min(b, const(s.kc), b.sub(K, x.pc))
             x.accumulate = b.icmp_signed("!=", pcb, const(0))
+            x.last = b.icmp_signed("==", pcb, b.sub(k_blocks, const(1)))
             with counted_loop(b, const(0), self.ceil_div(b, b.sub(x.m_end, m_begin), s.mc),
                               "ic") as icb:
                 ic = b.add(m_begin, b.mul(icb, const(s.mc)))
@@ -355,14 +441,18 @@ class _Generator:
         cp = self.gep(b, x.C, b.add(b.mul(i, x.N), jr))
         rows = self.min(b, const(s.mr), b.sub(x.m_end, i))
         args = [x.kc, ap, a_step, bp, x.N, cp, x.N, *masks, x.accumulate, x.panel, rows]
-        if s.trans_b:
+        if s.trans_b:  # the panel is filled before its tiles: none packs
             b.call(self.tiles[False], args)
-            return
-        with b.if_else(first) as (packing, reading):
-            with packing:
-                b.call(self.tiles[True], args)
-            with reading:
-                b.call(self.tiles[False], args)
+        else:
+            with b.if_else(first) as (packing, reading):
+                with packing:
+                    b.call(self.tiles[True], args)
+                with reading:
+                    b.call(self.tiles[False], args)
+        if self.epilogue is not None:
+            with b.if_then(x.last):
+                b.call(self.epilogue, [x.C, x.N, i, jr, rows,
+                                       self.min(b, width, const(s.nr)), *x.extras])
 
     def pack_a(self, b: ir.IRBuilder, x: _Block, ic, row_tiles) -> None:
         """Copy the M block of a [K, M] A into the tiles' order: tile row t's k-th
@@ -448,19 +538,23 @@ class Gemm:
 
     Everything is checked before the code runs (`sizes`): a call the code cannot
     take raises `ShapeError` (operands that are not C-contiguous are copied first).
-    A caller that has a fallback asks `sizes` itself, then calls `run`."""
+    A caller that has a fallback asks `sizes` itself, then calls `run`. With an
+    `epilogue`, C is that body of the product (`run` takes its operands, which
+    `extras_fit` checks)."""
 
     def __init__(self, trans_a: bool = False, trans_b: bool = False, n: int | None = None,
-                 compiler: Compiler | None = None):
+                 compiler: Compiler | None = None, epilogue: Epilogue | None = None):
         compiler = compiler or default_compiler()
         self.trans_a, self.trans_b = trans_a, trans_b
+        self.epilogue = epilogue
         widths = (1, 2) if n is None else (vectors(n),)
         self._functions = {}  # tile width in vectors -> the compiled function
         for nv in widths:
             kc, mc = blocking(trans_a, trans_b)
-            code = compiler.code(GemmSpec(trans_a, trans_b, MR, nv, kc, mc))
+            spec = GemmSpec(trans_a, trans_b, MR, nv, kc, mc, epilogue)
+            code = compiler.code(spec)
             fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 5,
-                                  *[ctypes.c_void_p] * 3)(code.address)
+                                  *[ctypes.c_void_p] * (3 + spec.extras))(code.address)
             fn.code = code  # the function holds the machine code it calls
             self._functions[nv] = fn
         self._only = self._functions[widths[0]] if len(widths) == 1 else None
@@ -485,18 +579,44 @@ class Gemm:
             return None
         return m, n, k
 
-    def __call__(self, a, b, out: np.ndarray | None = None) -> np.ndarray:
+    def __call__(self, a, b, out: np.ndarray | None = None,
+                 operands: tuple[np.ndarray, ...] = ()) -> np.ndarray:
+        """The checked call; `operands`: the epilogue's, if the code has one."""
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
         sizes = self.sizes(a, b, out)
         if sizes is None:
             raise ShapeError(self._refusal(a, b, out))
-        return self.run(a, b, out, sizes)
+        if self.epilogue is None and operands:
+            raise ShapeError("matmul: operands for an epilogue this code does not have")
+        if self.epilogue is not None and not self.extras_fit(operands, sizes, out):
+            raise ShapeError(f"matmul: the epilogue takes {len(self.epilogue.kinds)} "
+                             f"C-contiguous float32 operands ({', '.join(self.epilogue.kinds)}"
+                             f") sharing no memory with the output, after a K of at least 1")
+        return self.run(a, b, out, sizes, tuple(operands))
+
+    def extras_fit(self, extras, sizes: tuple[int, int, int], out) -> bool:
+        """Whether the code takes `extras` as the epilogue's operands of a product of
+        `sizes` (`sizes`' answer) into `out`: C-contiguous float32 arrays of their
+        kinds' shapes, none sharing memory with `out`; and K is not 0 (the epilogue
+        runs after a K block)."""
+        m, n, k = sizes
+        if not k or len(extras) != len(self.epilogue.kinds):
+            return False
+        for e, kind in zip(extras, self.epilogue.kinds):
+            if not (type(e) is np.ndarray and e.dtype == F32_DTYPE and e.flags.c_contiguous
+                    and (out is None or not np.may_share_memory(out, e))):
+                return False
+            if not (e.shape == (m, n) if kind == "full" else
+                    e.size == n and e.shape[-1:] == (n,) if kind == "row" else
+                    e.size == m and e.shape[:1] == (m,) if kind == "column" else e.size == 1):
+                return False
+        return True
 
     def run(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
-            sizes: tuple[int, int, int]) -> np.ndarray:
-        """The product, for arrays `sizes` accepted (it returned `sizes`); into `out`
-        if not None."""
+            sizes: tuple[int, int, int], extras: tuple[np.ndarray, ...] = ()) -> np.ndarray:
+        """The product, for arrays `sizes` accepted (it returned `sizes`), with an
+        epilogue of the `extras` that `extras_fit` accepted; into `out` if not None."""
         m, n, k = sizes
         if out is None:
             out = np.empty((m, n), F32_DTYPE)
@@ -507,7 +627,8 @@ class Gemm:
             return out
         fn = self._only or self._functions[vectors(n)]
         call_rows(fn, -(-m // MR), m * n * k // WORK_PER_ELEMENT,
-                  (m, n, k, address(a), address(b), address(out)), (a, b, out))
+                  (m, n, k, address(a), address(b), address(out),
+                   *[address(e) for e in extras]), (a, b, out, *extras))
         return out
 
     def _refusal(self, a, b, out) -> str:
@@ -547,20 +668,10 @@ def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | No
     is NumPy's to float32 rounding and every refusal NumPy's. None for other
     anchors, for products whose static sizes are all below the thresholds, and on
     hosts without AVX-512 (what the tiles are made and measured for)."""
-    compiler = compiler or default_compiler()
-    if inner is None or inner.name != "matmul" or out_kernel is None \
-            or "+avx512f" not in compiler.target.features.split(","):
+    product = _product(inner, compiler) if out_kernel is not None else None
+    if product is None:
         return None
-    x, y = (v.type for v in inner.operands)
-    if x.rank != 2 or y.rank != 2 or x.dtype is not dtypes.float32 \
-            or y.dtype is not dtypes.float32:
-        return None
-    trans_x, trans_y = bool(inner.attrs["transpose_x"]), bool(inner.attrs["transpose_y"])
-    m, k = x.shape[::-1] if trans_x else x.shape
-    n = y.shape[0] if trans_y else y.shape[1]
-    if isinstance(m, int) and m < MIN_ROWS or all(isinstance(d, int) for d in (m, k, n)) \
-            and m * k * n < MIN_WORK:
-        return None  # every call is NumPy's: nothing to compile
+    trans_x, trans_y, (_, _, n) = product
     gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler)
     run = _dispatching(gemm, kernel, out_kernel)
     # like the NumPy kernels' (quiet), `__wrapped__` leaves their floating-point
@@ -579,6 +690,81 @@ def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable |
     numpy.__wrapped__ = functools.partial(getattr(opdef.kernel, "__wrapped__", opdef.kernel),
                                           **op.attrs)
     return anchor_kernels(op, numpy, numpy, compiler)
+
+
+def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = None
+                 ) -> Callable | None:
+    """For a fused op whose anchor `inner` is a float32 matmul of matrices and whose
+    elementwise body (`spec`, a `KernelSpec`: input 0 the anchor's result, the
+    others of `entering`'s types) has one float32 result, stored in place of the
+    anchor's: ``run(anchor_operands, operands, out) -> result or None``, the
+    product with the body applied by the tiles (`Epilogue`), into `out` if not
+    None. None (the caller runs the anchor, then the body) for a call below the
+    thresholds or of arrays the code does not take as they are; and None instead of
+    a run for other ops, bodies of other operands (not C's shape, a row, a column
+    or a scalar) and static sizes below the thresholds."""
+    product = _product(inner, compiler)
+    if product is None or len(spec.outputs) != 1 or spec.outputs[0] < len(spec.inputs) \
+            or spec.inplace or any(d != "f32" for d in spec.inputs):
+        return None
+    trans_x, trans_y, (m, k, n) = product
+    kinds = tuple(_kind(t.shape, m, n) for t in entering[1:])
+    if None in kinds or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in spec.body):
+        return None
+    gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler,
+                Epilogue(kinds, spec.body, spec.outputs[0]))
+    rows_axis = 1 if trans_x else 0
+
+    def run(anchor_operands, operands, out):
+        a, b = anchor_operands
+        try:
+            rows = a.shape[rows_axis]
+        except (AttributeError, IndexError, TypeError):
+            return None
+        if rows < MIN_ROWS:
+            return None
+        sizes = gemm.sizes(a, b, out)
+        if sizes is None or math.prod(sizes) < MIN_WORK \
+                or not gemm.extras_fit(operands, sizes, out):
+            return None
+        return gemm.run(a, b, out, sizes, tuple(operands))
+    return run
+
+
+def _kind(shape, m, n) -> str | None:
+    """An epilogue operand's kind (`EPILOGUE_KINDS`) from its shape, for C of shape
+    ``[m, n]`` (dims as the IR gives them: ints or symbols); None for another."""
+    if all(d == 1 for d in shape):
+        return "scalar"
+    if shape[-1] == n and all(d == 1 for d in shape[:-1]):
+        return "row"
+    if tuple(shape) == (m, n):
+        return "full"
+    if tuple(shape) == (m, 1):
+        return "column"
+    return None
+
+
+def _product(inner: Operation, compiler: Compiler | None
+             ) -> tuple[bool, bool, tuple] | None:
+    """``(transpose_x, transpose_y, (M, K, N))`` of `inner` if the generated GEMM may
+    run it: a float32 matmul of two matrices, on an AVX-512 host, not statically
+    below the thresholds (dims are ints or symbols); else None."""
+    compiler = compiler or default_compiler()
+    if inner is None or inner.name != "matmul" \
+            or "+avx512f" not in compiler.target.features.split(","):
+        return None
+    x, y = (v.type for v in inner.operands)
+    if x.rank != 2 or y.rank != 2 or x.dtype is not dtypes.float32 \
+            or y.dtype is not dtypes.float32:
+        return None
+    trans_x, trans_y = bool(inner.attrs["transpose_x"]), bool(inner.attrs["transpose_y"])
+    m, k = x.shape[::-1] if trans_x else x.shape
+    n = y.shape[0] if trans_y else y.shape[1]
+    if isinstance(m, int) and m < MIN_ROWS or all(isinstance(d, int) for d in (m, k, n)) \
+            and m * k * n < MIN_WORK:
+        return None  # every call is NumPy's: nothing to compile
+    return trans_x, trans_y, (m, k, n)
 
 
 def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable) -> Callable:

@@ -11,6 +11,7 @@ import irflow
 import irflow.nn as nn
 import irflow.nn.functional as F
 from irflow.codegen.llvm.fused import FusedKernel
+from irflow.codegen.llvm.gemm import Gemm
 from irflow.errors import IrflowError
 from irflow.static import InputSpec
 from tests.support.models import LayerNormGelu
@@ -60,8 +61,12 @@ def test_calls_too_small_for_compiled_code_run_the_numpy_step(monkeypatch):
         def body(operands, given):
             raise AssertionError("the compiled code ran")
         return body
+
+    def gemm(*args, **kwargs):
+        raise AssertionError("the compiled code ran")
     monkeypatch.setattr(FusedKernel, "_reduction_call", compiled_code)
     monkeypatch.setattr(FusedKernel, "_elementwise_body", compiled_code)
+    monkeypatch.setattr(Gemm, "run", gemm)  # a matmul and its epilogue in one
     irflow.seed(5)
     model = mlp(784, 64, 10)
     model.eval()

@@ -3,6 +3,7 @@ against the float64 product, to float32 rounding (the error of a K-term dot prod
 is at most about K units of roundoff of the sum of |a||b|); its checks; its split
 across threads; and the matmuls of the llvm backend that run it (fused ops'
 anchors, standalone matmuls)."""
+import copy
 import re
 
 import numpy as np
@@ -12,8 +13,9 @@ from hypothesis import strategies as st
 
 import irflow
 from irflow.codegen import compile_plan
-from irflow.codegen.llvm.gemm import (MIN_ROWS, MIN_WORK, Gemm, GemmSpec, anchor_kernels,
-                                      assembly)
+from irflow.codegen.llvm.gemm import (MIN_ROWS, MIN_WORK, Epilogue, Gemm, GemmSpec,
+                                      anchor_kernels, assembly)
+from irflow.codegen.llvm.kernel import Instr
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import ShapeError
 from irflow.ir import TensorType, function
@@ -210,3 +212,81 @@ def test_the_tiles_keep_their_accumulators_in_registers():
     assert tile_loops
     for ins in tile_loops:
         assert not [i for i in ins if "%rsp" in i]
+
+
+EPILOGUES = {  # name: (body over the product p and an operand e, e's shape for [M, N])
+    "bias relu": (lambda b, p, e: b.relu(b.add(p, e)), lambda m, n: [n]),
+    "residual": (lambda b, p, e: b.add(p, e), lambda m, n: [m, n]),
+    "column tanh": (lambda b, p, e: b.tanh(b.mul(p, e)), lambda m, n: [m, 1]),
+    "scalar": (lambda b, p, e: b.sub(p, e), lambda m, n: []),
+    "row of one": (lambda b, p, e: b.sigmoid(b.add(p, e)), lambda m, n: [1, n]),
+}
+
+
+@pytest.mark.parametrize("epilogue", EPILOGUES)
+@pytest.mark.parametrize("transpose_x", [False, True])
+def test_an_elementwise_epilogue_runs_in_the_tiles(compiler, epilogue, transpose_x):
+    """A one-result elementwise body over a float32 matmul runs in the GEMM's tiles
+    (every kind of operand: a bias row, a residual, a column, a scalar), with the
+    bits of the anchor-then-body path, given buffer or not, and at a symbolic batch
+    of any size (small calls take the other path)."""
+    body, shape_of = EPILOGUES[epilogue]
+    k, n = 256, 40
+    types = [f32(k, "M") if transpose_x else f32("M", k), f32(k, n),
+             f32(*shape_of("M", n))]
+    kernel = kernel_of(compiler, lambda b, x, w, e: body(
+        b, b.matmul(x, w, transpose_x=transpose_x), e), types)
+    assert kernel._fused is not None
+    unfused = copy.copy(kernel)
+    unfused._fused = None
+    for m in (3, 200):
+        x, w, _, _ = operands(m, k, n, transpose_x, False, seed=m)
+        e = rng.standard_normal(shape_of(m, n)).astype(np.float32)
+        args = [[x, w, e][i] for i in kernel.arguments]
+        assert (kernel._fused(args[:2], args[2:], None) is None) == (m < MIN_ROWS)
+        for into in [(), (True,)]:
+            buffers = [[np.empty((m, n), np.float32)] for _ in range(2)] if into else [[], []]
+            got = (kernel.out_evaluator(into)(list(args), None, buffers[0]) if into
+                   else kernel.evaluator()(list(args), None))
+            want = (unfused.out_evaluator(into)(list(args), None, buffers[1]) if into
+                    else unfused.evaluator()(list(args), None))
+            np.testing.assert_array_equal(got[0], want[0])
+            if into:
+                assert got[0] is buffers[0][0]
+
+
+def test_an_epilogue_declines_operands_the_code_does_not_take(compiler):
+    """A residual that is not C-contiguous, or a given buffer that is the residual's
+    memory: the fused run declines (None), and the anchor-then-body path answers."""
+    body, _ = EPILOGUES["residual"]
+    m, k, n = 64, 256, 96
+    kernel = kernel_of(compiler, lambda b, x, w, e: body(b, b.matmul(x, w), e),
+                       [f32(m, k), f32(k, n), f32(m, n)])
+    x, w, X, W = operands(m, k, n, False, False)
+    residual = np.asfortranarray(rng.standard_normal((m, n)).astype(np.float32))
+    assert kernel._fused([x, w], [residual], None) is None
+    (result,) = kernel.evaluator()([[x, w, residual][i] for i in kernel.arguments], None)
+    check_product(result - residual, X, W)
+    buffer = np.ascontiguousarray(residual)
+    assert kernel._fused([x, w], [buffer], buffer) is None
+    assert kernel._fused([x, w], [buffer], None) is not None
+
+
+def test_a_gemm_with_an_epilogue_checks_its_operands(compiler):
+    """`Gemm` with an `Epilogue` (``relu(c + bias)``) runs it, and refuses calls
+    whose operands the code cannot take (missing, misshapen, another dtype, the
+    output's memory) before any code runs."""
+    relu_bias = Epilogue(("row",), (Instr("add", (0, 1), "f32"), Instr("relu", (2,), "f32")), 3)
+    g = Gemm(compiler=compiler, epilogue=relu_bias)
+    a, b, A, B = operands(20, 30, 40, False, False)
+    bias = rng.standard_normal(40).astype(np.float32)
+    got = g(a, b, operands=(bias,))
+    want = np.maximum(A.astype(np.float64) @ B + bias, 0)
+    assert (np.abs(got - want) <= (30 + 4) * EPS * (np.abs(A.astype(np.float64)) @ np.abs(B)
+                                                    + np.abs(bias)) + 1e-38).all()
+    out = np.empty((20, 40), np.float32)
+    for bad in [(), (bias[:39],), (bias.astype(np.float64),), (out[0],)]:
+        with pytest.raises(ShapeError, match="epilogue"):
+            g(a, b, out=out, operands=bad)
+    with pytest.raises(ShapeError, match="epilogue"):
+        Gemm(compiler=compiler)(a, b, operands=(bias,))
