@@ -79,7 +79,9 @@ class LLVMLowering(Lowering):
 
     def kernel(self, op: Operation) -> Callable | None:
         if op.name == "matmul":
-            return matmul_kernel(op, self.compiler)
+            # a fused op's anchor is run by its FusedKernel: its region's plan (for
+            # the NumPy evaluator) needs no GEMM of its own to compile
+            return None if _in_fused_op(op) else matmul_kernel(op, self.compiler)
         opdef = lookup(op.name, op.loc)
         if op.name not in COMPILED_OPS or not opdef.has(Elementwise) or op.result.type.rank == 0:
             return None
@@ -106,3 +108,9 @@ class LLVMLowering(Lowering):
                 arrays = [arrays[k] for k in first]
             return kernel(*arrays, out=None if out is None else [out])[0]
         return run
+
+
+def _in_fused_op(op: Operation) -> bool:
+    """Whether `op` is in a region of a ``fused`` op."""
+    region = op.parent.parent if op.parent is not None else None
+    return region is not None and region.parent is not None and region.parent.name == "fused"
