@@ -299,12 +299,19 @@ def _sigmoid_scalar(x: float) -> float:
     return 0.5 * (1 + math.tanh(x / 2))
 
 
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """The logistic function in x's dtype, without ``exp(-x)`` overflowing for a
+    very negative x (float16's range ends at 65504: ``exp(12)`` is past it)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
 # name: (NumPy reference, interval of the result from the operand's (lo, hi))
 _UNARY = {
     "neg": (np.negative, lambda lo, hi: (-hi, -lo)),
     "exp": (np.exp, lambda lo, hi: (math.exp(lo), math.exp(hi))),
     "tanh": (np.tanh, lambda lo, hi: (math.tanh(lo), math.tanh(hi))),
-    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)),
+    "sigmoid": (lambda x: _sigmoid(x),
                 lambda lo, hi: (_sigmoid_scalar(lo), _sigmoid_scalar(hi))),
     "sin": (np.sin, lambda lo, hi: (-1.0, 1.0)),
     "cos": (np.cos, lambda lo, hi: (-1.0, 1.0)),
