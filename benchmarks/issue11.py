@@ -15,7 +15,8 @@ checked against NumPy eager's before timing, and a mismatch stops the run.
 
 One thread each (OMP/MKL/OpenBLAS, ``torch.set_num_threads(1)``, and the process
 pinned to one core, since jax.jit's matmuls otherwise run on every core whatever
-the thread settings say); OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
+the thread settings say; OpenMP's idle threads wait passively, so that none spins
+on that core after its framework's call); OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before any library loads (the script re-executes
 itself without them) and the BLAS kernels that run are printed (threadpoolctl).
 Calls are interleaved; the table gives median wall times, the ratio to NumPy eager
 and the peak memory of one call that tracemalloc sees, the previous call's result
@@ -31,6 +32,11 @@ import sys
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"
+# OpenMP runtimes (torch's, paddle's) keep their idle threads spinning after a
+# parallel region (200 ms for Intel's); on the one core every system shares, that
+# spinning takes time from whichever system runs next
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 
 def _threads_asked() -> int:
