@@ -745,25 +745,22 @@ class FusedKernel:
             domain, masks = plan_domain(entering)
             spec = KernelSpec(inputs, masks, tuple(instrs), tuple(outputs), len(domain.groups))
             self._domain = domain
-            self.elementwise: Kernel | None = compiler.kernel(spec, domain)
-            self._variants[None] = self.elementwise
             self._shapes = [lay.dropped_axes(v, t.shape) for v, t in zip(yielded, result_types)]
             self._dropping = [(r, dropped) for r, dropped in enumerate(self._shapes) if dropped]
             self.spec = spec
         else:
-            self.elementwise = None
+            self._domain = None
             rows = tuple(lay.is_row(v) for v in (*lay.body.args,
                                                   *(i.result for i in lay.body.body_ops())))
             outputs = tuple((number[v], _mask(lay.shapes[v], rank)) for v in yielded)
             self.spec = FusedSpec(inputs, tuple(_mask(t.shape, rank) for t in entering),
                                   tuple(instrs), rows, outputs, rank, lay.axes)
             self._prepare(lay, entering, yielded, result_types)
-            self._variants[None] = self._function(self.spec)
         self._in_place = self._in_place_candidates(op, lay, yielded, number, len(inputs))
         # a float32 matmul and a one-result elementwise body stored over it: the
         # GEMM's tiles apply the body (gemm.fused_kernel), where a call fits
         self._fused = None
-        if self.elementwise is not None and self._in_place == [0] and len(op.results) == 1:
+        if self._domain is not None and self._in_place == [0] and len(op.results) == 1:
             self._fused = fused_kernel(lookup(op.name).region_op.anchor_op(op), self.spec,
                                        entering, compiler)
         if lay.anchored and self._fused is None:
@@ -800,7 +797,7 @@ class FusedKernel:
         fits = [k for k, (v, r) in enumerate(zip(yielded, op.results))
                 if yielded.count(v) == 1 and number[v] >= n_inputs and r.type == t
                 and lay.shapes[v] == tuple(t.shape) == tuple(lay.domain)]
-        if self.elementwise is not None:
+        if self._domain is not None:
             return [] if any(self.spec.broadcast[0]) else fits
         spec = self.spec
         return [k for k in fits if not any(spec.masks[0]) and not any(spec.outputs[k][1])
@@ -817,12 +814,21 @@ class FusedKernel:
         free = [k for k in self._in_place if not (k < len(into) and into[k])]
         return (free[0], False) if free else None
 
+    @property
+    def elementwise(self) -> Kernel | None:
+        """The `Kernel` of a body without reductions (storing no result in place),
+        None for a body with reductions."""
+        return None if self._domain is None else self._variant(None)
+
     def _variant(self, k: int | None):
-        """The code storing result `k` in place of the anchor's result (None: none)."""
+        """The code storing result `k` in place of the anchor's result (None: none),
+        compiled when a run asks for it (when the plan is built): a plan uses one
+        variant, and each takes 0.01-0.08 s to compile."""
         if k not in self._variants:
-            spec = dataclasses.replace(self.spec, inplace=((k, 0),))
+            spec = self.spec if k is None else dataclasses.replace(self.spec,
+                                                                   inplace=((k, 0),))
             self._variants[k] = (self._compiler.kernel(spec, self._domain)
-                                 if self.elementwise is not None else self._function(spec))
+                                 if self._domain is not None else self._function(spec))
         return self._variants[k]
 
     @staticmethod
@@ -890,7 +896,7 @@ class FusedKernel:
         k, computed_into = self.in_place_result(into) or (None, False)
         anchor = self._anchor_into if computed_into else self._anchor
         code = self._variant(k)
-        if self.elementwise is not None:
+        if self._domain is not None:
             body = self._elementwise_body(code, k, into)
         else:
             body = self._reduction_call(code, k, into or (False,) * len(self._out_dims),
