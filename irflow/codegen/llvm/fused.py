@@ -92,16 +92,6 @@ ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 c
 # Below this many elements the ctypes call and the checks cost more than NumPy's
 # loops (measured: a matmul epilogue on [1,64] runs in 8.7 µs by NumPy, 12.5 µs compiled)
 MIN_ELEMENTS = 4096
-# A body with reductions is compiled from fewer elements: NumPy's step costs a few
-# microseconds per reduction and per op around it, so there the code wins from a
-# few hundred elements (a column sum of [64,10]: 5.4 against 6.1 µs; the training
-# step of benchmarks/issue11.py, whose cross-entropy bodies are [256,10]: 1.63 ->
-# 1.52 ms). Not from fewer than 2048: the code sums in another order than NumPy
-# (float32 in float64), and a gradient that is only rounding noise (a conv bias
-# under BatchNorm, which Adam turns into whole steps) then moves another way than
-# eager's, at the sizes of tests/frontend/corpus2/test_training.py's CIFAR step
-# (1024 elements); above 4096 it always has, as any reordered sum would.
-MIN_REDUCING = 2048
 BYTES = {dtype: np_dtype.itemsize for dtype, np_dtype in NUMPY_DTYPES.items()}
 
 
@@ -1205,16 +1195,14 @@ class FusedKernel:
 
 def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
     """What tells the calls of fused op `op` below `least` elements (the anchor's
-    result, or the largest operand; `MIN_REDUCING` for a body with reductions, if
-    fewer) from the others: None when the code runs whatever the sizes (`least` is
-    0, a static size reaches it, or the anchor's result has a size its operands'
-    dims do not give), else ``small(operands)``, which reads the symbolic sizes off
-    the operands' shapes (`always_small` when every size is static)."""
-    lay = lookup(op.name, op.loc).region_op.layout(op)
-    if lay.reductions:
-        least = min(least, MIN_REDUCING)
+    result, or the largest operand) from the others: None when the code runs
+    whatever the sizes (`least` is 0, a static size reaches it, or the anchor's
+    result has a size its operands' dims do not give), else ``small(operands)``,
+    which reads the symbolic sizes off the operands' shapes (`always_small` when
+    every size is static)."""
     if not least:
         return None
+    lay = lookup(op.name, op.loc).region_op.layout(op)
     types = [v.type for v in op.operands]
     shapes = [types[k].shape for k in range(lay.n_anchor, len(types))]
     if lay.anchored:
