@@ -27,7 +27,9 @@ one otherwise; so a loop that calls a compiled function and drops each result
 writes into the same memory, instead of making the operating system map and zero
 fresh pages for every large result (+1.5 ms for a 16 MB result after other code
 freed its memory, measured). The reference count is exact: any Python object that
-can reach the memory (an array, a view, a memoryview, a ctypes buffer) holds one.
+can reach the memory (an array, a view, a memoryview, a ctypes buffer) holds one;
+what the count of an array nobody else holds reads is measured once (`ALONE`), not
+assumed, since Python versions differ in the references the call itself counts.
 """
 from __future__ import annotations
 
@@ -45,6 +47,17 @@ if TYPE_CHECKING:
     from .executor import BlockPlan
 
 MAX_LAYOUTS = 8  # concrete shapes kept per plan; the oldest goes first
+
+
+def _count_alone() -> int:
+    """What ``sys.getrefcount`` says of a list's item that nothing else holds,
+    asked as `Layout._pooled` asks (2 on CPython 3.11: the list's reference and the
+    argument's; a version that borrows the argument would say 1)."""
+    items = [object()]
+    return sys.getrefcount(items[0])
+
+
+ALONE = _count_alone()
 
 
 class Layout:
@@ -75,8 +88,7 @@ class Layout:
         except IndexError:
             frame = self._frame()
         for index, shape, dtype in self.results:
-            # held by the frame and getrefcount's argument alone: nobody else has it
-            if sys.getrefcount(frame[index]) > 2:
+            if sys.getrefcount(frame[index]) > ALONE:  # someone else holds it
                 frame[index] = np.empty(shape, dtype)
         try:
             return self.body.enter(frame, args)
