@@ -129,6 +129,20 @@ def test_outputs_and_state_of_compiled_programs_survive_the_next_call():
     assert any(not np.array_equal(p.numpy(), q) for p, q in zip(model.parameters(), params))
 
 
+def test_a_compiled_function_writes_a_dropped_result_again():
+    """A loop that drops each result Tensor: the next call writes the same memory
+    (nothing of the program layer keeps the array it returned)."""
+    compiled = paddle.compile(nn.Sequential(nn.Linear(8, 64), nn.Tanh()))
+    x = paddle.randn([32, 8])
+    with paddle.no_grad():
+        address = np.asarray(compiled(x)).ctypes.data
+        again = compiled(x)
+        assert np.asarray(again).ctypes.data == address
+        kept = compiled(x * 2)  # `again` is held: new memory
+        assert np.asarray(kept).ctypes.data != np.asarray(again).ctypes.data
+        np.testing.assert_allclose(again.numpy(), compiled(x).numpy(), rtol=1e-6)
+
+
 def test_residuals_kept_by_eager_autograd_survive_later_calls():
     model = nn.Sequential(nn.Linear(8, 16), nn.Sigmoid(), nn.Linear(16, 1))
     compiled = paddle.compile(model)
