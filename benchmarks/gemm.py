@@ -35,11 +35,11 @@ if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from benchmarks.llvm_backend import blas_report  # noqa: E402
+from benchmarks.llvm_elementwise import median_time  # noqa: E402
 from irflow.codegen.llvm.gemm import MIN_ROWS, MIN_WORK, Gemm  # noqa: E402
 
 # (M, K, N, A given transposed, B given transposed)
@@ -57,15 +57,6 @@ SHAPES = [
     (1, 784, 64, False, False),
     (1, 64, 10, False, False),
 ]
-
-
-def median_time(call, reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def systems(m, k, n, trans_a, trans_b, gemms, torch):

@@ -88,7 +88,8 @@ class Layout:
         except IndexError:
             frame = self._frame()
         for index, shape, dtype in self.results:
-            if sys.getrefcount(frame[index]) > ALONE:  # someone else holds it
+            # held by someone else (or a new frame's None, which everything holds)
+            if sys.getrefcount(frame[index]) > ALONE:
                 frame[index] = np.empty(shape, dtype)
         try:
             return self.body.enter(frame, args)
@@ -107,9 +108,6 @@ def _bind(block: "BlockPlan", views: "_Views") -> list:
     tail = list(block.tail)
     for slot, buffer, t in block.arena_slots:
         tail[slot - block.base] = views.get(buffer, t)
-    for slot, k in block.result_slots:
-        tail[slot - block.base] = np.empty(views.plan.result_shapes[k],
-                                           views.plan.assignment.result_types[k].dtype.np)
     for slot, subplans in block.region_slots:
         tail[slot - block.base] = tuple(partial(sub.run, _bind(sub, views)) for sub in subplans)
     return tail
