@@ -208,7 +208,8 @@ class _Generator:
         self.tiles = {first: self.tile(first) for first in firsts}
 
     def module(self) -> str:
-        self.epilogue = self.epilogue_function() if self.spec.epilogue is not None else None
+        self.epilogue = (emit_epilogue(self.m, self.spec.epilogue, self.has_fma)
+                         if self.spec.epilogue is not None else None)
         self.driver()
         return str(self.m)
 
@@ -344,45 +345,6 @@ class _Generator:
                 for value, (pointer, mask) in zip(acc, stores):
                     self.masked_store(b, value, pointer, mask)
 
-    # -- the epilogue
-
-    def epilogue_function(self) -> ir.Function:
-        """``epilogue(c, ldc, i, j, rows, width, extra_1..)``: the epilogue's body over
-        C's rows i.. (``rows``) and columns j.. (``width``), in place: a tile just
-        stored, still in L1, its inner loop over contiguous columns vectorized by
-        LLVM. The body is the scalar code of `irflow.codegen.llvm.scalar`, as an
-        elementwise kernel's, so it computes what the unfused epilogue computes."""
-        epilogue = self.spec.epilogue
-        n = len(epilogue.kinds)
-        fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64, *[PTR] * n])
-        fn = ir.Function(self.m, fnty, "epilogue")
-        fn.linkage = "internal"
-        c, ldc, i, j, rows, width, *extras = fn.args
-        for arg in (c, *extras):
-            arg.add_attribute("noalias")
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
-        emitter = ScalarEmitter(b, Math(b, self.has_fma))
-        with counted_loop(b, const(0), rows, "er") as r:
-            row = b.add(i, r)
-            with counted_loop(b, const(0), width, "ec") as col:
-                column = b.add(j, col)
-                offsets = {"full": b.add(b.mul(row, ldc), column), "row": column,
-                           "column": row, "scalar": const(0)}
-                at = self.gep(b, c, offsets["full"])
-                values = [b.load(at, typ=F32)]
-                values += [b.load(self.gep(b, pointer, offsets[kind]), typ=F32)
-                           for pointer, kind in zip(extras, epilogue.kinds)]
-                for instr in epilogue.body:
-                    if instr.op == "const":
-                        values.append(emitter.constant(instr.dtype, dict(instr.attrs)["value"]))
-                        continue
-                    values.append(emitter.emit(instr.op, [values[a] for a in instr.args],
-                                               [epilogue.dtype(a) for a in instr.args],
-                                               instr.dtype, dict(instr.attrs)))
-                b.store(values[epilogue.output], at)
-        b.ret_void()
-        return fn
-
     # -- the driver
 
     def driver(self) -> None:
@@ -498,6 +460,45 @@ class _Generator:
                 column = b.call(self.gather, [pointers, ir.Constant(I32, 4), mask,
                                               ir.Constant(V16, [0.0] * WIDTH)])
                 b.store(column, self.gep(b, row, const(WIDTH * v)), align=ALIGN)
+
+
+def emit_epilogue(module: ir.Module, epilogue: Epilogue, has_fma: bool,
+                  name: str = "epilogue") -> ir.Function:
+    """Add to `module` the internal ``epilogue(c, ldc, i, j, rows, width, extra_1..)``:
+    `epilogue`'s body over C's rows i.. (``rows``) and columns j.. (``width``), in
+    place: a tile just stored, still in L1, its inner loop over contiguous columns
+    vectorized by LLVM. The body is the scalar code of `irflow.codegen.llvm.scalar`,
+    as an elementwise kernel's, so it computes what the unfused epilogue computes."""
+    n = len(epilogue.kinds)
+    fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64, *[PTR] * n])
+    fn = ir.Function(module, fnty, name)
+    fn.linkage = "internal"
+    c, ldc, i, j, rows, width, *extras = fn.args
+    for arg in (c, *extras):
+        arg.add_attribute("noalias")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    emitter = ScalarEmitter(b, Math(b, has_fma))
+    gep = _Generator.gep
+    with counted_loop(b, const(0), rows, "er") as r:
+        row = b.add(i, r)
+        with counted_loop(b, const(0), width, "ec") as col:
+            column = b.add(j, col)
+            offsets = {"full": b.add(b.mul(row, ldc), column), "row": column,
+                       "column": row, "scalar": const(0)}
+            at = gep(b, c, offsets["full"])
+            values = [b.load(at, typ=F32)]
+            values += [b.load(gep(b, pointer, offsets[kind]), typ=F32)
+                       for pointer, kind in zip(extras, epilogue.kinds)]
+            for instr in epilogue.body:
+                if instr.op == "const":
+                    values.append(emitter.constant(instr.dtype, dict(instr.attrs)["value"]))
+                    continue
+                values.append(emitter.emit(instr.op, [values[a] for a in instr.args],
+                                           [epilogue.dtype(a) for a in instr.args],
+                                           instr.dtype, dict(instr.attrs)))
+            b.store(values[epilogue.output], at)
+    b.ret_void()
+    return fn
 
 
 # ---------------------------------------------------------------- calling
