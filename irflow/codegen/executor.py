@@ -123,6 +123,12 @@ class Lowering:
         buffer of `outs` where ``into[k]``), or None for the op's own."""
         return None
 
+    def function(self, fn: Function) -> Callable | None:
+        """A run of some calls of the whole function: ``whole(args, None)`` returns
+        the results, as the plan would, or None for a call it does not take (the
+        plan's steps run it); None if it has none for `fn`."""
+        return None
+
 
 NUMPY = Lowering()
 
@@ -309,7 +315,8 @@ class Plan:
     the list of results, as `irflow.codegen.run(fn, *arrays)` does. `memory_plan` is
     the `MemoryPlan` of the last call's shapes."""
 
-    __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run")
+    __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run",
+                 "_whole")
 
     def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY,
                  timer: StepTimes | None = None):
@@ -336,12 +343,18 @@ class Plan:
         self.layouts = Layouts(self.body, self.assignment, self.signature.symbols)
         self._bind = self.signature.checked if self.assignment.symbols else None
         self._run = self._first_run  # then the static layout's run
+        # the backend's run of whole calls it takes (untimed: a timer times steps)
+        self._whole = lowering.function(fn) if timer is None else None
 
     @classmethod
     def compile(cls, fn: Function, lowering: Lowering = NUMPY) -> "Plan":
         return cls(fn, lowering=lowering)
 
     def __call__(self, *args) -> list:
+        if self._whole is not None:
+            outs = self._whole(args, None)
+            if outs is not None:
+                return outs
         if self._bind is None:
             return self._run(self.signature.check(args))
         arrays, sizes = self._bind(args)
@@ -370,9 +383,13 @@ class Plan:
         except SignatureMismatch:
             return None
         layout = self.layouts.get(sizes) if self._bind else self.layouts.get_static()
-        layouts, run = self.layouts, layout.run
+        layouts, run, whole = self.layouts, layout.run, self._whole
 
         def run_checked(arrays: list) -> list:
+            if whole is not None:
+                outs = whole(arrays, None)
+                if outs is not None:
+                    return outs
             if not matches(arrays):  # a state tensor changed type: the full check
                 return self(*arrays)
             layouts.last = layout

@@ -93,6 +93,19 @@ def const(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
 
+def gep(b: ir.IRBuilder, pointer, index):
+    """The address of float `index` of `pointer`."""
+    return b.gep(pointer, [index], inbounds=True, source_etype=F32)
+
+
+def splat(b: ir.IRBuilder, scalar, vector_type=V16):
+    """A vector of `vector_type` (16 lanes) with `scalar` in every lane."""
+    vector = b.insert_element(ir.Constant(vector_type, ir.Undefined), scalar,
+                              ir.Constant(I32, 0))
+    return b.shuffle_vector(vector, ir.Constant(vector_type, ir.Undefined),
+                            ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
+
+
 @dataclass(frozen=True)
 class GemmSpec:
     """One generated GEMM: the operands' layouts and the blocking (plain data, the
@@ -215,9 +228,7 @@ class _Generator:
 
     # -- helpers
 
-    @staticmethod
-    def gep(b: ir.IRBuilder, pointer, index):
-        return b.gep(pointer, [index], inbounds=True, source_etype=F32)
+    gep = staticmethod(gep)
 
     def masked_load(self, b: ir.IRBuilder, pointer, mask, passthru):
         return b.call(self.mload, [pointer, ir.Constant(I32, 4), mask, passthru])
@@ -225,12 +236,7 @@ class _Generator:
     def masked_store(self, b: ir.IRBuilder, value, pointer, mask) -> None:
         b.call(self.mstore, [value, pointer, ir.Constant(I32, 4), mask])
 
-    @staticmethod
-    def splat(b: ir.IRBuilder, scalar, vector_type=V16):
-        vector = b.insert_element(ir.Constant(vector_type, ir.Undefined), scalar,
-                                  ir.Constant(I32, 0))
-        return b.shuffle_vector(vector, ir.Constant(vector_type, ir.Undefined),
-                                ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
+    splat = staticmethod(splat)
 
     @staticmethod
     def min(b: ir.IRBuilder, x, y):
@@ -478,7 +484,6 @@ def emit_epilogue(module: ir.Module, epilogue: Epilogue, has_fma: bool,
         arg.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     emitter = ScalarEmitter(b, Math(b, has_fma))
-    gep = _Generator.gep
     with counted_loop(b, const(0), rows, "er") as r:
         row = b.add(i, r)
         with counted_loop(b, const(0), width, "ec") as col:

@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...ir.core import Operation
+from ...ir.core import Function, Operation
 from ...ir.registry import lookup
 from ...ir.traits import Elementwise
 from ..executor import Lowering
@@ -44,6 +44,7 @@ from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, lower_elementwise
 from .fused import MIN_ELEMENTS, FusedKernel
 from .gemm import matmul_kernel
+from .whole import compile_whole
 
 REGION_OPS = {"fused": FusedKernel}
 """The ops with regions the backend compiles, by name (ops know no backend)."""
@@ -76,6 +77,9 @@ class LLVMLowering(Lowering):
             return make(op, self.compiler, self.min_elements).out_evaluator(into)
         except Unsupported:
             return None
+
+    def function(self, fn: Function) -> Callable | None:
+        return compile_whole(fn, self.compiler)
 
     def kernel(self, op: Operation) -> Callable | None:
         if op.name == "matmul":

@@ -12,6 +12,7 @@ import irflow.nn as nn
 import irflow.nn.functional as F
 from irflow.codegen.llvm.fused import FusedKernel
 from irflow.codegen.llvm.gemm import Gemm
+from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IrflowError
 from irflow.static import InputSpec
 from tests.support.models import LayerNormGelu
@@ -67,6 +68,8 @@ def test_calls_too_small_for_compiled_code_run_the_numpy_step(monkeypatch):
     monkeypatch.setattr(FusedKernel, "_reduction_call", compiled_code)
     monkeypatch.setattr(FusedKernel, "_elementwise_body", compiled_code)
     monkeypatch.setattr(Gemm, "run", gemm)  # a matmul and its epilogue in one
+    # the plan's steps, not the whole model as one native function (test_whole.py)
+    monkeypatch.setattr(LLVMLowering, "function", lambda self, fn: None)
     irflow.seed(5)
     model = mlp(784, 64, 10)
     model.eval()
