@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irflow
@@ -228,3 +228,31 @@ def test_threads_calling_at_once_get_their_own_answers():
     for t in threads:
         t.join()
     assert not failures
+
+
+ACTIVATIONS = [None, nn.ReLU, nn.Tanh, nn.Sigmoid, nn.GELU, nn.Softplus]
+
+
+@settings(max_examples=12)
+@given(st.lists(st.integers(1, 80), min_size=2, max_size=4), st.integers(1, 7),
+       st.sampled_from(ACTIVATIONS), st.integers(0, 2 ** 16))
+def test_random_mlps_agree_with_the_interpreter(widths, batch, activation, seed):
+    """Whatever the widths (every block edge of the products) and the body over
+    each product, the native call agrees with the NumPy backend; a model it cannot
+    compile runs the plan's steps."""
+    irflow.seed(seed)
+    layers = []
+    for i, o in zip(widths, widths[1:]):
+        layers.append(nn.Linear(i, o))
+        if activation is not None:
+            layers.append(activation())
+    model = nn.Sequential(*layers)
+    model.eval()
+    llvm, numpy = compiled_pair(model, widths[0])
+    x = rng_array((batch, widths[0]), seed)
+    with irflow.no_grad():
+        got, want = llvm(x).numpy(), numpy(x).numpy()
+        # softplus compares (a boolean value), which the products' epilogues do not take
+        assert (whole_of(llvm) is None) == (activation is nn.Softplus)
+        assert activation is nn.Softplus or whole_of(llvm)(arguments(llvm, x), None) is not None
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
