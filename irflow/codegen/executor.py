@@ -402,8 +402,9 @@ class Plan:
 
     @property
     def memory_plan(self) -> MemoryPlan | None:
-        """The memory plan of the last call (the plan for the one shape of a static
-        function, even before a call; None if symbolic and no call has run)."""
+        """The memory plan of the last call that ran the steps (the plan for the one
+        shape of a static function, even before a call; None if symbolic and none
+        has run): a call the lowering's whole run takes uses no arena."""
         if self._bind is None:
             return self.layouts.get_static().plan
         return None if self.layouts.last is None else self.layouts.last.plan
