@@ -175,6 +175,25 @@ def test_parameters_changed_or_rebound_between_calls_are_read_anew():
         assert whole_of(llvm)(arguments(llvm, x.numpy()), None) is not None
 
 
+def test_a_held_result_is_never_written_again_a_dropped_one_is_reused():
+    irflow.seed(6)
+    model = mlp(12, 8, 3)
+    llvm, numpy = compiled_pair(model, 12)
+    x, y = rng_array((2, 12), seed=1), rng_array((2, 12), seed=2)
+    with irflow.no_grad():
+        held = llvm(x).numpy()
+        view = held[1:]
+        want_x, want_y = numpy(x).numpy(), numpy(y).numpy()
+        np.testing.assert_allclose(llvm(y).numpy(), want_y, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(held, want_x, rtol=1e-5, atol=1e-6)
+        del held
+        np.testing.assert_allclose(llvm(y).numpy(), want_y, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(view, want_x[1:], rtol=1e-5, atol=1e-6)
+        address = llvm(x).numpy().ctypes.data  # dropped at once
+        assert llvm(y).numpy().ctypes.data == address
+        assert llvm(rng_array((3, 12))).shape == [3, 3]  # another shape: its own memory
+
+
 def test_functions_it_cannot_compile_get_no_native_function(compiler):
     """A reduction (softmax), a transposed product, an integer argument: None when
     the plan is built, and nothing compiled."""
