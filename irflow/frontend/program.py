@@ -584,8 +584,11 @@ class CompiledFunction:
         which passed for these), the grad mode, the train/eval flags (once programs
         of changed layers are dropped), the stored attributes and gradients
         present."""
-        key = (grad_enabled(), self._mode_key(), self._stored_attributes(),
-               self._gradients_present())
+        watch = self._watch  # (`_mode_key`'s common case, read inline: every call)
+        flags = None if watch is None else watch.flags()
+        key = (grad_enabled(), self._mode_key() if flags is None else flags,
+               self._stored_attributes() if self._watched else (),
+               self._gradients_present() if self._watched_grads else ())
         arrays = []
         for a in args:
             if isinstance(a, Tensor):
