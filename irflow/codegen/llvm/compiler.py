@@ -20,6 +20,7 @@ Its table is guarded by a lock, so threads may compile at once.
 """
 from __future__ import annotations
 
+import ctypes
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -38,6 +39,15 @@ class Code:
     def __init__(self, library: Library):
         self.library = library
         self.address = library.address(FUNCTION_NAME)
+
+    def function(self, n_args: int) -> ctypes.CFUNCTYPE:
+        """The kernel function as a ctypes function of `n_args` 64-bit arguments,
+        sizes and pointers alike, holding this code. Every argument is declared a
+        ``c_void_p``, which ctypes converts an int to in half the time of a
+        ``c_int64`` (50 against 110 ns): the same register either way."""
+        fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(self.address)
+        fn.code = self  # the function holds the machine code it calls
+        return fn
 
 
 @dataclass

@@ -767,10 +767,7 @@ class FusedKernel:
         """The compiled function of `spec`, callable through ctypes."""
         code = self._compiler.code(spec)
         n = len(spec.inputs) + len(spec.outputs) - len(spec.inplace) + 1 + spec.fallible
-        fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
-                              *[ctypes.c_void_p] * n)(code.address)
-        fn.code = code  # the function holds the machine code it calls
-        return fn
+        return code.function(2 + spec.rank + n)
 
     def _in_place_candidates(self, op, lay, yielded, number, n_inputs) -> list[int]:
         """The results the code may store in place of the anchor's result (body input

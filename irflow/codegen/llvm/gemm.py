@@ -55,7 +55,6 @@ backend uses the code only on hosts that have it (`anchor_kernels`).
 """
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
 from dataclasses import dataclass
@@ -559,10 +558,7 @@ class Gemm:
             kc, mc = blocking(trans_a, trans_b)
             spec = GemmSpec(trans_a, trans_b, MR, nv, kc, mc, epilogue)
             code = compiler.code(spec)
-            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 5,
-                                  *[ctypes.c_void_p] * (3 + spec.extras))(code.address)
-            fn.code = code  # the function holds the machine code it calls
-            self._functions[nv] = fn
+            self._functions[nv] = code.function(5 + 3 + spec.extras)
         self._only = self._functions[widths[0]] if len(widths) == 1 else None
 
     def sizes(self, a, b, out=None) -> tuple[int, int, int] | None:

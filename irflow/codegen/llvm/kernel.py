@@ -388,8 +388,7 @@ class Kernel:
         self._fallible = spec.fallible
         self._through = dict(spec.inplace)
         n = len(spec.inputs) + len(spec.outputs) - len(spec.inplace) + self._fallible
-        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * (2 + spec.rank),
-                                    *[ctypes.c_void_p] * n)(code.address)
+        self._fn = code.function(2 + spec.rank + n)
         self._in_dtypes = tuple(NUMPY_DTYPES[d] for d in spec.inputs)
         self._out_dtypes = tuple(NUMPY_DTYPES[spec.dtype(v)] for j, v in
                                  enumerate(spec.outputs) if j not in self._through)

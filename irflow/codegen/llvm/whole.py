@@ -225,9 +225,7 @@ def compile_whole(fn: Function, compiler: Compiler) -> Callable | None:
     except Unsupported:
         return None
     code = compiler.code(spec)
-    native = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * len(spec.sizes),
-                              *[ctypes.c_void_p] * spec.buffers)(code.address)
-    native.code = code  # the function holds the machine code it calls
+    native = code.function(len(spec.sizes) + spec.buffers)
     args = [a.type for a in fn.block.args]
     results = [v.type for v in fn.block.terminator.operands]
     return _call_function(spec, native, args, results)

@@ -3,7 +3,6 @@
 against the float64 product, at every edge of their column blocks; compiled models
 against the NumPy backend; the calls it declines, which the plan's steps run and
 whose errors are the plan's; arguments that change between calls; threads."""
-import ctypes
 import threading
 
 import numpy as np
@@ -25,11 +24,7 @@ pytestmark = pytest.mark.skipif("+avx512f" not in HostTarget().features.split(",
 
 
 def native(compiler, spec: WholeSpec):
-    code = compiler.code(spec)
-    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * len(spec.sizes),
-                          *[ctypes.c_void_p] * spec.buffers)(code.address)
-    fn.code = code
-    return fn
+    return compiler.code(spec).function(len(spec.sizes) + spec.buffers)
 
 
 @pytest.fixture(scope="module")
