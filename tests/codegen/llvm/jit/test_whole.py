@@ -38,11 +38,11 @@ def test_products_of_a_few_rows_at_every_edge(symbolic_product, m, k, n, seed):
     r = np.random.default_rng(seed)
     a = r.standard_normal((m, k)).astype(np.float32)
     b = r.standard_normal((k, n)).astype(np.float32)
-    c = np.full((m, n + 16), np.nan, np.float32)[:, :n].copy()
-    guard = np.full(64, 7.0, np.float32)  # nothing past C is written
+    memory = np.full(m * n + 64, 7.0, np.float32)  # C with 32 floats either side
+    c = memory[32:32 + m * n].reshape(m, n)
     symbolic_product(m, k, n, a.ctypes.data, b.ctypes.data, c.ctypes.data)
     check_product(c, a, b)
-    assert (guard == 7.0).all()
+    assert (memory[:32] == 7.0).all() and (memory[32 + m * n:] == 7.0).all()
 
 
 @pytest.mark.parametrize("n", [1, 10, 16, 17, 33, 48, 64, 65, 130])
@@ -55,6 +55,24 @@ def test_blocks_as_wide_as_static_columns_need(compiler, n):
     c = np.empty((3, n), np.float32)
     fn(3, a.ctypes.data, b.ctypes.data, c.ctypes.data)
     check_product(c, a, b)
+
+
+@pytest.mark.parametrize("n", [16, 64, 80, 512])
+def test_b_at_every_offset_from_a_cache_line(symbolic_product, n):
+    """Rows of B that start mid-line (N a multiple of 16) are read on a grid of
+    vectors on cache lines, from before the row's first column: every offset."""
+    k = 29
+    memory = np.zeros(k * n + 16, np.float32)
+    first = (-memory.ctypes.data % 64) // 4
+    for offset in range(16):
+        start = first + offset if first + offset + k * n <= memory.size else first + offset - 16
+        b = memory[start:start + k * n].reshape(k, n)
+        b[...] = rng_array((k, n), seed=offset)
+        for m in (1, 3):
+            a = rng_array((m, k), seed=m)
+            c = np.empty((m, n), np.float32)
+            symbolic_product(m, k, n, a.ctypes.data, b.ctypes.data, c.ctypes.data)
+            check_product(c, a, b)
 
 
 def test_nan_and_inf_propagate_as_in_numpy(symbolic_product):
