@@ -538,10 +538,9 @@ def emit_epilogue(module: ir.Module, epilogue: Epilogue, has_fma: bool,
 
     With a maximum, `running` holds a running maximum per element of a tile
     (``running[r * width + col]``, folded with `fold_maximum`): independent per
-    element, so the loop still vectorizes, and no row waits for the one before (one
-    running maximum per column chained the rows through memory). max is exact in
-    any order, and a slot holds only values already folded in (or the identity),
-    so the layout may change with the tile's width."""
+    element, so the loop still vectorizes with no value carried from one element to
+    the next. max is exact in any order, and a slot holds only values already
+    folded in (or the identity), so the layout may change with the tile's width."""
     n = len(epilogue.kinds) + (epilogue.maximum is not None)
     fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64, *[PTR] * n])
     fn = ir.Function(module, fnty, name)
