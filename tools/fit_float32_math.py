@@ -18,6 +18,8 @@ The fits (x the argument of the function, all other names as in mathlib32):
 - exp:    e**r = 1 + r + r**2 P(r) on |r| <= ln2/2 (relative error);
 - log:    log(1 + f) = f - f**2/2 + f**3 P(f) on [sqrt(1/2) - 1, sqrt(2) - 1];
 - tanh, |x| < TANH_SPLIT: tanh(a) = a + a**3 P(a**2) (relative error);
+- tanh, above: e**(2r) / 2 = 1/2 + r + r**2 P(r) on |r| <= ln2/4, the reduced
+  argument of 2|x| = k ln2 + 2r (relative error of e**(2r));
 - erf, |x| < ERF_SPLIT:   erf(a) = a + a P(a**2) (relative error);
 - erf, ERF_SPLIT <= |x| < ERF_ONE: erfc(a) = exp(Q(a - ERF_CENTER)), weighted by
   erfc(a) / erf(a) so the error is measured relative to erf (what float32 rounds);
@@ -35,7 +37,7 @@ mpmath.mp.dps = 60
 ERF_SPLIT = 0.921875   # below: the odd series form; above: 1 - exp(Q)
 ERF_ONE = 3.9192059    # erfc(a) <= 2**-25 from here: erf rounds to 1 in float32
 ERF_CENTER = 1.25      # Q is evaluated at t = a - ERF_CENTER (less cancellation)
-TANH_SPLIT = 0.625     # tanh below: the odd series form; above: e / (e + 2)
+TANH_SPLIT = 0.3       # tanh below: the odd series form; above: h / (h + 1)
 SINCOS_MARGIN = 1.001  # the reduced argument's interval, relative to pi/4
 
 
@@ -94,11 +96,20 @@ def fit_log(degree=8):
     return fit_rounded(f, degree, exact, weight)
 
 
-def fit_tanh_small(degree=5):
+def fit_tanh_small(degree=3):
     a = grid(1e-4, TANH_SPLIT * 1.001)
     exact = mp_vec(lambda v: (mpmath.tanh(v) / v - 1) / v ** 2, a)
     weight = a ** 3 / mp_vec(mpmath.tanh, a)
     return fit_rounded(a * a, degree, exact, weight)
+
+
+def fit_tanh_exp(degree=5):
+    quarter = float(mpmath.log(2) / 4) * 1.001
+    r = grid(-quarter, quarter)
+    r = r[np.abs(r) > 1e-6]
+    exact = mp_vec(lambda v: (mpmath.exp(2 * v) / 2 - mpmath.mpf(0.5) - v) / v ** 2, r)
+    weight = 2 * r ** 2 / np.exp(2 * r)
+    return fit_rounded(r, degree, exact, weight)
 
 
 def fit_erf_small(degree=7):
@@ -131,7 +142,7 @@ def fit_cos(degree=3):
 
 def main():
     for name, fit in (("EXP_P", fit_exp), ("LOG_P", fit_log),
-                      ("TANH_SMALL_P", fit_tanh_small),
+                      ("TANH_SMALL_P", fit_tanh_small), ("TANH_EXP_P", fit_tanh_exp),
                       ("ERF_SMALL_P", fit_erf_small), ("ERF_TAIL_Q", fit_erf_tail),
                       ("SIN_P", fit_sin), ("COS_P", fit_cos)):
         coefficients, error = fit()

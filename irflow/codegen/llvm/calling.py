@@ -83,12 +83,22 @@ def refuse(checks: Sequence[str]) -> list[str]:
     return ["if (" + "\n        or ".join(checks) + "):", f"    {GENERAL}"]
 
 
-def addresses(pointers: Sequence[str], arrays: Sequence[str]) -> list[str]:
+def addresses(pointers: Sequence[str], arrays: Sequence[str],
+              same: dict[int, int] | None = None) -> list[str]:
     """The lines taking the data addresses of `arrays` into `pointers` through
     ctypes' view of each buffer (0.2 µs an array, where ``a.ctypes.data`` costs
     0.8), which exists only for a writable, C-contiguous, non-empty array: any other
-    goes to the general path."""
-    return (["try:"] + [f"    {p} = addressof(view({a}))" for p, a in zip(pointers, arrays)]
+    goes to the general path. `same` maps an array's number to an earlier one's that
+    may be the same object (a loop's carried value, both the product's operand and
+    the body's): then its view is taken only when it is not."""
+    same = same or {}
+    lines = []
+    for i, (p, a) in enumerate(zip(pointers, arrays)):
+        view = f"addressof(view({a}))"
+        if i in same:
+            view = f"{pointers[same[i]]} if {a} is {arrays[same[i]]} else {view}"
+        lines.append(f"    {p} = {view}")
+    return (["try:"] + lines
             + ["except (TypeError, ValueError):  # read-only, not C-contiguous, or empty",
                f"    {GENERAL}"])
 

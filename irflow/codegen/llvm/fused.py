@@ -4,8 +4,9 @@ reductions along the op's axes, and the anchor (a matmul) before its epilogue.
 `lower_fused(op)` makes a `FusedKernel`, which runs the anchor (if any) by its
 NumPy kernel (a float32 matmul of matrices by the generated GEMM of
 `irflow.codegen.llvm.gemm`, above its size thresholds), then one compiled
-function over the domain (a one-result elementwise body over such a matmul is
-applied by the GEMM's tiles instead, in the same call):
+function over the domain (a one-result elementwise body over such a matmul, alone
+or beside the max over the whole domain of one of its values, is applied by the
+GEMM's tiles instead, in the same call: `FusedSpec.elementwise_and_maximum`):
 
 - **No reduced axes.** When every result spans the whole domain the body is an
   elementwise `KernelSpec` (`irflow.codegen.llvm.kernel`): merged loops, one flat
@@ -70,14 +71,16 @@ from ...ir.core import Operation, Value
 from ...ir.registry import lookup
 from ...ir.signature import evaluate_terms, slot_terms
 from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
+from ..threads import get_num_threads, least_split
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
-from .gemm import anchor_kernels, fused_kernel
+from .gemm import (MIN_ROWS, MIN_WORK, MR, NARROW, WORK_PER_ELEMENT, anchor_kernels,
+                   fused_kernel)
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
-                     _strides, address, call_rows, check_inplace, overlapping,
-                     plan_domain, stored_through, written_pairs)
+                     _strides, address, call_rows, call_rows_reducing, check_inplace,
+                     overlapping, plan_domain, stored_through, written_pairs)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
@@ -245,6 +248,36 @@ class FusedSpec:
                 reached.add(v)
             stack.extend(self.args(v))
         return reached
+
+    def elementwise_and_maximum(self) -> tuple[KernelSpec, int, int, int] | None:
+        """The body as the tiles of a GEMM apply it (`gemm.fused_kernel`), when its
+        results are a value spanning the whole domain and the max over the whole
+        domain of one float32 value (``new = tanh(h @ w + b)`` beside ``max(abs(new -
+        h))``): (the elementwise `KernelSpec` computing the first, without the
+        reduction; the value maxed, numbered in it; the index of the spanning result;
+        the index of the maximum), else None."""
+        n = len(self.inputs)
+        if len(self.outputs) != 2 or len(self.reductions) != 1 \
+                or self.axes != tuple(range(self.rank)):
+            return None
+        (r,) = self.reductions
+        reduce = self.body[r - n]
+        if dict(reduce.attrs)["kind"] != "max" or reduce.dtype != "f32" \
+                or any(r in instr.args for instr in self.body):
+            return None  # another reduction, or a body computing on the maximum
+        tops = [j for j, (v, _) in enumerate(self.outputs) if v == r]
+        spanning = [j for j, (v, mask) in enumerate(self.outputs) if v != r and not any(mask)]
+        if len(tops) != 1 or len(spanning) != 1:
+            return None
+
+        def renumbered(v: int) -> int:  # the numbers after the reduction's move down
+            return v - (v > r)
+        body = tuple(dataclasses.replace(instr, args=tuple(map(renumbered, instr.args)))
+                     for i, instr in enumerate(self.body) if i != r - n)
+        (j,), (top,) = spanning, tops
+        spec = KernelSpec(self.inputs, self.masks, body, (renumbered(self.outputs[j][0]),),
+                          self.rank)
+        return spec, reduce.args[0], j, top
 
     def buffers(self) -> int:
         """Buffers the scratch array holds, one per reduction and per stored value,
@@ -747,12 +780,10 @@ class FusedKernel:
                                   tuple(instrs), rows, outputs, rank, lay.axes)
             self._prepare(lay, entering, yielded, result_types)
         self._in_place = self._in_place_candidates(op, lay, yielded, number, len(inputs))
-        # a float32 matmul and a one-result elementwise body stored over it: the
-        # GEMM's tiles apply the body (gemm.fused_kernel), where a call fits
-        self._fused = None
-        if self._domain is not None and self._in_place == [0] and len(op.results) == 1:
-            self._fused = fused_kernel(lookup(op.name).region_op.anchor_op(op), self.spec,
-                                       entering, compiler)
+        # a float32 matmul and a one-result elementwise body stored over it, with at
+        # most a full max beside it: the GEMM's tiles apply the body
+        # (gemm.fused_kernel), where a call fits
+        self._fused, self._tiled = self._tiles(op, entering, compiler)
         if lay.anchored and self._fused is None:
             # a float32 matmul whose body the tiles do not apply: the generated GEMM,
             # then the body. (Where they do, a call they refuse, too small or of
@@ -762,6 +793,25 @@ class FusedKernel:
                                       self._anchor_into, compiler)
             if compiled is not None:
                 self._anchor = self._anchor_into = compiled
+
+    def _tiles(self, op, entering, compiler) -> tuple[Callable | None, tuple]:
+        """(the run of a GEMM whose tiles apply the body, `gemm.fused_kernel`, or None;
+        (the result it stores over the anchor's, the result it stores the maximum
+        into or None)): for a float32 matmul anchor and a body of one result stored
+        in place of the anchor's, elementwise or beside the max of a value over the
+        whole domain (`FusedSpec.elementwise_and_maximum`)."""
+        if not self._in_place:
+            return None, ()
+        anchor = lookup(op.name).region_op.anchor_op(op)
+        if self._domain is not None:
+            if self._in_place != [0] or len(op.results) != 1:
+                return None, ()
+            return fused_kernel(anchor, self.spec, entering, compiler), (0, None)
+        tiled = self.spec.elementwise_and_maximum()
+        if tiled is None or tiled[2] not in self._in_place:
+            return None, ()
+        spec, maximum, result, top = tiled
+        return fused_kernel(anchor, spec, entering, compiler, maximum), (result, top)
 
     def _function(self, spec: FusedSpec):
         """The compiled function of `spec`, callable through ctypes."""
@@ -888,25 +938,26 @@ class FusedKernel:
         else:
             body = self._reduction_call(code, k, into or (False,) * len(self._out_dims),
                                         self._aliasing_pairs(k, into, computed_into))
-        run = self._make_run(into, k, computed_into, anchor, body)
+        tiles = self._tiles_run(into, k, sum(into[:k]) if computed_into else None)
+        run = self._make_run(into, k, computed_into, anchor, body, tiles)
         run.__wrapped__ = self._make_run(into, k, computed_into,
-                                         getattr(anchor, "__wrapped__", anchor), body)
+                                         getattr(anchor, "__wrapped__", anchor), body, tiles)
         return run
 
-    def _make_run(self, into, k: int | None, computed_into: bool, anchor, body) -> Callable:
+    def _make_run(self, into, k: int | None, computed_into: bool, anchor, body,
+                  tiles) -> Callable:
         """`_compiled`'s run, with `anchor` the anchor's kernel (its out kernel if
         `computed_into`: it computes into result `k`'s buffer) and `body` the code's
         call (``body(operands, given)``: the results, or None where it refuses)."""
         n = self.n_anchor
         j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
         fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
-        fused = self._fused if k == 0 else None
 
         def run(args, regions, outs=()):
-            if fused is not None:
-                result = fused(args[:n], args[n:], outs[j] if j is not None else None)
-                if result is not None:
-                    return [result]
+            if tiles is not None:
+                results = tiles(args, outs)
+                if results is not None:
+                    return results
             operands = args
             if j is not None:
                 anchor(*args[:n], out=outs[j])
@@ -923,6 +974,161 @@ class FusedKernel:
             return fallback(list(operands), regions, outs) if into else \
                 fallback(list(operands), regions)
         return run
+
+    def _tiles_run(self, into, k: int | None, j: int | None) -> Callable | None:
+        """``tiles(args, outs) -> results or None``: the call of the GEMM whose tiles
+        apply the body (`_tiles`) for the variant storing result `k` in place (into
+        ``outs[j]``, the anchor computing into it, if `j` is not None), with the
+        maximum, if the body has one, stored into its given buffer where `into`
+        says, else into a new array; None where the tiles do not apply to `k`. It is
+        a generated call (`_tiles_call`) whose general path is the one below."""
+        if self._fused is None or k != self._tiled[0]:
+            return None
+        fused, n, top = self._fused, self.n_anchor, self._tiled[1]
+        t = None if top is None or not (top < len(into) and into[top]) else sum(into[:top])
+        if top is None:
+            def tiles(args, outs):
+                result = fused(args[:n], args[n:], outs[j] if j is not None else None)
+                return None if result is None else [result]
+        else:
+            shape, first = tuple(self.op.results[top].type.shape), k < top
+
+            def tiles(args, outs):
+                peak = outs[t] if t is not None else np.empty(shape, np.float32)
+                result = fused(args[:n], args[n:], outs[j] if j is not None else None,
+                               peak)
+                if result is None:
+                    return None
+                return [result, peak] if first else [peak, result]
+        return self._tiles_call(into, k, j, t, tiles)
+
+    def _tiles_call(self, into, k: int, j: int | None, t: int | None, general) -> Callable:
+        """`_tiles_run`'s call, generated as `_reduction_call`'s is (the converging
+        loop runs it once an iteration, and its Python took a sixth of the
+        iteration): for ndarrays of float32 and of the IR's sizes, C-contiguous,
+        writable and not empty, above the GEMM's thresholds, and buffers given for C
+        (``out[j]``) and the maximum (``out[t]``) of their shapes sharing no memory
+        with an operand, each check is one comparison, an operand that is the
+        product's operand too is viewed once, and the code is called directly when
+        the call runs in one part; any other call goes to `general`. For ``tanh(h @
+        w + b)`` beside its max, the max given a buffer::
+
+            def call(arrays, out):
+                if len(arrays) != 4:
+                    return general(arrays, out)
+                a0, a1, a2, a3, = arrays
+                if (type(a0) is not ndarray or a0.dtype is not t0
+                    ...):
+                    return general(arrays, out)
+                if len(out) != 1:
+                    return general(arrays, out)
+                c = empty((64, 256), f32)
+                o = out[0]
+                if (type(o) is not ndarray or o.dtype is not f32 or o.shape != ()):
+                    return general(arrays, out)
+                try:
+                    p0 = addressof(view(a0))
+                    ...
+                    p3 = p0 if a3 is a0 else addressof(view(a3))
+                    ...
+                except (TypeError, ValueError):  # read-only, not C-contiguous, or empty
+                    return general(arrays, out)
+                if (p0 < p5 + 4 and p5 < p0 + 65536 or ...):
+                    return general(arrays, out)
+                fn = f2
+                if threads() == 1:
+                    fn(0, 8, 64, 256, 256, p0, p1, p4, p2, p3, p5)
+                else:
+                    call_rows_reducing(fn, 8, 524288, (...), (a0, a1, c, a2, a3, ), o, maximum)
+                return [c, o]
+        """
+        gemm, top = self._fused.gemm, self._tiled[1]
+        shapes = [tuple(v.type.shape) for v in self.op.operands]
+        body, ins, dims, sizes = input_lines(shapes, *self._tile_axes(gemm, shapes))
+        m, columns, depth = sizes
+        refusals = [f"{m} < {MIN_ROWS}"] if not isinstance(m, int) else []
+        work = product([m, columns, depth])
+        if not isinstance(work, int):
+            refusals.append(f"{work} < {MIN_WORK}")
+        body += refuse(refusals) + [f"if len(out) != {sum(into)}:", f"    {GENERAL}"]
+        written = [("c", tuple_of([m, columns]), j)]  # (name, shape, its buffer in out)
+        if top is not None:
+            written.append(("o", tuple_of(self.op.results[top].type.shape), t))
+        for name, shape, given in written:
+            if given is None:
+                body.append(f"{name} = empty({shape}, f32)")
+            else:
+                body += [f"{name} = out[{given}]"] + refuse([
+                    f"type({name}) is not ndarray or {name}.dtype is not f32 "
+                    f"or {name}.shape != {shape}"])
+        pointers = [f"p{i}" for i in range(len(ins) + len(written))]
+        same = {i: shapes.index(shape) for i, shape in enumerate(shapes)
+                if shapes.index(shape) < i}
+        body += addresses(pointers, [*ins, *(name for name, _, _ in written)], same)
+        nbytes = [product([*d, 4]) for d in dims] + [product([m, columns, 4]), 4]
+        # a given buffer against the operands (and the maximum's against C); the
+        # arrays the call makes share memory with nothing
+        pairs = [(len(ins) + w, i) for w, (_, _, given) in enumerate(written)
+                 if given is not None for i in range(len(ins) + w)]
+        if pairs:
+            body += refuse([overlaps(pairs, pointers, nbytes)])
+        functions = gemm.functions
+        values = {"general": general, "ndarray": np.ndarray, "empty": np.empty,
+                  "f32": np.dtype(np.float32), "addressof": ctypes.addressof,
+                  "view": ctypes.c_char.from_buffer, "call_rows": call_rows,
+                  "call_rows_reducing": call_rows_reducing, "maximum": np.maximum,
+                  "threads": get_num_threads,
+                  **{f"t{i}": np.dtype(np.float32) for i in range(len(ins))},
+                  **{f"f{nv}": fn for nv, fn in functions.items()}}
+        body.append(f"fn = f{next(iter(functions))}" if len(functions) == 1
+                    else f"fn = f1 if {columns} <= {NARROW} else f2")
+        body += self._tiles_invocation(m, work, [str(x) for x in (m, columns, depth)],
+                                       pointers, len(ins), top is not None)
+        results = ["c" if r == k else "o" for r in range(len(self.op.results))]
+        body.append(f"return [{', '.join(results)}]")
+        return make(values, body, f"<irflow fused tiles call {len(ins)}:{len(results)}>")
+
+    @staticmethod
+    def _tile_axes(gemm, shapes) -> tuple[list, list]:
+        """`input_lines`' sources and expected sizes for a GEMM's operands (A, B) and
+        its epilogue's (the others), over the domain (M, N, K): A and B give the
+        sizes, B's K must be A's, and each epilogue operand spans M and N as its kind
+        (`gemm.EPILOGUE_KINDS`) says, its other axes of size 1."""
+        ta, tb = gemm.trans_a, gemm.trans_b
+        sources = [(0, 1 if ta else 0), (1, 0 if tb else 1), (0, 0 if ta else 1)]
+        expect = [(1, 1 if tb else 0, 2)]
+        for e, (kind, shape) in enumerate(zip(gemm.epilogue.kinds, shapes[2:]), start=2):
+            spans = {"full": [0, 1], "column": [0, None],
+                     "row": [*[None] * (len(shape) - 1), 1],
+                     "scalar": [None] * len(shape)}[kind]
+            expect += [(e, axis, d) for axis, d in enumerate(spans)]
+        return sources, expect
+
+    @staticmethod
+    def _tiles_invocation(m, work, sizes: list[str], pointers: list[str], n_in: int,
+                          reduces: bool) -> list[str]:
+        """The lines calling the GEMM ``fn`` over the product's `sizes` (M, N, K) with
+        A, B, C, the epilogue's operands (`pointers`: the `n_in` operands', then C's
+        and, if it `reduces`, the maximum's): directly when the call runs in one part
+        (below the least split, or with one thread: `row_ranges`), else through
+        `call_rows` or `call_rows_reducing`."""
+        args = ", ".join([*sizes, pointers[0], pointers[1], pointers[n_in],
+                          *pointers[2:n_in]])
+        tiles = -(-m // MR) if isinstance(m, int) else f"-(-{m} // {MR})"
+        elements = work // WORK_PER_ELEMENT if isinstance(work, int) \
+            else f"{work} // {WORK_PER_ELEMENT}"
+        keep = f"(a0, a1, c, {''.join(f'a{i}, ' for i in range(2, n_in))})"
+        if reduces:
+            direct = f"fn(0, {tiles}, {args}, {pointers[-1]})"
+            split = (f"call_rows_reducing(fn, {tiles}, {elements}, ({args},), {keep}, o, "
+                     f"maximum)")
+        else:
+            direct = f"fn(0, {tiles}, {args})"
+            split = f"call_rows(fn, {tiles}, {elements}, ({args},), {keep})"
+        if isinstance(elements, int) and elements < least_split():
+            return [direct]
+        small = "" if isinstance(elements, int) else f"{elements} < {least_split()} or "
+        return [f"if {small}threads() == 1:", f"    {direct}", "else:", f"    {split}"]
 
     def _sized(self, compiled: Callable, numpy: Callable, into: bool) -> Callable:
         """`compiled`, or `numpy` (the op's own evaluator; out evaluators if `into`)

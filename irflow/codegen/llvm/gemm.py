@@ -44,11 +44,17 @@ with the float64 product to float32 rounding.
 stored, runs an elementwise body over its elements in place (a loop over the
 tile, in L1, which LLVM vectorizes), so a fused op's ``relu(x @ w + b)`` is one
 call and one pass (`fused_kernel`); its operands follow C as pointer arguments.
+An epilogue with an `Epilogue.maximum` also folds one of its values into running
+maxima, one per element of a tile, on the stack of the call (or of each part of a
+split call): the converging loop's ``new = tanh(h @ w + b)`` and ``max(abs(new -
+h))`` are one call. After the last tile the driver folds those maxima into one and
+stores it through its last pointer, once (`call_rows_reducing` combines the parts').
 
 The function is ``void kernel(i64 begin, i64 end, i64 M, i64 N, i64 K, ptr A,
-ptr B, ptr C, ptr operands...)`` over the tile rows ``[begin, end)`` (units of
-``mr`` rows), so `call_rows` can split M across threads (each part's buffers on
-its thread's stack, at most 160 KiB: no scratch array to allocate per call);
+ptr B, ptr C, ptr operands..., [ptr maximum])`` over the tile rows ``[begin,
+end)`` (units of ``mr`` rows), so `call_rows` can split M across threads (each
+part's buffers on its thread's stack, at most 160 KiB: no scratch array to
+allocate per call);
 `Gemm` checks every argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
 registers, 48 KiB of L1 and 2 MiB of L2 per core where it was measured), and the
 backend uses the code only on hosts that have it (`anchor_kernels`).
@@ -70,7 +76,7 @@ from ...ir.core import Operation
 from ...ir.registry import lookup
 from .compiler import Compiler, default_compiler
 from .jit import HostTarget
-from .kernel import FUNCTION_NAME, Instr, address, call_rows
+from .kernel import FUNCTION_NAME, Instr, address, call_rows, call_rows_reducing
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import ScalarEmitter, can_fail
@@ -132,6 +138,11 @@ class GemmSpec:
         """The epilogue's operands: pointer arguments after C."""
         return len(self.epilogue.kinds) if self.epilogue is not None else 0
 
+    @property
+    def reduces(self) -> bool:
+        """Whether the function stores a maximum (through a last pointer argument)."""
+        return self.epilogue is not None and self.epilogue.maximum is not None
+
     def llvm_ir(self, fma: bool) -> str:
         """The module (the tiles always use ``llvm.fma``, and the backend runs them
         only on AVX-512 hosts; `fma` is the epilogue's math library's)."""
@@ -148,19 +159,34 @@ class Epilogue:
     C's element, values 1.. are the elements of the extra operands (per `kinds`:
     "full" of C's shape, "row" a row of N broadcast down M, "column" M values
     broadcast along N, "scalar"), then one per instruction (numbered as in
-    `KernelSpec`); `output` is the value stored into C."""
+    `KernelSpec`); `output` is the value stored into C. `maximum`, if not None, is a
+    value whose maximum over C's elements the code stores too (NumPy's: NaN if any
+    is NaN), a second result: ``max(abs(new - h))`` beside ``new = tanh(h @ w +
+    b)``."""
 
     kinds: tuple[str, ...]
     body: tuple[Instr, ...]
     output: int
+    maximum: int | None = None
 
     def __post_init__(self):
+        values = 1 + len(self.kinds) + len(self.body)
         if any(k not in EPILOGUE_KINDS for k in self.kinds) \
-                or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in self.body):
+                or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in self.body) \
+                or not 0 <= self.output < values \
+                or self.maximum is not None and not 0 <= self.maximum < values:
             raise ValueError(f"not a float32 epilogue of {EPILOGUE_KINDS} operands: {self}")
 
     def dtype(self, value: int) -> str:
         return "f32" if value <= len(self.kinds) else self.body[value - 1 - len(self.kinds)].dtype
+
+    @property
+    def magnitude(self) -> bool:
+        """Whether the maximum is of an ``abs``: a value that is non-negative, or a
+        NaN whose sign bit is clear (`fold_maximum` compares those as integers)."""
+        k = len(self.kinds)
+        return self.maximum is not None and self.maximum > k \
+            and self.body[self.maximum - 1 - k].op == "abs"
 
 
 def assembly(spec: GemmSpec, target: HostTarget | None = None) -> str:
@@ -189,6 +215,7 @@ class _Block:
     packed_a: ir.Value | None
     m_end: ir.Value
     extras: tuple = ()
+    running: ir.Value | None = None  # with a maximum: one per element of a tile
     pc: ir.Value = None
     kc: ir.Value = None
     accumulate: ir.Value = None
@@ -220,8 +247,13 @@ class _Generator:
         self.tiles = {first: self.tile(first) for first in firsts}
 
     def module(self) -> str:
-        self.epilogue = (emit_epilogue(self.m, self.spec.epilogue, self.has_fma)
-                         if self.spec.epilogue is not None else None)
+        epilogue = self.spec.epilogue
+        # the body over full tiles (a static width: 1.3 µs less a 64 x 256 x 256
+        # call of the converging loop's body than one function of any width) and
+        # over edge tiles
+        self.epilogues = None if epilogue is None else (
+            emit_epilogue(self.m, epilogue, self.has_fma, "epilogue_full", self.spec.nr),
+            emit_epilogue(self.m, epilogue, self.has_fma, "epilogue_edge"))
         self.driver()
         return str(self.m)
 
@@ -354,23 +386,25 @@ class _Generator:
 
     def driver(self) -> None:
         s = self.spec
-        fnty = ir.FunctionType(ir.VoidType(), [I64] * 5 + [PTR] * (3 + s.extras))
+        fnty = ir.FunctionType(ir.VoidType(),
+                               [I64] * 5 + [PTR] * (3 + s.extras + s.reduces))
         fn = ir.Function(self.m, fnty, FUNCTION_NAME)
         begin, end, M, N, K, A, B, C, *extras = fn.args
         for arg in (A, B, C, *extras):
             arg.add_attribute("noalias")
+        maximum = extras.pop() if s.reduces else None
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        buffer = b.alloca(ir.ArrayType(F32, s.kc * s.nr))
-        buffer.align = ALIGN
-        panel = b.inttoptr(b.ptrtoint(buffer, I64), PTR)  # llvmlite's alloca is typed
-        packed_a = None
-        if s.trans_a:
-            block = b.alloca(ir.ArrayType(F32, s.mc * s.kc))
-            block.align = ALIGN
-            packed_a = b.inttoptr(b.ptrtoint(block, I64), PTR)
+        panel = self.stack(b, s.kc * s.nr)
+        packed_a = self.stack(b, s.mc * s.kc) if s.trans_a else None
         m_begin = b.mul(begin, const(s.mr))
         x = _Block(fn, M, N, K, A, B, C, panel, packed_a,
                    self.min(b, b.mul(end, const(s.mr)), M), tuple(extras))
+        if maximum is not None:
+            x.running = self.stack(b, s.mr * s.nr)
+            # the identity of max (of magnitudes: 0)
+            lowest = ir.Constant(V16, [0.0 if s.epilogue.magnitude else -math.inf] * WIDTH)
+            for v in range(s.mr * s.nv):
+                b.store(lowest, self.gep(b, x.running, const(WIDTH * v)), align=ALIGN)
         k_blocks = self.ceil_div(b, K, s.kc)
         with counted_loop(b, const(0), k_blocks, "pc") as pcb:
             x.pc = b.mul(pcb, const(s.kc))
@@ -391,7 +425,31 @@ class _Generator:
                     with counted_loop(b, const(0), row_tiles, "ir") as irb:
                         first = b.icmp_signed("==", irb, const(0))
                         self.tile_call(b, x, ic, irb, jr, first)
+        if maximum is not None:
+            self.store_maximum(b, x.running, maximum)
         b.ret_void()
+
+    @staticmethod
+    def stack(b: ir.IRBuilder, floats: int) -> ir.Value:
+        """A buffer of `floats` floats on the function's stack, on a cache line."""
+        buffer = b.alloca(ir.ArrayType(F32, floats))
+        buffer.align = ALIGN
+        return b.inttoptr(b.ptrtoint(buffer, I64), PTR)  # llvmlite's alloca is typed
+
+    def store_maximum(self, b: ir.IRBuilder, running, pointer) -> None:
+        """Store the maximum of the running maxima (one per element of a tile: see
+        `emit_epilogue`) through `pointer`, by NumPy's maximum (a NaN stays): vector
+        with vector, then lane with lane."""
+        s, emitter = self.spec, ScalarEmitter(b, Math(b, self.has_fma))
+
+        def maximum(x, y):
+            return fold_maximum(emitter, s.epilogue.magnitude, x, y)
+        values = [b.load(self.gep(b, running, const(WIDTH * v)), typ=V16, align=ALIGN)
+                  for v in range(s.mr * s.nv)]
+        values = [functools.reduce(maximum, values)]
+        values = [b.extract_element(values[0], ir.Constant(I32, lane))
+                  for lane in range(WIDTH)]
+        b.store(functools.reduce(maximum, values), pointer)
 
     def tile_call(self, b: ir.IRBuilder, x: _Block, ic, t, jr, first) -> None:
         """Compute tile row `t` of the M block at row `ic`, at column `jr` of C, over
@@ -416,10 +474,15 @@ class _Generator:
                     b.call(self.tiles[True], args)
                 with reading:
                     b.call(self.tiles[False], args)
-        if self.epilogue is not None:
+        if self.epilogues is not None:
+            args = [x.C, x.N, i, jr, rows, self.min(b, width, const(s.nr)), *x.extras,
+                    *(() if x.running is None else (x.running,))]
             with b.if_then(x.last):
-                b.call(self.epilogue, [x.C, x.N, i, jr, rows,
-                                       self.min(b, width, const(s.nr)), *x.extras])
+                with b.if_else(b.icmp_signed(">=", width, const(s.nr))) as (full, edge):
+                    with full:
+                        b.call(self.epilogues[0], args)
+                    with edge:
+                        b.call(self.epilogues[1], args)
 
     def pack_a(self, b: ir.IRBuilder, x: _Block, ic, row_tiles) -> None:
         """Copy the M block of a [K, M] A into the tiles' order: tile row t's k-th
@@ -468,24 +531,36 @@ class _Generator:
 
 
 def emit_epilogue(module: ir.Module, epilogue: Epilogue, has_fma: bool,
-                  name: str = "epilogue") -> ir.Function:
-    """Add to `module` the internal ``epilogue(c, ldc, i, j, rows, width, extra_1..)``:
-    `epilogue`'s body over C's rows i.. (``rows``) and columns j.. (``width``), in
-    place: a tile just stored, still in L1, its inner loop over contiguous columns
-    vectorized by LLVM. The body is the scalar code of `irflow.codegen.llvm.scalar`,
-    as an elementwise kernel's, so it computes what the unfused epilogue computes."""
-    n = len(epilogue.kinds)
+                  name: str = "epilogue", width: int | None = None) -> ir.Function:
+    """Add to `module` the internal ``epilogue(c, ldc, i, j, rows, width, extra_1..,
+    [running])``: `epilogue`'s body over C's rows i.. (``rows``) and columns j..
+    (``width``), in place: a tile just stored, still in L1, its inner loop over
+    contiguous columns vectorized by LLVM. The body is the scalar code of
+    `irflow.codegen.llvm.scalar`, as an elementwise kernel's, so it computes what the
+    unfused epilogue computes. A static `width` (a full tile's) replaces the
+    argument's: the loop is then whole vectors, without the remainder loops a
+    variable width needs, and LLVM keeps the body's constants in registers.
+
+    With a maximum, `running` holds a running maximum per element of a tile
+    (``running[r * width + col]``, folded with `fold_maximum`): independent per
+    element, so the loop still vectorizes with no value carried from one element to
+    the next. max is exact in any order, and a slot holds only values already
+    folded in (or the identity), so the layout may change with the tile's width."""
+    n = len(epilogue.kinds) + (epilogue.maximum is not None)
     fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, I64, I64, *[PTR] * n])
     fn = ir.Function(module, fnty, name)
     fn.linkage = "internal"
-    c, ldc, i, j, rows, width, *extras = fn.args
+    fn.attributes.add("noinline")  # the driver calls it per tile; compiling, less
+    c, ldc, i, j, rows, columns, *extras = fn.args
     for arg in (c, *extras):
         arg.add_attribute("noalias")
+    running = extras.pop() if epilogue.maximum is not None else None
+    columns = columns if width is None else const(width)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     emitter = ScalarEmitter(b, Math(b, has_fma))
     with counted_loop(b, const(0), rows, "er") as r:
         row = b.add(i, r)
-        with counted_loop(b, const(0), width, "ec") as col:
+        with counted_loop(b, const(0), columns, "ec") as col:
             column = b.add(j, col)
             offsets = {"full": b.add(b.mul(row, ldc), column), "row": column,
                        "column": row, "scalar": const(0)}
@@ -501,8 +576,26 @@ def emit_epilogue(module: ir.Module, epilogue: Epilogue, has_fma: bool,
                                            [epilogue.dtype(a) for a in instr.args],
                                            instr.dtype, dict(instr.attrs)))
             b.store(values[epilogue.output], at)
+            if running is not None:
+                slot = gep(b, running, b.add(b.mul(r, columns), col))
+                b.store(fold_maximum(emitter, epilogue.magnitude, b.load(slot, typ=F32),
+                                     values[epilogue.maximum]), slot)
     b.ret_void()
     return fn
+
+
+def fold_maximum(emitter: ScalarEmitter, magnitude: bool, x, y):
+    """NumPy's maximum of the floats (or vectors of floats) x and y, a NaN of either
+    kept. For magnitudes (`Epilogue.magnitude`: non-negative, or a NaN with its sign
+    clear), the larger as unsigned integers: their bits order them as their values
+    do, every such NaN's above inf's, in one instruction (NumPy's maximum takes a
+    compare, a NaN test, an or and a select)."""
+    b = emitter.b
+    if not magnitude:
+        return emitter.emit("maximum", [x, y], ["f32", "f32"], "f32", {})
+    kind = ir.VectorType(I32, x.type.count) if isinstance(x.type, ir.VectorType) else I32
+    xi, yi = b.bitcast(x, kind), b.bitcast(y, kind)
+    return b.bitcast(b.select(b.icmp_unsigned(">", xi, yi), xi, yi), x.type)
 
 
 # ---------------------------------------------------------------- calling
@@ -545,7 +638,9 @@ class Gemm:
     take raises `ShapeError` (operands that are not C-contiguous are copied first).
     A caller that has a fallback asks `sizes` itself, then calls `run`. With an
     `epilogue`, C is that body of the product (`run` takes its operands, which
-    `extras_fit` checks)."""
+    `extras_fit` checks), and with the epilogue's `Epilogue.maximum` the call also
+    gives that value's maximum (`run` stores it into an array `maximum_fits`
+    checks)."""
 
     def __init__(self, trans_a: bool = False, trans_b: bool = False, n: int | None = None,
                  compiler: Compiler | None = None, epilogue: Epilogue | None = None):
@@ -558,8 +653,14 @@ class Gemm:
             kc, mc = blocking(trans_a, trans_b)
             spec = GemmSpec(trans_a, trans_b, MR, nv, kc, mc, epilogue)
             code = compiler.code(spec)
-            self._functions[nv] = code.function(5 + 3 + spec.extras)
+            self._functions[nv] = code.function(5 + 3 + spec.extras + spec.reduces)
         self._only = self._functions[widths[0]] if len(widths) == 1 else None
+
+    @property
+    def functions(self) -> dict:
+        """The compiled functions by tile width in vectors (`vectors`): one when the
+        columns are known, else both."""
+        return dict(self._functions)
 
     def sizes(self, a, b, out=None) -> tuple[int, int, int] | None:
         """``(M, N, K)`` if the code takes these arrays as they are: 2-D C-contiguous
@@ -582,8 +683,9 @@ class Gemm:
         return m, n, k
 
     def __call__(self, a, b, out: np.ndarray | None = None,
-                 operands: tuple[np.ndarray, ...] = ()) -> np.ndarray:
-        """The checked call; `operands`: the epilogue's, if the code has one."""
+                 operands: tuple[np.ndarray, ...] = ()):
+        """The checked call; `operands`: the epilogue's, if the code has one. C, or
+        with the epilogue's maximum, (C, the maximum as a 0-d array)."""
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
         sizes = self.sizes(a, b, out)
@@ -594,16 +696,23 @@ class Gemm:
         if self.epilogue is not None and not self.extras_fit(operands, sizes, out):
             raise ShapeError(f"matmul: the epilogue takes {len(self.epilogue.kinds)} "
                              f"C-contiguous float32 operands ({', '.join(self.epilogue.kinds)}"
-                             f") sharing no memory with the output, after a K of at least 1")
-        return self.run(a, b, out, sizes, tuple(operands))
+                             f") sharing no memory with the output, after a K of at least 1"
+                             + (" and into a product not empty, for its maximum"
+                                if self.epilogue.maximum is not None else ""))
+        if self.epilogue is None or self.epilogue.maximum is None:
+            return self.run(a, b, out, sizes, tuple(operands))
+        maximum = np.empty((), F32_DTYPE)
+        return self.run(a, b, out, sizes, tuple(operands), maximum), maximum
 
     def extras_fit(self, extras, sizes: tuple[int, int, int], out) -> bool:
         """Whether the code takes `extras` as the epilogue's operands of a product of
         `sizes` (`sizes`' answer) into `out`: C-contiguous float32 arrays of their
         kinds' shapes, none sharing memory with `out`; and K is not 0 (the epilogue
-        runs after a K block)."""
+        runs after a K block), nor, with a maximum, M or N (the maximum of nothing is an
+        error)."""
         m, n, k = sizes
-        if not k or len(extras) != len(self.epilogue.kinds):
+        if not k or len(extras) != len(self.epilogue.kinds) \
+                or self.epilogue.maximum is not None and not (m and n):
             return False
         for e, kind in zip(extras, self.epilogue.kinds):
             if not (type(e) is np.ndarray and e.dtype == F32_DTYPE and e.flags.c_contiguous
@@ -615,10 +724,23 @@ class Gemm:
                 return False
         return True
 
+    def maximum_fits(self, maximum) -> bool:
+        """Whether the code may store the epilogue's maximum into `maximum`: a
+        writable C-contiguous float32 array of one element (`run` checks that it
+        shares no memory with the other arrays)."""
+        return (type(maximum) is np.ndarray and maximum.dtype == F32_DTYPE
+                and maximum.size == 1 and maximum.flags.c_contiguous
+                and maximum.flags.writeable)
+
     def run(self, a: np.ndarray, b: np.ndarray, out: np.ndarray | None,
-            sizes: tuple[int, int, int], extras: tuple[np.ndarray, ...] = ()) -> np.ndarray:
+            sizes: tuple[int, int, int], extras: tuple[np.ndarray, ...] = (),
+            maximum: np.ndarray | None = None) -> np.ndarray | None:
         """The product, for arrays `sizes` accepted (it returned `sizes`), with an
-        epilogue of the `extras` that `extras_fit` accepted; into `out` if not None."""
+        epilogue of the `extras` that `extras_fit` accepted; into `out` if not None.
+        The epilogue's maximum, if it has one, is stored into `maximum` (given exactly
+        then), which `maximum_fits` accepted; None, and nothing computed, when that
+        shares memory with another of the arrays (the code's pointers are
+        ``noalias``), decided from the addresses the call takes anyway."""
         m, n, k = sizes
         if out is None:
             out = np.empty((m, n), F32_DTYPE)
@@ -628,9 +750,19 @@ class Gemm:
             out.fill(0.0)
             return out
         fn = self._only or self._functions[vectors(n)]
-        call_rows(fn, -(-m // MR), m * n * k // WORK_PER_ELEMENT,
-                  (m, n, k, address(a), address(b), address(out),
-                   *[address(e) for e in extras]), (a, b, out, *extras))
+        arrays = (a, b, out, *extras)
+        pa = address(a)  # an operand that is A too (a loop's carried value): one view
+        pointers = (pa, address(b), address(out),
+                    *[pa if e is a else address(e) for e in extras])
+        tiles, work = -(-m // MR), m * n * k // WORK_PER_ELEMENT
+        if maximum is None:
+            call_rows(fn, tiles, work, (m, n, k, *pointers), arrays)
+            return out
+        at = address(maximum)
+        if any(p < at + 4 and at < p + x.nbytes for p, x in zip(pointers, arrays)):
+            return None
+        call_rows_reducing(fn, tiles, work, (m, n, k, *pointers), arrays, maximum,
+                           np.maximum)
         return out
 
     def _refusal(self, a, b, out) -> str:
@@ -694,17 +826,21 @@ def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable |
     return anchor_kernels(op, numpy, numpy, compiler)
 
 
-def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = None
-                 ) -> Callable | None:
+def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = None,
+                 maximum: int | None = None) -> Callable | None:
     """For a fused op whose anchor `inner` is a float32 matmul of matrices and whose
     elementwise body (`spec`, a `KernelSpec`: input 0 the anchor's result, the
     others of `entering`'s types) has one float32 result, stored in place of the
-    anchor's: ``run(anchor_operands, operands, out) -> result or None``, the
-    product with the body applied by the tiles (`Epilogue`), into `out` if not
-    None. None (the caller runs the anchor, then the body) for a call below the
-    thresholds or of arrays the code does not take as they are; and None instead of
-    a run for other ops, bodies of other operands (not C's shape, a row, a column
-    or a scalar) and static sizes below the thresholds."""
+    anchor's: ``run(anchor_operands, operands, out, top=None) -> result or None``,
+    the product with the body applied by the tiles (`Epilogue`), into `out` if not
+    None. With `maximum` (a value of `spec`'s body, numbered as in it), the run also
+    stores that value's maximum over the product's elements into `top`, an array of
+    one float32 (`Gemm.maximum_fits`, sharing no memory with the other arrays). None
+    (the caller runs the anchor, then the body) for a call below the thresholds or
+    of arrays the code does not take as they are; and None instead of a run for
+    other ops, bodies of other operands (not C's shape, a row, a column or a
+    scalar) and static sizes below the thresholds. The run's ``gemm`` is its `Gemm`
+    (for a generated call of it)."""
     product = _product(inner, compiler)
     if product is None or len(spec.outputs) != 1 or spec.outputs[0] < len(spec.inputs) \
             or spec.inplace or any(d != "f32" for d in spec.inputs):
@@ -714,10 +850,10 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
     if None in kinds or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in spec.body):
         return None
     gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler,
-                Epilogue(kinds, spec.body, spec.outputs[0]))
+                Epilogue(kinds, spec.body, spec.outputs[0], maximum))
     rows_axis = 1 if trans_x else 0
 
-    def run(anchor_operands, operands, out):
+    def run(anchor_operands, operands, out, top=None):
         a, b = anchor_operands
         try:
             rows = a.shape[rows_axis]
@@ -729,7 +865,12 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
         if sizes is None or math.prod(sizes) < MIN_WORK \
                 or not gemm.extras_fit(operands, sizes, out):
             return None
-        return gemm.run(a, b, out, sizes, tuple(operands))
+        if maximum is None:
+            return gemm.run(a, b, out, sizes, tuple(operands))
+        if not gemm.maximum_fits(top):
+            return None
+        return gemm.run(a, b, out, sizes, tuple(operands), top)
+    run.gemm = gemm
     return run
 
 

@@ -330,6 +330,26 @@ def call_rows(fn, rows: int, elements: int, args: Sequence[int], keep: Sequence[
     return fallible and np.count_nonzero(memory[-1]) > 0
 
 
+def call_rows_reducing(fn, rows: int, elements: int, args: Sequence[int],
+                       keep: Sequence[np.ndarray], result: np.ndarray, combine) -> None:
+    """`call_rows` of code that also reduces what its rows compute to one value,
+    which it stores through a last pointer argument: in one part, `result`'s data
+    (the code writes it once, where it belongs); split, each part stores its own
+    into a slot of its own (a cache line each, so no part waits for another's) and
+    `combine` (a NumPy ufunc exact in any order, such as ``np.maximum``, whose
+    reduction propagates NaN as the code's does) reduces the slots into `result`."""
+    ranges = row_ranges(rows, elements)
+    if len(ranges) == 1:
+        fn(0, rows, *args, address(result))
+        return
+    slots = np.empty((len(ranges), 64 // result.itemsize), result.dtype)
+    base = address(slots)
+    held = (*keep, slots)
+    run_parts([functools.partial(_call_part, fn, begin, end, args, [base + 64 * k], held)
+               for k, (begin, end) in enumerate(ranges)])
+    result[...] = combine.reduce(slots[:, 0])
+
+
 def _call_whole(fn, rows: int, args: Sequence[int], scratch: int | None,
                 fallible: bool) -> bool:
     """`call_rows` in one call on this thread: its scratch and status byte, if any."""

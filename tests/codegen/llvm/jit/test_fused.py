@@ -10,7 +10,7 @@ from irflow.codegen import compile_plan, run
 from irflow.codegen.llvm.fused import FusedKernel
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IntegerDivisionByZero, ShapeError
-from irflow.ir import Module, TensorType, function, lookup
+from irflow.ir import Module, TensorType, function, lookup, parse, verify
 from irflow.passes import PassManager
 
 F32_SUM = {"rtol": 1e-5, "atol": 1e-6}  # float32 sums in another order than NumPy's
@@ -451,3 +451,156 @@ def test_a_float_sum_of_negative_zeros_is_positive_zero_as_numpy_s(compiler, axi
         return b.sum(b.mul(x, b.constant(1.0)), axis=(axis,))
     got = compare(compiler, [f32(5, 70)], body, [-np.zeros((5, 70), np.float32)])
     assert not np.signbit(got[0]).any()
+
+
+def tile_runs(monkeypatch) -> list[bool]:
+    """Whether each call of a fused op's tiles (`FusedKernel._tiles_run`'s, generated
+    or its general path) was answered by them, from the variants made after this."""
+    runs, make = [], FusedKernel._tiles_run
+
+    def spied(self, *args):
+        tiles = make(self, *args)
+        if tiles is None:
+            return None
+
+        def counted(arrays, out):
+            results = tiles(arrays, out)
+            runs.append(results is not None)
+            return results
+        return counted
+    monkeypatch.setattr(FusedKernel, "_tiles_run", spied)
+    return runs
+
+
+def converging(b, h, w, c):
+    """The converging loop's body: ``new = tanh(h @ w + c)`` and ``max(abs(new - h))``."""
+    new = b.tanh(b.add(b.matmul(h, w), c))
+    return new, b.max(b.abs(b.sub(new, h)), axis=None)
+
+
+CONVERGING_TYPES = [f32("N", 128), f32(128, 128), f32(128)]  # 64 rows: 2**20 multiply-adds
+
+
+def assert_maximum_of(top, values):
+    """`top` is NumPy's max of `values` (NaN if any is NaN)."""
+    with np.errstate(invalid="ignore"):
+        want = np.max(values)
+    assert top.dtype == np.float32 and (np.isnan(want) and np.isnan(top) or top == want)
+
+
+@pytest.mark.parametrize("rows", [3, 64, 100])
+@pytest.mark.parametrize("special", [None, np.nan, np.inf])
+def test_the_converging_loop_s_body_runs_in_the_gemm_tiles(compiler, monkeypatch, rows,
+                                                            special):
+    """The body of ``while h = tanh(h @ w + b)`` converges, over a product the GEMM
+    takes, runs in its tiles, new stored over C and the max folded there: the
+    interpreter's results (new to float32 rounding of a product summed in another
+    order, the max exactly NumPy's max of the new computed), NaN and inf in h
+    included, at a symbolic batch of every size (3 rows: below the GEMM's
+    thresholds, the anchor then the body)."""
+    runs = tile_runs(monkeypatch)
+    h, w, c = normal(rows, 128), normal(128, 128) * 0.1, normal(128)
+    if special is not None:
+        h[rows // 2, 77] = special
+    with np.errstate(invalid="ignore"):
+        new, top = compare(compiler, CONVERGING_TYPES, converging, [h, w, c],
+                           {"rtol": 1e-5, "atol": 1e-5})
+    assert_maximum_of(top, np.abs(new - h))
+    assert runs == [rows >= 8]
+
+
+@pytest.mark.parametrize("into", [(), (True, True), (False, True), (True, False)])
+@pytest.mark.parametrize("order", ["new first", "max first"])
+def test_the_tiles_write_the_given_buffers(compiler, monkeypatch, into, order):
+    """Given buffers for new (the anchor computing into it) and the max, either or
+    both, in either order of the results: the tiles write those and return them,
+    with the anchor-then-body path's values."""
+    module, (op,) = fused(function("f", [f32(64, 128), f32(128, 128), f32(128)],
+                                   converging))
+    if order == "max first":  # the fuse pass yields in body order: the same op, swapped
+        text = str(module).replace("yield %11, %14", "yield %14, %11").replace(
+            ": (f32[64,128], f32) {", ": (f32, f32[64,128]) {").replace(
+            "return %3, %4", "return %4, %3")
+        module = parse(text)
+        verify(module)
+        (op,) = [o for o in module.walk() if o.name == "fused"]
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    assert kernel._tiled == ((0, 1) if order == "new first" else (1, 0))
+    arrays = [normal(64, 128), normal(128, 128) * 0.1, normal(128)]
+    operands = [arrays[list(module.main.args).index(v)] for v in op.operands]
+    runs = tile_runs(monkeypatch)
+    buffers = [np.full(r.type.shape, np.nan, np.float32) for r, given in zip(op.results, into)
+               if given]
+    got = kernel.out_evaluator(into)(list(operands), [], list(buffers)) if into else \
+        kernel.evaluator()(list(operands), [])
+    assert runs == [True]
+    given = iter(buffers)
+    for g, written in zip(got, into):
+        if written:
+            assert g is next(given)
+    want = lookup("fused").region_op.evaluator(op)(list(operands), [])  # NumPy's
+    new, top = (0, 1) if order == "new first" else (1, 0)
+    np.testing.assert_allclose(got[new], want[new], rtol=1e-5, atol=1e-5)
+    assert_maximum_of(got[top], np.abs(got[new] - arrays[0]))
+    assert got[top].shape == ()
+
+
+def test_a_kept_maximum_and_one_of_any_sign(compiler, monkeypatch):
+    """A max kept as [1, 1], of a value that is not an abs (NumPy's maximum, not the
+    magnitudes' compare), runs in the tiles too."""
+    runs = tile_runs(monkeypatch)
+
+    def body(b, h, w, c):
+        new = b.tanh(b.add(b.matmul(h, w), c))
+        return new, b.max(b.sub(new, h), axis=None, keepdim=True)
+    h = np.abs(normal(64, 128)) + 2.5  # new - h below zero everywhere
+    new, top = compare(compiler, CONVERGING_TYPES, body, [h, normal(128, 128), normal(128)],
+                       {"rtol": 1e-5, "atol": 1e-5})
+    assert top.shape == (1, 1) and top[0, 0] < 0
+    assert_maximum_of(top[0, 0], new - h)
+    assert runs == [True]
+
+
+@pytest.mark.parametrize("case", ["along an axis", "min", "sum", "two maxima",
+                                  "a value of the max", "three results"])
+def test_other_reductions_beside_a_product_are_not_the_tiles(compiler, case):
+    """Only one element result beside the max over everything of one value runs in
+    the tiles (`FusedSpec.elementwise_and_maximum`); the others run the anchor,
+    then the body, as before, with the interpreter's results."""
+    def body(b, h, w, c):
+        new = b.tanh(b.add(b.matmul(h, w), c))
+        d = b.abs(b.sub(new, h))
+        return {"along an axis": lambda: (new, b.max(d, axis=(1,))),
+                "min": lambda: (new, b.min(d, axis=None)),
+                "sum": lambda: (new, b.sum(d, axis=None)),
+                "two maxima": lambda: (new, b.max(d, axis=None), b.max(new, axis=None)),
+                "a value of the max": lambda: (b.sub(new, b.max(d, axis=None)),),
+                "three results": lambda: (new, b.max(d, axis=None), b.exp(new))}[case]()
+    types = [f32(64, 128), f32(128, 128), f32(128)]
+    _, (op,) = fused(function("f", types, body))
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    assert kernel.spec.elementwise_and_maximum() is None and kernel._fused is None
+    compare(compiler, types, body, [normal(64, 128), normal(128, 128) * 0.1, normal(128)],
+            {"rtol": 1e-5, "atol": 1e-5})
+
+
+def test_arrays_the_generated_tiles_call_does_not_take(compiler, monkeypatch):
+    """A read-only weight (no ctypes view) goes the Python path, which the tiles
+    still answer, with the same values; a maximum's buffer that is the operand h's
+    memory is refused by both, and the anchor-then-body path raises the
+    reduction kernel's error."""
+    module, (op,) = fused(function("f", [f32(64, 128), f32(128, 128), f32(128)], converging))
+    kernel = FusedKernel(op, compiler, min_elements=0)
+    h, w, c = normal(64, 128), normal(128, 128) * 0.1, normal(128)
+    operands = [[h, w, c][list(module.main.args).index(v)] for v in op.operands]
+    runs = tile_runs(monkeypatch)
+    run = kernel.out_evaluator((False, True))
+    want = run(list(operands), [], [np.empty((), np.float32)])
+    frozen = w.copy()
+    frozen.flags.writeable = False
+    got = run([frozen if a is w else a for a in operands], [], [np.empty((), np.float32)])
+    assert runs == [True, True]
+    assert got[0].tobytes() == want[0].tobytes() and got[1] == want[1]
+    with pytest.raises(ShapeError, match="overlaps"):
+        run(list(operands), [], [h.reshape(-1)[7:8].reshape(())])
+    assert runs[2:] == [False]

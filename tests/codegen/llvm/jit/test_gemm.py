@@ -4,6 +4,7 @@ is at most about K units of roundoff of the sum of |a||b|); its checks; its spli
 across threads; and the matmuls of the llvm backend that run it (fused ops'
 anchors, standalone matmuls)."""
 import copy
+import dataclasses
 import re
 
 import numpy as np
@@ -19,7 +20,7 @@ from irflow.codegen.llvm.kernel import Instr
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import ShapeError
 from irflow.ir import TensorType, function
-from tests.codegen.llvm.jit.test_fused import fused
+from tests.codegen.llvm.jit.test_fused import fused, tile_runs
 from tests.codegen.llvm.jit.test_inplace import kernel_of
 
 LAYOUTS = [(False, False), (True, False), (False, True), (True, True)]
@@ -151,13 +152,11 @@ def test_a_fused_matmul_anchor_runs_the_gemm(compiler, transpose_x, transpose_y,
     X, W = (x.T if transpose_x else x), (w.T if transpose_y else w)
     product = X.astype(np.float64) @ W
     bound = (k + 4) * EPS * (np.abs(X.astype(np.float64)) @ np.abs(W)) + 1e-38
-    runs = []
-    run = Gemm.run
-    monkeypatch.setattr(Gemm, "run", lambda *a, **k: runs.append(1) or run(*a, **k))
+    runs = tile_runs(monkeypatch)
     (result,) = kernel.evaluator()(list(args), None)
     buffer = np.empty((m, n), np.float32)
     (into,) = kernel.out_evaluator((True,))(list(args), None, [buffer])
-    assert len(runs) == 2 and into is buffer
+    assert runs == [True, True] and into is buffer
     for r in (result, into):
         assert (np.abs(r - np.maximum(product + c, 0)) <= bound).all()
 
@@ -312,3 +311,139 @@ def test_a_gemm_with_an_epilogue_checks_its_operands(compiler):
             g(a, b, out=out, operands=bad)
     with pytest.raises(ShapeError, match="epilogue"):
         Gemm(compiler=compiler)(a, b, operands=(bias,))
+
+
+# the converging loop's body: new = tanh(c + bias) stored over C, max(abs(new - h))
+CONVERGING = Epilogue(("row", "full"),
+                      (Instr("add", (0, 1), "f32"), Instr("tanh", (3,), "f32"),
+                       Instr("sub", (4, 2), "f32"), Instr("abs", (5,), "f32")), 4, 6)
+# a maximum of a value of any sign, C + e itself
+RESIDUAL_MAX = Epilogue(("full",), (Instr("add", (0, 1), "f32"),), 2, 2)
+
+
+@pytest.fixture(scope="module")
+def maxima(compiler):
+    """Gemms whose epilogue has a maximum: the converging body in every layout, the
+    residual's in one."""
+    made = {layout: Gemm(*layout, compiler=compiler, epilogue=CONVERGING)
+            for layout in LAYOUTS}
+    made["residual"] = Gemm(compiler=compiler, epilogue=RESIDUAL_MAX)
+    return made
+
+
+def normal(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def max_of(values):
+    """NumPy's max (NaN if any value is NaN), as a float32 0-d array."""
+    return np.asarray(np.max(values), np.float32)
+
+
+def assert_same_float(got, want):
+    """Equal as floats (a signed zero equal to the other), or both NaN."""
+    assert got.dtype == np.float32 and got.shape == ()
+    assert (np.isnan(got) and np.isnan(want)) or got == want, (got, want)
+
+
+@given(st.integers(1, 70), st.integers(1, 70), st.integers(1, 70), st.sampled_from(LAYOUTS),
+       st.integers(0, 2 ** 16), st.sampled_from([None, "first", "last", "inf"]))
+def test_the_maximum_of_an_epilogue_value_is_numpy_s_max(maxima, m, k, n, layout, seed,
+                                                          special):
+    """The tiles' running maxima give NumPy's max of the values the code stored, in
+    every layout and every shape up to 70 (edge tiles of rows and columns, narrow
+    tiles, rows of a tile past M), NaN anywhere (an edge tile's last element too)
+    giving NaN; and C is the body of the product."""
+    a, b, A, B = operands(m, k, n, *layout, seed)
+    r = np.random.default_rng(seed)
+    bias = r.standard_normal(n).astype(np.float32)
+    h = r.standard_normal((m, n)).astype(np.float32)
+    if special is not None:
+        h.flat[0 if special == "first" else -1] = np.inf if special == "inf" else np.nan
+    c, top = maxima[layout](a, b, operands=(bias, h))
+    a64, b64 = A.astype(np.float64), B.astype(np.float64)
+    # tanh is 1-Lipschitz: the product's bound, and tanh's own ulp
+    bound = (k + 2) * EPS * (np.abs(a64) @ np.abs(b64)) + 4 * EPS + 1e-38
+    assert (np.abs(c - np.tanh(a64 @ b64 + bias)) <= bound).all()
+    with np.errstate(invalid="ignore"):
+        assert_same_float(top, max_of(np.abs(c - h)))
+    assert np.isnan(top) == (special in ("first", "last"))
+
+
+@pytest.mark.parametrize("epilogue", ["converging", "residual"])
+def test_the_largest_value_or_a_nan_anywhere_is_the_maximum(maxima, epilogue):
+    """At every element of a product of full and edge tiles (17 x 40: two tile rows
+    and one of a single row, a panel of 32 columns and one of 8), the largest value,
+    then a NaN, is what the maximum gives: every running maximum and every lane of
+    their fold counts."""
+    m, k, n = 17, 8, 40
+    a, b, _, _ = operands(m, k, n, False, False)
+    bias = rng.standard_normal(n).astype(np.float32)
+    for at in range(m * n):
+        for value in (1e3, np.nan):
+            e = rng.standard_normal((m, n)).astype(np.float32)
+            e.flat[at] = value
+            if epilogue == "converging":
+                c, top = maxima[False, False](a, b, operands=(bias, e))
+                want = max_of(np.abs(c - e))
+            else:
+                c, top = maxima["residual"](a, b, operands=(e,))
+                want = max_of(c)
+            assert_same_float(top, want)
+            assert np.isnan(top) == np.isnan(value) and (np.isnan(top) or top > 100)
+
+
+@pytest.mark.parametrize("fill", ["normal", "-inf", "nan", "-0", "negative"])
+def test_the_maximum_of_a_value_of_any_sign(maxima, fill):
+    """A maximum of ``C + e`` (no abs: NumPy's maximum, not the magnitudes'
+    integer compare): negative values, all -inf (the identity must not show), a NaN,
+    signed zeros."""
+    m, k, n = 37, 20, 45
+    a, b, _, _ = operands(m, k, n, False, False)
+    e = rng.standard_normal((m, n)).astype(np.float32)
+    if fill == "-inf":
+        e[:] = -np.inf
+    elif fill == "nan":
+        e[36, 44] = np.nan
+    elif fill == "-0":
+        a[:] = 0.0
+        e[:] = -0.0
+    elif fill == "negative":
+        e -= 1000.0
+    c, top = maxima["residual"](a, b, operands=(e,))
+    assert_same_float(top, max_of(c))
+
+
+def test_an_epilogue_with_a_maximum_stores_the_bits_of_one_without(compiler, maxima):
+    """The maximum changes nothing in C: the bits of the same body's epilogue."""
+    plain = Gemm(compiler=compiler, epilogue=dataclasses.replace(CONVERGING, maximum=None))
+    a, b, _, _ = operands(100, 300, 70, False, False)
+    bias, h = rng.standard_normal(70).astype(np.float32), normal(100, 70)
+    c, _ = maxima[False, False](a, b, operands=(bias, h))
+    assert c.tobytes() == plain(a, b, operands=(bias, h)).tobytes()
+
+
+def test_a_gemm_with_a_maximum_checks_its_arrays(maxima):
+    """An empty product has no maximum (the call is refused before any code runs);
+    a buffer for the maximum that is another array's memory, or not one writable
+    float32, is refused by `run` and `maximum_fits`."""
+    g = maxima[False, False]
+    bias, h = np.ones(3, np.float32), np.ones((0, 3), np.float32)
+    with pytest.raises(ShapeError, match="not empty, for its maximum"):
+        g(np.ones((0, 4), np.float32), np.ones((4, 3), np.float32), operands=(bias, h))
+    a, b, _, _ = operands(8, 4, 3, False, False)
+    h = normal(8, 3)
+    sizes = g.sizes(a, b)
+    assert g.run(a, b, None, sizes, (bias, h), h.reshape(-1)[5:6]) is None
+    assert not g.maximum_fits(np.empty(1, np.float64))
+    read_only = np.empty((), np.float32)
+    read_only.flags.writeable = False
+    assert not g.maximum_fits(read_only) and g.maximum_fits(np.empty((1, 1), np.float32))
+
+
+@pytest.mark.parametrize("output, maximum", [(3, None), (2, 3), (2, -1)])
+def test_an_epilogue_names_only_its_own_values(output, maximum):
+    """C's element, one operand and one instruction are values 0 to 2: an output or
+    a maximum beyond them is refused when the epilogue is made."""
+    with pytest.raises(ValueError, match="not a float32 epilogue"):
+        Epilogue(("row",), (Instr("add", (0, 1), "f32"),), output, maximum)

@@ -21,6 +21,9 @@ from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IntegerDivisionByZero
 from irflow.ir import Module, TensorType, function
 from irflow.passes import PassManager
+from irflow.codegen.llvm.gemm import Gemm
+from tests.codegen.llvm.jit.test_fused import converging
+from tests.codegen.llvm.jit.test_gemm import CONVERGING
 from tests.support.models import LayerNormGelu
 
 THREADS = (1, 2, 3, 7)
@@ -146,6 +149,28 @@ def test_a_compiled_program(parts):
         parts.clear()
         assert with_threads(n, lambda: compiled(x).numpy()).tobytes() == reference.tobytes()
         assert parts == [n]
+
+
+@pytest.mark.parametrize("nan_row", [None, 0, 95])
+def test_a_gemm_s_maximum_is_kept_per_part(compiler, parts, nan_row):
+    """The tiles' maximum (the converging loop's body in a GEMM's epilogue, called
+    as a plan runs it and as a `Gemm`) split into parts of contiguous tile rows:
+    each part's running maxima of its own, combined after, with one thread's bits,
+    a NaN in the first or the last part's rows giving NaN."""
+    plan = plan_of(compiler, [f32("N", 128), f32(128, 128), f32(128)], converging)
+    gemm = Gemm(compiler=compiler, epilogue=CONVERGING)
+    h = rng.standard_normal((96, 128)).astype(np.float32)  # 12 tile rows of 8
+    w = (rng.standard_normal((128, 128)) * 0.1).astype(np.float32)
+    c = rng.standard_normal(128).astype(np.float32)
+    if nan_row is not None:
+        h[nan_row, 3] = np.nan
+    for run in (lambda: plan(h, w, c), lambda: gemm(h, w, operands=(c, h))):
+        reference = with_threads(1, run)
+        assert np.isnan(reference[1]) == (nan_row is not None)
+        for n in THREADS[1:]:
+            parts.clear()
+            assert_bit_identical(with_threads(n, run), reference)
+            assert parts == [min(n, 12)]
 
 
 def error_of(n, fn, *args):
