@@ -14,6 +14,11 @@ over the product it follows, the intermediates on the native stack. Its call
 results' memory (the last call's, once its caller has dropped it) and makes one
 ctypes call.
 
+The call keeps the last arguments it ran (to reuse their addresses) and its last
+results (to write them again once dropped), so those stay allocated until the next
+call replaces them: a batch of fewer than 8 rows and the parameters, which the model
+holds anyway.
+
 It takes only the calls it is made for, and says no (returns None) to the others,
 which the plan's steps then run, raising what they raise:
 
