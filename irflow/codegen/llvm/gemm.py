@@ -846,7 +846,7 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
             or spec.inplace or any(d != "f32" for d in spec.inputs):
         return None
     trans_x, trans_y, (m, k, n) = product
-    kinds = tuple(_kind(t.shape, m, n) for t in entering[1:])
+    kinds = tuple(operand_kind(t.shape, m, n) for t in entering[1:])
     if None in kinds or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in spec.body):
         return None
     gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler,
@@ -874,7 +874,7 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
     return run
 
 
-def _kind(shape, m, n) -> str | None:
+def operand_kind(shape, m, n) -> str | None:
     """An epilogue operand's kind (`EPILOGUE_KINDS`) from its shape, for C of shape
     ``[m, n]`` (dims as the IR gives them: ints or symbols); None for another."""
     if all(d == 1 for d in shape):

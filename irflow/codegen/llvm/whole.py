@@ -54,13 +54,14 @@ from .calling import GENERAL, make, product, read_shapes, refuse, tuple_of
 from .compiler import Compiler
 from .elementwise import Unsupported
 from .fused import lower_body
-from .gemm import F32, I64, MIN_ROWS, PTR, Epilogue, _kind, const, emit_epilogue
+from .gemm import F32, I64, MIN_ROWS, PTR, Epilogue, const, emit_epilogue, operand_kind
 from .gemv import emit_product, vectors
 from .kernel import FUNCTION_NAME
 from .scalar import can_fail
 
-STACK_BYTES = 64 << 10  # the intermediates of a call, on the native stack (threads
-                        # made by Python get at least 256 KiB)
+STACK_BYTES = 64 << 10  # the intermediates of a call, on the native stack: a thread's
+                        # is 8 MiB by default on Linux (a `threading.stack_size` below
+                        # ~128 KiB could overflow, as the GEMM's 160 KiB could)
 ALIGN = 64
 
 Dim = int | str  # a static size, or a symbol: a size argument of the native function
@@ -195,7 +196,7 @@ def _product(op: Operation, number: dict, sizes: list[str]) -> tuple:
             or len(yielded) != 1:
         raise Unsupported("a body that is not elementwise over the product")
     inputs, instrs, numbers = lower_body(lay, entering)
-    kinds = tuple(_kind(t.shape, m, n) for t in entering[1:])
+    kinds = tuple(operand_kind(t.shape, m, n) for t in entering[1:])
     extras = op.operands[lay.n_anchor:]
     if None in kinds or numbers[yielded[0]] < len(inputs) or any(v not in number for v in extras) \
             or any(d != "f32" for d in inputs) \
