@@ -22,9 +22,9 @@ computed on a grid of vectors on lines instead, from column ``lead - 16`` (the
 lanes before column 0 are masked, so nothing before a row is read): one vector
 more per block, half the lines.
 
-Measured (one core, B in L2): 1 x 784 x 64 in 1.5 µs with B on a cache line, 1.7-1.9
-when its rows start mid-line, NumPy's 2.4-3.0; 4 x 784 x 64 in 2.6 µs (3.2); 1 x
-784 x 512 in 17 µs (19).
+Measured by `benchmarks/gemv.py` (one core, B in L2, through ctypes): 1 x 784 x 64
+in 1.5-1.6 µs with B on a cache line, 1.7-2.0 when its rows start mid-line, NumPy's
+2.4-3.0; 4 x 784 x 64 in 2.6-3.6 µs (3.2-4.1); 1 x 784 x 512 in 17-20 µs (17-21).
 
 The sum of each element runs over k in interleaved parts, then adds them: another
 order than NumPy's (OpenBLAS's), both within float32 rounding of the exact product.
