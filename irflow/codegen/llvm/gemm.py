@@ -150,11 +150,14 @@ class GemmSpec:
 
 
 EPILOGUE_KINDS = ("full", "row", "column", "scalar")
+BODY_DTYPES = ("f32", "bool")  # an epilogue's values: float32, and the comparisons a
+                               # select reads (softplus, leaky ReLU)
 
 
 @dataclass(frozen=True)
 class Epilogue:
-    """An elementwise float32 body the tiles apply to C's elements once their last K
+    """An elementwise float32 body (its values float32, or the comparisons a select
+    reads: `BODY_DTYPES`) the tiles apply to C's elements once their last K
     block is summed, in place, so that ``relu(x @ w + b)`` is one pass: value 0 is
     C's element, values 1.. are the elements of the extra operands (per `kinds`:
     "full" of C's shape, "row" a row of N broadcast down M, "column" M values
@@ -172,9 +175,10 @@ class Epilogue:
     def __post_init__(self):
         values = 1 + len(self.kinds) + len(self.body)
         if any(k not in EPILOGUE_KINDS for k in self.kinds) \
-                or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in self.body) \
-                or not 0 <= self.output < values \
-                or self.maximum is not None and not 0 <= self.maximum < values:
+                or any(i.dtype not in BODY_DTYPES or can_fail(i.op, i.dtype) for i in self.body) \
+                or not 0 <= self.output < values or self.dtype(self.output) != "f32" \
+                or self.maximum is not None and not (0 <= self.maximum < values
+                                                     and self.dtype(self.maximum) == "f32"):
             raise ValueError(f"not a float32 epilogue of {EPILOGUE_KINDS} operands: {self}")
 
     def dtype(self, value: int) -> str:
@@ -847,7 +851,8 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
         return None
     trans_x, trans_y, (m, k, n) = product
     kinds = tuple(operand_kind(t.shape, m, n) for t in entering[1:])
-    if None in kinds or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in spec.body):
+    if None in kinds or any(i.dtype not in BODY_DTYPES or can_fail(i.op, i.dtype)
+                            for i in spec.body):
         return None
     gemm = Gemm(trans_x, trans_y, n if isinstance(n, int) else None, compiler,
                 Epilogue(kinds, spec.body, spec.outputs[0], maximum))

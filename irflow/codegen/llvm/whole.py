@@ -57,7 +57,6 @@ from .fused import lower_body
 from .gemm import F32, I64, MIN_ROWS, PTR, Epilogue, const, emit_epilogue, operand_kind
 from .gemv import emit_product, vectors
 from .kernel import FUNCTION_NAME
-from .scalar import can_fail
 
 STACK_BYTES = 64 << 10  # the intermediates of a call, on the native stack: a thread's
                         # is 8 MiB by default on Linux (a `threading.stack_size` below
@@ -198,11 +197,13 @@ def _product(op: Operation, number: dict, sizes: list[str]) -> tuple:
     inputs, instrs, numbers = lower_body(lay, entering)
     kinds = tuple(operand_kind(t.shape, m, n) for t in entering[1:])
     extras = op.operands[lay.n_anchor:]
-    if None in kinds or numbers[yielded[0]] < len(inputs) or any(v not in number for v in extras) \
-            or any(d != "f32" for d in inputs) \
-            or any(i.dtype != "f32" or can_fail(i.op, i.dtype) for i in instrs):
-        raise Unsupported("a body the product's epilogue cannot apply")
-    epilogue = Epilogue(kinds, tuple(instrs), numbers[yielded[0]])
+    try:
+        if None in kinds or numbers[yielded[0]] < len(inputs) \
+                or any(v not in number for v in extras) or any(d != "f32" for d in inputs):
+            raise ValueError("operands the epilogue does not take")
+        epilogue = Epilogue(kinds, tuple(instrs), numbers[yielded[0]])  # checks the body
+    except ValueError:
+        raise Unsupported("a body the product's epilogue cannot apply") from None
     return a, b, m, k, n, epilogue, tuple(number[v] for v in extras)
 
 

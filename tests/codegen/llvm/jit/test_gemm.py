@@ -241,7 +241,14 @@ EPILOGUES = {  # name: (body over the product p and an operand e, e's shape for 
     "column tanh": (lambda b, p, e: b.tanh(b.mul(p, e)), lambda m, n: [m, 1]),
     "scalar": (lambda b, p, e: b.sub(p, e), lambda m, n: []),
     "row of one": (lambda b, p, e: b.sigmoid(b.add(p, e)), lambda m, n: [1, n]),
+    "leaky relu": (lambda b, p, e: leaky_relu(b, b.add(p, e)), lambda m, n: [n]),
 }
+
+
+def leaky_relu(b, s):
+    """A body with a comparison: a boolean value the select reads."""
+    zero = b.constant(0.0, "float32")
+    return b.select(b.gt(s, zero), s, b.mul(s, b.constant(0.01, "float32")))
 
 
 @pytest.mark.parametrize("epilogue", EPILOGUES)
@@ -447,3 +454,13 @@ def test_an_epilogue_names_only_its_own_values(output, maximum):
     a maximum beyond them is refused when the epilogue is made."""
     with pytest.raises(ValueError, match="not a float32 epilogue"):
         Epilogue(("row",), (Instr("add", (0, 1), "f32"),), output, maximum)
+
+
+@pytest.mark.parametrize("output, maximum", [(2, None), (3, 2)])
+def test_an_epilogue_stores_and_maximizes_only_float32_values(output, maximum):
+    """A comparison (value 2) may feed a select (value 3), but it is not what the
+    code stores into C, nor the value whose maximum it takes."""
+    body = (Instr("gt", (0, 1), "bool"), Instr("select", (2, 0, 1), "f32"))
+    Epilogue(("row",), body, 3)
+    with pytest.raises(ValueError, match="not a float32 epilogue"):
+        Epilogue(("row",), body, output, maximum)
