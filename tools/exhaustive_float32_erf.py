@@ -39,7 +39,8 @@ def main():
         x = np.arange(start, start + CHUNK, dtype=np.uint32).view(np.float32)
         (got,) = erf32(x)
         (negated,) = erf32(-x)
-        not_odd += int(np.count_nonzero(negated.view(np.uint32) != got.view(np.uint32) ^ (1 << 31)))
+        flipped = got.view(np.uint32) ^ (1 << 31)
+        not_odd += int(np.count_nonzero(negated.view(np.uint32) != flipped))
         with np.errstate(invalid="ignore"):
             (wide,) = erf64(x.astype(np.float64))
         errors = ulp_distance(got, wide.astype(np.float32))

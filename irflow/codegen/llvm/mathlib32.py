@@ -57,12 +57,13 @@ with FMA and without).
   <= 1/2`` with negated coefficients, so ``1 - 2**k 2**r`` is one FMA; 1 from ``a
   >= 3.9192059`` (erfc < 2**-25), which also keeps the tail's values beyond (any,
   never poison: no ``fptosi``) out, so nothing is clamped. 32 vector operations
-  (the vectorized loop's, bitcasts and loop control aside) where the form before (split at 0.921875, ``exp`` of a degree-7 fit of ``log
-  erfc`` by the general reduction: ``rint``, ln2 in two parts, ``fptosi`` with its
-  NaN select, the clamps) took 45. At the old split this form measured 2 ulp
-  without FMA (``erfc/erf`` is 0.23 there, 0.16 at 1.0625, and Q's
-  unfused roundings, in units of ``2**-22`` near ``q = -2.4``, are not small).
-  Over every float32: 1 ulp at most, FMA or not (``tools/exhaustive_float32_erf.py``).
+  (the vectorized loop's, bitcasts and loop control aside) where the form before
+  (split at 0.921875, ``exp`` of a degree-7 fit of ``log erfc`` by the general
+  reduction: ``rint``, ln2 in two parts, ``fptosi`` with its NaN select, the
+  clamps) took 45. At the old split this form measured 2 ulp without FMA
+  (``erfc/erf`` is 0.23 there, 0.16 at 1.0625, and Q's unfused roundings, in
+  units of ``2**-22`` near ``q = -2.4``, are not small). Over every float32: 1 ulp
+  at most, FMA or not (``tools/exhaustive_float32_erf.py``).
 - sin, cos: ``|x| = k pi/2 + r`` by Cody-Waite with pi/2 in three float32 parts,
   every product exact (FMA, or Dekker's halves without it), r kept as a float32
   pair; ``sin r = r + r**3 S(r**2)`` (S of degree 3) and ``cos r = 1 - r**2/2 +
