@@ -21,8 +21,9 @@ The fits (x the argument of the function, all other names as in mathlib32):
 - tanh, above: e**(2r) / 2 = 1/2 + r + r**2 P(r) on |r| <= ln2/4, the reduced
   argument of 2|x| = k ln2 + 2r (relative error of e**(2r));
 - erf, |x| < ERF_SPLIT:   erf(a) = a + a P(a**2) (relative error);
-- erf, ERF_SPLIT <= |x| < ERF_ONE: erfc(a) = exp(Q(a - ERF_CENTER)), weighted by
-  erfc(a) / erf(a) so the error is measured relative to erf (what float32 rounds);
+- erf, ERF_SPLIT <= |x| < ERF_ONE: erfc(a) = 2**Q(a - ERF_CENTER), weighted by
+  ln2 erfc(a) / erf(a) so the error is measured relative to erf (what float32
+  rounds), and 2**r = P(r) on |r| <= 1/2 (relative error);
 - sin:    sin(r) = r + r**3 S(r**2) on |r| <= pi/4 (relative error of sin);
 - cos:    cos(r) = 1 - r**2/2 + r**4 C(r**2) on |r| <= pi/4 (relative error of cos).
 
@@ -34,7 +35,7 @@ import numpy as np
 
 mpmath.mp.dps = 60
 
-ERF_SPLIT = 0.921875   # below: the odd series form; above: 1 - exp(Q)
+ERF_SPLIT = 1.0625     # below: the odd series form; above: 1 - 2**Q
 ERF_ONE = 3.9192059    # erfc(a) <= 2**-25 from here: erf rounds to 1 in float32
 ERF_CENTER = 1.25      # Q is evaluated at t = a - ERF_CENTER (less cancellation)
 TANH_SPLIT = 0.3       # tanh below: the odd series form; above: h / (h + 1)
@@ -119,11 +120,17 @@ def fit_erf_small(degree=7):
     return fit_rounded(a * a, degree, exact, weight)
 
 
-def fit_erf_tail(degree=8):
+def fit_erf_tail(degree=7):
     a = grid(ERF_SPLIT * 0.999, ERF_ONE * 1.001)
-    exact = mp_vec(lambda v: mpmath.log(mpmath.erfc(v)), a)
-    weight = mp_vec(lambda v: mpmath.erfc(v) / mpmath.erf(v), a)
+    exact = mp_vec(lambda v: mpmath.log(mpmath.erfc(v), 2), a)
+    weight = mp_vec(lambda v: mpmath.erfc(v) / mpmath.erf(v), a) * np.log(2)
     return fit_rounded(a - ERF_CENTER, degree, exact, weight)
+
+
+def fit_erf_exp2(degree=6):
+    r = grid(-0.5005, 0.5005)
+    exact = mp_vec(lambda v: mpmath.power(2, v), r)
+    return fit_rounded(r, degree, exact, 1 / exact)
 
 
 def fit_sin(degree=4):
@@ -144,6 +151,7 @@ def main():
     for name, fit in (("EXP_P", fit_exp), ("LOG_P", fit_log),
                       ("TANH_SMALL_P", fit_tanh_small), ("TANH_EXP_P", fit_tanh_exp),
                       ("ERF_SMALL_P", fit_erf_small), ("ERF_TAIL_Q", fit_erf_tail),
+                      ("ERF_EXP2_P", fit_erf_exp2),
                       ("SIN_P", fit_sin), ("COS_P", fit_cos)):
         coefficients, error = fit()
         print(f"# max weighted error {error:.3g} (2**{np.log2(error):.1f})")

@@ -17,7 +17,8 @@ SINCOS_BOUND: below).
 Measured maximum errors against the correctly rounded result (over every 16th
 float32 and the edges; ``tests/codegen/llvm/jit/test_math.py`` asserts the bounds
 and docs/llvm.md lists them): exp 1 ulp, log 1, tanh 1, sigmoid 2, erf 1, sin 1,
-cos 1 (sin and cos: over every float32 below SINCOS_BOUND, with FMA and without).
+cos 1 (sin and cos: over every float32 below SINCOS_BOUND, erf over every float32,
+with FMA and without).
 
 - exp: ``x = k ln2 + r``, ``|r| <= ln2/2``, ln2 split in a 16-bit high part (``k
   LN2_HI`` is exact for ``|k| < 2**8``, and so is ``x - k LN2_HI``, FMA or not);
@@ -47,10 +48,22 @@ cos 1 (sin and cos: over every float32 below SINCOS_BOUND, with FMA and without)
   in place of the division measured slower: the divider works beside the FMA ports,
   so the count of operations is what costs, not it.
 - sigmoid: ``1 / (1 + e**-x)`` for ``x >= 0`` and ``e**x / (1 + e**x)`` below.
-- erf: ``a + a P(a**2)`` for ``a = |x| < 0.921875`` (P of degree 6, P(0) =
-  2/sqrt(pi) - 1, so the leading term is exact); above, ``1 - exp(Q(a - 1.25))``
-  with Q a degree-7 fit of ``log erfc``: erfc's relative error reaches erf damped
-  by ``erfc/erf <= 0.2``; 1 from ``a >= 3.9192059``, where erfc < 2**-25.
+- erf: ``a + a P(a**2)`` for ``a = |x| < 1.0625`` (P of degree 6, P(0) =
+  2/sqrt(pi) - 1, so the leading term is exact); above, ``1 - 2**q`` with ``q =
+  Q(a - 1.25)``, Q a degree-6 fit of ``log2 erfc`` (erfc's relative error reaches
+  erf damped by ``erfc/erf <= 0.16``): ``q = k + r`` with k rounded by adding
+  ``1.5 * 2**23 + 127`` (its low bits shifted into the exponent field are
+  ``2**k``, as tanh's) and ``r = q - k`` exact, ``2**r`` by a degree-5 P on ``|r|
+  <= 1/2`` with negated coefficients, so ``1 - 2**k 2**r`` is one FMA; 1 from ``a
+  >= 3.9192059`` (erfc < 2**-25), which also keeps the tail's values beyond (any,
+  never poison: no ``fptosi``) out, so nothing is clamped. 32 vector operations
+  (the vectorized loop's, bitcasts and loop control aside) where the form before
+  (split at 0.921875, ``exp`` of a degree-7 fit of ``log erfc`` by the general
+  reduction: ``rint``, ln2 in two parts, ``fptosi`` with its NaN select, the
+  clamps) took 45. At the old split this form measured 2 ulp without FMA
+  (``erfc/erf`` is 0.23 there, 0.16 at 1.0625, and Q's unfused roundings, in
+  units of ``2**-22`` near ``q = -2.4``, are not small). Over every float32: 1 ulp
+  at most, FMA or not (``tools/exhaustive_float32_erf.py``).
 - sin, cos: ``|x| = k pi/2 + r`` by Cody-Waite with pi/2 in three float32 parts,
   every product exact (FMA, or Dekker's halves without it), r kept as a float32
   pair; ``sin r = r + r**3 S(r**2)`` (S of degree 3) and ``cos r = 1 - r**2/2 +
@@ -92,13 +105,15 @@ TANH_EXP_P = (0.9999998807907104, 0.6666608452796936, 0.3333462178707123,
               0.13389898836612701, 0.044223442673683167)
 TANH_SPLIT = 0.3
 TANH_CLAMP = 10.0  # tanh rounds to 1 from 9.0109; 2**k stays a normal float
-ERF_SMALL_P = (0.12837916612625122, -0.3761262893676758, 0.11283625662326813,
-               -0.026855725795030594, 0.005192369222640991, -0.0008049063617363572,
-               7.992296741576865e-05)
-ERF_TAIL_Q = (-2.5626537799835205, -3.0677242279052734, -0.8708019852638245,
-              -0.032671935856342316, 0.007717098109424114, -0.0016586222918704152,
-              0.00045592719106934965, -0.00011816102778539062)
-ERF_SPLIT = 0.921875
+ERF_SMALL_P = (0.12837916612625122, -0.37612617015838623, 0.11283449083566666,
+               -0.026847289875149727, 0.005174892954528332, -0.0007885678205639124,
+               7.427189848385751e-05)
+ERF_TAIL_Q = (-3.6971278190612793, -4.425790309906006, -1.256301999092102,
+              -0.047152578830718994, 0.011048669926822186, -0.0019561497028917074,
+              0.00015124885248951614)
+ERF_EXP2_P = (1.0000001192092896, 0.6931472420692444, 0.2402191162109375,
+              0.055500831454992294, 0.00968555174767971, 0.0013521612854674459)
+ERF_SPLIT = 1.0625
 ERF_CENTER = 1.25
 ERF_ONE = 3.9192059  # erfc(a) <= 2**-25 from here on: erf rounds to 1
 
@@ -234,11 +249,6 @@ class Math32:
         y = self.b.fadd(self.c(1.0), p)
         return self.b.fmul(self.b.fmul(y, self.pow2(k1)), self.pow2(k2))
 
-    def _exp_moderate(self, x):
-        """e**x for x in [-87, 0] (what erf's tail needs): one scaling factor."""
-        k, p = self._reduce(x)
-        return self.b.fmul(self.b.fadd(self.c(1.0), p), self.pow2(k))
-
     # ------------------------------------------------------------ log
 
     def log(self, x):
@@ -307,11 +317,25 @@ class Math32:
         b = self.b
         a = self.unary("fabs", x)
         small = self.fma(a, self.horner(b.fmul(a, a), ERF_SMALL_P), a)
-        t = b.fsub(self.clamp(a, 0.0, ERF_ONE), self.c(ERF_CENTER))
-        tail = b.fsub(self.c(1.0), self._exp_moderate(self.horner(t, ERF_TAIL_Q)))
-        value = self.select(self.lt(a, ERF_SPLIT), small, tail)
+        value = self.select(self.lt(a, ERF_SPLIT), small, self._erf_tail(a))
         value = self.select(b.fcmp_ordered(">=", a, self.c(ERF_ONE)), self.c(1.0), value)
-        return self.with_sign_of(value, x)
+        # value >= 0 (or NaN): copysign is one bit operation where and-xor is two
+        return b.call(self.intrinsic("llvm.copysign.f32", F32, [F32, F32]), [value, x])
+
+    def _erf_tail(self, a):
+        """erf a = 1 - erfc a = 1 - 2**q for ERF_SPLIT <= a < ERF_ONE, ``q = Q(a -
+        ERF_CENTER)`` a fit of ``log2 erfc`` (NaN for NaN; any value, never poison,
+        elsewhere: the callers' selects drop it). ``q = k + r``, ``|r| <= 1/2``, k
+        rounded by adding ``1.5 * 2**23 + 127`` (the sum's low bits shifted into the
+        exponent field are ``2**k``, as tanh's) and r exact; ``2**r`` by P."""
+        b = self.b
+        q = self.horner(b.fsub(a, self.c(ERF_CENTER)), ERF_TAIL_Q)
+        shift = ROUNDING_SHIFT + 127
+        shifted = b.fadd(q, self.c(shift))
+        r = b.fadd(q, b.fsub(self.c(shift), shifted))  # q - k, exact
+        scale = b.bitcast(b.shl(self.bits(shifted), self.i(23)), F32)
+        # 1 - 2**k 2**r in one FMA: P's coefficients negated give -2**r
+        return self.fma(scale, self.horner(r, [-c for c in ERF_EXP2_P]), self.c(1.0))
 
     # ------------------------------------------------------------ sin, cos
 

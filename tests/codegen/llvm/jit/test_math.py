@@ -9,7 +9,8 @@ import pytest
 
 from irflow.codegen.llvm import Compiler, ElementwiseFunction
 from irflow.codegen.llvm.jit import HostTarget
-from irflow.codegen.llvm.mathlib32 import SINCOS_BOUND, TANH_CLAMP, TANH_SPLIT
+from irflow.codegen.llvm.mathlib32 import (ERF_ONE, ERF_SPLIT, SINCOS_BOUND, TANH_CLAMP,
+                                          TANH_SPLIT)
 from irflow.ir import TensorType, function
 
 from .ulp import ulp_distance
@@ -146,17 +147,39 @@ def test_float32_tanh_edges(compiler):
     assert_within_bound(unary_kernel(compiler, "tanh"), "tanh", tanh_edges())
 
 
-@pytest.mark.parametrize("name", ["sin", "cos", "tanh"])
+def erf_edges():
+    """Where the float32 erf's tail changes k (``log2 erfc a`` a half integer, where
+    ``2**q`` is split into ``2**k 2**r``), its split, where it rounds to 1, tiny and
+    denormal arguments, zeros, infinities and NaN, with both neighbours; both signs."""
+    ties = []
+    for n in range(2, 26):  # erfc(a) = 2**-(n + 1/2), by bisection (erfc decreases)
+        lo, hi = 0.5, 4.5
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erfc(mid) > 2.0 ** -(n + 0.5) else (lo, mid)
+        ties.append(lo)
+    special = [ERF_SPLIT, ERF_ONE, 4.0, 1e-20, 1e-40, 1e-45, 0.0, np.inf, np.nan]
+    x = np.array(ties + special, dtype=np.float32)
+    x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)])
+    return np.concatenate([x, -x])
+
+
+def test_float32_erf_edges(compiler):
+    assert_within_bound(unary_kernel(compiler, "erf"), "erf", erf_edges())
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tanh", "erf"])
 def test_float32_without_fma(name):
     """Without FMA the float32 sin and cos reduction's products are Dekker's, exact
-    as the FMA ones, and tanh's rounding of k adds after a rounded product: the same
+    as the FMA ones, tanh's rounding of k adds after a rounded product, and erf's
+    ``1 - 2**k P(r)`` rounds its product first (an error of erfc's size): the same
     bounds. (The host's ``+fma`` is replaced, not followed by ``-fma``: with both,
     the math library still emitted its FMA forms.)"""
     target = HostTarget()
     target.features = target.features.replace("+fma", "-fma")
     assert not target.has_fma
     kernel = unary_kernel(Compiler(cache_dir=None, target=target), name)
-    edges = tanh_edges() if name == "tanh" else sincos_edges()
+    edges = {"tanh": tanh_edges, "erf": erf_edges}.get(name, sincos_edges)()
     assert_within_bound(kernel, name, np.concatenate([samples(np.float32), edges]))
 
 
