@@ -316,7 +316,7 @@ class Plan:
     the `MemoryPlan` of the last call's shapes."""
 
     __slots__ = ("name", "body", "signature", "assignment", "layouts", "_bind", "_run",
-                 "_whole")
+                 "whole")
 
     def __init__(self, fn: Function, callees: dict | None = None, lowering: Lowering = NUMPY,
                  timer: StepTimes | None = None):
@@ -343,16 +343,17 @@ class Plan:
         self.layouts = Layouts(self.body, self.assignment, self.signature.symbols)
         self._bind = self.signature.checked if self.assignment.symbols else None
         self._run = self._first_run  # then the static layout's run
-        # the backend's run of whole calls it takes (untimed: a timer times steps)
-        self._whole = lowering.function(fn) if timer is None else None
+        # the backend's run of the whole calls it takes, ``whole(args, None) -> results
+        # or None`` (`Lowering.function`); None without (untimed: a timer times steps)
+        self.whole = lowering.function(fn) if timer is None else None
 
     @classmethod
     def compile(cls, fn: Function, lowering: Lowering = NUMPY) -> "Plan":
         return cls(fn, lowering=lowering)
 
     def __call__(self, *args) -> list:
-        if self._whole is not None:
-            outs = self._whole(args, None)
+        if self.whole is not None:
+            outs = self.whole(args, None)
             if outs is not None:
                 return outs
         if self._bind is None:
@@ -383,7 +384,7 @@ class Plan:
         except SignatureMismatch:
             return None
         layout = self.layouts.get(sizes) if self._bind else self.layouts.get_static()
-        layouts, run, whole = self.layouts, layout.run, self._whole
+        layouts, run, whole = self.layouts, layout.run, self.whole
 
         def run_checked(arrays: list) -> list:
             if whole is not None:

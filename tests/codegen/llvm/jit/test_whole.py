@@ -109,7 +109,7 @@ def compiled_pair(model, width):
 
 def whole_of(compiled):
     """The native call of the compiled function's last program (None: it has none)."""
-    return compiled._last.plan._whole
+    return compiled._last.plan.whole
 
 
 def arguments(compiled, x):
