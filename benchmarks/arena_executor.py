@@ -14,15 +14,9 @@ inflate less than wall time; samples of the two alternate.
 """
 from __future__ import annotations
 
-import os
-import sys
+from benchmarks.one_thread import prepare
 
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = "1"
-if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
-    for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        os.environ.pop(v, None)
-    os.execv(sys.executable, [sys.executable, *sys.argv])  # before NumPy loads OpenBLAS
+prepare(pin=False)
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402

@@ -8,17 +8,12 @@ Median wall time of each registry kernel (`lookup(name).kernel`, the NumPy kerne
 every backend runs for conv2d), float32, one thread (the BLAS too), with
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset before NumPy loads.
 """
-import os
-import sys
+from benchmarks.one_thread import prepare
 
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = "1"
-if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
-    for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        os.environ.pop(v, None)
-    os.execv(sys.executable, [sys.executable, *sys.argv])  # before NumPy loads OpenBLAS
+prepare(pin=False)
 
 import argparse  # noqa: E402
+import os  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 

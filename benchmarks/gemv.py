@@ -17,17 +17,9 @@ without them), and the BLAS that runs is printed.
 """
 from __future__ import annotations
 
-import os
-import sys
+from benchmarks.one_thread import prepare
 
-for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[var] = "1"
-if hasattr(os, "sched_setaffinity"):
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-if any(v in os.environ for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")):
-    for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        os.environ.pop(v, None)
-    os.execv(sys.executable, [sys.executable, *sys.argv])  # before any BLAS loads
+prepare()
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
