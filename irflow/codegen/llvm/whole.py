@@ -263,12 +263,15 @@ def _result_lines(outs: list[str], pointers: list[str], shapes: list[str]) -> li
     `pointers`: the buffer a call before returned when nobody holds it any more
     (``spare[j]`` keeps it with its address), as a plan's result buffers
     (`irflow.codegen.arena`): a batch-1 call spent 0.45 µs making and viewing a new
-    one. The array is read into a local before its count is asked, so two threads
-    reading the entry at once both see the other's reference and neither writes it."""
+    one. Its shape and dtype are checked again (a caller may have assigned them
+    before it dropped the array). The array is read into a local before its count
+    is asked, so two threads reading the entry at once both see the other's
+    reference and neither writes it."""
     lines = []
     for j, (o, p, shape) in enumerate(zip(outs, pointers, shapes)):
         lines += [f"h = spare[{j}]", f"{o} = None if h is None else h[0]",
-                  f"if getrefcount({o}) > {ALONE + 1} or {o}.shape != {shape}:",
+                  f"if (getrefcount({o}) > {ALONE + 1} or {o}.shape != {shape}"
+                  f" or {o}.dtype is not f32):",
                   f"    {o} = empty({shape}, f32)",
                   "    try:", f"        {p} = addressof(view({o}))",
                   "    except (TypeError, ValueError):  # empty",
@@ -305,7 +308,7 @@ def _call_function(spec: WholeSpec, native, args: list[TensorType],
             ... (a1 to a4 alike)
             h = spare[0]
             o0 = None if h is None else h[0]
-            if getrefcount(o0) > 3 or o0.shape != (a0_0, 10):
+            if getrefcount(o0) > 3 or o0.shape != (a0_0, 10) or o0.dtype is not f32:
                 ... (a new result, its address, kept in spare[0])
             else:
                 p5 = h[1]
@@ -342,9 +345,9 @@ def _call_function(spec: WholeSpec, native, args: list[TensorType],
     body += [f"fn({', '.join([size_of[s] for s in spec.sizes] + pointers)})",
              f"return [{', '.join(outs)}]"]
     values = {"fn": native, "general": _declined, "seen": [None] * len(ins),
-              "spare": [None] * len(outs), "getrefcount": sys.getrefcount, "ndarray": np.ndarray, "empty": np.empty,
-              "addressof": ctypes.addressof, "view": ctypes.c_char.from_buffer,
-              "f32": np.dtype(np.float32)}
+              "spare": [None] * len(outs), "getrefcount": sys.getrefcount,
+              "ndarray": np.ndarray, "empty": np.empty, "addressof": ctypes.addressof,
+              "view": ctypes.c_char.from_buffer, "f32": np.dtype(np.float32)}
     return make(values, body, f"<irflow whole call {len(spec.products)}>")
 
 
