@@ -239,13 +239,10 @@ class Program:
                 or self.grad_inputs or self.number_inputs or self.uses_seed or self.lists:
             return None
         plan, state, fill, wrap = self.plan, self.state, self.pattern.fill, Tensor._from_array
-        whole = plan.whole
 
         def call(arrays: list):
             self._ran = plan
-            args = [*arrays, *map(_value, state)]
-            outs = None if whole is None else whole(args, None)  # (as the runner would)
-            return fill([wrap(o) for o in (runner(args) if outs is None else outs)])
+            return fill([wrap(o) for o in runner([*arrays, *map(_value, state)])])
         return call
 
     def _numbers_now(self) -> list[np.ndarray]:

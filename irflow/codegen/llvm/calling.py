@@ -13,7 +13,21 @@ to its kernel's general path (``general(arrays, out)``), which takes any valid c
 computes the same thing and raises the errors, so a generated call accepts nothing
 that path refuses. The helpers here write the lines; each caller names its own
 values (``ndarray``, ``empty``, ``addressof``, ``view``, ``fn``, ``call_rows``,
-``general``...) as the generated function's closure.
+``general``...) as the generated function's closure. Every call starts by checking
+its inputs, for three arrays of static shapes (``input_lines``)::
+
+    def call(arrays, out):
+        if len(arrays) != 3:
+            return general(arrays, out)
+        a0, a1, a2, = arrays
+        if (type(a0) is not ndarray or a0.dtype is not t0
+            or ...):
+            return general(arrays, out)
+        if (a0.shape != (64, 256)
+            or a1.shape != (256,)
+            or a2.shape != (64, 256)):
+            return general(arrays, out)
+        ... (the outputs, the addresses, the call: each kernel's own)
 """
 from __future__ import annotations
 
