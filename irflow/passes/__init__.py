@@ -3,7 +3,7 @@
 Importing this package registers every pass; `available()` lists them and
 `run(module, pipeline)` runs a pipeline."""
 from . import (cse, dce, fold, fold_affine, fuse, plan_buffers,  # noqa: F401  (registers them)
-               strip_stops)
+               sink_large, strip_stops)
 from .framework import Pass, PipelineError, available, make_pass, parse_pipeline, register_pass
 from .manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassError, PassManager, PassRecord,
                       PassReport, run)

@@ -9,6 +9,7 @@ from irflow.ir import Module, parse
 from irflow.ir.registry import Effect, lookup
 from irflow.ir.traits import Terminator
 from irflow.passes import DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager
+from irflow.passes.plan_buffers import BufferAssignment
 from tests.support.programs import programs, seeds
 
 
@@ -90,6 +91,22 @@ def test_fuse_keeps_the_results_bit_for_bit_on_the_interpreter_and_the_executor(
             np.testing.assert_array_equal(got, want, strict=True, err_msg=f"N={n}")
     assert not PassManager(["fuse"], verify_each=True).run(module), \
         f"a second fuse run changed:\n{module}"
+
+
+@given(programs(symbolic=False), seeds)
+def test_sink_large_keeps_the_results_and_the_arena(program, seed):
+    """With no size limit every op is a candidate, so the pass reorders as much as it
+    ever does; on static shapes (the pass leaves symbolic ones alone)."""
+    fused = run_pipeline(["fuse"], program)
+    before = BufferAssignment(fused.main).plan()
+    module = run_pipeline(["fuse", "sink-large{min-bytes=0}"], program)
+    assert_same_results(program, module, seed)
+    after = BufferAssignment(module.main).plan()
+    assert after.arena_bytes <= before.arena_bytes
+    assert after.peak_live_bytes <= before.peak_live_bytes
+    inputs = program.inputs(seed, None)
+    for want, got in zip(run(program.module, *inputs), compile_plan(module.main)(*inputs)):
+        np.testing.assert_array_equal(got, want, strict=True)
 
 
 @given(programs(dtype="float64"), seeds)

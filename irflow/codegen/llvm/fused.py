@@ -83,8 +83,8 @@ from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _ad
                      overlapping, plan_domain, stored_through, written_pairs)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
-from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, ScalarEmitter, can_fail, icmp,
-                     int_range, is_float)
+from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, TRANSCENDENTAL, ScalarEmitter,
+                     can_fail, icmp, int_range, is_float)
 
 I64 = ir.IntType(64)
 F64 = ir.DoubleType()
@@ -94,6 +94,12 @@ VECTOR_BYTES = 64   # the accumulators of a reduction: one 512-bit vector's wort
 ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 cycles
 # Below this many elements the ctypes call and the checks cost more than NumPy's
 # loops (measured: a matmul epilogue on [1,64] runs in 8.7 µs by NumPy, 12.5 µs compiled)
+# for a body without reductions. A body with one and no transcendental function is
+# compiled at every size (`small_calls`): NumPy reduces a short axis slowly (the sum of
+# [256,10] along its rows takes 5 µs), and in a training step, after its big products
+# have evicted the caches, the code of such a body ran in 9-13 µs where NumPy's took
+# 23-28. One computing exp or log keeps the threshold: its code takes 0.08-0.1 s to
+# compile (a softmax, against 0.02-0.03), and runs rows shorter than a vector scalar.
 MIN_ELEMENTS = 4096
 BYTES = {dtype: np_dtype.itemsize for dtype, np_dtype in NUMPY_DTYPES.items()}
 
@@ -1390,13 +1396,17 @@ class FusedKernel:
 def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
     """What tells the calls of fused op `op` below `least` elements (the anchor's
     result, or the largest operand) from the others: None when the code runs
-    whatever the sizes (`least` is 0, a static size reaches it, or the anchor's
-    result has a size its operands' dims do not give), else ``small(operands)``,
-    which reads the symbolic sizes off the operands' shapes (`always_small` when
-    every size is static)."""
+    whatever the sizes (`least` is 0, the body reduces and has no transcendental
+    function, a static size reaches it, or the anchor's result has a size its
+    operands' dims do not give), else
+    ``small(operands)``, which reads the symbolic sizes off the operands' shapes
+    (`always_small` when every size is static). See `MIN_ELEMENTS`."""
     if not least:
         return None
     lay = lookup(op.name, op.loc).region_op.layout(op)
+    if lay.reductions and not any(inner.name in TRANSCENDENTAL
+                                  for inner in lay.body.body_ops()):
+        return None
     types = [v.type for v in op.operands]
     shapes = [types[k].shape for k in range(lay.n_anchor, len(types))]
     if lay.anchored:

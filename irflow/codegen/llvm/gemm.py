@@ -347,21 +347,28 @@ class _Generator:
                         for v in range(nv)]
             return out
 
-        acc = self.k_loop(b, kc, step, [ir.Constant(V16, [0.0] * WIDTH)] * (s.mr * nv))
+        # a first tile runs once per panel and M block (one tile row of mc / mr), so
+        # it is not unrolled: that halves its code, about half the module's
+        acc = self.k_loop(b, kc, step, [ir.Constant(V16, [0.0] * WIDTH)] * (s.mr * nv),
+                          1 if first else UNROLL)
         self.store_tile(b, acc, rows, c, ldc, masks, accumulate)
         b.ret_void()
         return fn
 
-    def k_loop(self, b: ir.IRBuilder, kc, step, inits) -> list:
+    def k_loop(self, b: ir.IRBuilder, kc, step, inits, unroll: int = UNROLL) -> list:
         """The accumulators after ``step(k, acc)`` for k in [0, kc): a loop unrolled
-        UNROLL times (fewer loop instructions per FMA), then one for the rest."""
-        steps = b.sdiv(kc, const(UNROLL))
+        `unroll` times (fewer loop instructions per FMA), then one for the rest."""
+        if unroll == 1:
+            with carried_loop(b, const(0), kc, inits, "k") as loop:
+                loop.next = step(loop.index, loop.values)
+            return loop.values
+        steps = b.sdiv(kc, const(unroll))
         with carried_loop(b, const(0), steps, inits, "k") as loop:
             acc = loop.values
-            for u in range(UNROLL):
-                acc = step(b.add(b.mul(loop.index, const(UNROLL)), const(u)), acc)
+            for u in range(unroll):
+                acc = step(b.add(b.mul(loop.index, const(unroll)), const(u)), acc)
             loop.next = acc
-        with carried_loop(b, b.mul(steps, const(UNROLL)), kc, loop.values, "kr") as rest:
+        with carried_loop(b, b.mul(steps, const(unroll)), kc, loop.values, "kr") as rest:
             rest.next = step(rest.index, rest.values)
         return rest.values
 

@@ -435,6 +435,11 @@ def can_fail(op: str, dtype: str) -> bool:
     return op in FALLIBLE and not is_float(dtype)
 
 
+TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "sigmoid", "erf", "sin", "cos", "pow"})
+"""The ops computed by a polynomial or rational approximation (`irflow.codegen.llvm.mathlib`):
+a body with one vectorizes into several times the code, and takes that much longer to
+compile."""
+
 EMITTERS = {
     "neg": _neg,
     "abs": _abs,

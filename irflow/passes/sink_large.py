@@ -1,0 +1,113 @@
+"""Running large ops as late as their first use.
+
+An op that streams more memory than a core's cache holds (a big matmul with its
+epilogue, the weight update fused into it) evicts what the ops after it would have
+found there: their arrays, and on the executors the Python, NumPy and ctypes code
+each step runs. When ops that do not need its result follow it, running them first,
+back to back while they are warm, and the large op last, just before the first op
+that reads it, costs each of them nothing but the cache it already had.
+
+That is the training step's shape: the first layer's weight gradient (a [784,256]
+matmul and the SGD update over it) is only returned, yet autodiff emits it before
+the updates of the other parameters, each of which then starts from a cold cache.
+
+**The rule.** In every block (inside regions too), an op of static shapes whose
+operands and results take at least `min_bytes` moves down to just before the first
+op that uses one of its results (anywhere inside that op's regions) or the block's
+terminator. It never moves past an op with an IO effect, nor does an op with one
+move: what a program prints, and when it fails relative to its prints, stays. A
+move is kept only if the function's buffer plan (`plan_buffers`) needs no more
+arena, nor more bytes live at once, than before it: the operands it reads live
+longer, which a gradient's many weight products moved to the return would pile up
+(their results, returned, are not in the arena, so nothing shrinks to make up for
+it). A function whose buffer sizes depend on symbolic dims is left as it is. Blocks
+are visited bottom up, so the large producer of a large op that moved follows it
+down.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir.core import Function, Module, Operation
+from ..ir.registry import lookup
+from ..ir.traits import Terminator
+from ..ir.types import TensorType
+from .dce import has_io
+from .framework import Pass, register_pass
+from .plan_buffers import BufferAssignment
+
+
+@register_pass
+class SinkLarge(Pass):
+    """Move each op that streams more than a cache down to just before its first use."""
+
+    name = "sink-large"
+    after_autodiff = True
+    min_bytes: int = 1 << 20
+
+    def __post_init__(self):
+        self._sunk = 0
+
+    def run(self, module: Module) -> bool:
+        self._sunk = sum(sink_function(fn, self.min_bytes) for fn in module)
+        return self._sunk > 0
+
+    def statistics(self) -> dict[str, int]:
+        return {"ops-sunk": self._sunk}
+
+
+def sink_function(fn: Function, min_bytes: int) -> int:
+    """Sink the large ops of `fn`'s blocks where its arena does not grow; how many
+    moved."""
+    blocks = [fn.block] + [block for op in fn.block.walk() for region in op.regions
+                           for block in region.blocks]
+    candidates = [(block, op) for block in blocks for op in reversed(list(block.body_ops()))
+                  if _sinkable(op, min_bytes)]
+    cost = _arena(fn) if candidates else None
+    moved = 0
+    for block, op in candidates if cost is not None else ():
+        stop = _first_reader(op, block.terminator)
+        if stop is op.next:
+            continue
+        home = op.next
+        op.detach()
+        block.insert_before(stop, op)
+        after = _arena(fn)
+        if after[0] > cost[0] or after[1] > cost[1]:
+            op.detach()
+            block.insert_before(home, op)
+        else:
+            cost, moved = after, moved + 1
+    return moved
+
+
+def _arena(fn: Function) -> tuple[int, int] | None:
+    """(arena bytes, peak live bytes) of `fn`'s buffer plan, or None when they depend
+    on symbolic dims."""
+    assignment = BufferAssignment(fn)
+    if assignment.symbols:
+        return None
+    plan = assignment.plan()
+    return plan.arena_bytes, plan.peak_live_bytes
+
+
+def _sinkable(op: Operation, min_bytes: int) -> bool:
+    types = [v.type for v in (*dict.fromkeys(op.operands), *op.results)]
+    if not types or not all(isinstance(t, TensorType) and t.is_static for t in types):
+        return False
+    if lookup(op.name).has(Terminator) or has_io(op):
+        return False
+    return sum(math.prod(t.shape) * t.dtype.np.itemsize for t in types) >= min_bytes
+
+
+def _first_reader(op: Operation, terminator: Operation) -> Operation:
+    """The first op after `op` in its block that uses a result of `op` (in its
+    regions too) or has an IO effect; else the block's `terminator`."""
+    results = set(op.results)
+    following = op.next
+    while following is not terminator:
+        if has_io(following) or any(v in results for inner in following.walk()
+                                    for v in inner.operands):
+            return following
+        following = following.next
+    return terminator
