@@ -98,7 +98,8 @@ class Compiler:
             if cached is not None:
                 self.stats.loaded += 1
                 return cached
-        object_code = self.target.compile(self.llvm_ir(spec))
+        # a spec whose code is unrolled by hand says so (`GemmSpec.unroll`)
+        object_code = self.target.compile(self.llvm_ir(spec), getattr(spec, "unroll", True))
         self.stats.compiled += 1
         if key is not None:
             self._disk.put(key, object_code)

@@ -73,17 +73,18 @@ class HostTarget:
     def has_fma(self) -> bool:
         return "+fma" in self.features.split(",")
 
-    def compile(self, ir_text: str) -> bytes:
-        """Object code for the LLVM IR `ir_text`, verified then optimized."""
+    def compile(self, ir_text: str, unroll: bool = True) -> bytes:
+        """Object code for the LLVM IR `ir_text`, verified then optimized (without
+        LLVM's loop unroller unless `unroll`)."""
         with self._lock:
-            return self.machine.emit_object(self._optimized(ir_text))
+            return self.machine.emit_object(self._optimized(ir_text, unroll))
 
-    def optimized_ir(self, ir_text: str) -> str:
+    def optimized_ir(self, ir_text: str, unroll: bool = True) -> str:
         """The optimized LLVM IR of `ir_text` (to inspect what was vectorized)."""
         with self._lock:
-            return str(self._optimized(ir_text))
+            return str(self._optimized(ir_text, unroll))
 
-    def _optimized(self, ir_text: str) -> llvm.ModuleRef:
+    def _optimized(self, ir_text: str, unroll: bool) -> llvm.ModuleRef:
         module = llvm.parse_assembly(ir_text)
         module.triple = self.triple
         module.data_layout = str(self.machine.target_data)
@@ -95,6 +96,7 @@ class HostTarget:
         tuning = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
         tuning.loop_vectorization = True
         tuning.slp_vectorization = True
+        tuning.loop_unrolling = unroll
         builder = llvm.create_pass_builder(self.machine, tuning)
         builder.getModulePassManager().run(module, builder)
         return module
