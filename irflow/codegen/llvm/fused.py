@@ -92,14 +92,17 @@ REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all")
 HALF_ROUNDED = ("sum", "prod", "mean")  # float16 reductions with no code (lower_body)
 VECTOR_BYTES = 64   # the accumulators of a reduction: one 512-bit vector's worth
 ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 cycles
-# Below this many elements the ctypes call and the checks cost more than NumPy's
-# loops (measured: a matmul epilogue on [1,64] runs in 8.7 µs by NumPy, 12.5 µs compiled)
-# for a body without reductions. A body with one and no transcendental function is
-# compiled at every size (`small_calls`): NumPy reduces a short axis slowly (the sum of
-# [256,10] along its rows takes 5 µs), and in a training step, after its big products
-# have evicted the caches, the code of such a body ran in 9-13 µs where NumPy's took
-# 23-28. One computing exp or log keeps the threshold: its code takes 0.08-0.1 s to
-# compile (a softmax, against 0.02-0.03), and runs rows shorter than a vector scalar.
+# Below this many elements a body without reductions runs NumPy's evaluator. The code
+# is faster there too, but by little (1.9-2.1 µs a call against 2.1-3.2 for bodies of
+# 2-6 float32 ops on 64-1024 elements, warm), too little to pay for compiling a kernel
+# for each distinct small body (0.01-0.03 s: an optimizer's update of many small
+# parameters would compile several). A body with a reduction and no transcendental
+# function is compiled at every size (`small_calls`): NumPy reduces a short axis slowly
+# (the sum of [256,10] along its rows takes 5 µs), and in a training step, after its
+# big products have evicted the caches, the code of such a body ran in 9-13 µs where
+# NumPy's took 23-28. One computing exp or log keeps the threshold: its code takes
+# 0.08-0.1 s to compile (a softmax, against 0.02-0.03), and runs rows shorter than a
+# vector scalar.
 MIN_ELEMENTS = 4096
 BYTES = {dtype: np_dtype.itemsize for dtype, np_dtype in NUMPY_DTYPES.items()}
 
