@@ -1407,9 +1407,9 @@ def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
     result, or the largest operand) from the others: None when the code runs
     whatever the sizes (`least` is 0, the body reduces and has no transcendental
     function, a static size reaches it, or the anchor's result has a size its
-    operands' dims do not give), else
-    ``small(operands)``, which reads the symbolic sizes off the operands' shapes
-    (`always_small` when every size is static). See `MIN_ELEMENTS`."""
+    operands' dims do not give), else ``small(operands)``, which reads the symbolic
+    sizes off the operands' shapes (`always_small` when every size is static). See
+    `MIN_ELEMENTS`."""
     if not least:
         return None
     lay = lookup(op.name, op.loc).region_op.layout(op)

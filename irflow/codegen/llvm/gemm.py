@@ -8,7 +8,8 @@
 ``mr * nv`` zmm accumulators while its function runs the depth of a K block: per
 k it loads ``nv`` 16-float vectors of a B row, broadcasts each of the tile's
 ``mr`` A elements (a load folded into the FMA) and does ``mr * nv``
-``llvm.fma.v16f32``. The code is unrolled over the tile (and 4 k steps), so the
+``llvm.fma.v16f32``. The code is unrolled over the tile (and 4 k steps, but for
+the first tile of a panel, which runs once per panel and M block), so the
 accumulators stay in registers (`assembly` shows the loop: 64 FMAs, 32 broadcasts,
 8 loads of B and no stack access per 4 k steps of an 8 x 32 tile).
 
