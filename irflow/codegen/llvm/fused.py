@@ -942,10 +942,14 @@ class FusedKernel:
         k, computed_into = self.in_place_result(into) or (None, False)
         anchor = self._anchor_into if computed_into else self._anchor
         tiles = self._tiles_run(into, k, sum(into[:k]) if computed_into else None)
-        if tiles is not None and self._domain is not None:
-            # the GEMM's tiles apply the elementwise body: a call they refuse (too
-            # small, or of arrays they do not take) runs the anchor, then the NumPy
-            # body, so the body needs no code of its own (0.01-0.02 s less to compile)
+        if tiles is not None and self._domain is not None and all(
+                v.type.is_static for v in self.op.operands[:self.n_anchor]):
+            # the GEMM's tiles apply the elementwise body to every call of these
+            # static sizes (`gemm.fused_kernel` has no tiles for sizes below its
+            # thresholds) but of arrays they do not take as they are: those run the
+            # anchor, then the NumPy body, so the body needs no code of its own
+            # (0.01-0.02 s less to compile). With a symbolic batch the tiles refuse
+            # the calls below their thresholds, which run the body's code.
             body = None
         elif self._domain is not None:
             body = self._elementwise_body(self._variant(k), k, into)

@@ -252,14 +252,37 @@ def leaky_relu(b, s):
     return b.select(b.gt(s, zero), s, b.mul(s, b.constant(0.01, "float32")))
 
 
+def test_tiles_of_static_sizes_leave_the_body_no_code_of_its_own(compiler):
+    """With static sizes the tiles take every call of arrays they take as they are,
+    so the body compiles no kernel of its own; a call of other arrays (a read-only
+    weight, a strided input) runs the anchor, then the NumPy body, with the NumPy
+    evaluator's bits. A symbolic batch keeps the body's code, for the calls below
+    the tiles' thresholds."""
+    body, shape_of = EPILOGUES["bias relu"]
+    k, n, m = 256, 40, 128  # 1.3M multiply-adds: above MIN_WORK
+    static = kernel_of(compiler, lambda b, x, w, e: body(b, b.matmul(x, w), e),
+                       [f32(m, k), f32(k, n), f32(*shape_of(m, n))])
+    run = static.evaluator()
+    assert static._fused is not None and static._variants == {}
+    x, w, _, _ = operands(m, k, n, False, False, seed=1)
+    e = rng.standard_normal(shape_of(m, n)).astype(np.float32)
+    args = [[x, w, e][i] for i in static.arguments]
+    numpy = lookup("fused").region_op.evaluator(static.op)
+    for a in ([np.asfortranarray(v) if v is x else v for v in args], args):
+        np.testing.assert_array_equal(run(list(a), None)[0], numpy(list(a), None)[0])
+    symbolic = kernel_of(compiler, lambda b, x, w, e: body(b, b.matmul(x, w), e),
+                         [f32("M", k), f32(k, n), f32(*shape_of("M", n))])
+    symbolic.evaluator()
+    assert symbolic._fused is not None and symbolic._variants != {}
+
+
 @pytest.mark.parametrize("epilogue", EPILOGUES)
 @pytest.mark.parametrize("transpose_x", [False, True])
 def test_an_elementwise_epilogue_runs_in_the_tiles(compiler, epilogue, transpose_x):
     """A one-result elementwise body over a float32 matmul runs in the GEMM's tiles
     (every kind of operand: a bias row, a residual, a column, a scalar), with the
     bits of the anchor-then-body path, given buffer or not, and at a symbolic batch
-    of any size: a call the tiles refuse (too few rows) runs the anchor and the NumPy
-    body, the bits of the op's NumPy evaluator."""
+    of any size (small calls take the other path)."""
     body, shape_of = EPILOGUES[epilogue]
     k, n = 256, 40
     types = [f32(k, "M") if transpose_x else f32("M", k), f32(k, n),
@@ -278,14 +301,8 @@ def test_an_elementwise_epilogue_runs_in_the_tiles(compiler, epilogue, transpose
             buffers = [[np.empty((m, n), np.float32)] for _ in range(2)] if into else [[], []]
             got = (kernel.out_evaluator(into)(list(args), None, buffers[0]) if into
                    else kernel.evaluator()(list(args), None))
-            numpy = lookup("fused").region_op
-            if into:
-                reference = (unfused.out_evaluator(into) if m >= MIN_ROWS
-                             else numpy.out_evaluator(kernel.op, into))
-                want = reference(list(args), None, buffers[1])
-            else:
-                reference = unfused.evaluator() if m >= MIN_ROWS else numpy.evaluator(kernel.op)
-                want = reference(list(args), None)
+            want = (unfused.out_evaluator(into)(list(args), None, buffers[1]) if into
+                    else unfused.evaluator()(list(args), None))
             np.testing.assert_array_equal(got[0], want[0])
             if into:
                 assert got[0] is buffers[0][0]
