@@ -4,6 +4,7 @@
     PYTHONPATH=. python benchmarks/issue11.py --quick      # fewer samples
     PYTHONPATH=. python benchmarks/issue11.py --compile    # compile times too
     PYTHONPATH=. python benchmarks/issue11.py --threads 2  # irflow's kernels on 2 threads
+    PYTHONPATH=. python benchmarks/issue11.py --only training --rounds 81  # one row
 
 Each workload runs as NumPy eager written the natural way (for the convolution:
 ``sliding_window_view`` im2col and one matmul; GELU with ``scipy.special.erf``),
@@ -658,12 +659,19 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="threads irflow's compiled kernels split across "
                              "(irflow.set_num_threads; everything else keeps one)")
+    parser.add_argument("--only", default="",
+                        help="the workloads whose name contains this text (e.g. "
+                             "'training'): a noisy row measured alone, with more --rounds")
+    parser.add_argument("--rounds", type=int, default=None,
+                        help="rounds of every system (21; 5 with --quick)")
     args = parser.parse_args()
     irflow.set_num_threads(args.threads)
-    samples = 5 if args.quick else 21
+    samples = args.rounds or (5 if args.quick else 21)
     irflow.seed(0)
     built = []
     for name, make, batch in WORKLOADS:
+        if args.only not in name:
+            continue
         inputs, calls, compare = make()
         check(name, calls, inputs, compare)
         built.append((name, inputs, calls, batch))
