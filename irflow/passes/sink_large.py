@@ -33,8 +33,6 @@ from bisect import bisect_right
 from fractions import Fraction
 
 from ..ir.core import Block, Function, Module, Operation
-from ..ir.registry import lookup
-from ..ir.traits import Terminator
 from ..ir.types import TensorType
 from .dce import has_io
 from .framework import Pass, register_pass
@@ -71,19 +69,15 @@ def sink_function(fn: Function, min_bytes: int) -> int:
                            for block in region.blocks]
     candidates = [(block, op) for block in blocks for op in reversed(list(block.body_ops()))
                   if _sinkable(op, min_bytes)]
-    if not candidates:
-        return 0
     order = _Order(blocks)
-    moves = [move for block, op in candidates if (move := order.sink(block, op)) is not None]
-    if not moves:
+    # the first op to move is one whose first reader is not next to it already (ops
+    # move only once one after them did), so this says whether any will
+    if not any(order.first_reader(block, op) is not op.next for block, op in candidates):
         return 0
-    for block, op, home in reversed(moves):  # the plan before, then all the moves again
-        order.move(block, op, home)
     cost = _arena(fn)
     if cost is None:
         return 0
-    for block, op, _ in moves:
-        order.sink(block, op)
+    moves = [move for block, op in candidates if (move := order.sink(block, op)) is not None]
     if _fits(_arena(fn), cost):
         return len(moves)
     for block, op, home in reversed(moves):
@@ -172,6 +166,6 @@ def _sinkable(op: Operation, min_bytes: int) -> bool:
     types = [v.type for v in (*dict.fromkeys(op.operands), *op.results)]
     if not types or not all(isinstance(t, TensorType) and t.is_static for t in types):
         return False
-    if lookup(op.name).has(Terminator) or has_io(op):
+    if has_io(op):
         return False
     return sum(math.prod(t.shape) * t.dtype.np.itemsize for t in types) >= min_bytes
