@@ -116,9 +116,11 @@ class Program:
                              if g is not None and k not in zeroed]
         results += [tracer.value_of(tracer.grads[id(t)]) for t in self.grad_targets]
         # gradients the program leaves zero-filled (clear_grad()): set by `_finish`, not
-        # computed (param, its gradient's dtype and shape)
-        self.zeroed_grads = [(tracer.grad_owners[k], tracer.grads[k]._ir.type.dtype.np,
-                              tracer.grads[k]._ir.type.shape) for k in zeroed]
+        # computed (param, its zero gradient: read-only, so every call sets the same one)
+        self.zeroed_grads = [(tracer.grad_owners[k],
+                              cleared_gradient(tracer.grads[k]._ir.type.dtype.np,
+                                               tracer.grads[k]._ir.type.shape))
+                             for k in zeroed]
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
         self.sets_gradients = bool(self.grad_targets or self.zeroed_grads)  # a backward() ran
         self.uses_seed = tracer.seed_arg is not None
@@ -229,21 +231,31 @@ class Program:
         return self.plan.runner(arrays, self.n_inputs)
 
     def direct(self, runner) -> Callable | None:
-        """For calls with gradients off, by `runner` (see `run`), of a program that
-        only computes (it changes no input, stores no attribute, writes nothing back,
-        reads no gradient, number or seed, returns no grown list): ``call(arrays)``
-        returning what the function returns, the work of `call`, `run` and
-        `returned` in one frame (a batch-1 call of a small model spent 1.2 µs in
-        them). None for other programs."""
-        if runner is None or self.changed_inputs or self.attributes or self._writes_back \
-                or self.grad_inputs or self.number_inputs or self.uses_seed or self.lists:
+        """For calls that enter no dynamic graph (gradients off, or a program that
+        sets gradients itself: a training step), by `runner` (see `run`), of a program
+        that changes no input, stores no attribute, reads no number or seed and
+        returns no grown list: ``call(arrays)`` returning what the function returns,
+        the work of `call`, `run`, `_finish` and `returned` in one frame (a batch-1
+        call of a small model spent 1.2 µs in them; a training step after another
+        framework's, tens of µs). None for other programs."""
+        if runner is None or self.changed_inputs or self.attributes or self.number_inputs \
+                or self.uses_seed or self.lists:
             return None
         plan, state, fill, wrap = self.plan, self.state, self.pattern.fill, Tensor._from_array
+        if not (self._writes_back or self.grad_inputs):
+            def call(arrays: list):
+                self._ran = plan
+                return fill([wrap(o) for o in runner([*arrays, *map(_value, state)])])
+            return call
+        grads_read, finish = self.grad_inputs, self._finish
 
-        def call(arrays: list):
+        def call_writing_back(arrays: list):
             self._ran = plan
-            return fill([wrap(o) for o in runner([*arrays, *map(_value, state)])])
-        return call
+            arguments = [*arrays, *map(_value, state)]
+            if grads_read:
+                arguments += [p._grad._value for p in grads_read]
+            return fill([wrap(o) for o in finish(runner(arguments))])
+        return call_writing_back
 
     def _numbers_now(self) -> list[np.ndarray]:
         """The numbers the program carries (`Tracer.lift_numbers`), as they are now."""
@@ -269,11 +281,11 @@ class Program:
                 p._grad._value = g
         for p in self.cleared_grads:
             p._grad = None
-        for p, dtype, shape in self.zeroed_grads:
+        for p, zero in self.zeroed_grads:
             if p._grad is None:
-                p._grad = Tensor._from_array(cleared_gradient(dtype, shape))
+                p._grad = Tensor._from_array(zero)
             else:
-                p._grad._value = cleared_gradient(dtype, shape)
+                p._grad._value = zero
         return outs[:n]
 
     def returned(self, outputs: list[Tensor]):
@@ -610,8 +622,10 @@ class CompiledFunction:
         if len(known) >= _KNOWN_CALLS:
             known = {}
         runner = program.runner(arrays)
-        # with gradients off (the key's first item) nothing is recorded
-        known[key] = (program, runner, None if key[0] else program.direct(runner))
+        # nothing is recorded with gradients off (the key's first item), nor by a
+        # program that computes gradients itself
+        recorded = key[0] and not program.sets_gradients
+        known[key] = (program, runner, None if recorded else program.direct(runner))
         self._known = known
 
     def _call(self, args: tuple, kwargs: dict):

@@ -355,7 +355,7 @@ def cleared_gradient(dtype, shape) -> np.ndarray:
 def is_cleared_gradient(array: np.ndarray) -> bool:
     """Whether `array` is all zeros by its layout: one element broadcast (every
     stride 0) that is zero. A check that reads one element, never the whole array."""
-    return array.ndim > 0 and not any(array.strides) and not array.flat[0]
+    return array.ndim > 0 and not any(array.strides) and not array.item(0)
 
 
 def _default_dtype_for(array: np.ndarray) -> str:

@@ -223,6 +223,40 @@ def test_gradients_appearing_leave_the_short_way():
     np.testing.assert_allclose(net.weight.grad.numpy(), np.full((3, 1), 2.0))
 
 
+@pytest.mark.parametrize("clear", [True, False])
+def test_a_training_step_takes_the_short_way_in_one_frame(clear, monkeypatch):
+    """A step that computes gradients itself enters no dynamic graph, so a known call
+    runs its program directly, writing back the weights and the gradients (zero after
+    ``clear_grad()``, or accumulated and read by the next step) as eager code does."""
+    def make():
+        irflow.seed(0)
+        net = nn.Linear(3, 2)
+        opt = irflow.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
+
+        def step(x):
+            loss = (net(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            if clear:
+                opt.clear_grad()
+            return loss
+        return net, step
+    eager_net, eager_step = make()
+    net, step = make()
+    static = irflow.compile(step)
+    x = irflow.to_tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+    for n in range(5):
+        if n == 2:  # the gradients' state of the calls from here on is known
+            _short_way_only(static, monkeypatch)
+            program = static._last
+            monkeypatch.setattr(program, "call", None)  # nor `Program.call`: one frame
+        np.testing.assert_allclose(static(x).numpy(), eager_step(x).numpy(), rtol=1e-6)
+        for p, q in zip(net.parameters(), eager_net.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+    assert not np.any(net.weight.grad.numpy()) == clear
+
+
 def test_wrong_inputs_are_refused_as_before_once_calls_are_known():
     model = _mlp()
     model.eval()
