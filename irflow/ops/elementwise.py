@@ -256,32 +256,39 @@ def _select_vjp(b, g, i, o):
 
 
 def _select_kernel(c, x, y):
-    """np.where, but where one side is a zero scalar (as in the VJPs of relu, max and
-    select) a multiplication by the mask, several times faster; np.where again if that
-    met an inf or NaN, which the multiplication would turn into NaN."""
+    """np.where, but where one side is a +0.0 scalar (as in the VJPs of relu, max and
+    select) the other's bits times the mask, as integers: ten times faster on a
+    random mask, and exact for every float (1 keeps the bits, a NaN's, an inf's and a
+    -0.0's too; 0 gives +0.0), which multiplying the floats is not (-1.0 * 0 is -0.0,
+    inf * 0 is NaN)."""
     for value, zero, keep in ((x, y, c), (y, x, None)):
-        if zero.ndim == 0 and not zero and value.dtype.kind == "f":
+        if zero.ndim == 0 and value.dtype.kind == "f" and _positive_zero(zero):
             mask = keep if keep is not None else ~c
-            with np.errstate(invalid="ignore"):  # inf * 0: NaN, then np.where below
-                out = value * mask
-            if out.shape == np.broadcast_shapes(c.shape, x.shape, y.shape) and \
-                    np.isfinite(out).all():
+            out = np.multiply(_bits(value), mask).view(value.dtype)
+            if out.shape == np.broadcast_shapes(c.shape, x.shape, y.shape):
                 return out
             break
     return np.where(c, x, y)
 
 
 def _select_out(c, x, y, out):
-    """The kernel's fast path when y is a zero scalar (x times the mask, checked for
-    infs and NaNs by a max and a min, which allocate nothing), else y, then x where
-    `c` holds (NumPy's masked copy is slower than np.where, which allocates): correct
-    when `out` is y's memory, not x's."""
-    if y.ndim == 0 and not y and x.dtype.kind == "f":
-        np.multiply(x, c, out=out)
-        if not out.size or (math.isfinite(out.max()) and math.isfinite(out.min())):
-            return
+    """The kernel's fast path when y is a +0.0 scalar (x's bits times the mask), else
+    y, then x where `c` holds (NumPy's masked copy is slower than np.where, which
+    allocates): correct when `out` is y's memory, not x's."""
+    if y.ndim == 0 and x.dtype.kind == "f" and _positive_zero(y) and out.dtype == x.dtype:
+        np.multiply(_bits(x), c, out=_bits(out))
+        return
     np.copyto(out, y)
     np.copyto(out, x, where=c)
+
+
+def _positive_zero(scalar: np.ndarray) -> bool:
+    return scalar == 0 and not np.signbit(scalar)
+
+
+def _bits(array: np.ndarray) -> np.ndarray:
+    """A float array's memory as signed integers of its width."""
+    return array.view(f"i{array.dtype.itemsize}")
 
 
 defop("select", _select_infer, _select_kernel, arity=3, vjp=_select_vjp,
