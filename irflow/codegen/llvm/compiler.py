@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cache import ObjectCache, default_cache_dir
-from .jit import HostTarget, Library
+from .jit import FULL, HostTarget, Library
 from .kernel import FUNCTION_NAME, Domain, Kernel, KernelSpec
 
 
@@ -98,8 +98,8 @@ class Compiler:
             if cached is not None:
                 self.stats.loaded += 1
                 return cached
-        # a spec whose code is unrolled by hand says so (`GemmSpec.unroll`)
-        object_code = self.target.compile(self.llvm_ir(spec), getattr(spec, "unroll", True))
+        # a spec wanting less than LLVM's full pipeline says so (`GemmSpec.optimization`)
+        object_code = self.target.compile(self.llvm_ir(spec), getattr(spec, "optimization", FULL))
         self.stats.compiled += 1
         if key is not None:
             self._disk.put(key, object_code)

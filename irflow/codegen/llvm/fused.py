@@ -83,6 +83,7 @@ from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _ad
                      overlapping, plan_domain, stored_through, written_pairs)
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
+from .jit import FULL, SMALL, Optimization
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, TRANSCENDENTAL, ScalarEmitter,
                      can_fail, icmp, int_range, is_float)
 
@@ -93,16 +94,19 @@ HALF_ROUNDED = ("sum", "prod", "mean")  # float16 reductions with no code (lower
 VECTOR_BYTES = 64   # the accumulators of a reduction: one 512-bit vector's worth
 ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 cycles
 # Below this many elements a body without reductions runs NumPy's evaluator. The code
-# is faster there too, but by little (1.9-2.1 µs a call against 2.1-3.2 for bodies of
-# 2-6 float32 ops on 64-1024 elements, warm), too little to pay for compiling a kernel
-# for each distinct small body (0.01-0.03 s: an optimizer's update of many small
-# parameters would compile several). A body with a reduction and no transcendental
-# function is compiled at every size (`small_calls`): NumPy reduces a short axis slowly
-# (the sum of [256,10] along its rows takes 5 µs), and in a training step, after its
-# big products have evicted the caches, the code of such a body ran in 9-13 µs where
-# NumPy's took 23-28. One computing exp or log keeps the threshold: its code takes
-# 0.08-0.1 s to compile (a softmax, against 0.02-0.03), and runs rows shorter than a
-# vector scalar.
+# is faster there too when warm, but by little (1.9-2.1 µs a call against 2.1-3.2 for
+# bodies of 2-6 float32 ops on 64-1024 elements), too little to pay for compiling a
+# kernel for each distinct small body (0.01-0.03 s: an optimizer's update of many
+# small parameters would compile several); in a training step, compiled for size
+# (`SMALL`), a 256-element update took 6 µs where NumPy's took 3.5. A body with a
+# reduction is compiled at every size (`small_calls`): NumPy reduces a short axis
+# slowly (the sum of [256,10] along its rows takes 5 µs), and in a training step,
+# after its big products have evicted the caches, the code of such a body ran in
+# 9-13 µs where NumPy's took 23-28. A body computing exp or log of symbolic sizes
+# keeps the threshold for its small calls (its vectorized code takes 0.08-0.14 s to
+# compile and serves the large ones); of static small sizes it is compiled for size
+# (a softmax with its cross-entropy: 0.06 s, and 95 µs a call in the training step
+# against NumPy's 130).
 MIN_ELEMENTS = 4096
 BYTES = {dtype: np_dtype.itemsize for dtype, np_dtype in NUMPY_DTYPES.items()}
 
@@ -139,6 +143,11 @@ class FusedSpec:
     # (output j, input k): output j is stored through input k's pointer (in place;
     # only where `reads_before_store` says no phase reads the input after the store)
     inplace: tuple[tuple[int, int], ...] = ()
+    small: bool = False  # every call is small: compiled for size (`SMALL`)
+
+    @property
+    def optimization(self) -> Optimization:
+        return SMALL if self.small else FULL
 
     def __post_init__(self):
         check_inplace(self.inplace, self.inputs, self.masks,
@@ -765,6 +774,7 @@ class FusedKernel:
         result_types = [r.type for r in op.results]
         rank = len(lay.domain)
         self.n_anchor = lay.n_anchor
+        small = static_small(op, min_elements)
         self._variants: dict[int | None, object] = {}  # in-place result -> code
         if not lay.axes and all(lay.shapes[v] == lay.domain for v in yielded):
             outputs = []
@@ -775,7 +785,8 @@ class FusedKernel:
                 else:
                     outputs.append(number[v])
             domain, masks = plan_domain(entering)
-            spec = KernelSpec(inputs, masks, tuple(instrs), tuple(outputs), len(domain.groups))
+            spec = KernelSpec(inputs, masks, tuple(instrs), tuple(outputs), len(domain.groups),
+                              small=small)
             self._domain = domain
             self._shapes = [lay.dropped_axes(v, t.shape) for v, t in zip(yielded, result_types)]
             self._dropping = [(r, dropped) for r, dropped in enumerate(self._shapes) if dropped]
@@ -786,7 +797,7 @@ class FusedKernel:
                                                   *(i.result for i in lay.body.body_ops())))
             outputs = tuple((number[v], _mask(lay.shapes[v], rank)) for v in yielded)
             self.spec = FusedSpec(inputs, tuple(_mask(t.shape, rank) for t in entering),
-                                  tuple(instrs), rows, outputs, rank, lay.axes)
+                                  tuple(instrs), rows, outputs, rank, lay.axes, small=small)
             self._prepare(lay, entering, yielded, result_types)
         self._in_place = self._in_place_candidates(op, lay, yielded, number, len(inputs))
         # a float32 matmul and a one-result elementwise body stored over it, with at
@@ -1409,22 +1420,19 @@ class FusedKernel:
 def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
     """What tells the calls of fused op `op` below `least` elements (the anchor's
     result, or the largest operand) from the others: None when the code runs
-    whatever the sizes (`least` is 0, the body reduces and has no transcendental
-    function, a static size reaches it, or the anchor's result has a size its
-    operands' dims do not give), else ``small(operands)``, which reads the symbolic
-    sizes off the operands' shapes (`always_small` when every size is static). See
-    `MIN_ELEMENTS`."""
+    whatever the sizes (`least` is 0, the body reduces and its sizes are static or
+    it has no transcendental function, a static size reaches it, or the anchor's
+    result has a size its operands' dims do not give), else ``small(operands)``,
+    which reads the symbolic sizes off the operands' shapes (`always_small` when
+    every size is static). See `MIN_ELEMENTS`."""
     if not least:
         return None
     lay = lookup(op.name, op.loc).region_op.layout(op)
-    if lay.reductions and not any(inner.name in TRANSCENDENTAL
-                                  for inner in lay.body.body_ops()):
+    counts = _element_counts(op, lay)
+    if lay.reductions and (all(isinstance(n, int) for n in counts) or not any(
+            inner.name in TRANSCENDENTAL for inner in lay.body.body_ops())):
         return None
     types = [v.type for v in op.operands]
-    shapes = [types[k].shape for k in range(lay.n_anchor, len(types))]
-    if lay.anchored:
-        shapes.append(op.regions[0].blocks[0].terminator.operand(0).type.shape)
-    counts = [numel(shape) for shape in shapes]
     if any(isinstance(n, int) and n >= least for n in counts):
         return None
     varying = [n for n in counts if not isinstance(n, int)]
@@ -1451,6 +1459,23 @@ def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
         sizes = [args[k].shape[axis] for k, axis in reads]
         return all(evaluate_terms(t, sizes) < least for t in terms)
     return small
+
+
+def _element_counts(op: Operation, lay) -> list:
+    """The element counts `small_calls` compares: of the body's operands and of the
+    anchor's result (ints, or symbolic sizes)."""
+    types = [v.type for v in op.operands]
+    shapes = [types[k].shape for k in range(lay.n_anchor, len(types))]
+    if lay.anchored:
+        shapes.append(op.regions[0].blocks[0].terminator.operand(0).type.shape)
+    return [numel(shape) for shape in shapes]
+
+
+def static_small(op: Operation, least: int) -> bool:
+    """Whether every call of fused op `op` is below `least` elements (its sizes
+    static): its code is then compiled for size (`SMALL`)."""
+    lay = lookup(op.name, op.loc).region_op.layout(op)
+    return all(isinstance(n, int) and n < least for n in _element_counts(op, lay))
 
 
 def always_small(args: list) -> bool:

@@ -21,6 +21,7 @@ raises there; only the native target and its assembly printer are initialized.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from functools import cached_property
 
 import llvmlite
@@ -30,6 +31,25 @@ from ...errors import IrflowError
 
 llvm.initialize_native_target()
 llvm.initialize_native_asmprinter()
+
+
+@dataclass(frozen=True)
+class Optimization:
+    """How far LLVM optimizes a module: the pipeline's level (at most the target's),
+    its vectorizers (loop and SLP, with interleaving), its loop unroller. A kernel
+    spec says which it wants (its ``optimization``; `FULL` if it has none)."""
+
+    level: int = 3
+    vectorize: bool = True
+    unroll: bool = True
+
+
+FULL = Optimization()
+# For kernels whose every call is small (static sizes below `fused.MIN_ELEMENTS`):
+# such a call takes microseconds, most of them spent fetching its code, which the
+# large products running between its calls evict from the caches; so less code runs
+# faster there, and it compiles in a fraction of the time
+SMALL = Optimization(level=1, vectorize=False, unroll=False)
 
 
 class HostTarget:
@@ -73,18 +93,18 @@ class HostTarget:
     def has_fma(self) -> bool:
         return "+fma" in self.features.split(",")
 
-    def compile(self, ir_text: str, unroll: bool = True) -> bytes:
-        """Object code for the LLVM IR `ir_text`, verified then optimized (without
-        LLVM's loop unroller unless `unroll`)."""
+    def compile(self, ir_text: str, options: Optimization = FULL) -> bytes:
+        """Object code for the LLVM IR `ir_text`, verified then optimized as `options`
+        say."""
         with self._lock:
-            return self.machine.emit_object(self._optimized(ir_text, unroll))
+            return self.machine.emit_object(self._optimized(ir_text, options))
 
-    def optimized_ir(self, ir_text: str, unroll: bool = True) -> str:
+    def optimized_ir(self, ir_text: str, options: Optimization = FULL) -> str:
         """The optimized LLVM IR of `ir_text` (to inspect what was vectorized)."""
         with self._lock:
-            return str(self._optimized(ir_text, unroll))
+            return str(self._optimized(ir_text, options))
 
-    def _optimized(self, ir_text: str, unroll: bool) -> llvm.ModuleRef:
+    def _optimized(self, ir_text: str, options: Optimization) -> llvm.ModuleRef:
         module = llvm.parse_assembly(ir_text)
         module.triple = self.triple
         module.data_layout = str(self.machine.target_data)
@@ -93,10 +113,11 @@ class HostTarget:
         except RuntimeError as e:
             raise IrflowError(f"internal error: the generated LLVM module does not verify: "
                               f"{e}") from None
-        tuning = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
-        tuning.loop_vectorization = True
-        tuning.slp_vectorization = True
-        tuning.loop_unrolling = unroll
+        tuning = llvm.create_pipeline_tuning_options(
+            speed_level=min(self.opt_level, options.level))
+        tuning.loop_vectorization = tuning.slp_vectorization = options.vectorize
+        tuning.loop_interleaving = options.vectorize
+        tuning.loop_unrolling = options.unroll
         builder = llvm.create_pass_builder(self.machine, tuning)
         builder.getModulePassManager().run(module, builder)
         return module

@@ -59,6 +59,7 @@ from ...ir.types import TensorType, broadcast_shapes
 from ..threads import row_ranges, run_parts
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
+from .jit import FULL, SMALL, Optimization
 from .loops import counted_loop
 from .mathlib import Math
 from .scalar import MEMORY_TYPES, ScalarEmitter, can_fail
@@ -96,6 +97,11 @@ class KernelSpec:
     # (output j, input k): output j is stored through input k's pointer, at the index
     # it loads (in place; see "In place" in the module docstring)
     inplace: tuple[tuple[int, int], ...] = ()
+    small: bool = False  # every call is small: compiled for size (`SMALL`)
+
+    @property
+    def optimization(self) -> Optimization:
+        return SMALL if self.small else FULL
 
     def __post_init__(self):
         check_inplace(self.inplace, self.inputs, self.broadcast,

@@ -88,12 +88,12 @@ def test_calls_too_small_for_compiled_code_run_the_numpy_step(monkeypatch):
             symbolic(irflow.randn([256, 784]))
 
 
-def test_small_bodies_with_reductions_run_compiled_code_unless_they_are_transcendental(
-        monkeypatch):
+def test_small_bodies_with_reductions_run_compiled_code_for_size(monkeypatch):
     """Below `MIN_ELEMENTS` a body with a reduction still runs its compiled code
-    (NumPy reduces a short axis slowly), unless the body computes exp, log or another
-    approximated function (its code takes several times as long to compile): that
-    one runs the NumPy step."""
+    (NumPy reduces a short axis slowly), compiled for size (`SMALL`: scalar loops)
+    when every size is static. A body computing exp, log or another approximated
+    function of symbolic sizes runs its small calls on the NumPy step: its code is
+    the vectorized one of the large calls."""
     def f(x, w):
         centered = x - x.mean(axis=1, keepdim=True)
         return centered * w, F.softmax(x * w, axis=1)
@@ -105,24 +105,31 @@ def test_small_bodies_with_reductions_run_compiled_code_unless_they_are_transcen
         call = real(self, *args)
 
         def body(operands, given):
-            ran.append(self.op)
+            ran.append(self)
             return call(operands, given)
         return body
     monkeypatch.setattr(FusedKernel, "_reduction_call", counted)
     irflow.seed(6)
     x, w = irflow.randn([16, 10]), irflow.randn([10])
+
+    def has_exp(op):
+        return any(inner.name == "exp" for inner in op.regions[-1].blocks[0].body_ops())
     with irflow.no_grad():
         want = [t.numpy() for t in f(x, w)]
-        compiled = irflow.compile(f, backend="llvm")
-        got = [t.numpy() for t in compiled(x, w)]
-    for g, e in zip(got, want):
-        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
-    transcendental = {op: any(inner.name == "exp" for inner in op.regions[-1].blocks[0].body_ops())
-                      for op in fused_ops(compiled)}
-    assert sorted(transcendental.values()) == [False, True]
-    for op, has_exp in transcendental.items():
-        assert FusedKernel.declines(op) == has_exp
-    assert [transcendental[op] for op in ran] == [False]
+        for spec in (None, [InputSpec([None, 10], "float32"), InputSpec([10], "float32")]):
+            ran.clear()
+            compiled = irflow.compile(f, input_spec=spec, backend="llvm")
+            got = [t.numpy() for t in compiled(x, w)]
+            for g, e in zip(got, want):
+                np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-7)
+            ops = fused_ops(compiled)
+            assert sorted(map(has_exp, ops)) == [False, True]
+            assert not any(FusedKernel.declines(op) for op in ops)
+            if spec is None:
+                assert sorted(has_exp(k.op) for k in ran) == [False, True]
+                assert all(k.spec.small for k in ran)
+            else:
+                assert [(has_exp(k.op), k.spec.small) for k in ran] == [(False, False)]
 
 
 def test_frozen_conv_batchnorm_relu():
