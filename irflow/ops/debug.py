@@ -5,7 +5,8 @@ The frontend turns ``assert paddle.all(x > 0), "x must be positive"`` into
 ``assert %p {msg="model.py:12: x must be positive"}``: the message already names the
 user's line, because the kernel raises long after tracing, from the executor. The
 frontend also checks with it what Python would check at run time, such as a variable
-read after a loop that ran zero times (``error="UnboundLocalError"``).
+read after a loop that ran zero times (``error="UnboundLocalError"``), and the
+`one-hot` pass what a gather would (``error="IndexError"``: an index out of bounds).
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def _assert_infer(types, attrs):
     return ()
 
 
-ERRORS = {"AssertionError": AssertionError, "UnboundLocalError": UnboundLocalError}
+ERRORS = {"AssertionError": AssertionError, "UnboundLocalError": UnboundLocalError,
+          "IndexError": IndexError}
 
 
 def _assert_canon(attrs, types):
@@ -40,6 +42,7 @@ def _assert_kernel(pred, msg, error):
 defop("assert", _assert_infer, _assert_kernel, arity=1,
       attrs={"msg": REQUIRED, "error": "AssertionError"}, canonicalize=_assert_canon,
       effect=Effect.IO, nondiff=True,
-      doc="raise `error` (AssertionError or UnboundLocalError) with `msg` when the bool "
+      doc="raise `error` (AssertionError, UnboundLocalError or IndexError) with `msg` "
+          "when the bool "
           "scalar operand is false; runs when the program runs, in the branch or "
           "iteration that reaches it")

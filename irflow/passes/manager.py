@@ -27,10 +27,10 @@ from ..ir.verifier import verify
 from .framework import Pass, parse_pipeline
 
 # What irflow.compile and eager backward() run on every program.
-DEFAULT_PIPELINE = ("fold", "cse", "dce", "strip-stops", "fuse", "sink-large")
+DEFAULT_PIPELINE = ("fold", "cse", "dce", "strip-stops", "one-hot", "fuse", "sink-large")
 # What irflow.compile runs on a program whose parameters it froze into constants:
 # the default passes with BatchNorm folded into the Conv2D or Linear before it.
-INFERENCE_PIPELINE = ("fold", "fold-affine", "cse", "dce", "strip-stops", "fuse",
+INFERENCE_PIPELINE = ("fold", "fold-affine", "cse", "dce", "strip-stops", "one-hot", "fuse",
                       "sink-large")
 
 

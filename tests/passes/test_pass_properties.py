@@ -109,6 +109,19 @@ def test_sink_large_keeps_the_results_and_the_arena(program, seed):
         np.testing.assert_array_equal(got, want, strict=True)
 
 
+@given(programs(), seeds)
+def test_one_hot_keeps_the_results_bit_for_bit_and_after_fusion(program, seed):
+    """The selections compute exactly what the gathers and scatters did (a -0.0 and
+    a NaN included); fused, on the interpreter and on the executor."""
+    module = run_pipeline(["one-hot"], program)
+    assert_same_results(program, module, seed)
+    fused = run_pipeline(["one-hot", "fuse"], program)
+    assert_same_results(program, fused, seed)
+    inputs = program.inputs(seed, None)
+    for want, got in zip(run(program.module, *inputs), compile_plan(fused.main)(*inputs)):
+        np.testing.assert_array_equal(got, want, strict=True)
+
+
 @given(programs(dtype="float64"), seeds)
 def test_the_compile_pipeline_with_fusion_keeps_the_results_and_leaves_nothing_dead(program,
                                                                                    seed):
