@@ -603,9 +603,16 @@ class _Generator:
         spec, b = self.spec, self.b
         kind, acc = self.accumulation(r)
         dtype = spec.dtype(r)
+        count = self.count
+        if spec.small:  # compiled for size: the scalar loop alone
+            with carried_loop(b, ir.Constant(I64, 0), count,
+                              [ir.Constant(MEMORY_TYPES[acc], _identity(kind, acc))], "t") as tail:
+                x = self.widen(self.take(self.buffer[r], tail.index, dtype, raw=True), dtype,
+                               acc, MEMORY_TYPES[acc])
+                tail.next = [self.combine(kind, acc, tail.values[0], x)]
+            return self.finish(kind, dtype, acc, tail.values[0])
         lanes = max(4, VECTOR_BYTES // BYTES[acc])
         group = lanes * ACCUMULATORS
-        count = self.count
         start = ir.Constant(ir.VectorType(MEMORY_TYPES[acc], lanes), [_identity(kind, acc)] * lanes)
         blocks = b.udiv(count, ir.Constant(I64, group))
         with carried_loop(b, ir.Constant(I64, 0), blocks, [start] * ACCUMULATORS,

@@ -17,8 +17,8 @@ from tests.support.programs import programs, seeds
 class Counting(LLVMLowering):
     """The lowering, counting the fused ops it compiled."""
 
-    def __init__(self, compiler):
-        super().__init__(compiler, min_elements=0)
+    def __init__(self, compiler, min_elements: int = 0):
+        super().__init__(compiler, min_elements=min_elements)
         self.fused = 0
 
     def evaluator(self, op):
@@ -32,10 +32,10 @@ class Counting(LLVMLowering):
         return run
 
 
-def check_program(compiler, program, seed, dtype_tolerance):
+def check_program(compiler, program, seed, dtype_tolerance, min_elements: int = 0):
     module = parse(str(program.module))
     PassManager([*DEFAULT_PIPELINE, "fuse"], verify_each=True).run(module)
-    lowering = Counting(compiler)
+    lowering = Counting(compiler, min_elements)
     plan = compile_plan(module.main, lowering)
     for n in program.sizes:
         inputs = program.inputs(seed, n)
@@ -55,6 +55,16 @@ def check_program(compiler, program, seed, dtype_tolerance):
 def test_fused_programs_agree_with_the_interpreter(compiler, program, seed):
     # float32 reductions are summed in another order than NumPy's (more accurately)
     fused = check_program(compiler, program, seed, {"rtol": 2e-5, "atol": 2e-5})
+    assume(fused > 0)
+
+
+@given(programs(dtype="float32"), seeds)
+def test_fused_programs_compiled_for_size_agree_with_the_interpreter(compiler, program, seed):
+    """Every static size below the least compiled: bodies with reductions are
+    compiled for size (`jit.SMALL`: scalar loops, scalar reductions), the others run
+    NumPy's step."""
+    fused = check_program(compiler, program, seed, {"rtol": 2e-5, "atol": 2e-5},
+                          min_elements=1 << 40)
     assume(fused > 0)
 
 
