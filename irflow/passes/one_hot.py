@@ -23,11 +23,11 @@ first selection reads it, with the op's location in its message. One such check
 and one ``hit`` serve every op of an index, axis and size.
 
 Only static shapes with ``index.shape[axis] == 1`` and ``n <= max-width`` are
-rewritten (the selection does ``n`` compares per row where the gather did one:
-cheap next to computing the ``[N, n]`` operand, not next to reading one that is
-much wider); boolean and bfloat16 operands, unsigned indices and other index
-shapes keep the ops. The pass runs
-after autodiff: it rewrites the ops autodiff made too.
+rewritten: the pick reads all ``n`` elements of a row where the gather reads one,
+which is nothing next to computing the row (a softmax over it) but is when the
+row is an input much wider than the index (a scatter copies x anyway). Boolean and
+bfloat16 operands, unsigned indices and other index shapes keep the ops. The pass
+runs after autodiff: it rewrites the ops autodiff made too.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class OneHot(Pass):
 
     name = "one-hot"
     after_autodiff = True
-    max_width: int = 4096
+    max_width: int = 128
 
     def __post_init__(self):
         self._rewritten = 0

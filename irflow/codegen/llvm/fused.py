@@ -781,7 +781,7 @@ class FusedKernel:
         result_types = [r.type for r in op.results]
         rank = len(lay.domain)
         self.n_anchor = lay.n_anchor
-        small = static_small(op, min_elements)
+        small = static_small(op, min_elements, lay)
         self._variants: dict[int | None, object] = {}  # in-place result -> code
         if not lay.axes and all(lay.shapes[v] == lay.domain for v in yielded):
             outputs = []
@@ -941,14 +941,15 @@ class FusedKernel:
         largest operand), the NumPy backend's own evaluator of the op, which costs
         less per call there."""
         region_op = lookup(self.op.name).region_op
-        return self._sized(self._compiled(()), region_op.evaluator(self.op), False)
+        return self._sized(self._compiled(()), lambda: region_op.evaluator(self.op), False)
 
     def out_evaluator(self, into: tuple[bool, ...]) -> Callable:
         """The out evaluator (`RegionOp.out_evaluator`): `evaluator`'s run, the
         compiled code storing result k with ``into[k]`` into the next given buffer;
         where it runs NumPy, the NumPy out evaluator writes them."""
         region_op = lookup(self.op.name).region_op
-        return self._sized(self._compiled(into), region_op.out_evaluator(self.op, into), True)
+        return self._sized(self._compiled(into), lambda: region_op.out_evaluator(self.op, into),
+                           True)
 
     def _compiled(self, into: tuple[bool, ...]) -> Callable:
         """``run(args, regions, outs=())``: the anchor, then the code, in place where
@@ -975,20 +976,23 @@ class FusedKernel:
             body = self._reduction_call(self._variant(k), k,
                                         into or (False,) * len(self._out_dims),
                                         self._aliasing_pairs(k, into, computed_into))
-        run = self._make_run(into, k, computed_into, anchor, body, tiles)
+        region_op = lookup(self.op.name).region_op
+        fallback = _made_at_first_call(lambda: region_op.body_evaluator(self.op, into or None))
+        run = self._make_run(into, k, computed_into, anchor, body, tiles, fallback)
         run.__wrapped__ = self._make_run(into, k, computed_into,
-                                         getattr(anchor, "__wrapped__", anchor), body, tiles)
+                                         getattr(anchor, "__wrapped__", anchor), body, tiles,
+                                         fallback)
         return run
 
     def _make_run(self, into, k: int | None, computed_into: bool, anchor, body,
-                  tiles) -> Callable:
+                  tiles, fallback) -> Callable:
         """`_compiled`'s run, with `anchor` the anchor's kernel (its out kernel if
-        `computed_into`: it computes into result `k`'s buffer) and `body` the code's
+        `computed_into`: it computes into result `k`'s buffer), `body` the code's
         call (``body(operands, given)``: the results, or None where it refuses; None
-        where the body has no code: the NumPy body runs)."""
+        where the body has no code: the NumPy body runs) and `fallback` the NumPy
+        body's evaluator."""
         n = self.n_anchor
         j = sum(into[:k]) if computed_into else None  # the buffer of result k in `outs`
-        fallback = lookup(self.op.name).region_op.body_evaluator(self.op, into or None)
 
         def run(args, regions, outs=()):
             if tiles is not None:
@@ -1167,15 +1171,17 @@ class FusedKernel:
         small = "" if isinstance(elements, int) else f"{elements} < {least_split()} or "
         return [f"if {small}threads() == 1:", f"    {direct}", "else:", f"    {split}"]
 
-    def _sized(self, compiled: Callable, numpy: Callable, into: bool) -> Callable:
-        """`compiled`, or `numpy` (the op's own evaluator; out evaluators if `into`)
-        on calls too small for the code, so a small call runs exactly the NumPy
-        backend's step. Like a quiet kernel's, its ``__wrapped__`` (of `numpy`, where
-        it has one, and of `compiled`) leaves floating-point warnings to a caller
-        that silences them."""
+    def _sized(self, compiled: Callable, make_numpy: Callable[[], Callable],
+               into: bool) -> Callable:
+        """`compiled`, or `make_numpy()` (the op's own evaluator; out evaluators if
+        `into`) on calls too small for the code, so a small call runs exactly the
+        NumPy backend's step. Like a quiet kernel's, its ``__wrapped__`` (of the NumPy
+        evaluator, where it has one, and of `compiled`) leaves floating-point warnings
+        to a caller that silences them."""
         small = small_calls(self.op, self.min_elements)
         if small is None:
             return compiled
+        numpy = make_numpy()
         if small is always_small:
             return numpy
 
@@ -1468,6 +1474,20 @@ def small_calls(op: Operation, least: int) -> Callable[[list], bool] | None:
     return small
 
 
+def _made_at_first_call(make: Callable[[], Callable]) -> Callable:
+    """A function calling what `make()` returns, made at its first call: the NumPy
+    evaluators compiled code falls back on, which most programs never run (making
+    them was a tenth of a warm compile of the training step). Two threads making it
+    at once make equal functions."""
+    made: list[Callable] = []
+
+    def call(*args):
+        if not made:
+            made.append(make())
+        return made[0](*args)
+    return call
+
+
 def _element_counts(op: Operation, lay) -> list:
     """The element counts `small_calls` compares: of the body's operands and of the
     anchor's result (ints, or symbolic sizes)."""
@@ -1478,10 +1498,10 @@ def _element_counts(op: Operation, lay) -> list:
     return [numel(shape) for shape in shapes]
 
 
-def static_small(op: Operation, least: int) -> bool:
-    """Whether every call of fused op `op` is below `least` elements (its sizes
-    static): its code is then compiled for size (`SMALL`)."""
-    lay = lookup(op.name, op.loc).region_op.layout(op)
+def static_small(op: Operation, least: int, lay=None) -> bool:
+    """Whether every call of fused op `op` (of layout `lay`, if given) is below
+    `least` elements, its sizes static: its code is then compiled for size (`SMALL`)."""
+    lay = lay or lookup(op.name, op.loc).region_op.layout(op)
     return all(isinstance(n, int) and n < least for n in _element_counts(op, lay))
 
 

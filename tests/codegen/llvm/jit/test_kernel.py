@@ -182,6 +182,25 @@ def test_other_irflow_sources_make_other_cache_keys(tmp_path, monkeypatch):
     assert store.key(add_constant(7)[0]) != store.key(spec)
 
 
+def test_the_source_fingerprint_reads_every_backend_source(tmp_path, monkeypatch):
+    """An edit of any file of irflow/codegen/llvm (the generators) changes it."""
+    from irflow.codegen.llvm import cache
+    for path in cache.BACKEND.glob("*.py"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(cache, "BACKEND", tmp_path)
+    cache.source_fingerprint.cache_clear()
+    try:
+        first = cache.source_fingerprint()
+        for name in ("gemm.py", "mathlib32.py", "scalar.py"):
+            edited = tmp_path / name
+            edited.write_text(edited.read_text() + "\n# an edit\n")
+            cache.source_fingerprint.cache_clear()
+            assert cache.source_fingerprint() != first
+            first = cache.source_fingerprint()
+    finally:
+        cache.source_fingerprint.cache_clear()
+
+
 def test_a_damaged_cache_entry_is_compiled_again(tmp_path):
     spec, domain = add_constant(2)
     Compiler(cache_dir=tmp_path).kernel(spec, domain)
