@@ -10,10 +10,12 @@ import pytest
 import irflow
 import irflow.nn as nn
 import irflow.nn.functional as F
+from irflow.codegen import compile_plan
 from irflow.codegen.llvm.fused import FusedKernel
 from irflow.codegen.llvm.gemm import Gemm
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IrflowError
+from irflow.ir import parse
 from irflow.static import InputSpec
 from tests.support.models import LayerNormGelu
 
@@ -275,3 +277,38 @@ def test_one_compiled_program_called_from_several_threads_at_once():
     for t in threads:
         t.join(60)
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "prod", "any", "all"])
+def test_a_small_reduction_alone_runs_code_compiled_for_size(name):
+    """A reduction no fused op holds (a loss's mean), of static sizes below
+    `MIN_ELEMENTS`, is a one-op body compiled for size (NumPy's reduction costs
+    several times that after a big product): every axis set, keepdim or not, into
+    the arena or not; NaNs propagate through max and min as NumPy's do."""
+    rng = np.random.default_rng(3)
+    lowering = LLVMLowering()
+    boolean = name in ("any", "all")
+    x = (rng.random((6, 5, 4)) < 0.6) if boolean else rng.standard_normal((6, 5, 4))
+    x = x if boolean else x.astype(np.float32)
+    if name in ("max", "min"):
+        x[2, 1, 3] = np.nan
+    dtype = "bool" if boolean else "f32"
+    for axis, keepdim in [(None, False), ((1,), True), ((0, 2), False), ((2,), False)]:
+        want = getattr(np, name)(x, axis=axis, keepdims=keepdim)
+        shape = np.shape(want)
+        attrs = "" if axis is None else f"axis={list(axis)}, "
+        t = f"{dtype}[{','.join(map(str, shape))}]"
+        then = "logical_not %r" if boolean else "neg %r"  # %r lives in the arena
+        text = (f"func @f(%x: {dtype}[6,5,4]) -> ({t}, {t}) {{\n"
+                f"  %r = {name} %x {{{attrs}keepdim={str(keepdim).lower()}}} : {t}\n"
+                f"  %s = {then} : {t}\n  %u = {then} : {t}\n  return %s, %u\n}}\n")
+        module = parse(text)
+        (op,) = [o for o in module.walk() if o.name == name]
+        assert lowering.kernel(op) is not None
+        got = compile_plan(module.main, lowering)(x)
+        then_want = ~want if boolean else -want
+        for g in got:
+            if boolean or name in ("max", "min"):
+                np.testing.assert_array_equal(g, then_want)
+            else:
+                np.testing.assert_allclose(g, then_want, rtol=1e-5)
