@@ -16,6 +16,10 @@ The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
   against 4.6-6.2), and tie for sigmoid, sqrt and add, so those stay (in a fused
   body, sin and cos are compiled: ``sin(x) cos(x) + x`` takes 0.87-1.04 ms against
   NumPy's 1.61-1.98);
+- a standalone reduction whose every call is small (static sizes below
+  `MIN_ELEMENTS`: a loss's mean) gets a one-op fused body compiled for size
+  (`jit.SMALL`): after a training step's big products, NumPy's reduction of 256
+  floats took 19-53 µs, the compiled one 9;
 - a standalone float32 matmul of two matrices gets the generated GEMM
   (`irflow.codegen.llvm.gemm.matmul_kernel`) from 8 rows and 2^20 multiply-adds,
   NumPy's matmul below that (as a fused op's matmul anchor does);
