@@ -18,6 +18,20 @@ from irflow.passes import PassManager
 SPECIAL = [np.nan, np.inf, -np.inf, -0.0, 0.0]
 
 
+def random_array(rng, shape, np_dtype):
+    """Normal floats, a third of them NaN, inf, -inf, -0.0 or 0.0; or small ints."""
+    if np.dtype(np_dtype).kind != "f":
+        return rng.integers(-50, 50, shape).astype(np_dtype)
+    x = rng.standard_normal(shape)
+    special = rng.random(shape) < 1 / 3
+    x[special] = rng.choice(SPECIAL, int(special.sum()))
+    return x.astype(np_dtype)
+
+
+def type_text(dtype: str, shape) -> str:
+    return f"{dtype}[{','.join(map(str, shape))}]"
+
+
 @st.composite
 def cases(draw):
     """(IR text of one take or put along an axis with one index per row, its inputs)."""
@@ -25,33 +39,24 @@ def cases(draw):
     shape = [draw(st.integers(1, 5)) for _ in range(rank)]
     axis = draw(st.integers(0, rank - 1))
     n = shape[axis]
+    # one index per row along the axis; the other dims x's or broadcast
     index_shape = [1 if d == axis or draw(st.booleans()) else s for d, s in enumerate(shape)]
     dtype = draw(st.sampled_from(["f32", "f64", "i64", "i32"]))
     index_dtype = draw(st.sampled_from(["i64", "i32"]))
-    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
     np_dtype = {"f32": np.float32, "f64": np.float64, "i64": np.int64, "i32": np.int32}[dtype]
-    if dtype.startswith("f"):
-        x = rng.standard_normal(shape)
-        x.flat[rng.integers(0, x.size, x.size // 2)] = rng.choice(SPECIAL, x.size // 2)
-    else:
-        x = rng.integers(-50, 50, shape)
-    x = x.astype(np_dtype)
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    x = random_array(rng, shape, np_dtype)
     index = rng.integers(-n, n, index_shape).astype(index_dtype.replace("i", "int"))
     kind = draw(st.sampled_from(["take", "add", "assign"]))
-    t = f"{dtype}[{','.join(map(str, shape))}]"
-    ti = f"{index_dtype}[{','.join(map(str, index_shape))}]"
+    t, ti = type_text(dtype, shape), type_text(index_dtype, index_shape)
     if kind == "take":
-        out = f"{dtype}[{','.join(str(1 if d == axis else s) for d, s in enumerate(shape))}]"
+        out = type_text(dtype, [1 if d == axis else s for d, s in enumerate(shape)])
         text = (f"func @main(%x: {t}, %i: {ti}) -> {out} {{\n"
                 f"  %r = take_along_axis %x, %i {{axis={axis}}} : {out}\n  return %r\n}}\n")
         return text, [x, index]
-    values_shape = [1 if d == axis else (s if draw(st.booleans()) else 1)
-                    for d, s in enumerate(shape)]
-    values = x.reshape(-1)[:1].repeat(int(np.prod(values_shape))).reshape(values_shape)
-    values = (values + rng.integers(-3, 3, values_shape)).astype(np_dtype)
-    if dtype.startswith("f"):
-        values.flat[0] = draw(st.sampled_from(SPECIAL + [1.5]))
-    tv = f"{dtype}[{','.join(map(str, values_shape))}]"
+    values_shape = [1 if d == axis or draw(st.booleans()) else s for d, s in enumerate(shape)]
+    values = random_array(rng, values_shape, np_dtype)
+    tv = type_text(dtype, values_shape)
     text = (f"func @main(%x: {t}, %i: {ti}, %v: {tv}) -> {t} {{\n"
             f"  %r = put_along_axis %x, %i, %v {{axis={axis}, reduce=\"{kind}\"}} : {t}\n"
             f"  return %r\n}}\n")
