@@ -247,14 +247,11 @@ class Program:
                 self._ran = plan
                 return fill([wrap(o) for o in runner([*arrays, *map(_value, state)])])
             return call
-        grads_read, finish = self.grad_inputs, self._finish
+        arguments, finish = self._arguments, self._finish
 
         def call_writing_back(arrays: list):
             self._ran = plan
-            arguments = [*arrays, *map(_value, state)]
-            if grads_read:
-                arguments += [p._grad._value for p in grads_read]
-            return fill([wrap(o) for o in finish(runner(arguments))])
+            return fill([wrap(o) for o in finish(runner(arguments(arrays)))])
         return call_writing_back
 
     def _numbers_now(self) -> list[np.ndarray]:

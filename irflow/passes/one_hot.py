@@ -35,7 +35,7 @@ import numpy as np
 
 from ..ir import dtypes
 from ..ir.builder import Builder
-from ..ir.core import Block, Module, Operation, Value
+from ..ir.core import Module, Operation, Value
 from ..ir.rewrite import constant_value
 from ..ir.types import broadcast_shapes
 from .framework import Pass, register_pass
@@ -56,46 +56,45 @@ class OneHot(Pass):
 
     def run(self, module: Module) -> bool:
         self._rewritten = 0
+        # (block, index, axis, n) -> the index's one-hot mask there, checked (regions
+        # are closed: a mask serves the ops of its own block)
+        hits: dict[tuple, Value] = {}
         for fn in module:
-            for block in _blocks(fn.block):
-                self._rewritten += self._rewrite_block(block)
+            for op in list(fn.block.walk()):
+                if op.name in _OPS and self._applies(op):
+                    self._rewrite(op, hits)
+                    self._rewritten += 1
         return bool(self._rewritten)
 
     def statistics(self) -> dict[str, int]:
         return {"ops-rewritten": self._rewritten}
 
-    def _rewrite_block(self, block: Block) -> int:
-        hits: dict[tuple, Value] = {}  # (index, axis, n) -> its one-hot mask, checked
-        count = 0
-        for op in list(block.ops):
-            if op.name not in _OPS or not self._applies(op):
-                continue
-            axis = op.attrs["axis"]
-            x, index = op.operand(0), op.operand(1)
-            n = x.type.shape[axis]
-            b = Builder.before(op)
-            key = (index, axis, n)
-            if key not in hits:
-                hits[key] = _checked_hit(b, op, index, axis, n)
-            hit = hits[key]
-            if op.name == "take_along_axis":
-                lowest = b.constant(_lowest(x.type.dtype), x.type.dtype)
-                new = b.max(b.select(hit, x, lowest), axis=(axis,), keepdim=True)
+    @staticmethod
+    def _rewrite(op: Operation, hits: dict) -> None:
+        axis = op.attrs["axis"]
+        x, index = op.operand(0), op.operand(1)
+        n = x.type.shape[axis]
+        b = Builder.before(op)
+        key = (op.parent, index, axis, n)
+        if key not in hits:
+            hits[key] = _checked_hit(b, op, index, axis, n)
+        hit = hits[key]
+        if op.name == "take_along_axis":
+            lowest = b.constant(_lowest(x.type.dtype), x.type.dtype)
+            new = b.max(b.select(hit, x, lowest), axis=(axis,), keepdim=True)
+        else:
+            # a constant x of one value (the zeros of a gradient) as that scalar: no
+            # array for the kernel to read (the selection gives the shape)
+            values = op.operand(2)
+            covers = broadcast_shapes(hit.type.shape, values.type.shape) == x.type.shape
+            base = _splat(b, x) if covers else x
+            if op.attrs["reduce"] == "add":
+                neutral = b.constant(_neutral(x.type.dtype), x.type.dtype)
+                new = b.add(base, b.select(hit, values, neutral))
             else:
-                # a constant x of one value (the zeros of a gradient) as that scalar:
-                # no array for the kernel to read (the selection gives the shape)
-                values = op.operand(2)
-                covers = broadcast_shapes(hit.type.shape, values.type.shape) == x.type.shape
-                base = _splat(b, x) if covers else x
-                if op.attrs["reduce"] == "add":
-                    neutral = b.constant(_neutral(x.type.dtype), x.type.dtype)
-                    new = b.add(base, b.select(hit, values, neutral))
-                else:
-                    new = b.select(hit, values, base)
-            op.result.replace_all_uses_with(new)
-            op.erase()
-            count += 1
-        return count
+                new = b.select(hit, values, base)
+        op.result.replace_all_uses_with(new)
+        op.erase()
 
     def _applies(self, op: Operation) -> bool:
         x, index = op.operand(0).type, op.operand(1).type
@@ -104,15 +103,6 @@ class OneHot(Pass):
         signed = np.issubdtype(index.dtype.np, np.signedinteger)  # (-n is an index)
         return (static and signed and x.dtype.kind in ("float", "int")
                 and index.shape[axis] == 1 and x.shape[axis] <= self.max_width)
-
-
-def _blocks(block: Block):
-    """`block` and the blocks of every region inside it."""
-    yield block
-    for op in block.ops:
-        for region in op.regions:
-            for inner in region.blocks:
-                yield from _blocks(inner)
 
 
 def _checked_hit(b: Builder, op: Operation, index: Value, axis: int, n: int) -> Value:

@@ -1498,10 +1498,9 @@ def _element_counts(op: Operation, lay) -> list:
     return [numel(shape) for shape in shapes]
 
 
-def static_small(op: Operation, least: int, lay=None) -> bool:
-    """Whether every call of fused op `op` (of layout `lay`, if given) is below
-    `least` elements, its sizes static: its code is then compiled for size (`SMALL`)."""
-    lay = lay or lookup(op.name, op.loc).region_op.layout(op)
+def static_small(op: Operation, least: int, lay) -> bool:
+    """Whether every call of fused op `op` (of layout `lay`) is below `least`
+    elements, its sizes static: its code is then compiled for size (`SMALL`)."""
     return all(isinstance(n, int) and n < least for n in _element_counts(op, lay))
 
 

@@ -120,7 +120,6 @@ class LLVMLowering(Lowering):
             return kernel(*arrays, out=None if out is None else [out])[0]
         return run
 
-
     def _small_reduction(self, op: Operation) -> Callable | None:
         """A reduction outside any fused op whose every call is small (static sizes
         below `min_elements`), as a one-op fused body compiled for size, since
