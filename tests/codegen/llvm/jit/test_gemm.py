@@ -256,8 +256,9 @@ def test_tiles_of_static_sizes_leave_the_body_no_code_of_its_own(compiler):
     """With static sizes the tiles take every call of arrays they take as they are,
     so the body compiles no kernel of its own; a call of other arrays (a read-only
     weight, a strided input) runs the anchor, then the NumPy body, with the NumPy
-    evaluator's bits. A symbolic batch keeps the body's code, for the calls below
-    the tiles' thresholds."""
+    evaluator's bits; a call the tiles take has those of the generated GEMM's
+    product, then the body. A symbolic batch keeps the body's code, for the calls
+    below the tiles' thresholds."""
     body, shape_of = EPILOGUES["bias relu"]
     k, n, m = 256, 40, 128  # 1.3M multiply-adds: above MIN_WORK
     static = kernel_of(compiler, lambda b, x, w, e: body(b, b.matmul(x, w), e),
@@ -268,8 +269,10 @@ def test_tiles_of_static_sizes_leave_the_body_no_code_of_its_own(compiler):
     e = rng.standard_normal(shape_of(m, n)).astype(np.float32)
     args = [[x, w, e][i] for i in static.arguments]
     numpy = lookup("fused").region_op.evaluator(static.op)
-    for a in ([np.asfortranarray(v) if v is x else v for v in args], args):
-        np.testing.assert_array_equal(run(list(a), None)[0], numpy(list(a), None)[0])
+    strided = [np.asfortranarray(v) if v is x else v for v in args]
+    np.testing.assert_array_equal(run(strided, None)[0], numpy(list(strided), None)[0])
+    tiles = Gemm(False, False, compiler=compiler)(x, w)  # the tiles' sums, not the BLAS's
+    np.testing.assert_array_equal(run(list(args), None)[0], np.maximum(tiles + e, 0))
     symbolic = kernel_of(compiler, lambda b, x, w, e: body(b, b.matmul(x, w), e),
                          [f32("M", k), f32(k, n), f32(*shape_of("M", n))])
     symbolic.evaluator()
@@ -281,7 +284,7 @@ def test_tiles_of_static_sizes_leave_the_body_no_code_of_its_own(compiler):
 def test_an_elementwise_epilogue_runs_in_the_tiles(compiler, epilogue, transpose_x):
     """A one-result elementwise body over a float32 matmul runs in the GEMM's tiles
     (every kind of operand: a bias row, a residual, a column, a scalar), with the
-    bits of the anchor-then-body path, given buffer or not, and at a symbolic batch
+    bits of the generated GEMM's product, then the body, given buffer or not, and at a symbolic batch
     of any size (small calls take the other path)."""
     body, shape_of = EPILOGUES[epilogue]
     k, n = 256, 40
@@ -292,6 +295,11 @@ def test_an_elementwise_epilogue_runs_in_the_tiles(compiler, epilogue, transpose
     assert kernel._fused is not None
     unfused = copy.copy(kernel)
     unfused._fused = None
+    # the anchor by the same generated GEMM (the BLAS would sum in another order,
+    # which one depends on the host's OpenBLAS kernel)
+    unfused._anchor = unfused._anchor_into = anchor_kernels(
+        lookup("fused").region_op.anchor_op(kernel.op), kernel._anchor, kernel._anchor_into,
+        compiler)
     for m in (3, 200):
         x, w, _, _ = operands(m, k, n, transpose_x, False, seed=m)
         e = rng.standard_normal(shape_of(m, n)).astype(np.float32)
