@@ -13,12 +13,13 @@ the first tile of a panel, which runs once per panel and M block), so the
 accumulators stay in registers (`assembly` shows the loop: 64 FMAs, 32 broadcasts,
 8 loads of B and no stack access per 4 k steps of an 8 x 32 tile).
 
-**Blocking** (GotoBLAS/BLIS's). The driver loops over K blocks of ``kc``, M
-blocks of ``mc`` rows, the tile columns (*panels*) of N, then the tile rows of
-the M block. A panel's ``kc x NR`` floats of B are copied once, contiguous, into
-a buffer on the function's stack (zero past N) that stays in L1 (32 KiB at
-``kc`` = 256; the 64 KiB of ``kc`` = 512 mostly) while every tile row uses it;
-the ``mc x kc`` block of A stays in L2 (`blocking`). The copy is fused into the
+**Blocking** (GotoBLAS/BLIS's). The driver loops over K blocks of at most ``kc``
+(of one depth), M blocks of ``mc`` rows, the tile columns (*panels*) of N, then
+the tile rows of the M block. A panel's ``kc x NR`` floats of B are copied once,
+contiguous, into a buffer on the function's stack (zero past N) that stays in L1
+or L2 (32 KiB at ``kc`` = 256, 128 KiB at 1024: one 64-byte B row per 16 FMAs is
+well within L2's bandwidth) while every tile row uses it; the ``mc x kc`` block
+of A stays in L2 (`blocking`). The copy is fused into the
 panel's first tile, which reads B where it is and stores each vector it loads
 into the buffer (no pass of its own: a separate copy of a 256 x 256 B cost a
 sixth of a 64-row product). Reading B rows ``N`` apart in every tile instead
@@ -38,7 +39,9 @@ functions (one packing B, one reading the panel), where one per row count and
 edge (32) made 1.3 MB of IR and took 0.55 s to compile.
 
 **Accumulation.** The first K block stores its sums; later ones add them to what
-C holds. The order of the sum differs from OpenBLAS's, which is fine: both agree
+C holds. A tile prefetches its C rows (for writing) before its K loop, so that C's
+lines arrive while it computes: a C larger than L2, read again by a later K block,
+otherwise waits for memory at every tile (1024 x 1024 x 512 took 2-10% longer). The order of the sum differs from OpenBLAS's, which is fine: both agree
 with the float64 product to float32 rounding.
 
 **Epilogue.** With `GemmSpec.epilogue`, each tile of the last K block, once
@@ -57,7 +60,7 @@ end)`` (units of ``mr`` rows), so `call_rows` can split M across threads (each
 part's buffers on its thread's stack, at most 160 KiB: no scratch array to
 allocate per call);
 `Gemm` checks every argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
-registers, 48 KiB of L1 and 2 MiB of L2 per core where it was measured), and the
+registers; 48 KiB of L1 and 1 MiB of L2 per core where it was measured last), and the
 backend uses the code only on hosts that have it (`anchor_kernels`).
 """
 from __future__ import annotations
@@ -122,8 +125,8 @@ class GemmSpec:
     trans_b: bool = False
     mr: int = 8
     nv: int = 2
-    kc: int = 256
-    mc: int = 256
+    kc: int = 1024
+    mc: int = 128
     epilogue: Epilogue | None = None
     # LLVM's O1 pipeline without its loop unroller: the tiles are vector code
     # unrolled by hand, which O3's extra passes do not improve (the two GEMMs of the
@@ -134,8 +137,9 @@ class GemmSpec:
     optimization: ClassVar[Optimization] = Optimization(level=1, unroll=False)
 
     def __post_init__(self):
-        if self.mc % self.mr or min(self.mr, self.nv, self.kc) < 1:
-            raise ValueError(f"bad blocking {self}: mc must be a multiple of mr")
+        if self.mc % self.mr or self.kc % UNROLL or min(self.mr, self.nv, self.kc) < 1:
+            raise ValueError(f"bad blocking {self}: mc must be a multiple of mr, kc of "
+                             f"{UNROLL}")
 
     @property
     def nr(self) -> int:
@@ -248,6 +252,8 @@ class _Generator:
         self.mstore = ir.Function(self.m, ir.FunctionType(ir.VoidType(),
                                                           [V16, PTR, I32, MASK]),
                                   "llvm.masked.store.v16f32.p0")
+        self.prefetch = ir.Function(self.m, ir.FunctionType(
+            ir.VoidType(), [PTR, I32, I32, I32]), "llvm.prefetch.p0")  # rw, locality, data
         self.gather = ir.Function(
             self.m, ir.FunctionType(V16, [ir.VectorType(PTR, WIDTH), I32, MASK, V16]),
             "llvm.masked.gather.v16f32.v16p0") if spec.trans_b else None
@@ -356,6 +362,7 @@ class _Generator:
                         for v in range(nv)]
             return out
 
+        self.prefetch_tile(b, c, ldc, last)
         # a first tile runs once per panel and M block (one tile row of mc / mr), so
         # it is not unrolled: that halves its code, about half the module's
         acc = self.k_loop(b, kc, step, [ir.Constant(V16, [0.0] * WIDTH)] * (s.mr * nv),
@@ -363,6 +370,17 @@ class _Generator:
         self.store_tile(b, acc, rows, c, ldc, masks, accumulate)
         b.ret_void()
         return fn
+
+    def prefetch_tile(self, b: ir.IRBuilder, c, ldc, last) -> None:
+        """Ask for the lines of the tile's C rows (up to row `last`), to write: a hint,
+        so addresses past N or past the end of C (plain, not inbounds, geps) do no
+        harm."""
+        for r in range(self.spec.mr):
+            row = b.gep(c, [b.mul(ldc, self.min(b, const(r), last))], source_etype=F32)
+            for v in range(self.spec.nv):
+                b.call(self.prefetch, [b.gep(row, [const(WIDTH * v)], source_etype=F32),
+                                       ir.Constant(I32, 1), ir.Constant(I32, 3),
+                                       ir.Constant(I32, 1)])
 
     def k_loop(self, b: ir.IRBuilder, kc, step, inits, unroll: int = UNROLL) -> list:
         """The accumulators after ``step(k, acc)`` for k in [0, kc): a loop unrolled
@@ -425,10 +443,15 @@ class _Generator:
             lowest = ir.Constant(V16, [0.0 if s.epilogue.magnitude else -math.inf] * WIDTH)
             for v in range(s.mr * s.nv):
                 b.store(lowest, self.gep(b, x.running, const(WIDTH * v)), align=ALIGN)
+        # K blocks of one depth (a multiple of the tiles' unrolling), at most kc:
+        # K = 784 is one block of 784, not 768 and 16
         k_blocks = self.ceil_div(b, K, s.kc)
+        depth = b.sdiv(b.add(K, b.sub(k_blocks, const(1))),
+                       b.select(b.icmp_signed(">", k_blocks, const(0)), k_blocks, const(1)))
+        depth = b.mul(self.ceil_div(b, depth, UNROLL), const(UNROLL))
         with counted_loop(b, const(0), k_blocks, "pc") as pcb:
-            x.pc = b.mul(pcb, const(s.kc))
-            x.kc = self.min(b, const(s.kc), b.sub(K, x.pc))
+            x.pc = b.mul(pcb, depth)
+            x.kc = self.min(b, depth, b.sub(K, x.pc))
             x.accumulate = b.icmp_signed("!=", pcb, const(0))
             x.last = b.icmp_signed("==", pcb, b.sub(k_blocks, const(1)))
             with counted_loop(b, const(0), self.ceil_div(b, b.sub(x.m_end, m_begin), s.mc),
@@ -630,16 +653,26 @@ WORK_PER_ELEMENT = 8  # multiply-adds per element of `call_rows`: a part of a sp
 
 
 def blocking(trans_a: bool, trans_b: bool) -> tuple[int, int]:
-    """``(kc, mc)``, measured on the shapes of `benchmarks/gemm.py`: K blocks of 512
-    and M blocks of 256 rows (1024 x 512 x 256 ran in 1416 µs, against 1490 with K
-    blocks of 256: C is read and written once per K block); a transposed A in K
-    blocks of 256 and M blocks of 128 (copied per block into a stack buffer of
-    128 KiB); a transposed B in K blocks of 256 and M blocks of 1024 (its
-    transposition into the panel buffer, per block and panel, then pays for 4
-    times more rows: 1024 x 256 x 784 took 2283 µs against 2415)."""
+    """``(kc, mc)``: the most K blocks are ``kc`` deep (`_Generator.driver` splits K
+    into blocks of one depth), measured on an AMD EPYC (Zen 5: 48 KiB of L1 and
+    1 MiB of L2 per core) against OpenBLAS's SkylakeX kernels, on the shapes of
+    `benchmarks/gemm.py`, interleaved, in several processes (the physical pages an
+    array gets move a product by up to 8%):
+
+    - row-major: K blocks of up to 1024, M blocks of 128 rows (an A block of at most
+      512 KiB in L2, the panel of B from L2). C is read and written once per K block,
+      which costs most where C is larger than L2: 1024 x 784 x 512 ran at 0.96 of
+      OpenBLAS's time against 0.99-1.08 with K blocks of 512 and M blocks of 256
+      (the blocking tuned on an Intel Xeon with 2 MiB of L2), 1024 x 1024 x 512 at
+      0.97-0.99 against 0.99-1.14; the others the same within 1%;
+    - a transposed A: K blocks of 256, M blocks of 128 (copied per block into a
+      stack buffer of 128 KiB): deeper or shorter blocks were the same or slower;
+    - a transposed B: K blocks of 512, M blocks of 1024 (its transposition into the
+      panel buffer, per block and panel, then pays for more rows): 1024 x 512 x 784
+      at 1.00-1.02 of OpenBLAS's time against 1.03-1.08 with K blocks of 256."""
     if trans_a:
         return 256, 128
-    return (256, 1024) if trans_b else (512, 256)
+    return (512, 1024) if trans_b else (1024, 128)
 
 
 def vectors(n: int) -> int:

@@ -61,10 +61,11 @@ def test_products_of_every_small_shape_and_layout(gemms, m, k, n, layout, seed):
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("m, k, n", [(64, 256, 256), (300, 600, 47), (9, 513, 100),
                                      (257, 257, 33), (17, 3, 16), (40, 1100, 10),
-                                     (1100, 9, 33)])
+                                     (1100, 9, 33), (33, 2049, 40)])
 def test_products_across_k_and_m_blocks_and_edges(gemms, layout, m, k, n):
-    """Several K blocks (256 or 512 deep: the later ones add into C), M blocks (128,
-    256 or 1024 rows), edge tiles of rows and columns, narrow products."""
+    """Several K blocks (of one depth, at most 256, 512 or 1024 by the layout: the
+    later ones add into C; 2049 is 684 + 684 + 681), M blocks (128 or 1024 rows),
+    edge tiles of rows and columns, narrow products."""
     a, b, A, B = operands(m, k, n, *layout)
     check_product(gemms[layout](a, b), A, B)
 
