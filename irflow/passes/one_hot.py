@@ -35,7 +35,7 @@ import numpy as np
 
 from ..ir import dtypes
 from ..ir.builder import Builder
-from ..ir.core import Module, Operation, Value
+from ..ir.core import Module, Operation, OpResult, Value
 from ..ir.rewrite import constant_value
 from ..ir.types import broadcast_shapes
 from .framework import Pass, register_pass
@@ -95,6 +95,8 @@ class OneHot(Pass):
                 new = b.select(hit, values, base)
         op.result.replace_all_uses_with(new)
         op.erase()
+        if isinstance(x, OpResult) and x.op.name == "const" and not x.uses:
+            x.op.erase()  # the array `_splat` replaced by its one value
 
     def _applies(self, op: Operation) -> bool:
         x, index = op.operand(0).type, op.operand(1).type
