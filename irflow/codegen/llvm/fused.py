@@ -72,6 +72,7 @@ from ...ir.registry import lookup
 from ...ir.signature import evaluate_terms, slot_terms
 from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from ..threads import get_num_threads, least_split
+from . import conv
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, check_dtypes
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
@@ -816,8 +817,9 @@ class FusedKernel:
             # then the body. (Where they do, a call they refuse, too small or of
             # arrays they do not take, runs NumPy's matmul, then the body: one GEMM
             # module less to compile, 0.1-0.15 s each.)
-            compiled = anchor_kernels(region_op.anchor_op(op), self._anchor,
-                                      self._anchor_into, compiler)
+            inner = region_op.anchor_op(op)
+            compiled = (conv.anchor_kernel if inner.name == "conv2d" else anchor_kernels)(
+                inner, self._anchor, self._anchor_into, compiler)
             if compiled is not None:
                 self._anchor = self._anchor_into = compiled
 
@@ -833,7 +835,10 @@ class FusedKernel:
         if self._domain is not None:
             if self._in_place != [0] or len(op.results) != 1:
                 return None, ()
-            return fused_kernel(anchor, self.spec, entering, compiler), (0, None)
+            tiles = conv.fused_kernel if anchor.name == "conv2d" else fused_kernel
+            return tiles(anchor, self.spec, entering, compiler), (0, None)
+        if anchor.name != "matmul":
+            return None, ()
         tiled = self.spec.elementwise_and_maximum()
         if tiled is None or tiled[2] not in self._in_place:
             return None, ()
@@ -1041,6 +1046,8 @@ class FusedKernel:
                 if result is None:
                     return None
                 return [result, peak] if first else [peak, result]
+        if not hasattr(fused, "gemm"):
+            return tiles  # a convolution's: one call takes 0.1 ms and more
         return self._tiles_call(into, k, j, t, tiles)
 
     def _tiles_call(self, into, k: int, j: int | None, t: int | None, general) -> Callable:

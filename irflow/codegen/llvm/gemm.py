@@ -107,6 +107,20 @@ def gep(b: ir.IRBuilder, pointer, index):
     return b.gep(pointer, [index], inbounds=True, source_etype=F32)
 
 
+def declared(module: ir.Module, name: str, result, args) -> ir.Function:
+    """The function `name` of `module` (an intrinsic), declared if it is not yet."""
+    return module.globals.get(name) or ir.Function(module, ir.FunctionType(result, args), name)
+
+
+def tile_intrinsics(module: ir.Module) -> tuple[ir.Function, ir.Function, ir.Function]:
+    """``llvm.fma``, ``llvm.masked.load`` and ``llvm.masked.store`` of 16-float
+    vectors, declared in `module`: what a tile of vector accumulators is made of."""
+    return (declared(module, "llvm.fma.v16f32", V16, [V16] * 3),
+            declared(module, "llvm.masked.load.v16f32.p0", V16, [PTR, I32, MASK, V16]),
+            declared(module, "llvm.masked.store.v16f32.p0", ir.VoidType(),
+                     [V16, PTR, I32, MASK]))
+
+
 def splat(b: ir.IRBuilder, scalar, vector_type=V16):
     """A vector of `vector_type` (16 lanes) with `scalar` in every lane."""
     vector = b.insert_element(ir.Constant(vector_type, ir.Undefined), scalar,
@@ -246,12 +260,7 @@ class _Generator:
         self.spec = spec
         self.has_fma = fma
         self.m = ir.Module(name="gemm")
-        self.fma = ir.Function(self.m, ir.FunctionType(V16, [V16] * 3), "llvm.fma.v16f32")
-        self.mload = ir.Function(self.m, ir.FunctionType(V16, [PTR, I32, MASK, V16]),
-                                 "llvm.masked.load.v16f32.p0")
-        self.mstore = ir.Function(self.m, ir.FunctionType(ir.VoidType(),
-                                                          [V16, PTR, I32, MASK]),
-                                  "llvm.masked.store.v16f32.p0")
+        self.fma, self.mload, self.mstore = tile_intrinsics(self.m)
         self.prefetch = ir.Function(self.m, ir.FunctionType(
             ir.VoidType(), [PTR, I32, I32, I32]), "llvm.prefetch.p0")  # rw, locality, data
         self.gather = ir.Function(

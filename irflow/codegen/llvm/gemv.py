@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .gemm import F32, I32, I64, MASK, PTR, V16, WIDTH, const, gep, splat
+from .gemm import F32, I32, I64, PTR, V16, WIDTH, const, gep, splat, tile_intrinsics
 from .loops import carried_loop, counted_loop
 
 CHAINS = 4  # FMAs in flight per vector of a row group: rows times accumulator sets
@@ -51,11 +51,6 @@ def vectors(n) -> int:
     return max(1, min(MAX_VECTORS, -(-n // WIDTH)))
 
 
-def declared(module: ir.Module, name: str, result, args) -> ir.Function:
-    """The function `name` of `module` (an intrinsic), declared if it is not yet."""
-    return module.globals.get(name) or ir.Function(module, ir.FunctionType(result, args), name)
-
-
 def emit_product(module: ir.Module, nv: int, name: str) -> ir.Function:
     """Add to `module` the internal ``name(M, N, K, A, B, C)``: C = A @ B for
     row-major float32 A [M, K], B [K, N] and C [M, N] (C sharing no memory with A
@@ -66,10 +61,7 @@ def emit_product(module: ir.Module, nv: int, name: str) -> ir.Function:
     for pointer in (A, B, C):
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    masked_load = declared(module, "llvm.masked.load.v16f32.p0", V16, [PTR, I32, MASK, V16])
-    masked_store = declared(module, "llvm.masked.store.v16f32.p0", ir.VoidType(),
-                            [V16, PTR, I32, MASK])
-    fma = declared(module, "llvm.fma.v16f32", V16, [V16] * 3)
+    fma, masked_load, masked_store = tile_intrinsics(module)
     zero = ir.Constant(V16, [0.0] * WIDTH)
     align = ir.Constant(I32, 4)
     lanes_type = ir.VectorType(I64, WIDTH)

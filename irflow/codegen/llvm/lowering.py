@@ -23,6 +23,9 @@ The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
 - a standalone float32 matmul of two matrices gets the generated GEMM
   (`irflow.codegen.llvm.gemm.matmul_kernel`) from 8 rows and 2^20 multiply-adds,
   NumPy's matmul below that (as a fused op's matmul anchor does);
+- a standalone float32 conv2d of stride 1, dilation 1 and one group, over images
+  wide enough for its tiles, gets the generated direct convolution
+  (`irflow.codegen.llvm.conv.conv_kernel`), as a fused op's conv2d anchor does;
 - everything else, and anything the backend has no code for (a dtype, an op, an
   anchor that is not a contraction), keeps the registry's NumPy kernel: the
   fallback is per op, never an error and never a different answer.
@@ -47,6 +50,7 @@ from ...ir.types import TensorType, numel
 from ..executor import Lowering
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, lower_elementwise
+from .conv import conv_kernel
 from .fused import MIN_ELEMENTS, REDUCTIONS, FusedKernel
 from .gemm import matmul_kernel
 from .whole import compile_whole
@@ -87,10 +91,11 @@ class LLVMLowering(Lowering):
         return compile_whole(fn, self.compiler)
 
     def kernel(self, op: Operation) -> Callable | None:
-        if op.name == "matmul":
+        if op.name in ("matmul", "conv2d"):
             # a fused op's anchor is run by its FusedKernel: its region's plan (for
-            # the NumPy evaluator) needs no GEMM of its own to compile
-            return None if _in_fused_op(op) else matmul_kernel(op, self.compiler)
+            # the NumPy evaluator) needs no code of its own to compile
+            generated = matmul_kernel if op.name == "matmul" else conv_kernel
+            return None if _in_fused_op(op) else generated(op, self.compiler)
         opdef = lookup(op.name, op.loc)
         if opdef.has(Reduction):
             return self._small_reduction(op)
