@@ -130,17 +130,25 @@ class Involution(Pattern):
 
 class NeutralOperand(Pattern):
     """``x op e`` is ``x`` when operand `keep` has the result type and the other is a
-    constant whose every element is `element` (``x + 0``, ``x * 1``, ``x - 0``)."""
+    constant whose every element is `element` (``x * 1``, ``x - 0``), a float's sign
+    included: ``x + 0.0`` is not ``x`` (-0.0 + 0.0 is 0.0), so add's element is -0.0
+    (``x + -0.0`` is x for every float; -0.0 is 0 for integers)."""
 
     def __init__(self, element, keep=(0, 1)):
         self.element = element
         self.keep = keep
 
+    def _neutral(self, value: np.ndarray) -> bool:
+        if value.size == 0 or not bool(np.all(value == self.element)):
+            return False
+        return value.dtype.kind != "f" or bool(np.all(np.signbit(value)
+                                                      == np.signbit(self.element)))
+
     def rewrite(self, op, rewriter) -> bool:
         for k in self.keep:
             other = constant_value(op.operand(1 - k))
             if op.operand(k).type == op.result.type and other is not None \
-                    and other.size > 0 and bool(np.all(other == self.element)):
+                    and self._neutral(other):
                 rewriter.replace(op, [op.operand(k)])
                 return True
         return False

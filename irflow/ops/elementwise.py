@@ -193,7 +193,7 @@ def _minmax_vjp(wins):
 
 # `affine`: result = scale * operand k + shift given the other operand c (floats).
 binary("add", quiet(np.add), lambda b, g, i, o: _both(b, i, g[0], g[0]), doc="x + y",
-       patterns=(NeutralOperand(0),), affine=lambda k, c: (1, c[0]))
+       patterns=(NeutralOperand(-0.0),), affine=lambda k, c: (1, c[0]))
 binary("sub", quiet(np.subtract), lambda b, g, i, o: _both(b, i, g[0], b.neg(g[0])),
        doc="x - y",
        patterns=(NeutralOperand(0, keep=(0,)),),

@@ -184,3 +184,15 @@ def test_gradients_of_gradients_of_a_fused_compile():
     t = np.tanh(2 * x.numpy() + 1)
     np.testing.assert_allclose(g.numpy(), 2 * (1 - t ** 2), rtol=1e-12)
     np.testing.assert_allclose(gg.numpy(), -8 * t * (1 - t ** 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_adding_zero_keeps_the_sign_eager_gives(backend):
+    """-0.0 + 0.0 is +0.0: folding ``x + 0.0`` to ``x`` would return -0.0; ``x - 0.0``
+    and ``x + -0.0`` are x for every float, -0.0 included."""
+    def f(x):
+        return x + 0.0, x - 0.0, x * 1.0
+    x = paddle.to_tensor(np.array([-0.0, 0.0, -1.5, np.nan], np.float32))
+    for got, want in zip(paddle.compile(f, backend=backend)(x), f(x)):
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
