@@ -487,6 +487,7 @@ class CompiledFunction:
         self._programs: dict[Any, Program] = {}
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
+        self._watched_state: list[Tensor] = []  # parameters and buffers programs take
         self._numbers: list[tuple] = []  # (layer, name) of numbers forward changes
         self._last: Program | None = None
         # the layers programs were traced from, their versions then, and the layer's tree
@@ -595,9 +596,11 @@ class CompiledFunction:
         present."""
         watch = self._watch  # (`_mode_key`'s common case, read inline: every call)
         flags = None if watch is None else watch.flags()
-        key = (grad_enabled(), self._mode_key() if flags is None else flags,
+        grad = grad_enabled()
+        key = (grad, self._mode_key() if flags is None else flags,
                self._stored_attributes() if self._watched else (),
-               self._gradients_present() if self._watched_grads else ())
+               self._gradients_present() if self._watched_grads else (),
+               self._state_stops() if grad and self._watched_state else ())
         arrays = []
         for a in args:
             if isinstance(a, Tensor):
@@ -779,19 +782,34 @@ class CompiledFunction:
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
         key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra) if extra else (),
-               structures,
-               self._stored_attributes(), self._gradients_present())
-        program = self._programs.get(key)
+               structures)
+        program = self._programs.get((*key, *self._watched_now()))
         if program is None or program.stale():
+            before = self._watched_now()
             program = self._trace(types_, requires, extra, structures, mode)
             for layer, name in program.attributes:
                 if (layer, name) not in self._watched:
                     self._watched.append((layer, name))
             watched = {id(p) for p in self._watched_grads}
             self._watched_grads += [p for p in program.grad_presence if id(p) not in watched]
-            self._programs[key] = self._programs[
-                (*key[:-2], self._stored_attributes(), self._gradients_present())] = program
+            watched = {id(t) for t in self._watched_state}
+            self._watched_state += [t for t in program.state if id(t) not in watched]
+            self._programs[(*key, *before)] = self._programs[(*key, *self._watched_now())] = \
+                program
         return program
+
+    def _watched_now(self) -> tuple:
+        """What programs traced so far depend on beyond their inputs: the stored
+        attributes, the gradients present and, with gradients on, which parameters
+        stop gradients."""
+        return (self._stored_attributes(), self._gradients_present(),
+                self._state_stops() if grad_enabled() else ())
+
+    def _state_stops(self) -> tuple[bool, ...]:
+        """Each parameter's or buffer's ``stop_gradient`` now: whether a program's
+        ``backward()`` computes its gradient was decided when it was traced (a weight
+        frozen, or unfrozen, after the first call takes another program)."""
+        return tuple(t.stop_gradient for t in self._watched_state)
 
     def _gradients_present(self) -> tuple[int, ...]:
         """Whether each parameter whose gradient a program read has none now (0), the

@@ -259,3 +259,34 @@ def test_no_grad_calls_do_not_record():
     with paddle.no_grad():
         out = static(paddle.randn([2, 4]))
     assert out.stop_gradient and out._node is None
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_freezing_and_unfreezing_a_weight_between_compiled_steps(optimizer, backend):
+    """Whether a step computes a parameter's gradient is decided when it is traced: a
+    weight frozen after the first compiled steps stays put, and trains again once
+    unfrozen, as eager training does."""
+    def run(compiled):
+        paddle.seed(3)
+        model = nn.Linear(3, 2)
+        opt = getattr(paddle.optimizer, optimizer)(learning_rate=0.1,
+                                                   parameters=model.parameters())
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+        f = paddle.compile(step, backend=backend) if compiled else step
+        x = paddle.to_tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+        weights = []
+        for frozen in (False, False, True, True, False, False):
+            model.weight.stop_gradient = frozen
+            f(x)
+            weights.append((model.weight.numpy().copy(), model.bias.numpy().copy()))
+        return weights
+    for (w, b), (w_eager, b_eager) in zip(run(True), run(False)):
+        np.testing.assert_allclose(w, w_eager, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(b, b_eager, rtol=1e-6, atol=1e-7)
