@@ -53,15 +53,22 @@ def unary(name, kernel, vjp=None, kind="float", result_dtype=None, doc="", patte
                      f"result has x's shape and {result}.")
 
 
-def _sigmoid(x):
-    return (np.tanh(x * 0.5) + 1) * 0.5
-
-
 def _sigmoid_out(x, out):
-    np.multiply(x, 0.5, out=out)
-    np.tanh(out, out=out)
+    """``1 / (1 + e**-x)``, Paddle's formula, in place: e**-x overflows to inf below
+    -88 (float32), where the result is 0, and a negative x keeps its tiny result
+    (sigmoid(-30) is 9.4e-14; (tanh(x/2) + 1) / 2 gave 0 from -17 down). Float16
+    computes in float32, rounded once (its e**-x overflows from -11)."""
+    if x.dtype.itemsize < 4:
+        out[...] = _sigmoid(x.astype(np.float32))
+        return out
+    np.negative(x, out=out)
+    np.exp(out, out=out)
     np.add(out, 1, out=out)
-    np.multiply(out, 0.5, out=out)
+    return np.divide(1, out, out=out)
+
+
+def _sigmoid(x):
+    return _sigmoid_out(x, np.empty(x.shape, x.dtype))
 
 
 def _rsqrt_out(x, out):
@@ -106,10 +113,10 @@ unary("rsqrt", quiet(lambda x: 1 / np.sqrt(x)),
 unary("tanh", np.tanh,
       lambda b, g, i, o: [b.mul(g[0], b.sub(b.constant(1, o[0].type.dtype), b.mul(o[0], o[0])))],
       doc="hyperbolic tangent")
-unary("sigmoid", _sigmoid,
+unary("sigmoid", quiet(_sigmoid),
       lambda b, g, i, o: [b.mul(g[0], b.mul(o[0], b.sub(b.constant(1, o[0].type.dtype), o[0])))],
-      doc="1 / (1 + e**-x), computed as (tanh(x/2) + 1) / 2 so it never overflows",
-      out=_sigmoid_out)
+      doc="1 / (1 + e**-x) (0 where e**-x overflows)",
+      out=quiet(_sigmoid_out))
 # relu's VJP reads its result (positive exactly where x is), not x: x then dies at
 # relu, which can run in place, and backward keeps one tensor per activation, not two.
 unary("relu", lambda x: np.maximum(x, 0),
