@@ -66,7 +66,7 @@ from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
-from .tracer import OneBranchGradient, Tracer
+from .tracer import NUMBER_DTYPES, OneBranchGradient, Tracer
 
 BACKENDS = ("numpy", "llvm")
 DEFAULT_BACKEND = "llvm"  # compiled kernels; "numpy" runs the reference semantics alone
@@ -259,9 +259,11 @@ class Program:
         arrays = []
         for (layer, name), dtype in zip(self.number_inputs, self.number_types):
             value = layer.__dict__.get(name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
+            if NUMBER_DTYPES.get(type(value)) is None or (dtype == np.bool_) != isinstance(
+                    value, bool):
+                traced = "a bool" if dtype == np.bool_ else "a number"
                 raise IrflowError(f"the compiled program counts with the attribute '{name}' "
-                                  f"of {type(layer).__name__}, a number when it was traced; "
+                                  f"of {type(layer).__name__}, {traced} when it was traced; "
                                   f"it is {type(value).__name__} now", user_location())
             arrays.append(np.asarray(value, dtype=dtype))
         return arrays

@@ -63,6 +63,8 @@ class Undefined:
 
 
 UNDEFINED = Undefined("?")
+# the Python values a Layer attribute forward changes may hold, carried as 0-d tensors
+NUMBER_DTYPES = {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64}
 
 
 class OneBranchGradient:
@@ -264,22 +266,22 @@ class Tracer:
         layer._restore_attribute(name, value)
 
     def note_number(self, layer, name: str, value) -> None:
-        """``self.n = value`` (a Python number) in a Layer's forward, where `n` held
-        another number: Python code runs only when the program is traced, so the
-        program must carry `n` (`numbers`) for each call to count as eager code does."""
+        """``self.n = value`` (a Python number or bool) in a Layer's forward, where `n`
+        held another: Python code runs only when the program is traced, so the program
+        must carry `n` (`numbers`) for each call to count (or flag) as eager code does."""
         old = layer.__dict__.get(name)
-        if type(old) in (int, float) and old != value and (layer, name) not in self.numbers:
+        if type(old) in NUMBER_DTYPES and old != value and (layer, name) not in self.numbers:
             self.changed_numbers.append((layer, name))
             self.changed(lambda: layer.__dict__.__setitem__(name, old))
 
     def lift_numbers(self) -> None:
-        """Each Layer attribute of `numbers` (a Python number forward changes) as an
-        argument of the program, a 0-d i64 or f32 tensor standing for the number it
-        holds when the program runs; what forward leaves there is an output that each
-        call stores back as a number."""
+        """Each Layer attribute of `numbers` (a Python number or bool forward changes)
+        as an argument of the program, a 0-d tensor of its Python type's dtype
+        (`NUMBER_DTYPES`: a float is a double, as Python's) standing for what it holds
+        when the program runs; what forward leaves there is an output that each call
+        stores back as a Python value."""
         for layer, name in self.numbers:
-            value = layer.__dict__[name]
-            dtype = dtypes.int64 if isinstance(value, int) else dtypes.float32
+            dtype = NUMBER_DTYPES[type(layer.__dict__[name])]
             arg = self.fn.block.add_arg(TensorType(dtype, ()), name)
             self.number_args.append((layer, name, arg))
             self.store_attribute(layer, name, PythonScalar.of(self.wrap(arg)))

@@ -184,9 +184,9 @@ class Layer:
         elif buffers is not None and name in buffers:
             self._clear(buffers, name, value, "buffer", "Tensor")
         else:
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, int | float):
                 tracer = current_tracer()
-                if tracer is not None:  # a counter forward keeps (self.n += 1)
+                if tracer is not None:  # a counter or flag forward keeps (self.n += 1)
                     tracer.note_number(self, name, value)
             object.__setattr__(self, name, value)
 
