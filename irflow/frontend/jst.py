@@ -85,8 +85,16 @@ def or_(left: Callable, right: Callable):
 
 
 def _lazy_bool(a: Tensor, right: Callable, take_right_if: bool):
+    """A cond choosing an operand, as Python does: ``a and b`` is b where a is true,
+    else a (``or`` the other way round). A bool `a` (a comparison: the test of an
+    `if` or `while`) gives a bool, `b` cast to bool; any other `a` gives one of the
+    operands themselves (``x.sum() or x.max()`` is a float), whose types the cond's
+    branches must then share."""
     pred = _predicate(a)
-    rhs = (lambda: (_as_bool(right()),)), (lambda: (pred,))
+    if a.dtype is dtypes.bool_:
+        rhs = (lambda: (_as_bool(right()),)), (lambda: (pred,))
+    else:
+        rhs = (lambda: (right(),)), (lambda: (a,))
     branches = rhs if take_right_if else rhs[::-1]
     (out,) = _trace_cond(pred, branches, _expression("__jst_bool"))
     return out

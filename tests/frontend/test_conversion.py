@@ -1047,3 +1047,22 @@ def test_python_any_and_all_of_a_traced_vector_are_tensor_conditions():
     with pytest.raises(ConversionError, match="truth value of each row"):
         paddle.compile(lambda x: x if any(x) else -x,
                        input_spec=[InputSpec([None, 3])])(paddle.ones([2, 3]))
+
+
+def sum_or_max_and_min_and_max(x):
+    return x.sum() or x.max(), x.min() and x.max()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_and_or_of_number_tensors_give_an_operand(backend):
+    """``a or b`` is a where a is true, else b (``and`` the other way round), as in
+    Python: of float tensors, a float tensor (a bool one was returned), taken lazily
+    by a cond; both sides must have one type."""
+    compiled = paddle.compile(sum_or_max_and_min_and_max, backend=backend)
+    for values in ([-2.0, 2.0, 5.0], [-2.0, 2.0, 0.0], [0.0, 0.0, 0.0]):
+        x = paddle.to_tensor(np.array(values, "float32"))
+        for got, want in zip(compiled(x), sum_or_max_and_min_and_max(x)):
+            assert got.dtype == paddle.float32
+            np.testing.assert_array_equal(got.numpy(), np.asarray(want.numpy()))
+    with pytest.raises(ConversionError, match="same dtype and rank"):
+        paddle.compile(lambda x: x.sum() or x, backend=backend)(paddle.ones([3]))
