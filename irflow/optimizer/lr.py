@@ -8,7 +8,8 @@ Optimizers never read a scheduler inside the computation they run: each keeps th
 rate in persistable 0-d tensors (see `irflow.optimizer.Optimizer`). A scheduler
 therefore tells the optimizers bound to it whenever ``last_lr`` changes, so those
 tensors stay current even when ``step()`` runs as a compiled program that does not
-re-execute the optimizer's Python code.
+re-execute the optimizer's Python code. The scheduler's own ``step()`` is called
+outside compiled code (inside, it is an error: it would run once, when traced).
 """
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ import math
 import weakref
 from typing import Sequence
 
+from ..context import current_tracer
+from ..dispatch import user_location
+from ..errors import ConversionError
 from ..tensor.tensor import Tensor
 
 __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
@@ -23,6 +27,17 @@ __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
            "InverseTimeDecay", "PolynomialDecay", "LambdaDecay", "MultiplicativeDecay",
            "NoamDecay", "OneCycleLR", "ReduceOnPlateau", "CyclicLR", "LinearLR",
            "CosineAnnealingWarmRestarts"]
+
+
+def _not_traced(scheduler) -> None:
+    """A scheduler's ``step()`` is Python arithmetic on host state, which a compiled
+    program runs once, when it is traced: every later call would keep that rate and
+    epoch. So ``step()`` inside compiled code is an error at the user's line."""
+    if current_tracer() is not None:
+        raise ConversionError(f"{type(scheduler).__name__}.step() inside a compiled function "
+                              f"would run only when the program is traced (Python "
+                              f"arithmetic on the scheduler's state); call it outside, "
+                              f"after each call of the compiled step", user_location())
 
 
 class LRScheduler:
@@ -64,6 +79,7 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to `epoch`) and update ``last_lr``."""
+        _not_traced(self)
         if epoch is None:
             self.last_epoch += 1
             self.last_lr = self.get_lr()
@@ -465,6 +481,7 @@ class ReduceOnPlateau(LRScheduler):
 
     def step(self, metrics, epoch: int | None = None) -> None:
         """Record this epoch's `metrics` (a number, or a one-element Tensor or array)."""
+        _not_traced(self)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         metrics = self._as_float(metrics)
         if self.cooldown_counter > 0:

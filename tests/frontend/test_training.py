@@ -290,3 +290,23 @@ def test_freezing_and_unfreezing_a_weight_between_compiled_steps(optimizer, back
     for (w, b), (w_eager, b_eager) in zip(run(True), run(False)):
         np.testing.assert_allclose(w, w_eager, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(b, b_eager, rtol=1e-6, atol=1e-7)
+
+
+def test_a_scheduler_step_inside_a_compiled_step_is_an_error():
+    """A scheduler's step() is host arithmetic a program would run only when traced
+    (every later call keeping the first rate): an error at the line, not a rate that
+    silently stops decaying."""
+    model = nn.Linear(2, 1)
+    sched = paddle.optimizer.lr.StepDecay(1.0, step_size=1, gamma=0.5)
+    opt = paddle.optimizer.SGD(sched, parameters=model.parameters())
+
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        sched.step()
+        return loss
+    with pytest.raises(paddle.ConversionError, match=r"StepDecay.step\(\) inside a compiled"):
+        paddle.compile(step)(paddle.ones([3, 2]))
+    assert sched.last_epoch == 0 and sched() == 1.0
