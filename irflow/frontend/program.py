@@ -124,6 +124,11 @@ class Program:
         self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
         self.sets_gradients = bool(self.grad_targets or self.zeroed_grads)  # a backward() ran
         self.uses_seed = tracer.seed_arg is not None
+        # what `aliased` checks a call against (tensors are compared by identity: an
+        # in-place change rebinds a tensor's array, never writes into it)
+        self._state_ids = frozenset(map(id, self.state))
+        self._updated_ids = frozenset(map(id, self.update_targets))
+        self.writes_in_place = bool(self.changed_inputs or self.update_targets)
         # the arguments: inputs, state, the gradients read, then the seed
         self.grad_inputs = [p for p, _ in tracer.grad_inputs.values()]
         self.grad_presence = list(tracer.grad_presence.values())
@@ -301,6 +306,8 @@ class Program:
         `runner`, if given: see `run`)."""
         for k in self.changed_inputs:  # before anything runs, so a refusal changes nothing
             _check_changeable(inputs[k], k)
+        if self.writes_in_place:
+            self.check_aliasing(inputs)
         wrt = self.gradient_sources(inputs)
         if wrt:
             outs = self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
@@ -321,6 +328,25 @@ class Program:
             else:
                 layer._store_output(name, t)
         return outs[:n]
+
+    def aliased(self, inputs: Sequence) -> bool:
+        """Whether an input the program changes in place is another input too, or a
+        parameter or buffer, or an input is a state tensor the program updates: the
+        program computes each from its own argument, where eager code sees one tensor
+        change (``a.add_(b)`` called with a and b the same tensor)."""
+        ids = [id(t) for t in inputs]
+        return any(ids.count(ids[k]) > 1 or ids[k] in self._state_ids
+                   for k in self.changed_inputs) \
+            or any(i in self._updated_ids for i in ids)
+
+    def check_aliasing(self, inputs: Sequence) -> None:
+        """`aliased`'s calls are refused (InputError), before anything runs."""
+        if self.aliased(inputs):
+            raise InputError("the compiled code changes a tensor in place that this call "
+                             "passes twice (two inputs, or an input that is also a "
+                             "parameter or buffer of the model): each compiled argument "
+                             "is its own copy, where eager code changes the one tensor. "
+                             "Pass a copy (x.clone())", user_location())
 
     def gradient_sources(self, inputs: Sequence) -> tuple[int, ...]:
         """The arguments (inputs, then state) that require a gradient, if calling now
@@ -580,6 +606,8 @@ class CompiledFunction:
             known = self._known.get(key) if key is not None else None
             if known is not None:
                 program, runner, direct = known
+                if program.writes_in_place:
+                    program.check_aliasing(args)
                 if not (program.frozen and program.stale()):
                     if self._last is not program:
                         self._last = program

@@ -1066,3 +1066,39 @@ def test_and_or_of_number_tensors_give_an_operand(backend):
             np.testing.assert_array_equal(got.numpy(), np.asarray(want.numpy()))
     with pytest.raises(ConversionError, match="same dtype and rank"):
         paddle.compile(lambda x: x.sum() or x, backend=backend)(paddle.ones([3]))
+
+
+class Accumulator(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("acc", paddle.ones([2]))
+
+    def forward(self, x):
+        self.acc.add_(x)
+        return x * 2
+
+
+def add_into(a, b):
+    a.add_(b)
+    return a + b
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_a_tensor_changed_in_place_and_passed_twice_is_refused(backend):
+    """Each compiled argument is its own value, where eager code changes one tensor
+    seen twice (a.add_(b) with a and b the same; a buffer forward changes passed as
+    the input): such calls are an InputError, before anything runs, and calls of
+    distinct tensors run as before."""
+    compiled = paddle.compile(add_into, backend=backend)
+    x, y = paddle.to_tensor([1.0, 2.0]), paddle.to_tensor([1.0, 2.0])
+    np.testing.assert_array_equal(compiled(x, y).numpy(), [3.0, 6.0])
+    for _ in range(2):  # the first call and a known one
+        with pytest.raises(paddle.InputError, match="passes twice"):
+            compiled(x, x)
+    np.testing.assert_array_equal(x.numpy(), [2.0, 4.0])
+    model = Accumulator()
+    layer = paddle.compile(model, backend=backend)
+    np.testing.assert_array_equal(layer(paddle.ones([2])).numpy(), [2.0, 2.0])
+    with pytest.raises(paddle.InputError, match="passes twice"):
+        layer(model.acc)
+    np.testing.assert_array_equal(model.acc.numpy(), [2.0, 2.0])
