@@ -66,6 +66,7 @@ from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
+from .containers import ContainerSnapshot
 from .tracer import NUMBER_DTYPES, OneBranchGradient, Tracer
 
 BACKENDS = ("numpy", "llvm")
@@ -891,10 +892,15 @@ class CompiledFunction:
         names = _input_names(params, structures, self._specs if self.input_spec else None)
         stop = [not r for r in requires]
         tracer = Tracer(_ir_name(self._name()), self._state_names(), aliases, self._numbers)
+        named = _named_objects(self.target)
         with tracer:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
             tracer.lift_numbers()
-            out = self._run_converted(_arguments(structures, inputs), extra)
+            arguments = _arguments(structures, inputs)
+            containers = ContainerSnapshot.of([self.layer, *extra, *named], named,
+                                              [*arguments, *extra])
+            out = self._run_converted(arguments, extra)
+            containers.check(user_location())
             tensors, pattern = Pattern.split(out, _is_tensor)
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]

@@ -1102,3 +1102,38 @@ def test_a_tensor_changed_in_place_and_passed_twice_is_refused(backend):
     with pytest.raises(paddle.InputError, match="passes twice"):
         layer(model.acc)
     np.testing.assert_array_equal(model.acc.numpy(), [2.0, 2.0])
+
+
+class KeepsPythonState(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.seen, self.cache = [], [paddle.zeros([2])]
+
+    def forward(self, x, keep_tensor=False):
+        self.seen.append(1)
+        if keep_tensor:
+            self.cache[0] = self.cache[0] + x
+        return x * len(self.seen)
+
+
+def append_to(xs):
+    xs.append(xs[0] * 2)
+    return xs[0] + 1
+
+
+def test_python_containers_the_compiled_code_changes_are_said():
+    """A list changed while traced changes only then: a warning at the user's call
+    (a cache filled once behaves the same compiled); tensors put into a Python list
+    are values of the trace, and an argument's list is the program's copy: errors,
+    the lists put back as they were."""
+    model = KeepsPythonState()
+    with pytest.warns(RuntimeWarning, match=r"changed a Python list \(KeepsPythonState.seen\)"):
+        paddle.compile(model)(paddle.ones([2]))
+    cached = model.cache[0]
+    with pytest.raises(ConversionError, match=r"KeepsPythonState.cache"):
+        paddle.compile(model)(paddle.ones([2]), True)
+    assert model.cache == [cached]
+    xs = [paddle.ones([2])]
+    with pytest.raises(ConversionError, match="argument 0"):
+        paddle.compile(append_to)(xs)
+    assert len(xs) == 1
