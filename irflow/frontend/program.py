@@ -151,6 +151,9 @@ class Program:
         self.frozen: list[tuple[Tensor, np.ndarray]] = []
         if freeze and not self.sets_gradients:
             self._freeze(fn)
+        # every tensor whose array the IR holds as a constant, a captured one included
+        # (a mask the function names): the program is stale once one has another
+        self.fixed = self.frozen + [(t, t._value) for t in tracer.alive]
         if pipeline is None:
             pipeline = INFERENCE_PIPELINE if self.frozen else DEFAULT_PIPELINE
         self.pipeline = tuple(pipeline)
@@ -192,9 +195,11 @@ class Program:
         self.state = [t for t in self.state if id(t) in updated]
 
     def stale(self) -> bool:
-        """Whether a frozen parameter or buffer has another value now (training or
-        ``set_state_dict`` rebinds a tensor's array, never writes into it)."""
-        return any(t._value is not array for t, array in self.frozen)
+        """Whether a tensor the IR holds as a constant (a frozen parameter or buffer, a
+        captured tensor) has another value now: training, ``set_state_dict`` and
+        in-place changes (``mask[0] = 0``) rebind a tensor's array, never write into
+        it."""
+        return any(t._value is not array for t, array in self.fixed)
 
     @property
     def memory_plan(self):
@@ -609,7 +614,7 @@ class CompiledFunction:
                 program, runner, direct = known
                 if program.writes_in_place:
                     program.check_aliasing(args)
-                if not (program.frozen and program.stale()):
+                if not (program.fixed and program.stale()):
                     if self._last is not program:
                         self._last = program
                     if direct is not None:

@@ -1137,3 +1137,26 @@ def test_python_containers_the_compiled_code_changes_are_said():
     with pytest.raises(ConversionError, match="argument 0"):
         paddle.compile(append_to)(xs)
     assert len(xs) == 1
+
+
+MASK = paddle.to_tensor(np.array([1.0, 1.0], "float32"))
+
+
+def times_mask(x):
+    return x * MASK
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_a_captured_tensor_changed_after_compiling_retraces(backend):
+    """A tensor the function captures is a constant of its program; changing it in
+    place (which rebinds its array) makes the next call trace anew, as a frozen
+    parameter's new value does: the result is eager's, not the first trace's."""
+    compiled = paddle.compile(times_mask, backend=backend)
+    np.testing.assert_array_equal(compiled(paddle.ones([2])).numpy(), [1.0, 1.0])
+    MASK[0] = 0.0
+    try:
+        np.testing.assert_array_equal(compiled(paddle.ones([2])).numpy(), [0.0, 1.0])
+        MASK.set_value(np.array([2.0, 3.0], "float32"))
+        np.testing.assert_array_equal(compiled(paddle.ones([2])).numpy(), [2.0, 3.0])
+    finally:
+        MASK.set_value(np.array([1.0, 1.0], "float32"))
