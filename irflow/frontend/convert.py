@@ -599,6 +599,11 @@ def _compile_converted(fn: types.FunctionType):
     node = _source_tree(fn)
     _check_supported(node, filename)
     node.decorator_list = []
+    # the defaults are `fn`'s own, already evaluated (`convert_function` passes them):
+    # written in the factory, they would be read there, where an enclosing function's
+    # locals (`def g(y, k=k)`, `lambda y, i=i: ...`) do not exist
+    node.args.defaults = []
+    node.args.kw_defaults = [None] * len(node.args.kwonlyargs)
     _Returns().convert(node)
     node.body = _flat([_Loops().visit(s) for s in node.body])
     transformer = _ControlFlow(filename, analyze(node, frozenset({JST})), declarations(node))

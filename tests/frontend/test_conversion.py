@@ -1160,3 +1160,22 @@ def test_a_captured_tensor_changed_after_compiling_retraces(backend):
         np.testing.assert_array_equal(compiled(paddle.ones([2])).numpy(), [2.0, 3.0])
     finally:
         MASK.set_value(np.array([1.0, 1.0], "float32"))
+
+
+def defaults_from_enclosing_locals(x):
+    k = 2
+
+    def scaled(y, k=k):
+        if y.sum() > 0:
+            return y * k
+        return y
+    k = 3
+    fs = [lambda y, i=i: y * i for i in range(3)]
+    return scaled(x), fs[2](x)
+
+
+def test_defaults_of_nested_functions_read_the_enclosing_locals():
+    """A nested def or lambda whose default reads a local of its enclosing function
+    (k=k, i=i) converts: its defaults are the ones Python evaluated (it raised
+    NameError: the converter evaluated them again where those locals do not exist)."""
+    check_function(defaults_from_enclosing_locals, (paddle.to_tensor([1.0, 2.0]),))
