@@ -229,12 +229,15 @@ def loops_of(asm: str) -> list[list[str]]:
 
 def test_the_tiles_keep_their_accumulators_in_registers():
     """Every tile loop of the widest tiles (8 x 32: 16 accumulators, 2 B vectors and a
-    broadcast) has its FMAs and no stack access: nothing is spilled."""
+    broadcast) has its FMAs and no vector register on the stack: no accumulator is
+    spilled (a loop-invariant integer may be read from there: the count of the next
+    panel's rows the loop prefetches, one compare per 64 FMAs)."""
     tile_loops = [ins for ins in loops_of(assembly(GemmSpec()))
                   if sum(i.startswith("vfmadd") for i in ins) >= 64]
     assert tile_loops
     for ins in tile_loops:
-        assert not [i for i in ins if "%rsp" in i]
+        assert not [i for i in ins if "%rsp" in i and "mm" in i]
+        assert len([i for i in ins if "%rsp" in i]) <= 1
 
 
 EPILOGUES = {  # name: (body over the product p and an operand e, e's shape for [M, N])
