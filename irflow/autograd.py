@@ -137,7 +137,10 @@ class Graph:
 
 
 class BackwardProgram:
-    """The compiled reverse sweep of one graph structure."""
+    """The compiled reverse sweep of one graph structure. A gradient can exist on some
+    runs only (a compiled call whose program uses a parameter in one branch of a
+    ``cond``): then the program also returns whether it does, and the runs give
+    None for it where it does not, as eager code would have no gradient there."""
 
     def __init__(self, graph: Graph, wrt: Sequence):
         """`wrt`: the refs of the values to differentiate with respect to."""
@@ -145,8 +148,8 @@ class BackwardProgram:
         from .passes.autodiff import backward_function
         fn, refs = graph.to_function()
         values = {r: v for v, r in refs.items()}
-        self.function, residuals = backward_function(fn, [values[r] for r in wrt],
-                                                     range(len(graph.root_refs)))
+        self.function, residuals, self.defined = backward_function(
+            fn, [values[r] for r in wrt], range(len(graph.root_refs)))
         # `function` stays as the passes before fusion leave it (run_recorded replays
         # its ops eagerly); the plan runs a copy through the whole pipeline
         before, after = split_at_autodiff(DEFAULT_PIPELINE)
@@ -158,8 +161,22 @@ class BackwardProgram:
         self.residual_refs = [refs[v] for v in residuals]
         self.plan = compile_plan(planned)
 
-    def run(self, graph: Graph, seeds: Sequence[np.ndarray]) -> list[np.ndarray]:
-        return self.plan.run_trusted([*seeds, *(graph.array(r) for r in self.residual_refs)])
+    def run(self, graph: Graph, seeds: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+        """The gradients (None where one does not exist on this run)."""
+        return self._existing(self.plan.run_trusted(
+            [*seeds, *(graph.array(r) for r in self.residual_refs)]))
+
+    def _existing(self, results: list) -> list:
+        """The gradients among the program's results, None for those whose flag (the
+        results after them, for the positions `defined`) is false."""
+        if not self.defined:
+            return results
+        n = len(results) - len(self.defined)
+        grads = list(results[:n])
+        for k, flag in zip(self.defined, results[n:]):
+            if not (flag._value if isinstance(flag, Tensor) else flag):
+                grads[k] = None
+        return grads
 
     def run_recorded(self, graph: Graph, seeds) -> list:
         """Run the backward ops eagerly through `apply`, recording them, so that the
@@ -170,7 +187,7 @@ class BackwardProgram:
             out = apply(op.name, [env[v] for v in op.operands], op.attrs)
             for r, t in zip(op.results, (out,) if isinstance(out, Tensor) else out):
                 env[r] = t
-        return [env[v] for v in self.function.return_op.operands]
+        return self._existing([env[v] for v in self.function.return_op.operands])
 
 
 _PROGRAMS: dict = {}
@@ -224,6 +241,8 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
         grads = _hooked_backward(graph, wrt, hooked, seeds) if hooked else \
             _program(graph, wrt).run(graph, seeds)
         for j, g in zip(leaves, grads):
+            if g is None:  # no op that used it ran (a branch of a compiled call)
+                continue
             leaf = graph.leaves[j]
             hooks = getattr(leaf, "_hooks", None)
             leaf._accumulate_grad(_run_hooks(hooks, g) if hooks else g)
@@ -254,6 +273,8 @@ def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds) -> list[np.nd
     for i, r in enumerate(hooked):
         node_index, k = r
         g = totals[r]
+        if g is None:  # it has no gradient on this run: its hooks do not run
+            continue
         new = _run_hooks(graph.nodes[node_index].hooks[k], g)
         if new is g:
             continue
@@ -263,7 +284,8 @@ def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds) -> list[np.nd
         if found:
             deltas = _program(sub, [ref for _, ref in found]).run(sub, [new - g])
             for (key, _), d in zip(found, deltas):
-                totals[key] = totals[key] + d
+                if d is not None:
+                    totals[key] = d if totals[key] is None else totals[key] + d
     return [totals[r] for r in wrt]
 
 
@@ -295,9 +317,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         values = program.run_recorded(graph, [Tensor._from_array(s) for s in seeds])
     else:
         with no_grad():
-            values = [Tensor._from_array(g) for g in program.run(graph, seeds)]
+            values = [None if g is None else Tensor._from_array(g)
+                      for g in program.run(graph, seeds)]
     by_ref = dict(zip(wrt, values))
-    return [by_ref[r] if r is not None else None for r in refs]
+    result = [by_ref[r] if r is not None else None for r in refs]
+    unused = [i for i, (r, g) in enumerate(zip(refs, result)) if r is not None and g is None]
+    if unused and not allow_unused:
+        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs on "
+                         "this run (a compiled call used it in a branch not taken); pass "
+                         "allow_unused=True to get None for it", user_location())
+    return result
 
 
 __all__ = ["GraphError", "Node", "backward", "grad"]

@@ -30,7 +30,7 @@ from .stand_ins import NumpyView, PythonScalar
 from .tensor_array import TensorArray, TupleArray
 from .sequences import (Enumerated, Fixed, Items, Range, Reversed, Rows, Zipped,
                         elementwise_extreme, length_of, run_sequence)
-from .tracer import OneBranchGradient, Tracer, Undefined, is_traced
+from .tracer import RunTimeGradient, Tracer, Undefined, is_traced
 
 
 def ld(load: Callable, name: str):
@@ -631,8 +631,9 @@ class _StateChanges:
     optimizer accumulators an ``opt.step()`` updates, gradients a ``loss.backward()``
     or ``clear_grad()`` sets. Each branch starts from the state before the `if`; the
     cond yields each value either branch changed (the other branch gives the value it
-    had), as it yields a variable. A gradient that one branch leaves None is yielded
-    as zeros from that branch and becomes a `OneBranchGradient`."""
+    had), as it yields a variable. A gradient that one branch leaves None (or that
+    exists on some runs only in a branch) is yielded with a bool that says whether it
+    exists (zeros and false for the None) and becomes a `RunTimeGradient`."""
 
     def __init__(self, tracer: Tracer, stmt: Statement):
         self.tracer, self.stmt = tracer, stmt
@@ -664,14 +665,15 @@ class _StateChanges:
         for branch in self.after:
             values.append(tuple(self._value(branch, kind, key, owners[key])
                                 for kind, key in self.keys))
-        zeros = [i for i, (kind, _) in enumerate(self.keys) if kind == 1 and
-                 any(side[i] is None for side in values) and
-                 not all(side[i] is None for side in values)]
-        for i in zeros:  # a gradient one branch computed: zeros from the other
+        flagged = [i for i, (kind, _) in enumerate(self.keys) if kind == 1 and
+                   any(side[i] is None or isinstance(side[i], RunTimeGradient)
+                       for side in values) and not all(side[i] is None for side in values)]
+        for i in flagged:
             like = next(side[i] for side in values if side[i] is not None)
-            values = [tuple(_Zeros(_type_of(like)) if k == i and v is None else v
-                            for k, v in enumerate(side)) for side in values]
-        self.zeros_from_one = set(zeros)
+            like = like.value if isinstance(like, RunTimeGradient) else like
+            values = [tuple(_with_flag(v, like) if k == i else v for k, v in enumerate(side))
+                      for side in values]
+        self.flagged = set(flagged)
         self.values = tuple(values)
         self.names = tuple(self.tracer.state_label(owners[key]) + (".grad" if kind else "")
                            for kind, key in self.keys)
@@ -688,13 +690,23 @@ class _StateChanges:
         for i, ((kind, key), value) in enumerate(zip(self.keys, results)):
             if kind == 0:
                 self.tracer.updates[key] = value
-            elif i in self.zeros_from_one:
+            elif i in self.flagged:
                 owner = self.tracer.grad_owners[key]
-                self.tracer.grads[key] = OneBranchGradient(
-                    value, self.tracer.state_label(owner), self.stmt.loc,
+                self.tracer.grads[key] = RunTimeGradient(
+                    *value, self.tracer.state_label(owner), self.stmt.loc,
                     self.tracer.grad_locs.get(key))
             else:
                 self.tracer.grads[key] = value
+
+
+def _with_flag(g, like: Tensor) -> tuple:
+    """What a branch yields for a gradient that exists on some runs only: its value
+    and whether it exists (zeros of `like`'s type and false for None)."""
+    if g is None:
+        return _Zeros(_type_of(like)), Tensor._from_array(np.array(False))
+    if isinstance(g, RunTimeGradient):
+        return g.value, g.defined
+    return g, Tensor._from_array(np.array(True))
 
 
 def _common_class(a, b):

@@ -67,7 +67,7 @@ from .input_spec import InputSpec
 from .structure import LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
 from .containers import ContainerSnapshot
-from .tracer import NUMBER_DTYPES, OneBranchGradient, Tracer
+from .tracer import NUMBER_DTYPES, RunTimeGradient, Tracer
 
 BACKENDS = ("numpy", "llvm")
 DEFAULT_BACKEND = "llvm"  # compiled kernels; "numpy" runs the reference semantics alone
@@ -108,21 +108,25 @@ class Program:
         self.state = list(tracer.state)
         self.update_targets = [t for t in self.state if id(t) in tracer.updates]
         results += [tracer.value_of(tracer.updates[id(t)]) for t in self.update_targets]
-        for g in tracer.grads.values():
-            if isinstance(g, OneBranchGradient):
-                raise g.error()
-        zeroed = {k for k, g in tracer.grads.items() if g is not None
-                  and g is tracer.zero_grads.get(k)}
-        self.grad_targets = [tracer.grad_owners[k] for k, g in tracer.grads.items()
+        grads = {k: g.value if isinstance(g, RunTimeGradient) else g
+                 for k, g in tracer.grads.items()}
+        zeroed = [k for k, g in grads.items() if g is not None and g is tracer.zero_grads.get(k)]
+        self.grad_targets = [tracer.grad_owners[k] for k, g in grads.items()
                              if g is not None and k not in zeroed]
-        results += [tracer.value_of(tracer.grads[id(t)]) for t in self.grad_targets]
+        results += [tracer.value_of(grads[id(t)]) for t in self.grad_targets]
         # gradients the program leaves zero-filled (clear_grad()): set by `_finish`, not
         # computed (param, its zero gradient: read-only, so every call sets the same one)
-        self.zeroed_grads = [(tracer.grad_owners[k],
-                              cleared_gradient(tracer.grads[k]._ir.type.dtype.np,
-                                               tracer.grads[k]._ir.type.shape))
-                             for k in zeroed]
-        self.cleared_grads = [tracer.grad_owners[k] for k, g in tracer.grads.items() if g is None]
+        self.zeroed_grads = [(tracer.grad_owners[k], cleared_gradient(
+            grads[k]._ir.type.dtype.np, grads[k]._ir.type.shape)) for k in zeroed]
+        self.cleared_grads = [tracer.grad_owners[k] for k, g in grads.items() if g is None]
+        # gradients (and zeros) that exist on some runs only: the indices into
+        # grad_targets and zeroed_grads of those whose bool the program returns last
+        flags = {k: g.defined for k, g in tracer.grads.items() if isinstance(g, RunTimeGradient)}
+        self.flagged_grads = [i for i, p in enumerate(self.grad_targets) if id(p) in flags]
+        self.flagged_zeros = [i for i, (p, _) in enumerate(self.zeroed_grads) if id(p) in flags]
+        results += [tracer.value_of(flags[id(self.grad_targets[i])]) for i in self.flagged_grads]
+        results += [tracer.value_of(flags[id(self.zeroed_grads[i][0])])
+                    for i in self.flagged_zeros]
         self.sets_gradients = bool(self.grad_targets or self.zeroed_grads)  # a backward() ran
         self.uses_seed = tracer.seed_arg is not None
         # what `aliased` checks a call against (tensors are compared by identity: an
@@ -284,19 +288,36 @@ class Program:
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
             t._value = v
-        for p, g in zip(self.grad_targets, outs[n + k:]):
+        m = n + k + len(self.grad_targets)
+        grads, zeroed = zip(self.grad_targets, outs[n + k:m]), self.zeroed_grads
+        if self.flagged_grads or self.flagged_zeros:
+            grads, zeroed = self._on_this_run(list(grads), outs[m:])
+        for p, g in grads:
             if p._grad is None:
                 p._grad = Tensor._from_array(g)
             else:
                 p._grad._value = g
         for p in self.cleared_grads:
             p._grad = None
-        for p, zero in self.zeroed_grads:
+        for p, zero in zeroed:
             if p._grad is None:
                 p._grad = Tensor._from_array(zero)
             else:
                 p._grad._value = zero
         return outs[:n]
+
+    def _on_this_run(self, grads: list, flags) -> tuple[list, list]:
+        """The (parameter, gradient) pairs and the zeroed gradients that exist on this
+        run, given the bools the program returned for those that exist on some runs
+        only; the parameters of the others get None, as eagerly."""
+        flags = iter(flags)
+        absent = {id(grads[i][0]) for i in self.flagged_grads if not next(flags)} | \
+            {id(self.zeroed_grads[i][0]) for i in self.flagged_zeros if not next(flags)}
+        for p, _ in [*grads, *self.zeroed_grads]:
+            if id(p) in absent:
+                p._grad = None
+        return ([(p, g) for p, g in grads if id(p) not in absent],
+                [(p, z) for p, z in self.zeroed_grads if id(p) not in absent])
 
     def returned(self, outputs: list[Tensor]):
         """What the function returns, from the call's outputs (a grown list comes back
@@ -412,7 +433,7 @@ def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, 
     passes that run after autodiff: fusion), of a copy they ran on. Both halves can be
     differentiated again (their `derive` splits them on demand), so gradients of
     gradients work. `kernels`: the backend's lowering the plans use."""
-    forward, backward = vjp_split(fn, wrt, outputs)
+    forward, backward, defined = vjp_split(fn, wrt, outputs)
     module = Module([forward, backward])
     optimized = module
     if lowering:
@@ -424,7 +445,7 @@ def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, 
             "backward": FuncRef(backward.name, module,
                                 compile_plan(optimized[backward.name], kernels),
                                 _deriver(backward, lowering, kernels)),
-            "wrt": wrt, "outputs": outputs,
+            "wrt": wrt, "outputs": outputs, "defined": defined,
             "residuals": len(forward.result_types) - len(fn.result_types)}
 
 

@@ -23,7 +23,7 @@ tracked here too, and become extra results and arguments of the program.
 from __future__ import annotations
 
 import re
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from typing import Callable, Sequence
 
 import numpy as np
@@ -67,26 +67,33 @@ UNDEFINED = Undefined("?")
 NUMBER_DTYPES = {bool: dtypes.bool_, int: dtypes.int64, float: dtypes.float64}
 
 
-class OneBranchGradient:
-    """A parameter's gradient after a tensor-dependent `if` one branch of which gave
-    it one (``loss.backward()``) while the other left it None; `zeros_or_grad` is what
-    the cond yields (zeros for the None). Reading it, or returning it from the
-    program, is an error, since None and zeros differ to an optimizer (weight decay
-    applies to a zero gradient); ``clear_grad()`` makes it zeros, which eager code
-    keeps as None on the path without a gradient: the same numbers from then on."""
+class RunTimeGradient:
+    """A parameter's gradient that exists on some runs of the program only: the
+    parameter is used only in a branch of a tensor-dependent `if` or in a loop that
+    may run zero times, or ``backward()`` runs in one branch of an `if` only. Eager
+    code leaves it None on the other runs, and an optimizer skips a parameter whose
+    gradient is None (no weight decay, no moments), so `value` (the gradient, zeros
+    where it does not exist) goes with `defined`, the traced bool that says whether it
+    exists: an optimizer's update of the parameter takes effect only where it is true
+    (`Tracer.gradient`), ``clear_grad()`` keeps it, and the program writes the
+    gradient back only where it is true (`Program._finish`). Reading ``p.grad`` is an
+    error: in compiled code it cannot be None on some runs only."""
 
-    def __init__(self, zeros_or_grad: Tensor, label: str, loc: Location | None,
+    def __init__(self, value: Tensor, defined: Tensor, label: str, loc: Location | None,
                  computed_at: Location | None):
-        self.zeros_or_grad, self.label, self.loc = zeros_or_grad, label, loc
+        self.value, self.defined, self.label, self.loc = value, defined, label, loc
         self.computed_at = computed_at
 
     def error(self) -> ConversionError:
         where = "".join(f"\n{what}: {loc.describe()}" for what, loc in
                         (("The gradient", self.computed_at), ("The `if`", self.loc)) if loc)
         return ConversionError(
-            f"the gradient of {self.label} is computed in only one branch of a "
-            "tensor-dependent `if`, and is None after the other; call clear_grad() after "
-            f"the `if`, or compute the gradient in both branches{where}", user_location())
+            f"the gradient of {self.label} exists on some runs of the program only (the "
+            "parameter is used only in a branch of a tensor-dependent `if` or in a loop "
+            "that may not run, or the gradient is computed in one branch only), and is "
+            "None on the others, as in eager code; compiled code cannot read it. "
+            "optimizer.step() and clear_grad() handle such gradients; read it after the "
+            f"compiled call instead{where}", user_location())
 
 
 def owner_block(v: Value) -> Block:
@@ -586,11 +593,24 @@ class Tracer:
         parameter has when the program runs (an argument: a compiled ``backward()``
         accumulates into it, as eager code does), or None. Which of its parameters
         have a gradient is part of what a program assumes (`grad_presence`)."""
+        g = self._gradient(t)
+        if isinstance(g, RunTimeGradient):
+            raise g.error()
+        return g
+
+    def gradient(self, t: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        """``t.grad`` for an optimizer's step: (the gradient or None, None), or for a
+        gradient that exists on some runs only, (its value, the traced bool that says
+        whether it exists), under which the step must update (`updates_where`)."""
+        g = self._gradient(t)
+        if isinstance(g, RunTimeGradient):
+            return g.value, g.defined
+        return g, None
+
+    def _gradient(self, t: Tensor):
+        """`grad_of`, a `RunTimeGradient` included."""
         if id(t) in self.grads:
-            g = self.grads[id(t)]
-            if isinstance(g, OneBranchGradient):
-                raise g.error()
-            return g
+            return self.grads[id(t)]
         self.grad_presence[id(t)] = t
         if t._grad is None:
             return None
@@ -624,17 +644,42 @@ class Tracer:
         self.grad_owners[id(t)] = t
         self.grad_locs[id(t)] = user_location()
 
+    def replace_grad(self, t: Tensor, value: Tensor) -> None:
+        """Make `value` (computed from it: clipped) `t`'s gradient, which exists where
+        the one it replaces did."""
+        g = self._gradient(t)
+        if isinstance(g, RunTimeGradient):
+            value = RunTimeGradient(value, g.defined, g.label, g.loc, g.computed_at)
+        self.set_grad(t, value)
+
     def clear_grad(self, t: Tensor, set_to_zero: bool) -> None:
-        """``t.clear_gradient(set_to_zero)`` while tracing."""
-        g = self.grads[id(t)] if id(t) in self.grads else self.grad_of(t)
-        if isinstance(g, OneBranchGradient):
-            g = g.zeros_or_grad
+        """``t.clear_gradient(set_to_zero)`` while tracing; a gradient that exists on
+        some runs only is zero on those (and None on the others), as eagerly."""
+        g = self._gradient(t)
         if g is None:
             return
-        if set_to_zero:
-            from ..tensor.creation import zeros_like
-            g = self.zero_grads[id(t)] = zeros_like(g)
-        self.set_grad(t, g if set_to_zero else None)
+        if not set_to_zero:
+            self.set_grad(t, None)
+            return
+        from ..tensor.creation import zeros_like
+        value = g.value if isinstance(g, RunTimeGradient) else g
+        zero = self.zero_grads[id(t)] = zeros_like(value)
+        self.set_grad(t, zero if not isinstance(g, RunTimeGradient) else
+                      RunTimeGradient(zero, g.defined, g.label, g.loc, g.computed_at))
+
+    @contextmanager
+    def updates_where(self, defined: Tensor, tensors: Sequence[Tensor]):
+        """``with``: the updates made inside (an optimizer's step of one parameter whose
+        gradient exists on some runs only) to the state `tensors` take effect only
+        where the traced bool `defined` is true; elsewhere each keeps its value, as
+        eager code skips a parameter without a gradient."""
+        before = {id(t): self.updates.get(id(t)) for t in tensors}
+        yield
+        for t in tensors:
+            new, old = self.updates.get(id(t)), before[id(t)]
+            if new is not old:
+                kept = old if old is not None else self.wrap(self.lift(t))
+                self.updates[id(t)] = self.apply("select", [defined, new, kept], {})
 
     def _block_computing(self, inputs) -> Block | None:
         """The block being traced, inside a region, when it computes every tensor of
@@ -685,13 +730,27 @@ class Tracer:
             grads = {arg: self.wrap(cts.get(arg)) for arg in sources if cts.get(arg) is not None}
         for arg, t in sources.items():
             grad = grads.get(arg)
-            if grad is None:
-                continue
-            old = self.grad_of(t)
-            if old is not None and old is not self.zero_grads.get(id(t)):
-                from ..tensor.math import add
-                grad = add(old, grad)
-            self.set_grad(t, grad)
+            if grad is not None:
+                self._accumulate(t, grad, cts.defined_of(arg))
+
+    def _accumulate(self, t: Tensor, grad: Tensor, defined) -> None:
+        """Add the gradient `grad` that ``backward()`` computed to `t`'s, as eagerly:
+        it replaces None or the zero ``clear_grad()`` leaves. `defined`: whether `grad`
+        exists (True, or a bool value of the IR when only the run can tell: then so
+        does `t`'s gradient, unless it had one)."""
+        from ..tensor.logic import logical_or
+        from ..tensor.math import add
+        old = self._gradient(t)
+        old_value = old.value if isinstance(old, RunTimeGradient) else old
+        if old_value is not None and old_value is not self.zero_grads.get(id(t)):
+            grad = add(old_value, grad)
+        if old is None and defined is not True:
+            grad = RunTimeGradient(grad, self.wrap(defined), self.state_label(t), None,
+                                   user_location())
+        elif isinstance(old, RunTimeGradient) and defined is not True:
+            grad = RunTimeGradient(grad, logical_or(old.defined, self.wrap(defined)),
+                                   old.label, old.loc, user_location())
+        self.set_grad(t, grad)
 
     def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
         """``paddle.grad`` while tracing: the gradient computation is appended to the

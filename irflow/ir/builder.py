@@ -111,6 +111,28 @@ class Builder:
             return self.list_add(a, b)
         return self.add(a, b)
 
+    # -- whether a cotangent exists: True, False, or a bool scalar known at run time
+    def either(self, a, b):
+        """`a` or `b`, for flags that are Python bools or bool scalar values; an op only
+        when both are values."""
+        if a is True or b is True:
+            return True
+        if a is False or b is False:
+            return b if a is False else a
+        return self.logical_or(a, b)
+
+    def both(self, a, b):
+        """`a` and `b`, for flags that are Python bools or bool scalar values."""
+        if a is False or b is False:
+            return False
+        if a is True or b is True:
+            return b if a is True else a
+        return self.logical_and(a, b)
+
+    def flag(self, a) -> Value:
+        """The flag `a` as a bool scalar value."""
+        return self.constant(a, "bool") if isinstance(a, bool) else a
+
     # -- structured control flow
     def region(self, arg_types: Sequence[TensorType], body: Callable, terminator: str,
                arg_names=None) -> tuple[Region, list[TensorType]]:

@@ -125,16 +125,23 @@ class RegionOp(Trait):
 
         `ad`, the autodiff context, offers: ``ad.active`` (the values being
         differentiated), ``ad.needed_ops(block, active_args, seeded)`` (the ops of a
-        block whose VJP a seed reaches) and ``ad.differentiate_block(b, block, args,
-        active_args, cotangents)`` (both sweeps of a block at `b`: the forward values
-        of its terminator operands and a cotangent or None per block argument)."""
+        block whose VJP a seed reaches), ``ad.differentiate_block(b, block, args,
+        active_args, cotangents, defined=None)`` (both sweeps of a block at `b`: the
+        forward values of its terminator operands, a cotangent or None per block
+        argument and whether each exists, given whether each of `cotangents` does)
+        and ``ad.defined(result)`` (whether the cotangent of one of the op's results
+        exists: True, False or a bool scalar value known at run time)."""
         b.insert(op.clone(mapping))
         return None
 
     def backward(self, ad, b, op: Operation, ins: Sequence[Value],
                  out_cts: Sequence[Value | None], residual) -> list[Value | None]:
         """Emit the cotangents of `op`'s operands (None for zero) given those of its
-        results, at builder `b`; `ins` are the forward copies of its operands."""
+        results, at builder `b`; `ins` are the forward copies of its operands. A
+        cotangent that exists only on some runs (a branch that does not use the
+        operand) is a `Defined`, whose flag accounts for whether the results'
+        cotangents exist (``ad.defined``); a plain one exists where any of theirs
+        does."""
         raise IrflowError(f"'{op.name}' has no reverse-mode rule", op.loc)
 
     # -- derived from `flow`

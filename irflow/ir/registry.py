@@ -24,7 +24,7 @@ declaration:
 - ``vjp``: the reverse-mode rule, written with irflow ops through a `Builder`:
   ``vjp(b, cts, ins, outs, **attrs)`` gets the cotangents of the results, the
   operands and the results, and returns one cotangent (or None for zero) per
-  operand;
+  operand, or a `Defined` for a cotangent that exists only on some runs;
 - ``nondiff``: the results carry no gradient (comparisons, argmax...);
 - ``effect``: PURE, RANDOM (pure given its explicit seed operand) or IO;
 - ``traits``: shared properties and interfaces (`irflow.ir.traits`): terminator,
@@ -42,7 +42,7 @@ from __future__ import annotations
 import enum
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -63,6 +63,18 @@ class _Required:
 
 
 REQUIRED = _Required()
+
+
+class Defined(NamedTuple):
+    """What a VJP rule returns for an operand whose cotangent exists only on the runs
+    where the bool scalar `defined` is true (and is zeros on the others): eager code
+    leaves a gradient None where no op that used the value ran, and optimizers skip
+    such a parameter, so autodiff keeps where it would (`irflow.passes.autodiff`).
+    A region op's rule makes them (a branch that does not use an operand), and so
+    does the VJP of a compiled call whose backward half returns them."""
+
+    cotangent: Any   # a Value
+    defined: Any     # a bool scalar Value
 
 
 @dataclass(eq=False)

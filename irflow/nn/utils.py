@@ -8,16 +8,21 @@ from ..tensor import Tensor, abs as absolute, clip, concat, max as reduce_max, n
 from ..tensor.creation import to_tensor
 
 
-def _with_grads(parameters) -> list:
+def _with_grads(parameters) -> list[tuple]:
+    """(parameter, its gradient) for those of `parameters` that have one. While tracing,
+    a gradient that exists on some runs only is there with its value, zeros on the
+    other runs, which adds nothing to a norm; `_replace_grad` keeps whether it exists."""
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    return [p for p in parameters if p.grad is not None]
+    tracer = current_tracer()
+    pairs = [(p, p.grad if tracer is None else tracer.gradient(p)[0]) for p in parameters]
+    return [(p, g) for p, g in pairs if g is not None]
 
 
 def _replace_grad(p, g) -> None:
     """Store `g` as p's gradient: in place eagerly, in the program while tracing."""
     tracer = current_tracer()
     if tracer is not None:
-        tracer.set_grad(p, g)
+        tracer.replace_grad(p, g)
     else:
         p.grad.set_value(g)
 
@@ -27,12 +32,13 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     """Scale the gradients of `parameters` in place so that their joint `norm_type`
     norm is at most `max_norm` (by max_norm / (norm + 1e-6), never above 1); returns
     the norm before clipping."""
-    params = _with_grads(parameters)
-    if not params:
+    pairs = _with_grads(parameters)
+    if not pairs:
         return to_tensor(0.0)
     max_norm, norm_type = float(max_norm), float(norm_type)
+    params = [p for p, _ in pairs]
     with no_grad():
-        grads = [p.grad.detach() for p in params]
+        grads = [g.detach() for _, g in pairs]
         if norm_type == float("inf"):
             norms = [reduce_max(absolute(g)) for g in grads]
             total = norms[0] if len(norms) == 1 else reduce_max(stack(norms))
@@ -54,8 +60,8 @@ def clip_grad_value_(parameters, clip_value: float) -> None:
     """Clip every gradient element of `parameters` into [-clip_value, clip_value]."""
     clip_value = float(clip_value)
     with no_grad():
-        for p in _with_grads(parameters):
-            _replace_grad(p, clip(p.grad.detach(), -clip_value, clip_value))
+        for p, g in _with_grads(parameters):
+            _replace_grad(p, clip(g.detach(), -clip_value, clip_value))
 
 
 def parameters_to_vector(parameters, name=None) -> Tensor:

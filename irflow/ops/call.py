@@ -14,11 +14,15 @@ operands that get cotangents), ``outputs`` (the results whose cotangents the
 backward takes) and ``residuals`` (how many results are residuals) let its VJP call
 the backward half on the output cotangents and the residuals; so ``loss.backward()``
 after a compiled forward runs the compiled backward, and one autodiff serves both.
+``defined`` lists the positions in ``wrt`` of the gradients that exist only on some
+runs (a parameter that only one branch uses): the backward half returns a bool for
+each after the gradients, and the VJP gives them as `Defined`, so that eager
+``backward()`` leaves such a gradient None where the program did not use it.
 """
 from __future__ import annotations
 
 from ..errors import IrflowError, ShapeError, VerificationError
-from ..ir.registry import REQUIRED
+from ..ir.registry import REQUIRED, Defined
 from ..ir.symbols import CallOp, FuncRef
 from ..ir.traits import ContainerOperands, SparseCotangents
 from ..ir.types import Container, TensorType, bind_shape, differentiable, substitute
@@ -74,16 +78,17 @@ def _call_kernel(*arrays, callee, **unused):
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, sizes):
+def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, sizes, defined):
     if backward is None or any(ct is not None for ct in cts[len(cts) - residuals:]):
         # no backward half, or gradients reach the residuals (a gradient of a gradient)
         return _derived_vjp(b, cts, ins, callee)
     seeds = [cts[k] if cts[k] is not None else b.zeros(outs[k].type) for k in outputs]
     grads = b.create("call", [*seeds, *outs[len(outs) - residuals:]],
                      {"callee": backward}).results
+    flags = dict(zip(defined, grads[len(wrt):]))
     in_cts = [None] * len(ins)
-    for i, g in zip(wrt, grads):
-        in_cts[i] = g
+    for k, (i, g) in enumerate(zip(wrt, grads)):
+        in_cts[i] = Defined(g, flags[k]) if k in flags else g
     return in_cts
 
 
@@ -105,12 +110,14 @@ def _derived_vjp(b, cts, ins, callee: FuncRef):
 
 defop("call", _call_infer, _call_kernel, arity=(0, None),
       attrs={"callee": REQUIRED, "backward": None, "wrt": (), "outputs": (), "residuals": 0,
-             "sizes": ()},
+             "sizes": (), "defined": ()},
       vjp=_call_vjp, verify=_verify_call,
       traits=(CallOp(), ContainerOperands(), SparseCotangents()),
       doc="call(xs...) {callee}: the results of function `callee` (a symbol, @name) on xs. "
           "A compiled call in the dynamic graph also names its `backward` function, the "
           "operands it differentiates (`wrt`), the results whose cotangents it takes "
-          "(`outputs`) and how many trailing results are `residuals` for it. `sizes` holds "
+          "(`outputs`) and how many trailing results are `residuals` for it; for each "
+          "position of `wrt` listed in `defined` the backward also returns, after the "
+          "gradients, a bool that is true where that gradient exists on the run. `sizes` holds "
           "(symbol, size) pairs for result sizes that depend on tensor values, which eager "
           "execution adds once the call has run")

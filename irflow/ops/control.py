@@ -19,10 +19,11 @@ import numpy as np
 
 from ..errors import ShapeError, VerificationError
 from ..ir import dtypes
-from ..ir.core import BlockArg
+from ..ir.builder import Builder
+from ..ir.core import Block, BlockArg, Region
 from ..ir.region_op import (Arg, Operand, RegionOp, Result, Yield, arg_dependencies,
                             check_region)
-from ..ir.registry import REQUIRED, Effect, lookup
+from ..ir.registry import REQUIRED, Defined, Effect, lookup
 from ..ir.rewrite import Pattern, constant_value
 from ..ir.traits import ContainerOperands, Terminator
 from ..ir.types import ListType, StackType, TensorType, differentiable
@@ -105,30 +106,62 @@ class Cond(RegionOp):
 
     def backward(self, ad, b, op, ins, out_cts, residual):
         """A cond on the same predicate whose branches recompute and differentiate the
-        forward branches; yields a cotangent for each active operand."""
+        forward branches; yields a cotangent for each active operand (zeros from a
+        branch that gives it none). Where whether that cotangent exists depends on
+        the branch taken (a branch that does not use the operand) or on whether the
+        results' cotangents exist, it also yields that, as a bool: eager code leaves
+        the gradient of a parameter that only the branch not taken uses None."""
         pred, xs = ins[0], ins[1:]
         targets = [j for j, v in enumerate(op.operands[1:]) if v in ad.active]
         if not targets:
             return [None] * len(ins)
         present = [k for k, ct in enumerate(out_cts) if ct is not None]
-
-        def branch(region_index):
-            def body(rb, *region_args):
-                primal, given = region_args[:len(xs)], region_args[len(xs):]
-                seeds = [None] * len(out_cts)
-                for k, ct in zip(present, given):
-                    seeds[k] = ct
-                _, arg_cts = ad.differentiate_block(rb, op.regions[region_index].blocks[0],
-                                                    primal, set(targets), seeds)
-                return [arg_cts[j] if arg_cts[j] is not None else rb.zeros_like(primal[j])
-                        for j in targets]
-            return body
-
-        results = b.cond(pred, [*xs, *(out_cts[k] for k in present)], branch(0), branch(1))
+        given = {k: ad.defined(op.results[k]) for k in present}
+        flagged = [k for k in present if not isinstance(given[k], bool)]
+        operands = [*xs, *(out_cts[k] for k in present), *(given[k] for k in flagged)]
+        branches = [_branch_cotangents(ad, b, op, r, operands, targets, present, given, flagged)
+                    for r in (0, 1)]
+        # per target: True or False when both branches agree on it, None when it is a bool
+        # the cond yields
+        known = [a if isinstance(a, bool) and a is c else None
+                 for a, c in zip(branches[0][2], branches[1][2])]
+        yielded = [i for i, k in enumerate(known) if k is None]
+        for rb, cts, exists in branches:
+            rb.create("yield", [*cts, *(rb.flag(exists[i]) for i in yielded)])
+        types = [v.type for v in branches[0][1]] + [TensorType(dtypes.bool_, ())] * len(yielded)
+        results = b.create("cond", [pred, *operands], regions=[Region([rb.block])
+                                                               for rb, _, _ in branches],
+                           result_types=types).results
+        flags = dict(zip(yielded, results[len(targets):]))
         in_cts = [None] * len(ins)
-        for j, g in zip(targets, results):
-            in_cts[1 + j] = g
+        for i, (j, g) in enumerate(zip(targets, results)):
+            if known[i] is None:
+                in_cts[1 + j] = Defined(g, flags[i])
+            elif known[i]:
+                in_cts[1 + j] = g
         return in_cts
+
+
+def _branch_cotangents(ad, b, op, index: int, operands, targets, present, given, flagged):
+    """Branch `index` of the backward ``cond`` of `op`, up to its ``yield``: a block
+    taking `operands` (the primal operands, the results' cotangents that are
+    `present`, and for those that exist only on some runs, `flagged`, the bool saying
+    so), recomputing and differentiating the forward branch. Returns the builder at
+    its end, the cotangents of the operands `targets` (zeros where it gives none) and
+    whether each exists (True, False or a bool value of the block)."""
+    n = len(op.operands) - 1
+    rb = Builder(Block([v.type for v in operands], [v.name for v in operands]), b.loc)
+    args = rb.block.args
+    primal, cts, flags = args[:n], args[n:n + len(present)], args[n + len(present):]
+    flag_of = dict(zip(flagged, flags))
+    seeds, defined = [None] * len(op.results), [False] * len(op.results)
+    for k, ct in zip(present, cts):
+        seeds[k], defined[k] = ct, flag_of.get(k, given[k])
+    _, arg_cts, arg_defined = ad.differentiate_block(rb, op.regions[index].blocks[0], primal,
+                                                     set(targets), seeds, defined)
+    return (rb, [arg_cts[j] if arg_cts[j] is not None else rb.zeros_like(primal[j])
+                 for j in targets],
+            [arg_defined[j] for j in targets])
 
 
 class InlineConstantCond(Pattern):
@@ -259,7 +292,11 @@ class While(RegionOp):
 
     def backward(self, ad, b, op, ins, out_cts, stack):
         """The backward loop: pops one record per forward iteration, recomputes that
-        iteration and applies its VJP, summing the invariants' cotangents."""
+        iteration and applies its VJP, summing the invariants' cotangents. It also
+        carries, as bools, whether cotangents exist where only the run can tell: an
+        invariant's exists once an iteration gave it one (never if the loop ran zero
+        times, as eager code leaves the gradient of a parameter only the body uses
+        None then), a carried value's where an iteration may not pass one on."""
         n_consts = len(op.operands) - len(op.results)
         carried_types = [r.type for r in op.results]
         act_carried, act_consts, stored = _while_plan(ad, op)
@@ -269,6 +306,11 @@ class While(RegionOp):
                     b.zeros_like(ad.mapping[op.results[k]]) for k in act_carried]
         acc_inits = [b.zeros_like(consts[j]) for j in act_consts]
         n_ct, n_acc = len(ct_inits), len(acc_inits)
+        starts = [ad.defined(op.results[k]) for k in act_carried]
+        # Whether each carried cotangent exists in every iteration: True, False, or None
+        # (a bool the loop carries); widened until the body built agrees.
+        known = [d if isinstance(d, bool) else None for d in starts]
+        found: dict[str, list] = {}  # what the body built last gives: see body_region
 
         def cond_region(rb, *region_args):
             depth = rb.stack_len(region_args[-1])
@@ -278,6 +320,8 @@ class While(RegionOp):
             cs = region_args[:n_consts]
             ct_x = region_args[n_consts:n_consts + n_ct]
             acc = region_args[n_consts + n_ct:n_consts + n_ct + n_acc]
+            carried_flags = iter(region_args[n_consts + n_ct + n_acc:-1 - n_acc])
+            acc_flags = region_args[-1 - n_acc:-1]
             popped = rb.stack_pop(region_args[-1])
             popped = list(popped) if isinstance(popped, tuple) else [popped]
             rest, records = popped[0], popped[1:]
@@ -288,23 +332,51 @@ class While(RegionOp):
                 if carried[k] is None:  # the body never reads it: any value of its type will do
                     carried[k] = _any_value(rb, t)
             seeds = [None] * len(carried_types)
-            for k, ct in zip(act_carried, ct_x):
-                seeds[k] = ct
+            defined = [False] * len(carried_types)
+            for k, ct, state in zip(act_carried, ct_x, known):
+                seeds[k], defined[k] = ct, next(carried_flags) if state is None else state
             active_args = set(act_consts) | {n_consts + k for k in act_carried}
-            _, arg_cts = ad.differentiate_block(rb, body_block, [*cs, *carried], active_args,
-                                                seeds)
+            _, arg_cts, arg_defined = ad.differentiate_block(
+                rb, body_block, [*cs, *carried], active_args, seeds, defined)
             new_ct_x = [arg_cts[n_consts + k] if arg_cts[n_consts + k] is not None
                         else rb.zeros_like(carried[k]) for k in act_carried]
             new_acc = [a if arg_cts[j] is None else rb.accumulate(a, arg_cts[j])
                        for a, j in zip(acc, act_consts)]
-            return [*new_ct_x, *new_acc, rest]
+            found["passed"] = [arg_defined[n_consts + k] for k in act_carried]
+            found["given"] = [arg_defined[j] for j in act_consts]
+            return [*new_ct_x, *new_acc,
+                    *(rb.flag(p) for p, state in zip(found["passed"], known) if state is None),
+                    *(rb.flag(rb.either(f, g)) for f, g in zip(acc_flags, found["given"])),
+                    rest]
 
-        results = b.while_loop(consts, [*ct_inits, *acc_inits, stack], cond_region, body_region)
+        bool_t = TensorType(dtypes.bool_, ())
+        while True:
+            n_flags = known.count(None) + n_acc
+            types = [v.type for v in [*consts, *ct_inits, *acc_inits]] + [bool_t] * n_flags \
+                + [stack.type]
+            names = [v.name for v in [*consts, *ct_inits, *acc_inits]] + [None] * n_flags \
+                + [stack.name]
+            body_r, _ = b.region(types, body_region, "yield", names)
+            widened = [state if isinstance(p, bool) and p is state else None
+                       for state, p in zip(known, found["passed"])]
+            if widened == known:
+                break
+            known = widened
+        cond_r, _ = b.region(types, cond_region, "condition", names)
+        flag_inits = [b.flag(d) for d, state in zip(starts, known) if state is None] + \
+            [b.flag(False) for _ in act_consts]
+        results = b.create("while", [*consts, *ct_inits, *acc_inits, *flag_inits, stack],
+                           regions=[cond_r, body_r],
+                           result_types=types[n_consts:]).results
+        carried_flags = iter(results[n_ct + n_acc:-1 - n_acc])
         in_cts = [None] * len(ins)
-        for k, g in zip(act_carried, results[:n_ct]):
-            in_cts[n_consts + k] = g
-        for j, g in zip(act_consts, results[n_ct:n_ct + n_acc]):
-            in_cts[j] = g
+        for k, g, state in zip(act_carried, results[:n_ct], known):
+            in_cts[n_consts + k] = g if state else \
+                Defined(g, next(carried_flags)) if state is None else None
+        for j, g, flag, given in zip(act_consts, results[n_ct:n_ct + n_acc],
+                                     results[-1 - n_acc:-1], found["given"]):
+            if given is not False:
+                in_cts[j] = Defined(g, flag)
         return in_cts
 
 

@@ -17,6 +17,13 @@ one IR program by tracing, so an update is written the way the tracer can see it
   start of every ``step()``. A scheduler thus changes the rate of a compiled step
   without recompiling it.
 
+A compiled step may not know whether a parameter has a gradient until it runs: a
+parameter used only in one branch of a tensor-dependent ``if`` (or in a loop that
+may run zero times) has none on the runs that do not use it, and eager code skips
+it then. The tracer gives such a gradient with a traced bool (`_gradient`), and the
+parameter's update, its accumulators' included, takes effect only where that bool
+is true (`Tracer.updates_where`); programs without such parameters are unchanged.
+
 Everything that depends only on the configuration (parameter groups, per-parameter
 learning-rate scale and regularizer, state tensors) is resolved once, at
 construction, into one `_Slot` per parameter, so ``step()`` is a plain loop over
@@ -29,7 +36,7 @@ import numbers
 
 import numpy as np
 
-from ..context import current_static
+from ..context import current_static, current_tracer
 from ..dispatch import no_grad
 from ..errors import IrflowError
 from ..tensor.convert import cast
@@ -338,23 +345,27 @@ class Optimizer:
             self._step_group(group, only)
 
     def _step_group(self, group: _Group, only) -> None:
-        pairs = []
+        triples = []
         for slot in group.slots:
             p = slot.param
             if p.stop_gradient or (only is not None and id(p) not in only):
                 continue
-            grad = p.grad
+            grad, defined = _gradient(p)
             if grad is not None:
                 if grad.dtype is not slot.dtype:  # a gradient assigned by hand
                     grad = cast(grad, slot.dtype)
-                pairs.append((slot, grad))
-        if not pairs:
+                triples.append((slot, grad, defined))
+        if not triples:
             return
-        if group.grad_clip is not None:
-            clipped = group.grad_clip([(s.param, g) for s, g in pairs])
-            pairs = [(s, g) for (s, _), (_, g) in zip(pairs, clipped)]
-        for slot, grad in pairs:
-            self._update(slot, self._regularized(slot, grad))
+        if group.grad_clip is not None:  # a missing gradient's zeros add nothing to a norm
+            clipped = group.grad_clip([(s.param, g) for s, g, _ in triples])
+            triples = [(s, g, d) for (s, _, d), (_, g) in zip(triples, clipped)]
+        for slot, grad, defined in triples:
+            if defined is None:
+                self._update(slot, self._regularized(slot, grad))
+            else:
+                with current_tracer().updates_where(defined, [slot.param, *slot.state.values()]):
+                    self._update(slot, self._regularized(slot, grad))
 
     def minimize(self, loss: Tensor, startup_program=None, parameters=None,
                  no_grad_set=None):
@@ -373,9 +384,9 @@ class Optimizer:
         if _needs_backward(loss):
             loss.backward()
         chosen = self._chosen(parameters, no_grad_set)
-        params_grads = [(s.param, s.param.grad) for s in self._slots
-                        if id(s.param) in chosen and s.param.grad is not None
-                        and not s.param.stop_gradient]
+        params_grads = [(s.param, grad) for s in self._slots
+                        if id(s.param) in chosen and not s.param.stop_gradient
+                        and (grad := _gradient(s.param)[0]) is not None]
         with no_grad():
             self._apply(chosen)
         return [], params_grads
@@ -436,6 +447,16 @@ class Optimizer:
         self._refresh_lr()
 
     load_state_dict = set_state_dict
+
+
+def _gradient(param: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    """``param.grad``, and None; or while a program is traced in which that gradient
+    exists on some runs only, its value and the traced bool that says whether it
+    exists (see the module's docstring)."""
+    tracer = current_tracer()
+    if tracer is None:
+        return param.grad, None
+    return tracer.gradient(param)
 
 
 def _load_into(target: Tensor, value) -> None:

@@ -24,6 +24,20 @@ and differentiates its taken branch inside a backward ``cond``, and ``while``
 records its iterations on a stack and pops them in a backward loop (see
 `irflow.ops.control` and `docs/autodiff.md`), with no case for them here.
 
+**Which cotangents exist.** Eager code gives a value a gradient only when an op
+that used it ran on the way to the loss; elsewhere the gradient stays None, and an
+optimizer skips a parameter whose gradient is None (no weight decay, no moment
+update). A compiled program decides at run time which branch of a ``cond`` runs and
+whether a ``while`` body runs at all, so each cotangent carries whether it exists:
+True (whenever the sweep runs), False, or a bool scalar of the IR computed as the
+program runs (`_Cotangents.defined_of`). Only region ops' rules make run-time flags
+(a branch that does not use an operand yields False for it, the backward loop
+carries whether an iteration gave an invariant a cotangent); every other op passes
+on whether any of its results' cotangents exists. Consumers that can leave a
+gradient None read the flags (`append_gradients`' caller; `backward_function` and
+`vjp_split` return them); where nothing reads them, `dce` removes them, so a
+program whose values are used outside regions is differentiated as before.
+
 Every op the transform emits carries the location of the forward op it copies or
 differentiates (the sums of cotangents too); what belongs to no op (the seed, zero
 gradients, the return) carries the location of the differentiated function's
@@ -38,7 +52,7 @@ from typing import Sequence
 from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Block, Function, Module, Operation, Value
-from ..ir.registry import lookup
+from ..ir.registry import Defined, lookup
 from ..ir.traits import SparseCotangents
 from ..ir.sizes import symbols_needed
 from ..ir.types import TensorType, differentiable, is_symbol
@@ -84,9 +98,9 @@ def grad(fn: Function, wrt: Sequence[int], output: int = 0, cotangent: bool = Fa
 
 
 def backward_function(fn: Function, wrt: Sequence[int | Value], outputs: Sequence[int],
-                      name: str | None = None) -> tuple[Function, list[Value]]:
+                      name: str | None = None) -> tuple[Function, list[Value], tuple[int, ...]]:
     """The reverse sweep of `fn` alone, for callers that already hold `fn`'s values
-    (eager ``backward()``): ``name(*cotangents, *residuals) -> gradients``.
+    (eager ``backward()``): ``name(*cotangents, *residuals) -> (*gradients, *defined)``.
 
     The cotangents are those of `fn`'s results at `outputs`; the gradients are those
     of the values `wrt`: argument indices, or values of `fn` (an intermediate's
@@ -95,6 +109,10 @@ def backward_function(fn: Function, wrt: Sequence[int | Value], outputs: Sequenc
     of `fn` (arguments or op results) that the VJP rules read; they are returned, in
     argument order, so that the caller can pass their values. `fn` must not need a
     ``while`` loop differentiated: loops record their iterations in the forward sweep.
+    Returns (the function, the residuals, the positions in `wrt` of the gradients
+    that exist only on some runs), the function returning a bool scalar for each of
+    those after the gradients, true where it exists (a compiled call's backward
+    half says so).
     """
     results = fn.result_types
     b_fn = Function(name or f"{fn.name}_backward",
@@ -112,12 +130,21 @@ def backward_function(fn: Function, wrt: Sequence[int | Value], outputs: Sequenc
     sweep = Sweep(ops, active, needed)
     sweep.mapping = _ResidualArgs(b_fn)
     cts = reverse_sweep(b, sweep, [(ret[k], arg) for k, arg in zip(outputs, b_fn.args)])
-    b.ret(*(cts.get(v) if cts.get(v) is not None else b.zeros(v.type) for v in targets))
+    defined = _run_time_flags(cts, targets)
+    b.ret(*(cts.get(v) if cts.get(v) is not None else b.zeros(v.type) for v in targets),
+          *defined.values())
     dce(Module([b_fn]))
     verify(b_fn)
     used = [v for v, arg in sweep.mapping.items() if arg.uses]
     b_fn.block.erase_args(i for i, a in enumerate(b_fn.args) if not a.uses and i >= len(outputs))
-    return b_fn, used
+    return b_fn, used, tuple(defined)
+
+
+def _run_time_flags(cts: "_Cotangents", targets: Sequence[Value]) -> dict[int, Value]:
+    """Position in `targets` -> the bool scalar that says whether its cotangent
+    exists, for those known only at run time."""
+    flags = ((k, cts.defined_of(v)) for k, v in enumerate(targets) if cts.get(v) is not None)
+    return {k: flag for k, flag in flags if isinstance(flag, Value)}
 
 
 def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
@@ -127,12 +154,16 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     - ``forward(*fn.args) -> (*fn.results, *residuals)``: `fn` plus the values the
       backward will read (including what region ops record, such as the stacks of
       while loops);
-    - ``backward(*cotangents of fn.results[outputs], *residuals) -> gradients`` of
-      the arguments `wrt` (zeros where none flows). The residuals include, for each
-      symbolic dim of `fn`'s arguments, a value with that dim, so that the backward
-      knows every size its gradients have.
+    - ``backward(*cotangents of fn.results[outputs], *residuals) -> (*gradients,
+      *defined)`` of the arguments `wrt` (zeros where none flows), then for each
+      gradient that exists only on some runs, or never (no path from the argument
+      reaches the outputs: eager code would leave it None, while the call has the
+      argument as an operand), a bool scalar, true where it exists. The residuals
+      include, for each symbolic dim of `fn`'s arguments, a value with that dim, so
+      that the backward knows every size its gradients have.
 
-    Returns (forward, backward)."""
+    Returns (forward, backward, the positions in `wrt` of the gradients that have a
+    flag)."""
     fwd = Function(f"{fn.name}_forward", fn.arg_types, [a.name for a in fn.args])
     seeded = [k in outputs for k in range(len(fn.result_types))]
     sweep = forward_sweep(Builder(fwd.block), fn.block, fwd.args, set(wrt), seeded)
@@ -148,8 +179,12 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
             source[back.residuals[op]] = residual
     bb = Builder(bwd.block, fn.return_op.loc)
     cts = reverse_sweep(bb, back, [(results[k], ct) for k, ct in zip(outputs, bwd.args)])
+    defined = _run_time_flags(cts, [fn.args[i] for i in wrt])
+    defined.update((k, bb.constant(False, "bool")) for k, i in enumerate(wrt)
+                   if cts.get(fn.args[i]) is None)
+    defined = dict(sorted(defined.items()))
     bb.ret(*(cts.get(fn.args[i]) if cts.get(fn.args[i]) is not None
-             else bb.zeros(fn.args[i].type) for i in wrt))
+             else bb.zeros(fn.args[i].type) for i in wrt), *defined.values())
     dce(Module([bwd]))
     for original, arg in back.mapping.items():
         source[arg] = sweep.mapping[original]
@@ -173,7 +208,7 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     dce(Module([fwd]))
     verify(fwd)
     verify(bwd)
-    return fwd, bwd
+    return fwd, bwd, tuple(defined)
 
 
 def _whole_dim_symbols(values) -> set[str]:
@@ -189,7 +224,8 @@ def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Val
     (pairs of a value of `ops` and its cotangent), differentiating with respect to
     `sources`; region ops whose reverse rule reads what their forward copy records
     (while loops) are replaced by those copies. Returns the cotangents by value
-    (those of `sources` among them)."""
+    (those of `sources` among them), with whether each exists on a run
+    (`_Cotangents.defined_of`)."""
     active, needed = _activity(ops, set(sources), {v for v, _ in seeds})
     sweep = Sweep(ops, active, needed)
     sweep.mapping = _Identity()
@@ -241,11 +277,13 @@ def _recording(ops) -> list[Operation]:
 
 
 class _Cotangents:
-    """Cotangents of the values of one block, summed as they arrive."""
+    """Cotangents of the values of one block, summed as they arrive, and whether each
+    exists (see the module's docstring)."""
 
     def __init__(self, b: Builder):
         self.b = b
         self.cts: dict[Value, Value] = {}
+        self.defined: dict[Value, bool | Value] = {}
         self.zeros: dict[TensorType, Value] = {}
 
     def zero_like(self, value: Value) -> Value:
@@ -259,7 +297,9 @@ class _Cotangents:
             found = self.zeros[t] = self.b.zeros(t)
         return found
 
-    def add(self, value: Value, ct: Value | None, op: Operation | None = None) -> None:
+    def add(self, value: Value, ct: Value | None, op: Operation | None = None,
+            defined: bool | Value = True) -> None:
+        """Add `ct` to the cotangent of `value`; `defined`: whether `ct` exists."""
         if ct is None or not differentiable(value.type):
             return
         if ct.type != value.type:
@@ -267,10 +307,30 @@ class _Cotangents:
             raise IrflowError(f"{where} gives {ct.type} for a value of type {value.type}",
                               op.loc if op is not None else None)
         old = self.cts.get(value)
-        self.cts[value] = ct if old is None else self.b.accumulate(old, ct)
+        if old is None:
+            self.cts[value], self.defined[value] = ct, defined
+        else:
+            self.cts[value] = self.b.accumulate(old, ct)
+            self.defined[value] = self.b.either(self.defined[value], defined)
 
     def get(self, value: Value) -> Value | None:
         return self.cts.get(value)
+
+    def defined_of(self, value: Value) -> bool | Value:
+        """Whether the cotangent of `value` exists when the sweep runs: True, False
+        (none, or zeros that no existing cotangent reached) or a bool scalar value
+        saying it at run time."""
+        return self.defined.get(value, False)
+
+    def any_defined(self, values: Sequence[Value]) -> bool | Value:
+        """Whether the cotangent of any of `values` exists: an op's VJP gives its
+        operands cotangents that exist exactly then, as eager code runs an op's VJP
+        when any of its results has a gradient."""
+        flag = False
+        for v in values:
+            if v in self.cts:
+                flag = self.b.either(flag, self.defined[v])
+        return flag
 
 
 def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
@@ -318,6 +378,14 @@ class Sweep:
         self.needed = needed
         self.mapping: dict[Value, Value] = {}
         self.residuals: dict[Operation, Value | None] = {}  # what each region op recorded
+        self.cotangents: _Cotangents | None = None  # the reverse sweep's, while it runs
+
+    def defined(self, value: Value) -> bool | Value:
+        """Whether the cotangent of `value` (a result of the op whose reverse rule
+        runs) exists (`_Cotangents.defined_of`): a rule that recomputes its regions
+        passes it on to them, so that its operands' cotangents exist exactly where
+        eager code would give them a gradient."""
+        return self.cotangents.defined_of(value)
 
     @staticmethod
     def needed_ops(block: Block, active_args: set[int], seeded: Sequence[bool]) -> set[Operation]:
@@ -327,8 +395,9 @@ class Sweep:
 
     @staticmethod
     def differentiate_block(b: Builder, block: Block, args: Sequence[Value],
-                            active_args: set[int], cts_out: Sequence[Value | None]):
-        return differentiate_block(b, block, args, active_args, cts_out)
+                            active_args: set[int], cts_out: Sequence[Value | None],
+                            defined_out: Sequence[bool | Value] | None = None):
+        return differentiate_block(b, block, args, active_args, cts_out, defined_out)
 
 
 def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
@@ -349,14 +418,16 @@ def forward_sweep(b: Builder, block: Block, args: Sequence[Value], active_args: 
     return sweep
 
 
-def reverse_sweep(b: Builder, sweep: Sweep, seeds) -> "_Cotangents":
+def reverse_sweep(b: Builder, sweep: Sweep, seeds,
+                  defined: Sequence[bool | Value] | None = None) -> "_Cotangents":
     """Emit at `b` the reverse sweep from `seeds`, pairs (value of the swept ops, its
-    cotangent or None for zero); a value seeded twice gets the sum. Returns every
+    cotangent or None for zero); a value seeded twice gets the sum. `defined`: per
+    seed, whether its cotangent exists (True for all by default). Returns every
     cotangent it found, by original value."""
     mapping, active = sweep.mapping, sweep.active
-    cts = _Cotangents(b)
-    for v, ct in seeds:
-        cts.add(v, ct)
+    cts = sweep.cotangents = _Cotangents(b)
+    for k, (v, ct) in enumerate(seeds):
+        cts.add(v, ct, defined=True if defined is None else defined[k])
     for op in reversed(sweep.ops):
         if op not in sweep.needed:
             continue
@@ -371,20 +442,30 @@ def reverse_sweep(b: Builder, sweep: Sweep, seeds) -> "_Cotangents":
                 in_cts = rop.backward(sweep, b, op, ins, out_cts, sweep.residuals.get(op))
             else:
                 in_cts = _op_vjp(b, op, ins, outs, out_cts, cts)
+            fired = cts.any_defined(op.results)
             for v, ct in zip(op.operands, in_cts):
-                if v in active:
-                    cts.add(v, ct, op)
+                if v not in active:
+                    continue
+                if not isinstance(ct, Defined):
+                    cts.add(v, ct, op, fired)
+                elif rop is not None:  # its rule saw whether its results' cotangents exist
+                    cts.add(v, ct.cotangent, op, ct.defined)
+                else:
+                    cts.add(v, ct.cotangent, op, b.both(fired, ct.defined))
     return cts
 
 
 def differentiate_block(b: Builder, block: Block, args: Sequence[Value], active_args: set[int],
-                        cts_out: Sequence[Value | None]):
-    """Both sweeps: returns the forward values of the terminator's operands and a
-    cotangent (or None) per block argument."""
+                        cts_out: Sequence[Value | None],
+                        defined_out: Sequence[bool | Value] | None = None):
+    """Both sweeps: returns the forward values of the terminator's operands, a
+    cotangent (or None) per block argument and whether each exists
+    (`_Cotangents.defined_of`). `defined_out`: whether each of `cts_out` exists
+    (True for all by default)."""
     sweep = forward_sweep(b, block, args, active_args, [ct is not None for ct in cts_out])
-    cts = reverse_sweep(b, sweep, list(zip(block.terminator.operands, cts_out)))
+    cts = reverse_sweep(b, sweep, list(zip(block.terminator.operands, cts_out)), defined_out)
     return ([sweep.mapping[v] for v in block.terminator.operands],
-            [cts.get(a) for a in block.args])
+            [cts.get(a) for a in block.args], [cts.defined_of(a) for a in block.args])
 
 
 def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts, cts: "_Cotangents"):

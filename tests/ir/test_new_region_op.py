@@ -103,8 +103,8 @@ class CountedFor(RegionOp):
             rest, *carried = rb.stack_pop(stack_)
             forward_i = rb.sub(rb.sub(n_, rb.constant(1, "int64")), i)
             active = {1 + j for j in active_consts} | {1 + nc + k for k in range(m)}
-            _, arg_cts = ad.differentiate_block(rb, body, [forward_i, *cs, *carried], active,
-                                                list(ct))
+            _, arg_cts, _ = ad.differentiate_block(rb, body, [forward_i, *cs, *carried], active,
+                                                   list(ct))
             new_ct = [g if g is not None else rb.zeros(r.type)
                       for g, r in zip(arg_cts[1 + nc:], op.results)]
             new_acc = [a if arg_cts[1 + j] is None else rb.add(a, arg_cts[1 + j])
@@ -215,7 +215,7 @@ def test_it_differentiates_through_its_own_rule():
 
 def test_its_recording_crosses_a_forward_backward_split():
     fn = parse(PROGRAM).main
-    forward, backward = vjp_split(fn, [1], [0])
+    forward, backward, _ = vjp_split(fn, [1], [0])
     args = inputs(3)
     value, *residuals = compile_plan(forward)(*args)
     (da,) = compile_plan(backward)(np.asarray(1.0), *residuals)

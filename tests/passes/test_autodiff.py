@@ -6,7 +6,7 @@ import pytest
 from irflow.codegen import run
 from irflow.errors import IrflowError
 from irflow.ir import Module, TensorType, function, parse, verify
-from irflow.passes.autodiff import grad
+from irflow.passes.autodiff import grad, vjp_split
 
 
 def f64(*shape):
@@ -166,6 +166,79 @@ def test_cond_gradients_include_captured_values(sign):
     _, gx, gw = run(g, x, w)
     if sign < 0:  # the else branch does not read w: its gradient is exactly zero
         np.testing.assert_array_equal(gw, 0)
+
+
+def split_gradients(fn, wrt, args):
+    """The gradients of result 0 by `vjp_split` (run forward, then backward with a
+    cotangent of ones), and the bools it returns for those that exist on some runs
+    only, by position in `wrt`."""
+    forward, backward, defined = vjp_split(fn, wrt, [0])
+    values = run(forward, *args)
+    n = len(fn.result_types)
+    results = run(backward, np.ones_like(values[0]), *values[n:])
+    return results[:len(wrt)], dict(zip(defined, results[len(wrt):]))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_cotangent_only_one_branch_gives_exists_when_that_branch_runs(sign):
+    """Eager code leaves the gradient of a value only the branch not taken uses None;
+    the backward says which branch gave one: %w only where the then branch ran, %x
+    always (both branches use it)."""
+    x = sign * np.array([0.5, 1.0, 2.0])
+    (gx, gw), defined = split_gradients(parse(COND_CAPTURE).main, [0, 1],
+                                        [x, np.array([0.3, -0.2, 0.1])])
+    assert list(defined) == [1] and defined[1] == (sign > 0)
+    assert np.any(gw) == (sign > 0) and np.all(gx != 0)
+
+
+LOOP_INVARIANT = """
+func @f(%x: f64[3], %w: f64[3], %n: i64) -> f64 {
+  %i0 = const {value=0} : i64
+  %i, %h = while %w, %n, %i0, %x : (i64, f64[3]) {
+  ^cond(%ww: f64[3], %m: i64, %j: i64, %a: f64[3]):
+    %k = lt %j, %m : bool
+    condition %k
+  } {
+  ^body(%ww: f64[3], %m: i64, %j: i64, %a: f64[3]):
+    %one = const {value=1} : i64
+    %j1 = add %j, %one : i64
+    %t = mul %a, %ww : f64[3]
+    %a1 = tanh %t : f64[3]
+    yield %j1, %a1
+  }
+  %l = sum %h : f64
+  return %l
+}"""
+
+
+@pytest.mark.parametrize("trips", [0, 2])
+def test_a_cotangent_only_a_loop_body_gives_exists_once_the_body_ran(trips):
+    x, w = np.array([0.5, -1.0, 2.0]), np.array([0.9, 1.1, -0.3])
+    (gx, gw), defined = split_gradients(parse(LOOP_INVARIANT).main, [0, 1],
+                                        [x, w, np.int64(trips)])
+    assert list(defined) == [1] and defined[1] == (trips > 0)  # %x's always exists
+    if trips == 0:
+        np.testing.assert_array_equal(gx, np.ones(3))
+        np.testing.assert_array_equal(gw, 0)
+
+
+def test_an_argument_no_path_reaches_has_no_gradient():
+    """A compiled call has every parameter as an operand; one that no path from the
+    outputs reaches (its result stopped) has no gradient, as eagerly."""
+    fn = function("f", [f64(3), f64(3)],
+                  lambda b, x, w: b.sum(b.mul(x, b.stop_gradient(b.exp(w)))))
+    (gx, gw), defined = split_gradients(fn, [0, 1], [np.ones(3), np.ones(3)])
+    assert defined == {1: False}
+    np.testing.assert_allclose(gx, np.exp(1.0) * np.ones(3))
+
+
+def test_gradients_the_sweep_always_gives_carry_no_flag():
+    """Where no cotangent's existence depends on the run (a cond whose branches both
+    read %w), the backward returns no flag."""
+    both = COND_CAPTURE.replace("%e = exp %a : f64[3]", "%e = mul %v, %a : f64[3]")
+    forward, backward, defined = vjp_split(parse(both).main, [0, 1], [0])
+    assert defined == ()
+    assert "bool" not in " ".join(str(t) for t in backward.result_types)
 
 
 def _fixpoint_module(dim):

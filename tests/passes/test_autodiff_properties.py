@@ -14,7 +14,7 @@ from hypothesis import assume, given
 
 from irflow.codegen import run
 from irflow.ir import Module, all_ops, is_registered, parse, verify
-from irflow.passes.autodiff import grad
+from irflow.passes.autodiff import grad, vjp_split
 from tests.support.programs import programs, random_program, seeds
 
 EPS = 1e-6
@@ -136,6 +136,27 @@ def test_grad_of_smooth_programs_matches_finite_differences(program, seed):
 @given(programs(dtype="float64", scalar_output=True), seeds)
 def test_grad_through_kinks_matches_finite_differences(program, seed):
     check_grad(program, seed)
+
+
+@given(programs(dtype="float64", scalar_output=True), seeds)
+def test_a_gradient_that_does_not_exist_is_zero(program, seed):
+    """`vjp_split`'s backward says which gradients exist on the run (a branch not
+    taken, a loop that did not run, may use an argument alone); one that does not
+    must be zeros, or a flag would drop a real gradient."""
+    fn, wrt = program.function, program.float_args
+    forward, backward, defined = vjp_split(fn, wrt, [0])
+    inputs = program.inputs(seed, program.sizes[seed % len(program.sizes)])
+    values = run(forward, *inputs)
+    results = run(backward, np.ones_like(values[0]), *values[len(fn.result_types):])
+    for k, exists in zip(defined, results[len(wrt):]):
+        if not exists:
+            np.testing.assert_array_equal(results[k], 0, err_msg=f"argument {wrt[k]}")
+
+
+def test_generated_programs_have_gradients_that_exist_on_some_runs_only():
+    flagged = sum(bool(vjp_split(p.function, p.float_args, [0])[2]) for p in (
+        random_program(seed, dtype="float64", scalar_output=True) for seed in range(40)))
+    assert flagged >= 10
 
 
 def test_grad_of_a_loop_whose_body_reads_no_carried_value():

@@ -6,7 +6,7 @@ import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
 
-from .harness import check, check_fails, check_message, check_outputs, ints, randn, spec
+from .harness import check, check_fails, check_outputs, ints, randn, spec
 
 POS_NEG = [randn(3, 4, shift=2.0), randn(3, 4, seed=1, shift=-2.0)]
 
@@ -201,45 +201,6 @@ def test_dict_gains_a_key_in_a_tensor_branch():
         return out
 
     check_fails(f, POS_NEG, spec([None, 4]), at="if x.sum() > 0", match="out")
-
-
-def test_backward_inside_a_tensor_branch():
-    """backward() in one branch: while the parameters have no gradient yet, the other
-    branch would leave it None, which a program cannot return (an error naming the
-    backward() line); once they have one, the compiled call accumulates into it in
-    the branch taken, as eager code does."""
-    class Net(nn.Layer):
-        def __init__(self):
-            super().__init__()
-            self.fc = nn.Linear(4, 1)
-
-        def forward(self, x):
-            loss = self.fc(x).mean()
-            if loss > 0:
-                loss.backward()
-            return loss
-
-    net = Net()
-    net.fc.bias.set_value(paddle.zeros([1]))
-    x = paddle.ones([3, 4])
-    twin = Net()
-    twin.set_state_dict(net.state_dict())
-    compiled = paddle.jit.to_static(twin, input_spec=spec([None, 4]))
-    try:
-        compiled(x)
-    except paddle.ConversionError as e:
-        check_message(str(e), Net.forward, at="loss.backward()", match="only one branch")
-    else:
-        raise AssertionError("expected a ConversionError")
-    with paddle.no_grad():
-        positive = x if float(net.fc(x).mean()) > 0 else -x
-    for layer in (net, twin):  # eager: the gradient exists from here on
-        Net.forward(layer, positive)
-    for inputs in (positive, -positive):  # the step that accumulates, then the other branch
-        compiled(inputs)
-        net(inputs)
-        np.testing.assert_allclose(twin.fc.weight.grad.numpy(), net.fc.weight.grad.numpy(),
-                                   rtol=1e-6)
 
 
 def test_set_value_inside_a_tensor_branch_changes_the_weight_when_it_runs():

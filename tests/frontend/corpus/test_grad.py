@@ -280,6 +280,39 @@ def test_gradient_of_a_parameter_only_used_in_one_branch():
     check(Net(), POS_NEG, spec([None, 4]))
 
 
+def test_backward_inside_a_tensor_branch():
+    """backward() in one branch: while the parameters have no gradient, they keep none
+    when the other branch runs (the program returns whether they have one); once they
+    have one, the compiled call accumulates into it in the branch taken, as eager
+    code does."""
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+
+        def forward(self, x):
+            loss = self.fc(x).mean()
+            if loss > 0:
+                loss.backward()
+            return loss
+
+    net = Net()
+    net.fc.bias.set_value(paddle.zeros([1]))
+    twin = Net()
+    twin.set_state_dict(net.state_dict())
+    compiled = paddle.jit.to_static(twin, input_spec=spec([None, 4]))
+    x = paddle.ones([3, 4])
+    with paddle.no_grad():
+        positive = x if float(net.fc(x).mean()) > 0 else -x
+    for inputs in (-positive, positive, -positive, positive):
+        compiled(inputs)
+        net(inputs)
+        for p, q in zip(twin.parameters(), net.parameters()):
+            assert (p.grad is None) == (q.grad is None)
+            if p.grad is not None:
+                np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
+
+
 def test_backward_twice_accumulates():
     net = nn.Linear(4, 2)
     reset_parameters(net)
