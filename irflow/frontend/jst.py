@@ -245,16 +245,32 @@ def _arrays(grown) -> list[TensorArray]:
 
 
 def _extremum(python: Callable, elementwise: str):
-    """``max(a, b, ...)`` / ``min``: for traced scalars, the elementwise op (Python's
-    would need their values to compare)."""
+    """``max(a, b, ...)`` / ``min`` with a traced scalar among them: Python's steps,
+    each a cond taking the next argument where it compares greater (less) than the
+    one kept, so the result is one of the arguments as eager code gives it (the first
+    of equal ones, a NaN kept first; the other's gradient None). Arguments of two
+    dtypes (which one eager code returns depends on their values) take the
+    elementwise op."""
     def extremum(*args, **kwargs):
         if len(args) < 2 or kwargs or not any(is_traced(a) for a in args):
             return python(*args, **kwargs)
         out = args[0]
         for a in args[1:]:
-            out = elementwise_extreme(out, a, elementwise)
+            out = _python_step(out, a, python is builtins.max, elementwise)
         return out
     return extremum
+
+
+def _python_step(kept, candidate, larger: bool, elementwise: str):
+    from ..tensor.convert import as_tensor
+    like = kept if isinstance(kept, Tensor) else candidate
+    kept, candidate = as_tensor(kept, like=like), as_tensor(candidate, like=like)
+    if kept.dtype is not candidate.dtype:
+        return elementwise_extreme(kept, candidate, elementwise)
+    wins = candidate > kept if larger else candidate < kept
+    (out,) = _trace_cond(_predicate(wins), (lambda: (candidate,), lambda: (kept,)),
+                         _expression("__jst_extremum"))
+    return out
 
 
 def _truth_of_all(python: Callable, reduce: str):

@@ -83,6 +83,8 @@ def _call_vjp(b, cts, ins, outs, callee, backward, wrt, outputs, residuals, size
         # no backward half, or gradients reach the residuals (a gradient of a gradient)
         return _derived_vjp(b, cts, ins, callee)
     seeds = [cts[k] if cts[k] is not None else b.zeros(outs[k].type) for k in outputs]
+    if len(outputs) > 1:  # whether each exists (`vjp_split`): zeros for a result no
+        seeds += [b.constant(cts[k] is not None, "bool") for k in outputs]  # loss reads
     grads = b.create("call", [*seeds, *outs[len(outs) - residuals:]],
                      {"callee": backward}).results
     flags = dict(zip(defined, grads[len(wrt):]))

@@ -154,13 +154,16 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     - ``forward(*fn.args) -> (*fn.results, *residuals)``: `fn` plus the values the
       backward will read (including what region ops record, such as the stacks of
       while loops);
-    - ``backward(*cotangents of fn.results[outputs], *residuals) -> (*gradients,
-      *defined)`` of the arguments `wrt` (zeros where none flows), then for each
-      gradient that exists only on some runs, or never (no path from the argument
-      reaches the outputs: eager code would leave it None, while the call has the
-      argument as an operand), a bool scalar, true where it exists. The residuals
-      include, for each symbolic dim of `fn`'s arguments, a value with that dim, so
-      that the backward knows every size its gradients have.
+    - ``backward(*cotangents of fn.results[outputs], [*their flags], *residuals) ->
+      (*gradients, *defined)`` of the arguments `wrt` (zeros where none flows), then
+      for each gradient that exists only on some runs, or never (no path from the
+      argument reaches the outputs: eager code would leave it None, while the call
+      has the argument as an operand), a bool scalar, true where it exists. With
+      several outputs, a bool scalar per output says whether its cotangent exists
+      (a compiled call's loss may read some of its results only: the others' zeros
+      then give no argument a gradient, as in eager code). The residuals include,
+      for each symbolic dim of `fn`'s arguments, a value with that dim, so that the
+      backward knows every size its gradients have.
 
     Returns (forward, backward, the positions in `wrt` of the gradients that have a
     flag)."""
@@ -168,8 +171,13 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     seeded = [k in outputs for k in range(len(fn.result_types))]
     sweep = forward_sweep(Builder(fwd.block), fn.block, fwd.args, set(wrt), seeded)
     results = fn.return_op.operands
-    bwd = Function(f"{fn.name}_backward", [results[k].type for k in outputs],
-                   [f"ct{k}" for k in outputs])
+    flagged = len(outputs) > 1  # see the docstring: a flag per output's cotangent
+    bwd = Function(f"{fn.name}_backward",
+                   [results[k].type for k in outputs]
+                   + [TensorType("bool", ())] * (len(outputs) if flagged else 0),
+                   [f"ct{k}" for k in outputs] + [f"ct{k}_defined" for k in outputs
+                                                  if flagged])
+    seeds = len(bwd.args)  # the arguments before the residuals
     back = Sweep(sweep.ops, sweep.active, sweep.needed)
     back.mapping = _ResidualArgs(bwd)
     source: dict[Value, Value] = {}  # backward argument -> the forward value it receives
@@ -178,7 +186,8 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
             back.residuals[op] = bwd.block.add_arg(residual.type, residual.name)
             source[back.residuals[op]] = residual
     bb = Builder(bwd.block, fn.return_op.loc)
-    cts = reverse_sweep(bb, back, [(results[k], ct) for k, ct in zip(outputs, bwd.args)])
+    cts = reverse_sweep(bb, back, [(results[k], ct) for k, ct in zip(outputs, bwd.args)],
+                        bwd.args[len(outputs):seeds] if flagged else None)
     defined = _run_time_flags(cts, [fn.args[i] for i in wrt])
     defined.update((k, bb.constant(False, "bool")) for k, i in enumerate(wrt)
                    if cts.get(fn.args[i]) is None)
@@ -188,8 +197,8 @@ def vjp_split(fn: Function, wrt: Sequence[int], outputs: Sequence[int]):
     dce(Module([bwd]))
     for original, arg in back.mapping.items():
         source[arg] = sweep.mapping[original]
-    residuals = [source[a] for a in bwd.args[len(outputs):] if a.uses]
-    bwd.block.erase_args(i for i, a in enumerate(bwd.args) if i >= len(outputs) and not a.uses)
+    residuals = [source[a] for a in bwd.args[seeds:] if a.uses]
+    bwd.block.erase_args(i for i, a in enumerate(bwd.args) if i >= seeds and not a.uses)
     bound = _whole_dim_symbols(bwd.args)
     for original, arg in zip(fn.args, fwd.args):
         missing = _whole_dim_symbols([original]) - bound

@@ -273,3 +273,41 @@ def test_paddle_grad_through_a_compiled_call_of_a_branch_not_taken():
     assert ga is None and gb is not None
     with pytest.raises(paddle.autograd.GraphError, match="not used to compute the outputs"):
         paddle.grad(out, [net.a.weight])
+
+
+class TwoResults(nn.Layer):
+    """`a` reaches result 0 through one branch only, and result 1 at the top level."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)
+
+    def forward(self, x):
+        h = self.a(x)
+        first = h if x.mean() > 0 else self.b(x)
+        return first, h * 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_loss_of_one_result_of_a_compiled_call(backend):
+    """A loss that reads one result of a compiled call: the other result's zero
+    cotangent gives no parameter a gradient (`a`, used at the top level for result 1,
+    has none where result 0's branch does not use it), as eager code."""
+    grads = []
+    for compiled in (False, True):
+        model = make_model(TwoResults)
+        f = paddle.compile(model, backend=backend) if compiled else model
+        found = []
+        for k in (0, 1):
+            first, _ = f(inputs(k))
+            first.sum().backward()
+            found.append([None if p.grad is None else p.grad.numpy().copy()
+                          for p in model.parameters()])
+            model.clear_gradients(set_to_zero=False)
+        grads.append(found)
+    for eager, compiled in zip(*grads):
+        for e, c in zip(eager, compiled):
+            assert (e is None) == (c is None)
+            if e is not None:
+                np.testing.assert_allclose(c, e, rtol=1e-12)
+    assert grads[0][1][0] is None  # a.weight: x.mean() <= 0 takes b's branch

@@ -1181,3 +1181,26 @@ def test_defaults_of_nested_functions_read_the_enclosing_locals():
     (k=k, i=i) converts: its defaults are the ones Python evaluated (it raised
     NameError: the converter evaluated them again where those locals do not exist)."""
     check_function(defaults_from_enclosing_locals, (paddle.to_tensor([1.0, 2.0]),))
+
+
+def max_and_min_of_scalars(a, b):
+    return max(a, b), min(a, b), max(a, b * 2.0, 1.0)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_python_max_and_min_of_traced_scalars_return_an_argument(backend):
+    """Python's max keeps the first argument unless a later one compares greater: a NaN
+    first is kept, a NaN later is not (an elementwise maximum gives NaN either way),
+    and only the argument returned gets a gradient."""
+    compiled = paddle.compile(max_and_min_of_scalars, backend=backend)
+    for x, y in ([1.0, 2.0], [2.0, 1.0], [np.nan, 1.0], [1.0, np.nan], [3.0, 3.0]):
+        a, b = paddle.to_tensor(np.float32(x)), paddle.to_tensor(np.float32(y))
+        for got, want in zip(compiled(a, b), max_and_min_of_scalars(a, b)):
+            np.testing.assert_array_equal(got.numpy(), np.float32(want))
+    grads = []
+    for fn in (max_and_min_of_scalars, compiled):
+        a = paddle.to_tensor(np.float32(1.0), stop_gradient=False)
+        b = paddle.to_tensor(np.float32(5.0), stop_gradient=False)
+        fn(a, b)[0].backward()
+        grads.append((a.grad, None if b.grad is None else float(b.grad)))
+    assert grads[0] == grads[1] == (None, 1.0)
