@@ -179,6 +179,42 @@ def test_logical_ops():
         np.testing.assert_array_equal(out.numpy(), expected)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_bitwise_operators_on_integers_keep_the_dtype(dtype):
+    """&, |, ^ and ~ on int tensors are Paddle's bitwise_and/or/xor/not (they were
+    logical, giving bools); a Python int on either side meets the tensor's dtype."""
+    a, b = np.array([5, 6, 12, 0]).astype(dtype), np.array([3, 3, 10, 9]).astype(dtype)
+    x, y = paddle.to_tensor(a), paddle.to_tensor(b)
+    for out, expected in [(x & y, a & b), (x | y, a | b), (x ^ y, a ^ b), (~x, ~a),
+                          (paddle.bitwise_and(x, y), a & b), (paddle.bitwise_or(x, y), a | b),
+                          (paddle.bitwise_xor(x, y), a ^ b), (paddle.bitwise_not(x), ~a),
+                          (x.bitwise_and(y), a & b), (6 & x, a & 6), (x | 1, a | 1),
+                          (3 ^ x, a ^ 3)]:
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_bitwise_ops_refuse_floats_and_mixed_dtypes():
+    f, i = paddle.to_tensor([1.0, 2.0]), paddle.to_tensor([1, 2])
+    for call in (lambda: f & f, lambda: ~f, lambda: i & 2.5, lambda: paddle.bitwise_not(f)):
+        with pytest.raises(TypeError, match="int or bool tensors"):
+            call()
+    with pytest.raises(TypeError, match="do not mix"):
+        i & paddle.to_tensor([1, 2], dtype="int32")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_bitwise_ops_agree_with_eager(backend):
+    """Arrays of 8192, so the LLVM backend runs its compiled kernel, not NumPy's."""
+    def fn(x, y):
+        return ((x & y) | ~x) ^ (y & 7), (x > 0) ^ (y > 9)
+    x = paddle.to_tensor(np.arange(-4096, 4096, dtype=np.int32))
+    y = paddle.to_tensor(np.arange(8192, dtype=np.int32)[::-1].copy())
+    for got, want in zip(paddle.compile(fn, backend=backend)(x, y), fn(x, y)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 @pytest.mark.parametrize("fn, reference", [(paddle.any, np.any), (paddle.all, np.all)])
 def test_any_all(fn, reference):
     a = np.array([[True, False, False], [False, False, False]])
