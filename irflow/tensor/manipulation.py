@@ -325,16 +325,85 @@ def index_select(x, index, axis=0, name=None) -> Tensor:
 
 
 def take_along_axis(arr, indices, axis, broadcast=True) -> Tensor:
-    return apply("take_along_axis", (as_tensor(arr), _as_index(as_tensor(indices))),
-                 {"axis": int(axis)})
+    """The entries of `arr` at `indices` along `axis`. With `broadcast` (default) the
+    index's other dims broadcast against arr's; without it, as torch.gather, they may
+    be smaller than arr's and the result has the index's shape."""
+    arr, index = as_tensor(arr), _as_index(as_tensor(indices))
+    axis = _along_axis(arr, index, axis, "take_along_axis")
+    if not broadcast:
+        arr = _cut_to_index(arr, index, axis, "take_along_axis")
+    return apply("take_along_axis", (arr, index), {"axis": axis})
 
 
 def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
                    broadcast=True) -> Tensor:
-    arr = as_tensor(arr)
+    """arr with `values` written (or added, `reduce='add'`) at the positions
+    take_along_axis(arr, indices, axis) reads. With `include_self=False` the positions
+    written start from nothing, not from arr's entries (an add is the sum of the
+    values alone). Without `broadcast`, as torch.scatter, only the index's own
+    positions are written (its other dims may be smaller than arr's) and `values` is
+    read at the same positions."""
+    arr, index = as_tensor(arr), _as_index(as_tensor(indices))
+    axis = _along_axis(arr, index, axis, "put_along_axis")
     values = cast(as_tensor(values, like=arr), arr.dtype)
-    return apply("put_along_axis", (arr, _as_index(as_tensor(indices)), values),
-                 {"axis": int(axis), "reduce": reduce})
+    if broadcast:
+        return _put_along(arr, index, values, axis, reduce, include_self)
+    if values.ndim:
+        values = _cut_to_index(values, index, None, "put_along_axis: values")
+    block = _leading_slice(arr, index, axis, "put_along_axis")
+    if block is None:
+        return _put_along(arr, index, values, axis, reduce, include_self)
+    updated = _put_along(apply("slice", (arr,), block), index, values, axis, reduce,
+                         include_self)
+    return apply("set_slice", (arr, updated), block)
+
+
+def _put_along(arr, index, values, axis, reduce, include_self) -> Tensor:
+    if reduce not in ("assign", "add"):
+        raise ValueError(f"put_along_axis(reduce={reduce!r}): irflow supports 'assign' and "
+                         "'add'")
+    if reduce == "add" and not include_self:  # the positions written start from 0
+        arr = apply("put_along_axis", (arr, index, as_tensor(0, like=arr)),
+                    {"axis": axis, "reduce": "assign"})
+    return apply("put_along_axis", (arr, index, values), {"axis": axis, "reduce": reduce})
+
+
+def _along_axis(arr: Tensor, index: Tensor, axis, what: str) -> int:
+    """`axis` made non-negative, once it is known to be an axis of arr and the index
+    to have arr's rank (the op checks both too, after the cut that needs the axis)."""
+    if index.ndim != arr.ndim:
+        raise ShapeError(f"{what}: indices must have the rank of arr, as in Paddle: arr "
+                         f"has the shape {list(arr.shape)}, indices {list(index.shape)}")
+    if not -arr.ndim <= int(axis) < arr.ndim:
+        raise ShapeError(f"{what}: axis {axis} is out of range for a tensor of rank "
+                         f"{arr.ndim}")
+    return int(axis) % arr.ndim
+
+
+def _cut_to_index(x: Tensor, index: Tensor, axis: int | None, what: str) -> Tensor:
+    """x cut to the index's size on every axis but `axis` (all of them if None): the
+    block that Paddle's broadcast=False addresses, where the index may be smaller
+    than x but never larger."""
+    attrs = _leading_slice(x, index, axis, what)
+    return x if attrs is None else apply("slice", (x,), attrs)
+
+
+def _leading_slice(x: Tensor, index: Tensor, axis: int | None, what: str) -> dict | None:
+    """The `slice` attributes cutting x to the index's leading block (see
+    `_cut_to_index`), or None when x already has the index's size there."""
+    cut = []
+    for a, (x_dim, index_dim) in enumerate(zip(exact_shape(x), exact_shape(index))):
+        if a == axis or x_dim == index_dim:
+            continue
+        if isinstance(x_dim, int) and isinstance(index_dim, int) and index_dim > x_dim:
+            raise ShapeError(f"{what} with broadcast=False: indices (shape "
+                             f"{list(index.shape)}) may not be larger than the tensor (shape "
+                             f"{list(x.shape)}) at dim {a}, as in Paddle")
+        cut.append((a, index_dim))
+    if not cut:
+        return None
+    return {"axes": tuple(a for a, _ in cut), "starts": (0,) * len(cut),
+            "stops": tuple(d for _, d in cut), "steps": None}
 
 
 def _as_index(index: Tensor) -> Tensor:

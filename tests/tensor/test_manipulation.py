@@ -109,3 +109,76 @@ def test_squeeze_unsqueeze_flatten_split():
     assert [p.shape for p in paddle.split(y, 3, axis=1)] == [[2, 1, 4]] * 3
     check_grads(lambda t: paddle.split(t, [1, 3], axis=2)[1] * 2, A)
     check_grads(lambda t: paddle.unsqueeze(paddle.squeeze(paddle.unsqueeze(t, 0), 0), -1), A)
+
+
+# ---------------------------------------------------------------- take/put_along_axis
+
+X34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def test_put_along_axis_without_self_starts_the_written_positions_from_zero():
+    """include_self=False (it was ignored): an add is the sum of the values alone
+    (Paddle 3.3.1: [[3, 20, 3]]); assign does not read x anyway."""
+    x, v = paddle.to_tensor([[10.0, 20.0, 30.0]]), paddle.to_tensor([[1.0, 2.0, 3.0]])
+    index = paddle.to_tensor([[0, 0, 2]])
+    added = paddle.put_along_axis(x, index, v, 1, reduce="add", include_self=False)
+    assert added.numpy().tolist() == [[3.0, 20.0, 3.0]]
+    assert paddle.put_along_axis(x, index, v, 1, reduce="add").numpy().tolist() == \
+        [[13.0, 20.0, 33.0]]
+    assert paddle.put_along_axis(x, index, v, 1, include_self=False).numpy().tolist() == \
+        [[2.0, 20.0, 3.0]]
+    check_grads(lambda t, u: paddle.put_along_axis(t, index, u, 1, reduce="add",
+                                                   include_self=False) * 3,
+                np.array([[10.0, 20.0, 30.0]]), np.array([[1.0, 2.0, 3.0]]))
+
+
+def test_take_along_axis_without_broadcast_reads_the_index_block():
+    """broadcast=False (it was ignored): as torch.gather, the index's other dims may be
+    smaller than x's and the result has the index's shape."""
+    x = paddle.to_tensor(X34)
+    got = paddle.take_along_axis(x, paddle.to_tensor([[0, 1]]), axis=1, broadcast=False)
+    assert got.numpy().tolist() == [[0.0, 1.0]]
+    got = paddle.take_along_axis(x, paddle.to_tensor([[0], [1]]), axis=0, broadcast=False)
+    assert got.numpy().tolist() == [[0.0], [4.0]]
+    assert paddle.take_along_axis(x, paddle.to_tensor([[0, 1]]), axis=1).shape == [3, 2]
+    with pytest.raises(ShapeError, match="may not be larger"):
+        paddle.take_along_axis(x, paddle.to_tensor([[0, 1]] * 4), axis=1, broadcast=False)
+    with pytest.raises(ShapeError, match="rank"):
+        paddle.take_along_axis(x, paddle.to_tensor([0, 1]), axis=0, broadcast=False)
+
+
+def test_put_along_axis_without_broadcast_writes_the_index_positions_only():
+    """broadcast=False: as torch.scatter, only the index's positions are written, with
+    the values at the same positions (values may be larger than the index)."""
+    x = paddle.to_tensor(X34)
+    values = paddle.to_tensor([[7.0, 8.0, 9.0], [1.0, 2.0, 3.0]])
+    got = paddle.put_along_axis(x, paddle.to_tensor([[0], [1]]), values, 1, broadcast=False)
+    want = X34.copy()
+    want[0, 0], want[1, 1] = 7.0, 1.0
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = paddle.put_along_axis(x, paddle.to_tensor([[0, 1]]), 5.0, 1, broadcast=False)
+    want = X34.copy()
+    want[0, :2] = 5.0
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = paddle.put_along_axis(x, paddle.to_tensor([[0, 1, 2, 3, 0], [1, 1, 1, 1, 1]]), 1.0,
+                                1, reduce="add", broadcast=False)
+    want = X34.copy()
+    want[0] += [2, 1, 1, 1]
+    want[1, 1] += 5
+    np.testing.assert_array_equal(got.numpy(), want)
+    check_grads(lambda t, u: paddle.put_along_axis(t, paddle.to_tensor([[0], [1]]), u, 1,
+                                                   broadcast=False) * 2,
+                X34.astype(np.float64), values.numpy().astype(np.float64))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_along_axis_options_agree_with_eager(backend):
+    def fn(x, values):
+        index = paddle.to_tensor([[0], [2]])
+        taken = paddle.take_along_axis(x, index, axis=1, broadcast=False)
+        put = paddle.put_along_axis(x, index, values, 1, reduce="add", include_self=False,
+                                    broadcast=False)
+        return taken, put
+    x, values = paddle.to_tensor(X34), paddle.to_tensor([[7.0, 8.0], [1.0, 2.0]])
+    for got, want in zip(paddle.compile(fn, backend=backend)(x, values), fn(x, values)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
