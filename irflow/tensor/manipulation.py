@@ -88,29 +88,58 @@ def _same_dtype(tensors: list[Tensor]) -> list[Tensor]:
 
 def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
     x = as_tensor(x)
+    if not -x.ndim <= int(axis) < x.ndim:
+        raise ShapeError(f"split: axis {axis} is out of range for a tensor of rank {x.ndim}")
     axis = int(axis) % x.ndim
     size = exact_shape(x)[axis]
     if isinstance(num_or_sections, int):
-        part = dim_div(size, num_or_sections)
-        if part is None and isinstance(size, int):
-            raise IrflowError(f"split: dim {axis} of size {size} does not divide into "
-                              f"{num_or_sections} equal parts")
-        if part is None:
-            raise SymbolicShapeError(f"split: dim {axis} has a size {size} known only when "
-                                     f"the program runs, which may not divide into "
-                                     f"{num_or_sections} equal parts; give the sizes of "
-                                     "the parts", user_location())
-        sections = [part] * num_or_sections
+        sections = _equal_sections(size, num_or_sections, axis)
     else:
-        sections = list(dims(num_or_sections))
-        if -1 in sections:
-            rest = builtins.sum(s for s in sections if s != -1)
-            sections[sections.index(-1)] = dim_sub(size, rest)
+        sections = _listed_sections(size, list(dims(num_or_sections)), axis)
     out, start = [], 0
     for s in sections:
         out.append(slice(x, [axis], [start], [dim_add(start, s)]))
         start = dim_add(start, s)
     return out
+
+
+def _equal_sections(size, num: int, axis: int) -> list:
+    """`num` parts of equal size of a dim of `size`, which must divide evenly."""
+    if num <= 0:
+        raise ShapeError(f"split: num_or_sections={num} must be a positive number of parts")
+    part = dim_div(size, num)
+    if part is None and isinstance(size, int):
+        raise ShapeError(f"split: dim {axis} of size {size} does not divide into {num} equal "
+                         "parts")
+    if part is None:
+        raise SymbolicShapeError(f"split: dim {axis} has a size {size} known only when the "
+                                 f"program runs, which may not divide into {num} equal parts; "
+                                 "give the sizes of the parts", user_location())
+    return [part] * num
+
+
+def _listed_sections(size, sections: list, axis: int) -> list:
+    """The sizes of the parts, one of which may be -1 (the rest of the dim). As in
+    Paddle they must add up to the dim's size: a part too many or too few was a
+    silently clipped or dropped row."""
+    if sections.count(-1) > 1:
+        raise ShapeError(f"split: at most one section may be -1, got {sections}")
+    if any(isinstance(s, int) and s < -1 for s in sections):
+        raise ShapeError(f"split: sections must be sizes (or one -1), got {sections}")
+    total = 0
+    for s in sections:
+        total = total if s == -1 else dim_add(total, s)
+    if not isinstance(size, int) or not isinstance(total, int):  # symbolic: not checked here
+        return [dim_sub(size, total) if s == -1 else s for s in sections]
+    if -1 in sections:
+        if total >= size:
+            raise ShapeError(f"split: the sections {sections} other than -1 add up to "
+                             f"{total}, which leaves nothing of dim {axis} (size {size})")
+        return [size - total if s == -1 else s for s in sections]
+    if total != size:
+        raise ShapeError(f"split: the sections {sections} add up to {total}, not to the size "
+                         f"{size} of dim {axis}")
+    return sections
 
 
 def chunk(x, chunks, axis=0, name=None) -> list[Tensor]:

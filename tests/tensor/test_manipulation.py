@@ -111,6 +111,24 @@ def test_squeeze_unsqueeze_flatten_split():
     check_grads(lambda t: paddle.unsqueeze(paddle.squeeze(paddle.unsqueeze(t, 0), 0), -1), A)
 
 
+@pytest.mark.parametrize("sections, message", [
+    ([2, 2, 3], "add up to 7, not to the size 6"), ([2, 2, 1], "add up to 5, not to the size 6"),
+    ([2, -1, -1], "at most one section may be -1"), ([6, -1], "leaves nothing"),
+    ([-2, 8], "must be sizes"), (4, "does not divide into 4"), (0, "positive number")])
+def test_split_sections_must_cover_the_dim(sections, message):
+    """As in Paddle (a ValueError): sections adding up to more than the dim clipped the
+    last part, and to less silently dropped rows."""
+    x = paddle.to_tensor(np.arange(6.0).reshape(6, 1))
+    with pytest.raises(ValueError, match=message):
+        paddle.split(x, sections)
+
+
+def test_split_axis_out_of_range_is_an_error():
+    with pytest.raises(ShapeError, match="out of range"):
+        paddle.split(paddle.ones([6, 1]), 3, axis=2)
+    assert [p.shape for p in paddle.split(paddle.ones([6, 1]), [0, 6])] == [[0, 1], [6, 1]]
+
+
 # ---------------------------------------------------------------- take/put_along_axis
 
 X34 = np.arange(12, dtype=np.float32).reshape(3, 4)
