@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..dispatch import apply, user_location
-from ..errors import IrflowError, ShapeError, SymbolicShapeError
+from ..errors import ConversionError, IrflowError, ShapeError, SymbolicShapeError
 from ..ir import dtypes
 from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
@@ -230,7 +230,6 @@ def repeat_interleave(x, repeats, axis=None, name=None) -> Tensor:
         return reshape(y, shape[:axis] + [dim_mul(shape[axis], repeats)] + shape[axis + 1:])
     counts = repeats._value if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts is None:
-        from ..errors import ConversionError
         raise ConversionError("repeat_interleave with per-element repeats computed in the "
                           "program gives a data-dependent length; give the repeats as a "
                           "Python list or an int", user_location())
@@ -764,17 +763,44 @@ def check_in_place(x: Tensor) -> None:
                           user_location())
 
 
-def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True) -> Tensor:
-    """``x.what_(...)``: `x` becomes `result` (cast to x's dtype; of x's shape unless
-    the method's job is a new shape, as ``reshape_``), and is returned, as Paddle's
-    in-place methods do."""
+def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True,
+             operands: tuple = ()) -> Tensor:
+    """``x.what_(*operands)``: `x` becomes `result` (of x's shape unless the method's
+    job is a new shape, as ``reshape_``; of the dtype `_in_place_dtype` says), and is
+    returned, as Paddle's in-place methods do."""
     check_in_place(x)
     if keep_shape and tuple(exact_shape(result)) != tuple(exact_shape(x)):
         raise ShapeError(f"{what}_: the result has shape {list(exact_shape(result))}, but "
                          f"an in-place change keeps the tensor's shape "
                          f"{list(exact_shape(x))}", user_location())
-    _rebind(x, cast(result, x.dtype))
+    _rebind(x, cast(result, _in_place_dtype(x, result, what, operands)))
     return x
+
+
+_COMPUTED_IN_OWN_DTYPE = frozenset({"clip", "pow", "scale", "fill"})
+"""In-place methods Paddle computes in the tensor's dtype: ``int_t.clip_(1.5, 2.5)``
+and ``int_t.pow_(0.5)`` truncate, where their out-of-place forms give floats."""
+_INT_TO_FLOAT = frozenset({"divide", "exp"})
+"""In-place methods after which Paddle's int tensor is float32 (its other float
+functions, sqrt_ or tanh_, have no int kernel and raise)."""
+
+
+def _in_place_dtype(x: Tensor, result: Tensor, what: str, operands: tuple) -> dtypes.DType:
+    """x's dtype after ``x.what_(*operands)``: the result's, as in Paddle (a float32
+    tensor plus float64 becomes float64, an int tensor divided by ints float32),
+    where Paddle allows the change; it was always x's, which truncated
+    ``int_t.divide_(2)`` to ints."""
+    if result.dtype is x.dtype or what in _COMPUTED_IN_OWN_DTYPE:
+        return x.dtype
+    if x.dtype.is_float:
+        return result.dtype
+    if x.dtype.is_int and what in _INT_TO_FLOAT and not builtins.any(
+            isinstance(v, float) or isinstance(v, Tensor) and v.dtype.is_float
+            for v in operands):
+        return result.dtype
+    raise TypeError(f"{what}_: Paddle does not change a {x.dtype.name} tensor in place "
+                    f"into {result.dtype.name}; use the result of paddle.{what}(...) or "
+                    f"cast the tensor first (x.astype('float32'))")
 
 
 def _rebind(dst: Tensor, src: Tensor) -> None:
@@ -783,6 +809,11 @@ def _rebind(dst: Tensor, src: Tensor) -> None:
     traced one takes it as a state update of the program (`set_value`), so each call
     changes it as eager code does and it never holds a traced value."""
     if dst._value is not None and src._value is None:
+        if src.dtype is not dst.dtype:
+            raise ConversionError(f"a change in place that makes a {dst.dtype.name} tensor "
+                                  f"{src.dtype.name} (an int tensor's divide_ or exp_): the "
+                                  "program's state keeps its dtype; assign the result to a "
+                                  "new variable instead", user_location())
         src._tracer.set_value(dst, src)
         return
     dst._value, dst._ir, dst._tracer = src._value, src._ir, src._tracer

@@ -61,7 +61,8 @@ _METHODS = {
 
 def _in_place(name: str, fn, keep_shape: bool = True):
     def method(self, *args, **kwargs):
-        return manipulation.in_place(self, fn(self, *args, **kwargs), name, keep_shape)
+        return manipulation.in_place(self, fn(self, *args, **kwargs), name, keep_shape,
+                                     args + tuple(kwargs.values()))
     method.__name__ = f"{name}_"
     method.__doc__ = f"``{name}`` in place: the tensor takes the result and is returned."
     return method
