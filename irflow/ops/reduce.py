@@ -190,7 +190,14 @@ reduction("prod", np.prod, "number", _prod_vjp, pass_dtype=True,
               "is exact also where x holds zeros.")
 def _mean(x, axis=None, keepdims=False, dtype=None, out=None):
     """np.mean, except that the mean of nothing is NaN without NumPy's "Mean of empty
-    slice" warning (a Python warning, which errstate does not silence)."""
+    slice" warning (a Python warning, which errstate does not silence), and float16
+    accumulates in float32 (its own sum of 100 values of 1000 overflowed to inf)."""
+    if x.dtype == np.float16:
+        wide = np.asarray(_mean(x.astype(np.float32), axis, keepdims))
+        if out is None:
+            return wide.astype(np.float16)
+        np.copyto(out, wide)
+        return out
     if x.size:
         return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
     total = np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
@@ -198,7 +205,8 @@ def _mean(x, axis=None, keepdims=False, dtype=None, out=None):
 
 
 reduction("mean", _mean, "float", _mean_vjp, pass_dtype=True,
-          doc="mean(x): the mean of a float tensor over `axis` (NaN over no elements).")
+          doc="mean(x): the mean of a float tensor over `axis` (NaN over no elements; "
+              "float16 accumulates in float32).")
 reduction("max", np.max, "number", _extremum_vjp, nonempty=True,
           doc="max(x): the largest element of a float or int tensor over `axis`; tied "
               "maxima share the gradient evenly.")

@@ -54,9 +54,26 @@ sigmoid = _float_unary("sigmoid")
 erf = _float_unary("erf")
 sin = _float_unary("sin")
 cos = _float_unary("cos")
-floor = _float_unary("floor")
-ceil = _float_unary("ceil")
-round = _float_unary("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
+
+
+def _rounding(op: str):
+    """floor, ceil, round: an integer tensor is whole already and comes back as a copy
+    in its own dtype, as in Paddle (it was computed in float32)."""
+    float_fn = _float_unary(op)
+
+    def fn(x, name=None):
+        x = as_tensor(x)
+        if x.dtype.is_int:
+            return apply("cast", (x,), {"dtype": x.dtype})
+        return float_fn(x)
+    fn.__name__ = op
+    fn.__doc__ = f"Elementwise `{op}` of x (integer inputs are returned unchanged)."
+    return fn
+
+
+floor = _rounding("floor")
+ceil = _rounding("ceil")
+round = _rounding("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
 relu = _unary("relu")
 
 def _bool_as_logical(op: str, logical_op: str):
@@ -131,9 +148,27 @@ def log10(x, name=None) -> Tensor:
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None) -> Tensor:
+    """scale * x + bias (or scale * (x + bias)). An int or bool tensor keeps its dtype,
+    as in Paddle, whose kernel computes in it: the factors truncate toward zero
+    (scale(int_t, 1.5, 0.5) is int_t)."""
+    x = as_tensor(x)
+    if x.dtype.is_float:
+        return _scaled(x, scale, bias, bias_after_scale)
+    scale, bias = _truncated(scale), _truncated(bias)
+    return cast(_scaled(x, scale, bias, bias_after_scale), x.dtype)
+
+
+def _scaled(x: Tensor, scale, bias, bias_after_scale: bool) -> Tensor:
     if bias_after_scale:
         return add(multiply(x, scale), bias)
     return multiply(add(x, bias), scale)
+
+
+def _truncated(factor):
+    """A factor of `scale` on an integer tensor: its integer part (toward zero)."""
+    if isinstance(factor, Tensor):
+        return cast(factor, dtypes.int64)
+    return _math.trunc(factor)
 
 
 def clip(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's names)
@@ -173,7 +208,18 @@ def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
 
 
 sum = _reduction("sum", int_as_int64=True)  # noqa: A001  (Paddle: int32/bool sum to int64)
-mean = _reduction("mean", float_only=True)
+_float_mean = _reduction("mean", float_only=True)
+
+
+def mean(x, axis=None, keepdim=False, name=None) -> Tensor:
+    """The mean of x over `axis` (None: all axes), keeping reduced dims if `keepdim`.
+    An int or bool tensor's mean keeps its dtype, as in Paddle 3.3.1, which computes
+    it in floating point and truncates toward zero: mean([1, 2]) is 1, mean([-1, -4])
+    is -2, and a bool mean is true where any element is."""
+    x = as_tensor(x)
+    if x.dtype.is_float:
+        return _float_mean(x, axis, keepdim)
+    return cast(_float_mean(cast(x, dtypes.float64), axis, keepdim), x.dtype)
 prod = _reduction("prod")
 
 

@@ -296,11 +296,49 @@ def test_reduction_dtypes_follow_paddle():
     assert paddle.sum(paddle.ones([2])).dtype == paddle.float32
 
 
-def test_mean_of_integers():
-    """irflow's mean of integers is a float32 mean; Paddle 3.3 keeps the integer dtype
-    (a truncated mean), a deliberate difference."""
+def test_mean_of_integers_and_bools_keeps_the_dtype_as_paddle():
+    """Paddle 3.3.1 keeps an int or bool tensor's dtype, truncating toward zero (it was
+    a float32 mean here: ported accuracy code mean(pred == label) changed value)."""
     out = paddle.mean(paddle.to_tensor([1, 2]))
-    assert out.dtype == paddle.float32 and out.item() == 1.5
+    assert out.dtype == paddle.int64 and out.item() == 1
+    assert paddle.mean(paddle.to_tensor([-1, -4])).item() == -2
+    grid = paddle.to_tensor([[1, 2], [4, 7]], dtype="int32")
+    assert paddle.mean(grid, axis=0).numpy().tolist() == [2, 4]
+    assert paddle.mean(grid, axis=1).dtype == paddle.int32
+    flags = paddle.mean(paddle.to_tensor([True, False, False]))
+    assert flags.dtype == paddle.bool and flags.item() is True
+
+
+def test_float16_mean_accumulates_in_float32():
+    x = paddle.full([100], 1000.0).astype("float16")
+    out = paddle.mean(x)
+    assert out.dtype == paddle.float16 and out.astype("float32").item() == 1000.0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_float16_and_int_means_agree_with_eager(backend):
+    def fn(h, i):
+        return paddle.mean(h * 1.0, axis=1), paddle.mean(i, axis=0)
+    h = paddle.full([4, 5000], 1000.0).astype("float16")
+    i = paddle.to_tensor(np.arange(-6, 6).reshape(4, 3))
+    for got, want in zip(paddle.compile(fn, backend=backend)(h, i), fn(h, i)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_rounding_and_scale_keep_integer_dtypes_as_paddle():
+    """round, floor, ceil of ints are the ints (they gave float32); scale of an int
+    tensor computes in its dtype with the factors truncated toward zero."""
+    x = paddle.to_tensor([1, -2, 3, 7], dtype="int32")
+    for fn in (paddle.round, paddle.floor, paddle.ceil):
+        out = fn(x)
+        assert out.dtype == paddle.int32 and out.numpy().tolist() == [1, -2, 3, 7]
+    assert paddle.scale(x, 2.0, 1.0).numpy().tolist() == [3, -3, 7, 15]
+    assert paddle.scale(x, 1.5, 0.5).numpy().tolist() == [1, -2, 3, 7]
+    assert paddle.scale(x, -1.5).numpy().tolist() == [-1, 2, -3, -7]
+    assert paddle.scale(x, 2.0).dtype == paddle.int32
+    t = paddle.to_tensor([1, 2])
+    assert t.floor_() is t and t.dtype == paddle.int64 and t.round_().numpy().tolist() == [1, 2]
 
 
 def test_max_gradient_splits_ties_evenly_as_paddle():
