@@ -190,6 +190,22 @@ def test_normalize(p, axis):
     check_grads(lambda v: F.normalize(v, p=p, axis=axis), X)
 
 
+@pytest.mark.parametrize("p, axis, norm", [
+    (np.inf, 1, lambda a, axis: np.abs(a).max(axis, keepdims=True)),
+    (-np.inf, 0, lambda a, axis: np.abs(a).min(axis, keepdims=True)),
+    (0, 1, lambda a, axis: (a != 0).sum(axis, keepdims=True))])
+def test_normalize_by_infinite_and_zero_norms(p, axis, norm):
+    """p=inf divides by max |x| (x came back unchanged: the sum of |x|**inf, rooted,
+    is 1), -inf by min |x|, 0 by the count of nonzeros (a ZeroDivisionError)."""
+    np.testing.assert_allclose(F.normalize(t(X), p=p, axis=axis).numpy(),
+                               X / np.maximum(norm(X, axis), 1e-12), rtol=1e-10)
+    if p:
+        check_grads(lambda v: F.normalize(v, p=p, axis=axis), X)
+    x = np.array([[1.0, -4.0, 2.0], [0.5, 0.25, -1.0]], np.float32)  # Paddle 3.3.1's values
+    assert F.normalize(t(x), p=float("inf")).numpy().tolist() == \
+        [[0.25, -1.0, 0.5], [0.5, 0.25, -1.0]]
+
+
 def test_normalize_of_zero_rows_has_finite_gradient():
     x = t(np.zeros((2, 3)), stop_gradient=False)
     out = F.normalize(x)
