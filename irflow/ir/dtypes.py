@@ -139,7 +139,7 @@ def astype(values, target: DType) -> np.ndarray:
         if target is bfloat16:
             return array.copy(order="C")
         array = from_bfloat16_bits(array)
-    if target is bfloat16:
-        return np.ascontiguousarray(to_bfloat16_bits(array))
+    if target is bfloat16:  # not np.ascontiguousarray, which makes a 0-d array 1-d
+        return np.asarray(to_bfloat16_bits(array), order="C")
     with np.errstate(invalid="ignore", over="ignore"):
         return array.astype(target.np, order="C")

@@ -195,9 +195,11 @@ def _axis(axis):
 def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
     def fn(x, axis=None, keepdim=False, dtype=None, name=None):
         x = as_tensor(x)
+        if dtype is None and x.dtype is dtypes.bfloat16:
+            return _in_float32(fn, x, axis, keepdim)
         if dtype is not None:
             x = cast(x, dtype)
-        elif int_as_int64 and not x.dtype.is_float:
+        elif int_as_int64 and x.dtype.kind in ("int", "bool"):
             x = cast(x, dtypes.int64)
         elif float_only and not x.dtype.is_float:
             x = cast(x, dtypes.float32)
@@ -344,24 +346,36 @@ def _matrix_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
 def cumsum(x, axis=None, dtype=None, name=None) -> Tensor:
     """The running sum along `axis`, or over the flattened x when None. Integer
     inputs sum in int64 unless `dtype` says otherwise, as in Paddle."""
+    x = as_tensor(x)
+    if dtype is None and x.dtype is dtypes.bfloat16:
+        return _in_float32(cumsum, x, axis)
     x = _scan_input(x, axis, dtype)
     return apply("cumsum", (x,), {"axis": -1 if axis is None else int(axis)})
 
 
 def cumprod(x, dim=None, dtype=None, name=None) -> Tensor:
     """The running product along `dim`, or over the flattened x when None."""
+    x = as_tensor(x)
+    if dtype is None and x.dtype is dtypes.bfloat16:
+        return _in_float32(cumprod, x, dim)
     x = _scan_input(x, dim, dtype, int_as_int64=False)
     return apply("cumprod", (x,), {"axis": -1 if dim is None else int(dim)})
 
 
 def _scan_input(x, axis, dtype, int_as_int64: bool = True) -> Tensor:
     from .manipulation import reshape
-    x = as_tensor(x)
     if dtype is not None:
         x = cast(x, dtype)
-    elif int_as_int64 and not x.dtype.is_float:
+    elif int_as_int64 and x.dtype.kind in ("int", "bool"):
         x = cast(x, dtypes.int64)
     return reshape(x, [-1]) if axis is None or x.ndim == 0 else x
+
+
+def _in_float32(fn, x: Tensor, *args) -> Tensor:
+    """``fn(x, *args)`` of a bfloat16 x computed in float32 and rounded back to
+    bfloat16, as Paddle's sum gives it: irflow's ops store bfloat16 but do not
+    compute in it (and its sums cast it to int64, truncating every element)."""
+    return cast(fn(cast(x, dtypes.float32), *args), dtypes.bfloat16)
 
 
 # ---------------------------------------------------------------- products
