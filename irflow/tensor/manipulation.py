@@ -49,7 +49,26 @@ def squeeze(x, axis=None, name=None) -> Tensor:
 
 
 def unsqueeze(x, axis, name=None) -> Tensor:
-    return apply("unsqueeze", (as_tensor(x),), {"axis": dims(axis)})
+    x = as_tensor(x)
+    return apply("unsqueeze", (x,), {"axis": _inserted_positions(dims(axis), x.ndim)})
+
+
+def _inserted_positions(axes: tuple, rank: int) -> tuple:
+    """The result positions of the size-1 dims unsqueeze(x, axes) inserts, as Paddle
+    places them: one axis after another, each in the shape the previous ones made (a
+    negative one counting from that shape's end), the 1s already inserted at or after
+    it moving one place right. So [3, 1] on rank 3 gives positions 1 and 4 (the op's
+    positions in the result would be 1 and 3), and [0, 0] two leading 1s."""
+    inserted: list[int] = []
+    for axis in axes:
+        position = axis + rank + 1 if axis < 0 else axis
+        if not 0 <= position <= rank:
+            raise ShapeError(f"unsqueeze: axis {axis} of {list(axes)} is out of range for "
+                             f"the rank-{rank} shape it is inserted into (from "
+                             f"{-rank - 1} to {rank})")
+        inserted = [p + 1 if p >= position else p for p in inserted] + [position]
+        rank += 1
+    return tuple(sorted(inserted))
 
 
 def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:

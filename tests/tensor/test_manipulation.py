@@ -111,6 +111,20 @@ def test_squeeze_unsqueeze_flatten_split():
     check_grads(lambda t: paddle.unsqueeze(paddle.squeeze(paddle.unsqueeze(t, 0), 0), -1), A)
 
 
+@pytest.mark.parametrize("axes, shape", [
+    ([3, 1], [2, 1, 3, 4, 1]), ([1, 3], [2, 1, 3, 1, 4]), ([0, 0], [1, 1, 2, 3, 4]),
+    ([-1, 0], [1, 2, 3, 4, 1]), ([-1, -1], [2, 3, 4, 1, 1]), ([2, -2], [2, 3, 1, 1, 4])])
+def test_unsqueeze_inserts_axes_one_after_another(axes, shape):
+    """Paddle 3.3.1's shapes: each axis is inserted into the shape the ones before it
+    made ([3, 1] gave [2, 1, 3, 1, 4], [0, 0] an error)."""
+    assert paddle.unsqueeze(paddle.zeros([2, 3, 4]), axes).shape == shape
+
+
+def test_unsqueeze_axis_out_of_range():
+    with pytest.raises(ShapeError, match="out of range"):
+        paddle.unsqueeze(paddle.zeros([2, 3, 4]), [4, 4])
+
+
 @pytest.mark.parametrize("sections, message", [
     ([2, 2, 3], "add up to 7, not to the size 6"), ([2, 2, 1], "add up to 5, not to the size 6"),
     ([2, -1, -1], "at most one section may be -1"), ([6, -1], "leaves nothing"),
