@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..dispatch import apply, user_location
-from ..errors import ConversionError, IrflowError, ShapeError, SymbolicShapeError
+from ..errors import ConversionError, DTypeError, IrflowError, ShapeError, SymbolicShapeError
 from ..ir import dtypes
 from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
@@ -362,12 +362,31 @@ def tile(x, repeat_times, name=None) -> Tensor:
 
 
 def gather(x, index, axis=None, name=None) -> Tensor:
+    """The entries of x at `index` along `axis` (default 0). As in Paddle the index is
+    0-D, 1-D or [N, 1], which counts as [N] (it kept the 1: [N, 1, ...])."""
     index = as_tensor(index)
-    return apply("gather", (as_tensor(x), _as_index(index)),
-                 {"axis": 0 if axis is None else int(axis)})
+    if index.ndim == 2 and exact_shape(index)[1] == 1:
+        index = reshape(index, [-1])
+    elif index.ndim > 1:
+        raise ShapeError(f"gather: the index must be 0-D, 1-D or of shape [N, 1], as in "
+                         f"Paddle, got shape {list(index.shape)}; paddle.take_along_axis "
+                         "or gather_nd take others")
+    return pick(x, index, 0 if axis is None else int(axis))
+
+
+def pick(x, index, axis: int) -> Tensor:
+    """np.take(x, index, axis): the entries of x at an int `index` of any shape, giving
+    x.shape[:axis] + index.shape + x.shape[axis+1:] (Paddle's gather takes only 1-D
+    indices; an embedding's ids have any shape)."""
+    return apply("gather", (as_tensor(x), _as_index(as_tensor(index))), {"axis": axis})
 
 
 def index_select(x, index, axis=0, name=None) -> Tensor:
+    """The entries of x at the 1-D (or [N, 1]) `index` along `axis`."""
+    index = as_tensor(index)
+    if index.ndim == 0:
+        raise ShapeError("index_select: the index must be 1-D, as in Paddle, got a 0-D "
+                         "tensor; use paddle.gather, or index[None]")
     return gather(x, index, axis)
 
 
@@ -455,7 +474,7 @@ def _leading_slice(x: Tensor, index: Tensor, axis: int | None, what: str) -> dic
 
 def _as_index(index: Tensor) -> Tensor:
     if index.dtype not in (dtypes.int32, dtypes.int64):
-        raise IrflowError(f"an index tensor must be int32 or int64, got {index.dtype.name}")
+        raise DTypeError(f"an index tensor must be int32 or int64, got {index.dtype.name}")
     return index
 
 

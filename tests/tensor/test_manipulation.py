@@ -125,6 +125,24 @@ def test_unsqueeze_axis_out_of_range():
         paddle.unsqueeze(paddle.zeros([2, 3, 4]), [4, 4])
 
 
+def test_gather_reads_an_n_by_1_index_as_n():
+    """Paddle's gather takes a 0-D, 1-D or [N, 1] index ([N, 1] kept its 1: [2, 1, 4]);
+    embedding's ids of any shape are still taken whole."""
+    x = paddle.to_tensor(X34)
+    out = paddle.gather(x, paddle.to_tensor([[0], [2]]))
+    assert out.shape == [2, 4] and out.numpy().tolist() == X34[[0, 2]].tolist()
+    assert paddle.gather(x, paddle.to_tensor([[0], [2]]), axis=1).shape == [3, 2]
+    assert paddle.index_select(x, paddle.to_tensor([[1]]), axis=1).shape == [3, 1]
+    assert paddle.gather(x, paddle.to_tensor(1)).shape == [4]
+    for index in ([[0, 1], [2, 0]], [[[0]], [[2]]]):
+        with pytest.raises(ShapeError, match=r"0-D, 1-D or of shape \[N, 1\]"):
+            paddle.gather(x, paddle.to_tensor(index))
+    with pytest.raises(ShapeError, match="must be 1-D"):
+        paddle.index_select(x, paddle.to_tensor(1))
+    ids = paddle.to_tensor([[0, 2], [1, 1]])
+    assert paddle.nn.functional.embedding(ids, x).shape == [2, 2, 4]
+
+
 @pytest.mark.parametrize("sections, message", [
     ([2, 2, 3], "add up to 7, not to the size 6"), ([2, 2, 1], "add up to 5, not to the size 6"),
     ([2, -1, -1], "at most one section may be -1"), ([6, -1], "leaves nothing"),

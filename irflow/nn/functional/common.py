@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from ...dispatch import apply
-from ...tensor import (Tensor, abs as absolute, add, arange, equal, gather, matmul, maximum,
+from ...tensor import (Tensor, abs as absolute, add, arange, equal, matmul, maximum,
                        pow as power, sqrt, sum as reduce_sum, unsqueeze)
 from ...tensor.convert import as_tensor
-from ...tensor.manipulation import exact_shape
+from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
 from ...tensor.random import next_seed
 
@@ -59,7 +59,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
         raise NotImplementedError("embedding: max_norm and scale_grad_by_freq are not "
                                   "supported by irflow")
     x = as_tensor(x)
-    out = gather(weight, x, axis=0)
+    out = pick(weight, x, axis=0)
     if padding_idx is None:
         return out
     if padding_idx < 0:

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tensor import (abs as absolute, arange, equal, exp, gather, log, maximum,
+from ...tensor import (abs as absolute, arange, equal, exp, log, maximum,
                        mean as reduce_mean, reshape, squeeze, sum as reduce_sum,
                        take_along_axis, unsqueeze, where)
 from ...tensor.convert import as_tensor
+from ...tensor.manipulation import pick
 from .activation import log_softmax
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -94,7 +95,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
                                    ignore_index < 0)
     loss = -take_along_axis(log_probs, safe, axis) * mask
     if weight is not None:
-        sample_weight = gather(weight, safe) * mask
+        sample_weight = pick(weight, safe, axis=0) * mask
         loss = loss * sample_weight
         denominator = reduce_sum(sample_weight)
     elif ignore_index >= 0:
@@ -138,7 +139,7 @@ def nll_loss(input, label, weight=None, ignore_index: int = -100, reduction: str
     safe, valid = _picked_labels(unsqueeze(label, 1), ignore_index)
     sample_weight = valid.astype(input.dtype)
     if weight is not None:
-        sample_weight = gather(weight, safe) * sample_weight
+        sample_weight = pick(weight, safe, axis=0) * sample_weight
     loss = squeeze(-take_along_axis(input, safe, 1) * sample_weight, 1)
     if reduction == "mean":
         return _safe_divide(reduce_sum(loss), reduce_sum(sample_weight))
