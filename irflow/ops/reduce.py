@@ -37,10 +37,11 @@ def _canon_axes(attrs: dict, types) -> dict:
     """``axis`` as None (every axis) or a sorted tuple of some but not all axes."""
     _check_int_axes(attrs["axis"])
     rank = types[0].rank
+    if rank == 0:  # axis 0 or -1 (as Paddle accepts them), like None, reduces nothing
+        norm_axes(attrs["axis"], 1)
+        return {**attrs, "axis": None}
     axes = norm_axes(attrs["axis"], rank)
-    if rank == 0 or axes == tuple(range(rank)):
-        axes = None  # on a 0-d tensor, every axis value (like None) reduces nothing
-    return {**attrs, "axis": axes}
+    return {**attrs, "axis": None if axes == tuple(range(rank)) else axes}
 
 
 def reduced_axes(axis, rank: int) -> tuple[int, ...]:
@@ -254,7 +255,7 @@ def _canon_arg_axis(attrs: dict, types) -> dict:
     if axis is not None:
         if not isinstance(axis, int) or isinstance(axis, bool):
             raise ShapeError(f"axis must be None or an int, got {axis!r}")
-        axis = norm_axis(axis, rank)
+        axis = norm_axis(axis, max(rank, 1))  # a 0-d tensor takes 0 and -1, as in Paddle
         if rank <= 1:
             axis = None
     return {**attrs, "axis": axis}

@@ -123,6 +123,8 @@ def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     if x.dtype.is_bool:
         x, y = cast(x, dtypes.int64), cast(y, dtypes.int64)
     power = apply("pow", (cast(x, dtypes.float64), cast(y, dtypes.float64)))
+    # 0 to a negative power is 0 in Paddle's integer pow (inf cast to int64 was its minimum)
+    power = apply("select", (apply("isinf", (power,)), as_tensor(0.0, like=power), power))
     return cast(power, x.dtype)
 
 
@@ -253,8 +255,10 @@ def var(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
     x = as_tensor(x)
     centered = subtract(x, mean(x, axis, keepdim=True))
     total = sum(multiply(centered, centered), axis, keepdim=keepdim)
-    count = x.size if axis is None else _count(x, _axis(axis))
-    return divide(total, float(count - 1 if unbiased else count))
+    axes = _axis(axis)
+    count = x.size if axes is None else _count(x, axes)
+    # of nothing, 0 / 0: NaN, as Paddle's (0 / -1 was -0.0)
+    return divide(total, float(count - 1 if unbiased and count else count))
 
 
 def std(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
@@ -273,9 +277,9 @@ def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
     x = as_tensor(x)
     m = max(x, axis, keepdim=True).detach()
     out = add(log(sum(exp(subtract(x, m)), axis, keepdim=True)), m)
-    if not keepdim:
+    if not keepdim and x.ndim:
         from .manipulation import squeeze
-        out = squeeze(out, axis if axis is not None else list(range(x.ndim)))
+        out = squeeze(out, list(_axis(axis) or range(x.ndim)))  # axis=[] is every axis
     return out
 
 
@@ -349,8 +353,7 @@ def cumsum(x, axis=None, dtype=None, name=None) -> Tensor:
     x = as_tensor(x)
     if dtype is None and x.dtype is dtypes.bfloat16:
         return _in_float32(cumsum, x, axis)
-    x = _scan_input(x, axis, dtype)
-    return apply("cumsum", (x,), {"axis": -1 if axis is None else int(axis)})
+    return _scan("cumsum", x, axis, dtype, int_as_int64=True)
 
 
 def cumprod(x, dim=None, dtype=None, name=None) -> Tensor:
@@ -358,17 +361,25 @@ def cumprod(x, dim=None, dtype=None, name=None) -> Tensor:
     x = as_tensor(x)
     if dtype is None and x.dtype is dtypes.bfloat16:
         return _in_float32(cumprod, x, dim)
-    x = _scan_input(x, dim, dtype, int_as_int64=False)
-    return apply("cumprod", (x,), {"axis": -1 if dim is None else int(dim)})
+    return _scan("cumprod", x, dim, dtype, int_as_int64=False)
 
 
-def _scan_input(x, axis, dtype, int_as_int64: bool = True) -> Tensor:
+def _scan(op: str, x, axis, dtype, int_as_int64: bool) -> Tensor:
+    """The running `op` along `axis`, or over the flattened x when None; a 0-d x
+    scanned along an axis stays 0-d, as in Paddle."""
     from .manipulation import reshape
     if dtype is not None:
         x = cast(x, dtype)
     elif int_as_int64 and x.dtype.kind in ("int", "bool"):
         x = cast(x, dtypes.int64)
-    return reshape(x, [-1]) if axis is None or x.ndim == 0 else x
+    if x.ndim == 0 and axis is not None and int(axis) not in (0, -1):
+        from ..errors import ShapeError
+        raise ShapeError(f"{op}: axis {axis} is out of range for a 0-d tensor (0 or -1, as "
+                         "in Paddle)")
+    if axis is None or x.ndim == 0:
+        out = apply(op, (reshape(x, [-1]),), {"axis": -1})
+        return out if axis is None else reshape(out, [])
+    return apply(op, (x,), {"axis": int(axis)})
 
 
 def _in_float32(fn, x: Tensor, *args) -> Tensor:

@@ -128,3 +128,11 @@ def test_zero_d_promotion_orders_the_new_dtypes():
     assert (t(np.float16(1)) + t(np.float32(1))).dtype is paddle.float32
     with pytest.raises(TypeError, match="do not mix"):
         t(np.array([1], np.int8)) + t(np.array([1], np.int16))  # as in Paddle
+
+
+def test_python_float_and_numpy_names_mean_float64_as_paddle():
+    """Paddle reads dtype=float and 'float' through np.dtype: float64 (it was float32)."""
+    assert t([1]).astype(float).dtype == paddle.float64
+    assert paddle.cast(t([1]), "float").dtype == paddle.float64
+    assert paddle.zeros([1], dtype=float).dtype == paddle.float64
+    assert t([1.0]).astype(int).dtype == paddle.int64

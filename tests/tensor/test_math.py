@@ -438,3 +438,47 @@ def test_clip_scale_and_var():
                                np.var(b, axis=1, ddof=1))
     np.testing.assert_allclose(paddle.std(paddle.to_tensor(b)).numpy(), np.std(b, ddof=1))
     np.testing.assert_allclose(paddle.scale(paddle.to_tensor(b), 2.0, 1.0).numpy(), b * 2 + 1)
+
+
+def test_zero_d_and_empty_axis_reductions_have_paddles_shapes():
+    """logsumexp(axis=[]) reduces every axis to [] (it kept [1, 1, 1]); a scan of a
+    0-d tensor along an axis stays 0-d (it became [1]); axis 0 or -1 of a 0-d
+    tensor reduces nothing (-1 was an error)."""
+    out = paddle.logsumexp(paddle.ones([2, 3, 4]), axis=[])
+    assert out.shape == [] and out.item() == pytest.approx(1 + math.log(24))
+    assert paddle.logsumexp(paddle.ones([2, 3]), axis=[], keepdim=True).shape == [1, 1]
+    assert paddle.logsumexp(paddle.to_tensor(2.0), axis=0).item() == 2.0
+    scalar = paddle.to_tensor(2.5)
+    for fn in (lambda: paddle.cumsum(scalar, axis=0), lambda: paddle.cumsum(scalar, axis=-1),
+               lambda: paddle.cumprod(scalar, dim=0)):
+        assert fn().shape == [] and fn().item() == 2.5
+    assert paddle.cumsum(scalar).shape == [1]
+    with pytest.raises(ShapeError, match="out of range for a 0-d tensor"):
+        paddle.cumsum(scalar, axis=1)
+    for fn in (paddle.sum, paddle.max, paddle.argmax, paddle.mean):
+        assert fn(scalar, axis=-1).shape == []
+
+
+def test_variance_of_nothing_is_nan():
+    assert math.isnan(paddle.var(paddle.to_tensor([], dtype="float32")).item())
+    assert np.isnan(paddle.var(paddle.ones([2, 0]), axis=1).numpy()).all()
+    assert paddle.var(paddle.to_tensor([1.0, 3.0]), axis=[]).item() == 2.0
+
+
+def test_integer_zero_to_a_negative_power_is_zero():
+    """Paddle's integer pow; 0 ** -3 was the int64 minimum (inf cast)."""
+    assert (0 ** paddle.to_tensor([-3, -1, 0, 2])).numpy().tolist() == [0, 0, 1, 0]
+    got = paddle.to_tensor([0, 1, -1, 2]) ** paddle.to_tensor([-2, -2, -3, -1])
+    assert got.dtype == paddle.int64 and got.numpy().tolist() == [0, 1, -1, 0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_zero_d_reductions_and_integer_powers_agree_with_eager(backend):
+    def fn(s, base, power):
+        return paddle.sum(s, axis=-1), paddle.argmax(s, axis=-1), paddle.cumsum(s, axis=0), \
+            base ** power
+    args = (paddle.to_tensor(2.5), paddle.to_tensor([0, 1, -1, 2]),
+            paddle.to_tensor([-2, -2, -3, -1]))
+    for got, want in zip(paddle.compile(fn, backend=backend)(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
