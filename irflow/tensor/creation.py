@@ -16,6 +16,9 @@ from .tensor import Tensor
 def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     """A new Tensor holding a copy of `data` (Python floats become float32, ints
     int64, as in Paddle; NumPy arrays keep their dtype)."""
+    if data is None:
+        raise TypeError("to_tensor(None): data must be a number, a list, an array or a "
+                        "Tensor, as in Paddle")
     if isinstance(data, Tensor) and data._value is None:  # a new leaf, as eagerly
         t = data.detach() if dtype is None else data.detach().astype(dtype)
     else:

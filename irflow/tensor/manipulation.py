@@ -86,15 +86,25 @@ def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:
 def concat(x, axis=0, name=None) -> Tensor:
     if hasattr(x, "_concat_elements"):  # a list that a compiled loop grows
         return x._concat_elements(int(axis))
-    tensors = _same_dtype([as_tensor(t) for t in x])
+    tensors = _one_dtype([as_tensor(t) for t in x], "concat")
     return apply("concat", tensors, {"axis": int(axis)})
 
 
 def stack(x, axis=0, name=None) -> Tensor:
     if hasattr(x, "_stack_elements"):  # a list that a compiled loop grows
         return x._stack_elements(int(axis))
-    tensors = _same_dtype([as_tensor(t) for t in x])
+    tensors = _one_dtype([as_tensor(t) for t in x], "stack")
     return apply("stack", tensors, {"axis": int(axis)})
+
+
+def _one_dtype(tensors: list[Tensor], what: str) -> list[Tensor]:
+    """The tensors of a concat or stack, which must share a dtype, as in Paddle (a
+    float64 among float32s was promoted silently)."""
+    found = sorted({t.dtype.name for t in tensors})
+    if len(found) > 1:
+        raise DTypeError(f"{what}: the tensors have the dtypes {', '.join(found)}; they must "
+                         "share one, as in Paddle: cast them with .astype()", user_location())
+    return tensors
 
 
 def _same_dtype(tensors: list[Tensor]) -> list[Tensor]:

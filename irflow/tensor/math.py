@@ -174,12 +174,25 @@ def _truncated(factor):
 
 
 def clip(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's names)
+    """x limited to [min, max] (either may be None). min > max is a ValueError, as in
+    Paddle (every element became max)."""
     x = as_tensor(x)
+    low, high = _known_number(min), _known_number(max)
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"clip: min {low} is greater than max {high}, as Paddle refuses")
     if min is not None:
         x = maximum(x, min)
     if max is not None:
         x = minimum(x, max)
     return x
+
+
+def _known_number(v):
+    """A clip bound's value when known now: a number, or a one-element tensor with a
+    value (a traced bound is only known when the program runs)."""
+    if isinstance(v, Tensor):
+        return v._value.item() if v._value is not None and v._value.size == 1 else None
+    return v
 
 
 # ---------------------------------------------------------------- reductions

@@ -186,10 +186,19 @@ class Tensor:
         return self._concrete("tolist()").tolist()
 
     def __float__(self) -> float:
-        return float(self._numbers("float()").item())
+        return float(self._scalar("float()"))
 
     def __int__(self) -> int:
-        return int(self._numbers("int()").item())
+        return int(self._scalar("int()"))
+
+    def _scalar(self, what: str):
+        """The number a 0-d tensor holds, for float() and int(), which Paddle allows
+        on 0-d tensors only (int(to_tensor([3.7])) is a TypeError there)."""
+        array = self._numbers(what)
+        if array.ndim:
+            raise TypeError(f"{what} needs a 0-d tensor, as in Paddle; this one has shape "
+                            f"{list(array.shape)}: use .item()")
+        return array.item()
 
     def __index__(self) -> int:
         if not self.dtype.is_int:

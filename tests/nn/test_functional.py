@@ -341,3 +341,13 @@ def test_batch_norm_running_update_is_not_recorded():
     mean = t(np.zeros(3))
     F.batch_norm(x, mean, t(np.ones(3)), training=True)
     assert mean.stop_gradient and mean.is_leaf
+
+
+def test_layer_norm_takes_paddles_flat_weight_and_bias():
+    """Paddle's nn.LayerNorm([3, 4]) holds a weight of 12: F.layer_norm reads a 1-D
+    weight and bias as the normalized dims (it failed to broadcast [12])."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 4))
+    w, b = np.arange(12.0) / 12, np.arange(12.0) - 6
+    flat = F.layer_norm(t(x), [3, 4], t(w), t(b)).numpy()
+    shaped = F.layer_norm(t(x), [3, 4], t(w.reshape(3, 4)), t(b.reshape(3, 4))).numpy()
+    np.testing.assert_allclose(flat, shaped, rtol=1e-12)
