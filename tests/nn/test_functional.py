@@ -351,3 +351,11 @@ def test_layer_norm_takes_paddles_flat_weight_and_bias():
     flat = F.layer_norm(t(x), [3, 4], t(w), t(b)).numpy()
     shaped = F.layer_norm(t(x), [3, 4], t(w.reshape(3, 4)), t(b.reshape(3, 4))).numpy()
     np.testing.assert_allclose(flat, shaped, rtol=1e-12)
+
+
+def test_pooling_valid_padding_refuses_ceil_mode():
+    for pool in (F.max_pool2d, F.avg_pool2d):
+        with pytest.raises(ValueError, match="'VALID' takes ceil_mode=False"):
+            pool(paddle.ones([1, 1, 7, 6]), 3, 2, "valid", ceil_mode=True)
+    assert F.max_pool2d(paddle.ones([1, 1, 7, 6]), 3, 2, "SAME", ceil_mode=True).shape == \
+        [1, 1, 4, 3]
