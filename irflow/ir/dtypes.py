@@ -81,19 +81,26 @@ for _d in ALL:
 _BY_NP = {d.np: d for d in ALL}
 
 
+_NUMPY_NAMES = {"float": float64, "double": float64, "half": float16, "int": int64,
+                "long": int64}
+"""The names NumPy gives these dtypes, which Paddle reads through np.dtype
+(``x.astype('float')`` is float64)."""
+
+
 def dtype(x) -> DType:
-    """The `DType` for a DType, a name (``"float32"``, ``"f32"``), a NumPy dtype or a
-    Python type (``float`` means float32 as in Paddle, ``int`` int64, ``bool`` bool)."""
+    """The `DType` for a DType, a name (``"float32"``, ``"f32"``, NumPy's ``"float"``),
+    a NumPy dtype or a Python type (``float`` means float64 as in Paddle, which reads
+    it through np.dtype; ``int`` int64, ``bool`` bool)."""
     if isinstance(x, DType):
         return x
     if isinstance(x, str):
-        found = _BY_NAME.get(x)
+        found = _BY_NAME.get(x) or _NUMPY_NAMES.get(x)
         if found is None:
             raise TypeError(f"unknown dtype {x!r}; expected one of "
                             f"{', '.join(d.name for d in ALL)}")
         return found
     if x is float:
-        return float32
+        return float64
     if x is int:
         return int64
     if x is bool:
@@ -139,7 +146,7 @@ def astype(values, target: DType) -> np.ndarray:
         if target is bfloat16:
             return array.copy(order="C")
         array = from_bfloat16_bits(array)
-    if target is bfloat16:
-        return np.ascontiguousarray(to_bfloat16_bits(array))
+    if target is bfloat16:  # not np.ascontiguousarray, which makes a 0-d array 1-d
+        return np.asarray(to_bfloat16_bits(array), order="C")
     with np.errstate(invalid="ignore", over="ignore"):
         return array.astype(target.np, order="C")

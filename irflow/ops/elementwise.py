@@ -35,7 +35,8 @@ def _unary_rule(kind: str, result_dtype=None):
     return infer
 
 
-_KIND_TEXT = {"float": "a float", "number": "a float or int", "bool": "a bool", "any": "any"}
+_KIND_TEXT = {"float": "a float", "number": "a float or int", "bool": "a bool",
+              "integral": "an int or bool", "any": "any"}
 
 
 def _traits(traits, affine) -> tuple:
@@ -134,6 +135,8 @@ unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
 unary("round", np.round, _zero_vjp, doc="round to the nearest integer, halves to even as "
       "Python's round() and NumPy's; gradient 0")
 unary("logical_not", np.logical_not, kind="bool", doc="not x")
+unary("bitwise_not", np.invert, kind="integral",
+      doc="~x: each bit flipped (two's complement, so -x - 1 for signed ints); not x on bools")
 unary("stop_gradient", lambda x: x, kind="any", traits=(Elementwise(), View()),
       doc="x itself; no gradient flows through it (Tensor.detach() in compiled code)")
 unary("isnan", np.isnan, result_dtype=dtypes.bool_, doc="x is NaN")
@@ -246,6 +249,11 @@ for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
 for _name, _fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
                    ("logical_xor", np.logical_xor)]:
     binary(_name, _fn, kind="bool", doc=f"x {_name[8:]} y on bools")
+for _name, _fn, _symbol in [("bitwise_and", np.bitwise_and, "&"),
+                            ("bitwise_or", np.bitwise_or, "|"),
+                            ("bitwise_xor", np.bitwise_xor, "^")]:
+    binary(_name, _fn, kind="integral",
+           doc=f"x {_symbol} y bit by bit on ints, logical on bools (Paddle's {_name})")
 
 
 def _select_infer(types, attrs):

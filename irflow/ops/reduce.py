@@ -37,10 +37,11 @@ def _canon_axes(attrs: dict, types) -> dict:
     """``axis`` as None (every axis) or a sorted tuple of some but not all axes."""
     _check_int_axes(attrs["axis"])
     rank = types[0].rank
+    if rank == 0:  # axis 0 or -1 (as Paddle accepts them), like None, reduces nothing
+        norm_axes(attrs["axis"], 1)
+        return {**attrs, "axis": None}
     axes = norm_axes(attrs["axis"], rank)
-    if rank == 0 or axes == tuple(range(rank)):
-        axes = None  # on a 0-d tensor, every axis value (like None) reduces nothing
-    return {**attrs, "axis": axes}
+    return {**attrs, "axis": None if axes == tuple(range(rank)) else axes}
 
 
 def reduced_axes(axis, rank: int) -> tuple[int, ...]:
@@ -190,7 +191,14 @@ reduction("prod", np.prod, "number", _prod_vjp, pass_dtype=True,
               "is exact also where x holds zeros.")
 def _mean(x, axis=None, keepdims=False, dtype=None, out=None):
     """np.mean, except that the mean of nothing is NaN without NumPy's "Mean of empty
-    slice" warning (a Python warning, which errstate does not silence)."""
+    slice" warning (a Python warning, which errstate does not silence), and float16
+    accumulates in float32 (its own sum of 100 values of 1000 overflowed to inf)."""
+    if x.dtype == np.float16:
+        wide = np.asarray(_mean(x.astype(np.float32), axis, keepdims))
+        if out is None:
+            return wide.astype(np.float16)
+        np.copyto(out, wide)
+        return out
     if x.size:
         return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
     total = np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype, out=out)
@@ -198,7 +206,8 @@ def _mean(x, axis=None, keepdims=False, dtype=None, out=None):
 
 
 reduction("mean", _mean, "float", _mean_vjp, pass_dtype=True,
-          doc="mean(x): the mean of a float tensor over `axis` (NaN over no elements).")
+          doc="mean(x): the mean of a float tensor over `axis` (NaN over no elements; "
+              "float16 accumulates in float32).")
 reduction("max", np.max, "number", _extremum_vjp, nonempty=True,
           doc="max(x): the largest element of a float or int tensor over `axis`; tied "
               "maxima share the gradient evenly.")
@@ -246,7 +255,7 @@ def _canon_arg_axis(attrs: dict, types) -> dict:
     if axis is not None:
         if not isinstance(axis, int) or isinstance(axis, bool):
             raise ShapeError(f"axis must be None or an int, got {axis!r}")
-        axis = norm_axis(axis, rank)
+        axis = norm_axis(axis, max(rank, 1))  # a 0-d tensor takes 0 and -1, as in Paddle
         if rank <= 1:
             axis = None
     return {**attrs, "axis": axis}

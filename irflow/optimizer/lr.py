@@ -507,7 +507,7 @@ class ReduceOnPlateau(LRScheduler):
                 raise ValueError(f"ReduceOnPlateau.step takes one metric value; got "
                                  f"{metrics.size} values (reduce them first, e.g. with "
                                  f"paddle.mean)")
-            return float(metrics)
+            return float(metrics.item())  # float() takes 0-d tensors only
         if isinstance(metrics, bool) or not isinstance(metrics, (int, float)):
             raise TypeError(f"metrics must be a number, a Tensor or a NumPy array, not "
                             f"{type(metrics).__name__}")

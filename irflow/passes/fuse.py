@@ -273,10 +273,10 @@ def _lines_up(op: Operation, domain: Shape, axes) -> bool:
 # recomputed copy of a value that is also computed outside the kernel would then not
 # equal it (``h == h.max(...)`` finding no maximum).
 EXACT = frozenset({
-    "abs", "add", "cast", "ceil", "div", "eq", "floor", "ge", "gt", "isfinite", "isinf",
-    "isnan", "le", "logical_and", "logical_not", "logical_or", "logical_xor", "lt",
-    "maximum", "minimum", "mul", "ne", "neg", "relu", "round", "select", "sign", "sqrt",
-    "stop_gradient", "sub"})
+    "abs", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "cast", "ceil",
+    "div", "eq", "floor", "ge", "gt", "isfinite", "isinf", "isnan", "le", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne",
+    "neg", "relu", "round", "select", "sign", "sqrt", "stop_gradient", "sub"})
 
 
 def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:

@@ -5,9 +5,10 @@ from .attribute import numel, shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
 from .linalg import einsum, tril, triu
-from .logic import (allclose, equal, equal_all, greater_equal, greater_than, is_tensor, isclose,
-                    isfinite, isinf, isnan, less_equal, less_than, logical_and, logical_not,
-                    logical_or, logical_xor, not_equal, where)
+from .logic import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
+                    equal_all, greater_equal, greater_than, is_tensor, isclose, isfinite, isinf,
+                    isnan, less_equal, less_than, logical_and, logical_not, logical_or,
+                    logical_xor, not_equal, where)
 from .manipulation import astype as cast
 from .manipulation import (broadcast_to, chunk, clone, concat, expand, expand_as, flatten, flip,
                            gather, gather_nd, index_select, masked_fill, meshgrid, moveaxis,
@@ -44,6 +45,10 @@ __all__ = [
     "array_read",
     "array_write",
     "assign",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
     "bmm",
     "broadcast_to",
     "cast",

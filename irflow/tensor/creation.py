@@ -6,14 +6,19 @@ import numpy as np
 from ..dispatch import apply
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
-from .convert import as_tensor, dims, to_array, traced_dim
+from .convert import as_tensor, cast, dims, to_array, traced_dim
+from .logic import less_than, where
 from .manipulation import exact_shape
+from .math import add, divide, multiply, subtract
 from .tensor import Tensor
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     """A new Tensor holding a copy of `data` (Python floats become float32, ints
     int64, as in Paddle; NumPy arrays keep their dtype)."""
+    if data is None:
+        raise TypeError("to_tensor(None): data must be a number, a list, an array or a "
+                        "Tensor, as in Paddle")
     if isinstance(data, Tensor) and data._value is None:  # a new leaf, as eagerly
         t = data.detach() if dtype is None else data.detach().astype(dtype)
     else:
@@ -67,11 +72,19 @@ def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
     bounds = (start, end, step)
     if any(isinstance(v, Tensor) and v._value is None for v in bounds):
         return _traced_arange(bounds, dtype)
-    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in bounds)
     if dtype is None:
-        dtype = dtypes.int64 if all(isinstance(v, int) for v in bounds) else dtypes.float32
+        dtype = _arange_dtype(bounds)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in bounds)
     return apply("arange", (), {"start": start, "stop": end, "step": step,
                                 "dtype": dtypes.dtype(dtype)})
+
+
+def _arange_dtype(bounds) -> dtypes.DType:
+    """Paddle's default: int64 when every bound is an int or an int tensor (of any int
+    dtype), else float32 (a float64 bound too). Tensor bounds gave float32 always."""
+    integral = all(isinstance(v, Tensor) and v.dtype.is_int
+                   or isinstance(v, int) and not isinstance(v, bool) for v in bounds)
+    return dtypes.int64 if integral else dtypes.float32
 
 
 def _traced_arange(bounds, dtype) -> Tensor:
@@ -80,7 +93,7 @@ def _traced_arange(bounds, dtype) -> Tensor:
     has length N), else a fresh symbol."""
     tensors = [as_tensor(v) for v in bounds]
     if dtype is None:
-        dtype = dtypes.int64 if all(t.dtype.is_int for t in tensors) else dtypes.float32
+        dtype = _arange_dtype(tensors)
     start, end, step = (traced_dim(t) if t._value is None else t.item() for t in tensors)
     size = dim_sub(end, start) if step == 1 and all(
         isinstance(v, int | str) for v in (start, end)) else None
@@ -91,11 +104,36 @@ def _traced_arange(bounds, dtype) -> Tensor:
 
 
 def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
+    """`num` evenly spaced values from start to stop, both included, computed as
+    Paddle's kernel does: the bounds converted to `dtype` first, the first half of the
+    values counted up from start and the rest down from stop, in `dtype` for floats
+    (float32 for the 16-bit ones) and float64 for ints, then truncated toward zero
+    (linspace(0, 10, 5, dtype='int32') is [0, 2, 5, 7, 10])."""
     dtype = dtypes.dtype(dtype or dtypes.float32)
-    step = (stop - start) / (num - 1) if num > 1 else 0.0
-    ramp = apply("arange", (), {"start": 0, "stop": num, "step": 1, "dtype": dtype})
-    from .math import add, multiply
-    return add(multiply(ramp, step), start)
+    num = int(num.item() if isinstance(num, Tensor) else num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be at least 0, as in Paddle, got {num}")
+    if dtype.is_bool:
+        raise TypeError("linspace: dtype bool is not supported (as in Paddle); give a "
+                        "float or int dtype")
+    work = dtype if dtype.is_float and dtype.np.itemsize >= 4 else \
+        dtypes.float64 if dtype.is_int else dtypes.float32
+    first, last = (cast(_of_dtype(v, dtype), work) for v in (start, stop))
+    ramp = apply("arange", (), {"start": 0, "stop": num, "step": 1, "dtype": work})
+    if num <= 1:
+        return cast(add(multiply(ramp, 0), first), dtype)
+    step = divide(subtract(last, first), num - 1)
+    up = add(first, multiply(step, ramp))
+    down = subtract(last, multiply(step, subtract(num - 1, ramp)))
+    return cast(where(less_than(ramp, num // 2), up, down), dtype)
+
+
+def _of_dtype(value, dtype: dtypes.DType) -> Tensor:
+    """A bound as a tensor of `dtype`, a Python number converted directly (by way of
+    float32, 1/3 would lose its float64 digits)."""
+    if isinstance(value, Tensor):
+        return cast(value, dtype)
+    return Tensor._from_array(to_array(value, dtype))
 
 
 def eye(num_rows, num_columns=None, dtype=None, name=None) -> Tensor:

@@ -39,6 +39,39 @@ def logical_not(x, out=None, name=None) -> Tensor:
     return apply("logical_not", (cast(as_tensor(x), dtypes.bool_),))
 
 
+def _check_integral(op: str, x: Tensor) -> None:
+    """Bitwise ops take int or bool tensors only, as Paddle's (it has no float
+    kernels): a float operand is the caller's mistake, not something to cast away."""
+    if x.dtype.kind not in ("int", "bool"):
+        raise TypeError(f"paddle.{op} takes int or bool tensors (as in Paddle), got "
+                        f"{x.dtype.name}; cast it with .astype('int64') or compare it")
+
+
+def _bitwise(op: str):
+    """Paddle's bitwise op `op` (also ``&``, ``|``, ``^``): bit by bit on ints, keeping
+    their dtype, logical on bools. A Python int meets the tensor's dtype."""
+    def fn(x, y, out=None, name=None) -> Tensor:
+        x, y = promote(x, y)
+        _check_integral(op, x)
+        return apply(op, (x, y))
+    fn.__name__ = op
+    fn.__doc__ = f"x {_BITWISE_SYMBOLS[op]} y bit by bit on int tensors, logically on bools."
+    return fn
+
+
+_BITWISE_SYMBOLS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+bitwise_and = _bitwise("bitwise_and")
+bitwise_or = _bitwise("bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor")
+
+
+def bitwise_not(x, out=None, name=None) -> Tensor:
+    """~x: every bit flipped on int tensors (-x - 1 for signed ones), not x on bools."""
+    x = as_tensor(x)
+    _check_integral("bitwise_not", x)
+    return apply("bitwise_not", (x,))
+
+
 def _float_test(op: str):
     def fn(x, name=None) -> Tensor:
         x = as_tensor(x)

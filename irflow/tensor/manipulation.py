@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from ..dispatch import apply, user_location
-from ..errors import IrflowError, ShapeError, SymbolicShapeError
+from ..errors import ConversionError, DTypeError, IrflowError, ShapeError, SymbolicShapeError
 from ..ir import dtypes
 from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
@@ -49,7 +49,26 @@ def squeeze(x, axis=None, name=None) -> Tensor:
 
 
 def unsqueeze(x, axis, name=None) -> Tensor:
-    return apply("unsqueeze", (as_tensor(x),), {"axis": dims(axis)})
+    x = as_tensor(x)
+    return apply("unsqueeze", (x,), {"axis": _inserted_positions(dims(axis), x.ndim)})
+
+
+def _inserted_positions(axes: tuple, rank: int) -> tuple:
+    """The result positions of the size-1 dims unsqueeze(x, axes) inserts, as Paddle
+    places them: one axis after another, each in the shape the previous ones made (a
+    negative one counting from that shape's end), the 1s already inserted at or after
+    it moving one place right. So [3, 1] on rank 3 gives positions 1 and 4 (the op's
+    positions in the result would be 1 and 3), and [0, 0] two leading 1s."""
+    inserted: list[int] = []
+    for axis in axes:
+        position = axis + rank + 1 if axis < 0 else axis
+        if not 0 <= position <= rank:
+            raise ShapeError(f"unsqueeze: axis {axis} of {list(axes)} is out of range for "
+                             f"the rank-{rank} shape it is inserted into (from "
+                             f"{-rank - 1} to {rank})")
+        inserted = [p + 1 if p >= position else p for p in inserted] + [position]
+        rank += 1
+    return tuple(sorted(inserted))
 
 
 def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:
@@ -67,15 +86,25 @@ def flatten(x, start_axis=0, stop_axis=-1, name=None) -> Tensor:
 def concat(x, axis=0, name=None) -> Tensor:
     if hasattr(x, "_concat_elements"):  # a list that a compiled loop grows
         return x._concat_elements(int(axis))
-    tensors = _same_dtype([as_tensor(t) for t in x])
+    tensors = _one_dtype([as_tensor(t) for t in x], "concat")
     return apply("concat", tensors, {"axis": int(axis)})
 
 
 def stack(x, axis=0, name=None) -> Tensor:
     if hasattr(x, "_stack_elements"):  # a list that a compiled loop grows
         return x._stack_elements(int(axis))
-    tensors = _same_dtype([as_tensor(t) for t in x])
+    tensors = _one_dtype([as_tensor(t) for t in x], "stack")
     return apply("stack", tensors, {"axis": int(axis)})
+
+
+def _one_dtype(tensors: list[Tensor], what: str) -> list[Tensor]:
+    """The tensors of a concat or stack, which must share a dtype, as in Paddle (a
+    float64 among float32s was promoted silently)."""
+    found = sorted({t.dtype.name for t in tensors})
+    if len(found) > 1:
+        raise DTypeError(f"{what}: the tensors have the dtypes {', '.join(found)}; they must "
+                         "share one, as in Paddle: cast them with .astype()", user_location())
+    return tensors
 
 
 def _same_dtype(tensors: list[Tensor]) -> list[Tensor]:
@@ -88,29 +117,58 @@ def _same_dtype(tensors: list[Tensor]) -> list[Tensor]:
 
 def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
     x = as_tensor(x)
+    if not -x.ndim <= int(axis) < x.ndim:
+        raise ShapeError(f"split: axis {axis} is out of range for a tensor of rank {x.ndim}")
     axis = int(axis) % x.ndim
     size = exact_shape(x)[axis]
     if isinstance(num_or_sections, int):
-        part = dim_div(size, num_or_sections)
-        if part is None and isinstance(size, int):
-            raise IrflowError(f"split: dim {axis} of size {size} does not divide into "
-                              f"{num_or_sections} equal parts")
-        if part is None:
-            raise SymbolicShapeError(f"split: dim {axis} has a size {size} known only when "
-                                     f"the program runs, which may not divide into "
-                                     f"{num_or_sections} equal parts; give the sizes of "
-                                     "the parts", user_location())
-        sections = [part] * num_or_sections
+        sections = _equal_sections(size, num_or_sections, axis)
     else:
-        sections = list(dims(num_or_sections))
-        if -1 in sections:
-            rest = builtins.sum(s for s in sections if s != -1)
-            sections[sections.index(-1)] = dim_sub(size, rest)
+        sections = _listed_sections(size, list(dims(num_or_sections)), axis)
     out, start = [], 0
     for s in sections:
         out.append(slice(x, [axis], [start], [dim_add(start, s)]))
         start = dim_add(start, s)
     return out
+
+
+def _equal_sections(size, num: int, axis: int) -> list:
+    """`num` parts of equal size of a dim of `size`, which must divide evenly."""
+    if num <= 0:
+        raise ShapeError(f"split: num_or_sections={num} must be a positive number of parts")
+    part = dim_div(size, num)
+    if part is None and isinstance(size, int):
+        raise ShapeError(f"split: dim {axis} of size {size} does not divide into {num} equal "
+                         "parts")
+    if part is None:
+        raise SymbolicShapeError(f"split: dim {axis} has a size {size} known only when the "
+                                 f"program runs, which may not divide into {num} equal parts; "
+                                 "give the sizes of the parts", user_location())
+    return [part] * num
+
+
+def _listed_sections(size, sections: list, axis: int) -> list:
+    """The sizes of the parts, one of which may be -1 (the rest of the dim). As in
+    Paddle they must add up to the dim's size: a part too many or too few was a
+    silently clipped or dropped row."""
+    if sections.count(-1) > 1:
+        raise ShapeError(f"split: at most one section may be -1, got {sections}")
+    if any(isinstance(s, int) and s < -1 for s in sections):
+        raise ShapeError(f"split: sections must be sizes (or one -1), got {sections}")
+    total = 0
+    for s in sections:
+        total = total if s == -1 else dim_add(total, s)
+    if not isinstance(size, int) or not isinstance(total, int):  # symbolic: not checked here
+        return [dim_sub(size, total) if s == -1 else s for s in sections]
+    if -1 in sections:
+        if total >= size:
+            raise ShapeError(f"split: the sections {sections} other than -1 add up to "
+                             f"{total}, which leaves nothing of dim {axis} (size {size})")
+        return [size - total if s == -1 else s for s in sections]
+    if total != size:
+        raise ShapeError(f"split: the sections {sections} add up to {total}, not to the size "
+                         f"{size} of dim {axis}")
+    return sections
 
 
 def chunk(x, chunks, axis=0, name=None) -> list[Tensor]:
@@ -201,7 +259,6 @@ def repeat_interleave(x, repeats, axis=None, name=None) -> Tensor:
         return reshape(y, shape[:axis] + [dim_mul(shape[axis], repeats)] + shape[axis + 1:])
     counts = repeats._value if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts is None:
-        from ..errors import ConversionError
         raise ConversionError("repeat_interleave with per-element repeats computed in the "
                           "program gives a data-dependent length; give the repeats as a "
                           "Python list or an int", user_location())
@@ -315,31 +372,119 @@ def tile(x, repeat_times, name=None) -> Tensor:
 
 
 def gather(x, index, axis=None, name=None) -> Tensor:
+    """The entries of x at `index` along `axis` (default 0). As in Paddle the index is
+    0-D, 1-D or [N, 1], which counts as [N] (it kept the 1: [N, 1, ...])."""
     index = as_tensor(index)
-    return apply("gather", (as_tensor(x), _as_index(index)),
-                 {"axis": 0 if axis is None else int(axis)})
+    if index.ndim == 2 and exact_shape(index)[1] == 1:
+        index = reshape(index, [-1])
+    elif index.ndim > 1:
+        raise ShapeError(f"gather: the index must be 0-D, 1-D or of shape [N, 1], as in "
+                         f"Paddle, got shape {list(index.shape)}; paddle.take_along_axis "
+                         "or gather_nd take others")
+    return pick(x, index, 0 if axis is None else int(axis))
+
+
+def pick(x, index, axis: int) -> Tensor:
+    """np.take(x, index, axis): the entries of x at an int `index` of any shape, giving
+    x.shape[:axis] + index.shape + x.shape[axis+1:] (Paddle's gather takes only 1-D
+    indices; an embedding's ids have any shape)."""
+    return apply("gather", (as_tensor(x), _as_index(as_tensor(index))), {"axis": axis})
 
 
 def index_select(x, index, axis=0, name=None) -> Tensor:
+    """The entries of x at the 1-D (or [N, 1]) `index` along `axis`."""
+    index = as_tensor(index)
+    if index.ndim == 0:
+        raise ShapeError("index_select: the index must be 1-D, as in Paddle, got a 0-D "
+                         "tensor; use paddle.gather, or index[None]")
     return gather(x, index, axis)
 
 
 def take_along_axis(arr, indices, axis, broadcast=True) -> Tensor:
-    return apply("take_along_axis", (as_tensor(arr), _as_index(as_tensor(indices))),
-                 {"axis": int(axis)})
+    """The entries of `arr` at `indices` along `axis`. With `broadcast` (default) the
+    index's other dims broadcast against arr's; without it, as torch.gather, they may
+    be smaller than arr's and the result has the index's shape."""
+    arr, index = as_tensor(arr), _as_index(as_tensor(indices))
+    axis = _along_axis(arr, index, axis, "take_along_axis")
+    if not broadcast:
+        arr = _cut_to_index(arr, index, axis, "take_along_axis")
+    return apply("take_along_axis", (arr, index), {"axis": axis})
 
 
 def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
                    broadcast=True) -> Tensor:
-    arr = as_tensor(arr)
+    """arr with `values` written (or added, `reduce='add'`) at the positions
+    take_along_axis(arr, indices, axis) reads. With `include_self=False` the positions
+    written start from nothing, not from arr's entries (an add is the sum of the
+    values alone). Without `broadcast`, as torch.scatter, only the index's own
+    positions are written (its other dims may be smaller than arr's) and `values` is
+    read at the same positions."""
+    arr, index = as_tensor(arr), _as_index(as_tensor(indices))
+    axis = _along_axis(arr, index, axis, "put_along_axis")
     values = cast(as_tensor(values, like=arr), arr.dtype)
-    return apply("put_along_axis", (arr, _as_index(as_tensor(indices)), values),
-                 {"axis": int(axis), "reduce": reduce})
+    if broadcast:
+        return _put_along(arr, index, values, axis, reduce, include_self)
+    if values.ndim:
+        values = _cut_to_index(values, index, None, "put_along_axis: values")
+    block = _leading_slice(arr, index, axis, "put_along_axis")
+    if block is None:
+        return _put_along(arr, index, values, axis, reduce, include_self)
+    updated = _put_along(apply("slice", (arr,), block), index, values, axis, reduce,
+                         include_self)
+    return apply("set_slice", (arr, updated), block)
+
+
+def _put_along(arr, index, values, axis, reduce, include_self) -> Tensor:
+    if reduce not in ("assign", "add"):
+        raise ValueError(f"put_along_axis(reduce={reduce!r}): irflow supports 'assign' and "
+                         "'add'")
+    if reduce == "add" and not include_self:  # the positions written start from 0
+        arr = apply("put_along_axis", (arr, index, as_tensor(0, like=arr)),
+                    {"axis": axis, "reduce": "assign"})
+    return apply("put_along_axis", (arr, index, values), {"axis": axis, "reduce": reduce})
+
+
+def _along_axis(arr: Tensor, index: Tensor, axis, what: str) -> int:
+    """`axis` made non-negative, once it is known to be an axis of arr and the index
+    to have arr's rank (the op checks both too, after the cut that needs the axis)."""
+    if index.ndim != arr.ndim:
+        raise ShapeError(f"{what}: indices must have the rank of arr, as in Paddle: arr "
+                         f"has the shape {list(arr.shape)}, indices {list(index.shape)}")
+    if not -arr.ndim <= int(axis) < arr.ndim:
+        raise ShapeError(f"{what}: axis {axis} is out of range for a tensor of rank "
+                         f"{arr.ndim}")
+    return int(axis) % arr.ndim
+
+
+def _cut_to_index(x: Tensor, index: Tensor, axis: int | None, what: str) -> Tensor:
+    """x cut to the index's size on every axis but `axis` (all of them if None): the
+    block that Paddle's broadcast=False addresses, where the index may be smaller
+    than x but never larger."""
+    attrs = _leading_slice(x, index, axis, what)
+    return x if attrs is None else apply("slice", (x,), attrs)
+
+
+def _leading_slice(x: Tensor, index: Tensor, axis: int | None, what: str) -> dict | None:
+    """The `slice` attributes cutting x to the index's leading block (see
+    `_cut_to_index`), or None when x already has the index's size there."""
+    cut = []
+    for a, (x_dim, index_dim) in enumerate(zip(exact_shape(x), exact_shape(index))):
+        if a == axis or x_dim == index_dim:
+            continue
+        if isinstance(x_dim, int) and isinstance(index_dim, int) and index_dim > x_dim:
+            raise ShapeError(f"{what} with broadcast=False: indices (shape "
+                             f"{list(index.shape)}) may not be larger than the tensor (shape "
+                             f"{list(x.shape)}) at dim {a}, as in Paddle")
+        cut.append((a, index_dim))
+    if not cut:
+        return None
+    return {"axes": tuple(a for a, _ in cut), "starts": (0,) * len(cut),
+            "stops": tuple(d for _, d in cut), "steps": None}
 
 
 def _as_index(index: Tensor) -> Tensor:
     if index.dtype not in (dtypes.int32, dtypes.int64):
-        raise IrflowError(f"an index tensor must be int32 or int64, got {index.dtype.name}")
+        raise DTypeError(f"an index tensor must be int32 or int64, got {index.dtype.name}")
     return index
 
 
@@ -666,17 +811,44 @@ def check_in_place(x: Tensor) -> None:
                           user_location())
 
 
-def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True) -> Tensor:
-    """``x.what_(...)``: `x` becomes `result` (cast to x's dtype; of x's shape unless
-    the method's job is a new shape, as ``reshape_``), and is returned, as Paddle's
-    in-place methods do."""
+def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True,
+             operands: tuple = ()) -> Tensor:
+    """``x.what_(*operands)``: `x` becomes `result` (of x's shape unless the method's
+    job is a new shape, as ``reshape_``; of the dtype `_in_place_dtype` says), and is
+    returned, as Paddle's in-place methods do."""
     check_in_place(x)
     if keep_shape and tuple(exact_shape(result)) != tuple(exact_shape(x)):
         raise ShapeError(f"{what}_: the result has shape {list(exact_shape(result))}, but "
                          f"an in-place change keeps the tensor's shape "
                          f"{list(exact_shape(x))}", user_location())
-    _rebind(x, cast(result, x.dtype))
+    _rebind(x, cast(result, _in_place_dtype(x, result, what, operands)))
     return x
+
+
+_COMPUTED_IN_OWN_DTYPE = frozenset({"clip", "pow", "scale", "fill"})
+"""In-place methods Paddle computes in the tensor's dtype: ``int_t.clip_(1.5, 2.5)``
+and ``int_t.pow_(0.5)`` truncate, where their out-of-place forms give floats."""
+_INT_TO_FLOAT = frozenset({"divide", "exp"})
+"""In-place methods after which Paddle's int tensor is float32 (its other float
+functions, sqrt_ or tanh_, have no int kernel and raise)."""
+
+
+def _in_place_dtype(x: Tensor, result: Tensor, what: str, operands: tuple) -> dtypes.DType:
+    """x's dtype after ``x.what_(*operands)``: the result's, as in Paddle (a float32
+    tensor plus float64 becomes float64, an int tensor divided by ints float32),
+    where Paddle allows the change; it was always x's, which truncated
+    ``int_t.divide_(2)`` to ints."""
+    if result.dtype is x.dtype or what in _COMPUTED_IN_OWN_DTYPE:
+        return x.dtype
+    if x.dtype.is_float:
+        return result.dtype
+    if x.dtype.is_int and what in _INT_TO_FLOAT and not builtins.any(
+            isinstance(v, float) or isinstance(v, Tensor) and v.dtype.is_float
+            for v in operands):
+        return result.dtype
+    raise TypeError(f"{what}_: Paddle does not change a {x.dtype.name} tensor in place "
+                    f"into {result.dtype.name}; use the result of paddle.{what}(...) or "
+                    f"cast the tensor first (x.astype('float32'))")
 
 
 def _rebind(dst: Tensor, src: Tensor) -> None:
@@ -685,6 +857,11 @@ def _rebind(dst: Tensor, src: Tensor) -> None:
     traced one takes it as a state update of the program (`set_value`), so each call
     changes it as eager code does and it never holds a traced value."""
     if dst._value is not None and src._value is None:
+        if src.dtype is not dst.dtype:
+            raise ConversionError(f"a change in place that makes a {dst.dtype.name} tensor "
+                                  f"{src.dtype.name} (an int tensor's divide_ or exp_): the "
+                                  "program's state keeps its dtype; assign the result to a "
+                                  "new variable instead", user_location())
         src._tracer.set_value(dst, src)
         return
     dst._value, dst._ir, dst._tracer = src._value, src._ir, src._tracer

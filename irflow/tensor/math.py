@@ -54,9 +54,26 @@ sigmoid = _float_unary("sigmoid")
 erf = _float_unary("erf")
 sin = _float_unary("sin")
 cos = _float_unary("cos")
-floor = _float_unary("floor")
-ceil = _float_unary("ceil")
-round = _float_unary("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
+
+
+def _rounding(op: str):
+    """floor, ceil, round: an integer tensor is whole already and comes back as a copy
+    in its own dtype, as in Paddle (it was computed in float32)."""
+    float_fn = _float_unary(op)
+
+    def fn(x, name=None):
+        x = as_tensor(x)
+        if x.dtype.is_int:
+            return apply("cast", (x,), {"dtype": x.dtype})
+        return float_fn(x)
+    fn.__name__ = op
+    fn.__doc__ = f"Elementwise `{op}` of x (integer inputs are returned unchanged)."
+    return fn
+
+
+floor = _rounding("floor")
+ceil = _rounding("ceil")
+round = _rounding("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
 relu = _unary("relu")
 
 def _bool_as_logical(op: str, logical_op: str):
@@ -106,6 +123,8 @@ def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     if x.dtype.is_bool:
         x, y = cast(x, dtypes.int64), cast(y, dtypes.int64)
     power = apply("pow", (cast(x, dtypes.float64), cast(y, dtypes.float64)))
+    # 0 to a negative power is 0 in Paddle's integer pow (inf cast to int64 was its minimum)
+    power = apply("select", (apply("isinf", (power,)), as_tensor(0.0, like=power), power))
     return cast(power, x.dtype)
 
 
@@ -131,18 +150,49 @@ def log10(x, name=None) -> Tensor:
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None) -> Tensor:
+    """scale * x + bias (or scale * (x + bias)). An int or bool tensor keeps its dtype,
+    as in Paddle, whose kernel computes in it: the factors truncate toward zero
+    (scale(int_t, 1.5, 0.5) is int_t)."""
+    x = as_tensor(x)
+    if x.dtype.is_float:
+        return _scaled(x, scale, bias, bias_after_scale)
+    scale, bias = _truncated(scale), _truncated(bias)
+    return cast(_scaled(x, scale, bias, bias_after_scale), x.dtype)
+
+
+def _scaled(x: Tensor, scale, bias, bias_after_scale: bool) -> Tensor:
     if bias_after_scale:
         return add(multiply(x, scale), bias)
     return multiply(add(x, bias), scale)
 
 
+def _truncated(factor):
+    """A factor of `scale` on an integer tensor: its integer part (toward zero)."""
+    if isinstance(factor, Tensor):
+        return cast(factor, dtypes.int64)
+    return _math.trunc(factor)
+
+
 def clip(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's names)
+    """x limited to [min, max] (either may be None). min > max is a ValueError, as in
+    Paddle (every element became max)."""
     x = as_tensor(x)
+    low, high = _known_number(min), _known_number(max)
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"clip: min {low} is greater than max {high}, as Paddle refuses")
     if min is not None:
         x = maximum(x, min)
     if max is not None:
         x = minimum(x, max)
     return x
+
+
+def _known_number(v):
+    """A clip bound's value when known now: a number, or a one-element tensor with a
+    value (a traced bound is only known when the program runs)."""
+    if isinstance(v, Tensor):
+        return v._value.item() if v._value is not None and v._value.size == 1 else None
+    return v
 
 
 # ---------------------------------------------------------------- reductions
@@ -160,9 +210,11 @@ def _axis(axis):
 def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
     def fn(x, axis=None, keepdim=False, dtype=None, name=None):
         x = as_tensor(x)
+        if dtype is None and x.dtype is dtypes.bfloat16:
+            return _in_float32(fn, x, axis, keepdim)
         if dtype is not None:
             x = cast(x, dtype)
-        elif int_as_int64 and not x.dtype.is_float:
+        elif int_as_int64 and x.dtype.kind in ("int", "bool"):
             x = cast(x, dtypes.int64)
         elif float_only and not x.dtype.is_float:
             x = cast(x, dtypes.float32)
@@ -173,7 +225,18 @@ def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
 
 
 sum = _reduction("sum", int_as_int64=True)  # noqa: A001  (Paddle: int32/bool sum to int64)
-mean = _reduction("mean", float_only=True)
+_float_mean = _reduction("mean", float_only=True)
+
+
+def mean(x, axis=None, keepdim=False, name=None) -> Tensor:
+    """The mean of x over `axis` (None: all axes), keeping reduced dims if `keepdim`.
+    An int or bool tensor's mean keeps its dtype, as in Paddle 3.3.1, which computes
+    it in floating point and truncates toward zero: mean([1, 2]) is 1, mean([-1, -4])
+    is -2, and a bool mean is true where any element is."""
+    x = as_tensor(x)
+    if x.dtype.is_float:
+        return _float_mean(x, axis, keepdim)
+    return cast(_float_mean(cast(x, dtypes.float64), axis, keepdim), x.dtype)
 prod = _reduction("prod")
 
 
@@ -205,8 +268,10 @@ def var(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
     x = as_tensor(x)
     centered = subtract(x, mean(x, axis, keepdim=True))
     total = sum(multiply(centered, centered), axis, keepdim=keepdim)
-    count = x.size if axis is None else _count(x, _axis(axis))
-    return divide(total, float(count - 1 if unbiased else count))
+    axes = _axis(axis)
+    count = x.size if axes is None else _count(x, axes)
+    # of nothing, 0 / 0: NaN, as Paddle's (0 / -1 was -0.0)
+    return divide(total, float(count - 1 if unbiased and count else count))
 
 
 def std(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
@@ -225,9 +290,9 @@ def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
     x = as_tensor(x)
     m = max(x, axis, keepdim=True).detach()
     out = add(log(sum(exp(subtract(x, m)), axis, keepdim=True)), m)
-    if not keepdim:
+    if not keepdim and x.ndim:
         from .manipulation import squeeze
-        out = squeeze(out, axis if axis is not None else list(range(x.ndim)))
+        out = squeeze(out, list(_axis(axis) or range(x.ndim)))  # axis=[] is every axis
     return out
 
 
@@ -298,24 +363,43 @@ def _matrix_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
 def cumsum(x, axis=None, dtype=None, name=None) -> Tensor:
     """The running sum along `axis`, or over the flattened x when None. Integer
     inputs sum in int64 unless `dtype` says otherwise, as in Paddle."""
-    x = _scan_input(x, axis, dtype)
-    return apply("cumsum", (x,), {"axis": -1 if axis is None else int(axis)})
+    x = as_tensor(x)
+    if dtype is None and x.dtype is dtypes.bfloat16:
+        return _in_float32(cumsum, x, axis)
+    return _scan("cumsum", x, axis, dtype, int_as_int64=True)
 
 
 def cumprod(x, dim=None, dtype=None, name=None) -> Tensor:
     """The running product along `dim`, or over the flattened x when None."""
-    x = _scan_input(x, dim, dtype, int_as_int64=False)
-    return apply("cumprod", (x,), {"axis": -1 if dim is None else int(dim)})
-
-
-def _scan_input(x, axis, dtype, int_as_int64: bool = True) -> Tensor:
-    from .manipulation import reshape
     x = as_tensor(x)
+    if dtype is None and x.dtype is dtypes.bfloat16:
+        return _in_float32(cumprod, x, dim)
+    return _scan("cumprod", x, dim, dtype, int_as_int64=False)
+
+
+def _scan(op: str, x, axis, dtype, int_as_int64: bool) -> Tensor:
+    """The running `op` along `axis`, or over the flattened x when None; a 0-d x
+    scanned along an axis stays 0-d, as in Paddle."""
+    from .manipulation import reshape
     if dtype is not None:
         x = cast(x, dtype)
-    elif int_as_int64 and not x.dtype.is_float:
+    elif int_as_int64 and x.dtype.kind in ("int", "bool"):
         x = cast(x, dtypes.int64)
-    return reshape(x, [-1]) if axis is None or x.ndim == 0 else x
+    if x.ndim == 0 and axis is not None and int(axis) not in (0, -1):
+        from ..errors import ShapeError
+        raise ShapeError(f"{op}: axis {axis} is out of range for a 0-d tensor (0 or -1, as "
+                         "in Paddle)")
+    if axis is None or x.ndim == 0:
+        out = apply(op, (reshape(x, [-1]),), {"axis": -1})
+        return out if axis is None else reshape(out, [])
+    return apply(op, (x,), {"axis": int(axis)})
+
+
+def _in_float32(fn, x: Tensor, *args) -> Tensor:
+    """``fn(x, *args)`` of a bfloat16 x computed in float32 and rounded back to
+    bfloat16, as Paddle's sum gives it: irflow's ops store bfloat16 but do not
+    compute in it (and its sums cast it to int64, truncating every element)."""
+    return cast(fn(cast(x, dtypes.float32), *args), dtypes.bfloat16)
 
 
 # ---------------------------------------------------------------- products

@@ -16,12 +16,6 @@ def _astype(self, dtype):
     return cast(self, dtype)
 
 
-def _invert(self):
-    if self.dtype.is_bool:
-        return logic.logical_not(self)
-    raise TypeError("~ is defined for bool tensors only")
-
-
 _OPERATORS = {
     "__add__": math.add, "__radd__": math.add,
     "__sub__": math.subtract, "__rsub__": _reflected(math.subtract),
@@ -31,8 +25,10 @@ _OPERATORS = {
     "__mod__": math.remainder, "__rmod__": _reflected(math.remainder),
     "__pow__": math.pow, "__rpow__": _reflected(math.pow),
     "__matmul__": math.matmul, "__rmatmul__": _reflected(math.matmul),
-    "__neg__": math.neg, "__abs__": math.abs, "__invert__": _invert,
-    "__and__": logic.logical_and, "__or__": logic.logical_or, "__xor__": logic.logical_xor,
+    "__neg__": math.neg, "__abs__": math.abs, "__invert__": logic.bitwise_not,
+    "__and__": logic.bitwise_and, "__rand__": _reflected(logic.bitwise_and),
+    "__or__": logic.bitwise_or, "__ror__": _reflected(logic.bitwise_or),
+    "__xor__": logic.bitwise_xor, "__rxor__": _reflected(logic.bitwise_xor),
     "__eq__": logic.equal, "__ne__": logic.not_equal,
     "__lt__": logic.less_than, "__le__": logic.less_equal,
     "__gt__": logic.greater_than, "__ge__": logic.greater_equal,
@@ -50,7 +46,8 @@ _METHODS = {
         "cumprod", "bmm", "outer"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
-        "logical_and", "logical_or", "logical_xor", "logical_not", "isnan", "isinf",
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+        "bitwise_xor", "bitwise_not", "isnan", "isinf",
         "isfinite", "allclose", "isclose", "equal_all"]},
     **{name: getattr(manipulation, name) for name in [
         "reshape", "transpose", "t", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
@@ -64,7 +61,8 @@ _METHODS = {
 
 def _in_place(name: str, fn, keep_shape: bool = True):
     def method(self, *args, **kwargs):
-        return manipulation.in_place(self, fn(self, *args, **kwargs), name, keep_shape)
+        return manipulation.in_place(self, fn(self, *args, **kwargs), name, keep_shape,
+                                     args + tuple(kwargs.values()))
     method.__name__ = f"{name}_"
     method.__doc__ = f"``{name}`` in place: the tensor takes the result and is returned."
     return method

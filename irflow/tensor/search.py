@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ShapeError
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast
@@ -60,6 +61,9 @@ def nonzero(x, as_tuple=False):
     """The coordinates of x's nonzero elements: an int64 [count, rank] tensor, or
     with `as_tuple` one 1-D tensor per axis."""
     x = as_tensor(x)
+    if x.ndim == 0:
+        raise ShapeError("nonzero needs a tensor of at least one dim, as in Paddle; got a 0-d "
+                         "tensor (reshape it to [1])")
     coords = apply("nonzero", (x,), {"size": data_size(x, np.count_nonzero)})
     if not as_tuple:
         return coords

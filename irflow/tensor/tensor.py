@@ -165,10 +165,16 @@ class Tensor:
         array = self._concrete("np.asarray()")
         return array.astype(dtype) if dtype is not None else array
 
+    def _numbers(self, what: str) -> np.ndarray:
+        """The concrete array, a bfloat16 tensor's as its float32 values (its storage
+        holds the bits, which item() and float() gave as integers)."""
+        array = self._concrete(what)
+        return dtypes.from_bfloat16_bits(array) if array.dtype == dtypes.bfloat16.np else array
+
     def item(self, *index):
         if self._value is None:
             return self._tracer.item(self, index)
-        array = self._value
+        array = self._numbers("item()")
         if index:
             return array.item(*index)
         if array.size != 1:
@@ -180,10 +186,19 @@ class Tensor:
         return self._concrete("tolist()").tolist()
 
     def __float__(self) -> float:
-        return float(self._concrete("float()").item())
+        return float(self._scalar("float()"))
 
     def __int__(self) -> int:
-        return int(self._concrete("int()").item())
+        return int(self._scalar("int()"))
+
+    def _scalar(self, what: str):
+        """The number a 0-d tensor holds, for float() and int(), which Paddle allows
+        on 0-d tensors only (int(to_tensor([3.7])) is a TypeError there)."""
+        array = self._numbers(what)
+        if array.ndim:
+            raise TypeError(f"{what} needs a 0-d tensor, as in Paddle; this one has shape "
+                            f"{list(array.shape)}: use .item()")
+        return array.item()
 
     def __index__(self) -> int:
         if not self.dtype.is_int:

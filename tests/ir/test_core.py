@@ -14,7 +14,8 @@ def test_dtype_spellings_resolve_to_one_object():
     assert dtypes.dtype("float32") is dtypes.float32
     assert dtypes.dtype("f32") is dtypes.float32
     assert dtypes.dtype(np.float32) is dtypes.float32
-    assert dtypes.dtype(float) is dtypes.float32
+    assert dtypes.dtype(float) is dtypes.float64  # Paddle reads it through np.dtype
+    assert dtypes.dtype("float") is dtypes.float64 and dtypes.dtype("int") is dtypes.int64
     assert dtypes.float32 == "float32" and dtypes.int64 != dtypes.int32
     with pytest.raises(TypeError, match="unknown dtype"):
         dtypes.dtype("float7")

@@ -190,6 +190,22 @@ def test_normalize(p, axis):
     check_grads(lambda v: F.normalize(v, p=p, axis=axis), X)
 
 
+@pytest.mark.parametrize("p, axis, norm", [
+    (np.inf, 1, lambda a, axis: np.abs(a).max(axis, keepdims=True)),
+    (-np.inf, 0, lambda a, axis: np.abs(a).min(axis, keepdims=True)),
+    (0, 1, lambda a, axis: (a != 0).sum(axis, keepdims=True))])
+def test_normalize_by_infinite_and_zero_norms(p, axis, norm):
+    """p=inf divides by max |x| (x came back unchanged: the sum of |x|**inf, rooted,
+    is 1), -inf by min |x|, 0 by the count of nonzeros (a ZeroDivisionError)."""
+    np.testing.assert_allclose(F.normalize(t(X), p=p, axis=axis).numpy(),
+                               X / np.maximum(norm(X, axis), 1e-12), rtol=1e-10)
+    if p:
+        check_grads(lambda v: F.normalize(v, p=p, axis=axis), X)
+    x = np.array([[1.0, -4.0, 2.0], [0.5, 0.25, -1.0]], np.float32)  # Paddle 3.3.1's values
+    assert F.normalize(t(x), p=float("inf")).numpy().tolist() == \
+        [[0.25, -1.0, 0.5], [0.5, 0.25, -1.0]]
+
+
 def test_normalize_of_zero_rows_has_finite_gradient():
     x = t(np.zeros((2, 3)), stop_gradient=False)
     out = F.normalize(x)
@@ -325,3 +341,21 @@ def test_batch_norm_running_update_is_not_recorded():
     mean = t(np.zeros(3))
     F.batch_norm(x, mean, t(np.ones(3)), training=True)
     assert mean.stop_gradient and mean.is_leaf
+
+
+def test_layer_norm_takes_paddles_flat_weight_and_bias():
+    """Paddle's nn.LayerNorm([3, 4]) holds a weight of 12: F.layer_norm reads a 1-D
+    weight and bias as the normalized dims (it failed to broadcast [12])."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 4))
+    w, b = np.arange(12.0) / 12, np.arange(12.0) - 6
+    flat = F.layer_norm(t(x), [3, 4], t(w), t(b)).numpy()
+    shaped = F.layer_norm(t(x), [3, 4], t(w.reshape(3, 4)), t(b.reshape(3, 4))).numpy()
+    np.testing.assert_allclose(flat, shaped, rtol=1e-12)
+
+
+def test_pooling_valid_padding_refuses_ceil_mode():
+    for pool in (F.max_pool2d, F.avg_pool2d):
+        with pytest.raises(ValueError, match="'VALID' takes ceil_mode=False"):
+            pool(paddle.ones([1, 1, 7, 6]), 3, 2, "valid", ceil_mode=True)
+    assert F.max_pool2d(paddle.ones([1, 1, 7, 6]), 3, 2, "SAME", ceil_mode=True).shape == \
+        [1, 1, 4, 3]

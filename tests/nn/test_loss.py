@@ -346,3 +346,10 @@ def test_label_smooth_and_softmax_with_cross_entropy():
     np.testing.assert_allclose(probs.numpy(), np.exp(logp), rtol=1e-12)
     soft = F.softmax_with_cross_entropy(t(LOGITS.T), t(SOFT.T), soft_label=True, axis=0)
     np.testing.assert_allclose(soft.numpy(), -(SOFT * logp).sum(1)[None, :], rtol=1e-12)
+
+
+def test_soft_labels_must_have_the_input_shape():
+    """Paddle refuses them; a [4, 1] label broadcast against [4, 3] logits."""
+    for label in (np.full((4, 1), 0.5), np.full((1, 3), 1 / 3)):
+        with pytest.raises(ValueError, match="soft labels must have the input's shape"):
+            F.cross_entropy(t(LOGITS[:4, :3]), t(label), soft_label=True)

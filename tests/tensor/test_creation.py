@@ -101,6 +101,53 @@ def test_arange_takes_tensors():
     assert paddle.arange(paddle.to_tensor(3)).numpy().tolist() == [0, 1, 2]
 
 
+def test_arange_of_int_tensors_is_int64_as_paddle():
+    """Tensor bounds gave float32 whatever their dtype."""
+    for args in [(paddle.to_tensor(1), paddle.to_tensor(5)),
+                 (paddle.to_tensor(1, dtype="int32"), 5)]:
+        out = paddle.arange(*args)
+        assert out.dtype == paddle.int64 and out.numpy().tolist() == [1, 2, 3, 4]
+    assert paddle.arange(paddle.to_tensor(1.0), 3).dtype == paddle.float32
+    assert paddle.arange(paddle.to_tensor(1.0, dtype="float64"), 3).dtype == paddle.float32
+
+
+@pytest.mark.parametrize("args, want", [
+    ((0, 10, 5), [0, 2, 5, 7, 10]), ((0, -10, 4), [0, -3, -6, -10]),
+    ((0.5, 9.7, 3), [0, 4, 9]), ((1, 2, 4), [1, 1, 1, 2]), ((3.7, 10, 1), [3])])
+def test_integer_linspace_truncates_as_paddle(args, want):
+    """The bounds are converted to the dtype first, the values truncated toward zero
+    (values of Paddle 3.3.1); it was a float32 tensor with the fractions."""
+    out = paddle.linspace(*args, dtype="int32")
+    assert out.dtype == paddle.int32 and out.numpy().tolist() == want
+
+
+def test_float_linspace_counts_up_then_down_as_paddle():
+    """Paddle's kernel: a float32 step, the first half from start, the rest from stop
+    (the values of Paddle 3.3.1, to the bit)."""
+    out = paddle.linspace(1e8, 1e8 + 7, 8)
+    assert out.numpy().tolist() == [1e8] * 4 + [100000008.0] * 4
+    out = paddle.linspace(0.1, 0.7, 7).numpy()
+    assert out[1] == np.float32(0.19999998807907104) and out[-1] == np.float32(0.7)
+    third = paddle.linspace(1 / 3, 7.1, 9, dtype="float64").numpy()
+    assert third[0] == 1 / 3 and third[-1] == 7.1
+
+
+def test_linspace_errors():
+    with pytest.raises(ValueError, match="num must be at least 0"):
+        paddle.linspace(0, 1, -1)
+    assert paddle.linspace(0, 1, 0).shape == [0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_linspace_of_tensor_bounds_agrees_with_eager(backend):
+    def fn(lo, hi):
+        return paddle.linspace(lo, hi, 7, dtype="int64"), paddle.linspace(lo, hi, 6)
+    lo, hi = paddle.to_tensor(-3.5), paddle.to_tensor(9.25)
+    for got, want in zip(paddle.compile(fn, backend=backend)(lo, hi), fn(lo, hi)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_linspace_and_eye():
     np.testing.assert_allclose(paddle.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5),
                                rtol=1e-6)

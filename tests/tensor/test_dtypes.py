@@ -77,6 +77,40 @@ def test_bfloat16_fills_and_stores_values_not_bits():
     np.testing.assert_allclose(layer.weight.astype("float32").numpy(), w, rtol=2 ** -8)
 
 
+def test_bfloat16_sums_compute_in_float32_and_give_bfloat16():
+    """They cast bfloat16 to int64, truncating every element (sum gave 2, not 3;
+    Paddle 3.3.1 gives bfloat16 3.0 and [0, 3] by rows)."""
+    b = t([1.0, -1.0, 0.3, 2.7]).astype("bfloat16")
+    total = paddle.sum(b)
+    assert total.dtype is paddle.bfloat16 and total.shape == []
+    assert total.astype("float32").item() == 3.0
+    assert paddle.sum(b.reshape([2, 2]), axis=1).astype("float32").numpy().tolist() == [0, 3]
+    running = paddle.cumsum(b)
+    assert running.dtype is paddle.bfloat16
+    assert running.astype("float32").numpy().tolist() == [1.0, 0.0, 0.30078125, 3.0]
+    assert paddle.sum(b, dtype="float32").item() == pytest.approx(3.00390625)
+
+
+def test_bfloat16_item_is_its_value_and_a_scalar_keeps_its_shape():
+    """item() gave the raw bits (16429); a 0-d bfloat16 tensor became 1-d."""
+    b = t([2.7]).astype("bfloat16")
+    assert b.item() == 2.703125 and isinstance(b.item(), float)
+    assert float(t(2.7).astype("bfloat16")) == 2.703125
+    assert t(1.5, dtype="bfloat16").shape == []
+    assert t(2.7).astype("bfloat16").shape == []
+    assert paddle.full([], 2.7, dtype="bfloat16").shape == []
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_bfloat16_sum_agrees_with_eager(backend):
+    def fn(x):
+        return paddle.sum(x.astype("bfloat16"), axis=1)
+    x = t(np.linspace(-3, 3, 8 * 1024, dtype=np.float32).reshape(8, 1024))
+    got, want = paddle.compile(fn, backend=backend)(x), fn(x)
+    assert got.dtype is paddle.bfloat16
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 def test_bfloat16_is_storage_only():
     b = t([1.0, 2.0, 3.0, 4.0]).astype("bfloat16")
     assert b.reshape([2, 2]).shape == [2, 2]
@@ -94,3 +128,11 @@ def test_zero_d_promotion_orders_the_new_dtypes():
     assert (t(np.float16(1)) + t(np.float32(1))).dtype is paddle.float32
     with pytest.raises(TypeError, match="do not mix"):
         t(np.array([1], np.int8)) + t(np.array([1], np.int16))  # as in Paddle
+
+
+def test_python_float_and_numpy_names_mean_float64_as_paddle():
+    """Paddle reads dtype=float and 'float' through np.dtype: float64 (it was float32)."""
+    assert t([1]).astype(float).dtype == paddle.float64
+    assert paddle.cast(t([1]), "float").dtype == paddle.float64
+    assert paddle.zeros([1], dtype=float).dtype == paddle.float64
+    assert t([1.0]).astype(int).dtype == paddle.int64

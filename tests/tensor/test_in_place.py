@@ -6,7 +6,7 @@ import pytest
 
 import irflow as paddle
 import irflow.nn as nn
-from irflow.errors import IrflowError, ShapeError
+from irflow.errors import ConversionError, IrflowError, ShapeError
 from irflow.static import InputSpec
 
 A = np.arange(6.0, dtype="float32").reshape(2, 3) - 2.5
@@ -74,3 +74,69 @@ def test_compiled_in_place_changes_are_those_of_eager_code():
         np.testing.assert_allclose(compiled(x_compiled).numpy(), eager(x_eager).numpy())
         np.testing.assert_allclose(twin.total.numpy(), eager.total.numpy())
         np.testing.assert_allclose(x_compiled.numpy(), x_eager.numpy())
+
+
+def test_int_tensor_takes_the_float_result_of_divide_and_exp():
+    """As in Paddle 3.3.1: int_t.divide_(int) and int_t.exp_() make the tensor float32
+    (the result was cast back to the tensor's dtype: [1, 2, 3] / 2 gave [0, 1, 1])."""
+    t = paddle.to_tensor([1, 2, 3])
+    assert t.divide_(paddle.to_tensor(2)) is t
+    assert t.dtype == paddle.float32 and t.numpy().tolist() == [0.5, 1.0, 1.5]
+    u = paddle.to_tensor([0, 1, 2], dtype="int32")
+    u.exp_()
+    assert u.dtype == paddle.float32
+    np.testing.assert_allclose(u.numpy(), np.exp([0.0, 1.0, 2.0]), rtol=1e-6)
+
+
+def test_float_tensor_takes_the_promoted_dtype():
+    t = paddle.to_tensor([1.0, 2.0])
+    t.add_(paddle.to_tensor([1.0, 2.0], dtype="float64"))
+    assert t.dtype == paddle.float64 and t.numpy().tolist() == [2.0, 4.0]
+
+
+def test_int_tensor_keeps_its_dtype_where_paddle_computes_in_it():
+    t = paddle.to_tensor([1, 2, 3])
+    assert t.clip_(1.5, 2.5).numpy().tolist() == [1, 2, 2] and t.dtype == paddle.int64
+    u = paddle.to_tensor([1, 2, 3], dtype="int32")
+    assert u.pow_(2).numpy().tolist() == [1, 4, 9] and u.dtype == paddle.int32
+    assert u.add_(1).numpy().tolist() == [2, 5, 10] and u.dtype == paddle.int32
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.sqrt_(), lambda t: t.tanh_(), lambda t: t.reciprocal_(),
+    lambda t: t.add_(2.5), lambda t: t.multiply_(paddle.to_tensor(2.0)),
+    lambda t: t.divide_(paddle.to_tensor(2.0))])
+def test_int_tensor_refuses_what_paddle_refuses(call):
+    """Paddle has no int kernels for sqrt_ and the like and refuses an int tensor
+    meeting a float in place: a TypeError, not a silently truncated result."""
+    t = paddle.to_tensor([1, 2, 3])
+    with pytest.raises(TypeError, match="does not change a int64 tensor in place"):
+        call(t)
+    assert t.dtype == paddle.int64 and t.numpy().tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_int_divide_in_place_agrees_with_eager(backend):
+    def fn(x):
+        y = x * 1
+        y.divide_(paddle.to_tensor(2, dtype="int32"))
+        return y
+    x = paddle.to_tensor([1, 2, 3], dtype="int32")
+    got = paddle.compile(fn, backend=backend)(x)
+    assert got.dtype == paddle.float32 and got.numpy().tolist() == fn(x).numpy().tolist()
+
+
+def test_compiled_state_changed_in_place_into_another_dtype_is_a_conversion_error():
+    """Eagerly the buffer becomes float32; a compiled program's state keeps its dtype,
+    so the change is refused rather than truncated."""
+    class Halving(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", paddle.to_tensor([1, 2, 3]))
+
+        def forward(self, x):
+            self.count.divide_(paddle.to_tensor(2))
+            return x + 1
+
+    with pytest.raises(ConversionError, match="makes a int64 tensor float32"):
+        paddle.compile(Halving())(paddle.ones([3]))

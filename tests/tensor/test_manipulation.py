@@ -109,3 +109,126 @@ def test_squeeze_unsqueeze_flatten_split():
     assert [p.shape for p in paddle.split(y, 3, axis=1)] == [[2, 1, 4]] * 3
     check_grads(lambda t: paddle.split(t, [1, 3], axis=2)[1] * 2, A)
     check_grads(lambda t: paddle.unsqueeze(paddle.squeeze(paddle.unsqueeze(t, 0), 0), -1), A)
+
+
+@pytest.mark.parametrize("axes, shape", [
+    ([3, 1], [2, 1, 3, 4, 1]), ([1, 3], [2, 1, 3, 1, 4]), ([0, 0], [1, 1, 2, 3, 4]),
+    ([-1, 0], [1, 2, 3, 4, 1]), ([-1, -1], [2, 3, 4, 1, 1]), ([2, -2], [2, 3, 1, 1, 4])])
+def test_unsqueeze_inserts_axes_one_after_another(axes, shape):
+    """Paddle 3.3.1's shapes: each axis is inserted into the shape the ones before it
+    made ([3, 1] gave [2, 1, 3, 1, 4], [0, 0] an error)."""
+    assert paddle.unsqueeze(paddle.zeros([2, 3, 4]), axes).shape == shape
+
+
+def test_unsqueeze_axis_out_of_range():
+    with pytest.raises(ShapeError, match="out of range"):
+        paddle.unsqueeze(paddle.zeros([2, 3, 4]), [4, 4])
+
+
+def test_gather_reads_an_n_by_1_index_as_n():
+    """Paddle's gather takes a 0-D, 1-D or [N, 1] index ([N, 1] kept its 1: [2, 1, 4]);
+    embedding's ids of any shape are still taken whole."""
+    x = paddle.to_tensor(X34)
+    out = paddle.gather(x, paddle.to_tensor([[0], [2]]))
+    assert out.shape == [2, 4] and out.numpy().tolist() == X34[[0, 2]].tolist()
+    assert paddle.gather(x, paddle.to_tensor([[0], [2]]), axis=1).shape == [3, 2]
+    assert paddle.index_select(x, paddle.to_tensor([[1]]), axis=1).shape == [3, 1]
+    assert paddle.gather(x, paddle.to_tensor(1)).shape == [4]
+    for index in ([[0, 1], [2, 0]], [[[0]], [[2]]]):
+        with pytest.raises(ShapeError, match=r"0-D, 1-D or of shape \[N, 1\]"):
+            paddle.gather(x, paddle.to_tensor(index))
+    with pytest.raises(ShapeError, match="must be 1-D"):
+        paddle.index_select(x, paddle.to_tensor(1))
+    ids = paddle.to_tensor([[0, 2], [1, 1]])
+    assert paddle.nn.functional.embedding(ids, x).shape == [2, 2, 4]
+
+
+@pytest.mark.parametrize("sections, message", [
+    ([2, 2, 3], "add up to 7, not to the size 6"), ([2, 2, 1], "add up to 5, not to the size 6"),
+    ([2, -1, -1], "at most one section may be -1"), ([6, -1], "leaves nothing"),
+    ([-2, 8], "must be sizes"), (4, "does not divide into 4"), (0, "positive number")])
+def test_split_sections_must_cover_the_dim(sections, message):
+    """As in Paddle (a ValueError): sections adding up to more than the dim clipped the
+    last part, and to less silently dropped rows."""
+    x = paddle.to_tensor(np.arange(6.0).reshape(6, 1))
+    with pytest.raises(ValueError, match=message):
+        paddle.split(x, sections)
+
+
+def test_split_axis_out_of_range_is_an_error():
+    with pytest.raises(ShapeError, match="out of range"):
+        paddle.split(paddle.ones([6, 1]), 3, axis=2)
+    assert [p.shape for p in paddle.split(paddle.ones([6, 1]), [0, 6])] == [[0, 1], [6, 1]]
+
+
+# ---------------------------------------------------------------- take/put_along_axis
+
+X34 = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def test_put_along_axis_without_self_starts_the_written_positions_from_zero():
+    """include_self=False (it was ignored): an add is the sum of the values alone
+    (Paddle 3.3.1: [[3, 20, 3]]); assign does not read x anyway."""
+    x, v = paddle.to_tensor([[10.0, 20.0, 30.0]]), paddle.to_tensor([[1.0, 2.0, 3.0]])
+    index = paddle.to_tensor([[0, 0, 2]])
+    added = paddle.put_along_axis(x, index, v, 1, reduce="add", include_self=False)
+    assert added.numpy().tolist() == [[3.0, 20.0, 3.0]]
+    assert paddle.put_along_axis(x, index, v, 1, reduce="add").numpy().tolist() == \
+        [[13.0, 20.0, 33.0]]
+    assert paddle.put_along_axis(x, index, v, 1, include_self=False).numpy().tolist() == \
+        [[2.0, 20.0, 3.0]]
+    check_grads(lambda t, u: paddle.put_along_axis(t, index, u, 1, reduce="add",
+                                                   include_self=False) * 3,
+                np.array([[10.0, 20.0, 30.0]]), np.array([[1.0, 2.0, 3.0]]))
+
+
+def test_take_along_axis_without_broadcast_reads_the_index_block():
+    """broadcast=False (it was ignored): as torch.gather, the index's other dims may be
+    smaller than x's and the result has the index's shape."""
+    x = paddle.to_tensor(X34)
+    got = paddle.take_along_axis(x, paddle.to_tensor([[0, 1]]), axis=1, broadcast=False)
+    assert got.numpy().tolist() == [[0.0, 1.0]]
+    got = paddle.take_along_axis(x, paddle.to_tensor([[0], [1]]), axis=0, broadcast=False)
+    assert got.numpy().tolist() == [[0.0], [4.0]]
+    assert paddle.take_along_axis(x, paddle.to_tensor([[0, 1]]), axis=1).shape == [3, 2]
+    with pytest.raises(ShapeError, match="may not be larger"):
+        paddle.take_along_axis(x, paddle.to_tensor([[0, 1]] * 4), axis=1, broadcast=False)
+    with pytest.raises(ShapeError, match="rank"):
+        paddle.take_along_axis(x, paddle.to_tensor([0, 1]), axis=0, broadcast=False)
+
+
+def test_put_along_axis_without_broadcast_writes_the_index_positions_only():
+    """broadcast=False: as torch.scatter, only the index's positions are written, with
+    the values at the same positions (values may be larger than the index)."""
+    x = paddle.to_tensor(X34)
+    values = paddle.to_tensor([[7.0, 8.0, 9.0], [1.0, 2.0, 3.0]])
+    got = paddle.put_along_axis(x, paddle.to_tensor([[0], [1]]), values, 1, broadcast=False)
+    want = X34.copy()
+    want[0, 0], want[1, 1] = 7.0, 1.0
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = paddle.put_along_axis(x, paddle.to_tensor([[0, 1]]), 5.0, 1, broadcast=False)
+    want = X34.copy()
+    want[0, :2] = 5.0
+    np.testing.assert_array_equal(got.numpy(), want)
+    got = paddle.put_along_axis(x, paddle.to_tensor([[0, 1, 2, 3, 0], [1, 1, 1, 1, 1]]), 1.0,
+                                1, reduce="add", broadcast=False)
+    want = X34.copy()
+    want[0] += [2, 1, 1, 1]
+    want[1, 1] += 5
+    np.testing.assert_array_equal(got.numpy(), want)
+    check_grads(lambda t, u: paddle.put_along_axis(t, paddle.to_tensor([[0], [1]]), u, 1,
+                                                   broadcast=False) * 2,
+                X34.astype(np.float64), values.numpy().astype(np.float64))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_along_axis_options_agree_with_eager(backend):
+    def fn(x, values):
+        index = paddle.to_tensor([[0], [2]])
+        taken = paddle.take_along_axis(x, index, axis=1, broadcast=False)
+        put = paddle.put_along_axis(x, index, values, 1, reduce="add", include_self=False,
+                                    broadcast=False)
+        return taken, put
+    x, values = paddle.to_tensor(X34), paddle.to_tensor([[7.0, 8.0], [1.0, 2.0]])
+    for got, want in zip(paddle.compile(fn, backend=backend)(x, values), fn(x, values)):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

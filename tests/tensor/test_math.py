@@ -179,6 +179,42 @@ def test_logical_ops():
         np.testing.assert_array_equal(out.numpy(), expected)
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_bitwise_operators_on_integers_keep_the_dtype(dtype):
+    """&, |, ^ and ~ on int tensors are Paddle's bitwise_and/or/xor/not (they were
+    logical, giving bools); a Python int on either side meets the tensor's dtype."""
+    a, b = np.array([5, 6, 12, 0]).astype(dtype), np.array([3, 3, 10, 9]).astype(dtype)
+    x, y = paddle.to_tensor(a), paddle.to_tensor(b)
+    for out, expected in [(x & y, a & b), (x | y, a | b), (x ^ y, a ^ b), (~x, ~a),
+                          (paddle.bitwise_and(x, y), a & b), (paddle.bitwise_or(x, y), a | b),
+                          (paddle.bitwise_xor(x, y), a ^ b), (paddle.bitwise_not(x), ~a),
+                          (x.bitwise_and(y), a & b), (6 & x, a & 6), (x | 1, a | 1),
+                          (3 ^ x, a ^ 3)]:
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_bitwise_ops_refuse_floats_and_mixed_dtypes():
+    f, i = paddle.to_tensor([1.0, 2.0]), paddle.to_tensor([1, 2])
+    for call in (lambda: f & f, lambda: ~f, lambda: i & 2.5, lambda: paddle.bitwise_not(f)):
+        with pytest.raises(TypeError, match="int or bool tensors"):
+            call()
+    with pytest.raises(TypeError, match="do not mix"):
+        i & paddle.to_tensor([1, 2], dtype="int32")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_bitwise_ops_agree_with_eager(backend):
+    """Arrays of 8192, so the LLVM backend runs its compiled kernel, not NumPy's."""
+    def fn(x, y):
+        return ((x & y) | ~x) ^ (y & 7), (x > 0) ^ (y > 9)
+    x = paddle.to_tensor(np.arange(-4096, 4096, dtype=np.int32))
+    y = paddle.to_tensor(np.arange(8192, dtype=np.int32)[::-1].copy())
+    for got, want in zip(paddle.compile(fn, backend=backend)(x, y), fn(x, y)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 @pytest.mark.parametrize("fn, reference", [(paddle.any, np.any), (paddle.all, np.all)])
 def test_any_all(fn, reference):
     a = np.array([[True, False, False], [False, False, False]])
@@ -260,11 +296,49 @@ def test_reduction_dtypes_follow_paddle():
     assert paddle.sum(paddle.ones([2])).dtype == paddle.float32
 
 
-def test_mean_of_integers():
-    """irflow's mean of integers is a float32 mean; Paddle 3.3 keeps the integer dtype
-    (a truncated mean), a deliberate difference."""
+def test_mean_of_integers_and_bools_keeps_the_dtype_as_paddle():
+    """Paddle 3.3.1 keeps an int or bool tensor's dtype, truncating toward zero (it was
+    a float32 mean here: ported accuracy code mean(pred == label) changed value)."""
     out = paddle.mean(paddle.to_tensor([1, 2]))
-    assert out.dtype == paddle.float32 and out.item() == 1.5
+    assert out.dtype == paddle.int64 and out.item() == 1
+    assert paddle.mean(paddle.to_tensor([-1, -4])).item() == -2
+    grid = paddle.to_tensor([[1, 2], [4, 7]], dtype="int32")
+    assert paddle.mean(grid, axis=0).numpy().tolist() == [2, 4]
+    assert paddle.mean(grid, axis=1).dtype == paddle.int32
+    flags = paddle.mean(paddle.to_tensor([True, False, False]))
+    assert flags.dtype == paddle.bool and flags.item() is True
+
+
+def test_float16_mean_accumulates_in_float32():
+    x = paddle.full([100], 1000.0).astype("float16")
+    out = paddle.mean(x)
+    assert out.dtype == paddle.float16 and out.astype("float32").item() == 1000.0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_float16_and_int_means_agree_with_eager(backend):
+    def fn(h, i):
+        return paddle.mean(h * 1.0, axis=1), paddle.mean(i, axis=0)
+    h = paddle.full([4, 5000], 1000.0).astype("float16")
+    i = paddle.to_tensor(np.arange(-6, 6).reshape(4, 3))
+    for got, want in zip(paddle.compile(fn, backend=backend)(h, i), fn(h, i)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_rounding_and_scale_keep_integer_dtypes_as_paddle():
+    """round, floor, ceil of ints are the ints (they gave float32); scale of an int
+    tensor computes in its dtype with the factors truncated toward zero."""
+    x = paddle.to_tensor([1, -2, 3, 7], dtype="int32")
+    for fn in (paddle.round, paddle.floor, paddle.ceil):
+        out = fn(x)
+        assert out.dtype == paddle.int32 and out.numpy().tolist() == [1, -2, 3, 7]
+    assert paddle.scale(x, 2.0, 1.0).numpy().tolist() == [3, -3, 7, 15]
+    assert paddle.scale(x, 1.5, 0.5).numpy().tolist() == [1, -2, 3, 7]
+    assert paddle.scale(x, -1.5).numpy().tolist() == [-1, 2, -3, -7]
+    assert paddle.scale(x, 2.0).dtype == paddle.int32
+    t = paddle.to_tensor([1, 2])
+    assert t.floor_() is t and t.dtype == paddle.int64 and t.round_().numpy().tolist() == [1, 2]
 
 
 def test_max_gradient_splits_ties_evenly_as_paddle():
@@ -364,3 +438,47 @@ def test_clip_scale_and_var():
                                np.var(b, axis=1, ddof=1))
     np.testing.assert_allclose(paddle.std(paddle.to_tensor(b)).numpy(), np.std(b, ddof=1))
     np.testing.assert_allclose(paddle.scale(paddle.to_tensor(b), 2.0, 1.0).numpy(), b * 2 + 1)
+
+
+def test_zero_d_and_empty_axis_reductions_have_paddles_shapes():
+    """logsumexp(axis=[]) reduces every axis to [] (it kept [1, 1, 1]); a scan of a
+    0-d tensor along an axis stays 0-d (it became [1]); axis 0 or -1 of a 0-d
+    tensor reduces nothing (-1 was an error)."""
+    out = paddle.logsumexp(paddle.ones([2, 3, 4]), axis=[])
+    assert out.shape == [] and out.item() == pytest.approx(1 + math.log(24))
+    assert paddle.logsumexp(paddle.ones([2, 3]), axis=[], keepdim=True).shape == [1, 1]
+    assert paddle.logsumexp(paddle.to_tensor(2.0), axis=0).item() == 2.0
+    scalar = paddle.to_tensor(2.5)
+    for fn in (lambda: paddle.cumsum(scalar, axis=0), lambda: paddle.cumsum(scalar, axis=-1),
+               lambda: paddle.cumprod(scalar, dim=0)):
+        assert fn().shape == [] and fn().item() == 2.5
+    assert paddle.cumsum(scalar).shape == [1]
+    with pytest.raises(ShapeError, match="out of range for a 0-d tensor"):
+        paddle.cumsum(scalar, axis=1)
+    for fn in (paddle.sum, paddle.max, paddle.argmax, paddle.mean):
+        assert fn(scalar, axis=-1).shape == []
+
+
+def test_variance_of_nothing_is_nan():
+    assert math.isnan(paddle.var(paddle.to_tensor([], dtype="float32")).item())
+    assert np.isnan(paddle.var(paddle.ones([2, 0]), axis=1).numpy()).all()
+    assert paddle.var(paddle.to_tensor([1.0, 3.0]), axis=[]).item() == 2.0
+
+
+def test_integer_zero_to_a_negative_power_is_zero():
+    """Paddle's integer pow; 0 ** -3 was the int64 minimum (inf cast)."""
+    assert (0 ** paddle.to_tensor([-3, -1, 0, 2])).numpy().tolist() == [0, 0, 1, 0]
+    got = paddle.to_tensor([0, 1, -1, 2]) ** paddle.to_tensor([-2, -2, -3, -1])
+    assert got.dtype == paddle.int64 and got.numpy().tolist() == [0, 1, -1, 0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_compiled_zero_d_reductions_and_integer_powers_agree_with_eager(backend):
+    def fn(s, base, power):
+        return paddle.sum(s, axis=-1), paddle.argmax(s, axis=-1), paddle.cumsum(s, axis=0), \
+            base ** power
+    args = (paddle.to_tensor(2.5), paddle.to_tensor([0, 1, -1, 2]),
+            paddle.to_tensor([-2, -2, -3, -1]))
+    for got, want in zip(paddle.compile(fn, backend=backend)(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -178,3 +178,27 @@ def test_repr_is_paddles_text_character_for_character():
     row = repr(paddle.to_tensor(np.arange(30))).splitlines()    # 4 columns an item: 18 a line
     assert row[1:] == ["       [" + ", ".join(f"{i:<2}" for i in range(18)) + ",",
                        "        " + ", ".join(str(i) for i in range(18, 30)) + "])"]
+
+
+def test_errors_paddle_raises_where_a_value_was_returned():
+    """Each returned something before (a promoted concat, all-max clip, a NaN tensor,
+    int() of a one-element vector, nonzero of a scalar); Paddle 3.3.1 raises the same
+    kinds of exception."""
+    with pytest.raises(ValueError, match="float32, float64"):
+        paddle.concat([paddle.ones([2], "float32"), paddle.ones([2], "float64")])
+    with pytest.raises(ValueError, match="must share one"):
+        paddle.stack([paddle.ones([2], "int32"), paddle.ones([2], "int64")])
+    with pytest.raises(ValueError, match="min 2 is greater than max 1"):
+        paddle.clip(paddle.to_tensor([0.0, 5.0]), 2, 1)
+    with pytest.raises(ValueError, match="greater than max"):
+        paddle.clip(paddle.to_tensor([0.0, 5.0]), paddle.to_tensor(2.0), paddle.to_tensor(1.0))
+    assert paddle.clip(paddle.to_tensor([0.0, 5.0]), 2, 2).numpy().tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match="to_tensor"):
+        paddle.to_tensor(None)
+    with pytest.raises(TypeError, match="needs a 0-d tensor"):
+        int(paddle.to_tensor([3.7]))
+    with pytest.raises(TypeError, match="needs a 0-d tensor"):
+        float(paddle.to_tensor([3.5]))
+    assert int(paddle.to_tensor(3.7)) == 3 and paddle.to_tensor([3]).item() == 3
+    with pytest.raises(ValueError, match="at least one dim"):
+        paddle.nonzero(paddle.to_tensor(3.0))

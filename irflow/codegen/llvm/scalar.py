@@ -399,6 +399,11 @@ def _isfinite(s: ScalarEmitter, args, attrs):
     return s.b.fcmp_ordered("<", s.intrinsic("fabs", args[0]), s.constant(s.dtype, "inf"))
 
 
+def _bitwise_not(s: ScalarEmitter, args, attrs):
+    """Every bit flipped: xor with all ones (-1; 1 for an i1 bool, so logical not)."""
+    return s.b.xor(args[0], s.constant(s.dtype, -1))
+
+
 def _half_relu(s: ScalarEmitter, args, attrs):
     """np.maximum(x, 0) in float16: relu(-0) is -0."""
     return _numpy_max(s, args[0], s.zero(), ">=")
@@ -475,6 +480,10 @@ EMITTERS = {
     "logical_and": lambda s, args, attrs: s.b.and_(*args),
     "logical_or": lambda s, args, attrs: s.b.or_(*args),
     "logical_xor": lambda s, args, attrs: s.b.xor(*args),
+    "bitwise_and": lambda s, args, attrs: s.b.and_(*args),
+    "bitwise_or": lambda s, args, attrs: s.b.or_(*args),
+    "bitwise_xor": lambda s, args, attrs: s.b.xor(*args),
+    "bitwise_not": _bitwise_not,
     "select": lambda s, args, attrs: s.b.select(*args),
     "cast": _cast,
 }

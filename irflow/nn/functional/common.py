@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from ...dispatch import apply
-from ...tensor import (Tensor, abs as absolute, add, arange, equal, gather, matmul, maximum,
+from ...tensor import (Tensor, abs as absolute, add, arange, equal, matmul, maximum,
                        pow as power, sqrt, sum as reduce_sum, unsqueeze)
 from ...tensor.convert import as_tensor
-from ...tensor.manipulation import exact_shape
+from ...tensor.manipulation import exact_shape, pick
+from ...tensor.math import vector_norm
 from ...tensor.random import next_seed
 
 
@@ -58,7 +59,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
         raise NotImplementedError("embedding: max_norm and scale_grad_by_freq are not "
                                   "supported by irflow")
     x = as_tensor(x)
-    out = gather(weight, x, axis=0)
+    out = pick(weight, x, axis=0)
     if padding_idx is None:
         return out
     if padding_idx < 0:
@@ -91,6 +92,8 @@ def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None)
     if p == 2:
         total = reduce_sum(x * x, axis, keepdim=True)
         return x / sqrt(maximum(total, epsilon ** 2))
+    if p in (0, float("inf"), float("-inf")):  # no root of a sum: the norm itself, clamped
+        return x / maximum(vector_norm(x, p, axis, keepdim=True), epsilon)
     total = reduce_sum(power(absolute(x), float(p)), axis, keepdim=True)
     return x / power(maximum(total, float(epsilon) ** p), 1.0 / p)
 

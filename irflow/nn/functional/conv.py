@@ -101,6 +101,9 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
 
 
 def _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last) -> dict:
+    if ceil_mode and isinstance(padding, str) and padding.upper() == "VALID":
+        raise ValueError("pooling: padding 'VALID' takes ceil_mode=False (VALID windows lie "
+                         "inside the input), as in Paddle; got ceil_mode=True")
     kernel = pair(kernel_size, "kernel_size")
     stride = kernel if stride is None else pair(stride, "stride")
     padding = resolve_padding(padding, _input_hw(x, channels_last), kernel, stride,

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...tensor import (abs as absolute, arange, equal, exp, gather, log, maximum,
+from ...tensor import (abs as absolute, arange, equal, exp, log, maximum,
                        mean as reduce_mean, reshape, squeeze, sum as reduce_sum,
                        take_along_axis, unsqueeze, where)
 from ...tensor.convert import as_tensor
+from ...errors import ShapeError
+from ...tensor.manipulation import exact_shape, pick
 from .activation import log_softmax
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -76,6 +78,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     log_probs = log_softmax(input, axis) if use_softmax else log(input)
     classes = input.shape[axis]
     if soft_label:
+        _check_soft_label_shape(input, label)
         if label_smoothing > 0:
             label = label * (1.0 - label_smoothing) + label_smoothing / classes
         return _soft_cross_entropy(log_probs, label, weight, None, axis, reduction, True)
@@ -94,7 +97,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
                                    ignore_index < 0)
     loss = -take_along_axis(log_probs, safe, axis) * mask
     if weight is not None:
-        sample_weight = gather(weight, safe) * mask
+        sample_weight = pick(weight, safe, axis=0) * mask
         loss = loss * sample_weight
         denominator = reduce_sum(sample_weight)
     elif ignore_index >= 0:
@@ -138,7 +141,7 @@ def nll_loss(input, label, weight=None, ignore_index: int = -100, reduction: str
     safe, valid = _picked_labels(unsqueeze(label, 1), ignore_index)
     sample_weight = valid.astype(input.dtype)
     if weight is not None:
-        sample_weight = gather(weight, safe) * sample_weight
+        sample_weight = pick(weight, safe, axis=0) * sample_weight
     loss = squeeze(-take_along_axis(input, safe, 1) * sample_weight, 1)
     if reduction == "mean":
         return _safe_divide(reduce_sum(loss), reduce_sum(sample_weight))
@@ -229,6 +232,16 @@ def label_smooth(label, prior_dist=None, epsilon: float = 0.1, name=None):
     label = as_tensor(label)
     prior = 1.0 / label.shape[-1] if prior_dist is None else prior_dist
     return (1.0 - float(epsilon)) * label + float(epsilon) * prior
+
+
+def _check_soft_label_shape(input, label) -> None:
+    """Soft labels are distributions shaped like the input, as Paddle requires (a
+    [N, 1] label broadcast against [N, C] logits and gave a number)."""
+    shapes = tuple(exact_shape(input)), tuple(exact_shape(label))
+    if shapes[0] != shapes[1] and all(isinstance(d, int) for d in shapes[0] + shapes[1]):
+        raise ShapeError(f"cross_entropy(soft_label=True): the label has the shape "
+                         f"{list(shapes[1])}, but soft labels must have the input's shape "
+                         f"{list(shapes[0])}, as in Paddle")
 
 
 def softmax_with_cross_entropy(logits, label, soft_label: bool = False,

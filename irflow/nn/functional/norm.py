@@ -75,10 +75,20 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-
     var = reduce_mean(centered * centered, axes, keepdim=True)
     y = centered * rsqrt(var + epsilon)
     if weight is not None:
-        y = y * weight
+        y = y * _over_normalized_dims(weight, x, count)
     if bias is not None:
-        y = y + bias
+        y = y + _over_normalized_dims(bias, x, count)
     return y
+
+
+def _over_normalized_dims(param, x, count: int):
+    """A layer norm weight or bias in the shape of x's last `count` dims: Paddle's are
+    1-D of their product (nn.LayerNorm([3, 4]) has a weight of 12), irflow's layer
+    keeps that shape itself."""
+    param = as_tensor(param)
+    if param.ndim == 1 and count > 1:
+        return reshape(param, exact_shape(x)[x.ndim - count:])
+    return param
 
 
 def _normalize_groups(x, groups_shape, epsilon):
