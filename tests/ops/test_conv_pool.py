@@ -449,6 +449,16 @@ def test_max_pool2d_grad_sends_ties_to_the_first_maximum(x_shape, attrs):
     np.testing.assert_allclose(dx, ref_max_pool2d_grad(x, g, **attrs), rtol=1e-12)
 
 
+def test_max_pool2d_and_its_gradient_with_nans():
+    """A NaN is its window's maximum (NumPy's max), and its gradient goes to the
+    window's first NaN (argmax's choice)."""
+    x = np.array([[[[1.0, np.nan, 3.0, 0.0], [np.nan, 2.0, -1.0, -2.0]]]])
+    (out,) = apply_op("max_pool2d", [x], kernel_size=2)
+    np.testing.assert_array_equal(out, [[[[np.nan, 3.0]]]])
+    (dx,) = apply_op("max_pool2d_grad", [x, np.array([[[[5.0, 7.0]]]])], kernel_size=2)
+    np.testing.assert_array_equal(dx, [[[[0.0, 5.0, 7.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+
+
 def test_max_pool2d_grad_on_a_flat_window():
     x = np.zeros((1, 1, 2, 2))
     (dx,) = apply_op("max_pool2d_grad", [x, np.full((1, 1, 1, 1), 5.0)], kernel_size=2)

@@ -437,14 +437,60 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
     return run
 
 
+def grad_input_kernel(op: Operation, compiler: Compiler | None = None) -> Callable | None:
+    """For a standalone ``conv2d_grad_input(g, w)`` of stride 1, dilation 1 and one
+    group (the input gradient of a convolution the code runs, backward in training):
+    ``run(g, w, out=None)``, the convolution of `g` with the filters transposed and
+    flipped, padded by what the forward's padding leaves of the kernel (``kH - 1 -
+    top``...): each input pixel sums the output pixels its windows reached. The
+    generated convolution where it pays (`conv_spec`'s rules) and the padding is
+    not wider than the kernel, the op's NumPy kernels otherwise; None for other
+    ops."""
+    compiler = compiler or default_compiler()
+    a = op.attrs
+    g, w = (v.type for v in op.operands)
+    if op.name != "conv2d_grad_input" or g.dtype is not dtypes.float32 \
+            or tuple(a["stride"]) != (1, 1) or tuple(a["dilation"]) != (1, 1) \
+            or a["groups"] != 1 or not w.is_static \
+            or not all(isinstance(d, int) for d in g.shape[1:]) \
+            or "+avx512f" not in compiler.target.features.split(","):
+        return None
+    (kh, kw), (top, bottom, left, right) = w.shape[2:], a["padding"]
+    padding = (kh - 1 - top, kh - 1 - bottom, kw - 1 - left, kw - 1 - right)
+    spec = ConvSpec(w.shape[0], w.shape[1], g.shape[2], g.shape[3], (kh, kw), padding)
+    if min(padding) < 0 or spec.out_hw != tuple(a["input_hw"]) or not _pays(spec):
+        return None
+    conv = Conv(spec, compiler)
+    numpy, numpy_out = _numpy_kernels(op)
+
+    def dispatch(kernel, out_kernel):
+        def run(g, w, out=None):
+            flipped = np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]) \
+                if isinstance(w, np.ndarray) else w
+            n = conv.sizes(g, flipped, out)
+            if n is not None:
+                return conv.run(g, flipped, out, n)
+            return kernel(g, w) if out is None else out_kernel(g, w, out=out)
+        return run
+    run = dispatch(numpy, numpy_out)
+    run.__wrapped__ = dispatch(numpy.__wrapped__, numpy_out.__wrapped__)
+    return run
+
+
+def _numpy_kernels(op: Operation) -> tuple[Callable, Callable]:
+    """`op`'s NumPy kernel and out kernel with its attributes bound, each with a
+    ``__wrapped__`` calling the unsilenced kernel."""
+    opdef = lookup(op.name, op.loc)
+    bound = []
+    for kernel in (opdef.kernel, opdef.out_kernel):
+        made = functools.partial(kernel, **op.attrs)
+        made.__wrapped__ = functools.partial(getattr(kernel, "__wrapped__", kernel),
+                                             **op.attrs)
+        bound.append(made)
+    return bound[0], bound[1]
+
+
 def conv_kernel(op: Operation, compiler: Compiler | None = None) -> Callable | None:
     """For a standalone conv2d (backend ``llvm``): `anchor_kernel`'s dispatch between
     the generated convolution and the op's NumPy kernels; None for other ops."""
-    opdef = lookup(op.name, op.loc)
-    numpy = functools.partial(opdef.kernel, **op.attrs)
-    numpy.__wrapped__ = functools.partial(getattr(opdef.kernel, "__wrapped__", opdef.kernel),
-                                          **op.attrs)
-    numpy_out = functools.partial(opdef.out_kernel, **op.attrs)
-    numpy_out.__wrapped__ = functools.partial(
-        getattr(opdef.out_kernel, "__wrapped__", opdef.out_kernel), **op.attrs)
-    return anchor_kernel(op, numpy, numpy_out, compiler)
+    return anchor_kernel(op, *_numpy_kernels(op), compiler)

@@ -25,7 +25,9 @@ The executor (`irflow.codegen.executor`) asks it, op by op, for a kernel:
   NumPy's matmul below that (as a fused op's matmul anchor does);
 - a standalone float32 conv2d of stride 1, dilation 1 and one group, over images
   wide enough for its tiles, gets the generated direct convolution
-  (`irflow.codegen.llvm.conv.conv_kernel`), as a fused op's conv2d anchor does;
+  (`irflow.codegen.llvm.conv.conv_kernel`), as a fused op's conv2d anchor does, and
+  so does its input gradient (`conv2d_grad_input`: the convolution with the filters
+  transposed and flipped, `conv.grad_input_kernel`);
 - everything else, and anything the backend has no code for (a dtype, an op, an
   anchor that is not a contraction), keeps the registry's NumPy kernel: the
   fallback is per op, never an error and never a different answer.
@@ -50,7 +52,7 @@ from ...ir.types import TensorType, numel
 from ..executor import Lowering
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, lower_elementwise
-from .conv import conv_kernel
+from .conv import conv_kernel, grad_input_kernel
 from .fused import MIN_ELEMENTS, REDUCTIONS, FusedKernel
 from .gemm import matmul_kernel
 from .whole import compile_whole
@@ -58,6 +60,9 @@ from .whole import compile_whole
 REGION_OPS = {"fused": FusedKernel}
 """The ops with regions the backend compiles, by name (ops know no backend)."""
 COMPILED_OPS = frozenset({"erf"})
+GENERATED = {"matmul": matmul_kernel, "conv2d": conv_kernel,
+             "conv2d_grad_input": grad_input_kernel}
+"""The ops whose kernels are generated code of their own (a GEMM, a convolution)."""
 
 
 class LLVMLowering(Lowering):
@@ -91,10 +96,10 @@ class LLVMLowering(Lowering):
         return compile_whole(fn, self.compiler)
 
     def kernel(self, op: Operation) -> Callable | None:
-        if op.name in ("matmul", "conv2d"):
+        generated = GENERATED.get(op.name)
+        if generated is not None:
             # a fused op's anchor is run by its FusedKernel: its region's plan (for
             # the NumPy evaluator) needs no code of its own to compile
-            generated = matmul_kernel if op.name == "matmul" else conv_kernel
             return None if _in_fused_op(op) else generated(op, self.compiler)
         opdef = lookup(op.name, op.loc)
         if opdef.has(Reduction):

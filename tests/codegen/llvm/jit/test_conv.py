@@ -21,6 +21,7 @@ from irflow.codegen.llvm.jit import HostTarget
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import ShapeError
 from irflow.ir import Module, TensorType, function
+from irflow.ir.registry import lookup
 from irflow.passes import PassManager
 
 EPS = 2.0 ** -24  # float32's unit roundoff
@@ -261,3 +262,52 @@ def test_a_compiled_conv_bn_relu_layer_matches_eager():
                               freeze=True)
     with irflow.no_grad():
         np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(not AVX512, reason="the backend runs the code on AVX-512 hosts")
+@pytest.mark.parametrize("kernel, padding", [((3, 3), (1, 1, 1, 1)), ((3, 3), (0, 0, 0, 0)),
+                                             ((5, 3), (2, 1, 0, 2)), ((1, 1), (0, 0, 0, 0))])
+def test_the_input_gradient_is_the_transposed_convolution(compiler, kernel, padding,
+                                                          monkeypatch):
+    """conv2d_grad_input of stride 1 runs the code (the filters transposed and
+    flipped, the padding what the forward's leaves of the kernel), with the NumPy
+    kernel's values to float32 rounding, into the arena's buffer too."""
+    runs = []
+    original = Conv.run
+    monkeypatch.setattr(Conv, "run", lambda self, *a: runs.append(a[3]) or original(self, *a))
+    n, c, co, h, w = 3, 6, 10, 20, 32
+    x_types = [f32("N", c, h, w), f32(co, c, *kernel)]
+    out_hw = (h + padding[0] + padding[1] - kernel[0] + 1, w + padding[2] + padding[3] - kernel[1] + 1)
+
+    def body(b, g, wt):
+        return b.conv2d_grad_input(g, wt, input_hw=(h, w), padding=padding)
+    module = Module([function("f", [f32("N", co, *out_hw), x_types[1]], body)])
+    (op,) = [o for o in module.walk() if o.name == "conv2d_grad_input"]
+    kernel_fn = LLVMLowering(compiler, min_elements=0).kernel(op)
+    assert kernel_fn is not None
+    g = rng.standard_normal((n, co, *out_hw)).astype(np.float32)
+    wt = rng.standard_normal((co, c, *kernel)).astype(np.float32)
+    numpy = lookup("conv2d_grad_input").kernel
+    want = numpy(g.astype(np.float64), wt.astype(np.float64), input_hw=(h, w), stride=(1, 1),
+                 padding=padding, dilation=(1, 1), groups=1)
+    bound = (co * kernel[0] * kernel[1] + 2) * EPS * numpy(
+        np.abs(g).astype(np.float64), np.abs(wt).astype(np.float64), input_hw=(h, w),
+        stride=(1, 1), padding=padding, dilation=(1, 1), groups=1) + 1e-38
+    out = np.full((n, c, h, w), np.nan, np.float32)
+    for got in (kernel_fn(g, wt), kernel_fn(g, wt, out=out)):
+        assert got.shape == (n, c, h, w) and (np.abs(got - want) <= bound).all()
+    assert runs == [n, n]
+
+
+@pytest.mark.parametrize("attrs", [{"stride": (2, 2), "padding": (1, 1, 1, 1)},
+                                   {"padding": (3, 3, 3, 3)}])
+def test_input_gradients_the_code_does_not_run_keep_numpy(compiler, attrs):
+    """A strided convolution's input gradient, and one whose padding is wider than
+    its kernel (the transposed convolution would need negative padding)."""
+    out_hw = (32 + 2 * attrs["padding"][0] - 3) // attrs.get("stride", (1, 1))[0] + 1
+
+    def body(b, g, wt):
+        return b.conv2d_grad_input(g, wt, input_hw=(32, 32), **attrs)
+    module = Module([function("f", [f32("N", 4, out_hw, out_hw), f32(4, 4, 3, 3)], body)])
+    (op,) = [o for o in module.walk() if o.name == "conv2d_grad_input"]
+    assert LLVMLowering(compiler, min_elements=0).kernel(op) is None
