@@ -479,15 +479,24 @@ def grad_input_kernel(op: Operation, compiler: Compiler | None = None) -> Callab
 
 def _numpy_kernels(op: Operation) -> tuple[Callable, Callable]:
     """`op`'s NumPy kernel and out kernel with its attributes bound, each with a
-    ``__wrapped__`` calling the unsilenced kernel."""
+    ``__wrapped__`` calling the unsilenced kernel (an op without an out kernel gets
+    one copying its kernel's result)."""
     opdef = lookup(op.name, op.loc)
     bound = []
-    for kernel in (opdef.kernel, opdef.out_kernel):
+    for kernel in (opdef.kernel, opdef.out_kernel or _copying(opdef.kernel)):
         made = functools.partial(kernel, **op.attrs)
         made.__wrapped__ = functools.partial(getattr(kernel, "__wrapped__", kernel),
                                              **op.attrs)
         bound.append(made)
     return bound[0], bound[1]
+
+
+def _copying(kernel: Callable) -> Callable:
+    """An out kernel from `kernel`: its result copied into the buffer."""
+    def out_kernel(*arrays, out, **attrs):
+        out[...] = kernel(*arrays, **attrs)
+        return out
+    return out_kernel
 
 
 def conv_kernel(op: Operation, compiler: Compiler | None = None) -> Callable | None:

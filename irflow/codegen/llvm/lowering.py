@@ -55,13 +55,15 @@ from .elementwise import Unsupported, lower_elementwise
 from .conv import conv_kernel, grad_input_kernel
 from .fused import MIN_ELEMENTS, REDUCTIONS, FusedKernel
 from .gemm import matmul_kernel
+from .pool import pool_kernel
 from .whole import compile_whole
 
 REGION_OPS = {"fused": FusedKernel}
 """The ops with regions the backend compiles, by name (ops know no backend)."""
 COMPILED_OPS = frozenset({"erf"})
 GENERATED = {"matmul": matmul_kernel, "conv2d": conv_kernel,
-             "conv2d_grad_input": grad_input_kernel}
+             "conv2d_grad_input": grad_input_kernel, "max_pool2d": pool_kernel,
+             "max_pool2d_grad": pool_kernel}
 """The ops whose kernels are generated code of their own (a GEMM, a convolution)."""
 
 
