@@ -107,7 +107,7 @@ def _run_with_hooks(net: Layer, sizes, dtypes, input) -> dict:
             "output_shape": _shape_of(outputs),
             "nb_params": sum(math.prod(p.shape) for p in params),
             "trainable_params": sum(math.prod(p.shape) for p in params
-                                    if p.trainable and not p.stop_gradient),
+                                    if p.trainable),
         }
 
     has_sublayers = bool(net.sublayers())

@@ -338,17 +338,26 @@ class TensorHookRemoveHelper:
 
 
 class Parameter(Tensor):
-    """A trainable tensor owned by a Layer (``stop_gradient=False`` by default)."""
+    """A trainable tensor owned by a Layer (``stop_gradient=False`` by default).
+    ``trainable`` is ``not stop_gradient``, as in Paddle: setting either freezes or
+    unfreezes the parameter (``p.trainable = False`` is how a backbone is frozen)."""
 
-    __slots__ = ("trainable", "optimize_attr", "regularizer", "need_clip")
+    __slots__ = ("optimize_attr", "regularizer", "need_clip")
 
     def __init__(self, value, dtype=None, name: str | None = None, trainable: bool = True):
         super().__init__(value, dtype, stop_gradient=not trainable, name=name)
-        self.trainable = trainable
         self.optimize_attr = {"learning_rate": 1.0}
         self.regularizer = None
         self.need_clip = True
         self.persistable = True
+
+    @property
+    def trainable(self) -> bool:
+        return not self.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self.stop_gradient = not value
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

@@ -64,6 +64,24 @@ def test_parameters_are_trainable_and_persistable():
         assert p.stop_gradient is running and p.trainable is not running
 
 
+def test_trainable_false_freezes_a_parameter():
+    """``p.trainable = False`` is ``p.stop_gradient = True``, both ways, as in Paddle:
+    the optimizer leaves the weight alone (it trained on before)."""
+    model = nn.Linear(3, 2)
+    model.weight.set_value(np.ones((3, 2), "float32"))
+    model.weight.trainable = False
+    assert model.weight.stop_gradient
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    (model(paddle.ones([4, 3])) ** 2).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(model.weight.numpy(), np.ones((3, 2), "float32"))
+    assert not np.array_equal(model.bias.numpy(), np.zeros(2, "float32"))
+    model.bias.stop_gradient = True
+    assert not model.bias.trainable
+    model.weight.trainable = True
+    assert not model.weight.stop_gradient
+
+
 def test_shared_layers_and_parameters_are_listed_once():
     class Shared(nn.Layer):
         def __init__(self):
