@@ -104,8 +104,9 @@ def test_cross_entropy_soft_labels(weighted, reduction):
         expected = reduce(loss, reduction)
     out = F.cross_entropy(t(LOGITS), t(SOFT), soft_label=True, reduction=reduction, **kwargs)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
-    check_grads(lambda x, s: F.cross_entropy(x, s, soft_label=True, reduction=reduction,
-                                             **kwargs), LOGITS, SOFT)
+    # the logits' gradient; the soft labels take none (Paddle's kernel)
+    check_grads(lambda x: F.cross_entropy(x, t(SOFT), soft_label=True, reduction=reduction,
+                                          **kwargs), LOGITS)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -240,8 +241,8 @@ def test_binary_cross_entropy_with_logits(options, reduction):
     out = F.binary_cross_entropy_with_logits(t(LOGITS), t(TARGETS), reduction=reduction,
                                              **kwargs)
     np.testing.assert_allclose(out.numpy(), reduce(loss, reduction), rtol=1e-10)
-    check_grads(lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction=reduction,
-                                                                **kwargs), LOGITS, TARGETS)
+    check_grads(lambda x: F.binary_cross_entropy_with_logits(x, t(TARGETS), reduction=reduction,
+                                                             **kwargs), LOGITS)
 
 
 def test_binary_cross_entropy_with_logits_does_not_overflow():
@@ -353,3 +354,18 @@ def test_soft_labels_must_have_the_input_shape():
     for label in (np.full((4, 1), 0.5), np.full((1, 3), 1 / 3)):
         with pytest.raises(ValueError, match="soft labels must have the input's shape"):
             F.cross_entropy(t(LOGITS[:4, :3]), t(label), soft_label=True)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda s, t: F.kl_div(F.log_softmax(s), F.softmax(t), reduction="sum"),
+    lambda s, t: F.cross_entropy(s, F.softmax(t), soft_label=True),
+    lambda s, t: F.binary_cross_entropy(F.sigmoid(s), F.sigmoid(t)),
+    lambda s, t: F.binary_cross_entropy_with_logits(s, F.sigmoid(t))],
+    ids=["kl_div", "soft cross entropy", "bce", "bce with logits"])
+def test_the_label_of_distillation_losses_takes_no_gradient(loss):
+    """As Paddle's kernels, these losses differentiate their input only: a teacher
+    whose outputs were not detached is not trained through the loss."""
+    student = paddle.to_tensor(np.array([[1.0, 2.0, 0.5]], "float32"), stop_gradient=False)
+    teacher = paddle.to_tensor(np.array([[0.3, 0.1, 2.0]], "float32"), stop_gradient=False)
+    loss(student, teacher).backward()
+    assert teacher.grad is None and student.grad is not None

@@ -79,6 +79,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     classes = input.shape[axis]
     if soft_label:
         _check_soft_label_shape(input, label)
+        label = _target(label)
         if label_smoothing > 0:
             label = label * (1.0 - label_smoothing) + label_smoothing / classes
         return _soft_cross_entropy(log_probs, label, weight, None, axis, reduction, True)
@@ -166,8 +167,17 @@ def binary_cross_entropy(input, label, weight=None, reduction: str = "mean", nam
     log clamped at -100 as in Paddle (so p = 0 or 1 gives a finite loss; the clamp is
     also applied to p itself, at the smallest subnormal, to keep gradients finite)."""
     p = as_tensor(input)
+    label = _target(label, p)
     loss = -(label * _clamped_log(p) + (1.0 - label) * _clamped_log(1.0 - p))
     return _reduce(_weighted(loss, weight), reduction)
+
+
+def _target(label, like=None):
+    """`label` as a tensor that takes no gradient: Paddle's kernels of these losses
+    (cross entropy of soft labels, binary cross entropy, KL divergence) differentiate
+    the input only, so a teacher's distribution that is not detached is not trained
+    through the loss."""
+    return as_tensor(label, like=like).detach()
 
 
 def _clamped_log(p):
@@ -181,6 +191,7 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction: str =
     (1 - y) * x + w_pos * (log(1 + exp(-|x|)) + max(-x, 0)), where
     w_pos = 1 + (pos_weight - 1) * y weighs the positive term."""
     x = as_tensor(logit)
+    label = _target(label, x)
     log_sigmoid_neg = log(exp(-absolute(x)) + 1.0) + maximum(-x, 0.0)
     if pos_weight is not None:
         log_sigmoid_neg = log_sigmoid_neg * ((pos_weight - 1.0) * label + 1.0)
@@ -207,7 +218,8 @@ def kl_div(input, label, reduction: str = "mean", log_target: bool = False, name
     `input`, label (log label - input) elementwise (0 where label <= 0, as in Paddle), or
     exp(label) (label - input) with `log_target`. ``reduction="batchmean"`` divides the
     sum by the batch size (the size of axis 0)."""
-    input, label = as_tensor(input), as_tensor(label, like=input)
+    input = as_tensor(input)
+    label = _target(label, input)
     if log_target:
         loss = exp(label) * (label - input)
     else:
