@@ -180,11 +180,19 @@ def clip(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's n
     low, high = _known_number(min), _known_number(max)
     if low is not None and high is not None and low > high:
         raise ValueError(f"clip: min {low} is greater than max {high}, as Paddle refuses")
+    # selections, not maximum/minimum: the gradient is 1 inside the closed range, at
+    # the bounds too, and 0 outside, as Paddle's clip (a tie of maximum splits it in
+    # two); a NaN stays NaN
     if min is not None:
-        x = maximum(x, min)
+        x = _select(x < min, min, x)
     if max is not None:
-        x = minimum(x, max)
+        x = _select(x > max, max, x)
     return x
+
+
+def _select(condition: Tensor, x, y) -> Tensor:
+    x, y = promote(x, y)
+    return apply("select", (condition, x, y))
 
 
 def _known_number(v):

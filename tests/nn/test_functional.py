@@ -68,10 +68,30 @@ def test_softmax_dtype_argument_casts_first():
     assert F.softmax(t(X.astype(np.float32)), dtype="float64").dtype == paddle.float64
 
 
-def test_leaky_relu_gradient_at_zero_is_the_slope():
-    x = t(np.array([0.0, -1.0, 2.0]), stop_gradient=False)
-    paddle.sum(F.leaky_relu(x, 0.3)).backward()
-    np.testing.assert_allclose(x.grad.numpy(), [0.3, 0.3, 1.0])
+@pytest.mark.parametrize("fn, points, grads", [
+    (lambda x: F.leaky_relu(x, 0.3), [0.0, -1.0, 2.0], [1.0, 0.3, 1.0]),
+    (F.elu, [0.0], [1.0]),
+    (F.selu, [0.0], [1.0507009873554805 * 1.6732632423543772]),
+    (F.hardswish, [3.0, -3.0, 0.0], [1.0, 0.0, 0.5]),
+    (F.hardsigmoid, [3.0000003, -3.0000003, 0.0], [0.0, 0.0, 0.1666667]),
+    (lambda x: paddle.clip(x, 0.0, 1.0), [0.0, 1.0, 2.0, -1.0], [1.0, 1.0, 0.0, 0.0]),
+    (lambda x: F.softplus(x, 1.0, 2.0), [2.0], [1 / (1 + np.exp(-2.0))]),
+], ids=["leaky_relu", "elu", "selu", "hardswish", "hardsigmoid", "clip", "softplus"])
+def test_gradients_at_the_kinks_are_paddles(fn, points, grads):
+    """At a kink or a bound the gradient is the one Paddle's kernel gives (checked
+    against Paddle 3.3.1): leaky_relu's 1 at 0, elu's and selu's negative side at 0,
+    hardswish 1 at 3 and 0 at -3, hardsigmoid and clip's closed range (clip 1 at its
+    bounds; maximum and minimum split a tie in two), softplus's smooth side at its
+    threshold."""
+    x = t(np.array(points), stop_gradient=False)
+    paddle.sum(fn(x)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), grads, rtol=1e-6)
+
+
+def test_margin_ranking_loss_at_a_tie_has_no_gradient():
+    x = t(np.array([1.0]), stop_gradient=False)
+    F.margin_ranking_loss(x, t(np.array([1.0])), t(np.array([1.0]))).backward()
+    assert x.grad.numpy().tolist() == [0.0]
 
 
 # ---------------------------------------------------------------- linear, embedding

@@ -32,9 +32,9 @@ def silu(x, inplace=False, name=None):
 
 
 def leaky_relu(x, negative_slope: float = 0.01, name=None):
-    """x where x > 0, else negative_slope * x (the gradient at 0 is negative_slope)."""
+    """x where x >= 0, else negative_slope * x (the gradient at 0 is 1, as Paddle's)."""
     x = as_tensor(x)
-    return where(x > 0, x, x * negative_slope)
+    return where(x >= 0, x, x * negative_slope)
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -74,19 +74,22 @@ def softplus(x, beta: float = 1, threshold: float = 20, name=None):
     exponent is clamped at the threshold so the branch not taken never overflows."""
     x = as_tensor(x)
     scaled = x * beta
-    soft = tensor_math.log1p(exp(tensor_math.minimum(scaled, float(threshold)))) / beta
+    soft = tensor_math.log1p(exp(where(scaled <= threshold, scaled, float(threshold)))) / beta
     return where(scaled > threshold, x, soft)
 
 
 def hardswish(x, name=None):
-    """x * clip(x + 3, 0, 6) / 6."""
+    """x * clip(x + 3, 0, 6) / 6: 0 for x <= -3, x for x >= 3, x (x + 3) / 6 between,
+    so that the gradient at -3 is 0 and at 3 is 1, as Paddle's."""
     x = as_tensor(x)
-    return x * tensor_math.clip(x + 3.0, 0.0, 6.0) / 6.0
+    return where(x <= -3.0, 0.0, where(x >= 3.0, x, x * (x + 3.0) / 6.0))
 
 
 def hardsigmoid(x, slope: float = 0.1666667, offset: float = 0.5, name=None):
-    """clip(slope * x + offset, 0, 1)."""
-    return tensor_math.clip(as_tensor(x) * slope + offset, 0.0, 1.0)
+    """clip(slope * x + offset, 0, 1), with Paddle's gradient: slope strictly inside,
+    0 at the bounds and outside."""
+    y = as_tensor(x) * slope + offset
+    return where(y <= 0.0, 0.0, where(y >= 1.0, 1.0, y))
 
 
 def mish(x, name=None):
@@ -96,13 +99,14 @@ def mish(x, name=None):
 
 
 def _exp_minus_one_below_zero(x):
-    """exp(x) - 1 for x <= 0 (the exponent clamped at 0, so the positive side, which
-    the callers do not use, never overflows or makes a NaN gradient)."""
-    return exp(tensor_math.minimum(x, 0.0)) - 1.0
+    """exp(x) - 1 for x <= 0 (the exponent 0 above it, so the positive side, which
+    the callers do not use, never overflows or makes a NaN gradient; at 0 the
+    gradient is exp(0), as Paddle's elu and selu have it)."""
+    return exp(where(x <= 0, x, 0.0)) - 1.0
 
 
 def elu(x, alpha: float = 1.0, name=None):
-    """x where x > 0, else alpha * (exp(x) - 1)."""
+    """x where x > 0, else alpha * (exp(x) - 1) (its gradient at 0 is alpha)."""
     x = as_tensor(x)
     return where(x > 0, x, _exp_minus_one_below_zero(x) * alpha)
 

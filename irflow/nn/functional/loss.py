@@ -20,7 +20,7 @@ from ...tensor import (abs as absolute, arange, equal, exp, log, maximum,
 from ...tensor.convert import as_tensor
 from ...errors import ShapeError
 from ...tensor.manipulation import exact_shape, pick
-from .activation import log_softmax
+from .activation import log_softmax, relu
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -234,8 +234,8 @@ def margin_ranking_loss(input, other, label, margin: float = 0.0, reduction: str
                         name=None):
     """max(0, -label (input - other) + margin): label 1 asks input to rank above other
     by `margin`, label -1 below."""
-    loss = maximum(-as_tensor(label) * (as_tensor(input) - other) + float(margin), 0.0)
-    return _reduce(loss, reduction)
+    loss = relu(-as_tensor(label) * (as_tensor(input) - other) + float(margin))
+    return _reduce(loss, reduction)  # relu: no gradient at a tie, as Paddle
 
 
 def label_smooth(label, prior_dist=None, epsilon: float = 0.1, name=None):
