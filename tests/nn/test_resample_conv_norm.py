@@ -311,3 +311,22 @@ def test_parameters_to_vector_and_back():
     assert vec.shape == [8]
     nn.utils.vector_to_parameters(vec * 0 + 1, layer.parameters())
     assert layer.bias.numpy().tolist() == [1, 1]
+
+
+def test_interpolate_to_size_one_and_with_a_recomputed_scale_as_paddle():
+    """Paddle samples an output dim of size 1 at source position 0 (ratio 0, whatever
+    the scale), and with recompute_scale_factor takes the ratio from the sizes, not
+    from the factor (values from Paddle 3.3.1)."""
+    x = paddle.to_tensor(np.arange(15, dtype="float32").reshape(1, 1, 3, 5))
+    assert F.interpolate(x, size=(1, 5), mode="bilinear").numpy().ravel().tolist() == \
+        [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert F.interpolate(x, scale_factor=0.4, mode="bilinear").numpy().ravel().tolist() == \
+        [0.75, 3.25]
+    assert nn.Upsample(size=(3, 1), mode="bilinear")(x).numpy().ravel().tolist() == \
+        [0.0, 5.0, 10.0]
+    y = paddle.to_tensor(np.arange(16, dtype="float32").reshape(1, 1, 4, 4))
+    assert F.interpolate(y, scale_factor=1.7, recompute_scale_factor=True
+                         ).numpy()[0, 0, 0].tolist() == [0.0, 0.0, 1.0, 2.0, 2.0, 3.0]
+    up = nn.Upsample(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True)
+    np.testing.assert_allclose(up(y).numpy()[0, 0, 0], [0.0, 0.5, 1.1667, 1.8333, 2.5, 3.0],
+                               atol=1e-4)

@@ -56,8 +56,12 @@ def _output_sizes(in_sizes, size, scale_factor) -> tuple[list[int], list[float |
 
 
 def _ratio(in_size: int, out_size: int, scale, align_corners: bool) -> float:
+    """Source positions per output position: Paddle samples at ratio 0 (the first row
+    or column) where the output has size 1, whatever the scale."""
+    if out_size == 1:
+        return 0.0
     if align_corners:
-        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        return (in_size - 1) / (out_size - 1)
     return scale if scale is not None else in_size / out_size
 
 
@@ -88,7 +92,9 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
                 recompute_scale_factor=None, antialias: bool = False, name=None):
     """Resize the spatial dims of a 4-D NCHW (or NHWC) tensor to `size`, or by
     `scale_factor`, with "nearest" or "bilinear" sampling (Paddle's source positions:
-    half-pixel for bilinear unless `align_corners` or ``align_mode=1``)."""
+    half-pixel for bilinear unless `align_corners` or ``align_mode=1``). With
+    `recompute_scale_factor`, the sampling ratio is the sizes' (in / out), not the
+    factor's."""
     mode = mode.lower()
     if mode not in ("nearest", "bilinear"):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by irflow "
@@ -102,6 +108,8 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
     axes = (1, 2) if (data_format or "NCHW").upper() == "NHWC" else (2, 3)
     in_sizes = _static(x, axes, "interpolate")
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor)
+    if recompute_scale_factor:  # the ratio from the sizes, not from the factor given
+        scales = [None] * len(scales)
     for axis, n_in, n_out, scale in zip(axes, in_sizes, out_sizes, scales):
         if n_out <= 0:
             raise ValueError(f"interpolate: output sizes must be positive, got {out_sizes}")

@@ -14,7 +14,8 @@ class Upsample(Layer):
         super().__init__()
         self._options = dict(size=size, scale_factor=scale_factor, mode=mode,
                              align_corners=align_corners, align_mode=align_mode,
-                             data_format=data_format)
+                             data_format=data_format,
+                             recompute_scale_factor=recompute_scale_factor)
 
     def forward(self, x):
         return F.interpolate(x, **self._options)
