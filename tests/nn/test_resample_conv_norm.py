@@ -330,3 +330,15 @@ def test_interpolate_to_size_one_and_with_a_recomputed_scale_as_paddle():
     up = nn.Upsample(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True)
     np.testing.assert_allclose(up(y).numpy()[0, 0, 0], [0.0, 0.5, 1.1667, 1.8333, 2.5, 3.0],
                                atol=1e-4)
+
+
+def test_layer_norm_of_several_dims_keeps_flat_weights_as_paddle():
+    """LayerNorm([5, 6]) holds a weight and a bias of [30], as Paddle's, so a Paddle
+    checkpoint's state dict loads (it was [5, 6]: the keys were skipped)."""
+    ln = nn.LayerNorm([5, 6])
+    assert {k: v.shape for k, v in ln.state_dict().items()} == {"weight": [30], "bias": [30]}
+    ln.set_state_dict({"weight": np.full([30], 2.0, "float32"), "bias": np.ones([30], "float32")})
+    x = np.random.default_rng(0).standard_normal((2, 5, 6)).astype("float32")
+    mean, var = x.mean((1, 2), keepdims=True), x.var((1, 2), keepdims=True)
+    np.testing.assert_allclose(ln(paddle.to_tensor(x)).numpy(),
+                               (x - mean) / np.sqrt(var + 1e-5) * 2 + 1, rtol=1e-5, atol=1e-5)

@@ -1,6 +1,8 @@
 """BatchNorm1D, BatchNorm2D, LayerNorm, GroupNorm and InstanceNorm2D."""
 from __future__ import annotations
 
+import math
+
 from .. import functional as F
 from ..initializer import Constant
 from ..param_attr import ParamAttr
@@ -70,7 +72,8 @@ class BatchNorm2D(_BatchNormBase):
 
 class LayerNorm(Layer):
     """Normalization over the trailing `normalized_shape` dims, with a learnable weight
-    (ones) and bias (zeros) of that shape."""
+    (ones) and bias (zeros) of as many elements, flat as Paddle's (``LayerNorm([5,
+    6])`` holds weights of [30]: a Paddle checkpoint's state dict loads)."""
 
     def __init__(self, normalized_shape, epsilon: float = 1e-05, *,
                  elementwise_affine: bool = True, bias: bool = True, weight_attr=None,
@@ -81,10 +84,10 @@ class LayerNorm(Layer):
         self._normalized_shape = list(normalized_shape)
         self._epsilon = epsilon
         affine = elementwise_affine and weight_attr is not False
-        self.weight = self.create_parameter(self._normalized_shape,
-                                            weight_attr if affine else False,
+        flat = [math.prod(self._normalized_shape)]
+        self.weight = self.create_parameter(flat, weight_attr if affine else False,
                                             default_initializer=Constant(1.0))
-        self.bias = self.create_parameter(self._normalized_shape,
+        self.bias = self.create_parameter(flat,
                                           bias_attr if elementwise_affine and bias else False,
                                           is_bias=True)
 
