@@ -17,7 +17,7 @@ import math
 import weakref
 from typing import Sequence
 
-from ..context import current_tracer
+from ..context import current_static, current_tracer
 from ..dispatch import user_location
 from ..errors import ConversionError
 from ..tensor.tensor import Tensor
@@ -32,8 +32,10 @@ __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
 def _not_traced(scheduler) -> None:
     """A scheduler's ``step()`` is Python arithmetic on host state, which a compiled
     program runs once, when it is traced: every later call would keep that rate and
-    epoch. So ``step()`` inside compiled code is an error at the user's line."""
-    if current_tracer() is not None:
+    epoch. So ``step()`` inside compiled code is an error at the user's line. (In
+    static-graph mode, whose tracer is active for the whole thread, a program reads
+    the rate at each ``Executor.run``: stepping between runs is what Paddle does.)"""
+    if current_tracer() is not None and current_static() is None:
         raise ConversionError(f"{type(scheduler).__name__}.step() inside a compiled function "
                               f"would run only when the program is traced (Python "
                               f"arithmetic on the scheduler's state); call it outside, "

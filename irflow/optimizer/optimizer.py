@@ -389,6 +389,12 @@ class Optimizer:
                         and (grad := _gradient(s.param)[0]) is not None]
         with no_grad():
             self._apply(chosen)
+        static = current_static()
+        if static is not None and self not in static.main._optimizers:
+            # the program reads this optimizer's learning-rate variables at each run;
+            # `SGD(sched).minimize(loss)` keeps no other reference to the optimizer,
+            # and a scheduler refreshes only optimizers still alive
+            static.main._optimizers.append(self)
         return [], params_grads
 
     def _chosen(self, parameters, no_grad_set) -> set[int]:

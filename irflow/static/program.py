@@ -38,6 +38,9 @@ class Program:
         self._tracer = ProgramTracer(name)
         self._aliases: dict[Value, Value] = {}  # a clone's source values -> its own
         self._executables: dict = {}            # the executor's compiled fetch lists
+        # the optimizers whose updates the program runs: a scheduler refreshes their
+        # learning-rate variables, which it holds weakly (`Optimizer.minimize`)
+        self._optimizers: list = []
 
     # -- what it holds
     def global_block(self) -> "Block":

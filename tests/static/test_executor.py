@@ -63,6 +63,39 @@ def test_training_agrees_with_eager(make):
         np.testing.assert_allclose(p.numpy(), q, rtol=1e-5, atol=1e-6)
 
 
+def test_a_scheduler_made_and_stepped_in_static_mode_sets_each_runs_rate():
+    """In static mode a program reads the rate at each run, and the scheduler is made
+    and stepped between runs, as in Paddle (compiled code refuses step(); static
+    programs are built by a tracer too, which is not that). The optimizer is made
+    inline (`classifier(SGD(sched))`): the program keeps it, so the scheduler still
+    refreshes its rate (each run used the first rate once it was collected)."""
+    sched = paddle.optimizer.lr.StepDecay(0.5, step_size=1, gamma=0.5)
+    main, startup, loss = classifier(paddle.optimizer.SGD(sched))
+    exe = Executor(paddle.CPUPlace())
+    exe.run(startup)
+    initial = [p.numpy() for p in main.all_parameters()]
+    losses = []
+    for _ in range(3):
+        losses.append(float(exe.run(main, feed=FEED, fetch_list=[loss])[0]))
+        sched.step()
+    paddle.disable_static()
+    eager_sched = paddle.optimizer.lr.StepDecay(0.5, step_size=1, gamma=0.5)
+    params = [paddle.Parameter(p) for p in initial]
+    opt = paddle.optimizer.SGD(eager_sched, parameters=params)
+    want = []
+    for _ in range(3):
+        h = paddle.tanh(paddle.matmul(paddle.to_tensor(X), params[0]) + params[1])
+        eager_loss = F.cross_entropy(paddle.matmul(h, params[2]) + params[3], paddle.to_tensor(Y))
+        eager_loss.backward()
+        opt.step()
+        opt.clear_grad()
+        eager_sched.step()
+        want.append(float(eager_loss))
+    paddle.enable_static()
+    np.testing.assert_allclose(losses, want, rtol=1e-5)
+    assert sched.last_epoch == 3
+
+
 def test_the_startup_program_draws_every_initial_value_again():
     main, startup, loss = classifier(paddle.optimizer.Adam(0.05))
     exe = Executor()
