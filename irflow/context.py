@@ -2,14 +2,15 @@
 
 Whether gradients are recorded (`irflow.no_grad`), the frontend's active tracer,
 the observer of eager ops (``compile(..., check=True)``) and the static-graph mode
-(``paddle.enable_static()``: the programs ops are added to) are per thread, so that
+(``paddle.enable_static()``: the programs ops are added to, the scope of their
+variables) are per thread, so that
 ``no_grad()``, compiling or building a static program in one thread does not change
 what eager code running in another thread does. A new thread starts recording
 gradients, in dynamic-graph mode, with no tracer and no observer.
 
 They are context variables, which every thread (and every asyncio task) sees on its
-own. `state.grad_enabled`, `state.tracer`, `state.observer`, `state.static` and
-`state.default_programs` read and set them. The
+own. `state.grad_enabled`, `state.tracer`, `state.observer`, `state.static`,
+`state.default_programs` and `state.scope` read and set them. The
 eager hot path (`irflow.dispatch.apply`, `Layer.__call__`, Tensor hooks) reads them
 with `grad_enabled()`, `current_tracer()` and `current_observer()` instead: the
 variables' bound ``get`` methods, cheaper to call than an attribute is to read.
@@ -19,6 +20,7 @@ tracing hooks, and `irflow.dispatch` (which makes Tensors) for every op.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 _grad_enabled: ContextVar[bool] = ContextVar("irflow.grad_enabled", default=True)
@@ -26,6 +28,7 @@ _tracer: ContextVar = ContextVar("irflow.tracer", default=None)
 _observer: ContextVar = ContextVar("irflow.observer", default=None)
 _static: ContextVar = ContextVar("irflow.static", default=None)
 _default_programs: ContextVar = ContextVar("irflow.default_programs", default=None)
+_scope: ContextVar = ContextVar("irflow.scope", default=None)
 
 grad_enabled = _grad_enabled.get
 current_tracer = _tracer.get
@@ -47,6 +50,20 @@ class _ThreadState:
                                  "added to (irflow.static), or None in dynamic-graph mode")
     default_programs = _attribute(_default_programs, "this thread's default main and startup "
                                                      "programs, once made")
+    scope = _attribute(_scope, "this thread's current static-graph scope (irflow.static."
+                               "Scope: variables by name), once made")
 
 
 state = _ThreadState()
+
+
+@contextmanager
+def tracing(tracer):
+    """Make `tracer` (None: none) the thread's active tracer inside the ``with`` block:
+    a static program's startup traces into its own program, and setting a variable
+    from outside a program is not traced into the current one."""
+    token = _tracer.set(tracer)
+    try:
+        yield
+    finally:
+        _tracer.reset(token)

@@ -242,6 +242,9 @@ class Tracer:
         self.texts: dict[str, tuple] = {}             # see text_of()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
+        # train-mode value -> its test-mode twin, kept only by a static program (for
+        # clone(for_test=True)); a compiled function traces one mode
+        self.twins: dict[Value, Value] | None = None
 
     # -- entering and leaving
     def __enter__(self) -> "Tracer":

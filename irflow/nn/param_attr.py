@@ -67,7 +67,11 @@ def create_parameter(shape, dtype=None, name: str | None = None, attr=None,
     Paddle. Its name is `attr`'s, else `name`, else ``<prefix>.w_<k>`` (``.b_<k>``
     for biases; the creating Layer's full name is the prefix, else a fresh
     ``create_parameter_<n>``). Returns None when `attr` is False. In static-graph
-    mode the current startup program draws its initial value again when it runs."""
+    mode the current startup program draws its initial value again when it runs,
+    and a name the scope already has is that parameter (Paddle's sharing by name:
+    ``ParamAttr(name="w")`` twice is one weight). Another program's parameter of
+    the name but of another shape is replaced in the scope, as running the new
+    startup program replaces it in Paddle's."""
     attr = ParamAttr._to_attr(attr)
     if attr is False:
         return None
@@ -76,13 +80,28 @@ def create_parameter(shape, dtype=None, name: str | None = None, attr=None,
     dtype = dtypes.dtype(dtype or dtypes.float32)
     if attr.name is None and name is None and prefix is None:
         prefix = unique_name("create_parameter")
-    param = Parameter(initializer.array(shape, dtype),
-                      name=attr.name or name or unique_name(f"{prefix}.{'b' if is_bias else 'w'}"),
-                      trainable=attr.trainable)
+    name = attr.name or name or unique_name(f"{prefix}.{'b' if is_bias else 'w'}")
+    static = current_static()
+    shared = static.shared(name) if static is not None else None
+    if shared is not None:
+        if _fits(shared, shape, dtype):
+            static.initialize(shared, initializer)
+            return shared
+        if static.builds_with(shared):
+            raise ValueError(f"create_parameter: the program already has a parameter "
+                             f"{name!r} of {shared.dtype.name}{list(shared.shape)}, and "
+                             f"parameters of one name are one parameter; this one asks for "
+                             f"{dtype.name}{list(shape)}")
+    param = Parameter(initializer.array(shape, dtype), name=name, trainable=attr.trainable)
     param.optimize_attr = {"learning_rate": attr.learning_rate}
     param.regularizer = attr.regularizer
     param.need_clip = attr.need_clip
-    static = current_static()
     if static is not None:  # static-graph mode: running the startup program initializes it
         static.initialize(param, initializer)
     return param
+
+
+def _fits(shared, shape, dtype) -> bool:
+    """Whether `shared`, a static-graph variable, can be the parameter asked for."""
+    return isinstance(shared, Parameter) and list(shared.shape) == list(shape) \
+        and shared.dtype == dtype

@@ -11,6 +11,7 @@ from .executor import Executor
 from .mode import (default_main_program, default_startup_program, disable_static,
                    enable_static, in_dynamic_mode, program_guard, static_programs)
 from .program import Block, Program
+from .scope import Scope, global_scope, scope_guard
 
 
 def data(name: str, shape, dtype=None, lod_level: int = 0):
@@ -19,6 +20,7 @@ def data(name: str, shape, dtype=None, lod_level: int = 0):
     return static_programs("static.data").main._tracer.data(name, shape, dtype or "float32")
 
 
-__all__ = ["Block", "Executor", "InputSpec", "Program", "data", "default_main_program",
-           "default_startup_program", "disable_static", "enable_static", "in_dynamic_mode",
-           "nn", "program_guard"]
+__all__ = ["Block", "Executor", "InputSpec", "Program", "Scope", "data",
+           "default_main_program", "default_startup_program", "disable_static",
+           "enable_static", "global_scope", "in_dynamic_mode", "nn", "program_guard",
+           "scope_guard"]

@@ -6,7 +6,8 @@ results (`Program.closed`), verified, optimized by the default pipeline and
 compiled into a plan. Arguments nothing reads after ``dce`` are dropped, so a run
 needs only the inputs its fetches depend on (a test program fetching logits needs
 no labels). A run checks the feed against the inputs, passes the variables' current
-values, writes the updated ones back and returns NumPy arrays.
+values (refusing those no startup program has initialized: `irflow.static.scope`),
+writes the updated ones back and returns NumPy arrays.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from ..tensor.random import host_seed
 from ..tensor.tensor import Tensor
 from .mode import default_main_program
 from .program import Program
+from .scope import Scope, global_scope
 
 
 class Executor:
@@ -50,7 +52,7 @@ class Executor:
                             f"{type(program).__name__}")
         fetch = [_fetched(program, f, i) for i, f in enumerate(fetch_list or [])]
         compiled = _compiled(program, fetch)
-        outs = compiled.run(program, dict(feed or {}))
+        outs = compiled.run(program, dict(feed or {}), scope or global_scope())
         if return_numpy:
             return [np.array(o) for o in outs]
         return [Tensor._from_array(np.asarray(o)) for o in outs]
@@ -74,7 +76,7 @@ class _Compiled:
         self.signature = Signature(fn.arg_types)
         self.plan = compile_plan(fn)
 
-    def run(self, program: Program, feed: dict) -> list:
+    def run(self, program: Program, feed: dict, scope: Scope) -> list:
         inputs = program._tracer.inputs
         unknown = [k for k in feed if k not in inputs]
         if unknown:
@@ -96,10 +98,24 @@ class _Compiled:
         except SignatureMismatch as e:
             fed = {k: np.shape(v) for k, v in zip(self.sources, args) if isinstance(k, str)}
             raise _feed_error(program, self.sources[e.index], args[e.index], e, fed) from None
+        _check_initialized(self.sources, scope)
         outs = self.plan(*args)
         for t, v in zip(self.targets, outs[self.n_fetch:]):
             t._value = v
+        scope.initialized(self.targets)
         return outs[:self.n_fetch]
+
+
+def _check_initialized(sources: list, scope: Scope) -> None:
+    """Refuse to read variables whose startup program never ran (Paddle has no value
+    for them; irflow would read the values drawn when the layers were built)."""
+    waiting = scope.awaiting_startup([s for s in sources if isinstance(s, Tensor)])
+    if waiting:
+        names = ", ".join(repr(t.name) for t in waiting[:3]) + (", ..." if len(waiting) > 3 else "")
+        raise IrflowError(f"Executor.run: the program reads {names}, which no startup program "
+                          "has initialized yet: run the startup program first "
+                          "(exe.run(startup_program), or paddle.static.default_startup_program())",
+                          user_location())
 
 
 def _compiled(program: Program, fetch: list[Value]) -> _Compiled:

@@ -7,9 +7,9 @@ its tracer becomes the thread's active tracer (`irflow.context`), so every op, f
 programs, too, are the thread's own, so two threads build two programs.
 
 Code below this layer reaches the current programs through ``state.static`` (a
-`Programs`) without importing it: ``create_parameter`` has the startup program
-initialize each new parameter, and an optimizer made without parameters asks for
-those of the loss's program.
+`Programs`) without importing it: ``create_parameter`` shares the scope's parameter
+of the name it is given or has the startup program initialize a new one, and an
+optimizer made without parameters asks for those of the loss's program.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import contextlib
 from ..context import state
 from ..errors import IrflowError
 from .program import Program
+from .scope import global_scope
 
 
 class Programs:
@@ -30,7 +31,21 @@ class Programs:
         self.main, self.startup = main, startup
 
     def initialize(self, tensor, initializer=None) -> None:
-        self.startup.initialize(tensor, initializer)
+        """Have the startup program initialize `tensor`, a variable of the scope (a
+        new one, or one another program shares), unless it does already."""
+        if id(tensor) not in self.startup._tracer.updates:
+            self.startup.initialize(tensor, initializer)
+        global_scope().add(tensor)
+
+    def shared(self, name: str):
+        """The scope's variable called `name`, which a new parameter of that name is."""
+        return global_scope().shared(name)
+
+    def builds_with(self, tensor) -> bool:
+        """Whether the programs being built use `tensor` already: the main program
+        reads it, or the startup program initializes it."""
+        return id(tensor) in self.main._tracer.state_args or \
+            id(tensor) in self.startup._tracer.updates
 
     def parameters(self, loss) -> list:
         """The trainable parameters of the main program, which `loss` must be part of

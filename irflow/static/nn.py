@@ -75,7 +75,7 @@ def batch_norm(input, act: str | None = None, is_test: bool = False,  # noqa: A0
     """Batch normalization over the channel axis: by the batch's statistics, which
     update the moving ones, unless `is_test` or `use_global_stats`; in a
     ``clone(for_test=True)`` of the program, by the moving statistics."""
-    programs = static_programs("static.nn.batch_norm")
+    static_programs("static.nn.batch_norm")
     channels = _static_size([input.shape[1 if data_layout.startswith("NC") else -1]],
                             "batch_norm", "the channels")
     prefix = name or unique_name("batch_norm")
@@ -90,15 +90,8 @@ def batch_norm(input, act: str | None = None, is_test: bool = False,  # noqa: A0
     mean = param(moving_mean_name, 0.0, trainable=False)
     variance = param(moving_variance_name, 1.0, trainable=False)
 
-    def normalized(training: bool):
-        return F.batch_norm(input, mean, variance, scale, bias, training, momentum, epsilon,
-                            data_layout)
-
-    test = normalized(False)  # first, so that it reads the moving statistics as stored
-    if is_test or use_global_stats:
-        return _activated(test, act)
-    out = normalized(True)
-    programs.main._tracer.twins[out._ir] = test._ir
+    out = F.batch_norm(input, mean, variance, scale, bias, not (is_test or use_global_stats),
+                       momentum, epsilon, data_layout)
     return _activated(out, act)
 
 

@@ -17,16 +17,16 @@ values, so running it again restarts training.
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Sequence
 
-from ..context import state
+from ..context import tracing
 from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Function, Module, OpResult, Operation, Value
 from ..tensor.creation import full
 from ..tensor.random import normal, uniform
 from ..tensor.tensor import Parameter, Tensor
+from .scope import global_scope
 from .tracing import ProgramTracer
 
 
@@ -67,15 +67,17 @@ class Program:
         tensors, as ``irflow.save`` takes them."""
         return {t.name: t for t in self._tracer.state if t.name}
 
-    def set_state_dict(self, state_dict: dict) -> None:
+    def set_state_dict(self, state_dict: dict, scope=None) -> None:
         """Set variables by name from `state_dict` (tensors or arrays)."""
         own = self.state_dict()
-        for name, value in state_dict.items():
+        for name in state_dict:
             if name not in own:
                 raise KeyError(f"the program has no variable {name!r}; its variables: "
                                f"{', '.join(own)}")
-            with _active(None):  # set now, not traced into the current program
+        with tracing(None):  # set now, not traced into the current program
+            for name, value in state_dict.items():
                 own[name].set_value(value)
+        (scope or global_scope()).initialized(own[name] for name in state_dict)
 
     def clone(self, for_test: bool = False) -> "Program":
         """A copy of the program as built so far, sharing its variables. With
@@ -122,18 +124,8 @@ class Program:
         `initializer` says, a fill if its current value is one, else that value."""
         if not self._tracer.fn.block.ops and not self._tracer.inputs:
             self._tracer.fn.name = "startup"
-        with _active(self._tracer):
+        with tracing(self._tracer):
             tensor.set_value(_initial_value(tensor, initializer))
-
-
-@contextlib.contextmanager
-def _active(tracer):
-    """Make `tracer` (None: none) the thread's active tracer inside the block."""
-    saved, state.tracer = state.tracer, tracer
-    try:
-        yield
-    finally:
-        state.tracer = saved
 
 
 def _initial_value(t: Tensor, initializer) -> Tensor:

@@ -14,8 +14,10 @@ This tracer adds what that needs:
   the symbol is replaced by the size (or the other symbol) in every type and shape
   attribute built so far, and the op retried. The executor's feed check then
   enforces the equality and names the line that needed it.
-- **Test-mode twins.** A layer whose training behaviour differs (``static.nn.
-  batch_norm``) also builds its test-mode result; ``clone(for_test=True)`` keeps
+- **Test-mode twins.** An op whose training behaviour differs (Paddle's ``is_test``
+  ops: ``nn.functional.dropout`` and ``batch_norm`` in training, so ``nn.Dropout``,
+  ``nn.BatchNorm*`` and ``static.nn.batch_norm``) also builds its test-mode result
+  (`irflow.nn.functional.common.test_twins`); ``clone(for_test=True)`` keeps
   the forward (the ops before the first gradient computation, which ``minimize``
   appends), without state updates, each value replaced by its twin.
 """

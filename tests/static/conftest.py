@@ -6,11 +6,12 @@ from irflow.context import state
 
 @pytest.fixture
 def static():
-    """Static-graph mode for one test, with fresh default programs; left after it."""
-    state.default_programs = None
+    """Static-graph mode for one test, with fresh default programs and scope; left
+    after it."""
+    state.default_programs = state.scope = None
     paddle.enable_static()
     try:
         yield
     finally:
         paddle.disable_static()
-        state.default_programs = None
+        state.default_programs = state.scope = None

@@ -115,6 +115,32 @@ def test_clone_for_test_keeps_the_forward_without_updates():
     assert not np.array_equal(main.state_dict()["w"].numpy(), w0)
 
 
+def test_clone_for_test_puts_nn_layers_and_dropout_in_inference_mode():
+    """Paddle's clone(for_test=True) sets is_test on dropout and batch_norm ops,
+    however they were built: by nn.Dropout, nn.BatchNorm1D or the functions."""
+    main, startup = Program(), Program()
+    with program_guard(main, startup):
+        x = data("x", [-1, 2], "float32")
+        norm = paddle.nn.BatchNorm1D(2)
+        outs = [norm(x), paddle.nn.Dropout(0.5)(x),
+                paddle.nn.functional.dropout(x, 0.25, mode="downscale_in_infer"),
+                paddle.nn.functional.dropout(x, 1.0, mode="downscale_in_infer")]
+        test = main.clone(for_test=True)
+    exe = Executor()
+    exe.run(startup)
+    xv = np.array([[1.0, 2.0], [3.0, 6.0]], "float32")
+    trained = exe.run(main, feed={"x": xv}, fetch_list=outs)
+    np.testing.assert_allclose(trained[0], (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-5),
+                               rtol=1e-5)
+    mean, var = norm._mean.numpy(), norm._variance.numpy()
+    tested = exe.run(test, feed={"x": xv}, fetch_list=outs)
+    np.testing.assert_allclose(tested[0], (xv - mean) / np.sqrt(var + 1e-5), rtol=1e-5)
+    np.testing.assert_array_equal(tested[1], xv)
+    np.testing.assert_array_equal(tested[2], xv * 0.75)
+    np.testing.assert_array_equal(tested[3], xv * 0.0)
+    np.testing.assert_array_equal(norm._mean.numpy(), mean)  # a test run updates nothing
+
+
 def test_programs_and_their_guards():
     main, startup = Program(), Program()
     outer = paddle.static.default_main_program()

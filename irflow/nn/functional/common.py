@@ -1,6 +1,7 @@
 """Linear, dropout, embedding, padding, one-hot and normalization functions."""
 from __future__ import annotations
 
+from ...context import current_tracer
 from ...dispatch import apply
 from ...tensor import (Tensor, abs as absolute, add, arange, equal, matmul, maximum,
                        pow as power, sqrt, sum as reduce_sum, unsqueeze)
@@ -14,6 +15,15 @@ def linear(x, weight, bias=None, name=None):
     """x @ weight + bias, with weight laid out [in_features, out_features]."""
     out = matmul(x, weight)
     return out if bias is None else add(out, bias)
+
+
+def test_twins() -> dict | None:
+    """Where the static program being built keeps the test-mode result of each op
+    that behaves differently in training (Paddle's ``is_test`` ops: dropout, batch
+    norm), for ``clone(for_test=True)`` to swap in; None when nothing keeps them
+    (eager code; a compiled function, which traces one mode)."""
+    tracer = current_tracer()
+    return None if tracer is None else tracer.twins
 
 
 def _dropout_mask(x, axis):
@@ -44,11 +54,16 @@ def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool =
     if p == 0:
         return x
     if p == 1:
-        return x * 0.0
-    keep = (_dropout_mask(x, axis) >= p).astype(x.dtype)
-    if mode == "upscale_in_train":
-        keep = keep * (1.0 / (1.0 - p))
-    return x * keep
+        out = x * 0.0
+    else:
+        keep = (_dropout_mask(x, axis) >= p).astype(x.dtype)
+        if mode == "upscale_in_train":
+            keep = keep * (1.0 / (1.0 - p))
+        out = x * keep
+    twins = test_twins()
+    if twins is not None:
+        twins[out._ir] = dropout(x, p, axis, False, mode=mode)._ir
+    return out
 
 
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,

@@ -13,6 +13,7 @@ from ...dispatch import no_grad
 from ...tensor import mean as reduce_mean, numel, reshape, rsqrt, transpose, where
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
+from .common import test_twins
 
 
 def _channel_axis(ndim: int, data_format: str) -> int:
@@ -34,6 +35,10 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
     per_channel = [1] * x.ndim
     per_channel[channel] = -1
     use_batch = training if use_global_stats is None else not use_global_stats
+    twins = test_twins() if use_batch else None
+    if twins is not None:  # before the update, so that it reads the running statistics
+        test = batch_norm(x, running_mean, running_var, weight, bias, False, momentum,
+                          epsilon, data_format)
     if use_batch:
         mean = reduce_mean(x, axes, keepdim=True)
         centered = x - mean
@@ -49,6 +54,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
         y = y * reshape(weight, per_channel)
     if bias is not None:
         y = y + reshape(bias, per_channel)
+    if twins is not None:
+        twins[y._ir] = test._ir
     return y
 
 
