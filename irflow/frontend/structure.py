@@ -8,6 +8,7 @@ equal. Leaves are everything else: tensors, numbers, strings, None, any object.
 """
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any, Callable
 
 
@@ -95,6 +96,31 @@ def _flatten(value, leaves: list) -> Structure:
         return Structure(kind, (), [_flatten(v, leaves) for v in value])
     leaves.append(value)
     return LEAF
+
+
+def sorted_leaf_order(structure: Structure) -> list[int]:
+    """The indices of `structure`'s leaves in the order Paddle's ``paddle.utils.
+    flatten`` visits them (as ``tf.nest``): each dict's values by sorted key (in their
+    own order when the keys do not sort). A saved program's outputs follow it, so a
+    forward returning ``{"sum": a, "prod": b}`` loads as ``[b, a]``, as in Paddle."""
+    order: list[int] = []
+    _visit_sorted(structure, 0, order)
+    return order
+
+
+def _visit_sorted(s: Structure, first: int, order: list[int]) -> None:
+    if s.kind is None:
+        order.append(first)
+        return
+    starts = list(accumulate((c.n_leaves for c in s.children), initial=first))
+    visit = range(len(s.children))
+    if s.kind is dict:
+        try:
+            visit = sorted(visit, key=lambda k: s.keys[k])
+        except TypeError:  # keys of kinds that do not compare
+            pass
+    for k in visit:
+        _visit_sorted(s.children[k], starts[k], order)
 
 
 def unflatten(structure: Structure, leaves) -> Any:

@@ -40,6 +40,7 @@ from ..passes.manager import INFERENCE_PIPELINE
 from ..serialization import Archive, write_file
 from ..tensor.tensor import Parameter, Tensor
 from ..frontend.program import DEFAULT_BACKEND
+from ..frontend.structure import sorted_leaf_order
 from .translated import TranslatedLayer
 
 FORMAT = "irflow.jit"
@@ -110,8 +111,11 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
     module = program.source_ir.clone()
     fn = module.main
     ret = fn.return_op
-    ret.set_operands(ret.operands[:program.n_outputs - len(program.attributes)
-                                  - len(program.changed_inputs)])
+    outputs = ret.operands[:program.n_outputs - len(program.attributes)
+                           - len(program.changed_inputs)]
+    rank = {leaf: r for r, leaf in enumerate(sorted_leaf_order(program.pattern.structure))}
+    by_key = sorted(range(len(outputs)), key=lambda k: rank[program.pattern.positions[k]])
+    ret.set_operands([outputs[k] for k in by_key])  # Paddle's order: dicts by sorted key
     dce(module)
     n_inputs = program.n_inputs
     if program.number_inputs:

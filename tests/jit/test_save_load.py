@@ -84,6 +84,19 @@ def test_a_layer_with_state_of_its_own_loads(tmp_path):
     assert [n for n, _ in loaded.named_parameters()] == ["w", "fc.weight", "fc.bias"]
 
 
+def test_outputs_load_in_paddles_order_dicts_by_sorted_key(tmp_path):
+    """Paddle flattens a forward's outputs as paddle.utils.flatten does: a dict's
+    values by sorted key. Code unpacking the loaded outputs relies on it."""
+    class Nested(nn.Layer):
+        def forward(self, x):
+            return {"b": x * 6, "a": (x + 1, {"z": x * 3, "y": x * 4})}, x * 5
+
+    spec = [InputSpec([None], "float32", "x")]
+    paddle.jit.save(Nested(), str(tmp_path / "nested"), input_spec=spec)
+    outs = paddle.jit.load(str(tmp_path / "nested"))(paddle.ones([1]))
+    assert [o.item() for o in outs] == [2.0, 4.0, 3.0, 6.0, 5.0]  # a[0], a[1]["y"], a[1]["z"], b
+
+
 def test_a_fresh_process_runs_it_without_the_class(saved, tmp_path):
     net, path = saved
     np.save(tmp_path / "x.npy", X)
