@@ -10,15 +10,19 @@
 
 One module per command, each with `arguments()` (its parser) and `run(args)`. An
 error prints one line, ``irflow COMMAND: what went wrong``, to standard error and
-exits with status 1; ``--debug`` shows the traceback instead. See ``docs/cli.md``.
+exits with status 1, or 2 for a usage error (`UsageError`: an unknown command or
+option, a bad option value); ``--debug`` shows the traceback instead. When standard
+output closes early (``irflow passes | head -1``), the command stops quietly with
+status 1. See ``docs/cli.md``.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Sequence
 
 from . import dot, dump, opt as opt_command, paddle, passes, report, run
-from .common import one_line
+from .common import UsageError, one_line
 from .opt import opt, opt_arguments
 
 COMMANDS = {"dump": dump, "run": run, "report": report, "dot": dot, "passes": passes,
@@ -33,24 +37,57 @@ def usage() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--debug"]:  # irflow --debug COMMAND ...
+    try:
+        status = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # here, so that a closed pipe shows up below
+        return status
+    except BrokenPipeError:
+        # Standard output was closed early (`irflow passes | head -1`): nothing to say.
+        # As the Python documentation advises (signal module, "Note on SIGPIPE"):
+        # point standard output at devnull, so that flushing it at exit cannot fail
+        # again, and exit with status 1.
+        _stdout_to_devnull()
+        return 1
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] == ["--debug"] and len(argv) > 1:  # irflow --debug COMMAND ...
         argv = argv[1:2] + ["--debug"] + argv[2:]
     if not argv or argv[0] in ("-h", "--help"):
         print(usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
     command = COMMANDS.get(argv[0])
     if command is None:
-        print(f"irflow: no command {argv[0]!r}\n{usage()}", file=sys.stderr)
+        print(f"irflow: no command {argv[0]!r}; the commands: {', '.join(COMMANDS)} "
+              "(irflow --help describes them)", file=sys.stderr)
         return 2
-    args = command.arguments().parse_args(argv[1:])
+    debug = "--debug" in argv[1:]
     try:
+        try:
+            args = command.arguments().parse_args(argv[1:])
+        except SystemExit as e:  # --help: printed
+            return e.code if isinstance(e.code, int) else 0
+        debug = args.debug
         return command.run(args)
+    except BrokenPipeError:
+        raise
     except Exception as e:  # noqa: BLE001  (the command line's one place for every error)
-        if args.debug:
+        if debug:
             raise
         print(f"irflow {argv[0]}: {one_line(e)}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, UsageError) else 1
 
 
-__all__ = ["COMMANDS", "main", "opt", "opt_arguments"]
+def _stdout_to_devnull() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # not a file (a test's capture)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+__all__ = ["COMMANDS", "UsageError", "main", "opt", "opt_arguments"]

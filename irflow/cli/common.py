@@ -1,20 +1,35 @@
-"""What the commands share: their parsers, reading the IR a PATH names, and the one
-line an error becomes."""
+"""What the commands share: their parsers, reading the IR a PATH names, checking an
+output path, and the one line an error becomes."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 
-from ..errors import IrflowError
+from ..errors import IrflowError, ParseError
 from ..ir import parse
 from ..ir.core import Module
 from ..ir.verifier import verify
 from ..jit.saved import SUFFIXES, load_program
 
+METADATA = SUFFIXES["metadata"]
+
+
+class UsageError(IrflowError):
+    """A command line that is wrong on its own (an unknown option or command, a bad
+    option value, a missing argument): one line, and exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are `UsageError`s (the caller prints them as
+    one line), not a usage block and `SystemExit(2)`."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} ({self.prog} --help lists the options)")
+
 
 def parser(command: str, description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"irflow {command}", description=description)
+    p = Parser(prog=f"irflow {command}", description=description)
     p.add_argument("--debug", action="store_true",
                    help="on an error, show the Python traceback too")
     return p
@@ -26,16 +41,42 @@ def add_path(p: argparse.ArgumentParser) -> None:
 
 
 def saved_prefix(path: str) -> str | None:
-    """The path jit.save was given, if `path` names a saved program."""
-    for suffix in SUFFIXES.values():
+    """The path jit.save was given, if `path` names a saved program: that path, or one
+    of the files jit.save writes. A file named like the program's IR (``*.irflow``)
+    with no metadata (``.json``) beside it is a file of IR text, not a saved program;
+    None then, and for any other file. Every command decides with this."""
+    for role, suffix in SUFFIXES.items():
         if path.endswith(suffix):
-            return path[:-len(suffix)]
-    return path if os.path.isfile(path + SUFFIXES["metadata"]) else None
+            prefix = path[:-len(suffix)]
+            if role != "program" or os.path.isfile(prefix + METADATA):
+                return prefix
+    return path if os.path.isfile(path + METADATA) else None
+
+
+def saved_program(path: str, why: str) -> str:
+    """The path jit.save was given, for a command that needs a saved program (`why`
+    says what for): a file of IR text is refused here; a path with nothing there goes
+    on to loading, which says what jit.save would have written."""
+    prefix = saved_prefix(path)
+    if prefix is None and os.path.isfile(path):
+        raise IrflowError(f"{path}: not a saved program; {why}")
+    return path if prefix is None else prefix
+
+
+def parse_ir(text: str, filename: str) -> Module:
+    """IR text parsed; a syntax error names the file (``bad.ir, line 2, column 13:``)."""
+    try:
+        return parse(text, filename)
+    except ParseError as e:
+        if e.loc is not None:
+            raise
+        sep = ", " if e.message.startswith("line ") else ": "
+        raise ParseError(f"{filename}{sep}{e.message}") from None
 
 
 def read_module(path: str) -> Module:
     """The IR `path` names: a saved program, checked as jit.load checks it, or IR text
-    (parsed and verified)."""
+    (parsed and verified); `saved_prefix` decides which."""
     prefix = saved_prefix(path)
     if prefix is not None:
         return load_program(prefix)[0].parent
@@ -45,9 +86,21 @@ def read_module(path: str) -> Module:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise IrflowError(f"{path}: neither a saved program nor IR text") from None
-    module = parse(text, path)
+    module = parse_ir(text, path)
     verify(module)
     return module
+
+
+def check_output(path: str, option: str = "--output") -> None:
+    """Refuse an output file that cannot be written: a directory, or a file in a
+    directory that does not exist (no command creates directories)."""
+    if os.path.isdir(path):
+        raise IrflowError(f"{option} {path}: is a directory; name a file to write")
+    directory = os.path.dirname(path) or os.curdir
+    if not os.path.isdir(directory):
+        problem = (f"{directory} is not a directory" if os.path.exists(directory) else
+                   f"the directory {directory} does not exist (irflow creates none)")
+        raise IrflowError(f"{option} {path}: {problem}")
 
 
 def one_line(e: Exception) -> str:

@@ -11,7 +11,7 @@ import sys
 from ..errors import IrflowError
 from ..ir.dot import to_dot
 from ..passes import DEFAULT_PIPELINE, PassManager
-from .common import add_path, parser, read_module
+from .common import add_path, check_output, parser, read_module
 
 SUMMARY = "write Graphviz text of the IR, with regions as clusters (--format svg|png renders it)"
 INSTALL = ("install Graphviz (apt install graphviz, brew install graphviz or conda install "
@@ -32,6 +32,8 @@ def arguments() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        check_output(args.output)
     module = read_module(args.path)
     if args.stage == "optimized":
         PassManager(DEFAULT_PIPELINE).run(module)

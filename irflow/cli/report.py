@@ -39,7 +39,7 @@ import numpy as np
 from .. import __version__
 from ..codegen.executor import compile_plan
 from ..codegen.timing import StepTimes
-from ..errors import IrflowError, Location
+from ..errors import Location
 from ..ir.core import Function, Operation, Value
 from ..ir.printer import printed_names
 from ..ir.registry import lookup
@@ -51,7 +51,7 @@ from ..passes import DEFAULT_PIPELINE, PassManager, PassReport
 from ..passes.fuse import fusion_kind
 from ..passes.manager import op_kinds
 from ..passes.plan_buffers import ALIGNMENT, MemoryPlan, nbytes
-from .common import add_path, parser, saved_prefix
+from .common import UsageError, add_path, check_output, parser, saved_program
 
 SUMMARY = "write a Markdown report of a saved program's compile: passes, fusion, memory, times"
 DEFAULT_BATCH = 8
@@ -81,6 +81,8 @@ def arguments() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output is not None:
+        check_output(args.output)
     text = build(args.path, args.pipeline, _count("--batch", args.batch, 1),
                  _count("--repeat", args.repeat, 1), _count("--seed", args.seed, 0))
     if args.output is None:
@@ -99,7 +101,7 @@ def _count(option: str, text: str, least: int) -> int:
         value = None
     if value is None or value < least:
         what = "a positive integer" if least else "an integer of 0 or more"
-        raise IrflowError(f"{option} must be {what}, got {text!r}")
+        raise UsageError(f"{option} must be {what}, got {text!r}")
     return value
 
 
@@ -137,12 +139,10 @@ class Timings:
 def load_saved(path: str) -> Saved:
     """The program saved at `path` (what jit.save was given, or one of its files),
     checked as jit.load checks it."""
-    prefix = saved_prefix(path)
-    if prefix is None and os.path.isfile(path):
-        raise IrflowError(f"{path}: not a saved program; a report runs the program, so it "
-                          "needs the parameters jit.save writes beside the IR")
-    fn, metadata, files = load_program(prefix or path)
-    return Saved(prefix or path, fn, metadata, read_state(files["parameters"], metadata, fn))
+    prefix = saved_program(path, "a report runs the program, so it needs the parameters "
+                                 "jit.save writes beside the IR")
+    fn, metadata, files = load_program(prefix)
+    return Saved(prefix, fn, metadata, read_state(files["parameters"], metadata, fn))
 
 
 def symbol_sizes(fn: Function, batch: int) -> dict[str, int]:

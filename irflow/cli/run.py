@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..frontend.program import BACKENDS, DEFAULT_BACKEND
 from ..jit.saved import load
 from ..serialization import load_npy, write_file
-from .common import add_path, parser, saved_prefix
+from .common import add_path, check_output, parser, saved_program
 
 SUMMARY = "run a saved program on inputs from .npy files"
 
@@ -28,7 +28,10 @@ def arguments() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    layer = load(saved_prefix(args.path) or args.path, backend=args.backend)
+    if args.output:
+        check_output(args.output)
+    layer = load(saved_program(args.path, "run needs the input spec and parameters jit.save "
+                                          "writes beside the IR"), backend=args.backend)
     files = _input_files(args.input, layer.input_spec)
     outs = layer(*[load_npy(files[spec.name]) for spec in layer.input_spec])
     arrays = {f"output_{k}": t.numpy() for k, t in enumerate(

@@ -187,8 +187,8 @@ def test_output_file(mlp, tmp_path, capsys):
     assert out.read_text(encoding="utf-8").startswith("# irflow report: @MLP\n")
 
 
-def fails(argv, capsys, message: str) -> None:
-    assert main(argv) == 1
+def fails(argv, capsys, message: str, status: int = 1) -> None:
+    assert main(argv) == status
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("irflow report: ") and message in err, err
@@ -198,8 +198,9 @@ def test_errors_are_one_line(mlp, tmp_path, capsys):
     fails(["report", str(tmp_path / "none")], capsys, "none: no saved program there")
     for value in ["0", "-2", "many"]:
         fails(["report", mlp, "--batch", value], capsys,
-              f"--batch must be a positive integer, got '{value}'")
-    fails(["report", mlp, "--repeat", "0"], capsys, "--repeat must be a positive integer")
+              f"--batch must be a positive integer, got '{value}'", status=2)  # usage errors
+    fails(["report", mlp, "--repeat", "0"], capsys, "--repeat must be a positive integer",
+          status=2)
     fails(["report", mlp, "--pipeline", "fold,nope"], capsys, "nope")
     ir = tmp_path / "f.irf"
     ir.write_text("func @f(%a: f32[2]) -> f32[2] {\n  return %a\n}\n")
