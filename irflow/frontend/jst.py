@@ -919,7 +919,7 @@ def _merge_leaf(name: str, a, b, stmt: Statement, where: str = ""):
                   and a == b):
         return "same", a
     if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
-        dtype = np.float32 if isinstance(a, float) or isinstance(b, float) else np.int64
+        dtype = np.float64 if isinstance(a, float) or isinstance(b, float) else np.int64
         return "tensor", (_as_loop_tensor(dtype(a)), _as_loop_tensor(dtype(b)))
     raise ConversionError(f"{_what(name)} takes different Python values in the "
                           f"two branches of a tensor-dependent `if` ({a!r} and {b!r})"
@@ -1128,7 +1128,8 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement):
 
     effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
     scope, out = tracer.trace_region(
-        types_, lambda *a: effects.run_loop_body(lambda: trial(*a), stmt))
+        types_, lambda *a: effects.run_loop_body(lambda: trial(*a), stmt), None,
+        loop.classes())
     saved, tracer.scope = tracer.scope, scope
     try:
         out_types = [[_loop_type(tracer, leaf, name, stmt) for leaf in flatten(v)[0]]
@@ -1298,12 +1299,13 @@ def _cast_numbers(value, leaf_types):
 
 
 def _as_loop_tensor(v) -> Tensor:
-    """A loop variable as a tensor: Python numbers become 0-d tensors (i64 / f32 / bool)
-    that stand for numbers (`PythonScalar`: they print as numbers)."""
+    """A loop variable as a tensor: Python numbers become 0-d tensors (i64 / f64 / bool,
+    `NUMBER_DTYPES`: a float is a double, as Python's and as Paddle's ``to_static``
+    makes it) that stand for numbers (`PythonScalar`: they print as numbers)."""
     if isinstance(v, Tensor):
         return v
     dtype = np.bool_ if isinstance(v, bool) else np.int64 if isinstance(v, numbers.Integral) \
-        else np.float32
+        else np.float64
     return PythonScalar._from_array(np.asarray(v, dtype=dtype))
 
 

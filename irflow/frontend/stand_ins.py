@@ -32,6 +32,7 @@ class PythonScalar(_StandIn):
     """A traced value that eager code has as a Python number."""
 
     __slots__ = ()
+    python_number = True
 
     def __str__(self) -> str:
         return format(self, "")

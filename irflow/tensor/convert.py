@@ -28,6 +28,7 @@ _RANK = {d: i for i, d in enumerate((
     dtypes.bool_, dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
     dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64))}
 _KIND_RANK = {"bool": 0, "int": 1, "float": 2, "bfloat16": 2}
+_NUMBER_OF_KIND = {"bool": True, "int": 0, "float": 0.0}  # a Python number of each kind
 _SUPPORTED = {d.np for d in dtypes.ALL}
 
 
@@ -201,7 +202,11 @@ def promote(x, y) -> tuple[Tensor, Tensor]:
 
 
 def result_dtype(x: Tensor, y: Tensor) -> dtypes.DType:
-    """The dtype two tensors of different dtypes meet at."""
+    """The dtype two tensors of different dtypes meet at. A traced stand-in for a
+    Python number (`Tensor.python_number`) meets a tensor as the number would."""
+    if x.python_number != y.python_number:
+        tensor, number = (y, x) if x.python_number else (x, y)
+        return scalar_dtype(tensor.dtype, _NUMBER_OF_KIND[number.dtype.kind])
     dx, dy = x.dtype, y.dtype
     x_scalar, y_scalar = x.ndim == 0, y.ndim == 0
     if x_scalar != y_scalar:

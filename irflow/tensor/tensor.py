@@ -63,6 +63,9 @@ class Tensor:
     # getattr(t, "_hooks", None), so that making a tensor does not pay for it.
     __slots__ = ("_value", "_ir", "_tracer", "stop_gradient", "_grad", "_node", "_index",
                  "name", "persistable", "_hooks", "__weakref__")
+    # True for the frontend's traced stand-in for a Python number (a counter, a float
+    # a loop carries): it meets other tensors' dtypes as the number would
+    python_number = False
 
     def __init__(self, value=None, dtype=None, stop_gradient: bool = True, name: str | None = None):
         if dtype is not None and dtypes.dtype(dtype) is dtypes.bfloat16:

@@ -1204,3 +1204,42 @@ def test_python_max_and_min_of_traced_scalars_return_an_argument(backend):
         fn(a, b)[0].backward()
         grads.append((a.grad, None if b.grad is None else float(b.grad)))
     assert grads[0] == grads[1] == (None, 1.0)
+
+
+def test_python_floats_a_branch_yields_or_a_loop_carries_stay_doubles():
+    """A Python float is a double, in eager code and in Paddle's to_static: 0.1 in
+    float32 would make 0.1 * 3 come out 0.30000001. Mixed with a tensor it still acts
+    as the number it stands for: the tensor's dtype wins."""
+    def chosen(x):
+        if x.sum() > 0:
+            s = 0.1
+        else:
+            s = 0.2
+        return s * 3, x * s
+
+    def grown(x):
+        s = 0.1
+        while x.sum() > 0:
+            x = x - 1
+            s = s * 1.1
+        return s
+
+    def summed(x):
+        total = 0.0
+        i = 0
+        while i < x.shape[0]:
+            total = total + x[i].sum()
+            i += 1
+        return x * 0 + total
+
+    x = paddle.to_tensor(np.array([2.0, 0.5], "float32"))
+    for backend in ("numpy", "llvm"):
+        s3, scaled = paddle.compile(chosen, backend=backend)(x)
+        assert float(s3) == chosen(x)[0] == 0.1 * 3
+        assert scaled.dtype == paddle.float32
+        np.testing.assert_array_equal(scaled.numpy(), chosen(x)[1].numpy())
+        assert float(paddle.compile(grown, backend=backend)(x)) == grown(x) == 0.1 * 1.1 * 1.1
+        total = paddle.compile(summed, backend=backend,
+                               input_spec=[InputSpec([None], "float32")])(x)
+        assert total.dtype == summed(x).dtype == paddle.float32
+        np.testing.assert_array_equal(total.numpy(), summed(x).numpy())
