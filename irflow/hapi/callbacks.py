@@ -235,9 +235,11 @@ def _scalar(value) -> float:
 
 
 class EarlyStopping(Callback):
-    """Stop training when the evaluated `monitor` has not improved by `min_delta` for
-    more than `patience` evaluations (mode 'min', 'max', or 'auto': 'max' for
-    accuracy-like names). With `save_best_model` and a `save_dir`, the best model is
+    """Stop training once the evaluated `monitor` has gone `patience` evaluations in a
+    row without improving by `min_delta` (mode 'min', 'max', or 'auto': 'max' for
+    accuracy-like names). The test is Paddle's ``wait >= patience``, checked after
+    every evaluation, so the default ``patience=0`` stops after the first evaluation
+    whatever its value. With `save_best_model` and a `save_dir`, the best model is
     saved to ``save_dir/best_model``."""
 
     def __init__(self, monitor: str = "loss", mode: str = "auto", patience: int = 0,
@@ -276,7 +278,7 @@ class EarlyStopping(Callback):
                 self.model.save(os.path.join(save_dir, "best_model"))
         else:
             self.wait_epoch += 1
-        if self.wait_epoch > self.patience:
+        if self.wait_epoch >= self.patience:
             self.model.stop_training = True
             if self.verbose:
                 print(f"Epoch {self.stopped_epoch + 1}: Early stopping.")

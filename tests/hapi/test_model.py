@@ -198,6 +198,41 @@ def test_early_stopping_checkpoints_scheduler_and_visualdl(tmp_path):
     assert set(records[0]) == {"mode", "step", "epoch", "loss", "acc"}
 
 
+class CountsEvaluations(paddle.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.evaluations = 0
+
+    def on_eval_end(self, logs=None):
+        self.evaluations += 1
+
+
+# Evaluations run before EarlyStopping stopped a 6-epoch fit of a Linear(1, 1) on
+# y = 3x (its MSE falls every epoch), as Paddle 3.3.1 runs them: it stops once
+# `patience` evaluations in a row did not improve, so patience=0 stops after the
+# first, and 'max' on a falling loss improves only at the first evaluation.
+@pytest.mark.parametrize("mode, patience, evaluations", [
+    ("min", 0, 1), ("min", 1, 6), ("max", 0, 1), ("max", 1, 2), ("max", 2, 3)])
+def test_early_stopping_stops_after_patience_evaluations_as_paddle(capsys, mode, patience,
+                                                                   evaluations):
+    x = np.linspace(-1, 1, 40, dtype="float32").reshape(40, 1)
+    data = paddle.io.TensorDataset([paddle.to_tensor(x), paddle.to_tensor(3 * x)])
+    line = nn.Linear(1, 1)
+    line.weight.set_value(np.zeros((1, 1), "float32"))
+    line.bias.set_value(np.zeros((1,), "float32"))
+    model = paddle.Model(line)
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()), nn.MSELoss())
+    stop, count = EarlyStopping(monitor="loss", mode=mode, patience=patience), \
+        CountsEvaluations()
+    model.fit(data, data, batch_size=40, epochs=6, verbose=0, shuffle=False,
+              callbacks=[stop, count])
+    assert count.evaluations == stop.stopped_epoch == evaluations
+    stopped = evaluations < 6
+    assert model.stop_training == stopped
+    assert capsys.readouterr().out == (f"Epoch {evaluations}: Early stopping.\n"
+                                       if stopped else "")
+
+
 def test_lr_scheduler_by_epoch_and_reduce_on_plateau():
     plateau = paddle.optimizer.lr.ReduceOnPlateau(0.1, patience=0, factor=0.5)
     model = paddle.Model(net())
