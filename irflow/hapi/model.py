@@ -234,9 +234,10 @@ class Model:
         """Train for `epochs` epochs on `train_data` (a Dataset, batched here, or a
         DataLoader), evaluating on `eval_data` after epochs 0, `eval_freq`, 2 *
         `eval_freq`...; `batch_size` may be ``[train, eval]``; `verbose` 0, 1 (progress
-        bar) or 2 (a line every `log_freq` steps); `save_dir` saves every `save_freq`
-        epochs and at the end; the optimizer steps every `accumulate_grad_batches`
-        batches; `num_iters` stops after that many steps."""
+        bar) or 2 (a line every `log_freq` steps); `save_dir` saves after epochs 0,
+        `save_freq`, 2 * `save_freq`... and at the end (`ModelCheckpoint`); the
+        optimizer steps every `accumulate_grad_batches` batches; `num_iters` stops
+        after that many steps."""
         if train_data is None:
             raise ValueError("Model.fit needs train_data")
         train_size, eval_size = (batch_size if isinstance(batch_size, (list, tuple))

@@ -269,8 +269,24 @@ def test_checkpoint_callback_alone(tmp_path):
     model = prepared(net())
     model.fit(Points(4), batch_size=4, epochs=2, verbose=0,
               callbacks=[ModelCheckpoint(save_freq=2, save_dir=str(tmp_path))])
-    assert sorted(os.listdir(tmp_path)) == ["1.pdopt", "1.pdparams", "final.pdopt",
+    assert sorted(os.listdir(tmp_path)) == ["0.pdopt", "0.pdparams", "final.pdopt",
                                             "final.pdparams"]
+
+
+# The checkpoints Paddle 3.3.1 writes and the lines it prints (at verbose=0) for
+# fit(save_dir, save_freq) over `epochs` epochs: after each epoch % save_freq == 0.
+@pytest.mark.parametrize("save_freq, epochs, names", [
+    (2, 5, ["0", "2", "4", "final"]), (3, 4, ["0", "3", "final"]),
+    (1, 2, ["0", "1", "final"])])
+def test_fit_saves_checkpoints_at_paddles_epochs(tmp_path, capsys, save_freq, epochs,
+                                                   names):
+    model = prepared(net())
+    model.fit(Points(4), batch_size=4, epochs=epochs, verbose=0, save_dir=str(tmp_path),
+              save_freq=save_freq)
+    assert sorted(os.listdir(tmp_path)) == sorted(n + ext for n in names
+                                                  for ext in (".pdopt", ".pdparams"))
+    assert capsys.readouterr().out.splitlines() == [
+        f"save checkpoint at {tmp_path / n}" for n in names]
 
 
 def test_errors_say_what_is_missing():
