@@ -181,21 +181,28 @@ class ProgBarLogger(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Save the model (`Model.save`) to ``save_dir/<epoch>`` every `save_freq`
-    epochs and to ``save_dir/final`` at the end of training; nothing without a
-    `save_dir`."""
+    """Save the model (`Model.save`) to ``save_dir/<epoch>`` after each epoch that is
+    a multiple of `save_freq` (epoch 0 included) and to ``save_dir/final`` at the end
+    of training; nothing without a `save_dir`. Each save prints ``save checkpoint at
+    <path>`` whatever the verbosity: Paddle's epochs and lines, so a script that
+    loads ``save_dir/0`` finds the file it finds under Paddle."""
 
     def __init__(self, save_freq: int = 1, save_dir: str | None = None) -> None:
         super().__init__()
         self.save_freq, self.save_dir = save_freq, save_dir
 
+    def _save(self, name: str) -> None:
+        path = os.path.join(self.save_dir, name)
+        print(f"save checkpoint at {os.path.abspath(path)}")
+        self.model.save(path)
+
     def on_epoch_end(self, epoch, logs=None):
-        if self.save_dir and (epoch + 1) % self.save_freq == 0:
-            self.model.save(os.path.join(self.save_dir, str(epoch)))
+        if self.save_dir and epoch % self.save_freq == 0:
+            self._save(str(epoch))
 
     def on_train_end(self, logs=None):
         if self.save_dir:
-            self.model.save(os.path.join(self.save_dir, "final"))
+            self._save("final")
 
 
 class LRScheduler(Callback):
@@ -235,9 +242,11 @@ def _scalar(value) -> float:
 
 
 class EarlyStopping(Callback):
-    """Stop training when the evaluated `monitor` has not improved by `min_delta` for
-    more than `patience` evaluations (mode 'min', 'max', or 'auto': 'max' for
-    accuracy-like names). With `save_best_model` and a `save_dir`, the best model is
+    """Stop training once the evaluated `monitor` has gone `patience` evaluations in a
+    row without improving by `min_delta` (mode 'min', 'max', or 'auto': 'max' for
+    accuracy-like names). The test is Paddle's ``wait >= patience``, checked after
+    every evaluation, so the default ``patience=0`` stops after the first evaluation
+    whatever its value. With `save_best_model` and a `save_dir`, the best model is
     saved to ``save_dir/best_model``."""
 
     def __init__(self, monitor: str = "loss", mode: str = "auto", patience: int = 0,
@@ -276,7 +285,7 @@ class EarlyStopping(Callback):
                 self.model.save(os.path.join(save_dir, "best_model"))
         else:
             self.wait_epoch += 1
-        if self.wait_epoch > self.patience:
+        if self.wait_epoch >= self.patience:
             self.model.stop_training = True
             if self.verbose:
                 print(f"Epoch {self.stopped_epoch + 1}: Early stopping.")

@@ -234,9 +234,10 @@ class Model:
         """Train for `epochs` epochs on `train_data` (a Dataset, batched here, or a
         DataLoader), evaluating on `eval_data` after epochs 0, `eval_freq`, 2 *
         `eval_freq`...; `batch_size` may be ``[train, eval]``; `verbose` 0, 1 (progress
-        bar) or 2 (a line every `log_freq` steps); `save_dir` saves every `save_freq`
-        epochs and at the end; the optimizer steps every `accumulate_grad_batches`
-        batches; `num_iters` stops after that many steps."""
+        bar) or 2 (a line every `log_freq` steps); `save_dir` saves after epochs 0,
+        `save_freq`, 2 * `save_freq`... and at the end (`ModelCheckpoint`); the
+        optimizer steps every `accumulate_grad_batches` batches; `num_iters` stops
+        after that many steps."""
         if train_data is None:
             raise ValueError("Model.fit needs train_data")
         train_size, eval_size = (batch_size if isinstance(batch_size, (list, tuple))
@@ -370,14 +371,25 @@ class Model:
 
     def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False):
         """Load what `save` wrote (``path.pdparams``, and ``path.pdopt`` unless
-        `reset_optimizer`); with `skip_mismatch`, parameters whose shape differs are
-        left as they are."""
-        params = load(path + ".pdparams")
-        if skip_mismatch:
-            own = self.network.state_dict()
-            params = {k: v for k, v in params.items()
-                      if k in own and list(np.shape(_numpy(v))) == list(own[k].shape)}
-        self.network.set_state_dict(params)
+        `reset_optimizer`). Every entry of the network's state dict must be in the
+        file with its shape, else a ValueError names it, before anything is loaded
+        (Paddle's check and messages); entries of the file the network lacks are
+        ignored. With `skip_mismatch`, a mismatched entry is kept as it is, with a
+        warning, and the optimizer state is not loaded, as Paddle does: its
+        accumulators would not fit the parameters."""
+        saved = load(path + ".pdparams")
+        matched = []
+        for key, target in self.network.state_dict().items():
+            problem = _mismatch(key, saved, target)
+            if problem is None:
+                matched.append((target, saved[key]))
+            elif skip_mismatch:
+                warnings.warn(f"Skip loading for {key}. {problem}", stacklevel=2)
+                reset_optimizer = True
+            else:
+                raise ValueError(problem)
+        for target, value in matched:
+            target.set_value(value)
         if self._optimizer is not None and not reset_optimizer \
                 and os.path.exists(path + ".pdopt"):
             self._optimizer.set_state_dict(self._renamed(load(path + ".pdopt"),
@@ -414,6 +426,17 @@ class Model:
 def _forward_arity(network) -> int:
     params = inspect.signature(network.forward).parameters.values()
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or 1
+
+
+def _mismatch(key: str, saved: dict, target: Tensor) -> str | None:
+    """Why the loaded state dict `saved` cannot fill the network's entry `key` (the
+    tensor `target`), in Paddle's words, or None when it can."""
+    if saved.get(key) is None:
+        return f"{key} is not found in the providing file."
+    found, expected = list(np.shape(_numpy(saved[key]))), list(target.shape)
+    if found != expected:
+        return f"{key} receives a shape {found}, but the expected shape is {expected}."
+    return None
 
 
 def _length(loader):

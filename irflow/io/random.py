@@ -1,17 +1,15 @@
 """Where the data pipeline's randomness comes from. Shuffles and splits draw a seed
 from irflow's generator (the one ``paddle.seed`` sets, through
-`irflow.tensor.random.next_seed`) and use a NumPy generator of their own made from
-it, so they are deterministic under ``paddle.seed`` and keep no state of their own."""
+`irflow.tensor.random.host_seed`) and use a NumPy generator of their own made from
+it, so they are deterministic under ``paddle.seed`` and keep no state of their own.
+The seed is drawn on the host and never traced: the data pipeline runs in Python
+also in static mode (``paddle.enable_static()``), where a traced seed would be a
+program variable without a value."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.random import next_seed
-
-
-def host_seed() -> int:
-    """A fresh seed from irflow's generator."""
-    return int(next_seed().item())
+from ..tensor.random import host_seed
 
 
 def host_rng(generator=None) -> np.random.Generator:

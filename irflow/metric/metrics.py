@@ -10,6 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir import dtypes
+from ..tensor.attribute import numel
+from ..tensor.convert import as_tensor, cast
+from ..tensor.logic import equal
+from ..tensor.manipulation import reshape
+from ..tensor.math import any as any_
+from ..tensor.math import divide, maximum
+from ..tensor.math import sum as sum_
+from ..tensor.search import argmax, topk
 from ..tensor.tensor import Tensor
 
 __all__ = ["Metric", "Accuracy", "Precision", "Recall", "Auc", "accuracy"]
@@ -19,17 +28,18 @@ def _numpy(x) -> np.ndarray:
     return x.numpy() if isinstance(x, Tensor) else np.asarray(x)
 
 
-def _top_k_hits(pred, label, k: int) -> np.ndarray:
-    """[..., k] booleans: whether the j-th highest score of each row is its label (a
+def _top_k_hits(pred, label, k: int) -> Tensor:
+    """[..., k] bools: whether the j-th highest score of each row is its label (a
     class index, of shape [...] or [..., 1], or a one-hot row). Ties rank the lower
-    class index first."""
-    pred, label = _numpy(pred), _numpy(label)
+    class index first, a NaN score above every number (`topk`'s order). Tensor ops,
+    so that it is traced into a compiled or static program as it runs eagerly."""
+    pred, label = as_tensor(pred), as_tensor(label)
+    _, top = topk(pred, k)
     if label.ndim == pred.ndim and label.shape[-1] != 1:
-        label = np.argmax(label, axis=-1)[..., None]      # one-hot labels
-    elif label.ndim == pred.ndim - 1:
-        label = label[..., None]
-    top = np.argsort(-pred, axis=-1, kind="stable")[..., :k]
-    return top == label.reshape(*top.shape[:-1], 1)
+        label = argmax(label, axis=-1, keepdim=True)      # one-hot labels
+    elif label.ndim != pred.ndim:
+        label = reshape(label, [*top.shape[:-1], 1])
+    return equal(top, cast(label, top.dtype))
 
 
 class Metric:
@@ -68,7 +78,7 @@ class Accuracy(Metric):
         self.reset()
 
     def compute(self, pred, label, *args) -> Tensor:
-        return Tensor._from_array(_top_k_hits(pred, label, self.maxk).astype(np.float32))
+        return cast(_top_k_hits(pred, label, self.maxk), dtypes.float32)
 
     def update(self, correct, *args):
         correct = _numpy(correct)
@@ -193,10 +203,15 @@ class Auc(Metric):
 
 def accuracy(input, label, k: int = 1, correct=None, total=None, name=None) -> Tensor:  # noqa: A002
     """The fraction of rows whose top-`k` scores include the label, as a float32 0-d
-    Tensor. `correct` and `total`, if given, are Tensors set to the counts."""
-    hits = _top_k_hits(input, label, k).any(axis=-1)
+    Tensor (0 without rows). Tensor ops, as Paddle's accuracy op, so it works eagerly,
+    compiled and in a static program. `correct` and `total`, if given, are Tensors
+    set to the int32 counts."""
+    hits = any_(_top_k_hits(input, label, k), axis=-1)
+    n_correct = cast(sum_(hits), dtypes.int32)
+    n_total = cast(numel(hits), dtypes.int32)
     if correct is not None:
-        correct.set_value(Tensor._from_array(np.asarray(hits.sum(), np.int32)))
+        correct.set_value(n_correct)
     if total is not None:
-        total.set_value(Tensor._from_array(np.asarray(hits.size, np.int32)))
-    return Tensor._from_array(np.asarray(hits.mean() if hits.size else 0.0, np.float32))
+        total.set_value(n_total)
+    return divide(cast(n_correct, dtypes.float32),
+                  cast(maximum(n_total, 1), dtypes.float32))

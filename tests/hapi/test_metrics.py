@@ -1,4 +1,5 @@
-"""paddle.metric against hand-computed values."""
+"""paddle.metric against hand-computed values and Paddle 3.3.1's, eagerly, compiled
+and in a static program."""
 import numpy as np
 import pytest
 
@@ -15,6 +16,51 @@ def test_accuracy_function_top_k():
     assert accuracy(paddle.to_tensor(SCORES), paddle.to_tensor(LABELS)).item() == 0.5
     got = accuracy(paddle.to_tensor(SCORES), paddle.to_tensor(LABELS), k=2)
     assert got.item() == 1.0 and got.shape == [] and got.dtype == paddle.float32
+
+
+def test_accuracy_counts_and_a_nan_score_as_paddle():
+    scores = paddle.to_tensor([[1.0, 2.0, 3.0], [4.0, 5.0, -6.0], [0.3, 0.4, 0.3]])
+    labels = paddle.to_tensor(np.array([[2], [0], [0]]))
+    correct, total = paddle.zeros([], "int32"), paddle.zeros([], "int32")
+    got = accuracy(scores, labels, k=2, correct=correct, total=total)
+    # Paddle 3.3.1: 1.0, correct 3 and total 3 (int32).
+    assert got.item() == 1.0 and correct.dtype == total.dtype == paddle.int32
+    assert (correct.item(), total.item()) == (3, 3)
+    assert accuracy(paddle.zeros([0, 3]), paddle.zeros([0, 1], "int64")).item() == 0.0
+    # Paddle 3.3.1 ranks a NaN score first (its topk's order): label 1 is the top-1.
+    nan_row = paddle.to_tensor([[1.0, float("nan"), 2.0]])
+    assert [accuracy(nan_row, paddle.to_tensor([[c]])).item() for c in range(3)] == \
+        [0.0, 1.0, 0.0]
+
+
+def test_accuracy_compiled_matches_eager():
+    @paddle.jit.to_static
+    def top_1_and_2(scores, labels):
+        return accuracy(scores, labels), accuracy(scores, labels, k=2)
+    top1, top2 = top_1_and_2(paddle.to_tensor(SCORES), paddle.to_tensor(LABELS))
+    assert (top1.item(), top2.item()) == (0.5, 1.0)
+
+
+def test_accuracy_in_a_static_program():
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            x = paddle.static.data("x", [-1, 3], "float32")
+            label = paddle.static.data("label", [-1, 1], "int64")
+            top1, top3 = accuracy(x, label), accuracy(x, label, k=3)
+        exe = paddle.static.Executor()
+        exe.run(startup)
+        x_rows = np.array([[1, 2, 3], [4, 5, -6], [0.3, 0.4, 0.3]], "float32")
+        labels = np.array([[2], [0], [0]])
+        # Paddle 3.3.1 fetches [0.33333334, 1.0], then 0.5 for the first two rows.
+        got = exe.run(main, feed={"x": x_rows, "label": labels}, fetch_list=[top1, top3])
+        assert [(a.dtype, a.shape) for a in got] == [(np.float32, ())] * 2
+        assert [a.item() for a in got] == [np.float32(1 / 3), 1.0]
+        got, = exe.run(main, feed={"x": x_rows[:2], "label": labels[:2]}, fetch_list=[top1])
+        assert got.item() == 0.5
+    finally:
+        paddle.disable_static()
 
 
 def test_accuracy_metric_accumulates_per_k():

@@ -198,6 +198,41 @@ def test_early_stopping_checkpoints_scheduler_and_visualdl(tmp_path):
     assert set(records[0]) == {"mode", "step", "epoch", "loss", "acc"}
 
 
+class CountsEvaluations(paddle.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.evaluations = 0
+
+    def on_eval_end(self, logs=None):
+        self.evaluations += 1
+
+
+# Evaluations run before EarlyStopping stopped a 6-epoch fit of a Linear(1, 1) on
+# y = 3x (its MSE falls every epoch), as Paddle 3.3.1 runs them: it stops once
+# `patience` evaluations in a row did not improve, so patience=0 stops after the
+# first, and 'max' on a falling loss improves only at the first evaluation.
+@pytest.mark.parametrize("mode, patience, evaluations", [
+    ("min", 0, 1), ("min", 1, 6), ("max", 0, 1), ("max", 1, 2), ("max", 2, 3)])
+def test_early_stopping_stops_after_patience_evaluations_as_paddle(capsys, mode, patience,
+                                                                   evaluations):
+    x = np.linspace(-1, 1, 40, dtype="float32").reshape(40, 1)
+    data = paddle.io.TensorDataset([paddle.to_tensor(x), paddle.to_tensor(3 * x)])
+    line = nn.Linear(1, 1)
+    line.weight.set_value(np.zeros((1, 1), "float32"))
+    line.bias.set_value(np.zeros((1,), "float32"))
+    model = paddle.Model(line)
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()), nn.MSELoss())
+    stop, count = EarlyStopping(monitor="loss", mode=mode, patience=patience), \
+        CountsEvaluations()
+    model.fit(data, data, batch_size=40, epochs=6, verbose=0, shuffle=False,
+              callbacks=[stop, count])
+    assert count.evaluations == stop.stopped_epoch == evaluations
+    stopped = evaluations < 6
+    assert model.stop_training == stopped
+    assert capsys.readouterr().out == (f"Epoch {evaluations}: Early stopping.\n"
+                                       if stopped else "")
+
+
 def test_lr_scheduler_by_epoch_and_reduce_on_plateau():
     plateau = paddle.optimizer.lr.ReduceOnPlateau(0.1, patience=0, factor=0.5)
     model = paddle.Model(net())
@@ -223,6 +258,91 @@ def test_save_and_load_round_trip(tmp_path):
         np.testing.assert_array_equal(v.numpy(), w.numpy())
 
 
+def two_layers(out_features=1, seed=0):
+    paddle.seed(seed)
+    return nn.Sequential(nn.Linear(2, 3), nn.Linear(3, out_features))
+
+
+def adam_model(network):
+    model = paddle.Model(network)
+    model.prepare(paddle.optimizer.Adam(0.1, parameters=model.parameters()), nn.MSELoss())
+    return model
+
+
+def arrays(state):
+    """A state dict's tensors as NumPy copies (nested dicts, a scheduler's, left out)."""
+    return {k: np.array(v.numpy() if isinstance(v, paddle.Tensor) else v)
+            for k, v in state.items() if not isinstance(v, dict)}
+
+
+@pytest.fixture
+def checkpoint(tmp_path):
+    """A trained Sequential(Linear(2, 3), Linear(3, 1)) with Adam, saved: (path, its
+    state dict)."""
+    model = adam_model(two_layers())
+    model.train_batch([np.ones((2, 2), "float32")], [np.zeros((2, 1), "float32")])
+    path = str(tmp_path / "ck")
+    model.save(path)
+    return path, arrays(model.network.state_dict())
+
+
+# Paddle 3.3.1 raises these for the first entry (in state-dict order) that the file
+# lacks or holds with another shape, and leaves every parameter as it was.
+@pytest.mark.parametrize("make_network, message", [
+    (lambda: two_layers(out_features=2, seed=1),
+     "1.weight receives a shape [3, 1], but the expected shape is [3, 2]."),
+    (lambda: nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1), nn.Linear(1, 1)),
+     "2.weight is not found in the providing file.")], ids=["shape", "missing"])
+def test_load_raises_on_a_mismatch_before_changing_anything(checkpoint, make_network,
+                                                            message):
+    path, _ = checkpoint
+    network = make_network()
+    model = adam_model(network)
+    before, opt_before = arrays(network.state_dict()), arrays(model._optimizer.state_dict())
+    with pytest.raises(ValueError) as raised:
+        model.load(path)
+    assert str(raised.value) == message
+    after, opt_after = arrays(network.state_dict()), arrays(model._optimizer.state_dict())
+    assert before.keys() == after.keys() and opt_before.keys() == opt_after.keys()
+    for k in before:
+        np.testing.assert_array_equal(before[k], after[k])
+    for k in opt_before:
+        np.testing.assert_array_equal(opt_before[k], opt_after[k])
+
+
+def test_load_with_skip_mismatch_warns_keeps_the_mismatched_and_resets_the_optimizer(
+        checkpoint):
+    path, saved = checkpoint
+    network = two_layers(out_features=2, seed=1)
+    model = adam_model(network)
+    before, opt_before = arrays(network.state_dict()), arrays(model._optimizer.state_dict())
+    assert opt_before  # irflow's Adam holds its (zero) moments from the start
+    with pytest.warns(UserWarning) as warned:
+        model.load(path, skip_mismatch=True)
+    # Paddle 3.3.1's warnings; it loads the matching entries and not the optimizer.
+    assert [str(w.message) for w in warned] == [
+        "Skip loading for 1.weight. 1.weight receives a shape [3, 1], but the expected "
+        "shape is [3, 2].",
+        "Skip loading for 1.bias. 1.bias receives a shape [1], but the expected shape "
+        "is [2]."]
+    after = arrays(network.state_dict())
+    for k in ("0.weight", "0.bias"):
+        np.testing.assert_array_equal(after[k], saved[k])
+    for k in ("1.weight", "1.bias"):
+        np.testing.assert_array_equal(after[k], before[k])
+    opt_after = arrays(model._optimizer.state_dict())
+    for k in opt_before:
+        np.testing.assert_array_equal(opt_before[k], opt_after[k])
+
+
+def test_load_ignores_entries_the_network_lacks(checkpoint):
+    path, saved = checkpoint
+    network = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1, bias_attr=False))
+    adam_model(network).load(path)
+    for k, v in arrays(network.state_dict()).items():
+        np.testing.assert_array_equal(v, saved[k])
+
+
 def test_summary_uses_the_input_specs(capsys):
     totals = prepared(net()).summary()
     assert totals == {"total_params": 58, "trainable_params": 58}
@@ -234,8 +354,24 @@ def test_checkpoint_callback_alone(tmp_path):
     model = prepared(net())
     model.fit(Points(4), batch_size=4, epochs=2, verbose=0,
               callbacks=[ModelCheckpoint(save_freq=2, save_dir=str(tmp_path))])
-    assert sorted(os.listdir(tmp_path)) == ["1.pdopt", "1.pdparams", "final.pdopt",
+    assert sorted(os.listdir(tmp_path)) == ["0.pdopt", "0.pdparams", "final.pdopt",
                                             "final.pdparams"]
+
+
+# The checkpoints Paddle 3.3.1 writes and the lines it prints (at verbose=0) for
+# fit(save_dir, save_freq) over `epochs` epochs: after each epoch % save_freq == 0.
+@pytest.mark.parametrize("save_freq, epochs, names", [
+    (2, 5, ["0", "2", "4", "final"]), (3, 4, ["0", "3", "final"]),
+    (1, 2, ["0", "1", "final"])])
+def test_fit_saves_checkpoints_at_paddles_epochs(tmp_path, capsys, save_freq, epochs,
+                                                   names):
+    model = prepared(net())
+    model.fit(Points(4), batch_size=4, epochs=epochs, verbose=0, save_dir=str(tmp_path),
+              save_freq=save_freq)
+    assert sorted(os.listdir(tmp_path)) == sorted(n + ext for n in names
+                                                  for ext in (".pdopt", ".pdparams"))
+    assert capsys.readouterr().out.splitlines() == [
+        f"save checkpoint at {tmp_path / n}" for n in names]
 
 
 def test_errors_say_what_is_missing():

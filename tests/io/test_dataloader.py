@@ -10,6 +10,7 @@ import pytest
 
 import irflow as paddle
 import irflow.nn.functional as F
+from irflow.context import state
 from irflow.io import (BatchSampler, DataLoader, Dataset, IterableDataset, TensorDataset,
                        WorkerError, default_collate_fn, get_worker_info)
 
@@ -79,6 +80,55 @@ def test_shuffle_is_deterministic_under_paddle_seed():
     again = [b[0].numpy().tolist() for b in DataLoader(data, batch_size=6, shuffle=True)]
     assert first == again and first != second
     assert sorted(sum(first, [])) == list(range(20))
+
+
+class Rows(Dataset):
+    """Row i: [i, i] (NumPy, so it is data in static mode too)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return np.full((2,), i, "float32")
+
+
+def _seeded_draws():
+    """A shuffled DataLoader's batches, a RandomSampler's order and a random_split's
+    subsets, in that order after paddle.seed(7)."""
+    data = Rows(10)
+    paddle.seed(7)
+    batches = values(DataLoader(data, batch_size=4, shuffle=True))
+    order = list(paddle.io.RandomSampler(data))
+    first, second = paddle.io.random_split(data, [4, 6])
+    return batches, order, [list(first.indices), list(second.indices)]
+
+
+@pytest.fixture
+def static_mode():
+    """Static-graph mode for one test, with fresh default programs; left after it."""
+    state.default_programs = None
+    paddle.enable_static()
+    try:
+        yield
+    finally:
+        paddle.disable_static()
+        state.default_programs = None
+
+
+def test_the_data_pipeline_runs_in_static_mode_with_the_eager_seeds(static_mode):
+    # Paddle 3.3.1 gives these batches after paddle.enable_static().
+    assert values(DataLoader(Rows(4), batch_size=2)) == [[[0.0, 0.0], [1.0, 1.0]],
+                                                        [[2.0, 2.0], [3.0, 3.0]]]
+    in_static = _seeded_draws()
+    paddle.disable_static()
+    try:
+        in_eager = _seeded_draws()
+    finally:
+        paddle.enable_static()
+    assert in_static == in_eager
 
 
 class Stream(IterableDataset):
