@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import numbers
 import os
+import warnings
 
 import numpy as np
 
@@ -72,7 +73,8 @@ class CallbackList:
 def config_callbacks(callbacks=None, model=None, epochs=None, steps=None, log_freq=2,
                      verbose=2, save_freq=1, save_dir=None, metrics=None,
                      mode="train") -> CallbackList:
-    callbacks = list(callbacks or [])
+    callbacks = list(callbacks if isinstance(callbacks, list | tuple) else
+                     [callbacks] if callbacks is not None else [])
     if not any(isinstance(c, ProgBarLogger) for c in callbacks):
         callbacks.insert(0, ProgBarLogger(log_freq, verbose=verbose))
     if mode == "train":
@@ -274,9 +276,11 @@ class EarlyStopping(Callback):
             self.best_value = -np.inf if self.mode == "max" else np.inf
 
     def on_eval_end(self, logs=None):
-        if not logs or self.monitor not in logs:
-            raise ValueError(f"EarlyStopping monitors '{self.monitor}', which the "
-                             f"evaluation did not log (it logged {sorted(logs or {})})")
+        if not logs or self.monitor not in logs:  # Paddle warns and goes on training
+            warnings.warn(f"EarlyStopping monitors '{self.monitor}', which the evaluation "
+                          f"did not log (it logged {sorted(logs or {})}): it does not stop "
+                          "training", stacklevel=2)
+            return
         current = _scalar(logs[self.monitor])
         if self._better(current, self.best_value):
             self.best_value, self.wait_epoch = current, 0

@@ -233,6 +233,22 @@ def test_early_stopping_stops_after_patience_evaluations_as_paddle(capsys, mode,
                                        if stopped else "")
 
 
+def test_one_callback_without_a_list_and_a_monitor_never_logged():
+    """Paddle takes callbacks=cb as [cb], and an EarlyStopping whose monitor the
+    evaluation does not log warns and lets training run (it raised here)."""
+    model = paddle.Model(net())
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()),
+                  nn.CrossEntropyLoss())
+    count = CountsEvaluations()
+    model.fit(Points(8), Points(4), epochs=2, batch_size=4, verbose=0, callbacks=count)
+    assert count.evaluations == 2
+    stop = EarlyStopping(monitor="acc", verbose=0)
+    with pytest.warns(UserWarning, match=r"monitors 'acc', which the evaluation did not "
+                                         r"log \(it logged \[.*'loss'"):
+        model.fit(Points(8), Points(4), epochs=2, batch_size=4, verbose=0, callbacks=stop)
+    assert not model.stop_training
+
+
 def test_lr_scheduler_by_epoch_and_reduce_on_plateau():
     plateau = paddle.optimizer.lr.ReduceOnPlateau(0.1, patience=0, factor=0.5)
     model = paddle.Model(net())
