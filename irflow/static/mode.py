@@ -17,6 +17,7 @@ import contextlib
 
 from ..context import state
 from ..errors import IrflowError
+from ..tensor.tensor import Parameter
 from .program import Program
 from .scope import global_scope
 
@@ -35,6 +36,8 @@ class Programs:
         new one, or one another program shares), unless it does already."""
         if id(tensor) not in self.startup._tracer.updates:
             self.startup.initialize(tensor, initializer)
+        if isinstance(tensor, Parameter):
+            self.main._tracer.note_created(tensor)
         global_scope().add(tensor)
 
     def shared(self, name: str):

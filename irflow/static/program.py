@@ -17,6 +17,7 @@ values, so running it again restarts training.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Sequence
 
 from ..context import tracing
@@ -65,19 +66,21 @@ class Program:
     def state_dict(self) -> dict[str, Tensor]:
         """The program's variables (parameters, optimizer state) by name: the live
         tensors, as ``irflow.save`` takes them."""
-        return {t.name: t for t in self._tracer.state if t.name}
+        return {t.name: t for t in (*self._tracer.created, *self._tracer.state) if t.name}
 
     def set_state_dict(self, state_dict: dict, scope=None) -> None:
-        """Set variables by name from `state_dict` (tensors or arrays)."""
+        """Set variables by name from `state_dict` (tensors or arrays); a name the
+        program does not have is skipped with a warning, as in Paddle."""
         own = self.state_dict()
         for name in state_dict:
             if name not in own:
-                raise KeyError(f"the program has no variable {name!r}; its variables: "
-                               f"{', '.join(own)}")
+                warnings.warn(f"Skip loading for {name!r}: the program has no variable of "
+                              f"that name (its variables: {', '.join(own)})", stacklevel=2)
+        known = [name for name in state_dict if name in own]
         with tracing(None):  # set now, not traced into the current program
-            for name, value in state_dict.items():
-                own[name].set_value(value)
-        (scope or global_scope()).initialized(own[name] for name in state_dict)
+            for name in known:
+                own[name].set_value(state_dict[name])
+        (scope or global_scope()).initialized(own[name] for name in known)
 
     def clone(self, for_test: bool = False) -> "Program":
         """A copy of the program as built so far, sharing its variables. With

@@ -44,6 +44,7 @@ class ProgramTracer(Tracer):
         self.forward_ops: int | None = None            # ops before the first backward()
         self.twins: dict[Value, Value] = {}            # train-mode value -> test-mode value
         self.retyped = 0                               # how many symbols were resolved
+        self.created: list[Parameter] = []             # see note_created
 
     def data(self, name: str, shape, dtype) -> Tensor:
         """A traced tensor for a new input `name` of `shape` (``-1``/None unknown)."""
@@ -59,9 +60,19 @@ class ProgramTracer(Tracer):
         t.name = name
         return t
 
+    def note_created(self, param: Parameter) -> None:
+        """`param` was created (or shared by name) while this program was current: it
+        is one of the program's parameters before any op reads it, as in Paddle."""
+        if all(p is not param for p in self.created):
+            self.created.append(param)
+
     def parameters(self) -> list[Parameter]:
-        """The Parameters the program reads, in the order it first read them."""
-        return [t for t in self.state if isinstance(t, Parameter)]
+        """The Parameters created in the program, in creation order (Paddle's), then
+        the others it reads (a Layer built in dynamic mode), in the order it first read
+        them."""
+        created = {id(p) for p in self.created}
+        return [*self.created,
+                *(t for t in self.state if isinstance(t, Parameter) and id(t) not in created)]
 
     # -- ops, with unknown input dims resolved as the program needs them
     def apply(self, name, inputs, attrs):
@@ -102,6 +113,7 @@ class ProgramTracer(Tracer):
         copy.fn.body = self.fn.body.clone(mapping)
         copy.scope = Scope(copy.fn.block, None)
         copy.n_inputs, copy.fixed, copy.retyped = self.n_inputs, dict(self.fixed), self.retyped
+        copy.created = list(self.created)
         copy.inputs = {name: mapping[a] for name, a in self.inputs.items()}
         copy.declared = {mapping[a]: shape for a, shape in self.declared.items()}
         copy.state = list(self.state)
