@@ -62,6 +62,14 @@ def save(layer, path: str, input_spec=None, freeze: bool = False, **configs) -> 
         raise ValueError(f"jit.save does not support the options {sorted(configs)}")
     compiled = _compiled(layer, input_spec)
     fn, n_inputs, state = _saved_function(compiled, freeze)
+    write_program(path, fn, n_inputs, state, bool(getattr(compiled.layer, "training", False)))
+
+
+def write_program(path: str, fn: Function, n_inputs: int, state: list[tuple],
+                  training: bool = False) -> None:
+    """Write `fn` (its first `n_inputs` arguments the inputs, named, then the state
+    arguments of `state`'s (argument, tensor) pairs) as a saved program at `path`:
+    the three files `load` reads."""
     names = _state_names([a.name or t.name for a, t in state])
     files = {"program": print_module(fn.parent, locations=True).encode(),
              "parameters": _npz({n: t._value for n, (_, t) in zip(names, state)})}
@@ -72,7 +80,7 @@ def save(layer, path: str, input_spec=None, freeze: bool = False, **configs) -> 
         "outputs": [_type_entry(t) for t in fn.result_types],
         "state": [{"name": n, "kind": "parameter" if isinstance(t, Parameter) else "buffer",
                    "trainable": not t.stop_gradient} for n, (_, t) in zip(names, state)],
-        "training": bool(getattr(compiled.layer, "training", False)),
+        "training": training,
         "files": {role: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                   for role, data in files.items()},
     }
@@ -339,4 +347,5 @@ def _npz(arrays: dict) -> bytes:
     return buffer.getvalue()
 
 
-__all__ = ["FORMAT", "SUFFIXES", "VERSION", "load", "load_program", "read_state", "save"]
+__all__ = ["FORMAT", "SUFFIXES", "VERSION", "load", "load_program", "read_state", "save",
+           "write_program"]

@@ -8,6 +8,8 @@ it is the current program (`program_guard`, after ``paddle.enable_static()``); a
 from . import nn
 from ..frontend.input_spec import InputSpec
 from .executor import Executor
+from .io import (load, load_inference_model, load_program_state, save, save_inference_model,
+                 set_program_state)
 from .mode import (default_main_program, default_startup_program, disable_static,
                    enable_static, in_dynamic_mode, program_guard, static_programs)
 from .program import Block, Program
@@ -22,5 +24,6 @@ def data(name: str, shape, dtype=None, lod_level: int = 0):
 
 __all__ = ["Block", "Executor", "InputSpec", "Program", "Scope", "data",
            "default_main_program", "default_startup_program", "disable_static",
-           "enable_static", "global_scope", "in_dynamic_mode", "nn", "program_guard",
-           "scope_guard"]
+           "enable_static", "global_scope", "in_dynamic_mode", "load", "load_inference_model",
+           "load_program_state", "nn", "program_guard", "save", "save_inference_model",
+           "scope_guard", "set_program_state"]

@@ -50,7 +50,7 @@ class Executor:
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run takes a paddle.static.Program, not "
                             f"{type(program).__name__}")
-        fetch = [_fetched(program, f, i) for i, f in enumerate(fetch_list or [])]
+        fetch = [fetched_value(program, f, i) for i, f in enumerate(fetch_list or [])]
         compiled = _compiled(program, fetch)
         outs = compiled.run(program, dict(feed or {}), scope or global_scope())
         if return_numpy:
@@ -128,33 +128,35 @@ def _compiled(program: Program, fetch: list[Value]) -> _Compiled:
     return found[1]
 
 
-def _fetched(program: Program, item, index: int) -> Value:
+def fetched_value(program: Program, item, index: int,
+                  what: str = "Executor.run: fetch_list") -> Value:
     """The value of `program` that fetch_list entry `item` (a variable or its name)
-    stands for; a variable the program updates is fetched with its new value."""
+    stands for; a variable the program updates is fetched with its new value. `what`
+    names the list for errors."""
     tracer = program._tracer
     if isinstance(item, str):
         found = {**{n: tracer.wrap(a) for n, a in tracer.inputs.items()},
                  **{t.name: t for t in tracer.state if t.name}}.get(item)
         if found is None:
-            raise IrflowError(f"Executor.run: fetch_list[{index}] names {item!r}, which is "
+            raise IrflowError(f"{what}[{index}] names {item!r}, which is "
                               "not an input or variable of the program; fetch the variable "
                               "itself (e.g. the loss)", user_location())
         item = found
     if not isinstance(item, Tensor):
-        raise TypeError(f"Executor.run: fetch_list[{index}] should be a variable or its "
+        raise TypeError(f"{what}[{index}] should be a variable or its "
                         f"name, not {type(item).__name__}")
     if item._value is not None:  # a parameter or other variable
         if id(item) not in tracer.state_args:
-            raise IrflowError(f"Executor.run: fetch_list[{index}] ({item.name or 'a tensor'}) "
+            raise IrflowError(f"{what}[{index}] ({item.name or 'a tensor'}) "
                               "is not a variable of this program", user_location())
         updated = tracer.updates.get(id(item))
         return updated._ir if updated is not None else tracer.state_args[id(item)]
     value = item._ir if item._tracer is tracer else program._aliases.get(item._ir)
     if value is None:
-        raise IrflowError(f"Executor.run: fetch_list[{index}] is a variable of another "
+        raise IrflowError(f"{what}[{index}] is a variable of another "
                           "program", user_location())
     if owner_block(value) is not tracer.fn.block:
-        raise IrflowError(f"Executor.run: fetch_list[{index}] was computed inside a "
+        raise IrflowError(f"{what}[{index}] was computed inside a "
                           "static.nn.cond or while_loop; fetch what it returns",
                           user_location())
     return value

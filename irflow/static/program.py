@@ -18,6 +18,7 @@ values, so running it again restarts training.
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Sequence
 
 from ..context import tracing
@@ -37,6 +38,7 @@ class Program:
 
     def __init__(self, name: str = "main"):
         self._tracer = ProgramTracer(name)
+        self._tracer.program = weakref.ref(self)  # a variable's program, from the variable
         self._aliases: dict[Value, Value] = {}  # a clone's source values -> its own
         self._executables: dict = {}            # the executor's compiled fetch lists
         # the optimizers whose updates the program runs: a scheduler refreshes their
@@ -88,6 +90,7 @@ class Program:
         and with layers such as ``static.nn.batch_norm`` in test mode."""
         copy = Program.__new__(Program)
         copy._tracer, mapping = self._tracer.clone(for_test)
+        copy._tracer.program = weakref.ref(copy)
         copy._aliases = {**{v: mapping[mine] for v, mine in self._aliases.items()}, **mapping}
         copy._executables = {}
         return copy

@@ -45,6 +45,7 @@ class ProgramTracer(Tracer):
         self.twins: dict[Value, Value] = {}            # train-mode value -> test-mode value
         self.retyped = 0                               # how many symbols were resolved
         self.created: list[Parameter] = []             # see note_created
+        self.program = lambda: None                    # (weakly) the Program it builds
 
     def data(self, name: str, shape, dtype) -> Tensor:
         """A traced tensor for a new input `name` of `shape` (``-1``/None unknown)."""
@@ -76,9 +77,14 @@ class ProgramTracer(Tracer):
 
     # -- ops, with unknown input dims resolved as the program needs them
     def apply(self, name, inputs, attrs):
+        return self.resolving(lambda: super(ProgramTracer, self).apply(name, inputs, attrs))
+
+    def resolving(self, build):
+        """`build()`, which adds ops to the program, retried after each unknown input
+        dim it needs fixed (a `DimMismatch`) is fixed."""
         while True:
             try:
-                return super().apply(name, inputs, attrs)
+                return build()
             except DimMismatch as e:
                 self._resolve(e)
 
