@@ -228,6 +228,24 @@ def test_binary_cross_entropy_clamps_the_log_at_minus_100():
     assert np.all(np.isfinite(p.grad.numpy()))
 
 
+def test_binary_cross_entropy_gradient_at_saturated_predictions_is_paddles():
+    """Paddle's kernel: (p - y) / max(p (1 - p), 1e-12), so a prediction saturated at
+    the wrong end still learns (the clamped log's derivative is zero there). Values
+    from Paddle 3.3.1."""
+    p = t(np.array([0, 1, 1, 0, 0.3, 0.9], np.float32), stop_gradient=False)
+    y = t(np.array([0, 1, 0, 1, 1, 0], np.float32))
+    loss = F.binary_cross_entropy(p, y, reduction="sum")
+    loss.backward()
+    assert float(loss) == pytest.approx(203.50656127929688, rel=1e-6)
+    np.testing.assert_allclose(p.grad.numpy(), [0.0, 0.0, 999999995904.0, -999999995904.0,
+                                                -3.3333332538604736, 9.999998092651367],
+                               rtol=1e-6)
+    compiled = paddle.compile(lambda q: F.binary_cross_entropy(q, y, reduction="sum"))
+    q = t(p.numpy(), stop_gradient=False)
+    compiled(q).backward()
+    np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-6)
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("options", ["plain", "weight", "pos_weight"])
 def test_binary_cross_entropy_with_logits(options, reduction):

@@ -164,12 +164,21 @@ def _weighted(loss, weight):
 
 def binary_cross_entropy(input, label, weight=None, reduction: str = "mean", name=None):
     """-(label * log(p) + (1 - label) * log(1 - p)) for probabilities p = `input`, each
-    log clamped at -100 as in Paddle (so p = 0 or 1 gives a finite loss; the clamp is
-    also applied to p itself, at the smallest subnormal, to keep gradients finite)."""
+    log clamped at -100 as in Paddle (so p = 0 or 1 gives a finite loss). Its gradient
+    is Paddle's kernel's, (p - label) / max(p (1 - p), 1e-12): a prediction saturated
+    at the wrong end (p = 1 for label 0) gets a large gradient, where the clamp's
+    derivative would give it none."""
     p = as_tensor(input)
     label = _target(label, p)
     loss = -(label * _clamped_log(p) + (1.0 - label) * _clamped_log(1.0 - p))
-    return _reduce(_weighted(loss, weight), reduction)
+    grad = (p - label) / maximum(p * (1.0 - p), 1e-12)
+    return _reduce(_weighted(_with_gradient(loss, p, grad), weight), reduction)
+
+
+def _with_gradient(value, x, grad):
+    """`value` (elementwise in `x`), differentiated as if d value / d x were `grad`: the
+    value itself, plus (x - x), whose gradient is one, times `grad`, held constant."""
+    return value.detach() + (x - x.detach()) * grad.detach()
 
 
 def _target(label, like=None):
