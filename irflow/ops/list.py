@@ -5,7 +5,7 @@
     %l1 = list_append %l0, %h : list<f32[N,4]>
     %h0 = list_get %l1, %i : f32[N,4]
     %n = list_len %l1 : i64
-    %hs = list_stack %l1 {axis=1, size="D1"} : f32[N,D1,4]
+    %hs = list_stack %l1 {axis=1, size="D1", elem_shape=[N, 4]} : f32[N,D1,4]
     %tail = list_slice %l1, %one, %n {step=1} : list<f32[N,4]>
 
 A list's length is known only when the program runs; stacking it gives a tensor
@@ -94,20 +94,27 @@ def _len_infer(types, attrs):
 
 
 def _stack_canon(attrs, types):
-    rank = _list_of(types, "list_stack").elem.rank
-    return {"axis": norm_axis(attrs["axis"], rank + 1), "size": normalize_dim(attrs["size"])}
+    elem = _list_of(types, "list_stack").elem
+    return {"axis": norm_axis(attrs["axis"], elem.rank + 1), "size": normalize_dim(attrs["size"]),
+            "elem_shape": tuple(elem.shape), "dtype": elem.dtype}
 
 
 def _stack_infer(types, attrs):
     elem = _list_of(types, "list_stack").elem
+    if tuple(attrs["elem_shape"]) != tuple(elem.shape) or attrs["dtype"] is not elem.dtype:
+        raise VerificationError(f"list_stack: elem_shape and dtype must be the list's element "
+                                f"type {elem}, got {list(attrs['elem_shape'])} "
+                                f"{attrs['dtype'].name}")
     shape = list(elem.shape)
     shape.insert(attrs["axis"], attrs["size"])
     return TensorType(elem.dtype, shape)
 
 
-def _stack_kernel(items, axis, size):
-    if not items:
-        raise ShapeError("list_stack: the list is empty, so there is nothing to stack")
+def _stack_kernel(items, axis, size, elem_shape, dtype):
+    if not items:  # no elements: a size-0 axis (a loop that ran no iteration)
+        shape = list(elem_shape)
+        shape.insert(axis, 0)
+        return np.zeros(shape, dtype.np)
     return np.stack(items, axis=axis)
 
 
@@ -125,12 +132,14 @@ defop("list_stop_gradient", lambda types, attrs: _list_of(types, "list_stop_grad
       lambda items: items, arity=1, traits=_LIST, nondiff=True,
       doc="the list itself; no gradient flows through it to its elements (a list used "
           "under no_grad() in compiled code)")
-defop("list_stack", _stack_infer, _stack_kernel, arity=1, attrs={"axis": 0, "size": REQUIRED},
-      canonicalize=_stack_canon, traits=_LIST,
-      vjp=lambda b, cts, ins, outs, axis, size: [b.list_unstack(cts[0], axis=axis)],
+defop("list_stack", _stack_infer, _stack_kernel, arity=1,
+      attrs={"axis": 0, "size": REQUIRED, "elem_shape": (), "dtype": dtypes.float32},
+      shape_attrs=("elem_shape",), canonicalize=_stack_canon, traits=_LIST,
+      vjp=lambda b, cts, ins, outs, axis, **_: [b.list_unstack(cts[0], axis=axis)],
       doc="list_stack(l) {axis, size}: the elements joined along a new axis `axis` of "
           "the result, whose size is the dim `size` (a fresh symbol, bound from the "
-          "result); stacking an empty list is a run-time error")
+          "result); `elem_shape` and `dtype` repeat the element type (filled in when the "
+          "op is made), so that an empty list stacks to a size-0 axis")
 
 
 # ---------------------------------------------------------------- for the VJP rules

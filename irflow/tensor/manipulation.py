@@ -177,6 +177,8 @@ def chunk(x, chunks, axis=0, name=None) -> list[Tensor]:
 
 def unbind(input, axis=0) -> list[Tensor]:  # noqa: A002
     x = as_tensor(input)
+    if x.shape[axis] == 0:
+        return []
     return [squeeze(t, [axis]) for t in split(x, x.shape[axis], axis)]
 
 

@@ -151,7 +151,9 @@ def test_errors_for_what_a_grown_list_cannot_do():
                 match=r"list of tuple\(tensor, tensor\).*cannot take tensor")
 
 
-def test_sum_of_an_empty_grown_list_is_a_run_time_error():
+def test_an_empty_grown_list_sums_to_zeros_and_returns_empty():
+    """A loop that runs no iteration leaves its list empty: its sum is zeros of the
+    element's type (eager Python's is the int 0) and the list returned is []."""
     def f(x, n):
         return sum(grow(x, n))
 
@@ -159,5 +161,7 @@ def test_sum_of_an_empty_grown_list_is_a_run_time_error():
     x = paddle.to_tensor(randn(2, 3))
     assert np.allclose(compiled(x, paddle.to_tensor(2)).numpy(),
                        f(x, paddle.to_tensor(2)).numpy())
-    with pytest.raises(paddle.IrflowError, match="empty"):
-        compiled(x, paddle.to_tensor(0))
+    np.testing.assert_array_equal(compiled(x, paddle.to_tensor(0)).numpy(), np.zeros((2, 3)))
+    assert f(x, paddle.to_tensor(0)) == 0
+    grown = paddle.jit.to_static(grow, input_spec=N_SPEC)
+    assert len(grown(x, paddle.to_tensor(3))) == 3 and grown(x, paddle.to_tensor(0)) == []
