@@ -389,13 +389,20 @@ def anchor_kernel(inner: Operation, kernel: Callable, out_kernel: Callable,
     spec = conv_spec(inner, compiler)
     if spec is None:
         return None
-    conv = Conv(spec, compiler)
+    return _dispatching(Conv(spec, compiler), kernel, out_kernel)
 
+
+def _dispatching(conv: "Conv", kernel: Callable, out_kernel: Callable,
+                 filters: Callable = lambda w: w) -> Callable:
+    """``run(x, w, out=None)``: `conv` of `x` and ``filters(w)`` where it takes the
+    arrays as they are, else the NumPy `kernel` (`out_kernel` with a buffer) of `x`
+    and `w`; its ``__wrapped__`` falls back to the kernels' own ``__wrapped__``."""
     def dispatch(numpy, numpy_out):
         def run(x, w, out=None):
-            n = conv.sizes(x, w, out)
+            used = filters(w) if isinstance(w, np.ndarray) else w
+            n = conv.sizes(x, used, out)
             if n is not None:
-                return conv.run(x, w, out, n)
+                return conv.run(x, used, out, n)
             return numpy(x, w) if out is None else numpy_out(x, w, out=out)
         return run
     run = dispatch(kernel, out_kernel)
@@ -460,21 +467,13 @@ def grad_input_kernel(op: Operation, compiler: Compiler | None = None) -> Callab
     spec = ConvSpec(w.shape[0], w.shape[1], g.shape[2], g.shape[3], (kh, kw), padding)
     if min(padding) < 0 or spec.out_hw != tuple(a["input_hw"]) or not _pays(spec):
         return None
-    conv = Conv(spec, compiler)
-    numpy, numpy_out = _numpy_kernels(op)
+    return _dispatching(Conv(spec, compiler), *_numpy_kernels(op), _transposed_flipped)
 
-    def dispatch(kernel, out_kernel):
-        def run(g, w, out=None):
-            flipped = np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1]) \
-                if isinstance(w, np.ndarray) else w
-            n = conv.sizes(g, flipped, out)
-            if n is not None:
-                return conv.run(g, flipped, out, n)
-            return kernel(g, w) if out is None else out_kernel(g, w, out=out)
-        return run
-    run = dispatch(numpy, numpy_out)
-    run.__wrapped__ = dispatch(numpy.__wrapped__, numpy_out.__wrapped__)
-    return run
+
+def _transposed_flipped(w: np.ndarray) -> np.ndarray:
+    """Filters [out, in, kH, kW] as those of the input gradient's convolution: [in,
+    out, kH, kW], each flipped in both spatial axes."""
+    return np.ascontiguousarray(w.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1])
 
 
 def _numpy_kernels(op: Operation) -> tuple[Callable, Callable]:

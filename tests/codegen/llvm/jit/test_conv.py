@@ -4,7 +4,6 @@ and edge against the float64 convolution, to float32 rounding (a sum of K = C * 
 magnitudes); its checks; its split across threads; and the conv2d ops of the llvm
 backend that run it (fused ops with an epilogue, plain anchors, standalone), with
 the ones it leaves to NumPy."""
-import contextvars
 
 import numpy as np
 import pytest
@@ -13,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import irflow
-from irflow.codegen import compile_plan, run, threads
-from irflow.codegen.llvm import kernel as kernel_module
+from irflow.codegen import compile_plan, run
 from irflow.codegen.llvm.conv import Conv, ConvSpec, conv_spec
 from irflow.codegen.llvm.fused import FusedKernel
 from irflow.codegen.llvm.jit import HostTarget
@@ -23,6 +21,7 @@ from irflow.errors import ShapeError
 from irflow.ir import Module, TensorType, function
 from irflow.ir.registry import lookup
 from irflow.passes import PassManager
+from tests.support.threads import with_threads
 
 EPS = 2.0 ** -24  # float32's unit roundoff
 rng = np.random.default_rng(5)
@@ -108,24 +107,13 @@ def test_arrays_the_code_does_not_take_are_refused_before_it_runs(compiler):
     assert conv.sizes(x_view, w, overlapping[:out.size].reshape(out.shape)) is None
 
 
-def test_a_batch_split_across_threads_gives_one_threads_bits(compiler, monkeypatch):
+def test_a_batch_split_across_threads_gives_one_threads_bits(compiler, parts):
     """The batch's images are the rows `call_rows` splits (forced at this size)."""
-    monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
-    counts = []
-
-    def recording(rows, elements):
-        counts.append(len(threads.row_ranges(rows, elements)))
-        return threads.row_ranges(rows, elements)
-    monkeypatch.setattr(kernel_module, "row_ranges", recording)
     conv = Conv(ConvSpec(4, 8, 12, 20, (3, 3), (1, 1, 1, 1)), compiler)
     x, w = arrays(5, 4, 8, 12, 20, 3, 3)
     one = conv(x, w)
-
-    def split():
-        irflow.set_num_threads(3)
-        return conv(x, w)
-    np.testing.assert_array_equal(contextvars.copy_context().run(split), one)
-    assert counts == [1, 3]
+    np.testing.assert_array_equal(with_threads(3, conv, x, w), one)
+    assert parts == [1, 3]
 
 
 # ---------------------------------------------------------------- in the backend

@@ -5,20 +5,17 @@ may sum several windows' cotangents, in another order than NumPy's: to float
 rounding there): every geometry of kernel, stride,
 padding and ceil_mode, ties, NaN and -inf, both float dtypes, an output buffer, the
 planes split across threads, and the arrays it leaves to NumPy."""
-import contextvars
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import irflow
-from irflow.codegen import threads
-from irflow.codegen.llvm import kernel as kernel_module
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.codegen.llvm.pool import Pool
 from irflow.ir import Module, TensorType, function
 from irflow.ir.registry import lookup
+from tests.support.threads import with_threads
 from tests.ops.test_conv_pool import pool_geometry
 
 
@@ -87,26 +84,18 @@ def test_an_output_buffer_and_arrays_left_to_numpy(compiler, monkeypatch):
     assert runs == [None, None]
 
 
-def test_planes_split_across_threads_give_one_threads_bits(compiler, monkeypatch):
-    monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
-    counts = []
-
-    def recording(rows, elements):
-        counts.append(len(threads.row_ranges(rows, elements)))
-        return threads.row_ranges(rows, elements)
-    monkeypatch.setattr(kernel_module, "row_ranges", recording)
+def test_planes_split_across_threads_give_one_threads_bits(compiler, parts):
     attrs = {"kernel_size": (2, 2), "stride": (2, 2), "padding": (0, 0, 0, 0)}
     kernels, _ = pool_ops(compiler, (5, 4, 8, 8), attrs)
     x = np.random.default_rng(2).standard_normal((5, 4, 8, 8)).astype(np.float32)
     g = np.ones((5, 4, 4, 4), np.float32)
-    one = [kernels["max_pool2d"](x), kernels["max_pool2d_grad"](x, g)]
 
-    def split():
-        irflow.set_num_threads(3)
+    def both():
         return [kernels["max_pool2d"](x), kernels["max_pool2d_grad"](x, g)]
-    for got, want in zip(contextvars.copy_context().run(split), one):
+    one = both()
+    for got, want in zip(with_threads(3, both), one):
         np.testing.assert_array_equal(got, want)
-    assert counts == [1, 1, 3, 3]
+    assert parts == [1, 1, 3, 3]
 
 
 @pytest.mark.parametrize("dtype", ["f16"])

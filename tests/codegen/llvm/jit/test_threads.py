@@ -16,40 +16,18 @@ import pytest
 import irflow
 from irflow.codegen import compile_plan, threads
 from irflow.codegen.llvm import ElementwiseFunction
-from irflow.codegen.llvm import kernel as kernel_module
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IntegerDivisionByZero
 from irflow.ir import Module, TensorType, function
 from irflow.passes import PassManager
 from irflow.codegen.llvm.gemm import Gemm
+from tests.support.threads import with_threads
 from tests.codegen.llvm.jit.test_fused import converging
 from tests.codegen.llvm.jit.test_gemm import CONVERGING
 from tests.support.models import LayerNormGelu
 
 THREADS = (1, 2, 3, 7)
 rng = np.random.default_rng(0)
-
-
-@pytest.fixture
-def parts(monkeypatch):
-    """Split at every size; the list of part counts of the kernel calls made."""
-    monkeypatch.setattr(threads, "MIN_PART_ELEMENTS", 1)
-    counts = []
-
-    def recording(rows, elements):
-        ranges = threads.row_ranges(rows, elements)
-        counts.append(len(ranges))
-        return ranges
-    monkeypatch.setattr(kernel_module, "row_ranges", recording)
-    return counts
-
-
-def with_threads(n, fn, *args):
-    """``fn(*args)`` with `n` threads, in a context of its own (the test's stays at 1)."""
-    def run():
-        irflow.set_num_threads(n)
-        return fn(*args)
-    return contextvars.copy_context().run(run)
 
 
 def plan_of(compiler, types, body):
