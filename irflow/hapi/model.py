@@ -12,6 +12,7 @@ so a Paddle script prints what it prints under Paddle.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import warnings
@@ -20,6 +21,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..dispatch import no_grad
+from ..static.mode import dynamic_mode
 from ..errors import ConversionError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import CompiledFunction
@@ -58,6 +60,17 @@ def _tensor(x) -> Tensor:
 
 def _numpy(x):
     return x.numpy() if isinstance(x, Tensor) else x
+
+
+def _in_dynamic_mode(method):
+    """`method` run in dynamic-graph mode, also after ``paddle.enable_static()``: a
+    Model's steps are compiled programs (``to_static`` of its step functions) in both
+    modes, where Paddle builds static programs for them in static-graph mode."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with dynamic_mode():
+            return method(self, *args, **kwargs)
+    return run
 
 
 class Model:
@@ -199,15 +212,18 @@ class Model:
         losses = [np.asarray(loss.numpy()) for loss in losses]
         return (losses, metrics) if self._metrics else losses
 
+    @_in_dynamic_mode
     def train_batch(self, inputs, labels=None, update: bool = True):
         """One training step on one batch: ``[loss]`` (NumPy), and the metrics of the
         batch when there are metrics. With ``update=False`` the gradients are only
         accumulated, for a later ``update=True`` batch to apply."""
         return self._batch("train" if update else "accumulate", inputs, labels)
 
+    @_in_dynamic_mode
     def eval_batch(self, inputs, labels=None):
         return self._batch("eval", inputs, labels)
 
+    @_in_dynamic_mode
     def predict_batch(self, inputs):
         return self._batch("predict", inputs, None)
 
@@ -226,6 +242,7 @@ class Model:
         raise TypeError(f"the data must be a paddle.io.Dataset or DataLoader, not "
                         f"{type(data).__name__}")
 
+    @_in_dynamic_mode
     def fit(self, train_data=None, eval_data=None, batch_size=1, epochs: int = 1,
             eval_freq: int = 1, log_freq: int = 10, save_dir: str | None = None,
             save_freq: int = 1, verbose: int = 2, drop_last: bool = False,
@@ -269,6 +286,7 @@ class Model:
                 break
         cbks.on_train_end(logs)
 
+    @_in_dynamic_mode
     def evaluate(self, eval_data, batch_size: int = 1, log_freq: int = 10,
                  verbose: int = 2, num_workers: int = 0, callbacks=None,
                  num_iters: int | None = None) -> dict:
@@ -289,6 +307,7 @@ class Model:
         cbks.on_eval_end(logs)
         return {k: logs[k] for k in self._metrics_name() if k in logs}
 
+    @_in_dynamic_mode
     def predict(self, test_data, batch_size: int = 1, num_workers: int = 0,
                 stack_outputs: bool = False, verbose: int = 1, callbacks=None) -> list:
         """The network's outputs on `test_data`: per output, a tuple of its batches
@@ -352,6 +371,7 @@ class Model:
 
     # ------------------------------------------------------------ persistence
 
+    @_in_dynamic_mode
     def save(self, path: str, training: bool = True) -> None:
         """`training`: the parameters to ``path.pdparams`` and the optimizer state to
         ``path.pdopt``; else the inference program (`irflow.jit.save`, which needs
@@ -369,6 +389,7 @@ class Model:
             save(self._renamed(self._optimizer.state_dict(), to_structured=True),
                  path + ".pdopt")
 
+    @_in_dynamic_mode
     def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False):
         """Load what `save` wrote (``path.pdparams``, and ``path.pdopt`` unless
         `reset_optimizer`). Every entry of the network's state dict must be in the

@@ -427,3 +427,29 @@ def test_a_network_that_does_not_compile_trains_eagerly_with_a_warning():
     np.testing.assert_array_equal(losses, want_losses)  # the failed trace changed nothing
     for p, q in zip(params, want_params):
         np.testing.assert_array_equal(p, q)
+
+
+def test_a_model_trains_after_enable_static_as_in_dynamic_mode():
+    """After paddle.enable_static() a Model still trains, evaluates and predicts (its
+    steps are compiled programs in both modes): the same numbers as in dynamic mode
+    from the same weights."""
+    def run(static: bool):
+        if static:
+            paddle.enable_static()
+        try:
+            network = net()
+            model = paddle.Model(network, *SPECS)
+            model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()),
+                          nn.CrossEntropyLoss(), paddle.metric.Accuracy())
+            model.fit(Points(12), Points(4), epochs=2, batch_size=4, verbose=0, shuffle=False)
+            logs = model.evaluate(Points(4), batch_size=4, verbose=0)
+            predicted = model.predict(Points(4), batch_size=4, verbose=0)
+            return logs, predicted, [p.numpy() for p in network.parameters()]
+        finally:
+            paddle.disable_static()
+
+    dynamic, static = run(False), run(True)
+    assert static[0] == dynamic[0]
+    np.testing.assert_array_equal(np.concatenate(static[1][0]), np.concatenate(dynamic[1][0]))
+    for s, d in zip(static[2], dynamic[2]):
+        np.testing.assert_array_equal(s, d)
