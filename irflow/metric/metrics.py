@@ -205,13 +205,13 @@ def accuracy(input, label, k: int = 1, correct=None, total=None, name=None) -> T
     """The fraction of rows whose top-`k` scores include the label, as a float32 0-d
     Tensor (0 without rows). Tensor ops, as Paddle's accuracy op, so it works eagerly,
     compiled and in a static program. `correct` and `total`, if given, are Tensors
-    set to the int32 counts."""
+    of one element set to the int32 counts (keeping their shape, ``[]`` or ``[1]``;
+    Paddle makes them ``[]``)."""
     hits = any_(_top_k_hits(input, label, k), axis=-1)
     n_correct = cast(sum_(hits), dtypes.int32)
     n_total = cast(numel(hits), dtypes.int32)
-    if correct is not None:
-        correct.set_value(n_correct)
-    if total is not None:
-        total.set_value(n_total)
+    for target, count in ((correct, n_correct), (total, n_total)):
+        if target is not None:
+            target.set_value(reshape(count, target.shape))
     return divide(cast(n_correct, dtypes.float32),
                   cast(maximum(n_total, 1), dtypes.float32))

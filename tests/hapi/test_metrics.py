@@ -26,6 +26,9 @@ def test_accuracy_counts_and_a_nan_score_as_paddle():
     # Paddle 3.3.1: 1.0, correct 3 and total 3 (int32).
     assert got.item() == 1.0 and correct.dtype == total.dtype == paddle.int32
     assert (correct.item(), total.item()) == (3, 3)
+    correct, total = paddle.zeros([1], "int32"), paddle.zeros([1], "int32")  # the usual
+    accuracy(scores, labels, k=1, correct=correct, total=total)
+    assert (correct.numpy().tolist(), total.numpy().tolist()) == ([1], [3])
     assert accuracy(paddle.zeros([0, 3]), paddle.zeros([0, 1], "int64")).item() == 0.0
     # Paddle 3.3.1 ranks a NaN score first (its topk's order): label 1 is the top-1.
     nan_row = paddle.to_tensor([[1.0, float("nan"), 2.0]])
