@@ -7,6 +7,7 @@ it is the current program (`program_guard`, after ``paddle.enable_static()``); a
 """
 from . import nn
 from ..frontend.input_spec import InputSpec
+from .backward import append_backward, gradients
 from .executor import Executor
 from .io import (load, load_inference_model, load_program_state, save, save_inference_model,
                  set_program_state)
@@ -22,8 +23,9 @@ def data(name: str, shape, dtype=None, lod_level: int = 0):
     return static_programs("static.data").main._tracer.data(name, shape, dtype or "float32")
 
 
-__all__ = ["Block", "Executor", "InputSpec", "Program", "Scope", "data",
+__all__ = ["Block", "Executor", "InputSpec", "Program", "Scope", "append_backward", "data",
            "default_main_program", "default_startup_program", "disable_static",
-           "enable_static", "global_scope", "in_dynamic_mode", "load", "load_inference_model",
+           "enable_static", "global_scope", "gradients", "in_dynamic_mode", "load",
+           "load_inference_model",
            "load_program_state", "nn", "program_guard", "save", "save_inference_model",
            "scope_guard", "set_program_state"]

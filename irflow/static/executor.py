@@ -136,7 +136,7 @@ def fetched_value(program: Program, item, index: int,
     tracer = program._tracer
     if isinstance(item, str):
         found = {**{n: tracer.wrap(a) for n, a in tracer.inputs.items()},
-                 **{t.name: t for t in tracer.state if t.name}}.get(item)
+                 **{t.name: t for t in tracer.state if t.name}, **tracer.named}.get(item)
         if found is None:
             raise IrflowError(f"{what}[{index}] names {item!r}, which is "
                               "not an input or variable of the program; fetch the variable "

@@ -46,6 +46,7 @@ class ProgramTracer(Tracer):
         self.retyped = 0                               # how many symbols were resolved
         self.created: list[Parameter] = []             # see note_created
         self.program = lambda: None                    # (weakly) the Program it builds
+        self.named: dict[str, Tensor] = {}             # fetchable by name: gradients
 
     def data(self, name: str, shape, dtype) -> Tensor:
         """A traced tensor for a new input `name` of `shape` (``-1``/None unknown)."""
@@ -120,6 +121,7 @@ class ProgramTracer(Tracer):
         copy.scope = Scope(copy.fn.block, None)
         copy.n_inputs, copy.fixed, copy.retyped = self.n_inputs, dict(self.fixed), self.retyped
         copy.created = list(self.created)
+        copy.named = {} if for_test else dict(self.named)  # (fetched through the aliases)
         copy.inputs = {name: mapping[a] for name, a in self.inputs.items()}
         copy.declared = {mapping[a]: shape for a, shape in self.declared.items()}
         copy.state = list(self.state)
