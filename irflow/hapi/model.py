@@ -21,7 +21,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from ..dispatch import no_grad
-from ..static.mode import dynamic_mode
+from ..static.mode import dynamic_mode, in_dynamic_mode
 from ..errors import ConversionError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import CompiledFunction
@@ -68,6 +68,8 @@ def _in_dynamic_mode(method):
     modes, where Paddle builds static programs for them in static-graph mode."""
     @functools.wraps(method)
     def run(self, *args, **kwargs):
+        if in_dynamic_mode():  # the common case: no context to enter per batch
+            return method(self, *args, **kwargs)
         with dynamic_mode():
             return method(self, *args, **kwargs)
     return run

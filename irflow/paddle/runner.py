@@ -18,10 +18,8 @@ from typing import Sequence
 from ..errors import IrflowError, Location
 from .hook import PaddleFinder, UnsupportedPaddleAPI, UnsupportedPaddleModule
 
-# Frames above a script's own: irflow's (this runner, the command line) and runpy's
-# (a frozen module: its code names "<frozen runpy>").
 _IRFLOW = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_RUNPY = {os.path.abspath(runpy.__file__), "<frozen runpy>"}
+_RUNPY = os.path.abspath(runpy.__file__)  # where runpy is not frozen
 
 USAGE = "usage: python -m irflow.paddle SCRIPT [ARGS...]   (or: irflow paddle SCRIPT)"
 
@@ -66,13 +64,9 @@ def run_reporting(path: str, args: Sequence[str] = (), debug: bool = False) -> i
 def _script_frames(tb):
     """`tb` from the script's first frame on (the whole of it if none is the script's)."""
     first = tb
-    while first is not None and _runs_scripts(first.tb_frame.f_code.co_filename):
+    while first is not None and not _users(first.tb_frame.f_code.co_filename):
         first = first.tb_next
     return first or tb
-
-
-def _runs_scripts(file: str) -> bool:
-    return file in _RUNPY or os.path.abspath(file).startswith(_IRFLOW)
 
 
 def _user_line(tb) -> Location | None:
@@ -80,10 +74,18 @@ def _user_line(tb) -> Location | None:
     script's line (or its module's) that asked for what irflow lacks."""
     found = None
     for frame, line in traceback.walk_tb(tb):
-        file = frame.f_code.co_filename
-        if not (file.startswith("<") or os.path.abspath(file).startswith(_IRFLOW)):
-            found = Location(file, line)
+        if _users(frame.f_code.co_filename):
+            found = Location(frame.f_code.co_filename, line)
     return found
+
+
+def _users(file: str) -> bool:
+    """Whether code of `file` is the user's: not irflow's (this runner, the command
+    line) nor Python's machinery (runpy, importlib: frozen modules, "<frozen ...>")."""
+    if file.startswith("<"):
+        return False
+    path = os.path.abspath(file)
+    return path != _RUNPY and not path.startswith(_IRFLOW)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

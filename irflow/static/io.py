@@ -16,7 +16,6 @@ variables (optimizer state) to ``<path>.pdopt``, in irflow's checkpoint format
 from __future__ import annotations
 
 import os
-import weakref
 from typing import Sequence
 
 from ..dispatch import user_location
@@ -146,8 +145,8 @@ def _listed(value, what: str) -> list:
 
 def _program_of(variable: Tensor) -> Program | None:
     """The program `variable` belongs to (Paddle finds it through the variable's block)."""
-    tracer = variable._tracer
-    return tracer.program() if isinstance(getattr(tracer, "program", None), weakref.ref) else None
+    owner = getattr(variable._tracer, "program", None)  # a static program's tracer has one
+    return owner() if owner is not None else None
 
 
 def _feed_name(program: Program, v: Tensor, index: int) -> str:
