@@ -801,9 +801,17 @@ class CompiledFunction:
         return flags
 
     def _tree(self) -> list:
-        """The wrapped layer and its sublayers, whose flags pick programs."""
-        layer = self.layer
-        return [] if layer is None else [layer, *layer.sublayers()]
+        """The layers whose train/eval flags pick programs before any trace: the
+        wrapped layer and its sublayers; for a function, the Layers it names (a
+        global or closed-over ``model``) and their sublayers. `_note_layers` adds
+        every layer a trace went through."""
+        from ..nn.layer.layers import Layer
+        roots = [self.layer] if self.layer is not None else \
+            [o for o in _named_objects(self.target) if isinstance(o, Layer)]
+        tree = {}
+        for root in roots:
+            tree.update(dict.fromkeys(root.sublayers(include_self=True)))
+        return list(tree)
 
     def _check_inputs(self, arrays, types_, spec_types=(), fixed=None) -> None:
         """Check the input arrays against `types_`; `fixed` says which symbols of
@@ -851,8 +859,12 @@ class CompiledFunction:
             self._watched_grads += [p for p in program.grad_presence if id(p) not in watched]
             watched = {id(t) for t in self._watched_state}
             self._watched_state += [t for t in program.state if id(t) not in watched]
-            self._programs[(*key, *before)] = self._programs[(*key, *self._watched_now())] = \
-                program
+            now = self._watched_now()
+            # and under the flags of the layers it went through, which the next call's
+            # mode holds (`_note_layers`)
+            traced = (key[0], self._mode_key(), *key[2:])
+            for k in ((*key, *before), (*key, *now), (*traced, *now)):
+                self._programs[k] = program
         return program
 
     def _watched_now(self) -> tuple:
@@ -949,7 +961,12 @@ class CompiledFunction:
             if isinstance(root, Layer):
                 for layer in root.sublayers(include_self=True):
                     versions[layer] = layer._structure_version
-        self._watch = _LayerWatch(versions, self._tree())
+        # the flags of every layer traced through pick programs (a compiled function
+        # calling `model` takes another program after `model.eval()`)
+        tree = self._tree()
+        seen = set(map(id, tree))
+        tree += [layer for layer in versions if id(layer) not in seen]
+        self._watch = _LayerWatch(versions, tree)
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""

@@ -1243,3 +1243,42 @@ def test_python_floats_a_branch_yields_or_a_loop_carries_stay_doubles():
                                input_spec=[InputSpec([None], "float32")])(x)
         assert total.dtype == summed(x).dtype == paddle.float32
         np.testing.assert_array_equal(total.numpy(), summed(x).numpy())
+
+
+class RecurrentState(nn.Layer):
+    """An LSTM that keeps its (h, c) state between calls, as truncated BPTT does."""
+
+    def __init__(self, as_tuple: bool):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4)
+        self.as_tuple = as_tuple
+        self.state, self.h, self.c = None, None, None
+
+    def forward(self, x):
+        if self.as_tuple:
+            out, st = self.lstm(x, self.state)
+            self.state = (st[0].detach(), st[1].detach())
+        else:
+            out, (h, c) = self.lstm(x, None if self.h is None else (self.h, self.c))
+            self.h, self.c = h.detach(), c.detach()
+        return out
+
+
+def test_a_tuple_of_tensors_stored_on_a_layer_is_refused():
+    """A program carries a Tensor attribute from call to call, not a tuple of them:
+    storing one is an error (it was kept traced, and later calls started from no
+    state), while one attribute per tensor follows eager calls."""
+    x = paddle.to_tensor(np.random.default_rng(0).standard_normal((3, 2, 5, 3))
+                         .astype(np.float32))
+    model = RecurrentState(as_tuple=True)
+    with pytest.raises(ConversionError, match="RecurrentState.state"):
+        paddle.compile(model)(x[0])
+    assert model.state is None
+    paddle.seed(0)
+    eager = RecurrentState(as_tuple=False)
+    paddle.seed(0)
+    model = RecurrentState(as_tuple=False)
+    static = paddle.compile(model)
+    for k in range(3):
+        np.testing.assert_allclose(static(x[k]).numpy(), eager(x[k]).numpy(), rtol=1e-5,
+                                   atol=1e-6)

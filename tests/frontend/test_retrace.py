@@ -213,3 +213,33 @@ def test_forward_hooks_added_or_removed_after_compiling():
     handle.remove()
     pre.remove()
     np.testing.assert_allclose(static(x).numpy(), [2.0, 3.0])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_train_eval_of_a_layer_a_compiled_function_calls(backend):
+    """A compiled function keys its programs on the train/eval flags of the layers
+    it calls, as a compiled Layer does on its own: `model.eval()` after compiling
+    must not keep running the training program (batch statistics, running stats
+    updated)."""
+    paddle.seed(0)
+    holder = type("Holder", (), {})()
+    holder.model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1D(3))
+    model = holder.model
+
+    def direct(x):  # names the layer
+        return model(x)
+
+    def indirect(x):  # reaches it through another object: known once traced
+        return holder.model(x)
+
+    x = x_data()
+    for f in (direct, indirect):
+        static = paddle.compile(f, backend=backend)
+        for mode in ("train", "train", "eval", "train", "eval"):
+            getattr(model, mode)()
+            before = model[1]._mean.numpy().copy()
+            got = static(x).numpy()
+            after = model[1]._mean.numpy().copy()
+            model[1]._mean.set_value(before)
+            np.testing.assert_allclose(got, f(x).numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(after, model[1]._mean.numpy(), rtol=1e-6)

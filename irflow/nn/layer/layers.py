@@ -27,6 +27,8 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ...context import current_tracer
+from ...dispatch import user_location
+from ...errors import ConversionError
 from ...ir import dtypes
 from ...tensor.tensor import Parameter, Tensor
 from ..param_attr import create_parameter, unique_name
@@ -58,6 +60,17 @@ class HookRemoveHelper:
 
 
 _UNSET = object()  # an attribute a Layer does not have
+
+
+def _holds_traced(value) -> bool:
+    """Whether a (nested) tuple, list or dict holds a traced tensor."""
+    if isinstance(value, Tensor):
+        return value._value is None
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list | tuple):
+        return False
+    return any(_holds_traced(v) for v in value)
 
 
 def _traced(fn):
@@ -164,6 +177,15 @@ class Layer:
             tracer = current_tracer()
             if tracer is not None:
                 return tracer.store_attribute(self, name, value)
+        if isinstance(value, list | tuple | dict) and current_tracer() is not None \
+                and _holds_traced(value):
+            # a program carries a Tensor attribute to the next call, not a container:
+            # kept, the traced tensors would be read as stale values (or fail) later
+            raise ConversionError(
+                f"forward stores a {type(value).__name__} holding traced tensors in "
+                f"`{type(self).__name__}.{name}`; a compiled call carries only a Tensor "
+                "attribute to the next call: store each tensor in its own attribute "
+                f"(`self.{name}_h, self.{name}_c = ...`) or return them", user_location())
         d = self.__dict__
         params, layers, buffers = d.get("_parameters"), d.get("_sub_layers"), d.get("_buffers")
         if isinstance(value, Parameter):
