@@ -32,7 +32,7 @@ import numpy as np
 
 from . import dtypes
 from .core import Block, Function, Module, Operation, Value
-from .registry import is_registered, lookup
+from .registry import attr_key, is_registered, lookup
 from .symbols import FuncRef
 from .types import is_dim_text
 
@@ -178,17 +178,11 @@ def _attrs_text(op: Operation) -> str:
     defaults = lookup(op.name).attrs if is_registered(op.name) else {}
     shown = []
     for key, value in op.attrs.items():
-        if key in defaults and _same_attr(value, defaults[key]):
+        if key in defaults and attr_key(value) == attr_key(defaults[key]):
             continue
         shown.append(f"{key}={format_attr(value)}")
     shown += [f"{key}={format_attr(value)}" for key, value in (op.annotations or {}).items()]
     return " {" + ", ".join(shown) + "}" if shown else ""
-
-
-def _same_attr(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return False
-    return type(a) is type(b) and a == b
 
 
 def _types_text(types) -> str:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import enum
 import inspect
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -174,6 +175,22 @@ def canonical_attr(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def attr_key(value):
+    """A hashable key of an attribute value, equal for two values exactly when they
+    are the same value of the same type. Python's ``==`` is not that: 0.0 == -0.0 and
+    1 == 1.0 == True, so `pad {value=-0.0}` would pass for `pad {value=0.0}`, which
+    fills with a different value (cse would merge them; the printer would leave the
+    -0.0 out as the default 0.0). Floats compare by their bits, arrays by dtype,
+    shape and bytes."""
+    if isinstance(value, tuple):
+        return tuple, tuple(attr_key(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.ndarray, value.dtype.str, value.shape, value.tobytes()
+    if isinstance(value, float):
+        return float, struct.pack("<d", value)
+    return type(value), value
 
 
 _REGISTRY: dict[str, OpDef] = {}

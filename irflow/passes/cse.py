@@ -1,19 +1,20 @@
 """Common-subexpression elimination, per block.
 
 Two ops of one block with the same name, operands, attributes and result types
-compute the same values unless they have IO effects (random ops are deterministic
-given their seed operand, so equal seeds give equal values): the later one is
-replaced by the earlier. Regions are closed, so nothing is shared between a region
-and the code around it; each region is handled as a block of its own. Ops with
-regions are left alone.
+compute the same values unless they have IO effects, their own or a called
+function's (random ops are deterministic given their seed operand, so equal seeds
+give equal values): the later one is replaced by the earlier. Attributes are equal
+when they are the same value of the same type (`attr_key`): a fill of -0.0 is not
+a fill of 0.0, though Python's ``==`` says they are. Regions are closed, so
+nothing is shared between a region and the code around it; each region is handled
+as a block of its own. Ops with regions are left alone.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir.core import Block, Module, Operation
-from ..ir.registry import Effect, lookup
+from ..ir.registry import attr_key, lookup
 from ..ir.traits import Terminator
+from .dce import has_io
 from .framework import Pass, register_pass
 
 
@@ -52,14 +53,8 @@ def cse_block(block: Block) -> bool:
 
 def _key(op: Operation) -> tuple | None:
     opdef = lookup(op.name)
-    if op.regions or opdef.has(Terminator) or opdef.effect is Effect.IO or not op.results:
+    if op.regions or opdef.has(Terminator) or not op.results or has_io(op):
         return None
     return (op.name, tuple(id(v) for v in op.operands),
-            tuple((k, _hashable(v)) for k, v in op.attrs.items()),
+            tuple((k, attr_key(v)) for k, v in op.attrs.items()),
             tuple(r.type for r in op.results))
-
-
-def _hashable(value):
-    if isinstance(value, np.ndarray):
-        return (value.dtype.str, value.shape, value.tobytes())
-    return value

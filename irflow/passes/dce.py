@@ -1,8 +1,9 @@
 """Dead-code elimination, through regions.
 
 Removes every op whose results are unused and that has no IO effect anywhere inside
-it. An op with regions is trimmed from its value flow (`RegionOp.flow`), whatever
-the op: a region argument is needed if a needed value of its region depends on it
+it, nor in a function it calls (``call`` is pure only when its callee is). An op
+with regions is trimmed from its value flow (`RegionOp.flow`), whatever the op: a
+region argument is needed if a needed value of its region depends on it
 (a value yielded to a needed place, a value without a place such as a loop
 condition, or an operand of an IO op); a result is needed if it is used. Positions
 connected by flow (a ``while``'s initial value, carried arguments, yielded value and
@@ -13,9 +14,11 @@ invariants and the carried values nothing needs.
 """
 from __future__ import annotations
 
-from ..ir.core import Block, Module, Operation
+from ..errors import IrflowError
+from ..ir.core import Block, Function, Module, Operation
 from ..ir.region_op import Arg, Operand, RegionOp, Result, Yield, arg_dependencies
 from ..ir.registry import Effect, lookup
+from ..ir.symbols import CallOp
 from ..ir.traits import Terminator
 from .framework import Pass, register_pass
 
@@ -53,7 +56,29 @@ def dce_block(block: Block) -> bool:
 
 
 def has_io(op: Operation) -> bool:
-    return any(lookup(o.name).effect is Effect.IO for o in op.walk())
+    """Whether running `op` has an IO effect: an op with one inside it, or in a
+    function that a call inside it runs (directly or through further calls). So a
+    call of a function that prints or asserts is neither removed, merged nor moved."""
+    return _runs_io(op, set())
+
+
+def _runs_io(op: Operation, seen: set[Function]) -> bool:
+    for inner in op.walk():
+        opdef = lookup(inner.name)
+        if opdef.effect is Effect.IO:
+            return True
+        call = opdef.trait(CallOp)
+        if call is None:
+            continue
+        try:
+            callee = call.callee(inner)
+        except IrflowError:  # not bound to a function: nothing says it is pure
+            return True
+        if callee not in seen:
+            seen.add(callee)
+            if any(_runs_io(o, seen) for o in callee.block.ops):
+                return True
+    return False
 
 
 def _trim(op: Operation, rop: RegionOp) -> bool:

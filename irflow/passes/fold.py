@@ -4,8 +4,9 @@ Both are rewrite patterns applied to a fixpoint by one driver
 (`irflow.ir.rewrite.apply_patterns`), inside regions too:
 
 - `EvaluateConstants`: an op whose operands are all constants is evaluated at
-  compile time, by its own kernel, and becomes a ``const``, unless it has effects,
-  its result depends on a symbolic dim or is larger than ``max-elements``;
+  compile time, by its own kernel, and becomes a ``const``, unless it has effects
+  (a ``call`` has those of its callee), its result depends on a symbolic dim or is
+  larger than ``max-elements``;
 - each op's own patterns (``defop(..., patterns=...)``): identities such as ``x + 0``
   or a reshape to the same type, a reshape of a reshape, broadcasts that elementwise
   ops do anyway, a ``cond`` on a constant predicate, and so on. They are declared
@@ -17,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import IrflowError
 from ..ir.core import Module, Operation
 from ..ir.registry import Effect, lookup
 from ..ir.rewrite import Pattern, Rewriter, apply_patterns, constant_value
 from ..ir.types import TensorType
+from .dce import has_io
 from .framework import Pass, register_pass
 
 
@@ -51,11 +52,14 @@ class EvaluateConstants(Pattern):
         values = [constant_value(v) for v in op.operands]
         out = op.result.type
         if any(v is None for v in values) or not isinstance(out, TensorType) \
-                or not out.is_static or int(np.prod(out.shape)) > self.max_elements:
+                or not out.is_static or int(np.prod(out.shape)) > self.max_elements \
+                or has_io(op):
             return False
         try:
             value = np.asarray(opdef.kernel(*values, **op.attrs), dtype=out.dtype.np)
-        except IrflowError:  # e.g. an integer division by zero: it fails when it runs
+        except Exception:  # noqa: BLE001
+            # it fails when it runs (an integer division by zero, an index out of
+            # bounds), if it runs: it may be in a branch never taken
             return False
         const = rewriter.builder(op).constant(value, out.dtype, name=op.result.name)
         rewriter.replace(op, [const])

@@ -48,7 +48,7 @@ from ..errors import ShapeError
 from ..ir.core import Block, Module, Operation, OpResult, Region, Value
 from ..ir.registry import Effect, lookup
 from ..ir.rewrite import constant_value
-from ..ir.traits import Contraction, Elementwise, Reduction, Terminator
+from ..ir.traits import Contraction, Elementwise, Reduction, Terminator, View
 from ..ir.types import Shape, TensorType, broadcast_shapes
 from .dce import has_io
 from .framework import Pass, register_pass
@@ -319,6 +319,11 @@ def _cone(v: Value, leaves: set[Value], allowed, limit: int):
 # ---------------------------------------------------------------- building the fused op
 
 def _build(block: Block, group: _Group) -> None:
+    """Replace `group` by one fused op. An elementwise op whose kernel may return its
+    operand (`View`: stop_gradient, an identity once autodiff has run) is not copied
+    into the body: its operand stands for it, so the body holds no two names for one
+    array, which the evaluator, writing an op over an operand that dies at it, would
+    otherwise overwrite while the other name is still read."""
     members = set(group.members)
     root, anchor = group.root, group.anchor
     results = [r for op in group.in_order() for r in op.results
@@ -333,6 +338,10 @@ def _build(block: Block, group: _Group) -> None:
                 inner[v] = _copy_constant(body, v.op)
                 group.constants.append(v.op)
         operands = [inner[v] for v in op.operands]
+        view = op.opdef.trait(View)
+        if view is not None:  # its operand itself (see the docstring)
+            inner[op.result] = operands[view.operand]
+            continue
         scalar = [TensorType(op.result.type.dtype)]
         if group.kinds[op] == _REDUCTION:
             copy = Operation("reduce", operands, scalar, {"kind": op.name}, loc=op.loc,

@@ -51,6 +51,17 @@ def test_attributes_at_their_default_are_not_printed():
     assert "cast %0 {dtype=f64} : f64[2]" in str(fn)
 
 
+def test_an_attribute_equal_to_its_default_only_by_python_equality_is_printed():
+    """pad's default fill is 0.0; a fill of -0.0 (== 0.0 in Python) is another value,
+    and leaving it out would make the text pad with 0.0."""
+    text = ("func @f(%x: f32[2]) -> f32[4] {\n"
+            "  %y = pad %x {pads=[[1, 1]], value=-0.0} : f32[4]\n"
+            "  return %y\n}\n")
+    module = parse(text)
+    assert str(module) == text
+    assert np.signbit(module.main.block.first_op.attrs["value"])
+
+
 def test_names_are_made_unique_and_numbers_fill_gaps():
     def body(b, x):
         a = b.exp(x, name="h")
