@@ -52,6 +52,11 @@ def lower_elementwise(ops: Sequence[Operation], inputs: Sequence[Value],
         else:
             pending.append(op)
     n_inputs = len(types)
+    try:
+        domain, masks = plan_domain(types)
+    except ShapeError as e:
+        raise Unsupported(f"the chain's inputs span no one domain: {e.message}") from None
+    shape = domain.shape
     for op in pending:
         if op.name == "const":
             instrs.append(Instr("const", (), op.result.type.dtype.short,
@@ -65,15 +70,11 @@ def lower_elementwise(ops: Sequence[Operation], inputs: Sequence[Value],
             if any(v not in number for v in op.operands):
                 raise Unsupported(f"'{op.name}' reads a value computed outside the chain",
                                   op.loc)
+            extra = pow_attrs(op.operand(1).type.shape, shape) if op.name == "pow" else ()
             instrs.append(Instr(op.name, tuple(number[v] for v in op.operands),
                                 op.result.type.dtype.short, tuple(sorted(
-                                    (k, _attr(v)) for k, v in op.attrs.items()))))
+                                    [*((k, _attr(v)) for k, v in op.attrs.items()), *extra]))))
         number[op.result] = n_inputs + len(instrs) - 1
-    try:
-        domain, masks = plan_domain(types)
-    except ShapeError as e:
-        raise Unsupported(f"the chain's inputs span no one domain: {e.message}") from None
-    shape = domain.shape
     stored = []
     for v in outputs:
         if v.type.shape != shape:
@@ -95,6 +96,28 @@ def check_dtypes(op: Operation) -> None:
     reason = declined(op.name, [v.type.dtype.short for v in (*op.operands, *op.results)])
     if reason is not None:
         raise Unsupported(reason, op.loc)
+
+
+def pow_attrs(exponent, domain) -> tuple[tuple[str, bool], ...]:
+    """The attributes of a ``pow`` instruction whose exponent spans `exponent` in the
+    kernel's `domain`. NumPy's power loop, where the exponent's stride is 0, takes
+    shortcuts for an exponent of -1, 0, 0.5, 1 and 2 (1/x, 1, sqrt, x, x*x: sqrt(-inf)
+    is NaN and sqrt(-0.0) is -0.0 where pow gives inf and 0.0). So an exponent of one
+    value for the whole domain (a constant, a size-1 array) gets ``scalar_exponent``,
+    whose code takes the same shortcuts; one spanning the domain's innermost axis
+    (of a static size above 1: NumPy's inner loop) gets none. One broadcast along
+    that axis has stride 0 in some of NumPy's inner loops and not in others, as its
+    iterator splits and buffers them, so no code gives NumPy's result: `Unsupported`."""
+    if all(d == 1 for d in exponent):
+        return (("scalar_exponent", True),)
+    padded = (1,) * (len(domain) - len(exponent)) + tuple(exponent)
+    inner = [(d, e) for d, e in zip(domain, padded) if d != 1]
+    if padded == tuple(domain) or inner and isinstance(inner[-1][0], int) \
+            and inner[-1][1] == inner[-1][0]:
+        return ()
+    raise Unsupported(f"pow's exponent of shape {list(exponent)} is broadcast along the "
+                      f"innermost axis of {list(domain)}: NumPy's power takes its "
+                      "shortcuts for a scalar exponent in some loops of such a call only")
 
 
 def _attr(value):

@@ -74,7 +74,7 @@ from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
 from ..threads import get_num_threads, least_split
 from . import conv
 from .compiler import Compiler, default_compiler
-from .elementwise import Unsupported, check_dtypes
+from .elementwise import Unsupported, check_dtypes, pow_attrs
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
 from .gemm import (MIN_ROWS, MIN_WORK, MR, NARROW, WORK_PER_ELEMENT, anchor_kernels,
@@ -605,7 +605,8 @@ class _Generator:
         kind, acc = self.accumulation(r)
         dtype = spec.dtype(r)
         count = self.count
-        if spec.small:  # compiled for size: the scalar loop alone
+        # compiled for size, or an order to keep (`in_order`): the scalar loop alone
+        if spec.small or _in_order(kind, acc):
             with carried_loop(b, ir.Constant(I64, 0), count,
                               [ir.Constant(MEMORY_TYPES[acc], _identity(kind, acc))], "t") as tail:
                 x = self.widen(self.take(self.buffer[r], tail.index, dtype, raw=True), dtype,
@@ -684,12 +685,20 @@ class _Generator:
             return b.or_(x, y)
         if kind == "all":
             return b.and_(x, y)
-        op = ">" if kind == "max" else "<"
+        op = (">" if kind == "max" else "<") + ("=" if _in_order(kind, acc) else "")
         if is_float(acc):  # NaN propagates: x if x op y or x is NaN, else y
             pick = b.or_(b.fcmp_ordered(op, x, y), b.fcmp_unordered("uno", x, x))
         else:
             pick = icmp(b, acc, op, x, y)
         return b.select(pick, x, y)
+
+
+def _in_order(kind: str, acc: str) -> bool:
+    """Whether reduction `kind` accumulating in `acc` must combine its elements in
+    index order: NumPy's float16 max and min loop over them one by one keeping the
+    first of equal values (of -0.0 and 0.0, ``>=``, as its elementwise maximum), so
+    the scalar loop, not the vector accumulators, gives its result."""
+    return acc == "f16" and kind in ("max", "min")
 
 
 def _identity(kind: str, dtype: str):
@@ -729,9 +738,11 @@ def lower_body(lay, entering: Sequence[TensorType]):
             instr = Instr("reduce", (number[inner.operand(0)],), dtype, (("kind", kind),))
         elif inner.name in EMITTERS:
             check_dtypes(inner)
+            extra = pow_attrs(lay.shapes[inner.operand(1)], lay.domain) \
+                if inner.name == "pow" else ()
             instr = Instr(inner.name, tuple(number[v] for v in inner.operands), dtype,
-                          tuple(sorted((k, getattr(a, "short", a))
-                                       for k, a in inner.attrs.items())))
+                          tuple(sorted([*((k, getattr(a, "short", a))
+                                          for k, a in inner.attrs.items()), *extra])))
         else:
             raise Unsupported(f"'{inner.name}' has no scalar emitter", inner.loc)
         number[inner.result] = len(entering) + len(instrs)

@@ -36,7 +36,8 @@ Where NumPy's result is defined for every input, the code gives the same bits:
   vectorizable approximations of `irflow.codegen.llvm.mathlib32` (float32:
   float32-native, within 1-2 ulp) and `irflow.codegen.llvm.mathlib` (float64),
   accurate to the dtype's rounding rather than bit-equal to NumPy's SIMD loops;
-  ``pow`` and float ``mod`` call libm.
+  ``pow`` and float ``mod`` call libm, ``pow`` of a scalar exponent with NumPy's
+  shortcuts (`_pow`).
 """
 from __future__ import annotations
 
@@ -387,8 +388,21 @@ def _rsqrt(s: ScalarEmitter, args, attrs):
 
 
 def _pow(s: ScalarEmitter, args, attrs):
-    kind = LLVM_TYPES[s.dtype]
-    return s.b.call(s.math.intrinsic(f"llvm.pow.{s.dtype}", kind, [kind, kind]), list(args))
+    """libm's pow; for an exponent of one value over the whole loop
+    (``scalar_exponent``, `irflow.codegen.llvm.elementwise.pow_attrs`), NumPy's
+    shortcuts for -1, 0, 0.5, 1 and 2, bit for bit (sqrt(-inf) is NaN, sqrt(-0.0) is
+    -0.0). For a constant exponent LLVM folds the selects away."""
+    x, y = args
+    b, kind = s.b, LLVM_TYPES[s.dtype]
+    value = b.call(s.math.intrinsic(f"llvm.pow.{s.dtype}", kind, [kind, kind]), [x, y])
+    if attrs.get("scalar_exponent"):
+        one = s.constant(s.dtype, 1.0)
+        shortcuts = {-1.0: b.fdiv(one, x), 0.0: one, 0.5: s.intrinsic("sqrt", x), 1.0: x,
+                     2.0: b.fmul(x, x)}
+        for exponent, shortcut in shortcuts.items():
+            value = b.select(b.fcmp_ordered("==", y, s.constant(s.dtype, exponent)),
+                             shortcut, value)
+    return value
 
 
 def _isinf(s: ScalarEmitter, args, attrs):
