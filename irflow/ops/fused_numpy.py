@@ -44,7 +44,7 @@ from ..errors import IrflowError
 from ..ir.core import Operation, OpResult, Value
 from ..ir.registry import lookup
 from ..ir.symbols import CallOp
-from ..ir.traits import Contraction
+from ..ir.traits import Contraction, View
 from ..ir.types import numel
 
 if TYPE_CHECKING:
@@ -313,6 +313,14 @@ def _generate(lay: "FusedLayout", result_types=None, anchor: Operation | None = 
     yielded = block.terminator.operands
     last_use = {v: i for i, inner in enumerate(ops) for v in inner.operands}
     last_use.update((v, len(ops)) for v in yielded)
+    for inner in reversed(ops):
+        # a view's kernel may return its operand's array (stop_gradient does): that
+        # array lives as long as either name, or an op would be written over it while
+        # the view is still to be read
+        view = lookup(inner.name).trait(View)
+        if view is not None:
+            source = inner.operand(view.operand)
+            last_use[source] = max(last_use[source], last_use.get(inner.result, -1))
     names = {arg: f"a{i}" for i, arg in enumerate(block.args)}
     arguments = list(names.values())
     params: list = []

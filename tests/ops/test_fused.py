@@ -317,3 +317,26 @@ def test_a_result_passed_through_from_an_operand_is_memory_of_its_own():
         (want,) = run(parse(text), x)
         (got,) = plan(x)
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_view_in_a_body_keeps_its_operand_alive():
+    """stop_gradient's kernel returns its operand's array, so that array lives while
+    either name is read: `%n` may not be written over `%m` (whose last use it is) while
+    `%k`, the same array, is still to be yielded."""
+    text = """
+func @f(%x: f32[2], %s: f32[2]) -> (f32[2], f32[2]) {
+  %a, %b = fused %x, %s : (f32[2], f32[2]) {
+  ^body(%u: f32, %v: f32):
+    %m = mul %u, %v : f32
+    %k = stop_gradient %m : f32
+    %n = mul %v, %m : f32
+    yield %k, %n
+  }
+  return %a, %b
+}
+"""
+    x, s = np.array([2.0, 3.0], np.float32), np.array([5.0, 7.0], np.float32)
+    module = parse(text)
+    for got in (run(module, x, s), compile_plan(module.main)(x, s)):
+        np.testing.assert_array_equal(got[0], x * s)
+        np.testing.assert_array_equal(got[1], s * (x * s))
