@@ -50,6 +50,7 @@ from ..dispatch import apply, user_location
 from ..errors import ArgumentError, ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Function, Module
+from ..ir.registry import attr_key
 from ..ir.signature import Signature, SignatureMismatch
 from ..ir.symbols import FuncRef
 from ..ir.types import (Dim, TensorType, bind_shape, is_symbol, solve_dim, substitute,
@@ -1099,14 +1100,35 @@ def _as_array(a, index: int) -> np.ndarray:
 
 
 def _hashable(values) -> tuple:
+    """The key of a call's non-tensor arguments, equal only for the same value of the
+    same type (`attr_key`): a program traced for 0.0 computes with 0.0, and one for 1
+    with 1, though Python's ``==`` says -0.0 and True are those. An unhashable object
+    is keyed by its identity, which the key holds (an id alone could be a later
+    object's)."""
     out = []
     for v in values:
+        key = attr_key(v)
         try:
-            hash(v)
-            out.append(v)
+            hash(key)
         except TypeError:
-            out.append(id(v))
+            key = _Same(v)
+        out.append(key)
     return tuple(out)
+
+
+class _Same:
+    """A key equal only to a key of the same object, which it keeps alive."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
 
 
 def _ir_name(name: str) -> str:

@@ -243,3 +243,23 @@ def test_train_eval_of_a_layer_a_compiled_function_calls(backend):
             model[1]._mean.set_value(before)
             np.testing.assert_allclose(got, f(x).numpy(), rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(after, model[1]._mean.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_non_tensor_arguments_equal_only_by_python_equality_get_their_own_program(backend):
+    """A program traced for 0.0 multiplies by 0.0 and one for 1 tests `k is True` as
+    False: -0.0 and True (equal to those by ``==``) must not reuse them."""
+    x = paddle.to_tensor(np.array([1.0, 2.0], np.float32))
+
+    def scale(x, s):
+        return x * s
+
+    def pick(x, k):
+        return x.sum() * (2 if k is True else 3)
+
+    for f, first, second in ((scale, 0.0, -0.0), (pick, 1, True), (pick, 1.0, 1)):
+        static = paddle.compile(f, backend=backend)
+        static(x, first)
+        got, want = static(x, second).numpy(), f(x, second).numpy()
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
