@@ -337,7 +337,13 @@ class Parser:
             regions.append(self.region())
         if opdef.name == "const" and "value" in attrs and result_types:
             # The literal's dtype is the result type's: 1.0 may be f32 or f64.
-            attrs["value"] = np.asarray(attrs["value"], dtype=result_types[0].dtype.np)
+            dtype = result_types[0].dtype
+            try:
+                with np.errstate(over="raise"):
+                    attrs["value"] = _literal(attrs["value"], dtype)
+            except (OverflowError, FloatingPointError):
+                raise self.error(f"const: a literal of the value does not fit {dtype.short}",
+                                 name_tok) from None
         try:
             attrs = opdef.complete_attrs(attrs, [v.type for v in operands])
         except IrflowError as e:
@@ -363,6 +369,16 @@ class Parser:
         line = self.expect_kind("number", "a line number")
         self.expect(")")
         return Location(file, int(line.text))
+
+
+def _literal(value, dtype: dtypes.DType) -> np.ndarray:
+    """A const's literal as an array of `dtype`; a bfloat16 one is written as the
+    values (the printer's form), stored as their bits, a NaN's sign kept."""
+    if dtype is not dtypes.bfloat16:
+        return np.asarray(value, dtype=dtype.np)
+    values = np.asarray(value, dtype=np.float32)
+    signs = (np.signbit(values) & np.isnan(values)).astype(np.uint16) << np.uint16(15)
+    return np.asarray(dtypes.to_bfloat16_bits(values) | signs, dtype=np.uint16)
 
 
 def parse(text: str, filename: str = "<ir>") -> Module:

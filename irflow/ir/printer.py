@@ -117,8 +117,8 @@ class Namer:
 
 
 def format_float(value: float, dtype=None) -> str:
-    if math.isnan(value):
-        return "nan"
+    if math.isnan(value):  # its sign bit kept (signbit, copysign, bfloat16 bits read it)
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     text = str(np.float32(value)) if dtype is dtypes.float32 else repr(float(value))
@@ -140,6 +140,8 @@ def format_array(array: np.ndarray) -> str:
         if a.ndim == 0:
             return scalar(a.item() if dt is not dtypes.float32 else a[()])
         return "[" + ", ".join(nested(x) for x in a) + "]"
+    if dt is dtypes.bfloat16:  # the values its bits stand for, exact in float32
+        array, dt = dtypes.from_bfloat16_bits(array), dtypes.float32
     return nested(np.asarray(array))
 
 

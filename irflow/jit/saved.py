@@ -44,7 +44,8 @@ from ..frontend.structure import sorted_leaf_order
 from .translated import TranslatedLayer
 
 FORMAT = "irflow.jit"
-VERSION = 2
+VERSION = 3  # 3: a bfloat16 constant is written as its values (2: as its bits)
+READS = (2, 3)  # a version-2 program is read if it has no bfloat16 constant
 SUFFIXES = {"metadata": ".json", "program": ".irflow", "parameters": ".pdiparams.npz"}
 _METADATA_LIMIT = 1 << 24
 
@@ -203,9 +204,9 @@ def _read_metadata(file: str) -> dict:
         raise fail("not valid JSON (damaged or truncated?)") from None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise fail("not the metadata of a program saved by irflow's jit.save")
-    if metadata.get("version") != VERSION:
+    if metadata.get("version") not in READS:
         raise fail(f"saved in format version {metadata.get('version')!r}; this irflow reads "
-                   f"version {VERSION}")
+                   f"versions {', '.join(map(str, READS))}")
     problem = _schema_problem(metadata)
     if problem:
         raise fail(f"malformed: {problem}")
@@ -229,6 +230,10 @@ def _read_program(file: str, metadata: dict) -> Function:
         raise fail(" ".join(e.message.split())) from None
     except RecursionError:
         raise fail("the IR is nested too deeply") from None
+    if metadata["version"] == 2 and any(op.name == "const" and op.result.type.dtype
+                                        is dtypes.bfloat16 for op in module.walk()):
+        raise fail("saved by an older irflow, which wrote bfloat16 constants as their bits: "
+                   "save the program again")
     name = metadata["function"]
     if name not in module:
         raise fail(f"has no function @{name}")

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from irflow.errors import ParseError
-from irflow.ir import Builder, Function, Module, TensorType, function, parse, verify
+from irflow.ir import Builder, Function, Module, TensorType, dtypes, function, parse, verify
 from irflow.ir.printer import format_float, printed_names
 
 BRANCHY = """\
@@ -149,4 +149,34 @@ def test_parsed_ops_remember_their_line_in_the_text():
 ])
 def test_parse_errors_give_line_and_column(text, message):
     with pytest.raises(ParseError, match=message):
+        parse(text)
+
+
+def test_a_negative_nan_keeps_its_sign_through_the_text():
+    for dtype in ("f32", "f64", "bf16"):
+        text = (f"func @f() -> {dtype}[2] {{\n  %c = const {{value=[-nan, nan]}} : {dtype}[2]\n"
+                "  return %c\n}\n")
+        module = parse(text)
+        assert str(module) == text
+        value = module.main.block.first_op.attrs["value"]
+        if dtype == "bf16":
+            value = dtypes.from_bfloat16_bits(value)
+        np.testing.assert_array_equal(np.signbit(value), [True, False])
+
+
+def test_a_bfloat16_constant_is_written_as_its_values():
+    """Its array holds the bits; the text holds the values they stand for (1.5, not
+    the bits' 16320), which a literal written by hand means too."""
+    text = "func @f() -> bf16[2] {\n  %c = const {value=[1.5, -0.0]} : bf16[2]\n  return %c\n}\n"
+    module = parse(text)
+    assert str(module) == text
+    np.testing.assert_array_equal(module.main.block.first_op.attrs["value"],
+                                  dtypes.to_bfloat16_bits(np.array([1.5, -0.0])))
+
+
+@pytest.mark.parametrize("literal, dtype", [("300", "i8"), ("[1, -1]", "u8[2]"),
+                                            ("1e10", "f16")])
+def test_a_literal_that_does_not_fit_its_type_is_a_parse_error(literal, dtype):
+    text = f"func @f() -> {dtype} {{\n  %c = const {{value={literal}}} : {dtype}\n  return %c\n}}\n"
+    with pytest.raises(ParseError, match=f"does not fit {dtype.split('[')[0]}"):
         parse(text)

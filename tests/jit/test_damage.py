@@ -87,7 +87,7 @@ DAMAGE = [
     ("another format", lambda p: metadata(p, format="irflow.save"), ".json",
      "not the metadata of a program saved by irflow's jit.save"),
     ("another version", lambda p: metadata(p, version=1), ".json",
-     "saved in format version 1; this irflow reads version 2"),
+     "saved in format version 1; this irflow reads versions 2, 3"),
     ("a malformed field", lambda p: metadata(p, state=[{"name": "../x"}]), ".json",
      "malformed: the field 'state' is missing or not what jit.save writes"),
     ("truncated IR", lambda p: write(p, ".irflow", read(p, ".irflow")[:50]), ".irflow",
@@ -150,3 +150,16 @@ def test_irflow_load_reports_damage_the_same_way(tmp_path):
     with pytest.raises(LoadError, match=f"irflow.load: {file}: the file is damaged") as info:
         paddle.load(file)
     assert "\n" not in str(info.value)
+
+
+def test_a_version_2_program_loads_unless_it_has_a_bfloat16_constant(path):
+    """Version 2 wrote a bfloat16 constant as its bits, version 3 as its values: an
+    older program is read, unless such a constant would be read as other values."""
+    metadata(path, version=2)
+    x = np.ones((2, 4), np.float32)
+    assert paddle.jit.load(path)(paddle.to_tensor(x)).shape == [2, 3]
+    program = read(path, ".irflow").replace(b"{\n", b"{\n  %bf = const {value=16256.0} : bf16\n",
+                                            1)
+    write(path, ".irflow", program, True)
+    with pytest.raises(LoadError, match="wrote bfloat16 constants as their bits"):
+        paddle.jit.load(path)
