@@ -89,7 +89,7 @@ class BufferAssignment:
     """Which values of `fn` the arena holds and which buffer each takes, for any
     sizes: `buffers`, `buffer_of[value]` (an index into `buffers`), `allocated[value]`
     (why its op allocates it instead), `copied` (the indices of the returned values
-    that may be arena memory, which `return` copies out), `results` (the returned
+    that may be arena memory or a constant's array, which `return` copies out), `results` (the returned
     values given result buffers, `result_of[value]` an index into it) and `symbols`
     (those the sizes of buffers and result buffers depend on). Once built it reads nothing from the IR (values are
     only its keys), so a compiled plan needs no IR to place buffers for a new shape."""
@@ -113,8 +113,11 @@ class BufferAssignment:
                 self.allocated[r] = why
         for op in fn.walk():
             self._written_over(op, live)
+        # (a constant's array is the plan's, the same on every call: the caller's
+        # writes into a returned one would change later calls)
         self.copied = tuple(i for i, v in enumerate(returned)
-                            if any(r in self.buffer_of for r in live.refs_of(v)))
+                            if any(r in self.buffer_of or isinstance(r, OpResult)
+                                   and r.op.name == "const" for r in live.refs_of(v)))
         self.results: list[OpResult] = [
             r for r, why in self.allocated.items()
             if why == "returned" and r.op.parent is fn.block and r.type.rank > 0]

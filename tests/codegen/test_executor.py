@@ -567,3 +567,22 @@ def test_a_timed_block_times_each_step_whichever_way_it_runs(n):
     np.testing.assert_array_equal(plan(x)[0], compile_plan(fn)(x)[0])
     assert sorted(timer.runs.values()) == [1] * (n + 1)  # n negations and the add
     assert plan.describe() == compile_plan(fn).describe()
+
+
+def test_a_returned_constant_is_the_callers_to_write_into():
+    """A constant's array is the module's (the interpreter) or the plan's (every
+    call): a returned one, or a view of one, is a copy, so writing into it changes
+    neither the module's text nor a later call."""
+    module = parse("func @f() -> (f32[2], f32[2,1]) {\n"
+                   "  %c = const {value=[1.0, 2.0]} : f32[2]\n"
+                   "  %r = reshape %c {shape=[2, 1]} : f32[2,1]\n"
+                   "  return %c, %r\n}\n")
+    text = str(module)
+    plan = compile_plan(module.main)
+    for call in (lambda: run(module), plan):
+        first = call()
+        first[0][0], first[1][1, 0] = 7.0, 9.0
+        again = call()
+        np.testing.assert_array_equal(again[0], [1.0, 2.0])
+        np.testing.assert_array_equal(again[1], [[1.0], [2.0]])
+    assert str(module) == text
