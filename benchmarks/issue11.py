@@ -5,6 +5,7 @@
     PYTHONPATH=. python benchmarks/issue11.py --compile    # compile times too
     PYTHONPATH=. python benchmarks/issue11.py --threads 2  # irflow's kernels on 2 threads
     PYTHONPATH=. python benchmarks/issue11.py --only training --rounds 81  # one row
+    PYTHONPATH=. python benchmarks/issue11.py --overhead   # per-call overhead, warm/cold
 
 Each workload runs as NumPy eager written the natural way (for the convolution:
 ``sliding_window_view`` im2col and one matmul; GELU with ``scipy.special.erf``),
@@ -272,9 +273,10 @@ def layer_norm_gelu(shape):
     return (x,), calls, "allclose"
 
 
-def training_step(widths, batch, lr=0.01):
+def training_step(widths, batch, lr=0.01, others=True):
     """One SGD step of cross-entropy on an MLP; each system updates its own copy of
-    the same initial weights. The result compared is the first step's loss."""
+    the same initial weights. The result compared is the first step's loss. Without
+    `others`, NumPy eager and irflow only."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch, widths[0])).astype(np.float32)
     labels = rng.integers(0, widths[-1], (batch, 1))
@@ -325,6 +327,8 @@ def training_step(widths, batch, lr=0.01):
         return float(loss)
     calls = {"numpy eager": numpy_eager, "irflow numpy": irflow_step("numpy"),
              "irflow llvm": irflow_step("llvm")}
+    if not others:
+        return (x, labels), calls, "loss"
     if HAVE["torch"]:
         torch = _torch()
         net = torch_mlp(torch, init)
@@ -652,6 +656,31 @@ def compile_times() -> None:
                   f"{seconds(backend, 'kernels')} s |")
 
 
+def overhead(samples: int) -> None:
+    """What a call costs beyond its kernels: the training step of a model small
+    enough that a call is nearly all overhead (MLP 16-16-4, batch 8), warm (calls
+    back to back) and cold (a pass over 32 MiB of other memory before each call, as
+    the table's rounds leave the caches to the system that runs next)."""
+    inputs, calls, _ = training_step([16, 16, 4], 8, others=False)
+    other = np.zeros(8 << 20, np.float32)
+    print(f"machine: {machine()}\n")
+    print("| training step MLP 16-16-4, batch 8 | " + " | ".join(TRACED) + " |")
+    print("|---" * (len(TRACED) + 1) + "|")
+    for label, evict in (("warm", False), ("cold", True)):
+        times = {name: [] for name in calls}
+        for _ in range(samples):
+            for name, fn in calls.items():
+                if evict:
+                    other += 1
+                start = time.perf_counter()
+                fn(*inputs)
+                times[name].append(time.perf_counter() - start)
+        base = statistics.median(times["numpy eager"])
+        print(f"| {label} | " + " | ".join(
+            f"{_time(statistics.median(times[s]))} ({statistics.median(times[s]) / base:.2f})"
+            for s in TRACED) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -664,10 +693,15 @@ def main() -> None:
                              "'training'): a noisy row measured alone, with more --rounds")
     parser.add_argument("--rounds", type=int, default=None,
                         help="rounds of every system (21; 5 with --quick)")
+    parser.add_argument("--overhead", action="store_true",
+                        help="only what a call costs beyond its kernels, warm and cold "
+                             "(a training step of a tiny MLP)")
     args = parser.parse_args()
     irflow.set_num_threads(args.threads)
     samples = args.rounds or (5 if args.quick else 21)
     irflow.seed(0)
+    if args.overhead:
+        return overhead(args.rounds or 301)
     built = []
     for name, make, batch in WORKLOADS:
         if args.only not in name:
