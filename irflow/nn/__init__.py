@@ -19,7 +19,9 @@ from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
 from .layer.resample import Pad2D, Unfold, Upsample
 from .layer.rnn import (GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN,
                         SimpleRNNCell)
-from .layer.transformer import MultiHeadAttention, TransformerEncoder, TransformerEncoderLayer
+from .layer.transformer import (MultiHeadAttention, Transformer, TransformerDecoder,
+                                TransformerDecoderLayer, TransformerEncoder,
+                                TransformerEncoderLayer)
 
 Silu = SiLU
 
@@ -32,5 +34,5 @@ __all__ = ["AdaptiveAvgPool2D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "Ba
            "MSELoss", "MarginRankingLoss", "MaxPool2D", "Mish", "MultiHeadAttention", "NLLLoss",
            "Pad2D", "RNN", "RNNCellBase", "ReLU", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu",
            "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss", "Softmax", "Softplus", "Tanh",
-           "TransformerEncoder", "TransformerEncoderLayer", "Unfold", "Upsample", "functional",
-           "initializer", "utils"]
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerEncoderLayer", "Unfold", "Upsample", "functional", "initializer", "utils"]

@@ -1,13 +1,19 @@
-"""MultiHeadAttention, TransformerEncoderLayer and TransformerEncoder, as Paddle's:
-the same sublayers, in the same order (so `state_dict()` has Paddle's names), and
-the same computation.
+"""MultiHeadAttention, the Transformer encoder and decoder (their layers and stacks)
+and Transformer, as Paddle's: the same sublayers, in the same order (so
+`state_dict()` has Paddle's names), and the same computation.
 
 Attention masks follow Paddle: a bool or int mask keeps the positions that are
-True (1) and adds -1e9 to the others; a float mask is added as it is.
+True (1) and adds -1e9 to the others; a float mask is added as it is. Either
+broadcasts against the scores [batch, heads, q_length, k_length].
+
+Paddle's incremental decoding caches (``cache=``, ``gen_cache``) are not provided:
+a cache raises NotImplementedError rather than being ignored.
 """
 from __future__ import annotations
 
-from ...tensor import matmul, reshape, transpose
+import numpy as np
+
+from ...tensor import full, matmul, reshape, transpose, triu
 from ...tensor.manipulation import exact_shape
 from .. import functional as F
 from .common import Dropout, Linear
@@ -25,7 +31,7 @@ def convert_attention_mask(attn_mask, dtype):
     return attn_mask.astype(dtype)
 
 
-def _pair_of(attr, n: int = 2) -> list:
+def _attrs_of(attr, n: int) -> list:
     """Paddle's spelling of per-sublayer attributes: one for all, or a list of n."""
     if isinstance(attr, list | tuple):
         if len(attr) != n:
@@ -84,10 +90,15 @@ class MultiHeadAttention(Layer):
         return (out, weights) if self.need_weights else out
 
 
-class TransformerEncoderLayer(Layer):
-    """Self-attention then a feed-forward network (linear1, activation, linear2),
-    each with dropout, a residual connection and layer normalization (before the
-    sublayer if `normalize_before`, else after the residual)."""
+class _ResidualBlocks(Layer):
+    """What the encoder and decoder layers share: the attention sublayers the
+    subclass names in `_attentions`, then a feed-forward network (linear1,
+    activation, linear2), each wrapped in dropout, a residual connection and layer
+    normalization (before the sublayer if `normalize_before`, else after the
+    residual). Sublayers are created in Paddle's order, which `state_dict` follows.
+    The arguments are kept in `_config`, from which a stack builds its other layers."""
+
+    _attentions: tuple[str, ...]
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
                  activation: str = "relu", attn_dropout=None, act_dropout=None,
@@ -99,43 +110,85 @@ class TransformerEncoderLayer(Layer):
                             act_dropout=act_dropout, normalize_before=normalize_before,
                             weight_attr=weight_attr, bias_attr=bias_attr,
                             layer_norm_eps=layer_norm_eps)
+        if dim_feedforward <= 0:
+            raise ValueError(f"dim_feedforward must be positive, got {dim_feedforward}")
+        if not hasattr(F, activation):
+            raise ValueError(f"activation {activation!r} is not one irflow provides")
         attn_dropout = dropout if attn_dropout is None else attn_dropout
         act_dropout = dropout if act_dropout is None else act_dropout
         self.normalize_before = normalize_before
-        weight_attrs, bias_attrs = _pair_of(weight_attr), _pair_of(bias_attr)
-        self.self_attn = MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
-                                            weight_attr=weight_attrs[0],
-                                            bias_attr=bias_attrs[0])
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[1], bias_attr=bias_attrs[1])
+        blocks = len(self._attentions) + 1
+        weight_attrs, bias_attrs = _attrs_of(weight_attr, blocks), _attrs_of(bias_attr, blocks)
+        for name, w_attr, b_attr in zip(self._attentions, weight_attrs, bias_attrs):
+            setattr(self, name, MultiHeadAttention(d_model, nhead, dropout=attn_dropout,
+                                                   weight_attr=w_attr, bias_attr=b_attr))
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[-1],
+                              bias_attr=bias_attrs[-1])
         self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[1], bias_attr=bias_attrs[1])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        if not hasattr(F, activation):
-            raise ValueError(f"activation {activation!r} is not one irflow provides")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[-1],
+                              bias_attr=bias_attrs[-1])
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, layer_norm_eps))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
         self.activation = getattr(F, activation)
 
+    def _residual(self, x, norm, dropout, sublayer, **kwargs):
+        """x + dropout(sublayer(x, **kwargs)), with `norm` applied to the sublayer's
+        input (pre-norm) or to the sum (post-norm)."""
+        out = x + dropout(sublayer(norm(x) if self.normalize_before else x, **kwargs))
+        return out if self.normalize_before else norm(out)
+
+    def _feed_forward(self, x):
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+def _no_cache(cache, where: str) -> None:
+    if cache is not None:
+        raise NotImplementedError(f"{where}: cache (incremental decoding) is not supported "
+                                  f"by irflow")
+
+
+class TransformerEncoderLayer(_ResidualBlocks):
+    """Self-attention then a feed-forward network (linear1, activation, linear2),
+    each with dropout, a residual connection and layer normalization (before the
+    sublayer if `normalize_before`, else after the residual)."""
+
+    _attentions = ("self_attn",)
+
     def forward(self, src, src_mask=None, cache=None):
-        if cache is not None:
-            raise NotImplementedError("TransformerEncoderLayer: cache is not supported by "
-                                      "irflow")
+        _no_cache(cache, "TransformerEncoderLayer")
         src_mask = convert_attention_mask(src_mask, src.dtype)
-        residual = src
-        if self.normalize_before:
-            src = self.norm1(src)
-        src = residual + self.dropout1(self.self_attn(src, src, src, src_mask))
-        if not self.normalize_before:
-            src = self.norm1(src)
-        residual = src
-        if self.normalize_before:
-            src = self.norm2(src)
-        src = self.linear2(self.dropout(self.activation(self.linear1(src))))
-        src = residual + self.dropout2(src)
-        if not self.normalize_before:
-            src = self.norm2(src)
-        return src
+        src = self._residual(src, self.norm1, self.dropout1, self.self_attn,
+                             attn_mask=src_mask)
+        return self._residual(src, self.norm2, self.dropout2, self._feed_forward)
+
+
+class TransformerDecoderLayer(_ResidualBlocks):
+    """Self-attention over the target, cross-attention from the target to the
+    encoder's output `memory`, then a feed-forward network, each with dropout, a
+    residual connection and layer normalization (before the sublayer if
+    `normalize_before`, else after the residual). A list `weight_attr` or
+    `bias_attr` has 3 entries: self-attention, cross-attention, feed-forward."""
+
+    _attentions = ("self_attn", "cross_attn")
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
+        _no_cache(cache, "TransformerDecoderLayer")
+        tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = convert_attention_mask(memory_mask, memory.dtype)
+        tgt = self._residual(tgt, self.norm1, self.dropout1, self.self_attn,
+                             attn_mask=tgt_mask)
+        tgt = self._residual(tgt, self.norm2, self.dropout2, self.cross_attn, key=memory,
+                             value=memory, attn_mask=memory_mask)
+        return self._residual(tgt, self.norm3, self.dropout3, self._feed_forward)
+
+
+def _stack(layer, num_layers: int) -> LayerList:
+    """`layer`, then num_layers - 1 new layers built with its configuration (freshly
+    initialized, not copies, as in Paddle)."""
+    return LayerList([layer if i == 0 else type(layer)(**layer._config)
+                      for i in range(num_layers)])
 
 
 class TransformerEncoder(Layer):
@@ -144,15 +197,12 @@ class TransformerEncoder(Layer):
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm=None):
         super().__init__()
-        self.layers = LayerList([encoder_layer if i == 0 else
-                                 type(encoder_layer)(**encoder_layer._config)
-                                 for i in range(num_layers)])
+        self.layers = _stack(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
     def forward(self, src, src_mask=None, cache=None):
-        if cache is not None:
-            raise NotImplementedError("TransformerEncoder: cache is not supported by irflow")
+        _no_cache(cache, "TransformerEncoder")
         src_mask = convert_attention_mask(src_mask, src.dtype)
         output = src
         for layer in self.layers:
@@ -160,3 +210,88 @@ class TransformerEncoder(Layer):
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class TransformerDecoder(Layer):
+    """`num_layers` decoder layers, each attending to the same `memory`: the one
+    given, then new ones built with its configuration (freshly initialized, as in
+    Paddle), and an optional final norm."""
+
+    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm=None):
+        super().__init__()
+        self.layers = _stack(decoder_layer, num_layers)
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
+        _no_cache(cache, "TransformerDecoder")
+        tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = convert_attention_mask(memory_mask, memory.dtype)
+        output = tgt
+        for layer in self.layers:
+            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+def _split_attrs(attr) -> tuple:
+    """Transformer's `weight_attr` or `bias_attr` as (the encoder layer's, the
+    decoder layer's). A list of 1 serves every sublayer; of 2, (attention,
+    feed-forward); of 3, (self-attention, cross-attention, feed-forward), the
+    encoder taking the first and last."""
+    if not isinstance(attr, list | tuple):
+        return attr, attr
+    if len(attr) == 1:
+        return [attr[0]] * 2, [attr[0]] * 3
+    if len(attr) == 2:
+        return list(attr), [attr[0], attr[0], attr[1]]
+    if len(attr) == 3:
+        return [attr[0], attr[2]], list(attr)
+    raise ValueError(f"expected 1, 2 or 3 attributes, got {len(attr)}")
+
+
+class Transformer(Layer):
+    """An encoder of `num_encoder_layers` layers and a decoder of
+    `num_decoder_layers`, each stack ending in a LayerNorm (or `custom_encoder` /
+    `custom_decoder` in their place): ``forward(src, tgt, src_mask=None,
+    tgt_mask=None, memory_mask=None)`` decodes `tgt` attending to the encoding of
+    `src`."""
+
+    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str = "relu", attn_dropout=None,
+                 act_dropout=None, normalize_before: bool = False, weight_attr=None,
+                 bias_attr=None, custom_encoder=None, custom_decoder=None):
+        super().__init__()
+        encoder_weight_attr, decoder_weight_attr = _split_attrs(weight_attr)
+        encoder_bias_attr, decoder_bias_attr = _split_attrs(bias_attr)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                        attn_dropout, act_dropout, normalize_before,
+                                        encoder_weight_attr, encoder_bias_attr),
+                num_encoder_layers, LayerNorm(d_model))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(
+                TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+                                        attn_dropout, act_dropout, normalize_before,
+                                        decoder_weight_attr, decoder_bias_attr),
+                num_decoder_layers, LayerNorm(d_model))
+        self.d_model, self.nhead = d_model, nhead
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None):
+        src_mask = convert_attention_mask(src_mask, src.dtype)
+        memory = self.encoder(src, src_mask=src_mask)
+        tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
+        memory_mask = convert_attention_mask(memory_mask, memory.dtype)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+
+    def generate_square_subsequent_mask(self, length):
+        """A float32 [length, length] mask for `tgt_mask`: 0 on and below the
+        diagonal, -inf above, so that position i attends only to positions <= i."""
+        return triu(full([length, length], -np.inf), 1)
