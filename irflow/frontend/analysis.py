@@ -16,6 +16,11 @@ from the user's AST, as AutoGraph does, rather than by tracing and guessing:
 - **in-place mutations**: ``a[i] = v``, ``a.x = v``, ``a.append(v)`` modify the
   object named ``a``; such names are outputs of the statement too, so that the
   runtime can give each branch its own copy and detect what a loop cannot carry.
+  Only the function's own variables can be outputs: assigning a global or a
+  variable of an enclosing function would make it local. A change to an object
+  such a name holds (``TOTAL.add_(x)``, and ``nn.utils.clip_grad_norm_(...)``,
+  which names the module ``nn`` but changes gradients) is an *effect* only: the
+  runtime looks at the object and follows it if it is one a branch can change.
 
 Names read inside nested functions and lambdas are live everywhere (the closure may
 run at any later time), and a call of ``locals()``, ``vars()``, ``eval()`` or
@@ -32,7 +37,11 @@ from dataclasses import dataclass, field
 
 # Methods that change a list, dict or set in place; tensor methods ending in ``_``
 # (``x.add_(y)``, ``x.zero_()``) and ``set_value`` change a tensor in place; and the
-# functions that change one of their arguments (its position, its keyword).
+# functions that change one of their arguments (its position, its keyword). A call
+# ending in ``_`` through a module (``nn.utils.clip_grad_norm_(ps, 1.0)``) names the
+# module as what it changes, which the runtime does not follow; the clipping
+# functions change gradients, which the tracer keeps as state, not their argument
+# (taking ``ps`` as changed would trace each branch on copies of the parameters).
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
                       "setdefault", "popitem", "add", "discard", "sort", "reverse",
                       "set_value"})
@@ -48,7 +57,7 @@ class Flow:
     live_out: Live                      # live after the statement
     live_head: Live | None = None       # loops: live at the head of each iteration
     defined: frozenset = frozenset()    # definitely bound before the statement
-    mutated: dict = field(default_factory=dict)  # name -> line of an in-place change
+    mutated: dict = field(default_factory=dict)  # local -> line of an in-place change
     effects: dict = field(default_factory=dict)  # (object path, attribute | None) -> line
     outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> line
 
@@ -61,12 +70,36 @@ def analyze(fn: ast.FunctionDef, reserved: frozenset[str]) -> frozenset[str] | N
     captured, introspects = _closure_reads(fn)
     if introspects:
         return None
-    _Liveness(captured, reserved).block(fn.body, {})
+    params = _parameters(fn)
+    _Liveness(captured, reserved, _local_names(fn, params)).block(fn.body, {})
     _note_outer_writes(fn)
-    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-    _Definite().block(fn.body, frozenset(params))
+    _Definite().block(fn.body, params)
     return frozenset(captured)
+
+
+def _parameters(fn: ast.FunctionDef) -> frozenset[str]:
+    args = fn.args
+    return frozenset({a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} |
+                     {a.arg for a in (args.vararg, args.kwarg) if a is not None})
+
+
+def _local_names(fn: ast.FunctionDef, params: frozenset[str]) -> frozenset[str]:
+    """Python's local variables of `fn`: its parameters and the names it binds in its
+    own scope, minus those it declares global or nonlocal. Every other name it reads
+    is a global or a variable of an enclosing function, which a converted statement
+    cannot give back (assigning it would make it local)."""
+    bound = set(params)
+    for node in _own_nodes(fn.body):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    globals_, nonlocals = declarations(fn)
+    return frozenset(bound - globals_ - nonlocals)
 
 
 # ---------------------------------------------------------------- reads and writes
@@ -180,16 +213,20 @@ def _mutating_method(name: str) -> bool:
     return name in MUTATORS or (name.endswith("_") and not name.startswith("_"))
 
 
-def mutations(stmts, reserved: frozenset[str]) -> tuple[dict[str, int], dict]:
+def mutations(stmts, reserved: frozenset[str], local: frozenset[str]) \
+        -> tuple[dict[str, int], dict]:
     """What the statements change in place (not looking into nested functions):
 
-    - the variables whose objects change, with the line of the first change:
+    - the `local` variables whose objects change, with the line of the first change:
       ``a[i] = v``, ``a.x = v``, ``a[i] += v``, ``del a[i]``, ``a.append(v)``,
       ``a.add_(v)``, ``paddle.increment(a)``;
     - the *effects*, each keyed by the path of the object changed (the variable and
       the attributes that lead to it) and the attribute set on it, or None when its
       contents change: ``self.h = v`` is ``(("self",), "h")``,
-      ``self.history.append(v)`` is ``(("self", "history"), None)``.
+      ``self.history.append(v)`` is ``(("self", "history"), None)``. Changes to
+      objects that other names hold are effects only: ``TOTAL.add_(x)`` of a global
+      is ``(("TOTAL",), None)``, ``nn.utils.clip_grad_norm_(ps, 1.0)`` is
+      ``(("nn", "utils"), None)`` (a module, which the runtime leaves alone).
     """
     changed: dict[str, int] = {}
     effects: dict[tuple, int] = {}
@@ -198,7 +235,7 @@ def mutations(stmts, reserved: frozenset[str]) -> tuple[dict[str, int], dict]:
         full, path = _object_path(target)
         if path is None or path[0] in reserved:
             return
-        if changed.get(path[0], line) >= line:
+        if path[0] in local and changed.get(path[0], line) >= line:
             changed[path[0]] = line
         key = (path, attr if full else None)
         effects[key] = min(effects.get(key, line), line)
@@ -281,9 +318,10 @@ class _Liveness:
     """Backward liveness over structured statements. `block(stmts, live_after)`
     returns what is live before `stmts` and records each if/loop's sets."""
 
-    def __init__(self, captured: set[str], reserved: frozenset[str]):
+    def __init__(self, captured: set[str], reserved: frozenset[str], local: frozenset[str]):
         self.captured = captured
         self.reserved = reserved
+        self.local = local
 
     def block(self, stmts, live: Live) -> Live:
         for stmt in reversed(stmts):
@@ -342,7 +380,7 @@ class _Liveness:
     def visit_If(self, s: ast.If, live: Live) -> Live:
         flow = _flow(s)
         flow.live_out = dict(live)
-        flow.mutated, flow.effects = mutations(s.body + s.orelse, self.reserved)
+        flow.mutated, flow.effects = mutations(s.body + s.orelse, self.reserved, self.local)
         return _union(reads(s.test), self.block(s.body, live), self.block(s.orelse, live))
 
     def visit_While(self, s: ast.While, live: Live) -> Live:
@@ -355,7 +393,7 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated, flow.effects = mutations(s.body, self.reserved)
+        flow.mutated, flow.effects = mutations(s.body, self.reserved, self.local)
         return head
 
     def visit_For(self, s: ast.For, live: Live) -> Live:
@@ -371,7 +409,7 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated, flow.effects = mutations(s.body, self.reserved)
+        flow.mutated, flow.effects = mutations(s.body, self.reserved, self.local)
         return _union(head, reads(s.iter))
 
     def visit_With(self, s: ast.With, live: Live) -> Live:

@@ -43,7 +43,8 @@ def checked_call(compiled, program, args):
         state.observer = None
     for t, v in zip(program.state, saved):  # the compiled run makes the state updates
         t._value = v
-    inputs = [leaf for a in args for leaf in flatten(a)[0]][:program.n_inputs]
+    inputs = [leaf for a in args
+              for leaf in flatten(a, constants=True)[0]][:program.n_inputs]
     arrays = [a._value if isinstance(a, Tensor) else np.asarray(a) for a in inputs]
     results = program.call(inputs, arrays)
     outs = [t._value for t in results]

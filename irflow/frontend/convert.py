@@ -312,7 +312,9 @@ class Statement:
     analysis (`irflow.frontend.analysis`): the variables its branch or body functions
     take (`params`) and give back (`outputs`: yielded by a ``cond`` or carried by a
     ``while``), the line of a later use of each output, and the variables whose objects
-    it changes in place."""
+    it changes in place. `outer` are the globals and variables of enclosing functions
+    whose objects it changes (``TOTAL.add_(x)``): the runtime receives their values to
+    follow those objects, as it follows ``self.h``."""
     kind: str
     loc: Location
     params: tuple[str, ...]
@@ -321,6 +323,7 @@ class Statement:
     mutated: dict = field(default_factory=dict)   # variable -> Location of the change
     effects: dict = field(default_factory=dict)   # (object path, attribute) -> Location
     outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> Location
+    outer: tuple[str, ...] = ()  # globals/enclosing variables whose objects change
 
 
 STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
@@ -361,10 +364,11 @@ class _ControlFlow(ast.NodeTransformer):
         uses = {n: Location(self.filename, flow.live_out[n]) for n in outputs
                 if flow is not None and n in flow.live_out}
         effects = flow.effects if flow is not None else {}
-        outer = flow.outer_writes if flow is not None else {}
+        outer_writes = flow.outer_writes if flow is not None else {}
+        outer = dict.fromkeys(path[0] for path, _ in effects if path[0] not in mutated)
         record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
                            tuple(outputs), uses, self.located(mutated), self.located(effects),
-                           self.located(outer))
+                           self.located(outer_writes), tuple(outer))
         self.statements.append(record)
         return record
 
@@ -383,6 +387,14 @@ class _ControlFlow(ast.NodeTransformer):
     def record(self, record: Statement) -> ast.Subscript:
         return ast.Subscript(value=_name(STATEMENTS), slice=_const(len(self.statements) - 1),
                              ctx=ast.Load())
+
+    @staticmethod
+    def pass_outer(call: ast.Call, record: Statement) -> ast.Call:
+        """``outer=(values...)`` on a helper call whose statement changes objects that
+        globals or enclosing variables hold."""
+        if record.outer:
+            call.keywords.append(ast.keyword(arg="outer", value=_load_state(record.outer)))
+        return call
 
     def assign_outputs(self, record: Statement, call: ast.expr, node) -> list[ast.stmt]:
         """``(a, b) = call``, then unbind the outputs that were unbound before and that
@@ -408,8 +420,9 @@ class _ControlFlow(ast.NodeTransformer):
                                 node.body + [ast.Return(value=_tuple(record.outputs))])
         false_fn = self.function("false", record.params,
                                  node.orelse + [ast.Return(value=_tuple(record.outputs))])
-        call = _call(_jst("if_"), node.test, _name(true_fn.name), _name(false_fn.name),
-                     _load_state(record.params), self.record(record))
+        call = self.pass_outer(_call(_jst("if_"), node.test, _name(true_fn.name),
+                                     _name(false_fn.name), _load_state(record.params),
+                                     self.record(record)), record)
         return [_located(true_fn, node), _located(false_fn, node),
                 *self.assign_outputs(record, call, node)]
 
@@ -423,8 +436,8 @@ class _ControlFlow(ast.NodeTransformer):
         carried = record.outputs
         cond_fn = _function(self.fresh("cond"), carried, [ast.Return(value=node.test)])
         body_fn = self.function("body", carried, node.body + [ast.Return(value=_tuple(carried))])
-        call = _call(_jst("while_"), _name(cond_fn.name), _name(body_fn.name),
-                     _load_state(carried), self.record(record))
+        call = self.pass_outer(_call(_jst("while_"), _name(cond_fn.name), _name(body_fn.name),
+                                     _load_state(carried), self.record(record)), record)
         return [_located(cond_fn, node), _located(body_fn, node),
                 *self.assign_outputs(record, call, node)]
 
@@ -441,8 +454,8 @@ class _ControlFlow(ast.NodeTransformer):
         bind = ast.Assign(targets=[node.target], value=_name(item))
         body_fn = self.function("for", [item, *carried], [_located(bind, node), *node.body,
                                                           ast.Return(value=_tuple(carried))])
-        call = _call(_jst("for_"), node.iter, _name(body_fn.name), _load_state(carried),
-                     self.record(record))
+        call = self.pass_outer(_call(_jst("for_"), node.iter, _name(body_fn.name),
+                                     _load_state(carried), self.record(record)), record)
         out = [_located(body_fn, node)]
         brk = getattr(node, "jst_break_flag", None)
         if brk is not None:  # the loop also stops once the break flag is set

@@ -346,16 +346,25 @@ def _is_user_code(fn: types.FunctionType) -> bool:
 
 # ---------------------------------------------------------------- statements
 
-def if_(test, true_fn: Callable, false_fn: Callable, init: tuple, stmt: Statement):
+def if_(test, true_fn: Callable, false_fn: Callable, init: tuple, stmt: Statement,
+        outer: tuple = ()):
+    """``if``; `outer` holds the values of the names in `stmt.outer` (the same in
+    `while_` and `for_`)."""
     if is_traced(test):
         return _trace_cond(_predicate(test), (lambda: true_fn(*_private(init)),
                                               lambda: false_fn(*_private(init))),
-                           stmt, dict(zip(stmt.params, init)))
+                           stmt, _objects(stmt, stmt.params, init, outer))
     return true_fn(*init) if test else false_fn(*init)
 
 
+def _objects(stmt: Statement, names: Sequence[str], values: Sequence, outer: tuple) -> dict:
+    """What a statement starts from, by name: its variables' values, and those of the
+    globals and enclosing variables whose objects it changes."""
+    return dict(zip(names, values)) | dict(zip(stmt.outer, outer))
+
+
 def while_(cond_fn: Callable, body_fn: Callable, init: tuple, stmt: Statement,
-           trips: Dim | None = None):
+           trips: Dim | None = None, outer: tuple = ()):
     """``while``; `trips` is the number of iterations as a dim where the loop is known
     to run exactly that many (a ``for`` over ``range(x.shape[0])`` without a break)."""
     values = init
@@ -363,32 +372,32 @@ def while_(cond_fn: Callable, body_fn: Callable, init: tuple, stmt: Statement,
         test = cond_fn(*values)
         if is_traced(test):  # from here on the loop runs in the program
             return _trace_while(cond_fn, body_fn, values, stmt,
-                                trips=trips if values is init else None)
+                                trips=trips if values is init else None, outer=outer)
         if not test:
             return values
         values = body_fn(*values)
 
 
 def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
-         stop: Callable | None = None):
+         stop: Callable | None = None, outer: tuple = ()):
     """``for``: a Python iterable runs in Python; a range with traced bounds or a traced
     tensor becomes a while loop over an index. Once a ``break`` depends on a tensor,
     the remaining iterations of a Python iterable run under a ``cond``."""
     if isinstance(iterable, Range):
-        return _for_range(iterable, body_fn, init, stmt, stop)
+        return _for_range(iterable, body_fn, init, stmt, stop, outer)
     seq = run_sequence(iterable)
     if seq is not None:
-        return _for_items(seq.length(), seq.item, body_fn, init, stmt, stop)
+        return _for_items(seq.length(), seq.item, body_fn, init, stmt, stop, outer)
     if isinstance(iterable, builtins.range):
         return _for_range(Range(iterable.start, iterable.stop, iterable.step), body_fn,
-                          init, stmt, stop)
+                          init, stmt, stop, outer)
     values = init
     for item in iterable:
         halt = stop(*values) if stop is not None else False
         if is_traced(halt):
             values = _trace_cond(_predicate(not_(halt)), (
                 lambda: body_fn(item, *_private(values)), lambda: _private(values)),
-                stmt, dict(zip(stmt.outputs, values)))
+                stmt, _objects(stmt, stmt.outputs, values, outer))
         elif halt:
             break
         else:
@@ -399,7 +408,7 @@ def for_(iterable, body_fn: Callable, init: tuple, stmt: Statement,
 _INDEX = "__jst_index"
 
 
-def _for_range(r: Range, body_fn, init, stmt: Statement, stop):
+def _for_range(r: Range, body_fn, init, stmt: Statement, stop, outer: tuple = ()):
     step = r.step
     if isinstance(step, numbers.Number) and step == 0:
         raise ConversionError("range() step must not be zero", stmt.loc)
@@ -416,13 +425,14 @@ def _for_range(r: Range, body_fn, init, stmt: Statement, stop):
     indexed = dataclasses.replace(stmt, params=(_INDEX, *stmt.params),
                                   outputs=(_INDEX, *stmt.outputs))
     trips = r.trips() if stop is None else None
-    return while_(cond, body, (r.start, *init), indexed, trips)[1:]
+    return while_(cond, body, (r.start, *init), indexed, trips, outer)[1:]
 
 
-def _for_items(length, item_at: Callable, body_fn, init, stmt: Statement, stop):
+def _for_items(length, item_at: Callable, body_fn, init, stmt: Statement, stop,
+               outer: tuple = ()):
     """A loop over `item_at(i)` for i in range(length), a traced length."""
     return _for_range(Range(length), lambda i, *values: body_fn(item_at(i), *values),
-                      init, stmt, stop)
+                      init, stmt, stop, outer)
 
 
 def _private(values: tuple) -> tuple:
@@ -466,19 +476,23 @@ def _write_back(stmt: Statement, before: dict, name: str, value):
 
 class _Effects:
     """What a statement changes on Python objects other than its own variables: an
-    attribute set (``self.h = v``) or the contents of a list or dict reached through
-    attributes (``self.history.append(v)``). After each traced branch or loop body
-    these are read and put back as they were, so that every trace starts from the
-    same objects; a ``cond`` yields their new values, a loop refuses them (it carries
-    variables, not objects)."""
+    attribute set (``self.h = v``), the contents of a list or dict reached through
+    attributes (``self.history.append(v)``) or held by a global or a variable of an
+    enclosing function, and a traced tensor such a name or attribute holds changed in
+    place (``y.add_(x)`` of an enclosing function's ``y``). After each traced branch
+    or loop body these are read and put back as they were, so that every trace starts
+    from the same objects; a ``cond`` yields their new values, a loop refuses them (it
+    carries variables, not objects). A concrete tensor changed in place is the
+    tracer's state instead (`_StateChanges`), and a module is no object a statement
+    changes (``nn.utils.clip_grad_norm_`` changes gradients, which are state)."""
 
     def __init__(self, stmt: Statement, before: dict):
         self.keys, self.lines, self.objects, self.saved = [], [], [], []
+        self.loc = stmt.loc
         for (path, attr), line in stmt.effects.items():
             obj = _follow(before, path)
-            if obj is _MISSING or (attr is None and (len(path) == 1 or not _is_container(obj))) \
-                    or (attr is not None and not _is_plain_object(obj)):
-                continue  # a variable of the statement, or nothing irflow can follow
+            if not _followed(stmt, path, attr, obj):
+                continue
             self.keys.append((path, attr))
             self.lines.append(line)
             self.objects.append(obj)
@@ -493,7 +507,14 @@ class _Effects:
                      for obj, (_, attr) in zip(self.objects, self.keys))
 
     def set(self, values) -> None:
-        for obj, (_, attr), v in zip(self.objects, self.keys, values):
+        for name, obj, (_, attr), v in zip(self.names, self.objects, self.keys, values):
+            if attr is None and isinstance(v, TensorArray):
+                raise ConversionError(
+                    f"`{name}` is a Python list that the branches of this tensor-dependent "
+                    "`if` leave with different lengths. The program runs Python code only "
+                    "when it is traced, so it cannot change the list on each call: keep "
+                    "the tensors in a local list, or in tensors the function returns.",
+                    self.loc)
             if attr is None:
                 _set_contents(obj, v)
             elif v is _MISSING:
@@ -535,6 +556,19 @@ class _Effects:
 _MISSING = object()
 
 
+def _followed(stmt: Statement, path: tuple, attr: str | None, obj) -> bool:
+    """Whether `_Effects` follows the object at `path`: not a variable of the
+    statement (the statement gives it back itself), and an object a branch changes
+    by running Python code."""
+    if obj is _MISSING:
+        return False
+    if attr is not None:
+        return _is_plain_object(obj)
+    if len(path) == 1 and path[0] in stmt.mutated:
+        return False
+    return _is_container(obj) or is_traced(obj)
+
+
 def _follow(values: dict, path: tuple):
     """The object at `path` (a variable, then attributes), or `_MISSING`."""
     obj = values.get(path[0], _MISSING)
@@ -554,19 +588,27 @@ def _is_container(value) -> bool:
     return type(value) is list or type(value) is dict
 
 
-def _contents(container):
-    return list(container) if type(container) is list else dict(container)
+def _contents(obj):
+    """What a followed list, dict or traced tensor holds (a tensor: what `_alias` keeps)."""
+    if isinstance(obj, Tensor):
+        return _alias(obj)
+    return list(obj) if type(obj) is list else dict(obj)
 
 
-def _set_contents(container, contents) -> None:
-    if type(container) is list:
-        container[:] = contents
+def _set_contents(obj, contents) -> None:
+    if isinstance(obj, Tensor):
+        from ..tensor.manipulation import _rebind
+        _rebind(obj, contents)
+    elif type(obj) is list:
+        obj[:] = contents
     else:
-        container.clear()
-        container.update(contents)
+        obj.clear()
+        obj.update(contents)
 
 
 def _same_contents(old, new) -> bool:
+    if isinstance(old, Tensor):
+        return isinstance(new, Tensor) and old._ir is new._ir
     if type(old) is not type(new) or len(old) != len(new):
         return False
     if type(old) is dict:
@@ -1018,14 +1060,14 @@ _RAN = "__jst_ran"
 
 
 def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Statement,
-                 checked: bool = False, trips: Dim | None = None):
+                 checked: bool = False, trips: Dim | None = None, outer: tuple = ()):
     _refuse_outer_writes(stmt)
     unbound = [n for n, v in zip(stmt.outputs, values) if isinstance(v, Undefined)
                and n in stmt.uses]
     if unbound and not checked:
-        return _checked_while(cond_fn, body_fn, values, stmt, unbound)
+        return _checked_while(cond_fn, body_fn, values, stmt, unbound, outer)
     tracer = _tracer()
-    values, growth = _initial_values(tracer, body_fn, list(values), stmt)
+    values, growth = _initial_values(tracer, body_fn, list(values), stmt, outer)
     loop = _LoopState(values)
     inits = [tracer.value_of(loop.leaves[i]) for i in loop.carried]
     types_ = [v.type for v in inits]
@@ -1034,7 +1076,7 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     cond_scope, test = tracer.trace_region(
         types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names, classes)
     _finish(tracer, cond_scope, [test], "condition", stmt)
-    effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
+    effects = _Effects(stmt, _objects(stmt, stmt.outputs, values, outer))
     body_scope, out = tracer.trace_region(types_, lambda *a: effects.run_loop_body(
         lambda: body_fn(*loop.values(a)), stmt), names, classes)
     _finish(tracer, body_scope, _next_carried(loop, out, stmt), "yield", stmt,
@@ -1055,14 +1097,15 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
 
 
-def _checked_while(cond_fn, body_fn, values, stmt: Statement, unbound: list[str]):
+def _checked_while(cond_fn, body_fn, values, stmt: Statement, unbound: list[str],
+                   outer: tuple):
     """A loop that binds variables read after it, which had no value before it: they
     start as zeros, and a carried flag records whether the body ran, so that reading
     them after zero iterations raises UnboundLocalError as in Python."""
     flagged = dataclasses.replace(stmt, params=(*stmt.params, _RAN),
                                   outputs=(*stmt.outputs, _RAN))
     out = _trace_while(lambda *v: cond_fn(*v[:-1]), lambda *v: (*body_fn(*v[:-1]), True),
-                       (*values, False), flagged, checked=True)
+                       (*values, False), flagged, checked=True, outer=outer)
     from ..dispatch import apply
     for name in unbound:
         use = stmt.uses[name]
@@ -1103,7 +1146,7 @@ def _loop_structure_error(name: str, before, after, stmt: Statement) -> Conversi
         "of what it carries", stmt.loc)
 
 
-def _initial_values(tracer, body_fn, values: list, stmt: Statement):
+def _initial_values(tracer, body_fn, values: list, stmt: Statement, outer: tuple):
     """Initial values for loop variables that are Python numbers, not yet assigned, or
     lists: one trial trace of the body (discarded) shows what the loop makes of them.
     A number takes the dtype the loop gives it (``s = 0; s = s + x.sum()`` carries a
@@ -1126,7 +1169,7 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement):
             trial_values[k] = _lists_as(_Probe, v)
         return tuple(_lists_as(list, o) for o in body_fn(*trial_values))
 
-    effects = _Effects(stmt, dict(zip(stmt.outputs, values)))
+    effects = _Effects(stmt, _objects(stmt, stmt.outputs, values, outer))
     scope, out = tracer.trace_region(
         types_, lambda *a: effects.run_loop_body(lambda: trial(*a), stmt), None,
         loop.classes())

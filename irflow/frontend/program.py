@@ -65,7 +65,7 @@ from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
 from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
-from .structure import LEAF, Pattern, describe, flatten, unflatten
+from .structure import CONSTANTS, LEAF, Pattern, describe, flatten, unflatten
 from .tensor_array import TensorArray
 from .containers import ContainerSnapshot
 from .tracer import NUMBER_DTYPES, RunTimeGradient, Tracer
@@ -688,7 +688,7 @@ class CompiledFunction:
 
     def _call(self, args: tuple, kwargs: dict):
         args = self._positional(args, kwargs)
-        n = len(self.input_spec) if self.input_spec is not None else _leading_inputs(args)
+        n = len(self.input_spec) if self.input_spec is not None else len(args)
         if len(args) < n:
             raise InputError(f"{self._name()} expects {n} input(s), got {len(args)}",
                              user_location())
@@ -990,10 +990,9 @@ class CompiledFunction:
         return checked_call(self, program, args)
 
     def _eager_call(self, args):
-        """The target run as plain eager code (for check=True)."""
-        tensors = [a if isinstance(a, Tensor) else Tensor._from_array(np.asarray(a))
-                   for a in args]
-        return self.target(*tensors)
+        """The target run as plain eager code (for check=True), arrays as Tensors."""
+        return self.target(*[Tensor._from_array(a) if isinstance(a, np.ndarray) else a
+                             for a in args])
 
 
 def run_time_alias(types_, e: DimMismatch, aliases: dict) -> tuple[str, Dim] | None:
@@ -1137,19 +1136,13 @@ def _ir_name(name: str) -> str:
 
 def _spec(spec):
     """An input_spec entry with its tensors as `InputSpec`s (entries may be nested
-    lists and tuples, for arguments that are lists of tensors)."""
+    lists and tuples, for arguments that are lists of tensors; None and other
+    `CONSTANTS` are arguments that calls give as that constant)."""
     if isinstance(spec, list | tuple):
         return type(spec)(_spec(s) for s in spec)
-    return spec if isinstance(spec, InputSpec) else InputSpec.from_tensor(spec)
-
-
-def _leading_inputs(args) -> int:
-    """Without an input_spec, the leading arguments that hold tensors are the inputs;
-    what follows (None, numbers: defaults a keyword call filled in) is passed as it is."""
-    n = len(args)
-    while n and (args[n - 1] is None or isinstance(args[n - 1], int | float | str | bool)):
-        n -= 1
-    return n
+    if isinstance(spec, (InputSpec, *CONSTANTS)):
+        return spec
+    return InputSpec.from_tensor(spec)
 
 
 def _max_positional(params) -> float:
@@ -1163,12 +1156,15 @@ _LEAVES = (Tensor, np.ndarray)  # what `flatten` makes leaves of, whatever else 
 
 def _flat_inputs(args) -> tuple[list, tuple]:
     """The leaves of the positional arguments (the tensors; for an input_spec, its
-    InputSpecs; a list of tensors is one argument) and each argument's structure."""
+    InputSpecs; a list of tensors is one argument) and each argument's structure, in
+    which None, bools, numbers and strings are constants (`Constant`): a call with
+    ``m(x, None, lens)`` traces with that None, and one with a tensor or another
+    value there has another structure, so its own program."""
     if all(isinstance(a, _LEAVES) for a in args):  # the common call: tensors only
         return list(args), (LEAF,) * len(args)
     leaves, structures = [], []
     for a in args:
-        flat, structure = flatten(a)
+        flat, structure = flatten(a, constants=True)
         leaves += flat
         structures.append(structure)
     return leaves, tuple(structures)

@@ -4,12 +4,16 @@
 A converted ``if`` whose branches give a variable the value ``(h, [c, n])`` yields the
 leaves ``h, c, n`` from the ``cond`` and rebuilds the tuple afterwards; a loop carries
 the leaves of its state the same way. Two values merge only if their structures are
-equal. Leaves are everything else: tensors, numbers, strings, None, any object.
+equal. Leaves are everything else: tensors, numbers, strings, None, any object. A
+compiled call's arguments are flattened with ``constants=True``: a None, bool, number
+or string among them is part of the structure (`Constant`), not a leaf.
 """
 from __future__ import annotations
 
 from itertools import accumulate
 from typing import Any, Callable
+
+from ..ir.registry import attr_key
 
 
 class ReturnValue:
@@ -50,6 +54,23 @@ class Structure:
 LEAF = Structure(None)
 
 
+class Constant(Structure):
+    """The structure of a Python constant among a compiled call's arguments
+    (``m(x, None, lens)``), its own kind. Equal only for the same value of the same
+    type (`attr_key`: -0.0 is not 0.0, True not 1), so a call with another value
+    there (or with a tensor, a leaf) has another structure, which picks another
+    program; it has no leaf, so it is no input of the program."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        super().__init__(Constant, (attr_key(value),))
+        self.value = value
+
+
+CONSTANTS = (type(None), bool, int, float, str)
+
+
 class Container:
     """A container kind of irflow's own (a list of tuples a loop grows is a tuple of
     lists): `fields` gives its keys and children, `rebuild` makes one from them."""
@@ -64,6 +85,8 @@ class Container:
 
 def describe(value) -> str:
     """How a value's structure reads to a user: ``tuple(tensor, list(tensor, int))``."""
+    if value is None:
+        return "None"
     if isinstance(value, ReturnValue):
         return describe(value.value)
     if type(value) is dict:
@@ -77,23 +100,28 @@ def _key(k) -> str:
     return repr(k) if isinstance(k, str | int | float | bool | type(None)) else describe(k)
 
 
-def flatten(value) -> tuple[list, Structure]:
+def flatten(value, constants: bool = False) -> tuple[list, Structure]:
+    """The leaves of `value` and its structure; with `constants`, the `CONSTANTS` in it
+    are parts of the structure instead of leaves."""
     leaves: list = []
-    return leaves, _flatten(value, leaves)
+    return leaves, _flatten(value, leaves, constants)
 
 
-def _flatten(value, leaves: list) -> Structure:
+def _flatten(value, leaves: list, constants: bool) -> Structure:
     kind = type(value)
     if kind is ReturnValue:
-        return Structure(ReturnValue, (value.line,), (_flatten(value.value, leaves),))
+        return Structure(ReturnValue, (value.line,),
+                         (_flatten(value.value, leaves, constants),))
     if kind is dict:
         keys = list(value)
-        return Structure(dict, keys, [_flatten(value[k], leaves) for k in keys])
+        return Structure(dict, keys, [_flatten(value[k], leaves, constants) for k in keys])
     if isinstance(value, Container):
         keys, children = value.fields()
-        return Structure(kind, keys, [_flatten(c, leaves) for c in children])
+        return Structure(kind, keys, [_flatten(c, leaves, constants) for c in children])
     if isinstance(value, list | tuple):
-        return Structure(kind, (), [_flatten(v, leaves) for v in value])
+        return Structure(kind, (), [_flatten(v, leaves, constants) for v in value])
+    if constants and isinstance(value, CONSTANTS):
+        return Constant(value)
     leaves.append(value)
     return LEAF
 
@@ -131,6 +159,8 @@ def unflatten(structure: Structure, leaves) -> Any:
 def _build(s: Structure, it):
     if s.kind is None:
         return next(it)
+    if s.kind is Constant:
+        return s.value
     children = [_build(c, it) for c in s.children]
     if s.kind is ReturnValue:
         return ReturnValue(children[0], s.keys[0])
@@ -171,4 +201,4 @@ class Pattern:
         return unflatten(self.structure, leaves)
 
 
-__all__ = ["LEAF", "Container", "Pattern", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]
+__all__ = ["CONSTANTS", "LEAF", "Constant", "Container", "Pattern", "ReturnValue", "Structure", "describe", "flatten", "unflatten"]
