@@ -14,6 +14,7 @@ import irflow.nn.functional as F
 from irflow.cli import main
 from irflow.cli.report import load_saved, measure, random_inputs, symbol_sizes
 from irflow.passes import PassManager
+from irflow.jit.saved import VERSION
 from irflow.static import InputSpec
 
 class MLP(nn.Layer):
@@ -94,7 +95,7 @@ def test_the_report_has_its_sections_in_order(mlp, capsys):
 
 def test_model_section_states_the_saved_metadata_and_parameters(mlp, capsys):
     model = section(report(capsys, mlp), "Model")
-    assert "`irflow.jit` version 2; function `@MLP`; saved in eval mode" in model
+    assert f"`irflow.jit` version {VERSION}; function `@MLP`; saved in eval mode" in model
     assert "| `x` | float32 | [None, 8] | `f32[N,8]` |" in model
     # 8*16 + 16*32 + 32 + 32 + 32 + 32*4 + 4 values of float32
     values = 8 * 16 + 16 * 32 + 32 * 3 + 32 * 4 + 4
