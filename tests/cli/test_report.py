@@ -13,8 +13,8 @@ import irflow.nn as nn
 import irflow.nn.functional as F
 from irflow.cli import main
 from irflow.cli.report import load_saved, measure, random_inputs, symbol_sizes
-from irflow.passes import PassManager
 from irflow.jit.saved import VERSION
+from irflow.passes import PassManager
 from irflow.static import InputSpec
 
 class MLP(nn.Layer):
