@@ -20,6 +20,11 @@ from .registry import lookup
 from .types import ListType, TensorType, reworded
 
 
+def is_list(v) -> bool:
+    """Whether `v` is a list-typed value (a flag may also be a Python bool)."""
+    return isinstance(v, Value) and isinstance(v.type, ListType)
+
+
 class Builder:
     """Inserts at the end of `block`, or before `anchor` when it is set (`before`)."""
 
@@ -111,15 +116,17 @@ class Builder:
             return self.list_add(a, b)
         return self.add(a, b)
 
-    # -- whether a cotangent exists: True, False, or a bool scalar known at run time
+    # -- whether a cotangent exists: True, False, or known at run time: a bool scalar,
+    # or for a list's cotangent a list of bool scalars, one per element
     def either(self, a, b):
-        """`a` or `b`, for flags that are Python bools or bool scalar values; an op only
-        when both are values."""
+        """`a` or `b`, for flags that are Python bools or values (two lists of bools are
+        combined element by element: `list_add`, as NumPy adds bools with `or`); an op
+        only when both are values."""
         if a is True or b is True:
             return True
         if a is False or b is False:
             return b if a is False else a
-        return self.logical_or(a, b)
+        return self.list_add(a, b) if isinstance(a.type, ListType) else self.logical_or(a, b)
 
     def both(self, a, b):
         """`a` and `b`, for flags that are Python bools or bool scalar values."""
@@ -129,8 +136,11 @@ class Builder:
             return b if a is True else a
         return self.logical_and(a, b)
 
-    def flag(self, a) -> Value:
-        """The flag `a` as a bool scalar value."""
+    def flag(self, a, like: Value | None = None) -> Value:
+        """The flag `a` as a value: a bool scalar, or where `like` is a list (a list's
+        cotangent), a list of bools as long as it, one per element."""
+        if is_list(like) and not is_list(a):
+            return self.list_fill(like, self.flag(a))
         return self.constant(a, "bool") if isinstance(a, bool) else a
 
     # -- structured control flow

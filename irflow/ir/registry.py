@@ -72,10 +72,12 @@ class Defined(NamedTuple):
     leaves a gradient None where no op that used the value ran, and optimizers skip
     such a parameter, so autodiff keeps where it would (`irflow.passes.autodiff`).
     A region op's rule makes them (a branch that does not use an operand), and so
-    does the VJP of a compiled call whose backward half returns them."""
+    does the VJP of a compiled call whose backward half returns them; the list ops'
+    rules (`TracksDefined`) say it for each element of a list: `defined` is then a
+    list of bools."""
 
     cotangent: Any   # a Value
-    defined: Any     # a bool scalar Value
+    defined: Any     # a bool scalar Value, or for a list's cotangent a list of them
 
 
 @dataclass(eq=False)

@@ -61,6 +61,16 @@ class SparseCotangents(Trait):
     label = "VJP takes missing cotangents"
 
 
+class TracksDefined(Trait):
+    """The op's VJP rule also takes ``defined``, whether each result's cotangent exists
+    (see `irflow.passes.autodiff`), and returns each operand's cotangent as `Defined`,
+    which autodiff takes as it is. The list ops: whether a list's cotangent exists is
+    said per element (a list of bools), because reading one element gives the whole
+    list a cotangent, zeros elsewhere, while eager code gives the other elements none."""
+
+    label = "VJP says which cotangents exist"
+
+
 class ContainerOperands(Trait):
     """Operands may be stacks or lists (`StackType`, `ListType`: values that are not
     arrays): the stack and list ops, terminators, and region ops that carry them;

@@ -127,8 +127,8 @@ class Cond(RegionOp):
                  for a, c in zip(branches[0][2], branches[1][2])]
         yielded = [i for i, k in enumerate(known) if k is None]
         for rb, cts, exists in branches:
-            rb.create("yield", [*cts, *(rb.flag(exists[i]) for i in yielded)])
-        types = [v.type for v in branches[0][1]] + [TensorType(dtypes.bool_, ())] * len(yielded)
+            rb.create("yield", [*cts, *(rb.flag(exists[i], like=cts[i]) for i in yielded)])
+        types = [v.type for v in branches[0][0].block.terminator.operands]
         results = b.create("cond", [pred, *operands], regions=[Region([rb.block])
                                                                for rb, _, _ in branches],
                            result_types=types).results
@@ -293,10 +293,11 @@ class While(RegionOp):
     def backward(self, ad, b, op, ins, out_cts, stack):
         """The backward loop: pops one record per forward iteration, recomputes that
         iteration and applies its VJP, summing the invariants' cotangents. It also
-        carries, as bools, whether cotangents exist where only the run can tell: an
-        invariant's exists once an iteration gave it one (never if the loop ran zero
-        times, as eager code leaves the gradient of a parameter only the body uses
-        None then), a carried value's where an iteration may not pass one on."""
+        carries, as bools (for a list, one per element), whether cotangents exist
+        where only the run can tell: an invariant's exists once an iteration gave it
+        one (never if the loop ran zero times, as eager code leaves the gradient of a
+        parameter only the body uses None then), a carried value's where an iteration
+        may not pass one on."""
         n_consts = len(op.operands) - len(op.results)
         carried_types = [r.type for r in op.results]
         act_carried, act_consts, stored = _while_plan(ad, op)
@@ -345,17 +346,19 @@ class While(RegionOp):
             found["passed"] = [arg_defined[n_consts + k] for k in act_carried]
             found["given"] = [arg_defined[j] for j in act_consts]
             return [*new_ct_x, *new_acc,
-                    *(rb.flag(p) for p, state in zip(found["passed"], known) if state is None),
-                    *(rb.flag(rb.either(f, g)) for f, g in zip(acc_flags, found["given"])),
+                    *(rb.flag(p, like=ct)
+                      for p, state, ct in zip(found["passed"], known, new_ct_x) if state is None),
+                    *(rb.flag(rb.either(f, g), like=a)
+                      for f, g, a in zip(acc_flags, found["given"], new_acc)),
                     rest]
 
-        bool_t = TensorType(dtypes.bool_, ())
         while True:
-            n_flags = known.count(None) + n_acc
-            types = [v.type for v in [*consts, *ct_inits, *acc_inits]] + [bool_t] * n_flags \
+            flag_types = [_flag_type(v.type) for v, state in zip(ct_inits, known)
+                          if state is None] + [_flag_type(v.type) for v in acc_inits]
+            types = [v.type for v in [*consts, *ct_inits, *acc_inits]] + flag_types \
                 + [stack.type]
-            names = [v.name for v in [*consts, *ct_inits, *acc_inits]] + [None] * n_flags \
-                + [stack.name]
+            names = [v.name for v in [*consts, *ct_inits, *acc_inits]] \
+                + [None] * len(flag_types) + [stack.name]
             body_r, _ = b.region(types, body_region, "yield", names)
             widened = [state if isinstance(p, bool) and p is state else None
                        for state, p in zip(known, found["passed"])]
@@ -363,8 +366,8 @@ class While(RegionOp):
                 break
             known = widened
         cond_r, _ = b.region(types, cond_region, "condition", names)
-        flag_inits = [b.flag(d) for d, state in zip(starts, known) if state is None] + \
-            [b.flag(False) for _ in act_consts]
+        flag_inits = [b.flag(d, like=ct) for d, state, ct in zip(starts, known, ct_inits)
+                      if state is None] + [b.flag(False, like=a) for a in acc_inits]
         results = b.create("while", [*consts, *ct_inits, *acc_inits, *flag_inits, stack],
                            regions=[cond_r, body_r],
                            result_types=types[n_consts:]).results
@@ -378,6 +381,13 @@ class While(RegionOp):
             if given is not False:
                 in_cts[j] = Defined(g, flag)
         return in_cts
+
+
+def _flag_type(t):
+    """The type of whether a cotangent of type `t` exists: a bool scalar, or for a
+    list, a list of them (one per element, as the list ops' rules say it)."""
+    flag = TensorType(dtypes.bool_, ())
+    return ListType(flag) if isinstance(t, ListType) else flag
 
 
 def _any_value(b, t):

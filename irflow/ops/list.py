@@ -14,7 +14,14 @@ appending returns a new list and leaves the old one as it was (at run time a lis
 an immutable tuple of arrays, so the list a loop iteration started with stays valid
 for autodiff). A list of float tensors is differentiable: its cotangent is a list of
 the same length, and the remaining ops here (`list_pop`, `list_set`, `list_unstack`,
-`list_zeros_like`, `list_add`, `list_unwrite`) exist for the VJP rules.
+`list_zeros_like`, `list_add`, `list_unwrite`, `list_fill`, `list_any`) exist for the
+VJP rules.
+
+Whether a list's cotangent exists is said per element, as a list of bools (the rules
+take and return it: `TracksDefined`): reading one element gives the whole list a
+cotangent, zeros elsewhere, while eager code, where a list is a Python list, gives
+the elements that did not reach the loss no gradient, and optimizers then skip their
+parameters (`preds.append(head(x))` in a loop that may `break`, then `preds[-1]`).
 """
 from __future__ import annotations
 
@@ -22,12 +29,14 @@ import numpy as np
 
 from ..errors import ShapeError, VerificationError
 from ..ir import dtypes
-from ..ir.registry import REQUIRED
-from ..ir.traits import ContainerOperands
+from ..ir.builder import is_list
+from ..ir.registry import REQUIRED, Defined
+from ..ir.traits import ContainerOperands, TracksDefined
 from ..ir.types import ListType, TensorType, normalize_dim
 from ._rules import defop, norm_axis
 
 _LIST = (ContainerOperands(),)
+_DIFFERENTIABLE = (ContainerOperands(), TracksDefined())
 
 
 def _list_of(types, what: str) -> ListType:
@@ -71,11 +80,12 @@ def _append_infer(types, attrs):
     return lst
 
 
-def _append_vjp(b, cts, ins, outs):
+def _append_vjp(b, cts, ins, outs, defined):
     if cts[0] is None:
         return [None, None]
     rest, last = b.list_pop(cts[0])
-    return [rest, last]
+    defined_rest, defined_last = b.list_pop(defined[0]) if is_list(defined[0]) else defined * 2
+    return [Defined(rest, defined_rest), Defined(last, defined_last)]
 
 
 def _get_infer(types, attrs):
@@ -84,8 +94,11 @@ def _get_infer(types, attrs):
     return lst.elem
 
 
-def _get_vjp(b, cts, ins, outs):
-    return [b.list_set(b.list_zeros_like(ins[0]), ins[1], cts[0]), None]
+def _get_vjp(b, cts, ins, outs, defined):
+    """Element i's cotangent, zeros elsewhere: only element i's exists."""
+    flags = defined[0] if defined[0] is False else b.list_set(
+        b.flag(False, like=ins[0]), ins[1], b.flag(defined[0]))
+    return [Defined(b.list_set(b.list_zeros_like(ins[0]), ins[1], cts[0]), flags), None]
 
 
 def _len_infer(types, attrs):
@@ -120,10 +133,11 @@ def _stack_kernel(items, axis, size, elem_shape, dtype):
 
 defop("list_new", None, lambda: (), verify=_verify_new, traits=_LIST,
       doc="an empty list; the result type names the element type")
-defop("list_append", _append_infer, lambda items, x: (*items, x), arity=2, traits=_LIST,
-      vjp=_append_vjp, doc="list_append(l, x) is l with x added at the end")
+defop("list_append", _append_infer, lambda items, x: (*items, x), arity=2,
+      traits=_DIFFERENTIABLE, vjp=_append_vjp,
+      doc="list_append(l, x) is l with x added at the end")
 defop("list_get", _get_infer, lambda items, i: items[_position(items, i, "list_get")],
-      arity=2, traits=_LIST, vjp=_get_vjp,
+      arity=2, traits=_DIFFERENTIABLE, vjp=_get_vjp,
       doc="list_get(l, i): element i of l (an i64 scalar; negative counts from the end); "
           "out of range is a run-time error")
 defop("list_len", _len_infer, lambda items: np.asarray(len(items), dtype=np.int64), arity=1,
@@ -134,8 +148,9 @@ defop("list_stop_gradient", lambda types, attrs: _list_of(types, "list_stop_grad
           "under no_grad() in compiled code)")
 defop("list_stack", _stack_infer, _stack_kernel, arity=1,
       attrs={"axis": 0, "size": REQUIRED, "elem_shape": (), "dtype": dtypes.float32},
-      shape_attrs=("elem_shape",), canonicalize=_stack_canon, traits=_LIST,
-      vjp=lambda b, cts, ins, outs, axis, **_: [b.list_unstack(cts[0], axis=axis)],
+      shape_attrs=("elem_shape",), canonicalize=_stack_canon, traits=_DIFFERENTIABLE,
+      vjp=lambda b, cts, ins, outs, defined, axis, **_: [
+          Defined(b.list_unstack(cts[0], axis=axis), defined[0])],
       doc="list_stack(l) {axis, size}: the elements joined along a new axis `axis` of "
           "the result, whose size is the dim `size` (a fresh symbol, bound from the "
           "result); `elem_shape` and `dtype` repeat the element type (filled in when the "
@@ -158,11 +173,18 @@ def _set_kernel(items, i, x):
     return (*items[:k], x, *items[k + 1:])
 
 
-def _set_vjp(b, cts, ins, outs):
+def _set_vjp(b, cts, ins, outs, defined):
     if cts[0] is None:
         return [None, None, None]
-    return [b.list_set(cts[0], ins[1], b.zeros(ins[2].type)), None,
-            b.list_get(cts[0], ins[1])]
+    flags = defined[0] if defined[0] is False else b.list_set(
+        b.flag(defined[0], like=cts[0]), ins[1], b.flag(False))
+    return [Defined(b.list_set(cts[0], ins[1], b.zeros(ins[2].type)), flags), None,
+            Defined(b.list_get(cts[0], ins[1]), _element(b, defined[0], ins[1]))]
+
+
+def _element(b, defined, i):
+    """Whether the cotangent of element `i` exists, given a list's `defined`."""
+    return b.list_get(defined, i) if is_list(defined) else defined
 
 
 def _pop_infer(types, attrs):
@@ -174,6 +196,12 @@ def _pop_kernel(items):
     if not items:
         raise ShapeError("list_pop: the list is empty")
     return items[:-1], items[-1]
+
+
+def _pop_vjp(b, cts, ins, outs, defined):
+    rest, last = defined
+    flags = rest if rest is last else b.list_append(b.flag(rest, like=cts[0]), b.flag(last))
+    return [Defined(b.list_append(cts[0], cts[1]), flags)]
 
 
 def _unstack_canon(attrs, types):
@@ -213,10 +241,13 @@ def _write_kernel(items, i, x):
     return (*items, x) if k == len(items) else (*items[:k], x, *items[k + 1:])
 
 
-def _write_vjp(b, cts, ins, outs):
+def _write_vjp(b, cts, ins, outs, defined):
     if cts[0] is None:
         return [None, None, None]
-    return [b.list_unwrite(cts[0], ins[1], ins[0]), None, b.list_get(cts[0], ins[1])]
+    flags = defined[0] if defined[0] is False else b.list_unwrite(
+        b.flag(defined[0], like=cts[0]), ins[1], b.flag(False, like=ins[0]))
+    return [Defined(b.list_unwrite(cts[0], ins[1], ins[0]), flags), None,
+            Defined(b.list_get(cts[0], ins[1]), _element(b, defined[0], ins[1]))]
 
 
 def _unwrite_infer(types, attrs):
@@ -234,29 +265,53 @@ def _unwrite_kernel(cts, i, items):
     return (*cts[:k], np.zeros_like(cts[k]), *cts[k + 1:])
 
 
-defop("list_set", _set_infer("list_set"), _set_kernel, arity=3, traits=_LIST, vjp=_set_vjp,
-      doc="list_set(l, i, x) is l with element i replaced by x")
-defop("list_write", _set_infer("list_write"), _write_kernel, arity=3, traits=_LIST, vjp=_write_vjp,
+defop("list_set", _set_infer("list_set"), _set_kernel, arity=3, traits=_DIFFERENTIABLE,
+      vjp=_set_vjp, doc="list_set(l, i, x) is l with element i replaced by x")
+defop("list_write", _set_infer("list_write"), _write_kernel, arity=3, traits=_DIFFERENTIABLE,
+      vjp=_write_vjp,
       doc="list_write(l, i, x): Paddle's array_write, list_set where i < len(l) and "
           "list_append where i == len(l)")
-defop("list_pop", _pop_infer, _pop_kernel, arity=1, traits=_LIST,
-      vjp=lambda b, cts, ins, outs: [b.list_append(cts[0], cts[1])],
+defop("list_pop", _pop_infer, _pop_kernel, arity=1, traits=_DIFFERENTIABLE, vjp=_pop_vjp,
       doc="list_pop(l) is (l without its last element, that element)")
 defop("list_unstack", _unstack_infer, _unstack_kernel, arity=1, attrs={"axis": 0},
-      canonicalize=_unstack_canon, traits=_LIST,
-      vjp=lambda b, cts, ins, outs, axis: [b.list_stack(cts[0], axis=axis,
-                                                        size=ins[0].type.shape[axis])],
+      canonicalize=_unstack_canon, traits=_DIFFERENTIABLE,
+      vjp=lambda b, cts, ins, outs, defined, axis: [Defined(
+          b.list_stack(cts[0], axis=axis, size=ins[0].type.shape[axis]),
+          b.list_any(defined[0]) if is_list(defined[0]) else defined[0])],
       doc="list_unstack(y) {axis}: the slices of y along `axis`, as a list")
 defop("list_zeros_like", lambda types, attrs: _list_of(types, "list_zeros_like"),
       lambda items: tuple(np.zeros_like(a) for a in items), arity=1, traits=_LIST,
       nondiff=True, doc="a list of zeros shaped like the elements of the operand")
-defop("list_add", _same_lists_infer("list_add"), _add_kernel, arity=2, traits=_LIST,
-      vjp=lambda b, cts, ins, outs: [cts[0], cts[0]],
+defop("list_add", _same_lists_infer("list_add"), _add_kernel, arity=2, traits=_DIFFERENTIABLE,
+      vjp=lambda b, cts, ins, outs, defined: [Defined(cts[0], defined[0])] * 2,
       doc="list_add(a, b): the elementwise sums of two lists of one length")
 defop("list_unwrite", _unwrite_infer, _unwrite_kernel, arity=3, traits=_LIST,
       doc="list_unwrite(c, i, l): the cotangent of l, given the cotangent c of "
           "list_write(l, i, x): c without its last element where i == len(l), else c "
           "with element i zeroed")
+
+
+def _fill_infer(types, attrs):
+    _list_of(types, "list_fill")
+    if not isinstance(types[1], TensorType):
+        raise ShapeError(f"list_fill fills a list with a tensor, got {types[1]}")
+    return ListType(types[1])
+
+
+def _any_infer(types, attrs):
+    flag = TensorType(dtypes.bool_, ())
+    if _list_of(types, "list_any").elem != flag:
+        raise ShapeError(f"list_any takes a list of bool scalars, got {types[0]}")
+    return flag
+
+
+defop("list_fill", _fill_infer, lambda items, x: tuple(x for _ in items), arity=2,
+      traits=_LIST, nondiff=True,
+      doc="list_fill(l, x): a list as long as l whose every element is x (the VJP rules "
+          "say with a list of bools whether each element's cotangent exists)")
+defop("list_any", _any_infer, lambda items: np.asarray(any(map(bool, items))), arity=1,
+      traits=_LIST, nondiff=True,
+      doc="list_any(l): whether any element of a list of bool scalars is true")
 
 
 # ---------------------------------------------------------------- slices and concatenation
@@ -274,10 +329,13 @@ def _slice_infer(what: str):
     return infer
 
 
-def _slice_vjp(b, cts, ins, outs, step):
+def _slice_vjp(b, cts, ins, outs, defined, step):
     if cts[0] is None:
         return [None, None, None]
-    return [b.list_unslice(cts[0], ins[1], ins[2], ins[0], step=step), None, None]
+    flags = defined[0] if defined[0] is False else b.list_unslice(
+        b.flag(defined[0], like=cts[0]), ins[1], ins[2], b.flag(False, like=ins[0]), step=step)
+    return [Defined(b.list_unslice(cts[0], ins[1], ins[2], ins[0], step=step), flags),
+            None, None]
 
 
 def _unslice_kernel(cts, start, stop, items, step):
@@ -289,25 +347,37 @@ def _unslice_kernel(cts, start, stop, items, step):
     return tuple(out)
 
 
-def _concat_vjp(b, cts, ins, outs):
+def _concat_vjp(b, cts, ins, outs, defined):
     if cts[0] is None:
         return [None, None]
     split = b.list_len(ins[0])
-    return [b.list_slice(cts[0], b.constant(0, dtypes.int64), split, step=1),
-            b.list_slice(cts[0], split, b.list_len(cts[0]), step=1)]
+
+    def halves(items):
+        return (b.list_slice(items, b.constant(0, dtypes.int64), split, step=1),
+                b.list_slice(items, split, b.list_len(items), step=1))
+
+    flags = halves(defined[0]) if is_list(defined[0]) else defined * 2
+    return [Defined(ct, flag) for ct, flag in zip(halves(cts[0]), flags)]
+
+
+def _unslice_vjp(b, cts, ins, outs, defined, step):
+    def sliced(items):
+        return b.list_slice(items, ins[1], ins[2], step=step)
+
+    flags = sliced(defined[0]) if is_list(defined[0]) else defined[0]
+    return [Defined(sliced(cts[0]), flags), None, None, None]
 
 
 defop("list_slice", _slice_infer("list_slice"),
       lambda items, start, stop, step: items[int(start):int(stop):step], arity=3,
-      attrs={"step": 1}, traits=_LIST, vjp=_slice_vjp,
+      attrs={"step": 1}, traits=_DIFFERENTIABLE, vjp=_slice_vjp,
       doc="list_slice(l, start, stop) {step}: l[start:stop:step] as in Python (i64 "
           "scalars; negative counts from the end, out of range is clamped)")
 defop("list_concat", _same_lists_infer("list_concat"), lambda a, b: (*a, *b), arity=2,
-      traits=_LIST, vjp=_concat_vjp, doc="list_concat(a, b): the elements of a, then those of b")
+      traits=_DIFFERENTIABLE, vjp=_concat_vjp,
+      doc="list_concat(a, b): the elements of a, then those of b")
 defop("list_unslice", _slice_infer("list_unslice"), _unslice_kernel, arity=4,
-      attrs={"step": 1}, traits=_LIST,
-      vjp=lambda b, cts, ins, outs, step: [b.list_slice(cts[0], ins[1], ins[2], step=step),
-                                           None, None, None],
+      attrs={"step": 1}, traits=_DIFFERENTIABLE, vjp=_unslice_vjp,
       doc="list_unslice(c, start, stop, l) {step}: the cotangent of l, given the "
           "cotangent c of list_slice(l, start, stop): c's elements at the positions the "
           "slice took, zeros elsewhere")

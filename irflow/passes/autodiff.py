@@ -30,13 +30,16 @@ optimizer skips a parameter whose gradient is None (no weight decay, no moment
 update). A compiled program decides at run time which branch of a ``cond`` runs and
 whether a ``while`` body runs at all, so each cotangent carries whether it exists:
 True (whenever the sweep runs), False, or a bool scalar of the IR computed as the
-program runs (`_Cotangents.defined_of`). Only region ops' rules make run-time flags
-(a branch that does not use an operand yields False for it, the backward loop
-carries whether an iteration gave an invariant a cotangent); every other op passes
-on whether any of its results' cotangents exists. Consumers that can leave a
-gradient None read the flags (`append_gradients`' caller; `backward_function` and
-`vjp_split` return them); where nothing reads them, `dce` removes them, so a
-program whose values are used outside regions is differentiated as before.
+program runs (`_Cotangents.defined_of`); for a list, a list of bools, one per
+element. Only region ops' rules make run-time flags (a branch that does not use an
+operand yields False for it, the backward loop carries whether an iteration gave an
+invariant a cotangent), and the list ops' (`TracksDefined`: reading one element
+gives the list a cotangent, zeros elsewhere, and only that element's exists); every
+other op passes on whether any of its results' cotangents exists. Consumers that
+can leave a gradient None read the flags (`append_gradients`' caller;
+`backward_function` and `vjp_split` return them); where nothing reads them, `dce`
+removes them, so a program whose values are used outside regions is differentiated
+as before.
 
 Every op the transform emits carries the location of the forward op it copies or
 differentiates (the sums of cotangents too); what belongs to no op (the seed, zero
@@ -50,12 +53,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import IrflowError
-from ..ir.builder import Builder
+from ..ir.builder import Builder, is_list
 from ..ir.core import Block, Function, Module, Operation, Value
 from ..ir.registry import Defined, lookup
-from ..ir.traits import SparseCotangents
+from ..ir.traits import SparseCotangents, TracksDefined
 from ..ir.sizes import symbols_needed
-from ..ir.types import TensorType, differentiable, is_symbol
+from ..ir.types import ListType, TensorType, differentiable, is_symbol
 from ..ir.verifier import verify
 from .dce import dce
 
@@ -311,6 +314,8 @@ class _Cotangents:
         """Add `ct` to the cotangent of `value`; `defined`: whether `ct` exists."""
         if ct is None or not differentiable(value.type):
             return
+        if isinstance(value.type, ListType) and not isinstance(defined, bool):
+            defined = self.b.flag(defined, like=ct)  # a list's is said per element
         if ct.type != value.type:
             where = f"the VJP of '{op.name}'" if op is not None else "a cotangent"
             raise IrflowError(f"{where} gives {ct.type} for a value of type {value.type}",
@@ -327,8 +332,9 @@ class _Cotangents:
 
     def defined_of(self, value: Value) -> bool | Value:
         """Whether the cotangent of `value` exists when the sweep runs: True, False
-        (none, or zeros that no existing cotangent reached) or a bool scalar value
-        saying it at run time."""
+        (none, or zeros that no existing cotangent reached) or a value saying it at
+        run time: a bool scalar, or for a list a list of them, one per element (the
+        rules of the list ops say which elements' cotangents exist)."""
         return self.defined.get(value, False)
 
     def any_defined(self, values: Sequence[Value]) -> bool | Value:
@@ -338,7 +344,9 @@ class _Cotangents:
         flag = False
         for v in values:
             if v in self.cts:
-                flag = self.b.either(flag, self.defined[v])
+                defined = self.defined[v]
+                flag = self.b.either(flag, self.b.list_any(defined) if is_list(defined)
+                                     else defined)
         return flag
 
 
@@ -446,18 +454,21 @@ def reverse_sweep(b: Builder, sweep: Sweep, seeds,
         with b.location(op.loc):
             ins = [mapping[v] for v in op.operands]
             outs = [mapping[r] for r in op.results]
-            rop = lookup(op.name).region_op
+            opdef = lookup(op.name)
+            rop = opdef.region_op
             if rop is not None:
                 in_cts = rop.backward(sweep, b, op, ins, out_cts, sweep.residuals.get(op))
             else:
                 in_cts = _op_vjp(b, op, ins, outs, out_cts, cts)
+            # whether its rule saw whether its results' cotangents exist
+            exact = rop is not None or opdef.has(TracksDefined)
             fired = cts.any_defined(op.results)
             for v, ct in zip(op.operands, in_cts):
                 if v not in active:
                     continue
                 if not isinstance(ct, Defined):
                     cts.add(v, ct, op, fired)
-                elif rop is not None:  # its rule saw whether its results' cotangents exist
+                elif exact:
                     cts.add(v, ct.cotangent, op, ct.defined)
                 else:
                     cts.add(v, ct.cotangent, op, b.both(fired, ct.defined))
@@ -485,7 +496,11 @@ def _op_vjp(b: Builder, op: Operation, ins, outs, out_cts, cts: "_Cotangents"):
     if len(outs) > 1 and not opdef.has(SparseCotangents):
         out_cts = [ct if ct is not None else cts.zero_like(r) if differentiable(r.type) else None
                    for ct, r in zip(out_cts, outs)]
-    in_cts = opdef.vjp(b, out_cts, ins, outs, **op.attrs)
+    if opdef.has(TracksDefined):
+        in_cts = opdef.vjp(b, out_cts, ins, outs, [cts.defined_of(r) for r in op.results],
+                           **op.attrs)
+    else:
+        in_cts = opdef.vjp(b, out_cts, ins, outs, **op.attrs)
     if len(in_cts) != len(ins):
         raise IrflowError(f"the VJP of '{op.name}' returned {len(in_cts)} cotangents for "
                           f"{len(ins)} operands", op.loc)

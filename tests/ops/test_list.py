@@ -8,7 +8,7 @@ from irflow.codegen import compile_plan, run
 from irflow.errors import ShapeError
 from irflow.ir import Builder, Function, Module, TensorType, parse, verify
 from irflow.ir.types import ListType
-from irflow.passes.autodiff import grad
+from irflow.passes.autodiff import grad, vjp_split
 
 F64 = TensorType("f64", [3])
 
@@ -165,6 +165,40 @@ func @f(%x: f64[3], %n: i64) -> f64 {
     value, dx = compile_plan(g)(x, n)
     fd = [(reference(x + e) - reference(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
     assert np.allclose(dx, fd, rtol=1e-6)
+
+
+def with_gradients(fn: Function) -> set[int]:
+    """The inputs of `fn` whose gradient exists (eager code leaves the others None),
+    from the bools the backward half of `vjp_split` returns."""
+    fwd, bwd, flagged = vjp_split(fn, list(range(len(fn.args))), [0])
+    residuals = run(fwd, *(np.ones(3) for _ in fn.args))[1:]
+    flags = dict(zip(flagged, run(bwd, np.float64(1.0), *residuals)[len(fn.args):]))
+    return {k for k in range(len(fn.args)) if flags.get(k, True)}
+
+
+READS = {  # what the result reads of the list [x0, x1, x2], and the inputs it reaches
+    "element -1": (lambda b, items: b.list_get(items, index(b, -1)), {2}),
+    "element 0": (lambda b, items: b.list_get(items, index(b, 0)), {0}),
+    "a slice": (lambda b, items: b.list_stack(b.list_slice(items, index(b, 1), index(b, 3)),
+                                              size=2), {1, 2}),
+    "a replaced element": (lambda b, items: b.list_get(
+        b.list_set(items, index(b, 0), b.list_get(items, index(b, 2))), index(b, 0)), {2}),
+    "what pop leaves": (lambda b, items: b.list_get(b.list_pop(items)[0], index(b, 0)), {0}),
+    "the popped element": (lambda b, items: b.list_pop(items)[1], {2}),
+    "a concatenation": (lambda b, items: b.list_get(b.list_concat(items, items),
+                                                    index(b, 4)), {1}),
+    "the stack": (lambda b, items: b.list_stack(items, size=3), {0, 1, 2}),
+}
+
+
+@pytest.mark.parametrize("read", list(READS))
+def test_only_the_elements_read_have_gradients(read):
+    """Reading one element gives the list a cotangent, zeros elsewhere; the elements
+    not read have none, as in eager code, where the list is a Python list."""
+    body, reached = READS[read]
+    fn = program(lambda b, items, *xs: body(b, items))
+    assert with_gradients(fn) == reached
+    check_gradients(fn)
 
 
 def test_list_stop_gradient_passes_the_list_and_stops_its_gradient():
