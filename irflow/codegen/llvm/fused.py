@@ -87,6 +87,7 @@ from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import (EMITTERS, LLVM_TYPES, MEMORY_TYPES, TRANSCENDENTAL, ScalarEmitter,
                      can_fail, icmp, int_range, is_float)
+from .stack import stack
 
 I64 = ir.IntType(64)
 F64 = ir.DoubleType()
@@ -1065,7 +1066,8 @@ class FusedKernel:
         """`_tiles_run`'s call, generated as `_reduction_call`'s is (the converging
         loop runs it once an iteration, and its Python took a sixth of the
         iteration): for ndarrays of float32 and of the IR's sizes, C-contiguous,
-        writable and not empty, above the GEMM's thresholds, and buffers given for C
+        writable and not empty, above the GEMM's thresholds, on a thread whose stack
+        holds the GEMM's panels (`irflow.codegen.llvm.stack`), and buffers given for C
         (``out[j]``) and the maximum (``out[t]``) of their shapes sharing no memory
         with an operand, each check is one comparison, an operand that is the
         product's operand too is viewed once, and the code is called directly when
@@ -1109,6 +1111,7 @@ class FusedKernel:
         work = product([m, columns, depth])
         if not isinstance(work, int):
             refusals.append(f"{work} < {MIN_WORK}")
+        refusals.append("not stack.roomy")  # the GEMM's panels on a thread's small stack
         body += refuse(refusals) + [f"if len(out) != {sum(into)}:", f"    {GENERAL}"]
         written = [("c", tuple_of([m, columns]), j)]  # (name, shape, its buffer in out)
         if top is not None:
@@ -1136,7 +1139,7 @@ class FusedKernel:
                   "f32": np.dtype(np.float32), "addressof": ctypes.addressof,
                   "view": ctypes.c_char.from_buffer, "call_rows": call_rows,
                   "call_rows_reducing": call_rows_reducing, "maximum": np.maximum,
-                  "threads": get_num_threads,
+                  "threads": get_num_threads, "stack": stack,
                   **{f"t{i}": np.dtype(np.float32) for i in range(len(ins))},
                   **{f"f{nv}": fn for nv, fn in functions.items()}}
         body.append(f"fn = f{next(iter(functions))}" if len(functions) == 1

@@ -77,7 +77,7 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 
-from ...errors import ShapeError
+from ...errors import IrflowError, ShapeError
 from ...ir import dtypes
 from ...ir.core import Operation
 from ...ir.registry import lookup
@@ -87,6 +87,7 @@ from .kernel import FUNCTION_NAME, Instr, address, call_rows, call_rows_reducing
 from .loops import carried_loop, counted_loop
 from .mathlib import Math
 from .scalar import ScalarEmitter, can_fail
+from .stack import stack
 
 I1 = ir.IntType(1)
 I16 = ir.IntType(16)
@@ -736,12 +737,13 @@ class Gemm:
     that variant is compiled, when the object is made, so a call never compiles).
 
     Everything is checked before the code runs (`sizes`): a call the code cannot
-    take raises `ShapeError` (operands that are not C-contiguous are copied first).
-    A caller that has a fallback asks `sizes` itself, then calls `run`. With an
-    `epilogue`, C is that body of the product (`run` takes its operands, which
-    `extras_fit` checks), and with the epilogue's `Epilogue.maximum` the call also
-    gives that value's maximum (`run` stores it into an array `maximum_fits`
-    checks)."""
+    take raises `ShapeError` (operands that are not C-contiguous are copied first),
+    and a call on a thread whose stack cannot hold the code's panels (`stack`)
+    raises `IrflowError`. A caller that has a fallback asks both itself, then calls
+    `run`. With an `epilogue`, C is that body of the product (`run` takes its
+    operands, which `extras_fit` checks), and with the epilogue's `Epilogue.maximum`
+    the call also gives that value's maximum (`run` stores it into an array
+    `maximum_fits` checks)."""
 
     def __init__(self, trans_a: bool = False, trans_b: bool = False, n: int | None = None,
                  compiler: Compiler | None = None, epilogue: Epilogue | None = None):
@@ -787,6 +789,10 @@ class Gemm:
                  operands: tuple[np.ndarray, ...] = ()):
         """The checked call; `operands`: the epilogue's, if the code has one. C, or
         with the epilogue's maximum, (C, the maximum as a 0-d array)."""
+        if not stack.roomy:
+            raise IrflowError("matmul: the generated GEMM keeps up to 160 KiB on the "
+                              "native stack, and this thread's has less than 512 KiB "
+                              "(made after threading.stack_size set a smaller size)")
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
         sizes = self.sizes(a, b, out)
@@ -937,10 +943,11 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
     None. With `maximum` (a value of `spec`'s body, numbered as in it), the run also
     stores that value's maximum over the product's elements into `top`, an array of
     one float32 (`Gemm.maximum_fits`, sharing no memory with the other arrays). None
-    (the caller runs the anchor, then the body) for a call below the thresholds or
-    of arrays the code does not take as they are; and None instead of a run for
-    other ops, bodies of other operands (not C's shape, a row, a column or a
-    scalar) and static sizes below the thresholds. The run's ``gemm`` is its `Gemm`
+    (the caller runs the anchor, then the body) for a call below the thresholds, of
+    arrays the code does not take as they are or on a thread whose stack is too
+    small for it (`stack`); and None instead of a run for other ops, bodies of
+    other operands (not C's shape, a row, a column or a scalar) and static sizes
+    below the thresholds. The run's ``gemm`` is its `Gemm`
     (for a generated call of it)."""
     product = _product(inner, compiler)
     if product is None or len(spec.outputs) != 1 or spec.outputs[0] < len(spec.inputs) \
@@ -961,7 +968,7 @@ def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = N
             rows = a.shape[rows_axis]
         except (AttributeError, IndexError, TypeError):
             return None
-        if rows < MIN_ROWS:
+        if rows < MIN_ROWS or not stack.roomy:
             return None
         sizes = gemm.sizes(a, b, out)
         if sizes is None or math.prod(sizes) < MIN_WORK \
@@ -1014,8 +1021,9 @@ def _product(inner: Operation, compiler: Compiler | None
 
 def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable) -> Callable:
     """`anchor_kernels`' run: `gemm` where it takes the call and the call is large
-    enough, else the NumPy `kernel` (`out_kernel` with a buffer). The rows are
-    looked at first, so a batch-1 call pays no more than a comparison."""
+    enough and the thread's stack holds the GEMM's panels (`stack`), else the NumPy
+    `kernel` (`out_kernel` with a buffer). The rows are looked at first, so a
+    batch-1 call pays no more than a comparison."""
     rows_axis = 1 if gemm.trans_a else 0
 
     def run(a, b, out=None):
@@ -1023,7 +1031,7 @@ def _dispatching(gemm: Gemm, kernel: Callable, out_kernel: Callable) -> Callable
             rows = a.shape[rows_axis]
         except (AttributeError, IndexError, TypeError):
             rows = 0  # not an array of two dims: NumPy's to answer
-        if rows >= MIN_ROWS:
+        if rows >= MIN_ROWS and stack.roomy:
             sizes = gemm.sizes(a, b, out)
             if sizes is not None and math.prod(sizes) >= MIN_WORK:
                 return gemm.run(a, b, out, sizes)

@@ -27,7 +27,9 @@ which the plan's steps then run, raising what they raise:
 - every product of fewer than `MIN_ROWS` rows (more rows: the plan's GEMM, whose
   tiles are faster from there);
 - intermediates of at most `STACK_BYTES` together (they live on the calling
-  thread's stack, so threads never share them).
+  thread's stack, so threads never share them), on a thread whose stack holds them
+  (`irflow.codegen.llvm.stack`: not one made after ``threading.stack_size`` set a
+  small size, where a call ran off the stack).
 
 A function with anything else (another op, dtype or layout, a transposed operand, a
 reduction in a body, a constant) gets no native function: `compile_whole` says
@@ -57,6 +59,7 @@ from .fused import lower_body
 from .gemm import F32, I64, MIN_ROWS, PTR, Epilogue, const, emit_epilogue, operand_kind
 from .gemv import emit_product, vectors
 from .kernel import FUNCTION_NAME
+from .stack import stack
 
 STACK_BYTES = 64 << 10  # the intermediates of a call, on the native stack: a thread's
                         # is 8 MiB by default on Linux (a `threading.stack_size` below
@@ -263,15 +266,17 @@ def _result_lines(outs: list[str], pointers: list[str], shapes: list[str]) -> li
     `pointers`: the buffer a call before returned when nobody holds it any more
     (``spare[j]`` keeps it with its address), as a plan's result buffers
     (`irflow.codegen.arena`): a batch-1 call spent 0.45 µs making and viewing a new
-    one. Its shape and dtype are checked again (a caller may have assigned them
-    before it dropped the array). The array is read into a local before its count
-    is asked, so two threads reading the entry at once both see the other's
-    reference and neither writes it."""
+    one. Its shape, dtype and flags are checked again: a caller may have assigned
+    them before it dropped the array, and one made read-only or (deprecated)
+    given other strides must not come back written, read-only or strided
+    (``carray``: C-contiguous, writable and aligned, one lookup). The array is read
+    into a local before its count is asked, so two threads reading the entry at
+    once both see the other's reference and neither writes it."""
     lines = []
     for j, (o, p, shape) in enumerate(zip(outs, pointers, shapes)):
         lines += [f"h = spare[{j}]", f"{o} = None if h is None else h[0]",
                   f"if (getrefcount({o}) > {ALONE + 1} or {o}.shape != {shape}"
-                  f" or {o}.dtype is not f32):",
+                  f" or {o}.dtype is not f32 or not {o}.flags.carray):",
                   f"    {o} = empty({shape}, f32)",
                   "    try:", f"        {p} = addressof(view({o}))",
                   "    except (TypeError, ValueError):  # empty",
@@ -298,7 +303,7 @@ def _call_function(spec: WholeSpec, native, args: list[TensorType],
                 return general(arrays, out)
             a0_0, a0_1, = a0.shape
             if (a0_1 != 784 or a1.shape != (784, 64) ... or a0_0 >= 8
-                    or a0_0 * 256 > 65536):
+                    or a0_0 * 256 > 65536 or not stack.roomy):
                 return general(arrays, out)
             h = seen[0]
             if h is not None and h[0] is a0:
@@ -308,7 +313,8 @@ def _call_function(spec: WholeSpec, native, args: list[TensorType],
             ... (a1 to a4 alike)
             h = spare[0]
             o0 = None if h is None else h[0]
-            if getrefcount(o0) > 3 or o0.shape != (a0_0, 10) or o0.dtype is not f32:
+            if (getrefcount(o0) > 3 or o0.shape != (a0_0, 10) or o0.dtype is not f32
+                    or not o0.flags.carray):
                 ... (a new result, its address, kept in spare[0])
             else:
                 p5 = h[1]
@@ -336,6 +342,7 @@ def _call_function(spec: WholeSpec, native, args: list[TensorType],
     scratch = [product([size(d) for d in shape] + [4]) for shape in spec.scratch]
     if any(not isinstance(n, int) for n in scratch):
         checks.append(f"{' + '.join(str(n) for n in scratch)} > {STACK_BYTES}")
+    checks.append("not stack.roomy")  # a thread's stack too small for the intermediates
     body += refuse(checks)
     outs = [f"o{j}" for j in range(len(results))]
     pointers = [f"p{i}" for i in range(spec.buffers)]
@@ -347,7 +354,7 @@ def _call_function(spec: WholeSpec, native, args: list[TensorType],
     values = {"fn": native, "general": _declined, "seen": [None] * len(ins),
               "spare": [None] * len(outs), "getrefcount": sys.getrefcount,
               "ndarray": np.ndarray, "empty": np.empty, "addressof": ctypes.addressof,
-              "view": ctypes.c_char.from_buffer, "f32": np.dtype(np.float32)}
+              "view": ctypes.c_char.from_buffer, "f32": np.dtype(np.float32), "stack": stack}
     return make(values, body, f"<irflow whole call {len(spec.products)}>")
 
 

@@ -1,0 +1,55 @@
+"""Whether the calling thread's stack holds the generated code's frames: `stack`.
+
+The GEMM keeps its packed panels on the native stack (up to 160 KiB a call:
+`irflow.codegen.llvm.gemm`) and a whole call its intermediates (up to
+`irflow.codegen.llvm.whole.STACK_BYTES`). glibc gives a thread 8 MiB, but one made
+after ``threading.stack_size(n)`` gets n (32 KiB at least), and such a call there
+ran off its stack: SIGSEGV, the process gone. So those calls read ``stack.roomy``
+first and, on a thread with less than `ROOMY_BYTES` of stack, take the NumPy path
+(or, called directly, raise). It is per thread (a `threading.local`, measured from
+pthread's attributes on its first use in each thread): one attribute read a call.
+
+What it cannot see: the pool's worker threads (`irflow.codegen.threads`) a split
+call hands parts to are made with the ``threading.stack_size`` of the moment the
+pool grows.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+ROOMY_BYTES = 512 << 10  # the GEMM's 160 KiB, Python's own C frames above it, a margin
+
+
+def thread_stack_bytes() -> int | None:
+    """The calling thread's stack size (glibc's ``pthread_getattr_np``), or None where
+    it cannot be asked."""
+    try:
+        libc = ctypes.CDLL(None)
+        getattr_np, getstack = libc.pthread_getattr_np, libc.pthread_attr_getstack
+    except (OSError, AttributeError):
+        return None
+    libc.pthread_self.restype = ctypes.c_ulong
+    getattr_np.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+    attr = ctypes.create_string_buffer(256)  # a pthread_attr_t: 56 bytes on x86-64
+    if getattr_np(libc.pthread_self(), attr) != 0:
+        return None
+    try:
+        base, size = ctypes.c_void_p(), ctypes.c_size_t()
+        if getstack(attr, ctypes.byref(base), ctypes.byref(size)) != 0:
+            return None
+        return size.value
+    finally:
+        libc.pthread_attr_destroy(attr)
+
+
+class _Stack(threading.local):
+    """``roomy``: whether this thread's stack has `ROOMY_BYTES` (True where its size
+    is unknown: what the code assumed before)."""
+
+    def __init__(self):
+        size = thread_stack_bytes()
+        self.roomy = size is None or size >= ROOMY_BYTES
+
+
+stack = _Stack()
