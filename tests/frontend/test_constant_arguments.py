@@ -132,3 +132,16 @@ def test_check_mode_with_none_before_a_tensor():
     static = paddle.compile(model, check=True)
     x, _, lens = data(2)
     assert_same(static(x, None, lens), model(x, None, lens))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_call_with_numbers_only_computes_what_eager_code_does(backend):
+    """No tensor among the arguments: a program of no input (the LLVM backend made a
+    native function of nothing for it, whose call did not compile)."""
+    def double(x):
+        return x * 2
+
+    static = paddle.compile(double, backend=backend)
+    for value in (1.5, 2, -0.0):
+        got = static(value)
+        assert type(got) is type(double(value)) and got == double(value)

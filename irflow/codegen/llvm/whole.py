@@ -155,6 +155,8 @@ def whole_spec(fn: Function) -> WholeSpec:
             number[op.result] = len(block.args) + len(returned) + len(scratch)
             scratch.append(tuple(op.result.type.shape))
         products.append(Product(number[p[0]], number[p[1]], number[op.result], *p[2:]))
+    if not products:
+        raise Unsupported("no product: nothing a native function would save")
     if any(v not in number for v in returned) or any(isinstance(p.m, int) and p.m >= MIN_ROWS
                                                      for p in products):
         raise Unsupported("every call has a product of too many rows")
