@@ -625,6 +625,41 @@ class CompiledFunction:
                                        (), self._spec_structures)
         return self._last
 
+    def _inference_program(self) -> Program:
+        """The program with every layer it calls in eval mode, which `jit.save` writes
+        whatever mode the model is in, as Paddle's does (saved after training without
+        ``eval()``, BatchNorm on batch statistics would differ from Paddle's saved
+        model, and dropout be refused). Tracing reads the layers' flags, so they are
+        set to eval while it runs and put back after."""
+        layers = list(dict.fromkeys([*self._tree(), *(self._watch.versions if self._watch
+                                                       else ())]))
+        flags = [layer.training for layer in layers]
+        for layer in layers:
+            layer.training = False
+        try:
+            return self._program_of_mode()
+        finally:
+            for layer, flag in zip(layers, flags):
+                layer.training = flag
+
+    def _program_of_mode(self) -> Program:
+        """The program of the layers' current train/eval flags: the last call's, or, when
+        the flags changed since (``model.eval()`` after training), the one for the same
+        inputs under the current flags. `jit.save` writes this one: the last call's
+        alone would save a training program (BatchNorm on batch statistics) for a
+        model switched to eval."""
+        mode = self._mode_key()  # (first: it drops the programs of changed layers)
+        program = self._program_for_ir()
+        keys = [k for k, p in self._programs.items() if p is program]
+        if any(k[1] == mode for k in keys):
+            return program
+        types_, _, requires, _, extra, structures = keys[0][:6]
+        if extra:
+            raise IrflowError(f"{self._name()}: its last call took non-tensor arguments and "
+                              "was in another train/eval mode; call it once in the current "
+                              "mode first", user_location())
+        return self._program(types_, mode, requires, (), structures)
+
     # -- calling
     def __call__(self, *args, **kwargs):
         """The outputs for the arguments: the short way for a call of Tensors or arrays

@@ -53,24 +53,25 @@ _METADATA_LIMIT = 1 << 24
 def save(layer, path: str, input_spec=None, freeze: bool = False, **configs) -> None:
     """Save the program of a compiled Layer or function (or of a Layer, compiled here
     with `input_spec`) at `path` (the three files ``path.json``, ``path.irflow`` and
-    ``path.pdiparams.npz``). The program is the one of the Layer's current mode;
-    one that draws random numbers (dropout in train mode) is refused. A loaded
-    `TranslatedLayer` is saved with its own input spec. With `freeze` (an eval-mode
-    model), the program saved is an inference program: its parameters frozen while
-    the inference pipeline ran (BatchNorm folded into the Conv2D or Linear before
-    it), its weights the folded ones, saved as buffers."""
+    ``path.pdiparams.npz``). The program is the inference one, every layer in eval
+    mode whatever mode the model is in (as Paddle's: BatchNorm on the running
+    statistics, no dropout), and the loaded layer starts in eval mode; one that still
+    draws random numbers is refused. A loaded `TranslatedLayer` is saved with its own
+    input spec. With `freeze`, its parameters are frozen while the inference
+    pipeline runs (BatchNorm folded into the Conv2D or Linear before it), its weights
+    the folded ones, saved as buffers."""
     if configs:
         raise ValueError(f"jit.save does not support the options {sorted(configs)}")
     compiled = _compiled(layer, input_spec)
     fn, n_inputs, state = _saved_function(compiled, freeze)
-    write_program(path, fn, n_inputs, state, bool(getattr(compiled.layer, "training", False)))
+    write_program(path, fn, n_inputs, state)
 
 
-def write_program(path: str, fn: Function, n_inputs: int, state: list[tuple],
-                  training: bool = False) -> None:
+def write_program(path: str, fn: Function, n_inputs: int, state: list[tuple]) -> None:
     """Write `fn` (its first `n_inputs` arguments the inputs, named, then the state
     arguments of `state`'s (argument, tensor) pairs) as a saved program at `path`:
-    the three files `load` reads."""
+    the three files `load` reads. An inference program: the loaded layer starts in
+    eval mode (``training``, which programs of older versions may have set)."""
     names = _state_names([a.name or t.name for a, t in state])
     files = {"program": print_module(fn.parent, locations=True).encode(),
              "parameters": _npz({n: t._value for n, (_, t) in zip(names, state)})}
@@ -81,7 +82,7 @@ def write_program(path: str, fn: Function, n_inputs: int, state: list[tuple],
         "outputs": [_type_entry(t) for t in fn.result_types],
         "state": [{"name": n, "kind": "parameter" if isinstance(t, Parameter) else "buffer",
                    "trainable": not t.stop_gradient} for n, (_, t) in zip(names, state)],
-        "training": training,
+        "training": False,
         "files": {role: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
                   for role, data in files.items()},
     }
@@ -116,7 +117,7 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
     dce), its number of inputs, and its state arguments with their tensors, in the
     Layer's state_dict order; with `freeze`, the inference program and its folded
     weights."""
-    program = compiled._program_for_ir()
+    program = compiled._inference_program()
     module = program.source_ir.clone()
     fn = module.main
     ret = fn.return_op
@@ -137,14 +138,11 @@ def _saved_function(compiled, freeze: bool = False) -> tuple[Function, int, list
                           "which a saved program does not have; save the model's forward",
                           user_location())
     if program.uses_seed and fn.args[-1].uses:
-        raise IrflowError("jit.save: the program draws random numbers (is the layer in "
-                          "train mode? call eval() first)", user_location())
+        raise IrflowError("jit.save: the program draws random numbers even with every "
+                          "layer in eval mode, which a saved program cannot", user_location())
     state = [(a, t) for a, t in zip(fn.args[n_inputs:], program.state) if a.uses]
     fn.block.erase_args([a.index for a in fn.args[n_inputs:] if not a.uses])
     if freeze:
-        if any(compiled._mode_key()):
-            raise IrflowError("jit.save(freeze=True) saves an inference program: call "
-                              "eval() first", user_location())
         lifted = freeze_for_inference(module, n_inputs, [t._value for _, t in state],
                                       compiled.pipeline or INFERENCE_PIPELINE)
         state = [(a, Tensor._from_array(value))

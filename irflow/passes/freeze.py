@@ -41,7 +41,7 @@ def externalize_constants(fn: Function, min_elements: int = 64) -> list[tuple[st
     names and values, in argument order."""
     lifted = []
     for op in list(fn.block.body_ops()):
-        value = constant_value(op.result) if op.results else None
+        value = constant_value(op.result) if len(op.results) == 1 else None
         if value is None or value.size < min_elements:
             continue
         name = op.result.name or f"constant{len(lifted)}"

@@ -97,6 +97,53 @@ def test_outputs_load_in_paddles_order_dicts_by_sorted_key(tmp_path):
     assert [o.item() for o in outs] == [2.0, 4.0, 3.0, 6.0, 5.0]  # a[0], a[1]["y"], a[1]["z"], b
 
 
+class Dropping(Net):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(super().forward(x))
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+@pytest.mark.parametrize("switched", [True, False])
+def test_a_model_trained_compiled_saves_its_inference_program(tmp_path, freeze, switched):
+    """Trained through its compiled form, then saved, switched to eval or not, without
+    a call in eval mode: as Paddle's, the saved program is the inference one
+    (BatchNorm on the running statistics, no dropout), not the training program the
+    last call ran, and the loaded layer starts in eval mode. The model keeps its mode."""
+    net = Dropping()
+    static = paddle.jit.to_static(net, input_spec=[InputSpec([None, 4], "float32", "x")])
+    opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+    for _ in range(2):
+        paddle.mean(static(paddle.to_tensor(X)) ** 2).backward()
+        opt.step()
+        opt.clear_grad()
+    if switched:
+        net.eval()
+    path = str(tmp_path / "net")
+    paddle.jit.save(static, path, freeze=freeze)
+    assert [layer.training for layer in net.sublayers(include_self=True)] == [not switched] * 5
+    loaded = paddle.jit.load(path)
+    assert not loaded.training
+    net.eval()
+    np.testing.assert_allclose(loaded(X).numpy(), net(paddle.to_tensor(X)).numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_a_frozen_lstm_saves_and_loads(tmp_path):
+    """Freezing keeps the ops of more than one result (a fused LSTM step) in the
+    program while it lifts its large constants back into arguments."""
+    lstm = nn.LSTM(4, 6)
+    lstm.eval()
+    path = str(tmp_path / "lstm")
+    paddle.jit.save(lstm, path, input_spec=[InputSpec([None, 3, 4])], freeze=True)
+    x = RNG.standard_normal((2, 3, 4)).astype("float32")
+    np.testing.assert_allclose(paddle.jit.load(path)(x)[0].numpy(),
+                               lstm(paddle.to_tensor(x))[0].numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_a_fresh_process_runs_it_without_the_class(saved, tmp_path):
     net, path = saved
     np.save(tmp_path / "x.npy", X)
@@ -158,8 +205,9 @@ def test_functions_and_refusals(tmp_path):
     paddle.jit.save(f, str(tmp_path / "f"))
     np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "f"))(X).numpy(),
                                X @ w.numpy() + 1, rtol=1e-6)
-    drop = nn.Dropout(0.5)
+    noise = paddle.jit.to_static(lambda x: x + paddle.rand([4]),
+                                 input_spec=[InputSpec([None, 4], name="x")])
     with pytest.raises(paddle.IrflowError, match="draws random numbers"):
-        paddle.jit.save(drop, str(tmp_path / "d"), input_spec=[InputSpec([None, 4])])
+        paddle.jit.save(noise, str(tmp_path / "d"))
     with pytest.raises(paddle.IrflowError, match="needs an input_spec"):
         paddle.jit.save(paddle.jit.to_static(nn.Linear(2, 2)), str(tmp_path / "l"))

@@ -155,6 +155,45 @@ def test_time_major_and_rnn_wrapper():
     assert out.shape == [B, T, 2 * H] and fw.shape == bw.shape == [B, H]
 
 
+def np_stepwise(kind, x, w, lengths, reverse):
+    """Paddle's `RNN` over x [B, T, I] from zero states: every step runs the cell,
+    steps beyond a sequence's length keep its state (backwards those come first);
+    the outputs there are the cell's."""
+    out = np.zeros(x.shape[:2] + (H,))
+    finals = []
+    for b in range(x.shape[0]):
+        zeros = np.zeros((1, H))
+        state = (zeros, zeros) if kind == "LSTM" else zeros
+        for t in (reversed(range(T)) if reverse else range(T)):
+            o, new = np_cell(kind, x[b:b + 1, t], state, w)
+            out[b, t] = o[0]
+            state = new if t < lengths[b] else state
+        finals.append(state[0] if kind == "LSTM" else state)
+    return out, np.concatenate(finals)
+
+
+@pytest.mark.parametrize("kind", ["SimpleRNN", "LSTM", "GRU"])
+def test_rnn_wrappers_give_the_cells_outputs_beyond_each_length(kind):
+    """Paddle's RNN and BiRNN run the cell step by step and keep its outputs on the
+    padding (only the fused SimpleRNN/LSTM/GRU zero them): unmasked pooling after
+    them would otherwise differ."""
+    cells = [getattr(nn, f"{kind}Cell")(I, H) for _ in range(2)]
+    weights = [[getattr(c, n).numpy().astype(np.float64)
+                for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")] for c in cells]
+    x = RNG.standard_normal((B, T, I)).astype(np.float32)
+    lengths = [T - 1, 2]
+    seq = paddle.to_tensor(lengths)
+    for reverse in (False, True):
+        out, state = nn.RNN(cells[0], is_reverse=reverse)(paddle.to_tensor(x), sequence_length=seq)
+        want_out, want_state = np_stepwise(kind, x.astype(np.float64), weights[0], lengths, reverse)
+        np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(flat(state)[0].numpy(), want_state, rtol=1e-5, atol=1e-6)
+    out, _ = nn.BiRNN(*cells)(paddle.to_tensor(x), sequence_length=seq)
+    want = [np_stepwise(kind, x.astype(np.float64), w, lengths, r)[0]
+            for w, r in zip(weights, (False, True))]
+    np.testing.assert_allclose(out.numpy(), np.concatenate(want, axis=-1), rtol=1e-5, atol=1e-6)
+
+
 class WithLengths(nn.Layer):
     def __init__(self, rnn):
         super().__init__()

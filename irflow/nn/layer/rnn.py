@@ -13,17 +13,19 @@ also registers every cell parameter under its flat name (``weight_ih_l0``,
 The time loop is a Python loop over the steps when their number is static (eagerly,
 and compiled with a static time dim); with a symbolic time dim the loop is converted
 by the frontend into a tensor loop. With ``sequence_length`` each sequence stops at
-its length: the states stop changing and the outputs are zero beyond it, and the
-reverse direction reads each sequence backwards from its own last step.
+its length: the states stop changing beyond it, and the reverse direction reads each
+sequence backwards from its own last step. The outputs beyond the length are zero
+from `SimpleRNN`, `LSTM` and `GRU` (Paddle's fused rnn op) but the cell's outputs
+there from `RNN` and `BiRNN` (as Paddle's, which run the cell step by step).
 """
 from __future__ import annotations
 
 import math
 
 from ...tensor import (arange, concat, full, matmul, reshape, sigmoid, split, stack, tanh,
-                       take_along_axis, transpose, unsqueeze, where)
+                       transpose, unsqueeze, where)
 from ...tensor import math as tensor_math
-from ...tensor.manipulation import broadcast_to, exact_shape, flip
+from ...tensor.manipulation import exact_shape, flip
 from .. import functional as F
 from ..initializer import Uniform
 from .container import LayerList
@@ -175,25 +177,16 @@ def _steps_mask(sequence_length, x):
     return unsqueeze(_time_steps(x) < lengths, [-1])
 
 
-def _reverse_within(inputs, mask, sequence_length):
-    """Time-major `inputs` with each sequence's first `length` steps reversed in
-    place (the padding after them stays), by one take_along_axis."""
-    t = _time_steps(inputs)
-    lengths = reshape(sequence_length, [1, -1]).astype("int64")
-    index = unsqueeze(where(mask[:, :, 0], lengths - 1 - t, t), [-1])
-    return take_along_axis(inputs, broadcast_to(index, exact_shape(inputs)), 0)
-
-
 def _step(cell, inputs, states, mask, t):
     """Step t of `cell` over time-major `inputs`: (output, new states). `mask`
-    ([T, B, 1] bool or None) freezes the states and zeroes the output past each
-    sequence's end."""
+    ([T, B, 1] bool or None) freezes the states outside each sequence; the output
+    there is the cell's all the same, as Paddle's `RNN` gives it (`RNNBase` zeroes
+    it, as Paddle's fused rnn op does)."""
     out, new_states = cell(inputs[t], states)
     if mask is None:
         return out, new_states
     keep = mask[t]
-    return out * keep.astype(out.dtype), _map(lambda new, old: where(keep, new, old),
-                                              new_states, states)
+    return out, _map(lambda new, old: where(keep, new, old), new_states, states)
 
 
 def _time_loop(cell, inputs, states, mask, steps):
@@ -216,11 +209,15 @@ def _tensor_time_loop(cell, inputs, states, mask, steps, outputs):
     return outputs, states
 
 
-def _run(cell, inputs, states, mask, sequence_length, reverse: bool):
+def _run(cell, inputs, states, mask, reverse: bool):
+    """`cell` over time-major `inputs`. Backwards, the whole padded time axis is
+    reversed, as in Paddle: each sequence's padding comes first, the states staying
+    the initial ones through it, so its steps see the same states as reversing each
+    sequence within its length, and the padding's outputs are Paddle's."""
     steps = exact_shape(inputs)[0]
     if reverse:
-        inputs = _reverse_within(inputs, mask, sequence_length) if mask is not None \
-            else flip(inputs, [0])
+        inputs = flip(inputs, [0])
+        mask = None if mask is None else flip(mask, [0])
     if isinstance(steps, int):
         outputs, states = _time_loop(cell, inputs, states, mask, steps)
     else:
@@ -230,8 +227,7 @@ def _run(cell, inputs, states, mask, sequence_length, reverse: bool):
         outputs, states = convert_function(_tensor_time_loop)(
             cell, inputs, states, mask, shape(inputs)[0], full(shape_out, 0.0, inputs.dtype))
     if reverse:
-        outputs = _reverse_within(outputs, mask, sequence_length) if mask is not None \
-            else flip(outputs, [0])
+        outputs = flip(outputs, [0])
     return outputs, states
 
 
@@ -254,8 +250,7 @@ class RNN(Layer):
         if initial_states is None:
             initial_states = self.cell.get_initial_states(x, batch_dim_idx=1)
         mask = None if sequence_length is None else _steps_mask(sequence_length, x)
-        outputs, states = _run(self.cell, x, initial_states, mask, sequence_length,
-                               self.is_reverse)
+        outputs, states = _run(self.cell, x, initial_states, mask, self.is_reverse)
         return _time_major(outputs, self.time_major), states
 
 
@@ -274,8 +269,8 @@ class BiRNN(Layer):
             initial_states = (self.cell_fw.get_initial_states(x, batch_dim_idx=1),
                               self.cell_bw.get_initial_states(x, batch_dim_idx=1))
         mask = None if sequence_length is None else _steps_mask(sequence_length, x)
-        out_fw, st_fw = _run(self.cell_fw, x, initial_states[0], mask, sequence_length, False)
-        out_bw, st_bw = _run(self.cell_bw, x, initial_states[1], mask, sequence_length, True)
+        out_fw, st_fw = _run(self.cell_fw, x, initial_states[0], mask, False)
+        out_bw, st_bw = _run(self.cell_bw, x, initial_states[1], mask, True)
         outputs = concat([out_fw, out_bw], axis=-1)
         return _time_major(outputs, self.time_major), (st_fw, st_bw)
 
@@ -340,6 +335,10 @@ class RNNBase(LayerList):
                 inputs = F.dropout(inputs, self.dropout, training=self.training)
             inputs, final = rnn(inputs, states[i], sequence_length)
             finals.append(final)
+        if sequence_length is not None:  # zero beyond each length, as Paddle's fused op
+            steps = _time_major(inputs, self.time_major)
+            inputs = _time_major(steps * _steps_mask(sequence_length, steps).astype(inputs.dtype),
+                                 self.time_major)
         return inputs, self._concat_states(finals)
 
     def _split_states(self, initial_states) -> list:
