@@ -21,7 +21,7 @@ from .math import (abs, add, add_n, all, amax, amin, any, bmm, ceil, clip, cos, 
                    logsumexp, matmul, max, maximum, mean, min, minimum, mm, mod, multiply, neg,
                    norm, outer, pow, prod, reciprocal, remainder, round, rsqrt, scale, sigmoid,
                    sign, sin, sqrt, square, std, subtract, sum, tanh, var)
-from .random import normal, rand, randint, randn, seed, standard_normal, uniform
+from .random import normal, rand, randint, randn, randperm, seed, standard_normal, uniform
 from .search import argmax, argmin, argsort, masked_select, nonzero, sort, topk, unique
 from .tensor import Parameter, Size, Tensor
 
@@ -132,6 +132,7 @@ __all__ = [
     "rand",
     "randint",
     "randn",
+    "randperm",
     "reciprocal",
     "remainder",
     "repeat_interleave",

@@ -72,3 +72,27 @@ def randint(low=0, high=None, shape=(1,), dtype=None, name=None) -> Tensor:
         low, high = 0, low
     u = uniform(shape, dtypes.float64, float(low), float(high))
     return floor(u).astype(dtype or dtypes.int64)
+
+
+_PERMUTATION_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
+
+
+def randperm(n, dtype="int64", name=None) -> Tensor:
+    """A random permutation of the integers from 0 to n - 1, in int32, int64
+    (default), float32 or float64 (the dtypes of Paddle's kernel). It is the order
+    that sorts n draws of the seeded `uniform` op, so `seed` governs it and it
+    compiles like the other random ops; the draws are float64, so ties, which would
+    keep their order, all but never happen."""
+    from .search import argsort
+    dtype = dtypes.dtype(dtype)
+    if dtype not in _PERMUTATION_DTYPES:
+        raise TypeError(f"randperm: dtype must be int32, int64, float32 or float64, as in "
+                        f"Paddle, got {dtype.name}")
+    if isinstance(n, bool) or not isinstance(n, int | Tensor):
+        raise TypeError(f"randperm: n must be an int, got {type(n).__name__}")
+    (size,) = dims(n)
+    if isinstance(size, int) and size < 0:
+        raise ValueError(f"randperm: n must be at least 0, got {size}")
+    draws = apply("uniform", (next_seed(),), {"shape": (size,), "dtype": dtypes.float64,
+                                               "min": 0.0, "max": 1.0})
+    return argsort(draws).astype(dtype)

@@ -78,6 +78,54 @@ def softplus(x, beta: float = 1, threshold: float = 20, name=None):
     return where(scaled > threshold, x, soft)
 
 
+def hardtanh(x, min: float = -1.0, max: float = 1.0, name=None):  # noqa: A002
+    """x limited to [min, max], as Paddle's min(max(x, min), max) (every element is
+    `max` when min > max), with its gradient: 1 strictly inside the range, 0 at the
+    bounds and outside (unlike `clip`, whose bounds pass the gradient)."""
+    x = as_tensor(x)
+    low = where(x <= min, float(min), x)
+    return where(low >= max, float(max), low)
+
+
+def relu6(x, name=None):
+    """min(max(x, 0), 6); the gradient is 1 strictly between 0 and 6, as Paddle's."""
+    return hardtanh(x, 0.0, 6.0)
+
+
+def log_sigmoid(x, name=None):
+    """log(1 / (1 + exp(-x))), as Paddle's kernel computes it without overflow:
+    -m - log(exp(-m) + exp(-x - m)) with m = max(-x, 0). The value does not depend on
+    m, so m is detached (its gradient would be zero anyway)."""
+    x = as_tensor(x)
+    m = where(x < 0, -x, 0.0).detach()
+    return -m - log(exp(-m) + exp(-x - m))
+
+
+_PRELU_FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
+
+
+def prelu(x, weight, data_format: str = "NCHW", name=None):
+    """max(0, x) + weight * min(0, x): one slope for all of x (weight of shape [] or
+    [1]), or one per channel (weight [C]; the channel axis is 1, or the last for a
+    channels-last `data_format`). At 0 the gradient is the slope, as Paddle's."""
+    from ...tensor import reshape
+    x, weight = as_tensor(x), as_tensor(weight)
+    if weight.ndim > 1:
+        raise ValueError(f"prelu: weight must have shape [], [1] or [C], got {weight.shape}")
+    if weight.ndim == 1 and weight.shape[0] > 1:
+        if data_format not in _PRELU_FORMATS:
+            raise ValueError(f"prelu: data_format must be one of {', '.join(_PRELU_FORMATS)}, "
+                             f"got {data_format!r}")
+        axis = 1 if data_format[1] == "C" else x.ndim - 1
+        if x.ndim < 2 or x.shape[axis] != weight.shape[0]:
+            raise ValueError(f"prelu: {weight.shape[0]} slopes for an input of shape "
+                             f"{x.shape} in {data_format}: the weight needs one per channel")
+        weight = reshape(weight, [-1 if i == axis else 1 for i in range(x.ndim)])
+    elif weight.ndim == 1:
+        weight = reshape(weight, [])
+    return where(x > 0, x, x * weight)
+
+
 def hardswish(x, name=None):
     """x * clip(x + 3, 0, 6) / 6: 0 for x <= -3, x for x >= 3, x (x + 3) / 6 between,
     so that the gradient at -3 is 0 and at 3 is 1, as Paddle's."""

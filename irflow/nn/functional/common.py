@@ -1,10 +1,12 @@
-"""Linear, dropout, embedding, padding, one-hot and normalization functions."""
+"""Linear, dropout, embedding, padding, one-hot, sequence masks, normalization and
+cosine similarity."""
 from __future__ import annotations
 
 from ...context import current_tracer
 from ...dispatch import apply
-from ...tensor import (Tensor, abs as absolute, add, arange, equal, matmul, maximum,
-                       pow as power, sqrt, sum as reduce_sum, unsqueeze)
+from ...tensor import (Tensor, abs as absolute, add, arange, clip, equal, expand_as, matmul,
+                       max as reduce_max, maximum, pow as power, sqrt, sum as reduce_sum,
+                       unsqueeze)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
@@ -66,6 +68,18 @@ def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool =
     return out
 
 
+def dropout2d(x, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
+              name=None):
+    """Zero whole channels of x [N, C, H, W] (or NHWC) with probability `p` while
+    training, scaling the kept ones by 1/(1-p); the identity in evaluation."""
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"dropout2d: x must be a 4-D tensor, got shape {x.shape}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"dropout2d: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    return dropout(x, p, [0, 1] if data_format == "NCHW" else [0, 3], training)
+
+
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               sparse: bool = False, scale_grad_by_freq: bool = False, name=None):
     """Rows of `weight` [num_embeddings, dim] picked by the integer ids `x`: result
@@ -97,6 +111,30 @@ def one_hot(x, num_classes: int, name=None):
                              f"{num_classes} (expected 0 <= index < {num_classes})",
                              user_location())
     return equal(unsqueeze(x, -1), arange(num_classes).astype(x.dtype)).astype("float32")
+
+
+def sequence_mask(x, maxlen=None, dtype="int64", name=None):
+    """A mask of shape x.shape + [maxlen] whose entry j is 1 where j < x (x holds
+    lengths; float lengths are compared as they are). maxlen None, or negative
+    (Paddle's kernel reads -1 so), is max(x) truncated to an int, and 0 for an empty
+    x."""
+    x = as_tensor(x)
+    if maxlen is None or not isinstance(maxlen, Tensor) and maxlen < 0:
+        maxlen = reduce_max(x).astype("int64") if 0 not in exact_shape(x) else 0
+    steps = arange(maxlen).astype(x.dtype)
+    return (steps < unsqueeze(x, -1)).astype(dtype)
+
+
+def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8):
+    """The cosine of the angle between x1 and x2 along `axis` (after broadcasting),
+    as Paddle computes it: sum(x1 * x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2)), the
+    product of the squared norms clamped rather than each norm, so a zero vector
+    gives 0."""
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    product = x1 * x2
+    squares1 = reduce_sum(expand_as(x1 * x1, product), axis)
+    squares2 = reduce_sum(expand_as(x2 * x2, product), axis)
+    return reduce_sum(product, axis) / sqrt(clip(squares1 * squares2, min=eps * eps))
 
 
 def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None):

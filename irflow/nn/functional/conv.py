@@ -159,15 +159,18 @@ def _conv1d_padding(padding):
         return [0, 0, padding[0], padding[0]]
     if len(padding) == 2:
         return [0, 0, int(padding[0]), int(padding[1])]
-    raise ValueError(f"padding of a 1-D convolution must be an int, [p], [left, right], "
-                     f"'SAME' or 'VALID', got {padding}")
+    raise ValueError(f"padding of a 1-D convolution or pool must be an int, [p], [left, "
+                     f"right], 'SAME' or 'VALID', got {padding}")
 
 
 def _single(value, what: str) -> int:
+    """An int from an int or a list of one int."""
     if isinstance(value, int):
         return value
-    (v,) = value
-    return int(v)
+    value = [int(v) for v in value]
+    if len(value) != 1:
+        raise ValueError(f"{what} must be an int or a list of one int, got {value}")
+    return value[0]
 
 
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
@@ -187,6 +190,67 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1])
     return transpose(out, [0, 2, 1]) if data_format == "NLC" else out
+
+
+def _pool1d(pool2d, x, kernel_size, stride, padding, **options):
+    """A 2-D pool over the [N, C, 1, L] view of x [N, C, L], as Paddle computes it."""
+    from ...tensor import squeeze, unsqueeze
+    x = as_tensor(x)
+    if x.ndim != 3:
+        raise ValueError(f"{pool2d.__name__[:-2]}1d: x must be a 3-D [N, C, L] tensor, got "
+                         f"shape {x.shape}")
+    kernel = (1, _single(kernel_size, "kernel_size"))
+    stride = None if stride is None else (1, _single(stride, "stride"))
+    out = pool2d(unsqueeze(x, [2]), kernel, stride, _conv1d_padding(padding), **options)
+    return squeeze(out, [2])
+
+
+def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
+               ceil_mode: bool = False, name=None):
+    """The maximum of each window of x [N, C, L] (stride defaults to kernel_size)."""
+    if return_mask:
+        raise NotImplementedError("max_pool1d: return_mask is not supported by irflow")
+    return _pool1d(max_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode)
+
+
+def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive: bool = True,
+               ceil_mode: bool = False, name=None):
+    """The mean of each window of x [N, C, L]; with `exclusive` (default) padding is
+    not counted. (exclusive comes before ceil_mode here, unlike avg_pool2d: Paddle's
+    order.)"""
+    return _pool1d(avg_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode,
+                   exclusive=exclusive)
+
+
+def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
+    """The maximum over each bin of an output_size grid on x [N, C, H, W] (None keeps
+    that input size), with Paddle's adaptive bins: cells floor(i*H/out) up to
+    ceil((i+1)*H/out). The maximum over a rectangle is the maximum of its rows'
+    maxima, so this is slices and max reductions along H, then along W, with no op
+    of its own. Tied maxima share the gradient (irflow's max), where Paddle's kernel
+    gives it to the first."""
+    from ...errors import ShapeError
+    from ...tensor import concat, max as reduce_max, slice as slice_
+    if return_mask:
+        raise NotImplementedError("adaptive_max_pool2d: return_mask is not supported by irflow")
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"adaptive_max_pool2d: x must be a 4-D [N, C, H, W] tensor, got "
+                         f"shape {x.shape}")
+    sizes = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 2 or not all(s is None or isinstance(s, int) and s > 0 for s in sizes):
+        raise ValueError(f"adaptive_max_pool2d: output_size must be a positive int or a "
+                         f"pair of positive ints or None, got {output_size!r}")
+    for axis, out in zip((2, 3), sizes):
+        size = exact_shape(x)[axis]
+        if not isinstance(size, int):
+            raise ShapeError(f"adaptive_max_pool2d: x must have static H and W, got shape "
+                             f"{exact_shape(x)}")
+        if out is not None:
+            bins = [reduce_max(slice_(x, [axis], [i * size // out], [-(-(i + 1) * size // out)]),
+                               axis, keepdim=True) for i in range(out)]
+            x = concat(bins, axis)
+    return x
 
 
 def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,

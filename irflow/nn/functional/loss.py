@@ -154,6 +154,12 @@ def mse_loss(input, label, reduction: str = "mean", name=None):
     return _reduce(diff * diff, reduction)
 
 
+def square_error_cost(input, label):  # noqa: A002  (Paddle's name)
+    """(input - label) ** 2 elementwise: mse_loss without the reduction."""
+    diff = as_tensor(input) - label
+    return diff * diff
+
+
 def l1_loss(input, label, reduction: str = "mean", name=None):
     return _reduce(absolute(as_tensor(input) - label), reduction)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import functional as F
+from ..initializer import Constant
 from .layers import Layer
 
 
@@ -102,6 +103,40 @@ class _WithOptions(Layer):
 
 class Softplus(_WithOptions):
     _function, _options = "softplus", {"beta": 1, "threshold": 20}
+
+
+class ReLU6(_WithOptions):
+    _function = "relu6"
+
+
+class Hardtanh(_WithOptions):
+    _function, _options = "hardtanh", {"min": -1.0, "max": 1.0}
+
+
+class LogSigmoid(_WithOptions):
+    _function = "log_sigmoid"
+
+
+class PReLU(Layer):
+    """`F.prelu` with a learned slope per channel (`num_parameters` = C) or one for
+    all (1), starting at `init`. The parameter is `_weight`, Paddle's name, so state
+    dicts load across."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, weight_attr=None,
+                 data_format: str = "NCHW", name=None):
+        super().__init__()
+        self._num_parameters, self._init = num_parameters, init
+        self._data_format, self._name = data_format, name
+        self._weight = self.create_parameter([num_parameters], weight_attr,
+                                             default_initializer=Constant(init))
+
+    def forward(self, x):
+        return F.prelu(x, self._weight, self._data_format)
+
+    def extra_repr(self) -> str:
+        name = f", name={self._name}" if self._name else ""
+        return (f"num_parameters={self._num_parameters}, data_format={self._data_format}, "
+                f"init={self._init}, dtype={self._dtype}{name}")
 
 
 class Hardswish(_WithOptions):

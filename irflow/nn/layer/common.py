@@ -1,4 +1,4 @@
-"""Linear, Embedding, Dropout, Flatten and Identity layers."""
+"""Linear, Embedding, Dropout, Dropout2D, Flatten and Identity layers."""
 from __future__ import annotations
 
 from ...tensor import flatten
@@ -83,6 +83,21 @@ class Dropout(Layer):
     def extra_repr(self) -> str:
         name = f", name={self.name}" if self.name else ""
         return f"p={self.p}, axis={self.axis}, mode={self.mode}{name}, inplace={self.inplace}"
+
+
+class Dropout2D(Layer):
+    """`F.dropout2d` (whole channels dropped) while training, the identity in eval."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self.p, self.data_format, self.name = p, data_format, name
+
+    def forward(self, x):
+        return F.dropout2d(x, self.p, self.training, self.data_format)
+
+    def extra_repr(self) -> str:
+        name = f", name={self.name}" if self.name else ""
+        return f"p={self.p}, data_format={self.data_format}{name}"
 
 
 class Flatten(Layer):

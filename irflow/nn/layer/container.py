@@ -1,9 +1,11 @@
-"""Containers of sublayers: `Sequential`, `LayerList` and `LayerDict`."""
+"""Containers of sublayers (`Sequential`, `LayerList`, `LayerDict`) and of
+parameters (`ParameterList`)."""
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
+from ...tensor import Parameter, Tensor
 from .layers import Layer
 
 
@@ -55,9 +57,9 @@ def _remove_sublayers(layer: Layer) -> None:
         delattr(layer, key)
 
 
-def _position(index: int, length: int) -> int:
+def _position(index: int, length: int, what: str = "layers") -> int:
     if not -length <= index < length:
-        raise IndexError(f"index {index} is out of range for a container of {length} layers")
+        raise IndexError(f"index {index} is out of range for a container of {length} {what}")
     return index % length
 
 
@@ -158,3 +160,34 @@ class LayerDict(Layer):
         pairs = sublayers.items() if isinstance(sublayers, Mapping) else sublayers
         for key, layer in pairs:
             self.add_sublayer(key, layer)
+
+
+class ParameterList(Layer):
+    """A list of parameters, registered under "0", "1", ... (no forward of its own).
+    Assigning to an index copies the value into the parameter there, as Paddle's
+    does, so an optimizer holding that parameter sees the new value."""
+
+    def __init__(self, parameters: Iterable[Parameter] | None = None):
+        super().__init__()
+        if parameters is not None:
+            for parameter in parameters:
+                self.append(parameter)
+
+    def __getitem__(self, index: int) -> Parameter:
+        return self._parameters[str(_position(index, len(self), "parameters"))]
+
+    def __setitem__(self, index: int, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"param should be 'Parameter' or 'Tensor', but received "
+                            f"{type(value).__name__}")
+        self[index].set_value(value)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def append(self, parameter: Parameter) -> "ParameterList":
+        self.add_parameter(str(len(self)), parameter)
+        return self

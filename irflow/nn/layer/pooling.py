@@ -1,4 +1,4 @@
-"""Pooling layers: MaxPool2D, AvgPool2D and AdaptiveAvgPool2D."""
+"""Pooling layers: max and average pools over 1-D and 2-D inputs, and adaptive pools."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -47,3 +47,45 @@ class AdaptiveAvgPool2D(Layer):
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"
+
+
+class MaxPool1D(Layer):
+    def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
+                 ceil_mode: bool = False, name=None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.return_mask, self.ceil_mode = return_mask, ceil_mode
+
+    def forward(self, x):
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.return_mask,
+                            self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1D(Layer):
+    def __init__(self, kernel_size, stride=None, padding=0, exclusive: bool = True,
+                 ceil_mode: bool = False, name=None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.exclusive, self.ceil_mode = exclusive, ceil_mode
+
+    def forward(self, x):
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.exclusive,
+                            self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveMaxPool2D(Layer):
+    def __init__(self, output_size, return_mask: bool = False, name=None):
+        super().__init__()
+        self._output_size, self._return_mask = output_size, return_mask
+
+    def forward(self, x):
+        return F.adaptive_max_pool2d(x, self._output_size, self._return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, return_mask={self._return_mask}"
