@@ -424,9 +424,12 @@ class Optimizer:
     def state_dict(self) -> dict:
         """The optimizer's state tensors by name (``<param name>_<accumulator>_0``,
         grouped by accumulator as in Paddle) and, with a scheduler, its state under
-        ``"LR_Scheduler"``. The values are the live tensors."""
+        ``"LR_Scheduler"``. The values are the live tensors. A parameter that takes no
+        gradient (``stop_gradient``: BatchNorm's running statistics) has no state here,
+        as in Paddle, whose optimizers make state only for parameters updated."""
         state = {t.name: t for acc in self._accumulator_names()
-                 for s in self._slots for name, t in s.state.items() if name == acc}
+                 for s in self._slots if not s.param.stop_gradient
+                 for name, t in s.state.items() if name == acc}
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state
@@ -446,10 +449,11 @@ class Optimizer:
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
         for slot in self._slots:
             for t in slot.state.values():
-                if t.name not in state_dict:
+                if t.name in state_dict:
+                    _load_into(t, state_dict[t.name])
+                elif not slot.param.stop_gradient:  # (one without a gradient has none)
                     raise KeyError(f"optimizer state '{t.name}' is missing from the state "
                                    "dict (state is matched by parameter name)")
-                _load_into(t, state_dict[t.name])
         self._refresh_lr()
 
     load_state_dict = set_state_dict

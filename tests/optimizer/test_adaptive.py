@@ -240,3 +240,26 @@ def test_float32_compiled_step_matches_eager(make, update_op):
 def test_bad_arguments(make, match):
     with pytest.raises(ValueError, match=match):
         make([irflow.Parameter(np.ones(2), name="w")])
+
+
+def test_parameters_without_gradients_have_no_state_in_the_state_dict():
+    """BatchNorm's running statistics are parameters that take no gradient: as in
+    Paddle, the state dict holds no accumulators of theirs, and a state dict without
+    them (one Paddle saved) loads; one missing a trained parameter's state does not."""
+    net = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1D(4))
+    opt = irflow.optimizer.Adam(parameters=net.parameters())
+    net(irflow.randn([8, 4])).mean().backward()
+    opt.step()
+    state = opt.state_dict()
+    stats = [p.name for p in net.parameters() if p.stop_gradient]
+    trained = [p.name for p in net.parameters() if not p.stop_gradient]
+    assert len(stats) == 2 and not any(k.startswith(tuple(stats)) for k in state)
+    assert all(any(k.startswith(name + "_") for k in state) for name in trained)
+    fresh = irflow.optimizer.Adam(parameters=net.parameters())
+    fresh.set_state_dict(state)
+    for name, t in fresh.state_dict().items():
+        np.testing.assert_array_equal(t.numpy(), state[name].numpy())
+    missing = dict(state)
+    del missing[next(k for k in state if k.startswith(trained[0]))]
+    with pytest.raises(KeyError, match="is missing from the state dict"):
+        fresh.set_state_dict(missing)
