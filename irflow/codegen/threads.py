@@ -37,6 +37,9 @@ from typing import Callable, Sequence
 # elementwise erf and 2**20 for one add (2**18 elements of which take 55 µs).
 # See docs/llvm.md, "Threads".
 MIN_PART_ELEMENTS = 1 << 18
+# The stack a thread needs to run generated code: the GEMM keeps up to 160 KiB of
+# panels there (`irflow.codegen.llvm.stack`), under Python's own C frames.
+ROOMY_BYTES = 512 << 10
 
 _num_threads: ContextVar[int] = ContextVar("irflow.num_threads", default=1)
 _pool: ThreadPoolExecutor | None = None
@@ -90,9 +93,13 @@ def least_split() -> int:
 def run_parts(calls: Sequence[Callable[[], None]]) -> None:
     """Run every call, the first on the calling thread and the others on the pool,
     and return once all have ended (an exception of one is raised after all end, so
-    no part still writes into arrays the caller drops)."""
-    if len(calls) == 1:
-        calls[0]()
+    no part still writes into arrays the caller drops). While
+    ``threading.stack_size`` is set below `ROOMY_BYTES`, a worker the pool starts
+    would get that stack and could not run the GEMM's code, so every part runs on the
+    calling thread, one after the other."""
+    if len(calls) == 1 or 0 < threading.stack_size() < ROOMY_BYTES:
+        for call in calls:
+            call()
         return
     pool = _workers(len(calls) - 1)
     futures = [pool.submit(call) for call in calls[1:]]

@@ -2,8 +2,10 @@
 
 A `CompiledFunction` wraps a Layer or a function. Each call picks a `Program` for
 the call's signature (input types, which inputs require a gradient, whether
-gradients are recorded, the Layer's train/eval mode), tracing and compiling one on
-first use:
+gradients are recorded, the train/eval flags of the wrapped Layer's tree or of the
+Layers a function names and every Layer a trace went through, and the exact values
+of the arguments that are None, bools, numbers or strings), tracing and compiling
+one on first use:
 
 1. the target's source is converted (`convert.py`) and run on traced inputs, which
    emits IR (`tracer.py`); parameters, buffers and optimizer state become arguments;
@@ -630,7 +632,8 @@ class CompiledFunction:
         whatever mode the model is in, as Paddle's does (saved after training without
         ``eval()``, BatchNorm on batch statistics would differ from Paddle's saved
         model, and dropout be refused). Tracing reads the layers' flags, so they are
-        set to eval while it runs and put back after."""
+        set to eval while it runs and put back after: a call of the model from another
+        thread meanwhile runs in eval mode."""
         layers = list(dict.fromkeys([*self._tree(), *(self._watch.versions if self._watch
                                                        else ())]))
         flags = [layer.training for layer in layers]
@@ -644,20 +647,20 @@ class CompiledFunction:
 
     def _program_of_mode(self) -> Program:
         """The program of the layers' current train/eval flags: the last call's, or, when
-        the flags changed since (``model.eval()`` after training), the one for the same
-        inputs under the current flags. `jit.save` writes this one: the last call's
-        alone would save a training program (BatchNorm on batch statistics) for a
-        model switched to eval."""
+        the flags changed since (``model.eval()`` after training, or the eval flags
+        `_inference_program` sets for `jit.save`), the one for the same inputs under
+        the current flags."""
         mode = self._mode_key()  # (first: it drops the programs of changed layers)
         program = self._program_for_ir()
         keys = [k for k, p in self._programs.items() if p is program]
         if any(k[1] == mode for k in keys):
             return program
         types_, _, requires, _, extra, structures = keys[0][:6]
-        if extra:
-            raise IrflowError(f"{self._name()}: its last call took non-tensor arguments and "
-                              "was in another train/eval mode; call it once in the current "
-                              "mode first", user_location())
+        if extra:  # (the key holds no such argument's value to trace with again)
+            raise IrflowError(f"{self._name()}: jit.save writes the program of eval mode, "
+                              "and the last call, which took arguments beyond the "
+                              "input_spec, ran in training mode; call it once after "
+                              "eval() first", user_location())
         return self._program(types_, mode, requires, (), structures)
 
     # -- calling
@@ -817,7 +820,7 @@ class CompiledFunction:
 
     def _structure_error(self, args, structures) -> None:
         for i, (a, want) in enumerate(zip(args, self._spec_structures)):
-            if flatten(a)[1] != want:
+            if flatten(a, constants=True)[1] != want:
                 spec = unflatten(want, [Tensor._from_array(None)] * want.n_leaves)
                 raise InputError(f"{self._name()}: input {i} should be {describe(spec)} as "
                                  f"its input_spec says, got {describe(a)}", user_location())

@@ -55,7 +55,8 @@ def save(layer, path: str, input_spec=None, freeze: bool = False, **configs) -> 
     with `input_spec`) at `path` (the three files ``path.json``, ``path.irflow`` and
     ``path.pdiparams.npz``). The program is the inference one, every layer in eval
     mode whatever mode the model is in (as Paddle's: BatchNorm on the running
-    statistics, no dropout), and the loaded layer starts in eval mode; one that still
+    statistics, no dropout; the layers are in eval mode while it is traced, for a
+    call from another thread too), and the loaded layer starts in eval mode; one that still
     draws random numbers is refused. A loaded `TranslatedLayer` is saved with its own
     input spec. With `freeze`, its parameters are frozen while the inference
     pipeline runs (BatchNorm folded into the Conv2D or Linear before it), its weights

@@ -52,7 +52,8 @@ __all__ = ["Optimizer"]
 class _Slot:
     """One parameter as its optimizer sees it, resolved at construction."""
 
-    __slots__ = ("param", "dtype", "lr", "regularizer", "options", "consts", "state")
+    __slots__ = ("param", "dtype", "lr", "regularizer", "options", "consts", "state",
+                 "frozen")
 
     def __init__(self, param, lr: Tensor, regularizer, options: dict, consts: dict,
                  state: dict):
@@ -63,6 +64,13 @@ class _Slot:
         self.options = options          # the group's hyperparameters
         self.consts = consts            # name -> 0-d constant tensor in the param dtype
         self.state = state              # accumulator name -> persistable Tensor
+        self.frozen = param.stop_gradient  # takes no gradient from the start
+
+    @property
+    def stateless(self) -> bool:
+        """Whether the parameter has never taken a gradient (BatchNorm's running
+        statistics): Paddle makes no state for it, so its state dict has none."""
+        return self.frozen and self.param.stop_gradient
 
 
 class _Group:
@@ -424,11 +432,12 @@ class Optimizer:
     def state_dict(self) -> dict:
         """The optimizer's state tensors by name (``<param name>_<accumulator>_0``,
         grouped by accumulator as in Paddle) and, with a scheduler, its state under
-        ``"LR_Scheduler"``. The values are the live tensors. A parameter that takes no
-        gradient (``stop_gradient``: BatchNorm's running statistics) has no state here,
-        as in Paddle, whose optimizers make state only for parameters updated."""
+        ``"LR_Scheduler"``. The values are the live tensors. A parameter that has never
+        taken a gradient (`_Slot.stateless`: BatchNorm's running statistics) has no
+        state here, as in Paddle, whose optimizers make state only for parameters
+        they update."""
         state = {t.name: t for acc in self._accumulator_names()
-                 for s in self._slots if not s.param.stop_gradient
+                 for s in self._slots if not s.stateless
                  for name, t in s.state.items() if name == acc}
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
@@ -451,7 +460,7 @@ class Optimizer:
             for t in slot.state.values():
                 if t.name in state_dict:
                     _load_into(t, state_dict[t.name])
-                elif not slot.param.stop_gradient:  # (one without a gradient has none)
+                elif not slot.stateless:
                     raise KeyError(f"optimizer state '{t.name}' is missing from the state "
                                    "dict (state is matched by parameter name)")
         self._refresh_lr()

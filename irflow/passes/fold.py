@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import IrflowError
 from ..ir.core import Module, Operation
 from ..ir.registry import Effect, lookup
 from ..ir.rewrite import Pattern, Rewriter, apply_patterns, constant_value
@@ -57,7 +58,7 @@ class EvaluateConstants(Pattern):
             return False
         try:
             value = np.asarray(opdef.kernel(*values, **op.attrs), dtype=out.dtype.np)
-        except Exception:  # noqa: BLE001
+        except (IrflowError, ArithmeticError, IndexError, ValueError):
             # it fails when it runs (an integer division by zero, an index out of
             # bounds), if it runs: it may be in a branch never taken
             return False

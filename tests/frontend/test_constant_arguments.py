@@ -3,6 +3,8 @@ compiled call: ``m(x, lens=lens)`` skipping ``h0=None``, ``m(x, None, lens)``. S
 argument is a constant of the trace, part of what picks the program, so a call with
 another value or with a tensor there gets its own program, and every call gives what
 eager code gives."""
+import math
+
 import numpy as np
 import pytest
 
@@ -104,6 +106,9 @@ def test_to_static_with_none_in_the_input_spec(backend):
         assert_same(static(x, None, lens), model(x, None, lens))
     with pytest.raises(InputError, match="input 1 should be None as its input_spec says"):
         static(x, h0, lens)
+    with pytest.raises(InputError, match="input 2 should be tensor as its input_spec says, "
+                                         "got list"):
+        static(x, None, [lens])
 
 
 def test_jit_save_of_a_layer_with_none_in_its_input_spec(tmp_path):
@@ -143,5 +148,6 @@ def test_a_call_with_numbers_only_computes_what_eager_code_does(backend):
 
     static = paddle.compile(double, backend=backend)
     for value in (1.5, 2, -0.0):
-        got = static(value)
-        assert type(got) is type(double(value)) and got == double(value)
+        got, want = static(value), double(value)
+        assert type(got) is type(want) and got == want
+        assert math.copysign(1.0, got) == math.copysign(1.0, want)

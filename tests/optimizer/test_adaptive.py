@@ -263,3 +263,5 @@ def test_parameters_without_gradients_have_no_state_in_the_state_dict():
     del missing[next(k for k in state if k.startswith(trained[0]))]
     with pytest.raises(KeyError, match="is missing from the state dict"):
         fresh.set_state_dict(missing)
+    net[0].weight.stop_gradient = True  # trained, then frozen: its state stays
+    assert set(opt.state_dict()) == set(state)

@@ -5,20 +5,22 @@ The GEMM keeps its packed panels on the native stack (up to 160 KiB a call:
 `irflow.codegen.llvm.whole.STACK_BYTES`). glibc gives a thread 8 MiB, but one made
 after ``threading.stack_size(n)`` gets n (32 KiB at least), and such a call there
 ran off its stack: SIGSEGV, the process gone. So those calls read ``stack.roomy``
-first and, on a thread with less than `ROOMY_BYTES` of stack, take the NumPy path
+first and, on a thread with less than `ROOMY_BYTES`
+(`irflow.codegen.threads`) of stack, take the NumPy path
 (or, called directly, raise). It is per thread (a `threading.local`, measured from
 pthread's attributes on its first use in each thread): one attribute read a call.
 
-What it cannot see: the pool's worker threads (`irflow.codegen.threads`) a split
-call hands parts to are made with the ``threading.stack_size`` of the moment the
-pool grows.
+The pool's worker threads (`irflow.codegen.threads`), made with the
+``threading.stack_size`` of the moment the pool grows, get no part while that size
+is small (`run_parts`); a worker made earlier with a small stack, before the size
+was raised again, is not looked at.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
 
-ROOMY_BYTES = 512 << 10  # the GEMM's 160 KiB, Python's own C frames above it, a margin
+from ..threads import ROOMY_BYTES
 
 
 def thread_stack_bytes() -> int | None:

@@ -32,7 +32,8 @@ which the plan's steps then run, raising what they raise:
   small size, where a call ran off the stack).
 
 A function with anything else (another op, dtype or layout, a transposed operand, a
-reduction in a body, a constant) gets no native function: `compile_whole` says
+reduction in a body, a constant), or with no product at all (nothing to save),
+gets no native function: `compile_whole` says
 None when the plan is built, before any LLVM work, so other programs compile
 nothing more.
 """
@@ -62,8 +63,8 @@ from .kernel import FUNCTION_NAME
 from .stack import stack
 
 STACK_BYTES = 64 << 10  # the intermediates of a call, on the native stack: a thread's
-                        # is 8 MiB by default on Linux (a `threading.stack_size` below
-                        # ~128 KiB could overflow, as the GEMM's 160 KiB could)
+                        # is 8 MiB by default on Linux; one with less than
+                        # `threads.ROOMY_BYTES` takes the plan's steps (`stack.roomy`)
 ALIGN = 64
 
 Dim = int | str  # a static size, or a symbol: a size argument of the native function

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ...tensor import erf, exp, log, max as reduce_max, sum as reduce_sum, where
+from ...tensor import erf, exp, log, max as reduce_max, reshape, sum as reduce_sum, where
 from ...tensor import math as tensor_math
 from ...tensor.convert import as_tensor
 
@@ -108,7 +108,6 @@ def prelu(x, weight, data_format: str = "NCHW", name=None):
     """max(0, x) + weight * min(0, x): one slope for all of x (weight of shape [] or
     [1]), or one per channel (weight [C]; the channel axis is 1, or the last for a
     channels-last `data_format`). At 0 the gradient is the slope, as Paddle's."""
-    from ...tensor import reshape
     x, weight = as_tensor(x), as_tensor(weight)
     if weight.ndim > 1:
         raise ValueError(f"prelu: weight must have shape [], [1] or [C], got {weight.shape}")

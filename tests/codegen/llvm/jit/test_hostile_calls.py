@@ -1,6 +1,6 @@
 """Calls the generated code must survive: a thread whose native stack is too small
-for the GEMM's panels or a whole call's intermediates (run in a subprocess: before
-the check, SIGSEGV), and a dropped result of a whole call that its holder made
+for the GEMM's panels or a whole call's intermediates, or a split call whose pool
+workers would get such a stack (run in a subprocess: before the checks, SIGSEGV), and a dropped result of a whole call that its holder made
 read-only or restrided, which must not come back from the next call."""
 import subprocess
 import sys
@@ -68,6 +68,11 @@ SMALL_STACK = textwrap.dedent("""
     t = threading.Thread(target=work)
     t.start()
     t.join()
+    # split across threads from the main thread: the pool's workers, started now,
+    # would get the small stack, so the parts run on the main thread
+    irflow.set_num_threads(2)
+    big = np.random.default_rng(0).standard_normal((1024, 512)).astype("f4")
+    np.testing.assert_allclose(gemm(big, big.T.copy()), big @ big.T, rtol=1e-4, atol=1e-3)
     for g, w_ in zip(got, want, strict=True):
         for x, y in zip(g, w_, strict=True):
             np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
