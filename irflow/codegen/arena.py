@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..errors import ShapeError
 from ..ir.types import TensorType, eval_shape
 from ..passes.plan_buffers import ALIGNMENT, BufferAssignment, MemoryPlan
 
@@ -130,6 +131,22 @@ class _Views:
         return view
 
 
+def _check_sizes(plan: MemoryPlan) -> None:
+    """Raise a `ShapeError` at the op whose planned value has a negative size for the
+    symbols' sizes of this call: a symbolic size such as ``S1-1`` (``x[1:]``) below
+    zero, because a slice reached outside an axis (the slice's own check runs only
+    after the arena is made, where NumPy would only say "negative dimensions")."""
+    assignment = plan.assignment
+    for value, t in [(b.values[0], b.type) for b in assignment.buffers] + \
+            [(r, r.type) for r in assignment.results]:
+        shape = eval_shape(t.shape, plan.sizes)
+        if min(shape, default=0) < 0:
+            sizes = ", ".join(f"{s}={n}" for s, n in plan.sizes.items())
+            raise ShapeError(f"{value.op.name} gives {t}, which has the negative size "
+                             f"{list(shape)} when {sizes}; a slice of an axis with a "
+                             f"symbolic size must lie within it", value.op.loc)
+
+
 class Layouts:
     """A plan's layouts by the sizes of `assignment.symbols`; at most `MAX_LAYOUTS`."""
 
@@ -159,7 +176,9 @@ class Layouts:
         if layout is None:
             given = {s: sizes[k] for s, k in zip(self.assignment.symbols, self._index)
                      if k is not None}
-            layout = Layout(self.body, self.assignment.plan(given))
+            plan = self.assignment.plan(given)
+            _check_sizes(plan)
+            layout = Layout(self.body, plan)
             with self._lock:
                 if len(self._layouts) >= MAX_LAYOUTS:
                     del self._layouts[next(iter(self._layouts))]

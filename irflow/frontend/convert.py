@@ -160,6 +160,14 @@ def _load_state(names) -> ast.Tuple:
                      ctx=ast.Load())
 
 
+def _return_state(names) -> ast.Return:
+    """The return of a branch or loop body function: its variables' values through
+    `_load_state`, since a statement nested in it may have unbound one that no path
+    assigned (a later ``if`` assigning it in one branch), which the enclosing
+    statement then unbinds in turn."""
+    return ast.Return(value=_load_state(names))
+
+
 def _not(expr: ast.expr) -> ast.expr:
     return _call(_jst("not_"), expr)
 
@@ -417,9 +425,9 @@ class _ControlFlow(ast.NodeTransformer):
         record = self.statement("if", node, assigned_names(node.body + node.orelse),
                                 lambda flow: flow.live_out)
         true_fn = self.function("true", record.params,
-                                node.body + [ast.Return(value=_tuple(record.outputs))])
+                                node.body + [_return_state(record.outputs)])
         false_fn = self.function("false", record.params,
-                                 node.orelse + [ast.Return(value=_tuple(record.outputs))])
+                                 node.orelse + [_return_state(record.outputs)])
         call = self.pass_outer(_call(_jst("if_"), node.test, _name(true_fn.name),
                                      _name(false_fn.name), _load_state(record.params),
                                      self.record(record)), record)
@@ -435,7 +443,7 @@ class _ControlFlow(ast.NodeTransformer):
                                 lambda flow: flow.live_head)
         carried = record.outputs
         cond_fn = _function(self.fresh("cond"), carried, [ast.Return(value=node.test)])
-        body_fn = self.function("body", carried, node.body + [ast.Return(value=_tuple(carried))])
+        body_fn = self.function("body", carried, node.body + [_return_state(carried)])
         call = self.pass_outer(_call(_jst("while_"), _name(cond_fn.name), _name(body_fn.name),
                                      _load_state(carried), self.record(record)), record)
         return [_located(cond_fn, node), _located(body_fn, node),
@@ -453,7 +461,7 @@ class _ControlFlow(ast.NodeTransformer):
         item = FN_PREFIX + "item"
         bind = ast.Assign(targets=[node.target], value=_name(item))
         body_fn = self.function("for", [item, *carried], [_located(bind, node), *node.body,
-                                                          ast.Return(value=_tuple(carried))])
+                                                          _return_state(carried)])
         call = self.pass_outer(_call(_jst("for_"), node.iter, _name(body_fn.name),
                                      _load_state(carried), self.record(record)), record)
         out = [_located(body_fn, node)]

@@ -6,12 +6,13 @@ import builtins
 import numpy as np
 
 from ..dispatch import apply, user_location
-from ..errors import ConversionError, DTypeError, IrflowError, ShapeError, SymbolicShapeError
+from ..errors import (ConversionError, DimMismatch, DTypeError, IrflowError, ShapeError,
+                      SymbolicShapeError)
 from ..ir import dtypes
-from ..ir.types import dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
+from ..ir.types import check_same_shape, dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
-from .logic import where
-from .math import add, maximum, minimum, multiply, remainder
+from .logic import greater_equal, less_than, logical_and, where
+from .math import add, maximum, minimum, multiply
 from .tensor import Tensor
 
 
@@ -311,8 +312,7 @@ def _linear_index(x: Tensor, index: Tensor, k: int) -> Tensor:
     linear, stride = None, 1
     for a in range(k - 1, -1, -1):
         part = squeeze(slice(index, [-1], [a], [a + 1]), [-1])
-        part = _in_range(part, sizes[a]) if isinstance(sizes[a], int) else \
-            remainder(cast(part, dtypes.int64), sizes[a])
+        part = _in_range(part, sizes[a], str(shape[a]))
         term = multiply(part, stride)
         linear = term if linear is None else add(linear, term)
         stride = stride * sizes[a]
@@ -370,7 +370,7 @@ def tile(x, repeat_times, name=None) -> Tensor:
     expanded = [d for pair in zip(reps, shape) for d in pair]
     y = reshape(x, interleaved)
     y = broadcast_to(y, expanded)
-    return reshape(y, [r * d if isinstance(d, int) else -1 for r, d in zip(reps, shape)])
+    return reshape(y, [dim_mul(r, d) for r, d in zip(reps, shape)])
 
 
 def gather(x, index, axis=None, name=None) -> Tensor:
@@ -679,15 +679,29 @@ def getitem(x: Tensor, index) -> Tensor:
     return y
 
 
+def _check_mask_dims(mask: Tensor, dims: tuple) -> None:
+    """A bool mask must have exactly the dims it indexes: an IndexError otherwise, as
+    in eager code, except where only symbolic dims differ (another input's symbol, or
+    a static size), whose `DimMismatch` makes the frontend trace again with them one
+    symbol (or the size fixed), as it does for ``x + y``."""
+    shape = tuple(exact_shape(mask))
+    message = (f"a bool mask of shape {list(shape)} does not match the dims {list(dims)} "
+               f"it indexes")
+    try:
+        check_same_shape(shape, dims, message)
+    except DimMismatch:
+        raise
+    except ShapeError:
+        raise IndexError(message) from None
+
+
 def _masked_read(region: Tensor, axis: int, mask: Tensor) -> Tensor:
     """``region[..., mask, ...]``: the mask's dims (from `axis`) become one dim
     holding the selected elements, as many as the mask has true ones."""
     from .search import flat_positions
     shape = tuple(exact_shape(region))
     k = mask.ndim
-    if tuple(exact_shape(mask)) != shape[axis:axis + k]:
-        raise IndexError(f"a bool mask of shape {mask.shape} does not match the dims "
-                         f"{list(shape[axis:axis + k])} it indexes")
+    _check_mask_dims(mask, shape[axis:axis + k])
     merged = reshape(region, shape[:axis] + (numel(shape[axis:axis + k]),) + shape[axis + k:])
     return gather(merged, flat_positions(mask), axis)
 
@@ -707,29 +721,38 @@ def _joint_index(y: Tensor, tensors: list) -> tuple[Tensor, int, Tensor, tuple]:
     first = axes[0]
     shape = exact_shape(y)
     dims = shape[first:first + len(axes)]
-    if not builtins.all(isinstance(d, int) for d in dims):
-        raise IrflowError(f"several tensor indices need static sizes for the axes they "
-                          f"index, got {list(dims)}")
     linear, stride = None, 1
-    for (_, t), d in reversed(list(zip(tensors, dims))):
-        term = multiply(_in_range(_as_index(t), d), stride)
+    for a, (_, t) in reversed(list(enumerate(tensors, first))):
+        size = shape[a] if isinstance(shape[a], int) else _traced_size(y, a)
+        term = multiply(_in_range(_as_index(t), size, str(shape[a])), stride)
         linear = term if linear is None else add(linear, term)
-        stride *= d
-    merged = apply("reshape", (y,), {"shape": (*shape[:first], stride,
+        stride = stride * size
+    merged = apply("reshape", (y,), {"shape": (*shape[:first], numel(dims),
                                                *shape[first + len(axes):])})
     return merged, first, linear, perm
 
 
-def _in_range(index: Tensor, dim: int) -> Tensor:
-    """`index` (int64) with negative entries counted from the end; in eager code its
-    range is checked, since combining indices would otherwise hide a bad one."""
+def _in_range(index: Tensor, dim, size_text: str | None = None) -> Tensor:
+    """`index` (int64) with negative entries counted from the end, its range checked
+    first, since combining indices into one offset would otherwise hide a bad one: in
+    eager code now, in a traced program by an `assert` op (IndexError) each time it
+    runs. `dim` is an int, or (a symbolic size) a traced int64 scalar that
+    `size_text` names. Wrapping with `where`, not a remainder, keeps an empty index
+    into an empty axis valid."""
+    from .math import all as reduce_all
     index = cast(index, dtypes.int64)
-    if index._value is not None and index._value.size:
-        low, high = index._value.min(), index._value.max()
-        if low < -dim or high >= dim:
-            bad = low if low < -dim else high
-            raise IndexError(f"index {bad} is out of range for an axis of size {dim}")
-    return remainder(index, dim)
+    if index._value is not None:
+        if index._value.size:
+            low, high = index._value.min(), index._value.max()
+            if low < -dim or high >= dim:
+                bad = low if low < -dim else high
+                raise IndexError(f"index {bad} is out of range for an axis of size {dim}")
+    else:
+        inside = logical_and(greater_equal(index, -dim), less_than(index, dim))
+        apply("assert", [reduce_all(inside)], {
+            "msg": f"{user_location()}: an index is out of range for an axis of size "
+                   f"{dim if size_text is None else size_text}", "error": "IndexError"})
+    return where(less_than(index, 0), add(index, dim), index)
 
 
 def setitem(x: Tensor, index, value) -> None:
@@ -769,9 +792,7 @@ def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
     the dims after the mask's."""
     shape = tuple(exact_shape(region))
     k = mask.ndim
-    if tuple(exact_shape(mask)) != shape[axis:axis + k]:
-        raise IndexError(f"a bool mask of shape {mask.shape} does not match the dims "
-                         f"{list(shape[axis:axis + k])} it indexes")
+    _check_mask_dims(mask, shape[axis:axis + k])
     trailing = shape[axis + k:]
     value_shape = list(exact_shape(value))
     while len(value_shape) > len(trailing) and value_shape[0] == 1:

@@ -320,3 +320,16 @@ func @f(%x: f32[4], %i: i64[2]) -> f32 {
         plan(x, np.array([0, 9]))
     assert plan(x, np.array([0, 3]))[0] == 2.0
     assert len(plan.layouts.static.pool) == 1
+
+
+def test_a_size_negative_in_a_run_is_a_shape_error_at_its_op():
+    """x[1:] of an empty x has N-1 rows: the arena for that call is not made, and the
+    error names the op's line (NumPy's would only say "negative dimensions")."""
+    def diff(x):
+        return x[1:] - x[:-1]
+
+    compiled = paddle.compile(diff, input_spec=[InputSpec([None, 3])], backend="numpy")
+    assert compiled(paddle.ones([2, 3])).shape == [1, 3]
+    with pytest.raises(paddle.ShapeError, match=r"negative size \[-1, 3\] when N=0") as e:
+        compiled(paddle.ones([0, 3]))
+    assert e.value.loc.line == diff.__code__.co_firstlineno + 1

@@ -273,3 +273,24 @@ def test_python_control_flow_runs_at_conversion_time():
     compiled = check_equal(layer, signs)
     names = op_names(compiled)
     assert names.count("matmul") == 3 and "while" not in names and "cond" not in names
+
+
+def test_an_elif_on_a_python_value_with_a_name_only_a_later_branch_assigns():
+    """The inner `if` (the elif) leaves y unbound, which its enclosing branch function
+    must still be able to return."""
+    def make(kind):
+        def f(x):
+            if kind == "sum":
+                out = x.sum()
+            elif kind == "mean":
+                out = x.mean()
+            else:
+                y = x * 2.0
+                out = y.sum()
+            return out
+        return f
+
+    x = paddle.randn([3])
+    for kind in ("sum", "mean", "double"):
+        f = make(kind)
+        np.testing.assert_allclose(paddle.compile(f, backend="numpy")(x).numpy(), f(x).numpy())

@@ -232,3 +232,83 @@ def test_compiled_along_axis_options_agree_with_eager(backend):
     x, values = paddle.to_tensor(X34), paddle.to_tensor([[7.0, 8.0], [1.0, 2.0]])
     for got, want in zip(paddle.compile(fn, backend=backend)(x, values), fn(x, values)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# ---------------------------------------------------------------- symbolic and data-dependent sizes
+
+def _agree(fn, spec, *inputs):
+    """The compiled fn (`spec` a list of InputSpec) gives eager's results on `inputs`."""
+    compiled = paddle.compile(fn, input_spec=spec, backend="numpy")
+    for args in inputs:
+        for got, want in zip(compiled(*args), fn(*args)):
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    return compiled
+
+
+def test_tile_of_symbolic_dims_keeps_them_symbolic():
+    """The tiled dims are products of symbols and repeats (no -1 guessed per dim,
+    which two symbolic dims made ambiguous), also with a repeat from x.shape."""
+    from irflow.static import InputSpec
+
+    def fn(x):
+        return paddle.tile(x, [2, 1]), paddle.tile(x[:2], [x.shape[0], 3])
+
+    _agree(fn, [InputSpec([None, None])], (paddle.randn([3, 4]),), (paddle.randn([2, 5]),))
+
+
+def test_a_mask_of_another_input_makes_its_symbols_one():
+    """x[y > 0] with x and y of one shape compiles: the mask's symbols unify with x's,
+    as for x + y; an eager mismatch stays an IndexError."""
+    from irflow.static import InputSpec
+
+    def fn(x, y):
+        z = x.clone()
+        z[y < 0] = 0.0
+        return x[y > 0], z
+
+    spec = [InputSpec([None, None]), InputSpec([None, None])]
+    compiled = _agree(fn, spec, (paddle.randn([3, 4]), paddle.randn([3, 4])),
+                      (paddle.randn([2, 5]), paddle.randn([2, 5])))
+    assert compiled.ir.main.args[0].type == compiled.ir.main.args[1].type
+    with pytest.raises(IndexError, match=r"mask of shape \[3, 5\] does not match"):
+        fn(paddle.randn([3, 4]), paddle.randn([3, 5]))
+
+
+def test_compiled_indices_out_of_range_raise_as_eager():
+    """Indices combined into one offset are range-checked when the program runs, as
+    eager code checks them: wrapping a bad one would give some other element."""
+    from irflow.static import InputSpec
+    x = paddle.arange(12, dtype="float32").reshape([3, 4])
+    bad = paddle.to_tensor([[3, 1]])
+
+    def nd(x, index):
+        picked = paddle.gather_nd(x, index)
+        return picked, paddle.scatter_nd_add(x, index, picked)
+
+    def pair(x, index):
+        return (x[index[:, 0], index[:, 1]],)
+
+    for fn in (nd, pair):
+        with pytest.raises(IndexError):
+            fn(x, bad)
+        for spec in (None, [InputSpec([None, 4]), InputSpec([None, 2], "int64")]):
+            compiled = paddle.compile(fn, input_spec=spec, backend="numpy")
+            good = paddle.to_tensor([[2, 3], [-1, 0]])
+            for got, want in zip(compiled(x, good), fn(x, good)):
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+            with pytest.raises(IndexError, match="out of range for an axis of size"):
+                compiled(x, bad)
+
+
+def test_gather_nd_of_an_empty_selection_of_an_empty_tensor():
+    """nonzero of an empty tensor indexes nothing: gather_nd and scatter_nd_add give
+    empty results (there is no size to wrap negative indices by)."""
+    from irflow.static import InputSpec
+
+    def fn(x):
+        index = paddle.nonzero(x > 0)
+        picked = paddle.gather_nd(x, index)
+        return picked, paddle.scatter_nd_add(x, index, picked)
+
+    _agree(fn, [InputSpec([None, 3])], (paddle.zeros([0, 3]),), (paddle.randn([4, 3]),))
