@@ -23,7 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from .context import state
-from .dispatch import Node, apply, no_grad, user_location
+from .dispatch import Node, apply, enable_grad, no_grad, user_location
 from .errors import IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
@@ -45,9 +45,10 @@ class Graph:
     order, the leaves they read, and a key describing its structure.
 
     A ref names a value of the graph: ``-1 - j`` is leaf j, ``(i, k)`` output k of
-    node i."""
+    node i. `blocked` holds (node, output index) pairs whose values the graph takes as
+    constants, leaves that no gradient reaches (``paddle.grad``'s `no_grad_vars`)."""
 
-    def __init__(self, roots):
+    def __init__(self, roots, blocked=frozenset()):
         walk = self.walk = next(_walks)  # a node's mark: -walk while visited, walk once placed
         nodes: list[Node] = []
         stack = [t._node for t in roots if t._node is not None]
@@ -65,8 +66,9 @@ class Graph:
                                      "earlier backward(); call backward(retain_graph=True) "
                                      "the first time to go through it twice", user_location())
                 node.mark = -walk
-                for t, (src, _, _) in zip(node.inputs, node.sources):
-                    if src is not None and src.mark != walk:
+                for t, (src, k, _) in zip(node.inputs, node.sources):
+                    if src is not None and src.mark != walk and (
+                            not blocked or (src, k) not in blocked):
                         stack.append(src)
         self.nodes = nodes
         self.leaves: list = []       # Tensors no recorded node produced
@@ -74,7 +76,7 @@ class Graph:
         leaf_index: dict[int, int] = {}
 
         def ref(t, src, k, array):
-            if src is not None and src.mark == walk:
+            if src is not None and src.mark == walk and (not blocked or (src, k) not in blocked):
                 return (src.index, k)
             j = leaf_index.get(id(t))
             if j is None:
@@ -90,7 +92,11 @@ class Graph:
                     tuple((a.dtype, a.shape) for a in self.leaf_values), self.root_refs)
 
     def ref_of(self, t):
-        """The ref of tensor `t` in this graph, or None if the roots do not depend on it."""
+        """The ref of tensor `t` in this graph, or None if the roots do not depend on
+        it or it stops gradients (as in Paddle, whose ``paddle.grad`` gives no
+        gradient for a tensor with ``stop_gradient=True``)."""
+        if t.stop_gradient:
+            return None
         for j, leaf in enumerate(self.leaves):
             if leaf is t:
                 return -1 - j
@@ -234,12 +240,11 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     _check_roots(roots)
     graph = Graph(roots)
     leaves = [j for j, t in enumerate(graph.leaves) if not t.stop_gradient]
-    hooked = [(n.index, k) for n in graph.nodes if n.hooks for k, hooks in n.hooks.items()
-              if hooks]
+    hooked = _hooked(graph)
     if leaves or hooked:
         wrt, seeds = [-1 - j for j in leaves], _seeds(roots, grad_tensors)
-        grads = _hooked_backward(graph, wrt, hooked, seeds) if hooked else \
-            _program(graph, wrt).run(graph, seeds)
+        grads = _hooked_backward(graph, wrt, hooked, seeds, _sweep) if hooked else \
+            _sweep(graph, wrt, seeds)
         for j, g in zip(leaves, grads):
             if g is None:  # no op that used it ran (a branch of a compiled call)
                 continue
@@ -250,9 +255,34 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
         graph.free()
 
 
-def _run_hooks(hooks: dict, g: np.ndarray) -> np.ndarray:
-    """The gradient `g` passed through `hooks` in order; the same array if none
-    replaced it."""
+def _sweep(graph: Graph, wrt: list, seeds) -> list:
+    """The gradients of `wrt` as arrays, from array seeds."""
+    return _program(graph, wrt).run(graph, seeds)
+
+
+def _recorded_sweep(graph: Graph, wrt: list, seeds) -> list:
+    """The gradients of `wrt` as Tensors connected to the graph (``create_graph``),
+    from Tensor seeds."""
+    return _program(graph, wrt).run_recorded(graph, seeds)
+
+
+def _hooked(graph: Graph) -> list:
+    """The refs of the intermediate values of `graph` that have gradient hooks."""
+    return [(n.index, k) for n in graph.nodes if n.hooks for k, hooks in n.hooks.items()
+            if hooks]
+
+
+def _run_hooks(hooks: dict, g):
+    """The gradient `g` passed through `hooks` in order; the same object if none
+    replaced it. An array gradient is handed to the hooks as a Tensor and run without
+    recording; a Tensor one (``create_graph``) as it is, so that what the hooks compute
+    can be differentiated again, as in Paddle."""
+    if isinstance(g, Tensor):
+        for hook in list(hooks.values()):
+            out = hook(g)
+            if out is not None:
+                g = out if isinstance(out, Tensor) else Tensor(out, dtype=g.dtype)
+        return g
     with no_grad():
         for hook in list(hooks.values()):
             out = hook(Tensor._from_array(g))
@@ -261,15 +291,17 @@ def _run_hooks(hooks: dict, g: np.ndarray) -> np.ndarray:
     return g
 
 
-def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds) -> list[np.ndarray]:
+def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds, sweep) -> list:
     """The gradients of `wrt` when intermediate values `hooked` have hooks that may
-    replace their gradient. Backward is linear in its seeds, so one sweep gives every
-    gradient, then each hook's change (latest value first, once its gradient is
-    complete) is swept back from that value and added to what lies before it."""
+    replace their gradient; `sweep` is `_sweep` or `_recorded_sweep`. Backward is
+    linear in its seeds, so one sweep gives every gradient, then each hook's change
+    (latest value first, once its gradient is complete) is swept back from that value
+    and added to what lies before it. A hooked value in `wrt` (``paddle.grad`` with
+    respect to an intermediate tensor) gets its gradient as the hooks left it."""
     hooked = sorted(hooked, reverse=True)
-    totals = dict(zip([*wrt, *hooked], _program(graph, [*wrt, *hooked]).run(graph, seeds)))
-    tensors = {r: graph.tensor(r) for r in hooked}  # taken before other walks re-mark nodes
-    targets = {r: graph.leaves[-1 - r] for r in wrt}
+    refs = list(dict.fromkeys([*wrt, *hooked]))
+    totals = dict(zip(refs, sweep(graph, refs, seeds)))
+    tensors = {r: graph.tensor(r) for r in refs}  # taken before other walks re-mark nodes
     for i, r in enumerate(hooked):
         node_index, k = r
         g = totals[r]
@@ -278,11 +310,13 @@ def _hooked_backward(graph: Graph, wrt: list, hooked: list, seeds) -> list[np.nd
         new = _run_hooks(graph.nodes[node_index].hooks[k], g)
         if new is g:
             continue
+        totals[r] = new
         sub = Graph([tensors[r]])
-        earlier = [*targets.items(), *((h, tensors[h]) for h in hooked[i + 1:])]
+        earlier = [*((w, tensors[w]) for w in wrt if w not in hooked),
+                   *((h, tensors[h]) for h in hooked[i + 1:])]
         found = [(key, ref) for key, t in earlier if (ref := sub.ref_of(t)) is not None]
         if found:
-            deltas = _program(sub, [ref for _, ref in found]).run(sub, [new - g])
+            deltas = sweep(sub, [ref for _, ref in found], [new - g])
             for (key, _), d in zip(found, deltas):
                 if d is not None:
                     totals[key] = d if totals[key] is None else totals[key] + d
@@ -294,7 +328,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Paddle's ``paddle.grad``: the gradients of `outputs` with respect to `inputs`
     (which may be intermediate tensors), returned rather than accumulated. As in
     Paddle 3.3, it leaves the graph in place whatever `retain_graph` says (only
-    ``backward()`` frees it), so two ``paddle.grad`` calls through shared tensors work."""
+    ``backward()`` frees it), so two ``paddle.grad`` calls through shared tensors work.
+    No gradient flows through the tensors of `no_grad_vars`, and an input that is
+    one of them, or stops gradients, has none (None with `allow_unused`); hooks of
+    intermediate tensors apply, those of leaves do not (as in Paddle)."""
     single_out = isinstance(outputs, Tensor)
     outputs = [outputs] if single_out else list(outputs)
     single_in = isinstance(inputs, Tensor)
@@ -304,21 +341,32 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if state.tracer is not None:
         return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
     _check_roots(outputs)
-    graph = Graph(outputs)
-    refs = [graph.ref_of(t) for t in inputs]
+    no_grad_vars = [no_grad_vars] if isinstance(no_grad_vars, Tensor) else \
+        list(no_grad_vars or ())
+    graph = Graph(outputs, frozenset((t._node, t._index) for t in no_grad_vars
+                                     if t._node is not None))
+    refs = [None if any(t is v for v in no_grad_vars) else graph.ref_of(t) for t in inputs]
     unused = [i for i, r in enumerate(refs) if r is None]
     if unused and not allow_unused:
-        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs; "
-                         "pass allow_unused=True to get None for it", user_location())
+        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs "
+                         "(or has stop_gradient=True, or is in no_grad_vars); pass "
+                         "allow_unused=True to get None for it", user_location())
     wrt = [r for r in refs if r is not None]
-    program = _program(graph, wrt)
     seeds = _seeds(outputs, grad_outputs)
+    hooked = _hooked(graph)
     if create_graph:
-        values = program.run_recorded(graph, [Tensor._from_array(s) for s in seeds])
+        # the gradient is a function of the grad_outputs given, which may require one
+        seeds = [go if isinstance(go, Tensor) and go.dtype is t.dtype else
+                 Tensor._from_array(s)
+                 for s, t, go in zip(seeds, outputs, grad_outputs or [None] * len(seeds))]
+        with enable_grad():  # create_graph records the gradients, even under no_grad()
+            values = _hooked_backward(graph, wrt, hooked, seeds, _recorded_sweep) \
+                if hooked else _recorded_sweep(graph, wrt, seeds)
     else:
         with no_grad():
-            values = [None if g is None else Tensor._from_array(g)
-                      for g in program.run(graph, seeds)]
+            values = [None if g is None else Tensor._from_array(g) for g in
+                      (_hooked_backward(graph, wrt, hooked, seeds, _sweep) if hooked
+                       else _sweep(graph, wrt, seeds))]
     by_ref = dict(zip(wrt, values))
     result = [by_ref[r] if r is not None else None for r in refs]
     unused = [i for i, (r, g) in enumerate(zip(refs, result)) if r is not None and g is None]

@@ -18,6 +18,7 @@ computed once and cached under that key.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 from typing import Sequence
@@ -198,11 +199,24 @@ class no_grad:
         return False
 
     def __call__(self, fn):
+        return _decorate(fn, type(self))
+
+
+def _decorate(fn, mode):
+    """`fn` run inside ``with mode():``. A generator function's whole iteration is
+    (Paddle's rule): the mode set when it runs would otherwise end at its first yield."""
+    if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with type(self)():
-                return fn(*args, **kwargs)
-        return wrapper
+        def generator(*args, **kwargs):
+            with mode():
+                yield from fn(*args, **kwargs)
+        return generator
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mode():
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 class enable_grad(no_grad):
@@ -234,8 +248,4 @@ class set_grad_enabled(no_grad):
 
     def __call__(self, fn):
         state.grad_enabled = self._saved  # decorating sets no mode; calls do
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with type(self)(self._mode):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, functools.partial(type(self), self._mode))

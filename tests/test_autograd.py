@@ -304,6 +304,107 @@ def test_second_derivatives_with_create_graph(fn, d1, d2):
     np.testing.assert_allclose(x2.grad.numpy(), 2 * d1(a) * d2(a), rtol=1e-6)
 
 
+def test_grad_no_grad_vars_stop_gradients_through_them():
+    """Paddle's no_grad_vars: gradients do not flow through them, and an input among
+    them has none."""
+    x, w = leaf([1.0, 2.0]), leaf([5.0, 6.0])
+    h = x * 3
+    (blocked,) = paddle.grad((h * x).sum(), x, no_grad_vars=[h])
+    (reference,) = paddle.grad((h.detach() * x).sum(), x)
+    np.testing.assert_allclose(blocked.numpy(), reference.numpy())
+    (single,) = paddle.grad((h * x).sum(), x, no_grad_vars=h)
+    np.testing.assert_allclose(single.numpy(), reference.numpy())
+    gx, gw = paddle.grad((w * x).sum() + (w * w).sum(), [x, w], no_grad_vars=[w],
+                         allow_unused=True)
+    np.testing.assert_allclose(gx.numpy(), w.numpy())
+    assert gw is None
+    (g,) = paddle.grad((h * x).sum(), x, no_grad_vars=[h], create_graph=True)
+    (g_of_x,) = paddle.grad(g.sum(), x)          # g is h, still a function of x (as Paddle)
+    (reference,) = paddle.grad(h.sum(), x)
+    np.testing.assert_allclose(g_of_x.numpy(), reference.numpy())
+
+
+def test_grad_of_an_input_that_stops_gradients_is_none():
+    x, c = leaf([1.0, 2.0]), paddle.to_tensor([3.0, 4.0])
+    y = (x * c).sum()
+    gx, gc = paddle.grad(y, [x, c], allow_unused=True)
+    np.testing.assert_allclose(gx.numpy(), c.numpy())
+    assert gc is None
+    with pytest.raises(GraphError, match="stop_gradient"):
+        paddle.grad(y, [x, c])
+    h = x * 2
+    h.stop_gradient = True
+    assert paddle.grad((h * x).sum(), [x, h], allow_unused=True)[1] is None
+
+
+def test_grad_runs_the_hooks_of_intermediate_tensors_as_backward_does():
+    """A hook on an intermediate tensor changes what paddle.grad returns (also for that
+    tensor itself, as in Paddle); a leaf's hooks run in backward() only."""
+    def run(fn):
+        x = leaf([1.0, 2.0])
+        x.register_hook(lambda g: g * 100)
+        h = x * 2
+        h.register_hook(lambda g: g * 10)
+        return x, h, fn(x, h, (h * h).sum() + x.sum())
+
+    _, _, (gh, gx) = run(lambda x, h, y: paddle.grad(y, [h, x]))
+    x, h, _ = run(lambda x, h, y: y.backward())
+    np.testing.assert_allclose(gx.numpy(), x.grad.numpy() / 100)
+    np.testing.assert_allclose(gh.numpy(), 10 * 2 * h.numpy())
+
+
+def test_create_graph_differentiates_what_hooks_compute():
+    """A hook returning g * w under create_graph=True: the gradient's own gradient with
+    respect to w matches central differences of the first-order, hooked gradient."""
+    def hooked_grad(w_values, create_graph=False):
+        x, w = leaf([1.0, 2.0]), leaf(w_values)
+        h = x * x
+        h.register_hook(lambda g: g * w)
+        (g,) = paddle.grad((h * h).sum(), x, create_graph=create_graph)
+        return w, g
+
+    a, eps = np.array([0.5, 3.0]), 1e-6
+    w, g = hooked_grad(a, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), hooked_grad(a)[1].numpy())
+    g.sum().backward()
+    numeric = [(hooked_grad(a + eps * e)[1].numpy().sum()
+                - hooked_grad(a - eps * e)[1].numpy().sum()) / (2 * eps) for e in np.eye(2)]
+    np.testing.assert_allclose(w.grad.numpy(), numeric, rtol=1e-6)
+
+
+def test_grad_outputs_that_require_a_gradient_are_differentiated_with_create_graph():
+    x, v = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    (g,) = paddle.grad(x ** 2, x, grad_outputs=v, create_graph=True)
+    (g * g).sum().backward()
+    x2, v2 = leaf([1.0, 2.0]), leaf([3.0, 4.0])
+    ((2 * x2 * v2) ** 2).sum().backward()                     # the same, written out
+    np.testing.assert_allclose(v.grad.numpy(), v2.grad.numpy())
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy())
+
+
+def test_create_graph_records_gradients_even_under_no_grad():
+    x = leaf([1.0, 2.0])
+    y = (x ** 3).sum()
+    with paddle.no_grad():
+        (g,) = paddle.grad(y, x, create_graph=True)
+    assert not g.stop_gradient
+    (gg,) = paddle.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), 6 * x.numpy())
+
+
+def test_no_grad_on_a_generator_function_covers_its_iteration():
+    """As Paddle's decorator: the mode holds from the first next() to the last."""
+    x = leaf([1.0, 2.0])
+
+    @paddle.no_grad()
+    def doubles():
+        yield x * 2
+        yield x * 2
+
+    assert all(t.stop_gradient for t in doubles())
+    assert paddle.is_grad_enabled()
+
+
 # ---------------------------------------------------------------- memory
 
 def _live_nodes() -> int:

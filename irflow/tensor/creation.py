@@ -4,11 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..dispatch import apply
+from ..errors import IrflowError
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
 from .convert import as_tensor, cast, dims, to_array, traced_dim
 from .logic import less_than, where
-from .manipulation import exact_shape
+from .manipulation import _rebind, exact_shape
 from .math import add, divide, multiply, subtract
 from .tensor import Tensor
 
@@ -146,11 +147,20 @@ def eye(num_rows, num_columns=None, dtype=None, name=None) -> Tensor:
 
 
 def assign(x, output=None) -> Tensor:
+    """A copy of `x`, or `output` given x's value. As in Paddle, an `output` given a
+    tensor that requires a gradient becomes that copy, gradients flowing back to `x`;
+    given anything else, it takes the value and keeps its own graph (`set_value`)."""
     t = to_tensor(x) if not isinstance(x, Tensor) else x.clone()
-    if output is not None:
+    if output is None:
+        return t
+    if not t.stop_gradient and t._value is not None and output._value is not None:
+        if t.shape != output.shape:
+            raise IrflowError(f"assign: x has shape {t.shape} but output has shape "
+                              f"{output.shape}")
+        _rebind(output, t.astype(output.dtype) if t.dtype is not output.dtype else t)
+    else:
         output.set_value(t)
-        return output
-    return t
+    return output
 
 
 def fill_constant(shape, dtype, value, force_cpu=False, out=None, name=None) -> Tensor:

@@ -12,6 +12,7 @@ import numpy as np
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
+from .logic import not_equal, where
 from .tensor import Tensor
 
 
@@ -279,6 +280,9 @@ def var(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
     axes = _axis(axis)
     count = x.size if axes is None else _count(x, axes)
     # of nothing, 0 / 0: NaN, as Paddle's (0 / -1 was -0.0)
+    if isinstance(count, Tensor):  # a symbolic size: the same, when the program runs
+        divisor = maximum(subtract(count, 1), 0) if unbiased else count
+        return divide(total, cast(divisor, total.dtype))
     return divide(total, float(count - 1 if unbiased and count else count))
 
 
@@ -324,7 +328,7 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None) -> Tensor:
     (an int, a list of them, or None for all), whatever the number of axes."""
     x = as_tensor(x)
     if p == "fro" or p == 2:
-        return sqrt(sum(multiply(x, x), axis, keepdim))
+        return _root(sum(multiply(x, x), axis, keepdim), sqrt)
     if isinstance(p, str):
         raise ValueError(f"norm: p={p!r} is not supported by irflow (numbers and 'fro')")
     if p == 1:
@@ -335,7 +339,16 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None) -> Tensor:
         return max(abs(x), axis, keepdim)
     if p == float("-inf"):
         return min(abs(x), axis, keepdim)
-    return pow(sum(pow(abs(x), float(p)), axis, keepdim), 1.0 / p)
+    return _root(sum(pow(abs(x), float(p)), axis, keepdim), lambda t: pow(t, 1.0 / p))
+
+
+def _root(total: Tensor, root) -> Tensor:
+    """``root(total)`` (a norm from its sum of powers) with gradient zero where the
+    total is zero, as Paddle's p_norm gradient: the chain rule there multiplies the
+    root's infinite slope by zero, a NaN gradient for every all-zero vector."""
+    nonzero = not_equal(total, as_tensor(0, like=total))  # NaN and inf stay as they are
+    safe = where(nonzero, total, as_tensor(1, like=total))
+    return where(nonzero, root(safe), as_tensor(0, like=total))
 
 
 def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None) -> Tensor:

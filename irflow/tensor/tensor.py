@@ -237,6 +237,12 @@ class Tensor:
         from ..autograd import backward
         backward([self], None if grad_tensor is None else [grad_tensor], retain_graph)
 
+    def gradient(self) -> np.ndarray | None:
+        """The gradient as a NumPy array (None before any backward()), as Paddle's
+        older ``Tensor.gradient()``."""
+        grad = self.grad
+        return None if grad is None else grad.numpy()
+
     def _accumulate_grad(self, g: np.ndarray) -> None:
         if self._grad is None:
             self._grad = Tensor._from_array(g)
@@ -297,16 +303,31 @@ class Tensor:
         tracer = current_tracer()
         if tracer is not None:
             return tracer.set_value(self, value)
-        if isinstance(value, Tensor):
-            array = value._value
-            if array.dtype == self._value.dtype and array.shape == self._value.shape:
-                self._value = array
-                return
-        array = np.asarray(getattr(value, "_value", value))
-        if array.shape != self._value.shape:
-            raise IrflowError(f"set_value: shape {list(array.shape)} differs from the "
-                              f"tensor's {self.shape}")
-        self._value = dtypes.astype(array, dtypes.from_numpy(self._value))
+        array = value._value if isinstance(value, Tensor) else None
+        if array is None or array.dtype != self._value.dtype or \
+                array.shape != self._value.shape:
+            array = np.asarray(getattr(value, "_value", value))
+            if array.shape != self._value.shape:
+                raise IrflowError(f"set_value: shape {list(array.shape)} differs from the "
+                                  f"tensor's {self.shape}")
+            array = dtypes.astype(array, dtypes.from_numpy(self._value))
+        if self._node is not None and not self.stop_gradient:
+            self._take_value_in_graph(array)
+        else:
+            self._value = array
+
+    def _take_value_in_graph(self, array: np.ndarray) -> None:
+        """Give this intermediate tensor of the dynamic graph the value `array` while
+        gradients still flow through it to what it was made from, as Paddle's
+        set_value does. Rebinding `_value` alone would leave ops that read it later
+        differentiated at the old value (the graph's), not the one they computed with:
+        so it becomes ``self + (array - self)``, recorded, holding `array` exactly."""
+        from ..dispatch import apply, enable_grad
+        delta = apply("sub", (Tensor._from_array(array), Tensor._from_array(self._value)))
+        with enable_grad():
+            out = apply("add", (self, delta))
+        out._node.outputs[out._index] = array
+        self._value, self._node, self._index = array, out._node, out._index
 
     def __format__(self, spec: str) -> str:
         """``f"{t}"`` and ``f"{t:.3f}"`` (a one-element tensor as its number); while

@@ -482,3 +482,29 @@ def test_compiled_zero_d_reductions_and_integer_powers_agree_with_eager(backend)
     for got, want in zip(paddle.compile(fn, backend=backend)(*args), fn(*args)):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_var_and_std_over_a_symbolic_axis_compile():
+    """The count they divide by is a size known when the program runs: unbiased they
+    divide by count - 1, and an empty axis gives NaN, as in eager code."""
+    from irflow.static import InputSpec
+
+    def fn(x):
+        return x.var(0), x.std(), x.var(1, unbiased=False), x[x > 0].var()
+
+    compiled = paddle.compile(fn, input_spec=[InputSpec([None, 3])], backend="numpy")
+    for n in (4, 1, 0):
+        x = paddle.randn([n, 3])
+        for got, want in zip(compiled(x), fn(x)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("p", [2, "fro", 3.0])
+def test_norm_gradient_is_zero_at_an_all_zero_vector(p):
+    """As Paddle's p_norm gradient (the chain rule there gives NaN: an infinite slope
+    times zero); elsewhere it is the norm's gradient, by central differences."""
+    a = np.array([[0.0, 0.0], [1.0, -2.0]])
+    x = paddle.to_tensor(a, stop_gradient=False)
+    paddle.linalg.vector_norm(x, p, axis=1).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[0], np.zeros(2))
+    check_grads(lambda t: paddle.linalg.vector_norm(t, p, axis=1), a[1:])

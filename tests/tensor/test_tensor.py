@@ -202,3 +202,49 @@ def test_errors_paddle_raises_where_a_value_was_returned():
     assert int(paddle.to_tensor(3.7)) == 3 and paddle.to_tensor([3]).item() == 3
     with pytest.raises(ValueError, match="at least one dim"):
         paddle.nonzero(paddle.to_tensor(3.0))
+
+
+def test_set_value_of_an_intermediate_keeps_its_graph_at_the_new_value():
+    """As Paddle's: gradients flow through the tensor to what made it, and ops that
+    read it later are differentiated at the value they read (not the old one)."""
+    def grad_of_x(change):
+        x = paddle.to_tensor(np.array([1.0, 2.0]), stop_gradient=False)
+        h = x * 2
+        h = change(h)
+        (h * h * x).sum().backward()
+        return h, x.grad.numpy()
+
+    new = np.array([5.0, 6.0])
+
+    def set_value(h):
+        h.set_value(paddle.to_tensor(new))
+        return h
+
+    h, got = grad_of_x(set_value)
+    assert not h.stop_gradient and not h.is_leaf
+    np.testing.assert_array_equal(h.numpy(), new)
+    _, expected = grad_of_x(lambda h: h + paddle.to_tensor(new - h.numpy()))
+    np.testing.assert_allclose(got, expected)
+    _, assigned = grad_of_x(lambda h: paddle.assign(new, output=h))
+    np.testing.assert_allclose(assigned, expected)
+
+
+def test_assign_to_an_output_connects_it_to_a_tensor_requiring_a_gradient():
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    out = paddle.zeros([2])
+    assert paddle.assign(x * 3, output=out) is out
+    assert not out.stop_gradient
+    (out * out).sum().backward()
+    x2 = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    ((x2 * 3) ** 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy())
+    with pytest.raises(IrflowError, match="shape"):
+        paddle.assign(x * 3, output=paddle.zeros([3]))
+
+
+def test_gradient_is_the_grad_as_an_array():
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    assert x.gradient() is None
+    (x * x).sum().backward()
+    assert isinstance(x.gradient(), np.ndarray)
+    np.testing.assert_array_equal(x.gradient(), x.grad.numpy())
