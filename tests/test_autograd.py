@@ -445,3 +445,26 @@ def test_a_graph_that_is_never_differentiated_is_freed_with_its_tensors():
     assert _live_nodes() - baseline == 3                       # y's graph: matmul, tanh, mul
     del y
     assert _live_nodes() == baseline
+
+
+def test_a_change_in_place_under_no_grad_keeps_the_tensor_in_the_graph():
+    """As in Paddle: the hand-written SGD step changes a leaf that requires a gradient
+    (it stays one, and the next backward differentiates at its new value), and an
+    intermediate changed in place still passes gradients on to what it was made from."""
+    w = paddle.to_tensor([1.0, -2.0], stop_gradient=False)
+    for _ in range(2):
+        (w * w).sum().backward()
+        with paddle.no_grad():
+            w.subtract_(0.25 * w.grad)
+        w.clear_grad()
+    assert not w.stop_gradient and w.is_leaf
+    np.testing.assert_allclose(w.numpy(), np.array([1.0, -2.0]) * 0.5 ** 2)
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    v = paddle.to_tensor([3.0, 5.0], stop_gradient=False)
+    h = x * 2
+    with paddle.no_grad():
+        h.add_(paddle.to_tensor([10.0, 10.0]))
+    (h * v).sum().backward()
+    assert not h.stop_gradient
+    np.testing.assert_allclose(x.grad.numpy(), 2 * v.numpy())
+    np.testing.assert_allclose(v.grad.numpy(), 2 * x.numpy() + 10)

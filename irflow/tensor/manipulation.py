@@ -5,6 +5,7 @@ import builtins
 
 import numpy as np
 
+from ..context import grad_enabled
 from ..dispatch import apply, user_location
 from ..errors import (ConversionError, DimMismatch, DTypeError, IrflowError, ShapeError,
                       SymbolicShapeError)
@@ -827,8 +828,10 @@ def _put(region: Tensor, tensors: list, value: Tensor) -> Tensor:
 
 def check_in_place(x: Tensor) -> None:
     """Raise for a change in place that Paddle refuses: of a leaf that requires a
-    gradient (its gradient would be of a value it no longer holds)."""
-    if not x.stop_gradient and x.is_leaf and x._value is not None:
+    gradient while gradients are recorded (its gradient would be of a value it no
+    longer holds). Under ``no_grad`` Paddle allows it: the hand-written SGD step
+    ``with no_grad(): w.subtract_(lr * w.grad)`` (see `_rebind`)."""
+    if not x.stop_gradient and x.is_leaf and x._value is not None and grad_enabled():
         raise IrflowError("a leaf tensor that requires a gradient cannot be modified in "
                           "place (as in Paddle); use paddle.where or work on a copy",
                           user_location())
@@ -886,6 +889,16 @@ def _rebind(dst: Tensor, src: Tensor) -> None:
                                   "program's state keeps its dtype; assign the result to a "
                                   "new variable instead", user_location())
         src._tracer.set_value(dst, src)
+        return
+    if not grad_enabled() and not dst.stop_gradient and dst._value is not None \
+            and src._value is not None:
+        # a change no graph records (under no_grad): dst keeps its place in the graph,
+        # as in Paddle, a leaf still requiring a gradient, an intermediate still
+        # passing gradients on to what it was made from, at its new value
+        if dst._node is None:
+            dst._value = src._value
+        else:
+            dst._take_value_in_graph(src._value)
         return
     dst._value, dst._ir, dst._tracer = src._value, src._ir, src._tracer
     dst._node, dst._index, dst.stop_gradient = src._node, src._index, src.stop_gradient
