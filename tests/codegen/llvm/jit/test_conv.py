@@ -91,7 +91,7 @@ def test_nan_and_inf_propagate(compiler):
 def test_arrays_the_code_does_not_take_are_refused_before_it_runs(compiler):
     conv = Conv(ConvSpec(3, 4, 6, 20, (3, 3), (1, 1, 1, 1)), compiler)
     x, w = arrays(2, 3, 4, 6, 20, 3, 3)
-    out = np.empty((2, 4, 6, 20), np.float32)
+    out = np.zeros((2, 4, 6, 20), np.float32)  # (np.empty's bytes may cast with a warning)
     frozen = out.copy()
     frozen.flags.writeable = False
     wide = np.empty((2, 3, 6, 40), np.float32)
