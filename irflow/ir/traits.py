@@ -52,6 +52,15 @@ class View(Trait):
         return f"View(operand={self.operand})"
 
 
+class Fallible(Trait):
+    """The kernel raises for some values of integer operands (a zero divisor of an
+    integer ``div`` or ``mod``): code generators give its kernels a status, and
+    fusion keeps it before an op with an effect that follows it, so that it still
+    fails before a print or an assert runs."""
+
+    label = "may fail on integers"
+
+
 class SparseCotangents(Trait):
     """The op's VJP rule takes None for a result without a cotangent (autodiff gives
     other multi-result ops zeros there). A compiled ``call`` needs to know which of its

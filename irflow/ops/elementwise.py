@@ -20,7 +20,7 @@ import numpy as np
 from ..ir import dtypes
 from ..ir.types import TensorType, broadcast_shapes
 from ..ir.registry import REQUIRED
-from ..ir.traits import Affine, Elementwise, View
+from ..ir.traits import Affine, Elementwise, Fallible, View
 from ._rules import (Involution, NeutralOperand, ReturnsOperand, check_divisor, check_kind, defop,
                      quiet, same_dtype, unbroadcast)
 
@@ -155,10 +155,10 @@ def _binary_rule(kind: str, result_dtype=None):
 
 
 def binary(name, kernel, vjp=None, kind="number", result_dtype=None, doc="", patterns=(),
-           out=None, affine=None):
+           out=None, affine=None, traits=(Elementwise(),)):
     result = f"{result_dtype.name}" if result_dtype else "their dtype"
     return defop(name, _binary_rule(kind, result_dtype), kernel, arity=2, vjp=vjp,
-                 nondiff=vjp is None, traits=_traits((Elementwise(),), affine),
+                 nondiff=vjp is None, traits=_traits(traits, affine),
                  patterns=patterns, out_kernel=out,
                  doc=f"{name}(x, y): {doc}, elementwise. x and y are {_KIND_TEXT[kind]} "
                      "tensors of one dtype whose shapes broadcast as in NumPy; the result "
@@ -227,7 +227,7 @@ def _division(float_fn, int_fn):
 
 
 _div, _mod = _division(np.divide, np.floor_divide), _division(np.mod, np.mod)
-binary("div", _div, _div_vjp, out=_div,
+binary("div", _div, _div_vjp, out=_div, traits=(Elementwise(), Fallible()),
        doc="x / y; integer operands divide with floor, as Paddle's, and a zero integer "
            "divisor is an error",
        patterns=(NeutralOperand(1, keep=(0,)),),
@@ -239,7 +239,7 @@ binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),
        doc="the smaller of x and y; ties split the gradient evenly")
 binary("mod", _mod,
        lambda b, g, i, o: _both(b, i, g[0], b.neg(b.mul(g[0], b.floor(b.div(i[0], i[1]))))),
-       out=_mod, kind="number", doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
+       out=_mod, kind="number", traits=(Elementwise(), Fallible()), doc="x - floor(x / y) * y (Python's %; a zero integer divisor is "
                           "an error); d/dx is 1, d/dy is -floor(x / y)")
 
 for _name, _fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),

@@ -19,8 +19,11 @@ kernels of its own, since regions are closed), in one walk in program order:
   the domain's axes (a row sum ``[N,C] -> [N]``) ends its group's use of it: later
   ops read it from outside.
 - **Order.** Once an op outside a group reads one of its values, nothing joins the
-  group any more. So every outside reader comes after the group's last member, where
-  the fused op goes, and fusion never makes a cycle or moves an op. A value that
+  group any more; nor, once an op with an effect (a print, an assert) follows, a
+  group holding an op that may fail (`Fallible`: an integer division). So every
+  outside reader comes after the group's last member, where the fused op goes,
+  fusion never makes a cycle, and what fails still fails before the effects after
+  it. A value that
   something outside the group needs is a result of the fused op, computed once.
 - **Never duplicated.** A reduction or a contraction belongs to one group; no
   kernel recomputes it.
@@ -48,7 +51,7 @@ from ..errors import ShapeError
 from ..ir.core import Block, Module, Operation, OpResult, Region, Value
 from ..ir.registry import Effect, lookup
 from ..ir.rewrite import constant_value
-from ..ir.traits import Contraction, Elementwise, Reduction, Terminator, View
+from ..ir.traits import Contraction, Elementwise, Fallible, Reduction, Terminator, View
 from ..ir.types import Shape, TensorType, broadcast_shapes
 from .dce import has_io
 from .framework import Pass, register_pass
@@ -199,12 +202,24 @@ def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
         for g in producers:
             if g not in joined:
                 g.closed = True
+        if op in needed and has_io(op):
+            # the fused op goes where its last member is: a group that may fail
+            # (`Fallible`) takes no member after a print or an assert, so that it still
+            # fails before them
+            for g in groups:
+                if not g.closed and any(_may_fail(m) for m in g.members):
+                    g.closed = True
         if kind is not None:
             _merge(joined, op, kind, (order, kinds), groups, group_of)
     live = [g for g in groups if group_of[g.root] is g]
     for group in live:
         _recompute(group, group_of, max_recompute)
     return live
+
+
+def _may_fail(op: Operation) -> bool:
+    """Whether `op` may raise when it runs (an integer division by zero)."""
+    return op.opdef.has(Fallible) and not op.result.type.dtype.is_float
 
 
 def _merged(groups: list[_Group], op: Operation, kind: str):
@@ -282,14 +297,15 @@ EXACT = frozenset({
 def _recompute(group: _Group, group_of: dict, max_recompute: int) -> None:
     """Apply the cost rule: recompute read values whose producers read only what the
     group reads anyway. Only ops of groups built after this one (those ending before
-    it) qualify, so that they are still there when its body copies them."""
+    it) qualify, so that they are still there when its body copies them, and none
+    that may fail (a copy would fail where the group runs, perhaps after a print)."""
     root = group.order[group.root]
     reads = group.reads()
     remaining = set(reads)
     for v in reads:
         cone = _cone(v, remaining - {v},
                      lambda op: group.kinds.get(op) == _ELEMENTWISE and op.name in EXACT
-                     and group_of[op] is not group
+                     and not _may_fail(op) and group_of[op] is not group
                      and group.order[group_of[op].root] < root, max_recompute)
         if cone:
             remaining.discard(v)

@@ -43,6 +43,8 @@ from __future__ import annotations
 
 from llvmlite import binding as llvm, ir
 
+from ...ir.registry import lookup
+from ...ir.traits import Fallible
 from .mathlib import TOLERANCE, Math
 from .mathlib32 import FUNCTIONS as FLOAT32_NATIVE, Math32
 
@@ -441,13 +443,10 @@ def _half_in_double(name: str, through_single: bool):
     return emit
 
 
-FALLIBLE = {"div", "mod"}
-"""The ops whose integer forms can fail (by a zero divisor): a kernel holding one has
-a status byte."""
-
-
 def can_fail(op: str, dtype: str) -> bool:
-    return op in FALLIBLE and not is_float(dtype)
+    """Whether op `op` on `dtype` can fail (`Fallible`: an integer's zero divisor): a
+    kernel holding one has a status byte."""
+    return lookup(op).has(Fallible) and not is_float(dtype)
 
 
 TRANSCENDENTAL = frozenset({"exp", "log", "tanh", "sigmoid", "erf", "sin", "cos", "pow"})
