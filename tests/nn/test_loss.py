@@ -7,6 +7,7 @@ import pytest
 import irflow as paddle
 import irflow.nn as nn
 import irflow.nn.functional as F
+from irflow.static import InputSpec
 from tests.nn.gradcheck import check_grads
 
 RNG = np.random.default_rng(1)
@@ -337,6 +338,21 @@ def test_kl_div_reductions_and_nonpositive_labels():
         nn.KLDivLoss("none", log_target=True)(t(logp), t(np.log(SOFT))).numpy(),
         SOFT * (np.log(SOFT) - logp), rtol=1e-12)
     check_grads(lambda a: F.kl_div(F.log_softmax(a), t(SOFT), "batchmean"), LOGITS)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_kl_div_batchmean_compiles_for_a_symbolic_batch(backend):
+    """batchmean divides by the batch's size, which a program with a symbolic batch
+    reads when it runs (it failed to compile: the size was made a Python float)."""
+    def loss(logp, label):
+        return F.kl_div(logp, label, reduction="batchmean")
+    compiled = paddle.compile(loss, input_spec=[InputSpec([None, 3], "float64")] * 2,
+                              backend=backend)
+    for n in (2, 5):
+        logp = t(np_log_softmax(LOGITS[:n, :3]))
+        label = t(SOFT[:n, :3])
+        np.testing.assert_allclose(compiled(logp, label).numpy(), loss(logp, label).numpy(),
+                                   rtol=1e-12)
 
 
 def test_margin_ranking_loss():

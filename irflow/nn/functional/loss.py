@@ -241,7 +241,9 @@ def kl_div(input, label, reduction: str = "mean", log_target: bool = False, name
         positive = label > 0
         loss = where(positive, label * (log(where(positive, label, 1.0)) - input), 0.0)
     if reduction == "batchmean":
-        return reduce_sum(loss) / float(input.shape[0]) if input.ndim else reduce_sum(loss)
+        # (the size as it is: a Python int, or while tracing with a symbolic batch
+        # the size the program reads when it runs)
+        return reduce_sum(loss) / input.shape[0] if input.ndim else reduce_sum(loss)
     return _reduce(loss, reduction)
 
 
