@@ -157,13 +157,13 @@ def fusion_kind(op: Operation) -> str | None:
     return None
 
 
-def _needed(block: Block) -> set[Operation]:
-    """The ops of `block` that the terminator or an op with IO needs, directly or
-    through others; the rest are dead, dce's to remove, not a kernel's to compute
-    (regions are closed, so every use of a value of `block` is an op of it)."""
+def _needed(block: Block, effects: set[Operation]) -> set[Operation]:
+    """The ops of `block` that the terminator or an op with IO (`effects`) needs,
+    directly or through others; the rest are dead, dce's to remove, not a kernel's to
+    compute (regions are closed, so every use of a value of `block` is an op of it)."""
     needed: set[Operation] = set()
     for op in reversed(block.ops):
-        if op.opdef.has(Terminator) or has_io(op) or \
+        if op.opdef.has(Terminator) or op in effects or \
                 any(use.op in needed for r in op.results for use in r.uses):
             needed.add(op)
     return needed
@@ -182,10 +182,12 @@ def _reduced_axes(op: Operation) -> tuple[int, ...]:
 def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
     """The groups of `block`'s ops (see the module docstring), singletons included."""
     order = {op: i for i, op in enumerate(block.ops)}
-    needed = _needed(block)
+    effects = {op for op in block.ops if has_io(op)}
+    needed = _needed(block, effects)
     kinds = {op: fusion_kind(op) if op in needed else None for op in order}
     group_of: dict[Operation, _Group] = {}
     groups: list[_Group] = []
+    failing: list[Operation] = []  # the members that may fail since the last effect
     for op in block.ops:
         kind = kinds[op]
         producers = list(dict.fromkeys(group_of[v.op] for v in op.operands
@@ -202,15 +204,17 @@ def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
         for g in producers:
             if g not in joined:
                 g.closed = True
-        if op in needed and has_io(op):
+        if op in effects:
             # the fused op goes where its last member is: a group that may fail
             # (`Fallible`) takes no member after a print or an assert, so that it still
             # fails before them
-            for g in groups:
-                if not g.closed and any(_may_fail(m) for m in g.members):
-                    g.closed = True
+            for member in failing:
+                group_of[member].closed = True
+            failing.clear()
         if kind is not None:
             _merge(joined, op, kind, (order, kinds), groups, group_of)
+            if _may_fail(op):
+                failing.append(op)
     live = [g for g in groups if group_of[g.root] is g]
     for group in live:
         _recompute(group, group_of, max_recompute)
