@@ -18,13 +18,20 @@ kernels of its own, since regions are closed), in one walk in program order:
   at most one. A reduction without ``keepdim`` whose result no longer lines up with
   the domain's axes (a row sum ``[N,C] -> [N]``) ends its group's use of it: later
   ops read it from outside.
-- **Order.** Once an op outside a group reads one of its values, nothing joins the
-  group any more; nor, once an op with an effect (a print, an assert) follows, a
-  group holding an op that may fail (`Fallible`: an integer division). So every
-  outside reader comes after the group's last member, where the fused op goes,
-  fusion never makes a cycle, and what fails still fails before the effects after
-  it. A value that
-  something outside the group needs is a result of the fused op, computed once.
+- **Order.** The fused op goes where the group's last member was, so an op outside
+  the group that reads one of its values must come after it. Once such a reader
+  has come, a later op joins the group only if it can move up above the reader
+  (its operands all computed before it; the groups computing them then keep their
+  place) and it reads a value of the group that no op outside read before it (a
+  loss's backward reading the forward kernel's exponentials, an optimizer's update
+  reading a gradient's sum: that value then need not be stored); the fused op then
+  goes just before the first reader. A value stored anyway for an earlier reader
+  is as cheap to read later, and moving its reader up would keep its result alive
+  longer. Once an op with an effect (a print, an assert) follows, a group holding an
+  op that may fail (`Fallible`: an integer division) takes no member, and such a
+  group never moves up. So fusion never makes a cycle, and what fails still fails
+  before the effects after it. A value that something outside the group needs is
+  a result of the fused op, computed once.
 - **Never duplicated.** A reduction or a contraction belongs to one group; no
   kernel recomputes it.
 - **Cost rule for recomputation.** A group that reads an elementwise value made
@@ -54,7 +61,7 @@ from ..ir.rewrite import constant_value
 from ..ir.traits import Contraction, Elementwise, Fallible, Reduction, Terminator, View
 from ..ir.types import Shape, TensorType, broadcast_shapes
 from .dce import has_io
-from .framework import Pass, register_pass
+from .framework import Pass, PipelineError, register_pass
 
 _ELEMENTWISE, _REDUCTION, _CONTRACTION = "elementwise", "reduction", "contraction"
 
@@ -109,7 +116,10 @@ class _Group:
     domain: Shape
     axes: tuple[int, ...] | None = None    # the reduced axes, once a reduction joined
     anchor: Operation | None = None        # the contraction, if any
-    closed: bool = False                   # an op outside has read one of its values
+    closed: bool = False                   # no op may join any more
+    # the block index of the first op outside the group that reads one of its values:
+    # the fused op must come before it, so a later op joins only if it can move there
+    deadline: int | None = None
     sinks: set[Value] = field(default_factory=set)  # reductions that no member may read
     recomputed: list[Operation] = field(default_factory=list)
     constants: list[Operation] = field(default_factory=list)
@@ -193,17 +203,24 @@ def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
         producers = list(dict.fromkeys(group_of[v.op] for v in op.operands
                                        if isinstance(v, OpResult) and v.op in group_of))
         joined: list[_Group] = []
+        fixed: set[_Group] = set()  # the groups whose values the joined ones move above
         if kind in (_ELEMENTWISE, _REDUCTION):
             size = 1
             for g in producers:
-                if not g.closed and not any(v in g.sinks for v in op.operands) \
-                        and size + len(g.members) <= max_ops \
-                        and _merged(joined + [g], op, kind) is not None:
+                if g.closed or any(v in g.sinks for v in op.operands) \
+                        or size + len(g.members) > max_ops \
+                        or _merged(joined + [g], op, kind) is None:
+                    continue
+                above = _movable(joined + [g], op, order, group_of)
+                if above is not None:
                     joined.append(g)
                     size += len(g.members)
+                    fixed |= above
+        for g in fixed:
+            g.closed = True
         for g in producers:
-            if g not in joined:
-                g.closed = True
+            if g not in joined and g.deadline is None:
+                g.deadline = order[op]
         if op in effects:
             # the fused op goes where its last member is: a group that may fail
             # (`Fallible`) takes no member after a print or an assert, so that it still
@@ -219,6 +236,49 @@ def _plan(block: Block, max_recompute: int, max_ops: int) -> list[_Group]:
     for group in live:
         _recompute(group, group_of, max_recompute)
     return live
+
+
+def _movable(groups: list[_Group], op: Operation, order: dict,
+             group_of: dict) -> set[_Group] | None:
+    """Whether `op` may join `groups`, given where their fused op must go: before the
+    first op outside that reads one of their values (the earliest `deadline`), where
+    each member's operands must then be defined. None if it may not; else the other
+    groups whose values they read, which must keep their place (and so take no member
+    any more).
+
+    Moving up pays only when `op` reads a value of the groups that no op outside
+    them read before `op`: that value then need not be stored for it (a loss's
+    backward reading the forward kernel's exponentials, an optimizer's update
+    reading a gradient's sum). A value stored anyway for an earlier reader is as
+    cheap to read later, and moving `op` up to it would store `op`'s result early
+    and keep it alive longer (a backward op reading a forward activation would move
+    into the forward kernel). Nothing that may fail moves up, past a print it
+    followed."""
+    deadline = min((g.deadline for g in groups if g.deadline is not None), default=None)
+    if deadline is None:
+        return set()
+    members = [op, *(m for g in groups for m in g.members)]
+    if any(_may_fail(m) for m in members) or any(
+            isinstance(v, OpResult) and group_of.get(v.op) in groups
+            for g in groups if g.anchor is not None for v in g.anchor.operands):
+        return None  # (an anchor's operands come from outside its kernel)
+    inside = set(members)
+    if all(any(use.op not in inside and order[use.op] < order[op] for use in v.uses)
+           for v in op.operands if isinstance(v, OpResult) and group_of.get(v.op) in groups):
+        return None
+    above: set[_Group] = set()
+    for member in members:
+        for v in member.operands:
+            if not isinstance(v, OpResult) or v.op.name == "const":  # (copied up)
+                continue
+            producer = group_of.get(v.op)
+            if producer in groups:
+                continue
+            if order[v.op if producer is None else producer.root] >= deadline:
+                return None
+            if producer is not None:
+                above.add(producer)
+    return above
 
 
 def _may_fail(op: Operation) -> bool:
@@ -269,6 +329,8 @@ def _merge(joined: list[_Group], op: Operation, kind: str, block_info: tuple,
             group.members += other.members
             group.sinks |= other.sinks
             group.anchor = group.anchor or other.anchor
+            group.deadline = min((d for d in (group.deadline, other.deadline) if d is not None),
+                                 default=None)
             group_of.update((member, group) for member in other.members)
     group.domain, group.axes = joined[0].domain, joined[0].axes
     group.members.append(op)
@@ -380,11 +442,33 @@ def _build(block: Block, group: _Group) -> None:
     fused = Operation("fused", operands, [r.type for r in results],
                       {"axes": group.axes or ()}, regions, loc=root.loc,
                       result_names=[r.name for r in results])
-    block.insert_before(root, fused)
+    if group.deadline is None:
+        block.insert_before(root, fused)
+    else:
+        _insert_before_readers(block, fused, root, results, members)
     for old, new in zip(results, fused.results):
         old.replace_all_uses_with(new)
     for op in reversed(group.in_order()):
         op.erase()
+
+
+def _insert_before_readers(block: Block, fused: Operation, root: Operation,
+                           results: list[Value], members: set[Operation]) -> None:
+    """Put `fused` where the group's last member `root` is, or, if an op outside the
+    group that reads one of `results` comes before it (`_Group.deadline`: members
+    joined after it), just before the first such op (the members after it move up),
+    with the constants it reads that come later just above it."""
+    readers = {use.op for r in results for use in r.uses if use.op not in members}
+    position = {op: i for i, op in enumerate(block.ops)}
+    first = min(readers, key=position.__getitem__, default=root)
+    block.insert_before(first if position[first] < position[root] else root, fused)
+    position = {op: i for i, op in enumerate(block.ops)}
+    for v in fused.operands:
+        if isinstance(v, OpResult) and position[v.op] > position[fused]:
+            if v.op.name != "const":
+                raise PipelineError(f"fuse: the fused op of {fused.loc} would read "
+                                    f"'{v.op.name}' before it is computed")
+            block.insert_before(fused, v.op.detach())
 
 
 def _copy_constant(body: Block, const: Operation) -> Value:
