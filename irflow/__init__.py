@@ -19,6 +19,7 @@ from .ir.dtypes import DType as dtype
 from .ir.dtypes import bool_ as bool  # noqa: A001  (Paddle spells it paddle.bool)
 from .ir.dtypes import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 from .tensor import *  # noqa: F401,F403  (Paddle's tensor API at top level)
+from .tensor.convert import get_default_dtype, set_default_dtype
 from .nn.param_attr import ParamAttr, create_parameter
 from .hapi import Model
 from .nn.summary import summary

@@ -4,25 +4,29 @@ from .array import array_length, array_read, array_write, create_array
 from .attribute import numel, shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
-from .linalg import einsum, tril, triu
+from .linalg import (cross, diagonal, dist, einsum, inner, kron, tensordot, trace, tril,
+                     triu)
 from .logic import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
                     equal_all, greater_equal, greater_than, is_tensor, isclose, isfinite, isinf,
                     isnan, less_equal, less_than, logical_and, logical_not, logical_or,
                     logical_xor, not_equal, where)
 from .manipulation import astype as cast
-from .manipulation import (broadcast_to, chunk, clone, concat, expand, expand_as, flatten, flip,
-                           gather, gather_nd, index_select, masked_fill, meshgrid, moveaxis,
-                           put_along_axis, repeat_interleave, reshape, roll, scatter,
+from .manipulation import (broadcast_to, chunk, clone, concat, diff, expand, expand_as, flatten,
+                           flip, gather, gather_nd, index_select, masked_fill, meshgrid,
+                           moveaxis, put_along_axis, repeat_interleave, reshape, roll, scatter,
                            scatter_nd_add, slice, split, squeeze, stack, strided_slice,
                            t, take_along_axis, tile, transpose, unbind,
                            unsqueeze)
 from .math import (abs, add, add_n, all, amax, amin, any, bmm, ceil, clip, cos, cumprod, cumsum,
-                   divide, dot, erf, exp, floor, floor_divide, increment, log, log1p, log2, log10,
-                   logsumexp, matmul, max, maximum, mean, min, minimum, mm, mod, multiply, neg,
-                   norm, outer, pow, prod, reciprocal, remainder, round, rsqrt, scale, sigmoid,
-                   sign, sin, sqrt, square, std, subtract, sum, tanh, var)
+                   deg2rad, divide, dot, erf, exp, floor, floor_divide, increment, lerp, log,
+                   log1p, log2, log10, logaddexp, logsumexp, matmul, max, maximum, mean, min,
+                   minimum, mm, mod, multiply, nan_to_num, neg, norm, outer, pow, prod,
+                   rad2deg, reciprocal, remainder, round, rsqrt, scale, sigmoid, sign, sin,
+                   sqrt, square, std, subtract, sum, tanh, var)
 from .random import normal, rand, randint, randn, randperm, seed, standard_normal, uniform
 from .search import argmax, argmin, argsort, masked_select, nonzero, sort, topk, unique
+from .stat import (count_nonzero, median, nanmean, nanmedian, nanquantile, nansum,
+                   quantile)
 from .tensor import Parameter, Size, Tensor
 
 __all__ = [
@@ -58,9 +62,15 @@ __all__ = [
     "clone",
     "concat",
     "cos",
+    "count_nonzero",
     "create_array",
+    "cross",
     "cumprod",
     "cumsum",
+    "deg2rad",
+    "diagonal",
+    "diff",
+    "dist",
     "divide",
     "dot",
     "einsum",
@@ -86,11 +96,14 @@ __all__ = [
     "greater_than",
     "increment",
     "index_select",
+    "inner",
     "is_tensor",
     "isclose",
     "isfinite",
     "isinf",
     "isnan",
+    "kron",
+    "lerp",
     "less_equal",
     "less_than",
     "linspace",
@@ -98,6 +111,7 @@ __all__ = [
     "log10",
     "log1p",
     "log2",
+    "logaddexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -109,6 +123,7 @@ __all__ = [
     "max",
     "maximum",
     "mean",
+    "median",
     "meshgrid",
     "min",
     "minimum",
@@ -117,6 +132,11 @@ __all__ = [
     "moveaxis",
     "t",
     "multiply",
+    "nan_to_num",
+    "nanmean",
+    "nanmedian",
+    "nanquantile",
+    "nansum",
     "neg",
     "nonzero",
     "norm",
@@ -129,6 +149,8 @@ __all__ = [
     "pow",
     "prod",
     "put_along_axis",
+    "quantile",
+    "rad2deg",
     "rand",
     "randint",
     "randn",
@@ -162,9 +184,11 @@ __all__ = [
     "sum",
     "take_along_axis",
     "tanh",
+    "tensordot",
     "tile",
     "to_tensor",
     "topk",
+    "trace",
     "transpose",
     "tril",
     "triu",

@@ -16,6 +16,7 @@ The rules are Paddle 3's (checked against PaddlePaddle 3.3):
 from __future__ import annotations
 
 import numbers
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -32,14 +33,59 @@ _NUMBER_OF_KIND = {"bool": True, "int": 0, "float": 0.0}  # a Python number of e
 _SUPPORTED = {d.np for d in dtypes.ALL}
 
 
+_DEFAULT_DTYPES = (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.bfloat16)
+_default_dtype: ContextVar[dtypes.DType] = ContextVar("irflow.default_dtype",
+                                                     default=dtypes.float32)
+
+
+def set_default_dtype(d) -> None:
+    """Make `d` (float16, float32, float64 or bfloat16, as a name or a dtype) the
+    float dtype that tensors get when nothing else decides theirs: made from Python
+    floats (``to_tensor(1.5)``), by `zeros`, `ones`, `full`, `eye`, `linspace`, a float
+    `arange`, and the random functions (`randn`, `rand`, `uniform`, `normal`).
+    Promotion does not read it: an int tensor times 1.5 stays float32, as in Paddle.
+
+    Unlike Paddle's, the setting is per thread (a context variable, as irflow's grad
+    mode is): a thread or asyncio task that sets it changes what its own code
+    creates, never what code running at the same time in another thread creates. A
+    new thread starts with float32; to carry the caller's setting into one, run its
+    target in ``contextvars.copy_context()``. A compiled program keeps the dtypes it
+    was traced with."""
+    _default_dtype.set(_float_default(d))
+
+
+def _float_default(d) -> dtypes.DType:
+    try:
+        found = None if d is None else dtypes.dtype(d)  # np.dtype(None) is float64
+    except TypeError:
+        found = None
+    if found is None or found not in _DEFAULT_DTYPES:  # a DType equals None (float64)
+        raise TypeError(f"set_default_dtype takes float16, float32, float64 or bfloat16, as "
+                        f"Paddle's, got {d!r}")
+    return found
+
+
+def get_default_dtype() -> str:
+    """The name of the current thread's default float dtype (see `set_default_dtype`),
+    such as ``'float32'``, as Paddle's."""
+    return _default_dtype.get().name
+
+
+def default_float_dtype() -> dtypes.DType:
+    """The dtype of floats that nothing else types (see `set_default_dtype`): every
+    creation function reads it through here."""
+    return _default_dtype.get()
+
+
 def default_dtype_of(data) -> dtypes.DType:
-    """Paddle's dtype for Python data: floats float32, ints int64, bools bool."""
+    """Paddle's dtype for Python data: floats the default float dtype (float32 unless
+    `set_default_dtype` says otherwise), ints int64, bools bool."""
     array = np.asarray(data)
     if array.dtype.kind == "b":
         return dtypes.bool_
     if array.dtype.kind in "iu":
         return dtypes.int64
-    return dtypes.float32
+    return default_float_dtype()
 
 
 def to_array(data, dtype=None) -> np.ndarray:
@@ -53,7 +99,9 @@ def to_array(data, dtype=None) -> np.ndarray:
     else:
         if isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in _flat(data)):
             data = _nested_values(data)
-        array = np.asarray(data, dtype=default_dtype_of(data).np if dtype is None else None)
+        array = np.asarray(data)
+        if dtype is None:
+            dtype = default_dtype_of(array)
     if dtype is not None:
         dtype = dtypes.dtype(dtype)
         if dtype is dtypes.bfloat16 and array.dtype != dtype.np:  # values to bits

@@ -7,7 +7,7 @@ from ..dispatch import apply
 from ..errors import IrflowError
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
-from .convert import as_tensor, cast, dims, to_array, traced_dim
+from .convert import as_tensor, cast, default_float_dtype, dims, to_array, traced_dim
 from .logic import less_than, where
 from .manipulation import _rebind, exact_shape
 from .math import add, divide, multiply, subtract
@@ -15,8 +15,9 @@ from .tensor import Tensor
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
-    """A new Tensor holding a copy of `data` (Python floats become float32, ints
-    int64, as in Paddle; NumPy arrays keep their dtype)."""
+    """A new Tensor holding a copy of `data` (Python floats get the default float
+    dtype, float32 unless `set_default_dtype` says otherwise, ints int64, as in
+    Paddle; NumPy arrays keep their dtype)."""
     if data is None:
         raise TypeError("to_tensor(None): data must be a number, a list, an array or a "
                         "Tensor, as in Paddle")
@@ -29,20 +30,21 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
 
 
 def full(shape, fill_value, dtype=None, name=None) -> Tensor:
-    """A tensor of `shape` filled with `fill_value`: float32 unless `dtype` says
-    otherwise, even for an int fill value, as in Paddle; bool for a bool one."""
+    """A tensor of `shape` filled with `fill_value`: of the default float dtype
+    unless `dtype` says otherwise, even for an int fill value, as in Paddle; bool for
+    a bool one."""
     if dtype is None:
-        dtype = dtypes.bool_ if isinstance(fill_value, bool) else dtypes.float32
+        dtype = dtypes.bool_ if isinstance(fill_value, bool) else default_float_dtype()
     value = Tensor._from_array(dtypes.astype(fill_value, dtypes.dtype(dtype)))
     return apply("broadcast_to", (value,), {"shape": dims(shape)})
 
 
 def zeros(shape, dtype=None, name=None) -> Tensor:
-    return full(shape, 0.0, dtype or dtypes.float32)
+    return full(shape, 0.0, dtype or default_float_dtype())
 
 
 def ones(shape, dtype=None, name=None) -> Tensor:
-    return full(shape, 1.0, dtype or dtypes.float32)
+    return full(shape, 1.0, dtype or default_float_dtype())
 
 
 def empty(shape, dtype=None, name=None) -> Tensor:
@@ -82,10 +84,11 @@ def arange(start=0, end=None, step=1, dtype=None, name=None) -> Tensor:
 
 def _arange_dtype(bounds) -> dtypes.DType:
     """Paddle's default: int64 when every bound is an int or an int tensor (of any int
-    dtype), else float32 (a float64 bound too). Tensor bounds gave float32 always."""
+    dtype), else the default float dtype (for a float64 bound too: Tensor bounds gave
+    float32 always)."""
     integral = all(isinstance(v, Tensor) and v.dtype.is_int
                    or isinstance(v, int) and not isinstance(v, bool) for v in bounds)
-    return dtypes.int64 if integral else dtypes.float32
+    return dtypes.int64 if integral else default_float_dtype()
 
 
 def _traced_arange(bounds, dtype) -> Tensor:
@@ -110,7 +113,7 @@ def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
     values counted up from start and the rest down from stop, in `dtype` for floats
     (float32 for the 16-bit ones) and float64 for ints, then truncated toward zero
     (linspace(0, 10, 5, dtype='int32') is [0, 2, 5, 7, 10])."""
-    dtype = dtypes.dtype(dtype or dtypes.float32)
+    dtype = dtypes.dtype(dtype or default_float_dtype())
     num = int(num.item() if isinstance(num, Tensor) else num)
     if num < 0:
         raise ValueError(f"linspace: num must be at least 0, as in Paddle, got {num}")
@@ -143,7 +146,7 @@ def eye(num_rows, num_columns=None, dtype=None, name=None) -> Tensor:
     num_columns = num_rows if num_columns is None else num_columns
     rows = reshape(arange(num_rows), [num_rows, 1])
     cols = reshape(arange(num_columns), [1, num_columns])
-    return equal(rows, cols).astype(dtype or dtypes.float32)
+    return equal(rows, cols).astype(dtype or default_float_dtype())
 
 
 def assign(x, output=None) -> Tensor:

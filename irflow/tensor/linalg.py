@@ -1,9 +1,16 @@
-"""Matrix functions of Paddle's tensor API: einsum and the triangles tril/triu."""
+"""Matrix and vector products of Paddle's tensor API (einsum, inner, kron, cross,
+tensordot), diagonals and traces, the triangles tril/triu, and dist."""
 from __future__ import annotations
 
-from ..dispatch import apply
-from .convert import as_tensor
-from .manipulation import _same_dtype
+import numpy as np
+
+from ..dispatch import apply, user_location
+from ..errors import DTypeError, ShapeError
+from ..ir import dtypes
+from ..ir.types import dim_mul, numel
+from .convert import as_tensor, cast
+from .manipulation import _same_dtype, exact_shape, pick, reshape, roll, transpose
+from .math import matmul, multiply, subtract, sum, vector_norm
 from .tensor import Tensor
 
 
@@ -23,3 +30,169 @@ def tril(x, diagonal=0, name=None) -> Tensor:
 def triu(x, diagonal=0, name=None) -> Tensor:
     """x's upper triangle (last two axes): zeros below the `diagonal`-th diagonal."""
     return apply("triu", (as_tensor(x),), {"diagonal": int(diagonal)})
+
+
+def dist(x, y, p=2, name=None) -> Tensor:
+    """The p-norm of x - y (broadcast) over all elements, as Paddle's: p 0 counts the
+    nonzero differences, inf and -inf take the largest and smallest |x - y|. x and y
+    must be float tensors of one dtype, as in Paddle."""
+    x, y = as_tensor(x), as_tensor(y)
+    _check_float_pair(x, y, "dist")
+    return vector_norm(subtract(x, y), float(p))
+
+
+def _check_float_pair(x: Tensor, y: Tensor, what: str) -> None:
+    if x.dtype is not y.dtype:
+        raise DTypeError(f"{what}: x is {x.dtype.name} and y is {y.dtype.name}; they must "
+                         "share one dtype, as in Paddle: cast one with .astype()",
+                         user_location())
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"{what} needs float32 or float64 tensors, as in Paddle, got "
+                        f"{x.dtype.name}")
+
+
+def cross(x, y, axis=9, name=None) -> Tensor:
+    """The cross product of 3-vectors along `axis` of x and y (of one shape); the
+    default 9 means the first axis of size 3, as in Paddle."""
+    x, y = _same_dtype([as_tensor(x), as_tensor(y)])
+    shape = list(exact_shape(x))
+    if shape != list(exact_shape(y)):
+        raise ShapeError(f"cross: x and y must have one shape, as in Paddle, got {shape} and "
+                         f"{list(exact_shape(y))}")
+    axis = _cross_axis(shape, axis)
+    # component i is x[i+1] y[i+2] - x[i+2] y[i+1], indices mod 3: rolled copies
+    x1, x2 = roll(x, -1, axis), roll(x, -2, axis)
+    y1, y2 = roll(y, -1, axis), roll(y, -2, axis)
+    return subtract(multiply(x1, y2), multiply(x2, y1))
+
+
+def _cross_axis(shape: list, axis) -> int:
+    if axis == 9:
+        if 3 not in shape:
+            raise ShapeError(f"cross: no axis of size 3 in the shape {shape}; cross takes the "
+                             "first one when axis is not given, as in Paddle")
+        return shape.index(3)
+    axis = int(axis)
+    if not -len(shape) <= axis < len(shape) or shape[axis] != 3:
+        raise ShapeError(f"cross: axis {axis} must be an axis of size 3, as in Paddle; the "
+                         f"shape is {shape}")
+    return axis % len(shape)
+
+
+def inner(x, y, name=None) -> Tensor:
+    """The sums of products over the last axis of x and of y: the result has x's
+    other axes, then y's (a 0-D operand multiplies the other)."""
+    x, y = _same_dtype([as_tensor(x), as_tensor(y)])
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    x_shape, y_shape = exact_shape(x), exact_shape(y)
+    if x_shape[-1] != y_shape[-1]:
+        raise ShapeError(f"inner: the last axes of x (shape {list(x_shape)}) and y (shape "
+                         f"{list(y_shape)}) must have one size, as in Paddle")
+    rows = matmul(reshape(x, [-1, x_shape[-1]]), reshape(y, [-1, y_shape[-1]]),
+                  transpose_y=True)
+    return reshape(rows, [*x_shape[:-1], *y_shape[:-1]])
+
+
+def kron(x, y, name=None) -> Tensor:
+    """The Kronecker product of x and y (of one dtype, as in Paddle): the shorter
+    shape is padded with leading 1s, and each axis of the result is x's size times
+    y's, y's block varying fastest."""
+    x, y = as_tensor(x), as_tensor(y)
+    if x.dtype is not y.dtype:
+        raise DTypeError(f"kron: x is {x.dtype.name} and y is {y.dtype.name}; they must "
+                         "share one dtype, as in Paddle: cast one with .astype()",
+                         user_location())
+    rank = max(x.ndim, y.ndim)
+    x_shape = (1,) * (rank - x.ndim) + tuple(exact_shape(x))
+    y_shape = (1,) * (rank - y.ndim) + tuple(exact_shape(y))
+    # x's axes interleaved with size-1 axes where y's go, and y's the other way round
+    spread_x = reshape(x, [d for a in x_shape for d in (a, 1)])
+    spread_y = reshape(y, [d for b in y_shape for d in (1, b)])
+    return reshape(multiply(spread_x, spread_y),
+                   [dim_mul(a, b) for a, b in zip(x_shape, y_shape)])
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1, name=None) -> Tensor:
+    """The diagonals of x in the planes of `axis1` and `axis2`: the elements
+    ``[i, i + offset]`` of each, along a new last axis after x's other axes (as
+    Paddle's). The two axes need sizes known when the program is compiled."""
+    x = as_tensor(x)
+    first, second = _plane_axes(x, axis1, axis2, "diagonal")
+    others = [a for a in range(x.ndim) if a not in (first, second)]
+    shape = exact_shape(x)
+    rows, cols = shape[first], shape[second]
+    if not (isinstance(rows, int) and isinstance(cols, int)):
+        raise ShapeError(f"diagonal: the axes {axis1} and {axis2} of x (shape {list(shape)}) "
+                         "need static sizes, which irflow's diagonal reads when it traces")
+    planes = reshape(transpose(x, [*others, first, second]), [*(shape[a] for a in others), -1])
+    row0, col0 = max(0, -offset), max(0, offset)  # where the diagonal starts
+    length = max(0, min(rows - row0, cols - col0))
+    flat = row0 * cols + col0 + (cols + 1) * np.arange(length, dtype=np.int64)
+    return pick(planes, Tensor._from_array(flat), planes.ndim - 1)
+
+
+def _plane_axes(x: Tensor, axis1, axis2, what: str) -> tuple[int, int]:
+    """axis1 and axis2 made non-negative, once they are two different axes of x."""
+    if x.ndim < 2:
+        raise ShapeError(f"{what} needs a tensor of at least 2 dims, as in Paddle, got shape "
+                         f"{list(exact_shape(x))}")
+    for axis in (axis1, axis2):
+        if not -x.ndim <= int(axis) < x.ndim:
+            raise ShapeError(f"{what}: axis {axis} is out of range for a tensor of rank "
+                             f"{x.ndim}")
+    first, second = int(axis1) % x.ndim, int(axis2) % x.ndim
+    if first == second:
+        raise ShapeError(f"{what}: axis1 and axis2 must be different axes, as in Paddle, "
+                         f"got {axis1} and {axis2}")
+    return first, second
+
+
+def trace(x, offset=0, axis1=0, axis2=1, name=None) -> Tensor:
+    """The sums of the diagonals of x (see `diagonal`), in x's dtype, as Paddle's
+    (an int32 trace stays int32); 0 where the offset leaves no diagonal."""
+    x = as_tensor(x)
+    if x.dtype.is_bool:
+        raise TypeError("trace: x is a bool tensor, which Paddle does not take; cast it to "
+                        "a number dtype first")
+    return cast(sum(diagonal(x, offset, axis1, axis2), axis=-1), x.dtype)
+
+
+def tensordot(x, y, axes=2, name=None) -> Tensor:
+    """The sums of products of x and y over pairs of axes, as Paddle's: `axes` an int
+    k (x's last k axes with y's first k), or a pair of lists (x's axes, y's axes; the
+    shorter one is completed from the longer), also as a tensor. The result has x's
+    free axes, then y's."""
+    x, y = _same_dtype([as_tensor(x), as_tensor(y)])
+    x_axes, y_axes = _contracted_axes(x, y, axes)
+    x_shape, y_shape = exact_shape(x), exact_shape(y)
+    for a, b in zip(x_axes, y_axes):
+        if x_shape[a] != y_shape[b]:
+            raise ShapeError(f"tensordot: axis {a} of x (shape {list(x_shape)}) and axis {b} "
+                             f"of y (shape {list(y_shape)}) must have one size")
+    x_free = [a for a in range(x.ndim) if a not in x_axes]
+    y_free = [b for b in range(y.ndim) if b not in y_axes]
+    size = [x_shape[a] for a in x_axes]
+    x_rows = reshape(transpose(x, [*x_free, *x_axes]), [-1, numel(tuple(size))])
+    y_cols = reshape(transpose(y, [*y_axes, *y_free]), [numel(tuple(size)), -1])
+    return reshape(matmul(x_rows, y_cols),
+                   [*(x_shape[a] for a in x_free), *(y_shape[b] for b in y_free)])
+
+
+def _contracted_axes(x: Tensor, y: Tensor, axes) -> tuple[list[int], list[int]]:
+    """tensordot's `axes` as two lists of non-negative axes of x and of y."""
+    if isinstance(axes, Tensor):
+        axes = axes.tolist()
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"tensordot: axes must not be negative, as in Paddle, got {axes}")
+        return list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    if not (isinstance(axes, list | tuple) and len(axes) == 2 and
+            all(isinstance(side, list | tuple) for side in axes)):
+        raise ValueError(f"tensordot: axes must be an int or a pair of lists of axes (of x "
+                         f"and of y), as in Paddle, got {axes!r}")
+    x_axes, y_axes = list(axes[0]), list(axes[1])
+    longer = x_axes if len(x_axes) > len(y_axes) else y_axes
+    x_axes += longer[len(x_axes):]
+    y_axes += longer[len(y_axes):]
+    return [int(a) % x.ndim for a in x_axes], [int(b) % y.ndim for b in y_axes]

@@ -12,8 +12,8 @@ from ..errors import (ConversionError, DimMismatch, DTypeError, IrflowError, Sha
 from ..ir import dtypes
 from ..ir.types import check_same_shape, dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
 from .convert import as_tensor, cast, dims, traced_dim
-from .logic import greater_equal, less_than, logical_and, where
-from .math import add, maximum, minimum, multiply
+from .logic import greater_equal, less_than, logical_and, logical_xor, where
+from .math import add, maximum, minimum, multiply, subtract
 from .tensor import Tensor
 
 
@@ -242,6 +242,29 @@ def meshgrid(*args, name=None) -> list[Tensor]:
         along[k] = shape[k]
         out.append(broadcast_to(reshape(t, along), shape))
     return out
+
+
+def diff(x, n=1, axis=-1, prepend=None, append=None, name=None) -> Tensor:
+    """The n-th forward difference of x along `axis` (``x[i+1] - x[i]``, n times),
+    after joining `prepend` before x and `append` after it along that axis. A bool
+    tensor's difference is whether neighbours differ (xor), as in Paddle; n at least
+    the axis' size gives an empty axis."""
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ShapeError("diff needs a tensor of at least 1 dim, as in Paddle, got a 0-D "
+                         "tensor")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"diff: n must be a positive int, as in Paddle, got {n!r}")
+    axis = int(axis) % x.ndim
+    parts = [t for t in (prepend, x, append) if t is not None]
+    if len(parts) > 1:
+        x = concat([as_tensor(t, like=x) for t in parts], axis)
+    step = logical_xor if x.dtype.is_bool else subtract
+    for _ in range(n):
+        later = apply("slice", (x,), {"axes": (axis,), "starts": (1,), "stops": (None,)})
+        earlier = apply("slice", (x,), {"axes": (axis,), "starts": (None,), "stops": (-1,)})
+        x = step(later, earlier)
+    return x
 
 
 def repeat_interleave(x, repeats, axis=None, name=None) -> Tensor:

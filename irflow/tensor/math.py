@@ -150,6 +150,60 @@ def log10(x, name=None) -> Tensor:
     return divide(log(x), _math.log(10.0))
 
 
+def lerp(x, y, weight, name=None) -> Tensor:
+    """x + weight * (y - x), broadcast, for float tensors (Paddle has no integer
+    lerp). Unlike Paddle's, whose weight gets no gradient, a weight tensor that
+    requires one gets it."""
+    x, y = promote(x, y)
+    if not x.dtype.is_float:
+        raise TypeError(f"lerp needs float tensors, as in Paddle, got {x.dtype.name}")
+    weight = cast(as_tensor(weight, like=x), x.dtype)
+    return add(x, multiply(weight, subtract(y, x)))
+
+
+def logaddexp(x, y, name=None) -> Tensor:
+    """log(exp(x) + exp(y)) without overflow, by Paddle's formula max(x, y) +
+    log1p(exp(-|x - y|)): so, as in Paddle, two equal infinities give NaN. Integer
+    tensors are computed in float32."""
+    x, y = promote(x, y)
+    if not x.dtype.is_float:
+        x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
+    return add(maximum(x, y), log1p(exp(neg(abs(subtract(x, y))))))
+
+
+def rad2deg(x, name=None) -> Tensor:
+    """Radians to degrees; integer inputs give float32, as in Paddle."""
+    return multiply(_as_float(x), 180.0 / _math.pi)
+
+
+def deg2rad(x, name=None) -> Tensor:
+    """Degrees to radians; integer inputs give float32, as in Paddle."""
+    return multiply(_as_float(x), _math.pi / 180.0)
+
+
+def _as_float(x) -> Tensor:
+    """x itself if float, else x in float32 (Paddle's dtype for integer math)."""
+    x = as_tensor(x)
+    return x if x.dtype.is_float else cast(x, dtypes.float32)
+
+
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None, name=None) -> Tensor:
+    """x with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (by default
+    the largest and the lowest finite value of x's dtype). float32 and float64 only,
+    as in Paddle; the gradient is 1 where x is kept and 0 where it is replaced."""
+    from .logic import isnan
+    x = as_tensor(x)
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"nan_to_num needs a float32 or float64 tensor, as in Paddle, got "
+                        f"{x.dtype.name}")
+    limits = np.finfo(x.dtype.np)
+    high = float(limits.max) if posinf is None else posinf
+    low = float(limits.min) if neginf is None else neginf
+    x = _select(isnan(x), nan, x)
+    x = _select(x == float("inf"), high, x)
+    return _select(x == float("-inf"), low, x)
+
+
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None) -> Tensor:
     """scale * x + bias (or scale * (x + bias)). An int or bool tensor keeps its dtype,
     as in Paddle, whose kernel computes in it: the factors truncate toward zero

@@ -1,7 +1,7 @@
 """Tensor's operators and methods, each bound to the one function that implements it."""
 from __future__ import annotations
 
-from . import linalg, logic, manipulation, math, search
+from . import linalg, logic, manipulation, math, random, search, stat
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -14,6 +14,11 @@ def _reflected(fn):
 
 def _astype(self, dtype):
     return cast(self, dtype)
+
+
+def _type_as(self, other):
+    """The tensor cast to `other`'s dtype."""
+    return cast(self, other.dtype)
 
 
 _OPERATORS = {
@@ -36,27 +41,31 @@ _OPERATORS = {
 }
 
 _METHODS = {
-    "astype": _astype, "cast": _astype,
+    "astype": _astype, "cast": _astype, "type_as": _type_as,
     **{name: getattr(math, name) for name in [
         "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "mod", "pow",
         "maximum", "minimum", "matmul", "mm", "dot", "abs", "neg", "sign", "exp", "log",
         "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "sigmoid",
         "erf", "sin", "cos", "floor", "ceil", "round", "scale", "clip", "sum", "mean", "prod",
         "max", "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
-        "cumprod", "bmm", "outer"]},
+        "cumprod", "bmm", "outer", "lerp", "logaddexp", "rad2deg", "deg2rad", "nan_to_num"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
         "bitwise_xor", "bitwise_not", "isnan", "isinf",
-        "isfinite", "allclose", "isclose", "equal_all"]},
+        "isfinite", "allclose", "isclose", "equal_all", "where"]},
     **{name: getattr(manipulation, name) for name in [
         "reshape", "transpose", "t", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
-        "repeat_interleave", "gather_nd", "scatter", "masked_fill"]},
+        "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff"]},
     **{name: getattr(search, name) for name in [
         "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select"]},
-    **{name: getattr(linalg, name) for name in ["tril", "triu"]},
+    **{name: getattr(linalg, name) for name in [
+        "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot"]},
+    **{name: getattr(stat, name) for name in [
+        "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
+        "count_nonzero"]},
 }
 
 def _in_place(name: str, fn, keep_shape: bool = True):
@@ -80,10 +89,11 @@ def _zero_(self):
 _IN_PLACE = {
     **{f"{name}_": _in_place(name, _METHODS[name]) for name in [
         "add", "subtract", "multiply", "divide", "scale", "clip", "exp", "sqrt", "rsqrt",
-        "tanh", "sigmoid", "abs", "floor", "ceil", "round", "reciprocal", "pow", "square"]},
+        "tanh", "sigmoid", "abs", "floor", "ceil", "round", "reciprocal", "pow", "square",
+        "lerp", "nan_to_num"]},
     **{f"{name}_": _in_place(name, _METHODS[name], keep_shape=False)
        for name in ["reshape", "squeeze", "unsqueeze", "flatten"]},
-    "zero_": _zero_, "fill_": _fill_,
+    "zero_": _zero_, "fill_": _fill_, "uniform_": random.uniform_, "normal_": random.normal_,
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS, **_IN_PLACE}.items():

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..dispatch import apply, state
 from ..ir import dtypes
-from .convert import dims
+from .convert import default_float_dtype, dims
+from .manipulation import exact_shape, in_place
 from .tensor import Tensor
 
 _generator = np.random.default_rng()
@@ -35,7 +36,7 @@ def next_seed() -> Tensor:
 
 
 def _float_dtype(dtype):
-    dtype = dtypes.dtype(dtype or dtypes.float32)
+    dtype = dtypes.dtype(dtype or default_float_dtype())
     if not dtype.is_float:
         raise TypeError(f"random floats need a float dtype, got {dtype.name}")
     return dtype
@@ -43,8 +44,27 @@ def _float_dtype(dtype):
 
 def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
     return apply("normal", (next_seed(),), {"shape": dims(shape or [1]),
-                                             "dtype": dtypes.float32,
+                                             "dtype": default_float_dtype(),
                                              "mean": float(mean), "std": float(std)})
+
+
+def uniform_(x, min=0.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
+    """Fill the float tensor x in place with draws uniform in [min, max), as Paddle's
+    ``Tensor.uniform_``; returns x. `seed` is accepted and ignored: `irflow.seed`
+    governs every draw."""
+    drawn = apply("uniform", (next_seed(),), {"shape": exact_shape(x),
+                                               "dtype": _float_dtype(x.dtype),
+                                               "min": float(min), "max": float(max)})
+    return in_place(x, drawn, "uniform")
+
+
+def normal_(x, mean=0.0, std=1.0, name=None) -> Tensor:
+    """Fill the float tensor x in place with normal draws of `mean` and `std`, as
+    Paddle's ``Tensor.normal_``; returns x."""
+    drawn = apply("normal", (next_seed(),), {"shape": exact_shape(x),
+                                              "dtype": _float_dtype(x.dtype),
+                                              "mean": float(mean), "std": float(std)})
+    return in_place(x, drawn, "normal")
 
 
 def randn(shape, dtype=None, name=None) -> Tensor:

@@ -117,6 +117,21 @@ class Tensor:
     def dim(self) -> int:
         return self.ndim
 
+    ndimension = dim
+
+    def element_size(self) -> int:
+        """The bytes one element takes (2 for float16 and bfloat16, 1 for bool)."""
+        return self.dtype.np.itemsize
+
+    def is_contiguous(self) -> bool:
+        """True: irflow's tensors are never strided views (a transpose is a copy),
+        where Paddle's ``x.T`` is one and answers False."""
+        return True
+
+    def contiguous(self) -> "Tensor":
+        """The tensor itself, which is contiguous already (see `is_contiguous`)."""
+        return self
+
     @property
     def size(self) -> int:
         return int(np.prod(self.shape)) if self._value is not None else self._tracer.numel(self)
