@@ -75,7 +75,7 @@ from .tracer import NUMBER_DTYPES, RunTimeGradient, Tracer
 BACKENDS = ("numpy", "llvm")
 DEFAULT_BACKEND = "llvm"  # compiled kernels; "numpy" runs the reference semantics alone
 _KNOWN_CALLS = 8  # call keys per compiled function that `__call__` takes the short way
-_training = operator.attrgetter("training")
+_training_in_dict = operator.itemgetter("training")  # a Layer's own flag
 _value = operator.attrgetter("_value")
 _structure_version = operator.attrgetter("_structure_version")
 _UNROLLED = 64  # layers a `_LayerWatch` reads in one generated function, at most
@@ -469,41 +469,48 @@ def _deriver(fn: Function, lowering, kernels: Lowering):
 class _LayerWatch:
     """What picks a compiled function's programs among its layers: `versions`, the
     structure version each layer its programs were traced from had then, and `tree`,
-    the wrapped layer and its sublayers. ``flags()`` is the tree's train/eval flags,
-    or None once one of those layers changed (its programs are stale). It runs on
-    every call, so for up to `_UNROLLED` layers in all it is one generated function
-    reading each attribute directly, a third of mapping attribute getters over
-    them; never changed, only replaced."""
+    the wrapped layer and its sublayers. ``flags()`` is the tree's train/eval flags
+    (all False under `forcing_eval`, where `jit.save` traces), or None once one of
+    those layers changed (its programs are stale). It runs on every call, so for up
+    to `_UNROLLED` layers in all it is one generated function reading each attribute
+    directly, a third of mapping attribute getters over them, and each layer's flag
+    from its ``__dict__``, where the `Layer.training` property keeps it, half the
+    time of reading the property; never changed, only replaced."""
 
     __slots__ = ("versions", "flags")
 
     def __init__(self, versions: dict, tree: list):
+        from ..nn.layer.layers import forced_eval
         self.versions = versions
         traced = tuple(versions)
+        own = [vars(layer) for layer in tree]
         if len(traced) + len(tree) <= _UNROLLED:
             make = _flag_reader(len(traced), len(tree))
-            self.flags = make(*traced, *versions.values(), *tree)
+            self.flags = make(forced_eval, *traced, *versions.values(), *own)
         else:
-            self.flags = _flags_mapped(traced, list(versions.values()), tree)
+            self.flags = _flags_mapped(forced_eval, traced, list(versions.values()), own)
 
 
 @lru_cache(maxsize=None)
 def _flag_reader(n_traced: int, n_tree: int):
-    """``make(*traced layers, *their versions, *tree layers)`` making `_LayerWatch.flags`;
-    for one layer traced from and a tree of one::
+    """``make(forced_eval, *traced layers, *their versions, *tree layers' __dict__s)``
+    making `_LayerWatch.flags`; for one layer traced from and a tree of one::
 
-        def make(l0, v0, t0):
+        def make(forced_eval, l0, v0, d0):
             def flags():
                 if l0._structure_version != v0:
                     return None
-                return (t0.training, )
+                if forced_eval():
+                    return (False, )
+                return (d0["training"], )
             return flags
     """
-    params = ([f"l{i}" for i in range(n_traced)] + [f"v{i}" for i in range(n_traced)]
-              + [f"t{i}" for i in range(n_tree)])
+    params = (["forced_eval"] + [f"l{i}" for i in range(n_traced)]
+              + [f"v{i}" for i in range(n_traced)] + [f"d{i}" for i in range(n_tree)])
     changed = " or ".join(f"l{i}._structure_version != v{i}" for i in range(n_traced))
     body = [f"if {changed}:", "    return None"] if n_traced else []
-    body.append("return (" + "".join(f"t{i}.training, " for i in range(n_tree)) + ")")
+    body += ["if forced_eval():", "    return (" + "False, " * n_tree + ")",
+             "return (" + "".join(f"d{i}['training'], " for i in range(n_tree)) + ")"]
     source = (f"def make({', '.join(params)}):\n    def flags():\n"
               + "".join(f"        {line}\n" for line in body) + "    return flags\n")
     namespace: dict = {}
@@ -512,12 +519,16 @@ def _flag_reader(n_traced: int, n_tree: int):
     return namespace["make"]
 
 
-def _flags_mapped(traced: tuple, versions: list[int], tree: list):
+def _flags_mapped(forced_eval, traced: tuple, versions: list[int], own: list[dict]):
     """`_LayerWatch.flags` for very many layers."""
+    eval_flags = (False, ) * len(own)
+
     def flags():
         if list(map(_structure_version, traced)) != versions:
             return None
-        return tuple(map(_training, tree))
+        if forced_eval():
+            return eval_flags
+        return tuple(map(_training_in_dict, own))
     return flags
 
 
@@ -631,25 +642,18 @@ class CompiledFunction:
         """The program with every layer it calls in eval mode, which `jit.save` writes
         whatever mode the model is in, as Paddle's does (saved after training without
         ``eval()``, BatchNorm on batch statistics would differ from Paddle's saved
-        model, and dropout be refused). Tracing reads the layers' flags, so they are
-        set to eval while it runs and put back after: a call of the model from another
-        thread meanwhile runs in eval mode."""
-        layers = list(dict.fromkeys([*self._tree(), *(self._watch.versions if self._watch
-                                                       else ())]))
-        flags = [layer.training for layer in layers]
-        for layer in layers:
-            layer.training = False
-        try:
+        model, and dropout be refused). It is traced under `forcing_eval`, which no
+        other thread sees: the layers' flags are not changed, so a call of the model
+        from another thread meanwhile runs in the model's own mode."""
+        from ..nn.layer.layers import forcing_eval
+        with forcing_eval():
             return self._program_of_mode()
-        finally:
-            for layer, flag in zip(layers, flags):
-                layer.training = flag
 
     def _program_of_mode(self) -> Program:
         """The program of the layers' current train/eval flags: the last call's, or, when
         the flags changed since (``model.eval()`` after training, or the eval flags
-        `_inference_program` sets for `jit.save`), the one for the same inputs under
-        the current flags."""
+        they read under `_inference_program`'s `forcing_eval`), the one for the same
+        inputs under the current flags."""
         mode = self._mode_key()  # (first: it drops the programs of changed layers)
         program = self._program_for_ir()
         keys = [k for k, p in self._programs.items() if p is program]

@@ -55,12 +55,13 @@ def save(layer, path: str, input_spec=None, freeze: bool = False, **configs) -> 
     with `input_spec`) at `path` (the three files ``path.json``, ``path.irflow`` and
     ``path.pdiparams.npz``). The program is the inference one, every layer in eval
     mode whatever mode the model is in (as Paddle's: BatchNorm on the running
-    statistics, no dropout; the layers are in eval mode while it is traced, for a
-    call from another thread too), and the loaded layer starts in eval mode; one that still
-    draws random numbers is refused. A loaded `TranslatedLayer` is saved with its own
-    input spec. With `freeze`, its parameters are frozen while the inference
-    pipeline runs (BatchNorm folded into the Conv2D or Linear before it), its weights
-    the folded ones, saved as buffers."""
+    statistics, no dropout), and the loaded layer starts in eval mode; one that still
+    draws random numbers is refused. The layers' ``training`` flags are not changed:
+    they read False only in the thread that traces (`forcing_eval`), so a model
+    training in another thread meanwhile keeps its mode. A loaded `TranslatedLayer`
+    is saved with its own input spec. With `freeze`, its parameters are frozen while
+    the inference pipeline runs (BatchNorm folded into the Conv2D or Linear before
+    it), its weights the folded ones, saved as buffers."""
     if configs:
         raise ValueError(f"jit.save does not support the options {sorted(configs)}")
     compiled = _compiled(layer, input_spec)

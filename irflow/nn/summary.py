@@ -15,7 +15,7 @@ import numbers
 from ..dispatch import no_grad
 from ..tensor.random import rand
 from .layer.container import LayerList, Sequential
-from .layer.layers import Layer
+from .layer.layers import Layer, forcing_eval
 
 
 def summary(net: Layer, input_size=None, dtypes=None, input=None) -> dict:
@@ -30,14 +30,8 @@ def summary(net: Layer, input_size=None, dtypes=None, input=None) -> dict:
             raise ValueError("summary needs input_size or input")
         input_size = _sizes_of(input)
     sizes = _checked_sizes(_as_sizes(input_size))
-    was_training = net.training
-    if was_training:
-        net.eval()
-    try:
+    with forcing_eval():  # eval mode in this thread, no layer's own flag changed
         rows = _run_with_hooks(net, sizes, dtypes, input)
-    finally:
-        if was_training:
-            net.train()
     text, totals = _format(rows, sizes)
     print(text)
     return totals

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 import irflow as paddle
 import irflow.nn as nn
 from irflow.static import InputSpec
+from tests.test_threads import TIMEOUT, Threads
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((5, 4)).astype("float32")
@@ -130,6 +132,91 @@ def test_a_model_trained_compiled_saves_its_inference_program(tmp_path, freeze, 
     net.eval()
     np.testing.assert_allclose(loaded(X).numpy(), net(paddle.to_tensor(X)).numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+class Pausing(nn.Layer):
+    """BatchNorm, Dropout and a branch of its own on ``self.training``; its forward
+    pauses in the thread `pause_in` (sets `inside`, waits for `go`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.bn = nn.BatchNorm1D(8)
+        self.drop = nn.Dropout(0.5)
+        self.pause_in = None
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    def forward(self, x):
+        h = self.drop(self.bn(self.fc(x)))
+        if self.training:
+            h = h + 1.0
+        if threading.current_thread() is self.pause_in:
+            self.inside.set()
+            assert self.go.wait(TIMEOUT)
+        return h
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_model_training_in_another_thread_keeps_its_mode_while_it_is_saved(tmp_path,
+                                                                            compiled):
+    """jit.save traces the inference program without switching the model's layers to
+    eval mode: a training step run (eagerly, or through the compiled model) while
+    another thread's save is inside its trace computes what it computes without the
+    save (dropout, batch statistics, running statistics updated). The saved program
+    is the eval-mode one all the same."""
+    paddle.seed(0)
+    model = Pausing()
+    paddle.seed(0)
+    twin = Pausing()  # the same weights, never saved
+    x = paddle.to_tensor(X)
+    run, run_twin = (paddle.jit.to_static(model), paddle.jit.to_static(twin)) if compiled \
+        else (model, twin)
+    if compiled:  # the training programs, which the calls during the save take
+        run(x)
+        run_twin(x)
+    path = str(tmp_path / "net")
+
+    def save():
+        model.pause_in = threading.current_thread()
+        paddle.jit.save(run, path, input_spec=None if compiled else
+                        [InputSpec([None, 4], "float32", "x")])
+
+    saving = Threads(save)
+    try:
+        assert model.inside.wait(TIMEOUT)  # the saving thread is inside its trace now
+        flags = [layer.training for layer in model.sublayers(include_self=True)]
+        outs = []
+        for m in (run, run_twin):
+            paddle.seed(1)  # the same dropout masks
+            outs.append(m(x).numpy())
+    finally:
+        model.go.set()
+        saving.join()
+    assert flags == [True] * 4
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(model.bn._mean.numpy(), twin.bn._mean.numpy())
+    np.testing.assert_array_equal(model.bn._variance.numpy(), twin.bn._variance.numpy())
+    assert [layer.training for layer in model.sublayers(include_self=True)] == [True] * 4
+    loaded = paddle.jit.load(path)
+    assert not loaded.training
+    model.eval()
+    np.testing.assert_allclose(loaded(X).numpy(), model(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n_blocks", [2, 12])  # a watch of one generated function; mapped
+def test_a_deep_model_in_training_mode_saves_its_inference_program(tmp_path, n_blocks):
+    """The flags of more layers than one generated function reads read as eval while
+    jit.save traces too (else it would save the training program the call ran)."""
+    paddle.seed(0)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1D(4))
+                            for _ in range(n_blocks)])
+    static = paddle.jit.to_static(model, input_spec=[InputSpec([None, 4], "float32", "x")])
+    static(paddle.to_tensor(X))  # in training mode: the running statistics move
+    paddle.jit.save(static, str(tmp_path / "deep"))
+    assert model.training and model[0][1].training
+    model.eval()
+    np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "deep"))(X).numpy(),
+                               model(paddle.to_tensor(X)).numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_a_frozen_lstm_saves_and_loads(tmp_path):

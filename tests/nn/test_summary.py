@@ -2,6 +2,7 @@
 import itertools
 from collections import defaultdict
 
+import numpy as np
 import pytest
 
 import irflow as paddle
@@ -131,3 +132,17 @@ def test_bad_input_sizes():
         summary(MLP(), (0, 784))
     with pytest.raises(ValueError, match="input_size or input"):
         summary(MLP())
+
+
+def test_summary_leaves_every_layer_mode_as_it_was():
+    """summary runs the model as in eval mode without changing any flag (Paddle's
+    switches the model to eval and back to train, putting a sublayer the user had
+    in eval mode into training mode)."""
+    net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1D(4))
+    net.train()
+    net[1].eval()
+    before = net[2]._mean.numpy().copy()
+    paddle.summary(net, (2, 4))
+    np.testing.assert_array_equal(net[2]._mean.numpy(), before)  # ran in eval mode
+    assert [net.training, net[0].training, net[1].training, net[2].training] == \
+        [True, True, False, True]

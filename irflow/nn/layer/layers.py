@@ -14,6 +14,11 @@ layers many times per step.
 Every change of what a layer registers (a parameter, sublayer, buffer or forward
 hook assigned, replaced, added or removed) increments its ``_structure_version``, so that a compiled
 program traced from it can tell in O(1) per layer that it is out of date.
+
+``training`` is the layer's own flag (kept in its ``__dict__``, as Paddle's plain
+attribute is), read through a property so that `forcing_eval` can make every layer
+read as in eval mode in one thread alone: `jit.save` traces the inference program
+under it while a training loop in another thread keeps its layers' modes.
 """
 from __future__ import annotations
 
@@ -22,6 +27,8 @@ import re
 import warnings
 import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Callable, Iterator
 
 import numpy as np
@@ -32,6 +39,23 @@ from ...errors import ConversionError
 from ...ir import dtypes
 from ...tensor.tensor import Parameter, Tensor
 from ..param_attr import create_parameter, unique_name
+
+_forced_eval: ContextVar[bool] = ContextVar("irflow.nn.forced_eval", default=False)
+forced_eval = _forced_eval.get  # whether `forcing_eval` is active in this thread
+
+
+@contextmanager
+def forcing_eval():
+    """Inside the ``with`` block, every Layer's ``training`` reads False in this thread
+    (this context) alone, whatever its own flag, which nothing changes: other threads
+    see the layers' modes as they are. Setting ``training`` (``train()``) inside the
+    block sets the layer's own flag, which the block still hides."""
+    token = _forced_eval.set(True)
+    try:
+        yield
+    finally:
+        _forced_eval.reset(token)
+
 
 _FIRST_CAP = re.compile("(.)([A-Z][a-z]+)")
 _ALL_CAP = re.compile("([a-z])([A-Z])")
@@ -92,7 +116,6 @@ class Layer:
     """Base class of layers and models: subclass it, create sublayers and parameters
     in ``__init__`` and write the computation in ``forward``."""
 
-    training: bool
     _structure_version = 0
 
     def __init__(self, name_scope: str | None = None, dtype="float32"):
@@ -157,6 +180,22 @@ class Layer:
         return handle
 
     # ------------------------------------------------------------ modes
+
+    @property
+    def training(self) -> bool:
+        """Whether the layer is in training mode (`train()`, `eval()`); False in every
+        layer inside `forcing_eval`."""
+        try:
+            mode = self.__dict__["training"]
+        except KeyError:
+            # a forward that sets the flag is traced with it as an argument of the
+            # program, a buffer meanwhile (`Tracer.lift_numbers`): `__getattr__` finds it
+            raise AttributeError("training") from None
+        return mode and not forced_eval()
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self.__dict__["training"] = mode
 
     def train(self, mode: bool = True) -> "Layer":
         """Training mode for this layer and every sublayer (Dropout drops, BatchNorm
