@@ -62,6 +62,7 @@ from ..passes.autodiff import active_results, vjp_split
 from ..passes.freeze import freeze_arguments
 from ..passes.manager import (DEFAULT_PIPELINE, INFERENCE_PIPELINE, PassManager, PassReport,
                               split_at_autodiff)
+from ..tensor.convert import default_float_dtype
 from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
@@ -700,7 +701,8 @@ class CompiledFunction:
         key = (grad, self._mode_key() if flags is None else flags,
                self._stored_attributes() if self._watched else (),
                self._gradients_present() if self._watched_grads else (),
-               self._state_stops() if grad and self._watched_state else ())
+               self._state_stops() if grad and self._watched_state else (),
+               default_float_dtype())
         arrays = []
         for a in args:
             if isinstance(a, Tensor):
@@ -890,7 +892,7 @@ class CompiledFunction:
         ``stop_gradient`` set inside the code stops a gradient)."""
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
         key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra) if extra else (),
-               structures)
+               structures, default_float_dtype())
         program = self._programs.get((*key, *self._watched_now()))
         if program is None or program.stale():
             before = self._watched_now()

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 from ..context import current_static
 from ..ir import dtypes
+from ..tensor.convert import default_float_dtype
 from ..tensor.tensor import Parameter
 from .initializer import Constant, Initializer, XavierUniform
 
@@ -77,7 +78,7 @@ def create_parameter(shape, dtype=None, name: str | None = None, attr=None,
         return None
     initializer = attr.initializer or default_initializer or (
         Constant(0.0) if is_bias else XavierUniform())
-    dtype = dtypes.dtype(dtype or dtypes.float32)
+    dtype = dtypes.dtype(dtype or default_float_dtype())
     if attr.name is None and name is None and prefix is None:
         prefix = unique_name("create_parameter")
     name = attr.name or name or unique_name(f"{prefix}.{'b' if is_bias else 'w'}")

@@ -7,6 +7,7 @@ it is the current program (`program_guard`, after ``paddle.enable_static()``); a
 """
 from . import nn
 from ..frontend.input_spec import InputSpec
+from ..tensor.convert import default_float_dtype
 from .backward import append_backward, gradients
 from .executor import Executor
 from .io import (load, load_inference_model, load_program_state, save, save_inference_model,
@@ -19,8 +20,10 @@ from .scope import Scope, global_scope, scope_guard
 
 def data(name: str, shape, dtype=None, lod_level: int = 0):
     """An input of the current main program: `name`, `shape` (``-1`` or None where
-    the size is known only when the program runs) and `dtype` (default float32)."""
-    return static_programs("static.data").main._tracer.data(name, shape, dtype or "float32")
+    the size is known only when the program runs) and `dtype` (default: the default
+    float dtype, `paddle.get_default_dtype()`)."""
+    return static_programs("static.data").main._tracer.data(name, shape,
+                                                             dtype or default_float_dtype())
 
 
 __all__ = ["Block", "Executor", "InputSpec", "Program", "Scope", "append_backward", "data",

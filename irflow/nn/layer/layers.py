@@ -37,6 +37,7 @@ from ...context import current_tracer
 from ...dispatch import user_location
 from ...errors import ConversionError
 from ...ir import dtypes
+from ...tensor.convert import default_float_dtype
 from ...tensor.tensor import Parameter, Tensor
 from ..param_attr import create_parameter, unique_name
 
@@ -118,10 +119,10 @@ class Layer:
 
     _structure_version = 0
 
-    def __init__(self, name_scope: str | None = None, dtype="float32"):
+    def __init__(self, name_scope: str | None = None, dtype=None):
         self.training = True
         self._full_name = unique_name(name_scope or _camel_to_snake(type(self).__name__))
-        self._dtype = dtype
+        self._dtype = dtype if dtype is not None else default_float_dtype().name
         self._parameters: OrderedDict = OrderedDict()
         self._buffers: OrderedDict = OrderedDict()
         self._non_persistable_buffer_names_set: set = set()
