@@ -275,14 +275,25 @@ class Tracer:
             self.attributes[key] = (layer, name, before, value)
         layer._restore_attribute(name, value)
 
-    def note_number(self, layer, name: str, value) -> None:
+    def note_number(self, layer, name: str, value) -> bool:
         """``self.n = value`` (a Python number or bool) in a Layer's forward, where `n`
         held another: Python code runs only when the program is traced, so the program
-        must carry `n` (`numbers`) for each call to count (or flag) as eager code does."""
+        must carry `n` (`numbers`) for each call to count (or flag) as eager code does.
+        Once it carries `n`, the value forward leaves there is the program's output
+        for it, so a plain assignment at the top level (``self.scale = 1.0``) is stored
+        as a constant of the program (inside tensor-dependent control flow the
+        statement's own machinery merges it); returns whether it was stored here."""
+        if (layer, name) in self.numbers:
+            if self.scope.parent is not None:
+                return False
+            constant = Tensor._from_array(np.asarray(value, NUMBER_DTYPES[type(value)].np))
+            self.store_attribute(layer, name, PythonScalar.of(self.wrap(self.value_of(constant))))
+            return True
         old = layer.__dict__.get(name)
-        if type(old) in NUMBER_DTYPES and old != value and (layer, name) not in self.numbers:
+        if type(old) in NUMBER_DTYPES and old != value:
             self.changed_numbers.append((layer, name))
             self.changed(lambda: layer.__dict__.__setitem__(name, old))
+        return False
 
     def lift_numbers(self) -> None:
         """Each Layer attribute of `numbers` (a Python number or bool forward changes)

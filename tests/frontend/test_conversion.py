@@ -1034,6 +1034,37 @@ def test_a_flag_and_a_float_forward_changes_are_carried_exactly(backend):
     assert type(twin.first) is bool and type(twin.t) is float
 
 
+class ResetScale(nn.Layer):
+    """A float forward reads, then sets to a constant at the top level, and the
+    training flag forward clears itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = 10.0
+
+    def forward(self, x):
+        y = x * self.scale
+        if self.training:
+            y = y + 1.0
+        self.scale = 1.0
+        self.training = False
+        return y
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_a_constant_assigned_to_a_carried_number_is_the_programs_result(backend):
+    """Once the program carries ``self.scale``, ``self.scale = 1.0`` is the value it
+    leaves there on every call (it left the argument's value: 10.0 on every call,
+    and the training flag True)."""
+    eager, twin = ResetScale(), ResetScale()
+    compiled = paddle.compile(twin, backend=backend)
+    x = paddle.ones([2])
+    for _ in range(3):
+        assert_same(compiled(x), eager(x))
+        assert (twin.scale, twin.training) == (eager.scale, eager.training) == (1.0, False)
+    assert type(twin.scale) is float and type(twin.training) is bool
+
+
 def any_positive_row_sum(x):
     if any(x.sum(axis=1) > 0) and all(x.abs().max(axis=1) < 100.0):
         return x * 2.0

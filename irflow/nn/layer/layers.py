@@ -242,14 +242,18 @@ class Layer:
             self._register(buffers, name, value, d, params, layers)
         elif buffers is not None and name in buffers and buffers[name] is not None \
                 and buffers[name]._value is None:  # a traced value a program stores here
-            self._restore_attribute(name, value)
+            tracer = current_tracer()
+            if not (isinstance(value, int | float) and tracer is not None
+                    and tracer.note_number(self, name, value)):
+                self._restore_attribute(name, value)
         elif buffers is not None and name in buffers:
             self._clear(buffers, name, value, "buffer", "Tensor")
         else:
             if isinstance(value, int | float):
                 tracer = current_tracer()
-                if tracer is not None:  # a counter or flag forward keeps (self.n += 1)
-                    tracer.note_number(self, name, value)
+                # a counter or flag forward keeps (self.n += 1)
+                if tracer is not None and tracer.note_number(self, name, value):
+                    return
             object.__setattr__(self, name, value)
 
     def _register(self, store, name: str, value, *others) -> None:
