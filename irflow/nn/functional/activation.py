@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 
-from ...tensor import erf, exp, log, max as reduce_max, reshape, sum as reduce_sum, where
+from ...tensor import (erf, exp, log, max as reduce_max, reshape, squeeze, sum as reduce_sum,
+                       where)
 from ...tensor import math as tensor_math
 from ...tensor.convert import as_tensor
+from ...tensor.manipulation import exact_shape
+from .common import first_max
 
 
 def relu(x, name=None):
@@ -173,3 +176,69 @@ def glu(x, axis: int = -1, name=None):
     from ...tensor import split
     a, b = split(as_tensor(x), 2, axis)
     return a * tensor_math.sigmoid(b)
+
+
+def celu(x, alpha: float = 1.0, name=None):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), which is x where x > 0 and
+    alpha * (exp(x / alpha) - 1) elsewhere for either sign of alpha; the gradient at
+    0 is 1, as Paddle's. The exponent of the branch not taken is 0, so a large x over
+    a small alpha neither overflows nor makes a NaN gradient."""
+    if alpha == 0:
+        raise ZeroDivisionError(f"celu: alpha cannot be 0, got alpha={alpha!r}")
+    x = as_tensor(x)
+    not_positive = where(x > 0, 0.0, x)
+    return where(x > 0, x, (exp(not_positive / alpha) - 1.0) * alpha)
+
+
+def softshrink(x, threshold: float = 0.5, name=None):
+    """x - threshold above threshold, x + threshold below -threshold, 0 between (and
+    at the bounds, where the gradient is 0, as Paddle's)."""
+    if threshold < 0:
+        raise ValueError(f"softshrink: threshold must be no less than zero, got {threshold}")
+    x = as_tensor(x)
+    return where(x > threshold, x - threshold, where(x < -threshold, x + threshold, 0.0))
+
+
+def hardshrink(x, threshold: float = 0.5, name=None):
+    """x where |x| >= threshold, else 0. Paddle 3.3.1 keeps x at exactly +-threshold
+    (gradient 1 there), and keeps every x for a negative threshold."""
+    x = as_tensor(x)
+    return where(tensor_math.abs(x) >= threshold, x, 0.0)
+
+
+def tanhshrink(x, name=None):
+    """x - tanh(x)."""
+    x = as_tensor(x)
+    return x - tensor_math.tanh(x)
+
+
+def thresholded_relu(x, threshold: float = 1.0, value: float = 0.0, name=None):
+    """x where x > threshold, else `value` (gradient 0 there, and at the threshold)."""
+    x = as_tensor(x)
+    return where(x > threshold, x, float(value))
+
+
+def softsign(x, name=None):
+    """x / (1 + |x|)."""
+    x = as_tensor(x)
+    return x / (tensor_math.abs(x) + 1.0)
+
+
+def maxout(x, groups: int, axis: int = 1, name=None):
+    """The maximum over each run of `groups` consecutive channels of a 4-D x: channel
+    axis 1 (NCHW) or 3 / -1 (NHWC), which shrinks from C to C / groups. A tie gives
+    the gradient to the first channel of the run, as Paddle's kernel does."""
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"maxout: x must be a 4-D tensor, got shape {x.shape}")
+    if axis not in (1, -1, 3):
+        raise ValueError(f"maxout: axis must be 1 (NCHW), 3 or -1 (NHWC), got {axis}")
+    if not isinstance(groups, int) or groups <= 1:
+        raise ValueError(f"maxout: groups must be an int larger than 1, got {groups!r}")
+    axis %= 4
+    shape = list(exact_shape(x))
+    if not isinstance(shape[axis], int) or shape[axis] % groups:
+        raise ValueError(f"maxout: the number of channels (axis {axis} of shape {shape}) must "
+                         f"be static and divisible by groups={groups}")
+    grouped = shape[:axis] + [shape[axis] // groups, groups] + shape[axis + 1:]
+    return squeeze(first_max(reshape(x, grouped), axis + 1)[0], axis + 1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ...context import current_tracer
 from ...dispatch import apply
-from ...tensor import (Tensor, abs as absolute, add, arange, clip, equal, expand_as, matmul,
-                       max as reduce_max, maximum, pow as power, sqrt, sum as reduce_sum,
-                       unsqueeze)
+from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, equal, expand_as,
+                       matmul, max as reduce_max, maximum, pow as power, sqrt,
+                       sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
@@ -17,6 +17,15 @@ def linear(x, weight, bias=None, name=None):
     """x @ weight + bias, with weight laid out [in_features, out_features]."""
     out = matmul(x, weight)
     return out if bias is None else add(out, bias)
+
+
+def first_max(x, axis: int) -> tuple:
+    """(the maximum of x along `axis`, kept with size 1, and the first index holding
+    it). The maximum is read at that index, so a tie gives the whole gradient to the
+    first of the tied elements, as Paddle's maxout and max-pool kernels do (irflow's
+    `max` shares it among them)."""
+    index = argmax(x, axis, keepdim=True)
+    return take_along_axis(x, index, axis), index
 
 
 def test_twins() -> dict | None:
@@ -137,6 +146,17 @@ def cosine_similarity(x1, x2, axis: int = 1, eps: float = 1e-8):
     return reduce_sum(product, axis) / sqrt(clip(squares1 * squares2, min=eps * eps))
 
 
+def pairwise_distance(x, y, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool = False,
+                      name=None):
+    """The p-norm of x - y + epsilon along the last axis (after broadcasting), as
+    Paddle computes it: epsilon is added to each difference (not to the norm), and
+    the gradient at a zero difference is 0."""
+    diff = as_tensor(x) - y
+    if epsilon != 0.0:
+        diff = diff + float(epsilon)
+    return vector_norm(diff, p, -1, keepdim)
+
+
 def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None):
     """x / max(||x||_p, epsilon) along `axis`. The clamp is applied before the root,
     max(s, eps**p) ** (1/p), which is the same value but keeps the gradient of an
@@ -194,3 +214,8 @@ def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format=None,
         from .resample import pad_by_gather
         return pad_by_gather(x, pairs, mode)
     return apply("pad", (x,), {"pads": pairs, "value": float(value)})
+
+
+def zeropad2d(x, padding, data_format: str = "NCHW", name=None):
+    """`pad` of a 4-D tensor's spatial dims with zeros, by [left, right, top, bottom]."""
+    return pad(x, padding, "constant", 0.0, data_format)

@@ -192,13 +192,18 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
     return transpose(out, [0, 2, 1]) if data_format == "NLC" else out
 
 
+def _ncl(x, function: str):
+    """x as a tensor, which must be 3-D [N, C, L] for the 1-D pools."""
+    x = as_tensor(x)
+    if x.ndim != 3:
+        raise ValueError(f"{function}: x must be a 3-D [N, C, L] tensor, got shape {x.shape}")
+    return x
+
+
 def _pool1d(pool2d, x, kernel_size, stride, padding, **options):
     """A 2-D pool over the [N, C, 1, L] view of x [N, C, L], as Paddle computes it."""
     from ...tensor import squeeze, unsqueeze
-    x = as_tensor(x)
-    if x.ndim != 3:
-        raise ValueError(f"{pool2d.__name__[:-2]}1d: x must be a 3-D [N, C, L] tensor, got "
-                         f"shape {x.shape}")
+    x = _ncl(x, f"{pool2d.__name__[:-2]}1d")
     kernel = (1, _single(kernel_size, "kernel_size"))
     stride = None if stride is None else (1, _single(stride, "stride"))
     out = pool2d(unsqueeze(x, [2]), kernel, stride, _conv1d_padding(padding), **options)
@@ -220,6 +225,48 @@ def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive: bool = True,
     order.)"""
     return _pool1d(avg_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode,
                    exclusive=exclusive)
+
+
+def _adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
+    """Paddle's adaptive pooling bins of an axis of `size` cells into `out`: bin i
+    spans cells floor(i * size / out) up to ceil((i + 1) * size / out)."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def adaptive_avg_pool1d(x, output_size: int, name=None):
+    """Averages over `output_size` adaptive bins of x [N, C, L] (see
+    `_adaptive_bins`): adaptive_avg_pool2d on the [N, C, 1, L] view."""
+    from ...tensor import squeeze, unsqueeze
+    x = _ncl(x, "adaptive_avg_pool1d")
+    size = _single(output_size, "output_size")
+    return squeeze(adaptive_avg_pool2d(unsqueeze(x, [2]), (1, size)), [2])
+
+
+def adaptive_max_pool1d(x, output_size, return_mask: bool = False, name=None):
+    """The maximum over each of `output_size` adaptive bins of x [N, C, L] (see
+    `_adaptive_bins`; L must be static), and with `return_mask` also its index along
+    L (int32, as Paddle's). A tie gives the gradient and the index to the first of
+    the tied cells, as Paddle's kernel does."""
+    from ...errors import ShapeError
+    from ...tensor import concat, slice as slice_
+    from .common import first_max
+    x = _ncl(x, "adaptive_max_pool1d")
+    out = _single(output_size, "output_size")
+    if out <= 0:
+        raise ValueError(f"adaptive_max_pool1d: output_size must be positive, got "
+                         f"{output_size!r}")
+    length = exact_shape(x)[2]
+    if not isinstance(length, int):
+        raise ShapeError(f"adaptive_max_pool1d: x must have a static length, got shape "
+                         f"{exact_shape(x)}")
+    values, indices = [], []
+    for start, stop in _adaptive_bins(length, out):
+        value, index = first_max(slice_(x, [2], [start], [stop]), 2)
+        values.append(value)
+        indices.append(index + start)
+    if not return_mask:
+        return concat(values, 2)
+    return concat(values, 2), concat(indices, 2).astype("int32")
 
 
 def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
@@ -247,8 +294,8 @@ def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
             raise ShapeError(f"adaptive_max_pool2d: x must have static H and W, got shape "
                              f"{exact_shape(x)}")
         if out is not None:
-            bins = [reduce_max(slice_(x, [axis], [i * size // out], [-(-(i + 1) * size // out)]),
-                               axis, keepdim=True) for i in range(out)]
+            bins = [reduce_max(slice_(x, [axis], [start], [stop]), axis, keepdim=True)
+                    for start, stop in _adaptive_bins(size, out)]
             x = concat(bins, axis)
     return x
 

@@ -12,26 +12,31 @@ ignored; with class weights, by the sum of the weights of the samples not ignore
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ...tensor import (abs as absolute, arange, equal, exp, log, maximum,
-                       mean as reduce_mean, reshape, squeeze, sum as reduce_sum,
-                       take_along_axis, unsqueeze, where)
+from ...tensor import (abs as absolute, arange, clip, equal, exp, log, maximum,
+                       mean as reduce_mean, minimum, reshape, sqrt, squeeze,
+                       sum as reduce_sum, take_along_axis, unsqueeze, where)
 from ...tensor.convert import as_tensor
 from ...errors import ShapeError
 from ...tensor.manipulation import exact_shape, pick
-from .activation import log_softmax, relu
+from .activation import log_sigmoid, log_softmax, relu
+from .common import pairwise_distance
 
 _REDUCTIONS = ("none", "mean", "sum")
 
 
-def _check_reduction(reduction: str) -> None:
+def check_reduction(reduction: str) -> None:
+    """Paddle's check of a loss's `reduction` (its newer loss layers run it when
+    constructed)."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
 
 
 def _reduce(loss, reduction: str):
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if reduction == "mean":
         return reduce_mean(loss)
     if reduction == "sum":
@@ -69,7 +74,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     ones as one-hot vectors) with the uniform distribution. With ``use_softmax=False`` input holds probabilities.
     ``reduction="none"`` gives one loss per sample: shaped like a hard label, or with
     size 1 along `axis` for soft or smoothed labels."""
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if ignore_index > 0 and soft_label:
         raise ValueError("When soft_label == True, the value of 'ignore_index' should be "
                          f"'-100', but received {ignore_index}")
@@ -137,7 +142,7 @@ def nll_loss(input, label, weight=None, ignore_index: int = -100, reduction: str
     """Negative log-likelihood of log-probabilities `input` [N, C, d1...] at integer
     labels [N, d1...]. "mean" divides by the total weight of the samples not ignored
     (their count without `weight`)."""
-    _check_reduction(reduction)
+    check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)
     safe, valid = _picked_labels(unsqueeze(label, 1), ignore_index)
     sample_weight = valid.astype(input.dtype)
@@ -286,3 +291,164 @@ def softmax_with_cross_entropy(logits, label, soft_label: bool = False,
     if loss.ndim < logits.ndim:
         loss = unsqueeze(loss, axis % logits.ndim)
     return (loss, softmax(logits, axis)) if return_softmax else loss
+
+
+def _check_same_shape(function: str, **tensors) -> None:
+    """Paddle's check that a loss's tensors have one shape (a ValueError). Shapes
+    with symbolic dims, whose sizes are known only when the program runs, are not
+    compared."""
+    shapes = {name: tuple(exact_shape(t)) for name, t in tensors.items()}
+    first = next(iter(shapes.values()))
+    static = all(isinstance(d, int) for shape in shapes.values() for d in shape)
+    if static and any(shape != first for shape in shapes.values()):
+        listed = ", ".join(f"{name} {list(shape)}" for name, shape in shapes.items())
+        raise ShapeError(f"{function}: {' and '.join(shapes)} must have the same shape, got "
+                         f"{listed}")
+
+
+def soft_margin_loss(input, label, reduction: str = "mean", name=None):
+    """log(1 + exp(-label * input)) for labels +-1 (any numeric dtype, cast to the
+    input's), computed as -log_sigmoid(label * input), so it stays finite where
+    Paddle's literal formula overflows to inf (a margin of -100 in float32)."""
+    check_reduction(reduction)
+    input, label = as_tensor(input), as_tensor(label)
+    _check_same_shape("soft_margin_loss", input=input, label=label)
+    return _reduce(-log_sigmoid(label.astype(input.dtype) * input), reduction)
+
+
+def hinge_embedding_loss(input, label, margin: float = 1.0, reduction: str = "mean",
+                         name=None):
+    """input where label is 1, max(0, margin - input) where it is -1, and 0 for any
+    other label (Paddle's selections; the gradient of the hinge is 0 at the margin)."""
+    check_reduction(reduction)
+    input, label = as_tensor(input), as_tensor(label)
+    loss = where(label == 1.0, input, 0.0) + where(label == -1.0, relu(margin - input), 0.0)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, label, margin: float = 0, reduction: str = "mean",
+                          name=None):
+    """For rows of input1 and input2 ([N, D], or one [D] pair) with labels [N] of +-1:
+    1 - cos where the label is 1, max(0, cos - margin) where it is -1, 0 otherwise.
+    cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-11) (sum(x2^2) + 1e-11)), Paddle's guard."""
+    check_reduction(reduction)
+    input1, input2, label = as_tensor(input1), as_tensor(input2), as_tensor(label)
+    if label.ndim != 1:
+        raise ValueError(f"cosine_embedding_loss: label must be 1-D (one target per pair), "
+                         f"got shape {label.shape}")
+    _check_same_shape("cosine_embedding_loss", input1=input1, input2=input2)
+    if input1.ndim > 2:
+        raise ValueError(f"cosine_embedding_loss: the inputs must be 1-D or 2-D, got shape "
+                         f"{input1.shape}")
+    if not input1.dtype.is_float:
+        raise TypeError(f"cosine_embedding_loss: the inputs must be float32 or float64, got "
+                        f"{input1.dtype.name}")
+    squares1 = reduce_sum(input1 * input1, -1) + 1e-11
+    squares2 = reduce_sum(input2 * input2, -1) + 1e-11
+    cos = reduce_sum(input1 * input2, -1) / sqrt(squares1 * squares2)
+    loss = where(label == 1, 1.0 - cos, 0.0) + where(label == -1, clip(cos - margin, min=0.0),
+                                                    0.0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(input, positive, negative, margin: float = 1.0, p: float = 2,
+                        epsilon: float = 1e-06, swap: bool = False, reduction: str = "mean",
+                        name=None):
+    """max(0, d(input, positive) - d(input, negative) + margin), d the
+    `pairwise_distance` along the last axis; with `swap` the negative distance is the
+    smaller of d(input, negative) and d(positive, negative)."""
+    check_reduction(reduction)
+    if margin < 0:
+        raise ValueError(f"triplet_margin_loss: margin must be non-negative, got {margin}")
+    input, positive, negative = as_tensor(input), as_tensor(positive), as_tensor(negative)
+    _check_same_shape("triplet_margin_loss", input=input, positive=positive,
+                      negative=negative)
+    positive_distance = pairwise_distance(input, positive, p, epsilon)
+    negative_distance = pairwise_distance(input, negative, p, epsilon)
+    if swap:
+        negative_distance = minimum(negative_distance,
+                                    pairwise_distance(positive, negative, p, epsilon))
+    return _reduce(clip(positive_distance - negative_distance + margin, min=0.0), reduction)
+
+
+def multi_label_soft_margin_loss(input, label, weight=None, reduction: str = "mean",
+                                 name=None):
+    """-(label log sigmoid(input) + (1 - label) log sigmoid(-input)), times `weight`,
+    averaged over the last axis (the classes): one loss per sample before `reduction`."""
+    check_reduction(reduction)
+    input, label = as_tensor(input), as_tensor(label)
+    _check_same_shape("multi_label_soft_margin_loss", input=input, label=label)
+    loss = -(label * log_sigmoid(input) + (1.0 - label) * log_sigmoid(-input))
+    return _reduce(reduce_mean(_weighted(loss, weight), -1), reduction)
+
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def poisson_nll_loss(input, label, log_input: bool = True, full: bool = False,
+                     epsilon: float = 1e-08, reduction: str = "mean", name=None):
+    """The negative log-likelihood of `label` under a Poisson distribution of rate
+    exp(input) (``log_input``, the default) or input: exp(input) - label * input, or
+    input - label * log(input + epsilon). `full` adds Stirling's approximation of
+    log(label!), label log(label) - label + log(2 pi label) / 2, where label > 1. It is
+    computed on labels <= 1 replaced by 1, so a label that takes a gradient gets 0
+    from the term there, where Paddle's gets NaN at a label of 0."""
+    if epsilon <= 0:
+        raise ValueError(f"poisson_nll_loss: epsilon must be positive, got {epsilon}")
+    check_reduction(reduction)
+    input, label = as_tensor(input), as_tensor(label)
+    _check_same_shape("poisson_nll_loss", input=input, label=label)
+    if log_input:
+        loss = exp(input) - label * input
+    else:
+        loss = input - label * log(input + epsilon)
+    if full:
+        counted = label > 1
+        safe = where(counted, label, 1.0)
+        stirling = safe * log(safe) - safe + 0.5 * log(safe) + _HALF_LOG_2PI
+        loss = loss + where(counted, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def _homoscedastic(variance, input):
+    """`variance` shaped to broadcast against `input`: as it is when the shapes are
+    equal, with a size-1 last axis added when it lacks input's last axis (one
+    variance per sample), as Paddle accepts; anything else is a ValueError."""
+    shape, wanted = list(exact_shape(variance)), list(exact_shape(input))
+    if shape == wanted or (shape[:-1] == wanted[:-1] and shape[-1:] == [1]):
+        return variance
+    if shape == wanted[:-1]:
+        return unsqueeze(variance, -1)
+    raise ShapeError(f"gaussian_nll_loss: variance has the shape {shape}; for an input of "
+                     f"shape {wanted} it must be {wanted}, {wanted[:-1]} or "
+                     f"{wanted[:-1] + [1]}")
+
+
+def _check_non_negative(variance) -> None:
+    """Paddle refuses a negative variance; checked where the values are known (eager
+    code), not inside a compiled program."""
+    if variance._value is not None and (variance._value < 0).any():
+        raise ValueError("gaussian_nll_loss: variance has negative entries")
+
+
+def gaussian_nll_loss(input, label, variance, full: bool = False, epsilon: float = 1e-06,
+                      reduction: str = "mean", name=None):
+    """The negative log-likelihood of `label` under normal distributions of mean
+    `input` and `variance` (shaped like input, or one per sample: see
+    `_homoscedastic`): (log(v) + (input - label)^2 / v) / 2 with v = max(variance,
+    epsilon), plus log(2 pi) / 2 with `full`.
+
+    As in Paddle 3.3.1, v is computed without gradient (its clamp runs under
+    ``no_grad``), so the loss trains input (and label) but not the variance."""
+    check_reduction(reduction)
+    input, label, variance = as_tensor(input), as_tensor(label), as_tensor(variance)
+    for what, tensor in (("input", input), ("label", label), ("variance", variance)):
+        if not tensor.dtype.is_float:
+            raise TypeError(f"gaussian_nll_loss: {what} must be float32 or float64, got "
+                            f"{tensor.dtype.name}")
+    variance = _homoscedastic(variance, input)
+    _check_non_negative(variance)
+    variance = clip(variance.detach(), min=epsilon)
+    diff = input - label
+    loss = 0.5 * (log(variance) + diff * diff / variance)
+    return _reduce(loss + _HALF_LOG_2PI if full else loss, reduction)

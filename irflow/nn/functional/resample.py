@@ -1,17 +1,21 @@
-"""Resampling: `interpolate` (nearest, bilinear), `unfold` (im2col) and the
-non-constant `pad` modes (reflect, replicate, circular).
+"""Resampling: `interpolate` (nearest, bilinear), `unfold` (im2col), the
+non-constant `pad` modes (reflect, replicate, circular), and `pixel_shuffle` and
+`pixel_unshuffle`.
 
-Each is a `gather` of positions computed with NumPy from the static spatial sizes
-(bilinear: two gathers per axis mixed by fixed weights), so the gradient is
-gather's, and a symbolic batch dim traces; the spatial dims must be static.
+The first three are each a `gather` of positions computed with NumPy from the static
+spatial sizes (bilinear: two gathers per axis mixed by fixed weights), so the
+gradient is gather's, and a symbolic batch dim traces; the spatial dims must be
+static. The pixel shuffles are reshapes around a transpose, so any dim may be
+symbolic (the channels must divide exactly).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...dispatch import user_location
-from ...errors import IrflowError
-from ...tensor import Tensor, gather, reshape
+from ...errors import IrflowError, ShapeError
+from ...ir.types import dim_div, dim_mul
+from ...tensor import Tensor, gather, reshape, transpose
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
 from .conv import pair
@@ -181,3 +185,58 @@ def pad_by_gather(x, pairs, mode: str):
         x = _take(x, axis, np.pad(np.arange(size), (low, high), mode=_NUMPY_MODE[mode]))
     return x
 
+
+# ---------------------------------------------------------------- pixel shuffle
+
+def check_pixel_options(function: str, factor, what: str, data_format: str) -> None:
+    """Paddle's checks of the options of a pixel (un)shuffle, which its layers run
+    when constructed: `factor` (named `what`) a positive int, an NCHW or NHWC layout."""
+    if not isinstance(factor, int) or isinstance(factor, bool):
+        raise TypeError(f"{function}: {what} must be an int, got {factor!r}")
+    if factor <= 0:
+        raise ValueError(f"{function}: {what} must be positive, got {factor}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{function}: data_format must be 'NCHW' or 'NHWC', got "
+                         f"{data_format!r}")
+
+
+def _pixel_layout(function: str, x, factor, what: str, data_format: str):
+    """x [N, C, H, W] (NHWC transposed to it), after the checks of the options."""
+    check_pixel_options(function, factor, what, data_format)
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"{function}: x must be a 4-D tensor in {data_format}, got shape "
+                         f"{x.shape}")
+    return transpose(x, [0, 3, 1, 2]) if data_format == "NHWC" else x
+
+
+def _back_to(x, data_format: str):
+    return transpose(x, [0, 2, 3, 1]) if data_format == "NHWC" else x
+
+
+def pixel_shuffle(x, upscale_factor: int, data_format: str = "NCHW", name=None):
+    """[N, C r^2, H, W] to [N, C, H r, W r] (r = upscale_factor; NHWC alike):
+    out[n, c, h r + i, w r + j] = x[n, c r^2 + i r + j, h, w]."""
+    x = _pixel_layout("pixel_shuffle", x, upscale_factor, "upscale_factor", data_format)
+    r = upscale_factor
+    n, c, h, w = exact_shape(x)
+    channels = dim_div(c, r * r)
+    if channels is None:
+        raise ShapeError(f"pixel_shuffle: upscale_factor**2 = {r * r} must divide the number "
+                         f"of channels {c} (x of shape {list(exact_shape(x))} in NCHW)")
+    x = transpose(reshape(x, [n, channels, r, r, h, w]), [0, 1, 4, 2, 5, 3])
+    return _back_to(reshape(x, [n, channels, dim_mul(h, r), dim_mul(w, r)]), data_format)
+
+
+def pixel_unshuffle(x, downscale_factor: int, data_format: str = "NCHW", name=None):
+    """The inverse of `pixel_shuffle`: [N, C, H r, W r] to [N, C r^2, H, W]."""
+    x = _pixel_layout("pixel_unshuffle", x, downscale_factor, "downscale_factor",
+                      data_format)
+    r = downscale_factor
+    n, c, h, w = exact_shape(x)
+    height, width = dim_div(h, r), dim_div(w, r)
+    if height is None or width is None:
+        raise ShapeError(f"pixel_unshuffle: downscale_factor {r} must divide both height {h} "
+                         f"and width {w} (x of shape {list(exact_shape(x))} in NCHW)")
+    x = transpose(reshape(x, [n, c, height, r, width, r]), [0, 1, 3, 5, 2, 4])
+    return _back_to(reshape(x, [n, dim_mul(c, r * r), height, width]), data_format)

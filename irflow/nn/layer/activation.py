@@ -162,3 +162,60 @@ class SELU(_WithOptions):
 
 class GLU(_WithOptions):
     _function, _options = "glu", {"axis": -1}
+
+
+class CELU(_WithOptions):
+    _function, _options = "celu", {"alpha": 1.0}
+
+
+class Softshrink(_WithOptions):
+    _function, _options = "softshrink", {"threshold": 0.5}
+
+
+class Hardshrink(_WithOptions):
+    _function, _options = "hardshrink", {"threshold": 0.5}
+
+
+class Tanhshrink(_WithOptions):
+    _function = "tanhshrink"
+
+
+class ThresholdedReLU(_WithOptions):
+    _function, _options = "thresholded_relu", {"threshold": 1.0, "value": 0.0}
+
+
+class Softsign(_WithOptions):
+    _function = "softsign"
+
+
+class Swish(_WithOptions):
+    """x * sigmoid(x): `SiLU` under Paddle's other name, which takes no options."""
+    _function = "swish"
+
+
+class Maxout(Layer):
+    """`F.maxout`: the maximum over each run of `groups` channels."""
+
+    def __init__(self, groups: int, axis: int = 1, name=None):
+        super().__init__()
+        self._groups, self._axis, self._name = groups, axis, name
+
+    def forward(self, x):
+        return F.maxout(x, self._groups, self._axis)
+
+    def extra_repr(self) -> str:
+        name = f", name={self._name}" if self._name else ""
+        return f"groups={self._groups}, axis={self._axis}{name}"
+
+
+class Softmax2D(Layer):
+    """Softmax over the channels (axis -3) of a 3-D [C, H, W] or 4-D [N, C, H, W]
+    input."""
+
+    def __init__(self, name=None):
+        super().__init__()
+
+    def forward(self, x):
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2D requires a 3-D or 4-D input, got shape {x.shape}")
+        return F.softmax(x, -3)

@@ -1,4 +1,5 @@
-"""Linear, Embedding, Dropout, Dropout2D, Flatten and Identity layers."""
+"""Linear, Embedding, Dropout, Dropout2D, Flatten, Identity, CosineSimilarity and
+PairwiseDistance layers."""
 from __future__ import annotations
 
 from ...tensor import flatten
@@ -119,3 +120,37 @@ class Identity(Layer):
 
     def forward(self, x):
         return x
+
+
+class CosineSimilarity(Layer):
+    """`F.cosine_similarity` of two inputs along `axis`."""
+
+    def __init__(self, axis: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self._axis, self._eps = axis, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self._axis, self._eps)
+
+    def extra_repr(self) -> str:
+        return f"axis={self._axis}, eps={self._eps}"
+
+
+class PairwiseDistance(Layer):
+    """`F.pairwise_distance`: the p-norm of x - y + epsilon along the last axis."""
+
+    def __init__(self, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool = False,
+                 name=None):
+        super().__init__()
+        self.p, self.epsilon, self.keepdim, self.name = p, epsilon, keepdim, name
+
+    def forward(self, x, y):
+        return F.pairwise_distance(x, y, self.p, self.epsilon, self.keepdim)
+
+    def extra_repr(self) -> str:
+        text = f"p={self.p}"
+        if self.epsilon != 1e-6:
+            text += f", epsilon={self.epsilon}"
+        if self.keepdim:
+            text += f", keepdim={self.keepdim}"
+        return text + (f", name={self.name}" if self.name is not None else "")

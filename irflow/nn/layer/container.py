@@ -1,5 +1,5 @@
 """Containers of sublayers (`Sequential`, `LayerList`, `LayerDict`) and of
-parameters (`ParameterList`)."""
+parameters (`ParameterList`, `ParameterDict`)."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -191,3 +191,43 @@ class ParameterList(Layer):
     def append(self, parameter: Parameter) -> "ParameterList":
         self.add_parameter(str(len(self)), parameter)
         return self
+
+
+class ParameterDict(Layer):
+    """A dict of named parameters, in insertion order (no forward of its own), built
+    from a mapping, another ParameterDict or (name, parameter) pairs. Assigning to a
+    key registers the parameter under it, replacing any there, as Paddle's does."""
+
+    def __init__(self, parameters: Mapping[str, Parameter] | Iterable | None = None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, parameter: Parameter) -> None:
+        if not isinstance(parameter, Parameter):
+            raise TypeError(f"ParameterDict[{key!r}] must be set to a Parameter, got "
+                            f"{type(parameter).__name__}")
+        self.add_parameter(key, parameter)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def update(self, parameters: Mapping[str, Parameter] | Iterable) -> None:
+        if isinstance(parameters, ParameterDict):
+            parameters = [(key, parameters[key]) for key in parameters]
+        elif isinstance(parameters, Mapping):
+            parameters = parameters.items()
+        if not isinstance(parameters, Iterable):
+            raise TypeError(f"ParameterDict.update takes a mapping or (name, parameter) "
+                            f"pairs, got {type(parameters).__name__}")
+        for i, pair in enumerate(parameters):
+            if len(pair) != 2:
+                raise ValueError(f"ParameterDict.update: element {i} of the pairs has "
+                                 f"{len(pair)} items, expected (name, parameter)")
+            self[pair[0]] = pair[1]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import functional as F
+from ..functional.loss import check_reduction
 from .layers import Layer
 
 
@@ -93,3 +94,87 @@ class MarginRankingLoss(Layer):
 
     def forward(self, input, other, label):
         return F.margin_ranking_loss(input, other, label, self.margin, self.reduction)
+
+
+class SoftMarginLoss(Layer):
+    def __init__(self, reduction: str = "mean", name=None):
+        super().__init__()
+        check_reduction(reduction)
+        self.reduction, self.name = reduction, name
+
+    def forward(self, input, label):
+        return F.soft_margin_loss(input, label, self.reduction)
+
+
+class HingeEmbeddingLoss(Layer):
+    def __init__(self, margin: float = 1.0, reduction: str = "mean", name=None):
+        super().__init__()
+        self.margin, self.reduction, self.name = margin, reduction, name
+
+    def forward(self, input, label):
+        return F.hinge_embedding_loss(input, label, self.margin, self.reduction)
+
+
+class CosineEmbeddingLoss(Layer):
+    """`F.cosine_embedding_loss`; the margin, compared with a cosine, must lie in
+    [-1, 1], as Paddle's layer requires."""
+
+    def __init__(self, margin: float = 0, reduction: str = "mean", name=None):
+        super().__init__()
+        if not -1 <= margin <= 1:
+            raise ValueError(f"CosineEmbeddingLoss: margin must be in [-1, 1], got {margin}")
+        check_reduction(reduction)
+        self.margin, self.reduction, self.name = margin, reduction, name
+
+    def forward(self, input1, input2, label):
+        return F.cosine_embedding_loss(input1, input2, label, self.margin, self.reduction)
+
+
+class TripletMarginLoss(Layer):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, epsilon: float = 1e-06,
+                 swap: bool = False, reduction: str = "mean", name=None):
+        super().__init__()
+        check_reduction(reduction)
+        self.margin, self.p, self.epsilon, self.swap = margin, p, epsilon, swap
+        self.reduction, self.name = reduction, name
+
+    def forward(self, input, positive, negative):
+        return F.triplet_margin_loss(input, positive, negative, self.margin, self.p,
+                                     self.epsilon, self.swap, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(Layer):
+    def __init__(self, weight=None, reduction: str = "mean", name=None):
+        super().__init__()
+        check_reduction(reduction)
+        self.weight, self.reduction, self.name = weight, reduction, name
+
+    def forward(self, input, label):
+        return F.multi_label_soft_margin_loss(input, label, self.weight, self.reduction)
+
+
+class PoissonNLLLoss(Layer):
+    def __init__(self, log_input: bool = True, full: bool = False, epsilon: float = 1e-08,
+                 reduction: str = "mean", name=None):
+        super().__init__()
+        if epsilon <= 0:
+            raise ValueError(f"PoissonNLLLoss: epsilon must be positive, got {epsilon}")
+        check_reduction(reduction)
+        self._log_input, self._full, self._epsilon = log_input, full, epsilon
+        self._reduction, self._name = reduction, name
+
+    def forward(self, input, label):
+        return F.poisson_nll_loss(input, label, self._log_input, self._full, self._epsilon,
+                                  self._reduction)
+
+
+class GaussianNLLLoss(Layer):
+    def __init__(self, full: bool = False, epsilon: float = 1e-06, reduction: str = "mean",
+                 name=None):
+        super().__init__()
+        check_reduction(reduction)
+        self.full, self.epsilon, self.reduction, self.name = full, epsilon, reduction, name
+
+    def forward(self, input, label, variance):
+        return F.gaussian_nll_loss(input, label, variance, self.full, self.epsilon,
+                                   self.reduction)

@@ -1,4 +1,5 @@
-"""Pooling layers: max and average pools over 1-D and 2-D inputs, and adaptive pools."""
+"""Pooling layers: max and average pools over 1-D and 2-D inputs, and adaptive pools
+over both."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -89,3 +90,27 @@ class AdaptiveMaxPool2D(Layer):
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}, return_mask={self._return_mask}"
+
+
+class AdaptiveAvgPool1D(Layer):
+    def __init__(self, output_size: int, name=None):
+        super().__init__()
+        self.output_size, self.name = output_size, name
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1D(Layer):
+    def __init__(self, output_size, return_mask: bool = False, name=None):
+        super().__init__()
+        self.output_size, self.return_mask, self.name = output_size, return_mask, name
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, return_mask={self.return_mask}"
