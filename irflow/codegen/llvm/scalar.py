@@ -38,6 +38,10 @@ Where NumPy's result is defined for every input, the code gives the same bits:
   accurate to the dtype's rounding rather than bit-equal to NumPy's SIMD loops;
   ``pow`` and float ``mod`` call libm, ``pow`` of a scalar exponent with NumPy's
   shortcuts (`_pow`).
+
+The emitters write scalar code, which LLVM's loop vectorizer widens; on a
+`LaneBuilder` the same emitters compute on vectors directly, lane by lane the scalar
+code's results (the fused kernels' rows in lanes, `irflow.codegen.llvm.fused`).
 """
 from __future__ import annotations
 
@@ -516,3 +520,122 @@ HALF_EMITTERS = {
 magnitude bit operations (NaN payloads kept, as NumPy's), NumPy's float16 choices
 between zeros, the interpreter's composite kernels op by op, and the functions
 computed in float64 and rounded as NumPy rounds them."""
+
+
+LANE_DECLINED = frozenset({"sin", "cos"})
+"""The ops whose scalar code `LaneBuilder` cannot run on vectors: float64 sin and cos
+read their reduction table with a scalar index, float32's call a function of their
+own beyond `mathlib32.SINCOS_BOUND`."""
+
+
+def _lifted_binary(name: str):
+    method = getattr(ir.IRBuilder, name)
+
+    def binary(self: LaneBuilder, lhs, rhs, *rest, **options):
+        return method(self, *self.matched(lhs, rhs), *rest, **options)
+    binary.__name__ = name
+    return binary
+
+
+def _lifted_compare(name: str):
+    method = getattr(ir.IRBuilder, name)
+
+    def compare(self: LaneBuilder, op: str, lhs, rhs, *rest, **options):
+        return method(self, op, *self.matched(lhs, rhs), *rest, **options)
+    compare.__name__ = name
+    return compare
+
+
+def _lifted_cast(name: str):
+    method = getattr(ir.IRBuilder, name)
+
+    def cast(self: LaneBuilder, value, kind, *rest, **options):
+        return method(self, value, self.lifted(value, kind), *rest, **options)
+    cast.__name__ = name
+    return cast
+
+
+def _lifting(cls):
+    """Give `LaneBuilder` its instructions that take scalars beside vectors."""
+    for name in ("add", "sub", "mul", "sdiv", "udiv", "srem", "urem", "and_", "or_", "xor",
+                 "shl", "lshr", "ashr", "fadd", "fsub", "fmul", "fdiv", "frem"):
+        setattr(cls, name, _lifted_binary(name))
+    for name in ("icmp_signed", "icmp_unsigned", "fcmp_ordered", "fcmp_unordered"):
+        setattr(cls, name, _lifted_compare(name))
+    for name in ("trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui", "sitofp",
+                 "uitofp", "bitcast"):
+        setattr(cls, name, _lifted_cast(name))
+    return cls
+
+
+@_lifting
+class LaneBuilder(ir.IRBuilder):
+    """An IR builder on which the scalar emitters (`EMITTERS`, `Math`, `Math32`)
+    compute on vectors, one lane per row (`irflow.codegen.llvm.fused`, rows in lanes).
+
+    The emitters write scalar code whose operands are the values they are given and
+    constants of their own. Given vectors, an instruction mixing a vector with
+    scalars here splats the scalars to the vector's width; a cast of a vector casts
+    to a vector of the target type; a call of a scalar intrinsic (``llvm.fabs.f32``)
+    on vectors calls its vector form (``llvm.fabs.v16f32``). So lane i of each result
+    is what the scalar code computes from lane i of the operands, the same
+    instructions in the same order: bit for bit the scalar code's results. Code that
+    loads, stores or branches per element (the status byte of an integer division,
+    `LANE_DECLINED`) has no such form."""
+
+    def __init__(self, block: ir.Block, lanes: int):
+        super().__init__(block)
+        self.lanes = lanes
+
+    def splat(self, value):
+        """`value` in every lane (a vector as it is)."""
+        if isinstance(value.type, ir.VectorType):
+            return value
+        kind = ir.VectorType(value.type, self.lanes)
+        if isinstance(value, ir.Constant):
+            return ir.Constant(kind, [value.constant] * self.lanes)
+        one = self.insert_element(ir.Constant(kind, ir.Undefined), value,
+                                  ir.Constant(ir.IntType(32), 0))
+        return self.shuffle_vector(one, ir.Constant(kind, ir.Undefined),
+                                   ir.Constant(ir.VectorType(ir.IntType(32), self.lanes),
+                                               [0] * self.lanes))
+
+    def matched(self, *values) -> list:
+        """`values`, splat to vectors where one of them is a vector."""
+        if any(isinstance(v.type, ir.VectorType) for v in values):
+            return [self.splat(v) for v in values]
+        return list(values)
+
+    def lifted(self, value, kind: ir.Type) -> ir.Type:
+        """`kind`, as a vector of `value`'s width if `value` is a vector."""
+        if isinstance(value.type, ir.VectorType) and not isinstance(kind, ir.VectorType):
+            return ir.VectorType(kind, value.type.count)
+        return kind
+
+    def vector_form(self, fn: ir.Function) -> ir.Function:
+        """The vector form of scalar intrinsic `fn` (``llvm.<name>.<type>``, every
+        argument and the result of that type), declared in the module once."""
+        kind = ir.VectorType(fn.function_type.return_type, self.lanes)
+        name, _, suffix = fn.name.rpartition(".")
+        if not name.startswith("llvm.") or any(
+                a != fn.function_type.return_type for a in fn.function_type.args):
+            raise TypeError(f"no vector form of {fn.name!r} for the rows in lanes")
+        name = f"{name}.v{self.lanes}{suffix}"
+        vector = self.module.globals.get(name)
+        if vector is None:
+            vector = ir.Function(self.module, ir.FunctionType(
+                kind, [kind] * len(fn.function_type.args)), name=name)
+        return vector
+
+    def call(self, fn, args, *rest, **options):
+        if any(isinstance(a.type, ir.VectorType) and a.type != t
+               for a, t in zip(args, fn.function_type.args)):
+            fn, args = self.vector_form(fn), self.matched(*args)
+        return super().call(fn, args, *rest, **options)
+
+    def select(self, cond, lhs, rhs, *rest, **options):
+        if isinstance(cond.type, ir.VectorType):
+            lhs, rhs = self.splat(lhs), self.splat(rhs)
+        else:
+            lhs, rhs = self.matched(lhs, rhs)
+        return super().select(cond, lhs, rhs, *rest, **options)
