@@ -41,6 +41,7 @@ import builtins
 import inspect
 import operator
 import types
+import warnings
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
@@ -68,7 +69,8 @@ from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
 from .convert import Unconvertible, convert_function
 from .input_spec import InputSpec
-from .structure import CONSTANTS, LEAF, Pattern, describe, flatten, unflatten
+from .structure import (CONSTANTS, LEAF, Constant, Pattern, Structure, describe, flatten,
+                        unflatten)
 from .tensor_array import TensorArray
 from .containers import ContainerSnapshot
 from .tracer import NUMBER_DTYPES, RunTimeGradient, Tracer
@@ -76,6 +78,8 @@ from .tracer import NUMBER_DTYPES, RunTimeGradient, Tracer
 BACKENDS = ("numpy", "llvm")
 DEFAULT_BACKEND = "llvm"  # compiled kernels; "numpy" runs the reference semantics alone
 _KNOWN_CALLS = 8  # call keys per compiled function that `__call__` takes the short way
+_PROGRAM_KEYS = 256  # program keys per compiled function, the oldest dropped beyond
+_VALUES_WARNED = 8  # programs for different values of the non-tensor arguments: warn
 _training_in_dict = operator.itemgetter("training")  # a Layer's own flag
 _value = operator.attrgetter("_value")
 _structure_version = operator.attrgetter("_structure_version")
@@ -555,6 +559,8 @@ class CompiledFunction:
         self.pipeline = None if pipeline is None else tuple(pipeline)
         self.freeze = freeze
         self._programs: dict[Any, Program] = {}
+        # per program key but the non-tensor arguments' values, the values traced for
+        self._values_traced: dict[tuple, int] = {}
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
         self._watched_state: list[Tensor] = []  # parameters and buffers programs take
@@ -910,7 +916,31 @@ class CompiledFunction:
             traced = (key[0], self._mode_key(), *key[2:])
             for k in ((*key, *before), (*key, *now), (*traced, *now)):
                 self._programs[k] = program
+            while len(self._programs) > _PROGRAM_KEYS:  # (a call traces again)
+                del self._programs[next(iter(self._programs))]
+            shapes, values = _constants_split(structures)
+            if values or extra:
+                self._count_values_traced((*key[:4], shapes, key[6]), [*values, *extra])
         return program
+
+    def _count_values_traced(self, others: tuple, extra) -> None:
+        """Warn, once, when the non-tensor arguments have taken `_VALUES_WARNED`
+        different values with the same inputs (`others`): each value is traced and
+        compiled anew, so one that changes on every call (a learning rate, a step
+        count passed as a Python number) makes every call compile."""
+        count = self._values_traced[others] = self._values_traced.get(others, 0) + 1
+        if count != _VALUES_WARNED:
+            return
+        shown = ", ".join(repr(v) for v in extra)
+        location = user_location()
+        message = (f"{self._name()} was traced for {count} different values of its "
+                   f"non-tensor arguments (now {shown}): each value compiles a program of "
+                   "its own, so a value that changes from call to call compiles on every "
+                   "call; pass it as a tensor (paddle.to_tensor(value)) to compile once")
+        if location is None:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+        else:
+            warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
 
     def _watched_now(self) -> tuple:
         """What programs traced so far depend on beyond their inputs: the stored
@@ -1140,6 +1170,21 @@ def _as_array(a, index: int) -> np.ndarray:
         return a
     raise InputError(f"input {index} should be a Tensor or a NumPy array, got "
                      f"{type(a).__name__}", user_location())
+
+
+def _constants_split(structures: tuple) -> tuple[tuple, list]:
+    """The arguments' `structures` with their Python constants' values left out, and
+    those values in order: calls that differ only in those values give the same
+    first item."""
+    values: list = []
+
+    def shape(s: Structure):
+        if s.kind is Constant:
+            values.append(s.value)
+            return Constant
+        return s.kind, s.keys, tuple(shape(c) for c in s.children)
+
+    return tuple(shape(s) for s in structures), values
 
 
 def _hashable(values) -> tuple:

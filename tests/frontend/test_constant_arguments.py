@@ -4,6 +4,7 @@ argument is a constant of the trace, part of what picks the program, so a call w
 another value or with a tensor there gets its own program, and every call gives what
 eager code gives."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -151,3 +152,31 @@ def test_a_call_with_numbers_only_computes_what_eager_code_does(backend):
         got, want = static(value), double(value)
         assert type(got) is type(want) and got == want
         assert math.copysign(1.0, got) == math.copysign(1.0, want)
+
+
+def test_a_number_that_changes_on_every_call_warns_once_that_each_value_compiles():
+    """Each value of a non-tensor argument is traced and compiled anew: a learning rate
+    passed as a Python float recompiles every step. The eighth value warns, once,
+    naming the function and saying to pass a tensor; the programs kept are bounded."""
+    import irflow.frontend.program as program_module
+
+    def scaled(x, s):
+        return x * s
+
+    f = paddle.compile(scaled, backend="numpy")
+    x = paddle.ones([2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(7):
+            f(x, float(k))
+        assert not [w for w in caught if "different values" in str(w.message)]
+        for k in range(7, 20):
+            np.testing.assert_array_equal(f(x, float(k)).numpy(), [k, k])
+    warned = [w for w in caught if "different values" in str(w.message)]
+    assert len(warned) == 1
+    assert "scaled" in str(warned[0].message) and "paddle.to_tensor" in str(warned[0].message)
+    assert warned[0].filename == __file__
+    for k in range(program_module._PROGRAM_KEYS):
+        f(x, k + 0.5)
+    assert len(f._programs) <= program_module._PROGRAM_KEYS
+    np.testing.assert_array_equal(f(x, 3.0).numpy(), [3.0, 3.0])  # dropped: traced again
