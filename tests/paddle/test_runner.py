@@ -88,10 +88,10 @@ def test_an_unsupported_module_is_named(tmp_path):
             import paddle.distributed.fleet
         except ImportError as e:
             print(type(e).__name__, e.name)
-        from paddle.vision import transforms
+        from paddle.audio import features
     """)
     assert result.stdout == "UnsupportedPaddleModule paddle.distributed\n"  # the first missing
-    assert "No module named 'paddle.vision': irflow does not provide this Paddle module " \
+    assert "No module named 'paddle.audio': irflow does not provide this Paddle module " \
            "yet" in result.stderr
 
 

@@ -1,11 +1,11 @@
-"""Resampling: `interpolate` (nearest, bilinear), `unfold` (im2col), the
+"""Resampling: `interpolate` (nearest, bilinear, bicubic), `unfold` (im2col), the
 non-constant `pad` modes (reflect, replicate, circular), and `pixel_shuffle` and
 `pixel_unshuffle`.
 
 The first three are each a `gather` of positions computed with NumPy from the static
-spatial sizes (bilinear: two gathers per axis mixed by fixed weights), so the
-gradient is gather's, and a symbolic batch dim traces; the spatial dims must be
-static. The pixel shuffles are reshapes around a transpose, so any dim may be
+spatial sizes (bilinear: two gathers per axis mixed by fixed weights, bicubic: four),
+so the gradient is gather's, and a symbolic batch dim traces; the spatial dims must
+be static. The pixel shuffles are reshapes around a transpose, so any dim may be
 symbolic (the channels must divide exactly).
 """
 from __future__ import annotations
@@ -75,6 +75,14 @@ def _nearest(x, axis, in_size, out_size, scale):
     return _take(x, axis, positions)
 
 
+def _along(weights: np.ndarray, x, axis: int) -> Tensor:
+    """Per-position weights (one per output position on `axis`) as a constant that
+    broadcasts against x, in x's dtype."""
+    shape = [1] * x.ndim
+    shape[axis] = weights.size
+    return Tensor._from_array(weights.astype(x.dtype.np).reshape(shape))
+
+
 def _linear(x, axis, in_size, out_size, scale, align_corners, align_mode):
     ratio = _ratio(in_size, out_size, scale, align_corners)
     dst = np.arange(out_size, dtype=np.float64)
@@ -84,25 +92,65 @@ def _linear(x, axis, in_size, out_size, scale, align_corners, align_mode):
         src = np.maximum(ratio * (dst + 0.5) - 0.5, 0.0)
     low = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
     high = np.minimum(low + 1, in_size - 1)
-    weight = (src - low).astype(x.dtype.np)
-    shape = [1] * x.ndim
-    shape[axis] = out_size
-    w = Tensor._from_array(weight.reshape(shape))
+    w = _along(src - low, x, axis)
     return _take(x, axis, low) * (1.0 - w) + _take(x, axis, high) * w
+
+
+_CUBIC_A = -0.75  # the cubic convolution coefficient of Paddle's bicubic (and OpenCV's)
+
+
+def _cubic_weights(t: np.ndarray) -> list[np.ndarray]:
+    """Keys' cubic convolution weights of the taps at floor(src) - 1, ..., + 2, for
+    `t` = src - floor(src): the kernel at distances t + 1, t, 1 - t and 2 - t."""
+    a = _CUBIC_A
+
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _cubic(x, axis, in_size, out_size, scale, align_corners):
+    """Bicubic resampling along one axis, as Paddle's: source positions half-pixel
+    (not clamped at 0, unlike bilinear's) unless `align_corners`, taps beyond the
+    border replaced by the border's value. Bicubic is separable, so two passes give
+    Paddle's 4x4 taps."""
+    ratio = _ratio(in_size, out_size, scale, align_corners)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = dst * ratio if align_corners else ratio * (dst + 0.5) - 0.5
+    base = np.floor(src).astype(np.int64)
+    out = None
+    for offset, weights in enumerate(_cubic_weights(src - base), start=-1):
+        tap = _take(x, axis, np.clip(base + offset, 0, in_size - 1)) * _along(weights, x, axis)
+        out = tap if out is None else out + tap
+    return out
+
+
+def _resample(x, mode, axis, in_size, out_size, scale, align_corners, align_mode):
+    if mode == "nearest":
+        return _nearest(x, axis, in_size, out_size, scale)
+    if mode == "bicubic":
+        return _cubic(x, axis, in_size, out_size, scale, align_corners)
+    return _linear(x, axis, in_size, out_size, scale, align_corners, align_mode)
 
 
 def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool = False, align_mode: int = 0, data_format=None,
                 recompute_scale_factor=None, antialias: bool = False, name=None):
     """Resize the spatial dims of a 4-D NCHW (or NHWC) tensor to `size`, or by
-    `scale_factor`, with "nearest" or "bilinear" sampling (Paddle's source positions:
-    half-pixel for bilinear unless `align_corners` or ``align_mode=1``). With
+    `scale_factor`, with "nearest", "bilinear" or "bicubic" sampling (Paddle's source
+    positions: half-pixel for bilinear unless `align_corners` or ``align_mode=1``,
+    half-pixel for bicubic unless `align_corners`; bicubic's cubic coefficient is
+    -0.75 and its taps beyond the border repeat the border). With
     `recompute_scale_factor`, the sampling ratio is the sizes' (in / out), not the
     factor's."""
     mode = mode.lower()
-    if mode not in ("nearest", "bilinear"):
+    if mode not in ("nearest", "bilinear", "bicubic"):
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by irflow "
-                                  "(nearest, bilinear)")
+                                  "(nearest, bilinear, bicubic)")
     if align_corners and mode == "nearest":
         raise ValueError("align_corners option can only be set with the interpolating "
                          "modes: linear | bilinear | bicubic | trilinear")
@@ -117,8 +165,7 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
     for axis, n_in, n_out, scale in zip(axes, in_sizes, out_sizes, scales):
         if n_out <= 0:
             raise ValueError(f"interpolate: output sizes must be positive, got {out_sizes}")
-        x = _nearest(x, axis, n_in, n_out, scale) if mode == "nearest" else \
-            _linear(x, axis, n_in, n_out, scale, align_corners, align_mode)
+        x = _resample(x, mode, axis, n_in, n_out, scale, align_corners, align_mode)
     return x
 
 

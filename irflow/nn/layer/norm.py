@@ -1,12 +1,35 @@
-"""BatchNorm1D, BatchNorm2D, LayerNorm, GroupNorm and InstanceNorm2D."""
+"""BatchNorm1D, BatchNorm2D, the fluid-style BatchNorm, LayerNorm, GroupNorm and
+InstanceNorm2D."""
 from __future__ import annotations
 
 import math
 
+from ...ir import dtypes
 from .. import functional as F
 from ..initializer import Constant
 from ..param_attr import ParamAttr
 from .layers import Layer
+
+
+def _add_batch_norm_parameters(layer: Layer, num_features: int, weight_attr, bias_attr,
+                               mean_name: str | None, variance_name: str | None) -> None:
+    """Give `layer` Paddle's batch norm parameters, in Paddle's order so that its state
+    dicts load: `weight` (ones), `bias` (zeros), and the running statistics `_mean`
+    (zeros) and `_variance` (ones), non-trainable Parameters named `mean_name` and
+    `variance_name` when given."""
+    shape = [num_features]
+    layer.weight = layer.create_parameter(shape, weight_attr,
+                                          default_initializer=Constant(1.0))
+    layer.bias = layer.create_parameter(shape, bias_attr, is_bias=True)
+    layer._mean = _running_stat(layer, shape, mean_name, 0.0)
+    layer._variance = _running_stat(layer, shape, variance_name, 1.0)
+
+
+def _running_stat(layer: Layer, shape, name: str | None, value: float):
+    stat = layer.create_parameter(shape, ParamAttr(name=name, initializer=Constant(value),
+                                                   trainable=False))
+    stat.stop_gradient = True
+    return stat
 
 
 class _BatchNormBase(Layer):
@@ -29,18 +52,8 @@ class _BatchNormBase(Layer):
         self._num_features, self._momentum, self._epsilon = num_features, momentum, epsilon
         self._data_format = data_format or self._default_format
         self._use_global_stats, self._name = use_global_stats, name
-        shape = [num_features]
-        self.weight = self.create_parameter(shape, weight_attr,
-                                            default_initializer=Constant(1.0))
-        self.bias = self.create_parameter(shape, bias_attr, is_bias=True)
-        self._mean = self._running_stat(shape, name and f"{name}_mean", 0.0)
-        self._variance = self._running_stat(shape, name and f"{name}_variance", 1.0)
-
-    def _running_stat(self, shape, name, value: float):
-        stat = self.create_parameter(shape, ParamAttr(name=name, initializer=Constant(value),
-                                                      trainable=False))
-        stat.stop_gradient = True
-        return stat
+        _add_batch_norm_parameters(self, num_features, weight_attr, bias_attr,
+                                   name and f"{name}_mean", name and f"{name}_variance")
 
     def forward(self, x):
         if x.ndim not in self._ranks:
@@ -68,6 +81,90 @@ class BatchNorm1D(_BatchNormBase):
 
 class BatchNorm2D(_BatchNormBase):
     """Batch normalization of [N, C, H, W] inputs (or [N, H, W, C] with "NHWC")."""
+
+
+# Paddle's legacy activation ops that `BatchNorm(act=...)` may name, as irflow's
+# functional names: those whose defaults equal the functional form's (Paddle 3.3.1's
+# legacy ``hard_sigmoid`` has another slope, its ``leaky_relu`` and ``softplus`` fail).
+_LEGACY_ACTIVATIONS = {
+    "relu": "relu", "relu6": "relu6", "sigmoid": "sigmoid", "tanh": "tanh", "gelu": "gelu",
+    "softmax": "softmax", "elu": "elu", "selu": "selu", "celu": "celu", "silu": "silu",
+    "swish": "swish", "mish": "mish", "softsign": "softsign", "hard_swish": "hardswish",
+    "tanh_shrink": "tanhshrink", "logsigmoid": "log_sigmoid"}
+
+
+def _legacy_activation(act: str | None):
+    """The functional form of the activation Paddle's fluid-style layers name by `act`
+    (None: none)."""
+    if act is None:
+        return None
+    if act not in _LEGACY_ACTIVATIONS:
+        raise ValueError(f"BatchNorm: act={act!r} is not an activation irflow knows; "
+                         f"expected None or one of {sorted(_LEGACY_ACTIVATIONS)}")
+    return getattr(F, _LEGACY_ACTIVATIONS[act])
+
+
+def _parameter_dtype(dtype) -> str:
+    """The dtype of BatchNorm's parameters for the `dtype` given: float32 for float16,
+    as Paddle (statistics in half precision lose too much)."""
+    dtype = dtypes.dtype(dtype)
+    return dtypes.float32.name if dtype == dtypes.float16 else dtype.name
+
+
+class BatchNorm(Layer):
+    """Paddle's fluid-style batch normalization over the channels of a 2-D to 5-D
+    input (`data_layout` "NCHW": axis 1, or "NHWC": the last axis), followed by the
+    activation named by `act` ("relu", "sigmoid", ...; None for none).
+
+    The parameters are `BatchNorm2D`'s (`weight`, `bias`, `_mean`, `_variance`), so
+    Paddle checkpoints load. `is_test=True` starts the layer in eval mode (``train()``
+    leaves it). Training normalizes by the batch's statistics and updates the running
+    ones, eval mode uses the running ones, except with `trainable_statistics`, which
+    keeps the training behaviour in eval mode; `use_global_stats` uses the running
+    statistics always. `in_place` and `do_model_average_for_mean_and_var` are
+    accepted for Paddle's signature and change nothing: irflow has no in-place
+    memory reuse nor model averaging. A float16 `dtype` keeps float32 parameters,
+    as Paddle."""
+
+    def __init__(self, num_channels: int, act: str | None = None, is_test: bool = False,
+                 momentum: float = 0.9, epsilon: float = 1e-05, param_attr=None,
+                 bias_attr=None, dtype="float32", data_layout: str = "NCHW",
+                 in_place: bool = False, moving_mean_name: str | None = None,
+                 moving_variance_name: str | None = None,
+                 do_model_average_for_mean_and_var: bool = True,
+                 use_global_stats: bool = False, trainable_statistics: bool = False):
+        super().__init__(dtype=_parameter_dtype(dtype))
+        if data_layout not in ("NCHW", "NHWC"):
+            raise ValueError(f"BatchNorm: data_layout must be 'NCHW' or 'NHWC', got "
+                             f"{data_layout!r}")
+        self._num_channels, self._act = num_channels, act
+        self._activation = _legacy_activation(act)
+        self._momentum, self._epsilon, self._data_layout = momentum, epsilon, data_layout
+        self._use_global_stats = use_global_stats
+        self._trainable_statistics = trainable_statistics
+        _add_batch_norm_parameters(self, num_channels, param_attr, bias_attr,
+                                   moving_mean_name, moving_variance_name)
+        self.training = not is_test
+
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        if input.ndim not in (2, 3, 4, 5):
+            raise ValueError(f"BatchNorm expects an input of rank 2 to 5, got shape "
+                             f"{input.shape}")
+        use_batch = (self.training or self._trainable_statistics) \
+            and not self._use_global_stats
+        y = F.batch_norm(input, self._mean, self._variance, self.weight, self.bias,
+                         use_batch, self._momentum, self._epsilon, self._data_layout,
+                         not use_batch)
+        return y if self._activation is None else self._activation(y)
+
+    def extra_repr(self) -> str:
+        text = (f"num_channels={self._num_channels}, momentum={self._momentum}, "
+                f"epsilon={self._epsilon}")
+        if self._act is not None:
+            text += f", act={self._act}"
+        if self._data_layout != "NCHW":
+            text += f", data_layout={self._data_layout}"
+        return text
 
 
 class LayerNorm(Layer):

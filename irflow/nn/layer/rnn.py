@@ -16,7 +16,8 @@ by the frontend into a tensor loop. With ``sequence_length`` each sequence stops
 its length: the states stop changing beyond it, and the reverse direction reads each
 sequence backwards from its own last step. The outputs beyond the length are zero
 from `SimpleRNN`, `LSTM` and `GRU` (Paddle's fused rnn op) but the cell's outputs
-there from `RNN` and `BiRNN` (as Paddle's, which run the cell step by step).
+there from `RNN` and `BiRNN` (as Paddle's, which run the cell step by step), and from
+an `LSTM` with `proj_size`, which Paddle runs step by step too.
 """
 from __future__ import annotations
 
@@ -47,27 +48,38 @@ class RNNCellBase(Layer):
             raise ValueError(f"hidden_size of {type(self).__name__} must be greater than 0, "
                              f"but now equals to {hidden_size}")
         self.input_size, self.hidden_size = input_size, hidden_size
-        bound = 1.0 / math.sqrt(hidden_size)
-        init = Uniform(-bound, bound)
+        init = self._uniform_init()
         rows = self._gates * hidden_size
         self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
                                                default_initializer=init)
-        self.weight_hh = self.create_parameter([rows, hidden_size], weight_hh_attr,
+        self.weight_hh = self.create_parameter([rows, self._output_size], weight_hh_attr,
                                                default_initializer=init)
         self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
                                              default_initializer=init)
         self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
                                              default_initializer=init)
 
+    def _uniform_init(self) -> Uniform:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        return Uniform(-bound, bound)
+
+    def _state_sizes(self) -> tuple[int, ...]:
+        """The width of each state tensor: hidden_size, or (h's, c's) for an LSTM."""
+        return (self.hidden_size,) * self._state_count
+
+    @property
+    def _output_size(self) -> int:
+        """The width of the cell's output, its first state (h), which it reads back."""
+        return self._state_sizes()[0]
+
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
                            batch_dim_idx=0):
-        """States [batch, hidden] filled with `init_value`, for a batch like
+        """States [batch, width] filled with `init_value`, for a batch like
         `batch_ref`'s (`shape` is accepted for Paddle's signature: the state shape
         is always the cell's)."""
         batch = exact_shape(batch_ref)[batch_dim_idx]
         dtype = dtype or batch_ref.dtype
-        zeros = [full([batch, self.hidden_size], init_value, dtype)
-                 for _ in range(self._state_count)]
+        zeros = [full([batch, size], init_value, dtype) for size in self._state_sizes()]
         return zeros[0] if self._state_count == 1 else tuple(zeros)
 
     def _projections(self, inputs, h):
@@ -110,7 +122,13 @@ class SimpleRNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """i, f, g, o gates; c' = f * c + i * g, h' = o * tanh(c'). States (h, c)."""
+    """i, f, g, o gates; c' = f * c + i * g, h' = o * tanh(c'). States (h, c).
+
+    With `proj_size` (less than hidden_size), h' is projected to proj_size by
+    ``h' @ weight_ho`` (weight_ho [hidden_size, proj_size], made with
+    `weight_hh_attr`, as Paddle), and weight_hh reads the projected h: [4 * hidden,
+    proj_size]. The initial states are then h [batch, proj_size] and c [batch,
+    hidden_size] (Paddle 3.3.1's cell makes h of hidden_size and fails)."""
 
     _gates = 4
     _state_count = 2
@@ -118,10 +136,20 @@ class LSTMCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, weight_ih_attr=None,
                  weight_hh_attr=None, bias_ih_attr=None, bias_hh_attr=None, proj_size: int = 0,
                  name=None):
-        if proj_size:
-            raise NotImplementedError("LSTMCell: proj_size is not supported by irflow")
+        if proj_size < 0:
+            raise ValueError(f"proj_size of LSTMCell must not be negative, got {proj_size}")
+        if proj_size >= hidden_size > 0:
+            raise ValueError(f"proj_size ({proj_size}) of LSTMCell must be smaller than "
+                             f"hidden_size ({hidden_size})")
+        self.proj_size = proj_size  # before the weights: weight_hh's width depends on it
         super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr,
                          bias_ih_attr, bias_hh_attr, name)
+        if proj_size:
+            self.weight_ho = self.create_parameter([hidden_size, proj_size], weight_hh_attr,
+                                                   default_initializer=self._uniform_init())
+
+    def _state_sizes(self) -> tuple[int, int]:
+        return self.proj_size or self.hidden_size, self.hidden_size
 
     def forward(self, inputs, states=None):
         if states is None:
@@ -131,6 +159,8 @@ class LSTMCell(RNNCellBase):
         i, f, g, o = split(xi + hh, 4, axis=-1)
         c = sigmoid(f) * c + sigmoid(i) * tanh(g)
         h = sigmoid(o) * tanh(c)
+        if self.proj_size:
+            h = matmul(h, self.weight_ho)
         return h, (h, c)
 
 
@@ -223,7 +253,7 @@ def _run(cell, inputs, states, mask, reverse: bool):
     else:
         from ...frontend.convert import convert_function
         from ...tensor.attribute import shape
-        shape_out = [steps, exact_shape(inputs)[1], cell.hidden_size]
+        shape_out = [steps, exact_shape(inputs)[1], cell._output_size]
         outputs, states = convert_function(_tensor_time_loop)(
             cell, inputs, states, mask, shape(inputs)[0], full(shape_out, 0.0, inputs.dtype))
     if reverse:
@@ -299,33 +329,43 @@ class RNNBase(LayerList):
         self.num_directions = 1 if direction == "forward" else 2
         attrs = dict(weight_ih_attr=weight_ih_attr, weight_hh_attr=weight_hh_attr,
                      bias_ih_attr=bias_ih_attr, bias_hh_attr=bias_hh_attr, **cell_options)
-        for layer in range(num_layers):
-            size = input_size if layer == 0 else hidden_size * self.num_directions
+        size = input_size
+        for _ in range(num_layers):
             if self.num_directions == 1:
                 self.append(RNN(self._cell(size, hidden_size, **attrs), False, time_major))
             else:
                 self.append(BiRNN(self._cell(size, hidden_size, **attrs),
                                   self._cell(size, hidden_size, **attrs), time_major))
+            size = self._cells()[-1]._output_size * self.num_directions
         self._register_flat_names()
 
+    def _cells(self) -> list[RNNCellBase]:
+        """Every cell, layer by layer, the forward direction's first."""
+        return [cell for rnn in self
+                for cell in ((rnn.cell,) if self.num_directions == 1
+                             else (rnn.cell_fw, rnn.cell_bw))]
+
     def _register_flat_names(self) -> None:
-        """Each cell parameter also under Paddle's flat name (weight_ih_l0, ...)."""
-        for layer, rnn in enumerate(self):
-            cells = [rnn.cell] if self.num_directions == 1 else [rnn.cell_fw, rnn.cell_bw]
-            for direction, cell in enumerate(cells):
-                suffix = "_reverse" if direction else ""
-                for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                    param = getattr(cell, kind)
-                    if param is not None:
-                        setattr(self, f"{kind}_l{layer}{suffix}", param)
+        """Paddle's flat names of the cell parameters (weight_ih_l0, ...,
+        bias_hh_l1_reverse), bound as Paddle binds them: in order, to the parameters
+        in order. Each name is its parameter's unless a cell has a projection: then
+        each `weight_ho` takes the name after its cell's, shifting the rest (Paddle
+        3.3.1's names, kept so that its state dicts load without a mismatch)."""
+        names = [f"{kind}_l{index // self.num_directions}"
+                 f"{'_reverse' if index % self.num_directions else ''}"
+                 for index, cell in enumerate(self._cells())
+                 for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+                 if getattr(cell, kind) is not None]
+        for name, param in zip(names, self.parameters()):
+            setattr(self, name, param)
 
     def forward(self, inputs, initial_states=None, sequence_length=None):
         batch_axis = 1 if self.time_major else 0
         if initial_states is None:
             batch = exact_shape(inputs)[batch_axis]
-            shape = [self.num_layers * self.num_directions, batch, self.hidden_size]
-            initial_states = tuple(full(shape, 0.0, inputs.dtype)
-                                   for _ in range(self._state_count))
+            count = self.num_layers * self.num_directions
+            initial_states = tuple(full([count, batch, size], 0.0, inputs.dtype)
+                                   for size in self._cells()[0]._state_sizes())
         elif self._state_count == 1 and not isinstance(initial_states, tuple | list):
             initial_states = (initial_states,)
         states = self._split_states(initial_states)
@@ -335,11 +375,18 @@ class RNNBase(LayerList):
                 inputs = F.dropout(inputs, self.dropout, training=self.training)
             inputs, final = rnn(inputs, states[i], sequence_length)
             finals.append(final)
-        if sequence_length is not None:  # zero beyond each length, as Paddle's fused op
+        if sequence_length is not None and self._runs_fused_in_paddle():
             steps = _time_major(inputs, self.time_major)
             inputs = _time_major(steps * _steps_mask(sequence_length, steps).astype(inputs.dtype),
                                  self.time_major)
         return inputs, self._concat_states(finals)
+
+    def _runs_fused_in_paddle(self) -> bool:
+        """Whether Paddle runs this network with its fused rnn op, which zeroes the
+        outputs beyond each sequence's length: unless an LSTM cell has a projection,
+        which Paddle runs step by step as `RNN` does, keeping the cell's outputs."""
+        return not any(isinstance(cell, LSTMCell) and cell.proj_size
+                       for cell in self._cells())
 
     def _split_states(self, initial_states) -> list:
         """Per layer: the state (or (h, c)) of its direction(s), from the stacked
@@ -383,7 +430,9 @@ class SimpleRNN(RNNBase):
 
 class LSTM(RNNBase):
     """Multi-layer LSTM: ``(outputs, (h, c))``, h and c [num_layers * num_directions,
-    batch, hidden]."""
+    batch, hidden]. With `proj_size`, each cell projects its output (see `LSTMCell`):
+    the outputs and h have proj_size features (times the directions for the
+    outputs)."""
 
     _cell = LSTMCell
 

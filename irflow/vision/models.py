@@ -1,0 +1,31 @@
+"""Paddle's ``paddle.vision.models`` that irflow provides: `LeNet`, with Paddle's
+sublayers and parameter names, so a Paddle state dict loads."""
+from __future__ import annotations
+
+from .. import nn
+from ..tensor import flatten
+
+
+class LeNet(nn.Layer):
+    """LeNet-5 for 1x28x28 images: `features` (two convolutions with ReLU and max
+    pooling) and, when `num_classes` > 0, `fc` (three Linear layers, no activation
+    between them, as Paddle's); with `num_classes` <= 0 the features are returned."""
+
+    def __init__(self, num_classes: int = 10):
+        super().__init__()
+        self.num_classes = num_classes
+        self.features = nn.Sequential(
+            nn.Conv2D(1, 6, 3, stride=1, padding=1), nn.ReLU(), nn.MaxPool2D(2, 2),
+            nn.Conv2D(6, 16, 5, stride=1, padding=0), nn.ReLU(), nn.MaxPool2D(2, 2))
+        if num_classes > 0:
+            self.fc = nn.Sequential(nn.Linear(400, 120), nn.Linear(120, 84),
+                                    nn.Linear(84, num_classes))
+
+    def forward(self, inputs):
+        x = self.features(inputs)
+        if self.num_classes > 0:
+            x = self.fc(flatten(x, 1))
+        return x
+
+
+__all__ = ["LeNet"]
