@@ -258,10 +258,15 @@ def _movable(groups: list[_Group], op: Operation, order: dict,
     if deadline is None:
         return set()
     members = [op, *(m for g in groups for m in g.members)]
+    sinks = set().union(*(g.sinks for g in groups))
     if any(_may_fail(m) for m in members) or any(
             isinstance(v, OpResult) and group_of.get(v.op) in groups
-            for g in groups if g.anchor is not None for v in g.anchor.operands):
-        return None  # (an anchor's operands come from outside its kernel)
+            for g in groups if g.anchor is not None for v in g.anchor.operands) \
+            or any(v in sinks for m in members for v in m.operands):
+        # an anchor's operands come from outside its kernel, and so does a reduction's
+        # result that no longer lines up with the domain (read per row inside, a row
+        # sum [N,N] -> [N] would broadcast along the wrong axis)
+        return None
     inside = set(members)
     if all(any(use.op not in inside and order[use.op] < order[op] for use in v.uses)
            for v in op.operands if isinstance(v, OpResult) and group_of.get(v.op) in groups):
