@@ -14,6 +14,11 @@ dictionary lookup and the backward kernels.
 
 After a ``backward()`` pass the graph is freed (as in Paddle), unless ``retain_graph``;
 ``paddle.grad`` leaves it in place (as Paddle 3.3 does, whatever its ``retain_graph``).
+
+A `PyLayer` (a forward and a backward written in Python) is one node whose backward
+no IR op describes, so it cuts the graph: the walk from the roots stops at it, its
+outputs are leaves of what is swept, and the graph before it is swept from the
+gradients its backward returns (`_Stages`). Each part is still one cached program.
 """
 from __future__ import annotations
 
@@ -22,12 +27,13 @@ from typing import Sequence
 
 import numpy as np
 
-from .context import state
+from .context import current_tracer, grad_enabled, state
 from .dispatch import Node, apply, enable_grad, no_grad, user_location
-from .errors import IrflowError
+from .errors import ConversionError, IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
-from .ir.core import Function, Module
+from .ir.core import Function as IRFunction
+from .ir.core import Module
 from .passes.manager import DEFAULT_PIPELINE, PassManager, split_at_autodiff
 from .ir.types import TensorType
 from .tensor.tensor import Tensor
@@ -35,6 +41,10 @@ from .tensor.tensor import Tensor
 
 class GraphError(IrflowError, RuntimeError):
     """backward() or grad() through a freed graph, or with nothing to differentiate."""
+
+
+class PyLayerError(IrflowError, ValueError):
+    """A PyLayer's backward returned gradients that do not fit its forward's inputs."""
 
 
 _walks = itertools.count(1)
@@ -46,7 +56,8 @@ class Graph:
 
     A ref names a value of the graph: ``-1 - j`` is leaf j, ``(i, k)`` output k of
     node i. `blocked` holds (node, output index) pairs whose values the graph takes as
-    constants, leaves that no gradient reaches (``paddle.grad``'s `no_grad_vars`)."""
+    constants, leaves that no gradient reaches (``paddle.grad``'s `no_grad_vars`).
+    The walk stops at PyLayer nodes: their outputs are leaves, listed in `cuts`."""
 
     def __init__(self, roots, blocked=frozenset()):
         walk = self.walk = next(_walks)  # a node's mark: -walk while visited, walk once placed
@@ -65,15 +76,19 @@ class Graph:
                     raise GraphError("the dynamic graph behind this tensor was freed by an "
                                      "earlier backward(); call backward(retain_graph=True) "
                                      "the first time to go through it twice", user_location())
+                if type(node) is _LayerNode:  # a cut: its outputs are leaves here
+                    stack.pop()
+                    continue
                 node.mark = -walk
                 for t, (src, k, _) in zip(node.inputs, node.sources):
                     if src is not None and src.mark != walk and (
                             not blocked or (src, k) not in blocked):
                         stack.append(src)
         self.nodes = nodes
-        self.leaves: list = []       # Tensors no recorded node produced
+        self.leaves: list = []       # Tensors no node of the graph produced
         self.leaf_values: list = []  # the arrays the graph read from them
-        leaf_index: dict[int, int] = {}
+        self.cuts: dict[int, tuple] = {}  # leaf ref -> (its PyLayer node, output index)
+        leaf_index = self._leaf_index = {}
 
         def ref(t, src, k, array):
             if src is not None and src.mark == walk and (not blocked or (src, k) not in blocked):
@@ -83,6 +98,8 @@ class Graph:
                 j = leaf_index[id(t)] = len(self.leaves)
                 self.leaves.append(t)
                 self.leaf_values.append(array)
+                if type(src) is _LayerNode and (src, k) not in blocked:
+                    self.cuts[-1 - j] = (src, k)
             return -1 - j
 
         self.input_refs = [tuple(ref(t, *source) for t, source in zip(n.inputs, n.sources))
@@ -97,9 +114,9 @@ class Graph:
         gradient for a tensor with ``stop_gradient=True``)."""
         if t.stop_gradient:
             return None
-        for j, leaf in enumerate(self.leaves):
-            if leaf is t:
-                return -1 - j
+        j = self._leaf_index.get(id(t))
+        if j is not None:
+            return -1 - j
         node = t._node
         if node is not None and node.mark == self.walk and not t.stop_gradient:
             return (node.index, t._index)
@@ -117,15 +134,13 @@ class Graph:
             return self.leaves[-1 - ref]
         node_i, k = ref
         node = self.nodes[node_i]
-        t = Tensor._from_array(node.outputs[k])
-        t.stop_gradient, t._node, t._index = False, node, k
-        return t
+        return _connected(node.outputs[k], node, k)
 
-    def to_function(self) -> tuple[Function, dict]:
+    def to_function(self) -> tuple[IRFunction, dict]:
         """The graph as an IR function of its leaves returning its roots, and the map
         from IR values back to refs."""
         types = [TensorType(dtypes.from_numpy(a), a.shape) for a in self.leaf_values]
-        fn = Function("dynamic_graph", types, [t.name for t in self.leaves])
+        fn = IRFunction("dynamic_graph", types, [t.name for t in self.leaves])
         b = Builder(fn.block)
         values = {-1 - j: a for j, a in enumerate(fn.args)}
         for i, (node, refs) in enumerate(zip(self.nodes, self.input_refs)):
@@ -140,6 +155,14 @@ class Graph:
     def free(self) -> None:
         for node in self.nodes:
             node.free()
+
+
+def _connected(array: np.ndarray, node: Node, k: int) -> Tensor:
+    """A Tensor holding `array` as output `k` of `node`, so that what is computed from it
+    is recorded as depending on that node."""
+    t = Tensor._from_array(array)
+    t.stop_gradient, t._node, t._index = False, node, k
+    return t
 
 
 class BackwardProgram:
@@ -239,20 +262,97 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     gradient of the sum of `roots` (each weighted by its grad tensor, default ones)."""
     _check_roots(roots)
     graph = Graph(roots)
-    leaves = [j for j, t in enumerate(graph.leaves) if not t.stop_gradient]
-    hooked = _hooked(graph)
-    if leaves or hooked:
-        wrt, seeds = [-1 - j for j in leaves], _seeds(roots, grad_tensors)
-        grads = _hooked_backward(graph, wrt, hooked, seeds, _sweep) if hooked else \
-            _sweep(graph, wrt, seeds)
-        for j, g in zip(leaves, grads):
-            if g is None:  # no op that used it ran (a branch of a compiled call)
-                continue
-            leaf = graph.leaves[j]
-            hooks = getattr(leaf, "_hooks", None)
-            leaf._accumulate_grad(_run_hooks(hooks, g) if hooks else g)
+    leaves: dict[int, Tensor] = {}
+
+    def targets(g: Graph) -> list:
+        found = []
+        for j, t in enumerate(g.leaves):
+            if not t.stop_gradient and -1 - j not in g.cuts:
+                leaves[id(t)] = t
+                found.append((id(t), -1 - j))
+        return found
+
+    stages = _Stages(targets, _sweep)
+    for key, g in stages.run(graph, _seeds(roots, grad_tensors)).items():
+        if g is None:  # no op that used it ran (a branch of a compiled call)
+            continue
+        leaf = leaves[key]
+        hooks = getattr(leaf, "_hooks", None)
+        leaf._accumulate_grad(_run_hooks(hooks, g) if hooks else g)
     if not retain_graph:
-        graph.free()
+        stages.free()
+
+
+class _Stages:
+    """The gradients of the dynamic graph, cut at its PyLayer nodes. The graph from the
+    roots is swept first: for the values wanted (`targets`) and for the outputs of the
+    PyLayers where it stops (`Graph.cuts`). Then each PyLayer reached, latest first,
+    runs its backward on the sum of the gradients of its outputs, and the graph before
+    it, from its inputs, is swept from what that returned, reaching further PyLayers.
+    Latest first is a topological order (a PyLayer made later cannot feed one made
+    earlier), so every PyLayer between one and the roots has run when it runs, and
+    the gradients of its outputs are complete.
+
+    `targets(graph)` gives the (key, ref) pairs of the values of `graph` whose
+    gradients are wanted, right after the graph's walk (refs of intermediate values
+    are only valid until the next walk); a key's gradients from several graphs add up.
+    `sweep` is `_sweep` (arrays) or `_recorded_sweep` (Tensors, `recorded`)."""
+
+    def __init__(self, targets, sweep, recorded: bool = False, blocked=frozenset()):
+        self.targets, self.sweep, self.recorded, self.blocked = \
+            targets, sweep, recorded, blocked
+        self.totals: dict = {}            # key -> its gradient (None: none on this run)
+        self.graphs: list[Graph] = []
+        self.layers: list[_LayerNode] = []  # the PyLayer nodes whose backward ran
+        self.pending: dict[_LayerNode, list] = {}  # PyLayer node -> its outputs' gradients
+        self.wanted_outputs: dict[tuple, list] = {}  # (PyLayer node, k) -> keys of targets
+
+    def run(self, graph: Graph, seeds) -> dict:
+        """Sweep from the roots of `graph` with `seeds`: the gradient of each key."""
+        self._sweep_graph(graph, seeds)
+        while self.pending:
+            node = max(self.pending, key=lambda n: n.order)
+            grads = node.hooked(self.pending.pop(node))
+            for k, g in enumerate(grads):
+                for key in self.wanted_outputs.get((node, k), ()):
+                    self.totals[key] = g
+            self.layers.append(node)
+            roots, seeds = node.run_backward(grads, self.recorded)
+            if roots:
+                self._sweep_graph(Graph(roots, self.blocked), seeds)
+        return self.totals
+
+    def _sweep_graph(self, graph: Graph, seeds) -> None:
+        self.graphs.append(graph)
+        targets = self.targets(graph)
+        cuts = graph.cuts
+        if cuts:  # a target that is a PyLayer's output: its gradient once its hooks ran
+            for key, ref in targets:
+                if ref in cuts:
+                    self.wanted_outputs.setdefault(cuts[ref], []).append(key)
+            targets = [(key, ref) for key, ref in targets if ref not in cuts]
+        hooked = _hooked(graph)
+        refs = [ref for _, ref in targets] + list(cuts)
+        if not (refs or hooked):
+            return
+        grads = _hooked_backward(graph, refs, hooked, seeds, self.sweep) if hooked else \
+            self.sweep(graph, refs, seeds)
+        for (key, _), g in zip(targets, grads):
+            self.totals[key] = _plus(self.totals.get(key), g)
+        for (node, k), g in zip(cuts.values(), grads[len(targets):]):
+            so_far = self.pending.setdefault(node, [None] * len(node.outputs))
+            so_far[k] = _plus(so_far[k], g)
+
+    def free(self) -> None:
+        for graph in self.graphs:
+            graph.free()
+        for node in self.layers:
+            node.free()
+
+
+def _plus(a, b):
+    """The sum of two gradients, either of which may be None (none)."""
+    return b if a is None else a if b is None else a + b
 
 
 def _sweep(graph: Graph, wrt: list, seeds) -> list:
@@ -343,38 +443,326 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     _check_roots(outputs)
     no_grad_vars = [no_grad_vars] if isinstance(no_grad_vars, Tensor) else \
         list(no_grad_vars or ())
-    graph = Graph(outputs, frozenset((t._node, t._index) for t in no_grad_vars
-                                     if t._node is not None))
-    refs = [None if any(t is v for v in no_grad_vars) else graph.ref_of(t) for t in inputs]
-    unused = [i for i, r in enumerate(refs) if r is None]
-    if unused and not allow_unused:
-        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs "
-                         "(or has stop_gradient=True, or is in no_grad_vars); pass "
-                         "allow_unused=True to get None for it", user_location())
-    wrt = [r for r in refs if r is not None]
+    blocked = frozenset((t._node, t._index) for t in no_grad_vars if t._node is not None)
+    graph = Graph(outputs, blocked)
+    excluded = {id(t) for t in no_grad_vars}
+
+    def targets(g: Graph) -> list:
+        return [(i, ref) for i, t in enumerate(inputs)
+                if id(t) not in excluded and (ref := g.ref_of(t)) is not None]
+
     seeds = _seeds(outputs, grad_outputs)
-    hooked = _hooked(graph)
     if create_graph:
         # the gradient is a function of the grad_outputs given, which may require one
         seeds = [go if isinstance(go, Tensor) and go.dtype is t.dtype else
                  Tensor._from_array(s)
                  for s, t, go in zip(seeds, outputs, grad_outputs or [None] * len(seeds))]
         with enable_grad():  # create_graph records the gradients, even under no_grad()
-            values = _hooked_backward(graph, wrt, hooked, seeds, _recorded_sweep) \
-                if hooked else _recorded_sweep(graph, wrt, seeds)
+            grads = _Stages(targets, _recorded_sweep, True, blocked).run(graph, seeds)
     else:
         with no_grad():
-            values = [None if g is None else Tensor._from_array(g) for g in
-                      (_hooked_backward(graph, wrt, hooked, seeds, _sweep) if hooked
-                       else _sweep(graph, wrt, seeds))]
-    by_ref = dict(zip(wrt, values))
-    result = [by_ref[r] if r is not None else None for r in refs]
-    unused = [i for i, (r, g) in enumerate(zip(refs, result)) if r is not None and g is None]
+            grads = {i: None if g is None else Tensor._from_array(g) for i, g in
+                     _Stages(targets, _sweep, False, blocked).run(graph, seeds).items()}
+    unused = [i for i in range(len(inputs)) if i not in grads]
+    if unused and not allow_unused:
+        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs "
+                         "(or has stop_gradient=True, or is in no_grad_vars); pass "
+                         "allow_unused=True to get None for it", user_location())
+    unused = [i for i, g in grads.items() if g is None]
     if unused and not allow_unused:
         raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs on "
                          "this run (a compiled call used it in a branch not taken); pass "
                          "allow_unused=True to get None for it", user_location())
-    return result
+    return [grads.get(i) for i in range(len(inputs))]
 
 
-__all__ = ["GraphError", "Node", "backward", "grad"]
+# ---------------------------------------------------------------- PyLayer
+
+_layer_order = itertools.count()
+
+
+class _LayerNode(Node):
+    """The node of one `PyLayer.apply`: the PyLayer class, its context, how forward's
+    tensor arguments and results group into slots (`_slots`), and when it was made
+    (`order`). No `Graph` holds it as an op: it cuts the graph, and `_Stages` runs its
+    backward between sweeps."""
+
+    __slots__ = ("layer", "ctx", "input_slots", "output_slots", "order")
+
+    def __init__(self, layer: type, ctx: "PyLayerContext", inputs: list, input_slots: list,
+                 outputs: list, output_slots: list):
+        super().__init__(None, inputs, [t._value for t in outputs])
+        self.layer, self.ctx = layer, ctx
+        self.input_slots, self.output_slots = input_slots, output_slots
+        self.order = next(_layer_order)
+
+    def free(self) -> None:
+        super().free()
+        self.ctx = None  # and the tensors it saved
+
+    def hooked(self, grads: list) -> list:
+        """The gradients of the outputs, through the hooks registered on them."""
+        if not self.hooks:
+            return grads
+        return [g if g is None or not self.hooks.get(k) else _run_hooks(self.hooks[k], g)
+                for k, g in enumerate(grads)]
+
+    def run_backward(self, grads: list, recorded: bool) -> tuple[list, list]:
+        """Run the user's backward on the gradients of the outputs (None where none
+        arrived): the inputs that take a gradient, as roots of the graph before this
+        node, and their gradients (Tensors if `recorded`, else arrays)."""
+        args = [self._gradient_argument(k, g, recorded) for k, g in enumerate(grads)]
+        with enable_grad() if recorded else no_grad():
+            returned = self.layer.backward(self.ctx, *_grouped(args, self.output_slots))
+        roots, seeds = [], []
+        for i, g in enumerate(self._input_grads(returned)):
+            if g is None or not self._takes_gradient(i):
+                continue
+            t, (src, k, array) = self.inputs[i], self.sources[i]
+            roots.append(t if src is None else _connected(array, src, k))
+            seeds.append(g if recorded else g._value)
+        return roots, seeds
+
+    def _gradient_argument(self, k: int, g, recorded: bool):
+        """What backward receives for output `k` from its gradient `g` (None if none)."""
+        if g is None:
+            if not self.ctx.materialize_grads:
+                return None
+            return Tensor._from_array(np.zeros_like(self.outputs[k]))
+        return g if recorded else Tensor._from_array(g)
+
+    def _takes_gradient(self, i: int) -> bool:
+        """Whether forward's tensor argument `i` required a gradient when it ran (or is
+        a leaf that requires one now)."""
+        return self.sources[i][0] is not None or not self.inputs[i].stop_gradient
+
+    def _input_grads(self, returned) -> list:
+        """What backward returned, one gradient or None per Tensor among forward's
+        arguments: a tuple has an entry per slot (a list for a list argument), anything
+        else is the entry of the first slot. As in Paddle, entries may be missing at the
+        end for arguments that take no gradient."""
+        name = f"{self.layer.__name__}.backward"
+        entries = list(returned) if isinstance(returned, tuple) else [returned]
+        slots = self.input_slots
+        if len(entries) > len(slots):
+            raise PyLayerError(f"{name} returned {len(entries)} gradients, but forward took "
+                               f"{len(slots)} tensor arguments: return one Tensor (or None) "
+                               "for each, a list for a list of tensors", user_location())
+        flat = []
+        for s, (n, entry) in enumerate(zip(slots, entries + [_MISSING] * len(slots))):
+            if n is None:
+                flat.append(entry)
+            elif entry is None or entry is _MISSING:
+                flat.extend([entry] * n)
+            elif isinstance(entry, (list, tuple)) and len(entry) == n:
+                flat.extend(entry)
+            else:
+                raise PyLayerError(f"{name} returned a {type(entry).__name__} for argument "
+                                   f"{s} of forward, a list of {n} tensors: return a list of "
+                                   f"{n} gradients (Tensors or None)", user_location())
+        return [self._checked(name, i, g) for i, g in enumerate(flat)]
+
+    def _checked(self, name: str, i: int, g):
+        """Gradient `g` of input `i` as a Tensor of the input's shape and dtype, or None."""
+        if g is _MISSING:
+            if self._takes_gradient(i):
+                raise PyLayerError(f"{name} returned no gradient for tensor input {i} of "
+                                   "forward, which requires one: return a gradient for each "
+                                   "tensor argument (None for those that take none)",
+                                   user_location())
+            return None
+        if g is None:
+            return None
+        if not isinstance(g, Tensor):
+            raise PyLayerError(f"{name} returned a {type(g).__name__} as the gradient of "
+                               f"tensor input {i} of forward; return a Tensor or None",
+                               user_location())
+        array = self.sources[i][2]
+        if tuple(g.shape) != array.shape:
+            raise PyLayerError(f"{name} returned a gradient of shape {list(g.shape)} for "
+                               f"tensor input {i} of forward, whose shape is "
+                               f"{list(array.shape)}", user_location())
+        dtype = dtypes.from_numpy(array)
+        return g if g.dtype is dtype else apply("cast", [g], {"dtype": dtype})
+
+
+_MISSING = object()  # an entry backward did not return
+
+
+def _slots(items) -> tuple[list, list]:
+    """Paddle's grouping of a PyLayer's tensor arguments (or results): each item that
+    is a Tensor is a slot, and so is each list or tuple holding Tensors; other items
+    (numbers, strings, None) are none. Returns the Tensors in order and, per slot, None
+    for a Tensor or the number of Tensors of its list."""
+    flat, layout = [], []
+    for item in items:
+        if isinstance(item, Tensor):
+            flat.append(item)
+            layout.append(None)
+        elif isinstance(item, (list, tuple)):
+            tensors = [t for t in item if isinstance(t, Tensor)]
+            if tensors:
+                flat.extend(tensors)
+                layout.append(len(tensors))
+    return flat, layout
+
+
+def _grouped(flat: list, layout: list) -> list:
+    """`flat` split back into slots (`_slots`): an item for each None, a list for each
+    length."""
+    grouped, i = [], 0
+    for n in layout:
+        if n is None:
+            grouped.append(flat[i])
+            i += 1
+        else:
+            grouped.append(list(flat[i:i + n]))
+            i += n
+    return grouped
+
+
+def _as_items(result) -> list:
+    """What forward returned, as the items whose slots are its outputs."""
+    return list(result) if isinstance(result, (list, tuple)) else [result]
+
+
+def _fresh_outputs(result, inputs: list):
+    """`result` with a new Tensor, sharing the array, in place of each Tensor that cannot
+    become an output of the PyLayer's node because it already has a place in the graph:
+    an input returned as it is, a Tensor returned twice, one recorded by an op or that
+    requires a gradient (a parameter). Paddle makes an input returned as it is the
+    output in place unless forward calls `mark_not_inplace`; irflow always gives a new
+    Tensor, so the input keeps its own history."""
+    taken = {id(t) for t in inputs}
+
+    def fresh(value):
+        if not isinstance(value, Tensor):
+            return value
+        if id(value) in taken or value._node is not None or not value.stop_gradient:
+            value = Tensor._from_array(value._value)
+        taken.add(id(value))
+        return value
+
+    def fresh_item(item):
+        if isinstance(item, (list, tuple)):
+            return type(item)(fresh(t) for t in item)
+        return fresh(item)
+
+    if isinstance(result, (list, tuple)):
+        return type(result)(fresh_item(item) for item in result)
+    return fresh(result)
+
+
+class PyLayerContext:
+    """The `ctx` a PyLayer's forward and backward receive: forward stores what backward
+    needs on it (`save_for_backward`, or any attribute: ``ctx.alpha = alpha``) and
+    declares how its outputs take gradients."""
+
+    container = None             # the tensors of save_for_backward
+    not_inplace_tensors = ()
+    non_differentiable = ()      # outputs that take no gradient
+    materialize_grads = True     # zeros, not None, for outputs no gradient reached
+    grad_in_dtype_consistent = True
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep `tensors` (other values too) for backward, which reads them with
+        `saved_tensor`. An output of forward kept here is that output, so that a
+        gradient computed from it in backward can be differentiated again."""
+        self.container = tensors
+
+    def saved_tensor(self):
+        """What forward gave `save_for_backward` (a tuple), or None if nothing."""
+        return self.container
+
+    def mark_not_inplace(self, *tensors) -> None:
+        """Paddle's request for a new output Tensor where forward returns an input as
+        it is. irflow always makes one (`apply`), so this only records `tensors`."""
+        self.not_inplace_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Outputs of forward that take no gradient: they get ``stop_gradient=True``
+        and backward receives zeros (or None, see `set_materialize_grads`) for them."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward receives zeros (True, the default) or None for the outputs
+        that no gradient reached."""
+        self.materialize_grads = bool(value)
+
+    def set_grad_in_dtype_consistent(self, flag: bool) -> None:
+        """Paddle's switch for casting the gradients backward receives to the dtypes of
+        forward's outputs. In irflow they always have those dtypes: the flag is
+        recorded and changes nothing."""
+        self.grad_in_dtype_consistent = bool(flag)
+
+
+class PyLayer:
+    """A function with a hand-written gradient, as Paddle's ``paddle.autograd.PyLayer``:
+    subclass it with static methods ``forward(ctx, *args, **kwargs)`` and
+    ``backward(ctx, *grads)``, and call ``MyLayer.apply(*args, **kwargs)``.
+
+    Forward runs without recording the dynamic graph and returns a Tensor, or a tuple
+    or list whose items are Tensors, lists of Tensors or other values. Backward gets
+    one gradient per Tensor output (a list for a list of them; zeros for an output no
+    gradient reached, see `PyLayerContext.set_materialize_grads`) and returns one per
+    Tensor argument of forward (positional, then keyword; a list for a list of
+    Tensors; None for an argument that takes no gradient), of the argument's shape.
+    It runs without recording, unless the gradient is itself differentiated
+    (``paddle.grad(..., create_graph=True)``): then what it computes is recorded, and
+    gradients of gradients flow through it. Non-Tensor arguments are passed to
+    forward as they are and take no gradient.
+
+    Unlike Paddle: an integer output has ``stop_gradient=True`` (Paddle says False but
+    gives it no gradient); a gradient returned for an argument that requires none is
+    ignored (Paddle raises); a gradient of another float dtype is cast to the
+    argument's (Paddle passes it on); and hooks registered on an output apply to its
+    gradient before backward runs (Paddle skips them). A hook on a tensor whose
+    gradient comes both through a PyLayer and around it runs once for each of the two
+    parts (the graph is swept in parts, `_Stages`), where Paddle runs it once on the sum.
+
+    In compiled code (`irflow.compile`, ``to_static``, static-graph programs) a
+    PyLayer runs only where no gradient is needed through it (its inputs stop
+    gradients, or under ``no_grad``): its forward is then traced as ordinary ops."""
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, *args, **kwargs):
+        raise NotImplementedError("a PyLayer must define forward(ctx, *args) as a "
+                                  "staticmethod")
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, *grads):
+        raise NotImplementedError("a PyLayer must define backward(ctx, *grads) as a "
+                                  "staticmethod")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run forward on the arguments and, if a Tensor argument requires a gradient
+        (and gradients are being recorded), record one node whose gradient is backward."""
+        inputs, input_slots = _slots([*args, *kwargs.values()])
+        records = grad_enabled() and any(not t.stop_gradient for t in inputs)
+        if records and current_tracer() is not None:
+            raise ConversionError(
+                f"PyLayer {cls.__name__} cannot be differentiated in compiled code "
+                "(irflow.compile, to_static or a static-graph program) yet: the program's "
+                "autodiff cannot run its Python backward. Call it from eager code, or "
+                "call it where its inputs need no gradient (under no_grad)",
+                user_location())
+        ctx = PyLayerContext()
+        with no_grad():
+            result = cls.forward(ctx, *args, **kwargs)
+        if not records:
+            return result
+        excluded = {id(t) for t in ctx.non_differentiable}
+        returned, _ = _slots(_as_items(result))
+        differentiable = [t.dtype.is_float and id(t) not in excluded for t in returned]
+        result = _fresh_outputs(result, inputs)
+        outputs, output_slots = _slots(_as_items(result))
+        node = _LayerNode(cls, ctx, inputs, input_slots, outputs, output_slots)
+        for k, (t, flag) in enumerate(zip(outputs, differentiable)):
+            if flag:
+                t.stop_gradient, t._node, t._index = False, node, k
+        return result
+
+
+__all__ = ["GraphError", "Node", "PyLayer", "PyLayerContext", "PyLayerError", "backward",
+           "grad"]

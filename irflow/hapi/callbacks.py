@@ -20,7 +20,7 @@ from ..optimizer.lr import ReduceOnPlateau
 from .progressbar import ProgressBar
 
 __all__ = ["Callback", "ProgBarLogger", "ModelCheckpoint", "LRScheduler", "EarlyStopping",
-           "VisualDL"]
+           "ReduceLROnPlateau", "VisualDL"]
 
 
 class Callback:
@@ -294,6 +294,86 @@ class EarlyStopping(Callback):
             if self.verbose:
                 print(f"Epoch {self.stopped_epoch + 1}: Early stopping.")
         self.stopped_epoch += 1
+
+
+class ReduceLROnPlateau(Callback):
+    """Multiply the optimizer's learning rate by `factor` (not below `min_lr`) once
+    the evaluated `monitor` has gone `patience` evaluations without improving by
+    `min_delta`, then wait `cooldown` evaluations. Paddle's rules, checked after every
+    evaluation: mode 'auto' is 'max' for accuracy-like names ('acc' in `monitor`) and
+    'min' otherwise (an unknown mode warns and is 'auto'); a list logged for the
+    monitor counts by its first value; only a rate that is a float changes (with a
+    scheduler it warns and does nothing), and only while it is above `min_lr`
+    compared in float32. `verbose` prints each reduction."""
+
+    def __init__(self, monitor: str = "loss", factor: float = 0.1, patience: int = 10,
+                 verbose: int = 1, mode: str = "auto", min_delta: float = 1e-4,
+                 cooldown: int = 0, min_lr: float = 0) -> None:
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau's factor must be < 1.0 so that the rate "
+                             f"decreases, got {factor}")
+        self.monitor, self.factor, self.patience, self.verbose = monitor, factor, patience, verbose
+        self.mode, self.min_delta, self.cooldown, self.min_lr = mode, min_delta, cooldown, min_lr
+        self.epoch = 0  # evaluations seen
+        self._reset()
+
+    def _reset(self) -> None:
+        if self.mode not in ("auto", "min", "max"):
+            warnings.warn(f"ReduceLROnPlateau's mode {self.mode!r} is unknown; it uses "
+                          "'auto'", stacklevel=3)
+            self.mode = "auto"
+        self._maximize = self.mode == "max" or (self.mode == "auto" and "acc" in self.monitor)
+        self.best = -np.inf if self._maximize else np.inf
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def _improved(self, current) -> bool:
+        if self._maximize:
+            return bool(np.greater(current, self.best + self.min_delta))
+        return bool(np.less(current, self.best - self.min_delta))
+
+    def on_train_begin(self, logs=None):
+        self._reset()
+
+    def on_eval_end(self, logs=None):
+        if not logs or self.monitor not in logs:
+            warnings.warn(f"ReduceLROnPlateau monitors '{self.monitor}', which the "
+                          f"evaluation did not log (it logged {sorted(logs or {})}): the "
+                          "learning rate stays", stacklevel=2)
+            return
+        optimizer = getattr(self.model, "_optimizer", None)
+        rate = getattr(optimizer, "_learning_rate", None)
+        if not isinstance(rate, float):
+            warnings.warn(f"ReduceLROnPlateau changes a learning rate that is a float; the "
+                          f"model's optimizer has {type(rate).__name__}: the learning rate "
+                          "stays", stacklevel=2)
+            return
+        current = logs[self.monitor]
+        if isinstance(current, (list, tuple)):
+            current = current[0]
+        elif not isinstance(current, numbers.Number):
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._improved(current):
+            self.best, self.wait = current, 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                self._reduce(optimizer)
+        self.epoch += 1
+
+    def _reduce(self, optimizer) -> None:
+        old_lr = optimizer.get_lr()
+        if old_lr > np.float32(self.min_lr):
+            new_lr = max(old_lr * self.factor, self.min_lr)
+            optimizer.set_lr(new_lr)
+            if self.verbose > 0:
+                print(f"\nEpoch {self.epoch + 1}: ReduceLROnPlateau reducing learning rate "
+                      f"to {new_lr}.")
+            self.cooldown_counter, self.wait = self.cooldown, 0
 
 
 class VisualDL(Callback):

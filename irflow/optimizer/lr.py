@@ -17,6 +17,8 @@ import math
 import weakref
 from typing import Sequence
 
+import numpy as np
+
 from ..context import current_static, current_tracer
 from ..dispatch import user_location
 from ..errors import ConversionError
@@ -106,7 +108,7 @@ class LRScheduler:
         for key in self.keys:
             if hasattr(self, key):
                 value = getattr(self, key)
-                state[key] = float(value) if isinstance(value, Tensor) else value
+                state[key] = float(value.item()) if isinstance(value, Tensor) else value
         return state
 
     def set_state_dict(self, state_dict: dict) -> None:
@@ -453,7 +455,12 @@ class ReduceOnPlateau(LRScheduler):
     ``step(metrics)`` has not improved for more than `patience` epochs, then wait
     `cooldown` epochs. Improvement: below ``best * (1 - threshold)`` (mode 'min',
     threshold_mode 'rel'), ``best - threshold`` ('abs'), or above for mode 'max'.
-    Changes smaller than `epsilon` are skipped."""
+    Changes smaller than `epsilon` are skipped.
+
+    As in Paddle, ``best`` is the metric as given (a Tensor, an array or a number), and
+    the test computes in its dtype: a float32 metric's bound is float32 arithmetic, as
+    Paddle's Tensor arithmetic makes it, so a metric on the bound decides alike. A
+    Tensor is kept detached, so that ``best`` holds no recorded graph alive."""
 
     def __init__(self, learning_rate: float, mode: str = "min", factor: float = 0.1,
                  patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
@@ -485,7 +492,9 @@ class ReduceOnPlateau(LRScheduler):
         """Record this epoch's `metrics` (a number, or a one-element Tensor or array)."""
         _not_traced(self)
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
-        metrics = self._as_float(metrics)
+        _check_metric(metrics)
+        if isinstance(metrics, Tensor):  # kept as `best` without the graph that made it
+            metrics = metrics.detach()
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             return
@@ -502,27 +511,50 @@ class ReduceOnPlateau(LRScheduler):
                     print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to "
                           f"{self.last_lr}.")
 
-    @staticmethod
-    def _as_float(metrics) -> float:
-        if isinstance(metrics, Tensor) or hasattr(metrics, "size") and hasattr(metrics, "shape"):
-            if metrics.size != 1:
-                raise ValueError(f"ReduceOnPlateau.step takes one metric value; got "
-                                 f"{metrics.size} values (reduce them first, e.g. with "
-                                 f"paddle.mean)")
-            return float(metrics.item())  # float() takes 0-d tensors only
-        if isinstance(metrics, bool) or not isinstance(metrics, (int, float)):
-            raise TypeError(f"metrics must be a number, a Tensor or a NumPy array, not "
-                            f"{type(metrics).__name__}")
-        return float(metrics)
-
-    def _is_better(self, current: float, best: float) -> bool:
+    def _is_better(self, current, best) -> bool:
+        """Paddle's test (``current < best - best * threshold`` for 'min' and 'rel'),
+        with the bound computed in `best`'s precision and compared in the metric's."""
+        current, best = _metric_number(current), _metric_number(best)
+        threshold = type(best)(self.threshold) if isinstance(best, np.floating) \
+            else self.threshold
+        change = best * threshold if self.threshold_mode == "rel" else threshold
         if self.mode == "min":
-            bound = best - best * self.threshold if self.threshold_mode == "rel" \
-                else best - self.threshold
-            return current < bound
-        bound = best + best * self.threshold if self.threshold_mode == "rel" \
-            else best + self.threshold
-        return current > bound
+            current, bound = _compared(current, best - change)
+            return bool(current < bound)
+        current, bound = _compared(current, best + change)
+        return bool(current > bound)
+
+
+def _check_metric(metrics) -> None:
+    """A metric of `ReduceOnPlateau.step` is a number or holds one value."""
+    if isinstance(metrics, (Tensor, np.ndarray)):
+        if metrics.size != 1:
+            raise ValueError(f"ReduceOnPlateau.step takes one metric value; got "
+                             f"{metrics.size} values (reduce them first, e.g. with "
+                             f"paddle.mean)")
+    elif isinstance(metrics, bool) or not isinstance(metrics, (int, float, np.floating)):
+        raise TypeError(f"metrics must be a number, a Tensor or a NumPy array, not "
+                        f"{type(metrics).__name__}")
+
+
+def _metric_number(metric):
+    """The value of a metric: a NumPy scalar of its dtype for a Tensor or an array, the
+    number itself otherwise."""
+    if isinstance(metric, Tensor):
+        metric = metric.numpy()
+    if isinstance(metric, np.ndarray):
+        return metric.reshape(())[()]
+    return metric
+
+
+def _compared(a, b) -> tuple:
+    """`a` and `b` as Paddle compares a Tensor with a Python number: the number in the
+    Tensor's dtype."""
+    if isinstance(a, np.floating) and not isinstance(b, np.generic):
+        return a, type(a)(b)
+    if isinstance(b, np.floating) and not isinstance(a, np.generic):
+        return type(b)(a), b
+    return a, b
 
 
 class CyclicLR(LRScheduler):
