@@ -655,6 +655,8 @@ class _Generator:
 
     def arg_types(self, symbolic: bool):
         def dims(rank):
+            if rank > 1 and self.c.chance(30):  # square: a reduction's result broadcasts
+                return [self.c.integer(2, 4)] * rank  # back along another axis too
             return [self.c.integer(1, 4) for _ in range(rank)]
         base = ([SYMBOL] if symbolic else []) + dims(self.c.integer(0, 2 if symbolic else 3))
         shapes = [base]
