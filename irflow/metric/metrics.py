@@ -82,13 +82,13 @@ class Accuracy(Metric):
 
     def update(self, correct, *args):
         correct = _numpy(correct)
-        samples = int(np.prod(correct.shape[:-1]))
+        samples = np.prod(np.array(correct.shape[:-1]))  # a NumPy int, as Paddle's
         accs = []
         for i, k in enumerate(self.topk):
             hits = float(correct[..., :k].sum())
             self.total[i] += hits
             self.count[i] += samples
-            accs.append(np.float64(hits / samples if samples else 0.0))
+            accs.append(hits / samples if samples else np.float64(0.0))
         return accs[0] if len(self.topk) == 1 else accs
 
     def reset(self) -> None:
@@ -96,16 +96,22 @@ class Accuracy(Metric):
         self.count = [0] * len(self.topk)
 
     def accumulate(self):
-        # NumPy floats, as Paddle returns them (they print as np.float64(...)).
-        res = [np.float64(t / c if c > 0 else 0.0) for t, c in zip(self.total, self.count)]
+        # as Paddle's: NumPy floats once updated (the counts are NumPy ints), a Python
+        # 0.0 before (they print differently, np.float64(0.5) and 0.0)
+        res = [t / c if c > 0 else 0.0 for t, c in zip(self.total, self.count)]
         return res[0] if len(self.topk) == 1 else res
 
     def name(self) -> list[str]:
         return self._name
 
 
-def _binary(preds, labels) -> tuple[np.ndarray, np.ndarray]:
-    preds = np.floor(_numpy(preds).astype(np.float64) + 0.5).astype(np.int64).reshape(-1)
+def _binary(preds, labels, rounded) -> tuple[np.ndarray, np.ndarray]:
+    """The predictions rounded to 0 or 1 by `rounded`, in their own dtype, and the
+    labels, as flat int arrays. Paddle's Precision rounds with ``floor(p + 0.5)`` and
+    its Recall with ``rint`` (half to even): a probability of exactly 0.5 (a sigmoid
+    of 0) is positive to the one and negative to the other, and a float32 0.49999997
+    plus 0.5 rounds to 1.0."""
+    preds = rounded(_numpy(preds)).astype(np.int64).reshape(-1)
     labels = _numpy(labels).astype(np.int64).reshape(-1)
     if preds.shape != labels.shape:
         raise ValueError(f"preds and labels must have the same number of samples, got "
@@ -114,15 +120,15 @@ def _binary(preds, labels) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Precision(Metric):
-    """Binary precision, tp / (tp + fp): a prediction is positive when its
-    probability rounds to 1 (>= 0.5)."""
+    """Binary precision, tp / (tp + fp): a prediction is positive when
+    ``floor(p + 0.5)``, in the predictions' dtype, is 1 (p >= 0.5)."""
 
     def __init__(self, name: str = "precision", *args, **kwargs) -> None:
         self._name = name
         self.reset()
 
     def update(self, preds, labels) -> None:
-        preds, labels = _binary(preds, labels)
+        preds, labels = _binary(preds, labels, lambda p: np.floor(p + 0.5))
         self.tp += int(np.sum((preds == 1) & (labels == 1)))
         self.fp += int(np.sum((preds == 1) & (labels != 1)))
 
@@ -138,14 +144,15 @@ class Precision(Metric):
 
 
 class Recall(Metric):
-    """Binary recall, tp / (tp + fn), with predictions rounded as in `Precision`."""
+    """Binary recall, tp / (tp + fn): a prediction is positive when it rounds to 1
+    half to even (``rint``, as Paddle's: p > 0.5, so a sigmoid of 0 is negative)."""
 
     def __init__(self, name: str = "recall", *args, **kwargs) -> None:
         self._name = name
         self.reset()
 
     def update(self, preds, labels) -> None:
-        preds, labels = _binary(preds, labels)
+        preds, labels = _binary(preds, labels, np.rint)
         self.tp += int(np.sum((preds == 1) & (labels == 1)))
         self.fn += int(np.sum((preds != 1) & (labels == 1)))
 
@@ -164,12 +171,13 @@ class Auc(Metric):
     """Area under the ROC curve, from histograms of the positive-class probability
     over `num_thresholds` + 1 buckets (as Paddle computes it). `update(preds,
     labels)` takes [N, 2] class probabilities (column 1: positive) and [N] or [N, 1]
-    labels."""
+    labels. ``curve='PR'`` is accepted and computes the ROC area too, as Paddle
+    3.3.1's does."""
 
     def __init__(self, curve: str = "ROC", num_thresholds: int = 4095, name: str = "auc",
                  *args, **kwargs) -> None:
-        if curve != "ROC":
-            raise ValueError(f"Auc supports curve='ROC' only, got {curve!r}")
+        if curve not in ("ROC", "PR"):
+            raise ValueError(f"Auc: curve must be 'ROC' or 'PR', got {curve!r}")
         self._curve, self._num_thresholds, self._name = curve, num_thresholds, name
         self.reset()
 
@@ -188,14 +196,15 @@ class Auc(Metric):
         self._stat_neg = np.zeros(self._num_thresholds + 1, np.int64)
 
     def accumulate(self) -> float:
-        # Sweep the thresholds from the highest bucket down, adding trapezoids.
-        pos = np.cumsum(self._stat_pos[::-1])
-        neg = np.cumsum(self._stat_neg[::-1])
-        prev_pos = np.concatenate([[0], pos[:-1]])
-        prev_neg = np.concatenate([[0], neg[:-1]])
-        area = float(np.sum((neg - prev_neg) * (pos + prev_pos) / 2.0))
-        total = pos[-1] * neg[-1]
-        return area / total if total > 0 else 0.0
+        # Sweep the thresholds from the highest bucket down, adding trapezoids in
+        # that order (cumsum adds one after another; np.sum would pair them) and
+        # dividing by each total in turn, as Paddle does: its last bit
+        pos = np.cumsum(self._stat_pos[::-1].astype(np.float64))
+        neg = np.cumsum(self._stat_neg[::-1].astype(np.float64))
+        prev_pos = np.concatenate([[0.0], pos[:-1]])
+        prev_neg = np.concatenate([[0.0], neg[:-1]])
+        area = np.cumsum(np.abs(neg - prev_neg) * (pos + prev_pos) / 2.0)[-1]
+        return area / pos[-1] / neg[-1] if pos[-1] > 0 and neg[-1] > 0 else 0.0
 
     def name(self) -> str:
         return self._name

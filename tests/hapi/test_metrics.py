@@ -90,8 +90,9 @@ def test_precision_and_recall():
     p, r = Precision(), Recall()
     p.update(preds, labels)
     r.update(preds[:, None], labels[:, None])
-    # predicted positive: 0.6, 0.7, 0.5 (rounds up) -> tp 2, fp 1; actual positives 3.
-    assert p.accumulate() == 2 / 3 and r.accumulate() == 2 / 3
+    # Precision's positives: 0.6, 0.7, 0.5 (floor(p + 0.5)) -> tp 2, fp 1. Recall rounds
+    # half to even, as Paddle's: 0.5 is negative -> tp 1 of 3 actual positives.
+    assert p.accumulate() == 2 / 3 and r.accumulate() == 1 / 3
     assert (p.name(), r.name()) == ("precision", "recall")
     p.reset()
     assert p.accumulate() == 0.0
@@ -109,3 +110,70 @@ def test_auc_of_a_perfect_an_inverted_and_a_tied_ranking():
     assert auc(np.array([0.1, 0.6, 0.4, 0.9]), [0, 0, 1, 1]) == 0.75
     with pytest.raises(ValueError, match=r"\[N, 2\]"):
         Auc().update(np.ones(3), np.ones(3))
+
+
+# As Paddle 3.3.1 computes them (its numbers printed on the same inputs).
+
+def test_recall_rounds_half_to_even():
+    m = paddle.metric.Recall()
+    m.update(np.array([0.5, 0.7, 0.2, 0.5], "float32"), np.array([1, 1, 1, 0]))
+    # Paddle 3.3.1: 0.3333333333333333 (only 0.7 counts as a positive prediction)
+    assert m.accumulate() == 0.3333333333333333
+
+
+def test_recall_of_a_zero_initialised_model_in_hapi():
+    rng = np.random.RandomState(0)
+    xs = rng.randn(10, 4).astype("float32")
+    ys = rng.randint(0, 2, (10, 1)).astype("float32")
+
+    class Data(paddle.io.Dataset):
+        def __len__(self):
+            return 10
+
+        def __getitem__(self, i):
+            return xs[i], ys[i]
+
+    zero = paddle.nn.initializer.Constant(0.0)
+    net = paddle.nn.Sequential(paddle.nn.Linear(4, 1, weight_attr=zero, bias_attr=zero),
+                               paddle.nn.Sigmoid())
+    model = paddle.Model(net)
+    model.prepare(None, paddle.nn.BCELoss(),
+                  [paddle.metric.Precision(), paddle.metric.Recall()])
+    got = model.evaluate(Data(), batch_size=5, verbose=0)
+    # Paddle 3.3.1: {'loss': [0.6931471824645996], 'precision': 0.4, 'recall': 0.0}
+    assert got["precision"] == 0.4
+    assert got["recall"] == 0.0
+
+
+def test_precision_rounds_in_the_predictions_dtype():
+    m = paddle.metric.Precision()
+    m.update(np.array([0.49999997, 0.9], "float32"), np.array([1, 0]))
+    # Paddle 3.3.1: 0.5 (both rows predicted positive: tp 1, fp 1)
+    assert m.accumulate() == 0.5
+
+
+def test_auc_accumulate_bit_exact():
+    r = np.random.RandomState(5)
+    p1 = r.rand(10).astype("float32")
+    labels = r.randint(0, 2, (10,)).astype("int64")
+    m = paddle.metric.Auc(num_thresholds=10)
+    m.update(np.stack([1 - p1, p1], 1), labels)
+    # Paddle 3.3.1: np.float64(0.8571428571428572)
+    assert m.accumulate() == 0.8571428571428572
+
+
+def test_auc_accepts_curve_pr():
+    m = paddle.metric.Auc(curve="PR", num_thresholds=10)
+    m.update(np.array([[0.9, 0.1], [0.4, 0.6], [0.2, 0.8], [0.7, 0.3]], "float32"),
+             np.array([0, 1, 0, 1]))
+    # Paddle 3.3.1: np.float64(0.5)
+    assert m.accumulate() == 0.5
+
+
+def test_accuracy_accumulate_after_reset_is_a_python_float():
+    # Paddle 3.3.1: (['float', 'float'], 'float')
+    assert [type(v) for v in paddle.metric.Accuracy(topk=(1, 2)).accumulate()] == \
+        [float, float]
+    assert type(paddle.metric.Accuracy().accumulate()) is float
+
+
