@@ -138,3 +138,22 @@ def test_compiled_matches_eager(backend):
                                   backend=backend)
     np.testing.assert_allclose(static(x).numpy(), eager, rtol=1e-6)
     np.testing.assert_allclose(static(x[:1]).numpy(), eager[:1], rtol=1e-6)
+
+
+# NaN in, NaN out, as Paddle 3.3.1's kernels give for every one of these (printed on
+# [nan, -1, 1]); elu, selu, softplus (20.0), softshrink, hardshrink and
+# thresholded_relu turned NaN into a constant.
+NAN_PROPAGATING = ["elu", "selu", "celu", "gelu", "leaky_relu", "hardswish", "mish",
+                   "softplus", "silu", "relu6", "hardtanh", "softsign", "tanhshrink",
+                   "softshrink", "hardshrink", "log_sigmoid", "sigmoid", "hardsigmoid",
+                   "thresholded_relu", "swish"]
+
+
+@pytest.mark.parametrize("name", NAN_PROPAGATING)
+@pytest.mark.parametrize("backend", [None, "numpy", "llvm"])
+def test_a_nan_input_gives_nan(name, backend):
+    fn = getattr(F, name)
+    x = paddle.to_tensor(np.array([np.nan, -1.0, 1.0, 0.25], "float32"))
+    run = fn if backend is None else paddle.compile(lambda t: fn(t), backend=backend)
+    out = run(x).numpy()
+    assert np.isnan(out[0]) and np.isfinite(out[1:]).all(), out

@@ -3,6 +3,12 @@
 Softmax and log-softmax subtract the row maximum before exponentiating so that no
 exponent overflows. The maximum is detached: both functions are invariant to the
 shift, so its gradient would be zero anyway, and the backward pass skips it.
+
+A NaN input gives NaN, as Paddle's kernels do (relu aside, where Paddle gives 0 and
+irflow keeps the NaN): each piecewise function takes its arithmetic branch when a
+comparison fails (``where(x <= t, ..., x - t)``, not ``where(x > t, x - t, 0)``), so
+that a NaN, which fails every comparison, is not turned into a constant that would
+hide a diverging run.
 """
 from __future__ import annotations
 
@@ -77,7 +83,7 @@ def softplus(x, beta: float = 1, threshold: float = 20, name=None):
     exponent is clamped at the threshold so the branch not taken never overflows."""
     x = as_tensor(x)
     scaled = x * beta
-    soft = tensor_math.log1p(exp(where(scaled <= threshold, scaled, float(threshold)))) / beta
+    soft = tensor_math.log1p(exp(where(scaled > threshold, float(threshold), scaled))) / beta
     return where(scaled > threshold, x, soft)
 
 
@@ -152,7 +158,7 @@ def _exp_minus_one_below_zero(x):
     """exp(x) - 1 for x <= 0 (the exponent 0 above it, so the positive side, which
     the callers do not use, never overflows or makes a NaN gradient; at 0 the
     gradient is exp(0), as Paddle's elu and selu have it)."""
-    return exp(where(x <= 0, x, 0.0)) - 1.0
+    return exp(where(x > 0, 0.0, x)) - 1.0  # (NaN fails x > 0: it stays NaN)
 
 
 def elu(x, alpha: float = 1.0, name=None):
@@ -196,14 +202,14 @@ def softshrink(x, threshold: float = 0.5, name=None):
     if threshold < 0:
         raise ValueError(f"softshrink: threshold must be no less than zero, got {threshold}")
     x = as_tensor(x)
-    return where(x > threshold, x - threshold, where(x < -threshold, x + threshold, 0.0))
+    return where(x <= threshold, where(x >= -threshold, 0.0, x + threshold), x - threshold)
 
 
 def hardshrink(x, threshold: float = 0.5, name=None):
     """x where |x| >= threshold, else 0. Paddle 3.3.1 keeps x at exactly +-threshold
     (gradient 1 there), and keeps every x for a negative threshold."""
     x = as_tensor(x)
-    return where(tensor_math.abs(x) >= threshold, x, 0.0)
+    return where(tensor_math.abs(x) < threshold, 0.0, x)
 
 
 def tanhshrink(x, name=None):
@@ -215,7 +221,7 @@ def tanhshrink(x, name=None):
 def thresholded_relu(x, threshold: float = 1.0, value: float = 0.0, name=None):
     """x where x > threshold, else `value` (gradient 0 there, and at the threshold)."""
     x = as_tensor(x)
-    return where(x > threshold, x, float(value))
+    return where(x <= threshold, float(value), x)
 
 
 def softsign(x, name=None):
