@@ -13,7 +13,8 @@ holding
 
 Loading gives back what was saved: Tensors (with their names, ``stop_gradient=True``,
 as ``paddle.load`` gives; NumPy arrays with ``return_numpy=True``), NumPy arrays and
-scalars, and the Python containers and scalars, dtypes and shapes preserved.
+scalars (an array saved as the object itself is loaded as a Tensor, as Paddle loads
+it), and the Python containers and scalars, dtypes and shapes preserved.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ FORMAT = "irflow.save"
 VERSION = 1
 _MANIFEST = "manifest.json"
 _SCALARS = (str, int, float, bool, type(None))
+_TENSOR_DTYPES = [d.np for d in dtypes.ALL]
 
 
 class _Writer:
@@ -158,7 +160,7 @@ class _Reader:
             array = self.array(node)
             if self.return_numpy:
                 return array
-            if array.dtype not in [d.np for d in dtypes.ALL]:
+            if array.dtype not in _TENSOR_DTYPES:
                 raise self.fail(f"a tensor has dtype {array.dtype}, which irflow does not "
                                 "support")
             t = Tensor._from_array(array)
@@ -170,6 +172,17 @@ class _Reader:
         if kind == "numpy_scalar":
             return self.array(node)[()]
         raise self.fail(f"unknown manifest entry kind {kind!r}")
+
+    def decode_root(self, node):
+        """The saved object. A NumPy array saved as the object itself comes back as a
+        Tensor unless `return_numpy`, as in Paddle (in native byte order, as Paddle
+        converts it); an array of a dtype no Tensor has (complex, strings) stays an
+        array."""
+        found = self.decode(node)
+        if self.return_numpy or not isinstance(node, dict) or node.get("kind") != "ndarray":
+            return found
+        native = found if found.dtype.isnative else found.astype(found.dtype.newbyteorder("="))
+        return Tensor._from_array(native) if native.dtype in _TENSOR_DTYPES else found
 
     def array(self, node: dict) -> np.ndarray:
         index = node.get("array")
@@ -331,6 +344,6 @@ def _load(file, source: str, return_numpy: bool):
             raise reader.fail(f"format version {manifest.get('version')!r} is not supported "
                               f"(this irflow reads version {VERSION})")
         try:
-            return reader.decode(manifest.get("root"))
+            return reader.decode_root(manifest.get("root"))
         except RecursionError:
             raise reader.fail("the manifest is nested too deeply") from None

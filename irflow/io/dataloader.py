@@ -2,6 +2,7 @@
 in the main process or in worker processes (`irflow.io.worker`)."""
 from __future__ import annotations
 
+from ..context import current_static
 from .collate import default_collate_fn, default_convert_fn, to_tensors
 from .dataset import IterableDataset
 from .fetch import IterFetcher, MapFetcher
@@ -29,10 +30,12 @@ class DataLoader:
     is read in order, `batch_size` samples at a time (no shuffle, no sampler).
     With ``num_workers > 0`` batches are loaded by that many worker processes (see
     `irflow.io.worker`), in the same order. `timeout` (seconds, 0: none) bounds the
-    wait for a worker's batch. `feed_list`, `places`, `return_list`,
-    `use_buffer_reader`, `use_shared_memory` and `persistent_workers` are accepted for
-    compatibility: irflow runs on the CPU of one process, and workers start anew for
-    each pass."""
+    wait for a worker's batch. In static-graph mode with ``return_list=False``, each
+    batch is what ``Executor.run`` takes as its feed, as in Paddle: a list of one dict
+    (one per device) from the names of `feed_list`, the ``static.data`` variables,
+    to the batch's fields in order. `places`, `use_buffer_reader`,
+    `use_shared_memory` and `persistent_workers` are accepted for compatibility:
+    irflow runs on the CPU of one process, and workers start anew for each pass."""
 
     def __init__(self, dataset, feed_list=None, places=None, return_list: bool = True,
                  batch_sampler=None, batch_size: int | None = 1, shuffle: bool = False,
@@ -42,6 +45,8 @@ class DataLoader:
                  persistent_workers: bool = False) -> None:
         self.dataset = dataset
         self.return_list = return_list
+        self.feed_list = feed_list
+        self._feed_names = _feed_names(feed_list, return_list)
         self.num_workers = _check_int("num_workers", num_workers, 0)
         self.prefetch_factor = _check_int("prefetch_factor", prefetch_factor, 1)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
@@ -99,8 +104,10 @@ class DataLoader:
         # shuffle) does not depend on num_workers.
         base_seed = host_seed()
         if self.num_workers > 0:
-            return MultiprocessIterator(self, base_seed)
-        return self._single_process()
+            batches = MultiprocessIterator(self, base_seed)
+        else:
+            batches = self._single_process()
+        return batches if self._feed_names is None else self._as_feeds(batches)
 
     __call__ = __iter__
 
@@ -115,3 +122,28 @@ class DataLoader:
                 yield to_tensors(batch)
         for indices in self._index_source:
             yield to_tensors(fetcher.fetch(indices))
+
+    def _as_feeds(self, batches):
+        """Each batch as an Executor's feed: ``[{name: field}]``."""
+        names = self._feed_names
+        for batch in batches:
+            fields = list(batch) if isinstance(batch, list | tuple) else [batch]
+            if len(fields) != len(names):
+                raise ValueError(f"DataLoader: a batch has {len(fields)} fields, but "
+                                 f"feed_list names {len(names)} variables ({', '.join(names)})")
+            yield [dict(zip(names, fields))]
+
+
+def _feed_names(feed_list, return_list: bool) -> list[str] | None:
+    """The names batches are fed under: those of `feed_list`'s variables in
+    static-graph mode with ``return_list=False``; None when batches are plain."""
+    if return_list or current_static() is None:
+        return None
+    if feed_list is None:
+        raise ValueError("DataLoader: feed_list (the static.data variables a batch feeds) "
+                         "should be set when return_list=False in static-graph mode")
+    names = [getattr(v, "name", None) for v in feed_list]
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError("DataLoader: feed_list should hold named variables "
+                        "(paddle.static.data), one per field of a batch")
+    return names

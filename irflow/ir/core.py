@@ -244,6 +244,19 @@ class Operation:
         for i, r in enumerate(self.results):
             r.index = i
 
+    def swap_result(self, index: int, other: "Operation", other_index: int) -> None:
+        """Exchange result `index` of this op with result `other_index` of `other`: each
+        value, with its uses, becomes the other op's result, so that whoever holds a
+        value object (a frontend tensor) sees it defined by the other op. The two
+        results must have the same type."""
+        mine, theirs = self.results[index], other.results[other_index]
+        if mine.type != theirs.type:
+            raise IrflowError(f"cannot swap a {mine.type} result of {self.name} with a "
+                              f"{theirs.type} result of {other.name}")
+        self.results[index], other.results[other_index] = theirs, mine
+        mine.op, theirs.op = other, self
+        mine.index, theirs.index = other_index, index
+
     # -- regions
     @property
     def regions(self) -> tuple["Region", ...]:

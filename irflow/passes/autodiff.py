@@ -235,9 +235,9 @@ def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Val
     code calls ``loss.backward()``. Appends the reverse sweep at `b` from `seeds`
     (pairs of a value of `ops` and its cotangent), differentiating with respect to
     `sources`; region ops whose reverse rule reads what their forward copy records
-    (while loops) are replaced by those copies. Returns the cotangents by value
-    (those of `sources` among them), with whether each exists on a run
-    (`_Cotangents.defined_of`)."""
+    (while loops) are replaced by those copies, which take over their result values.
+    Returns the cotangents by value (those of `sources` among them), with whether each
+    exists on a run (`_Cotangents.defined_of`)."""
     active, needed = _activity(ops, set(sources), {v for v, _ in seeds})
     sweep = Sweep(ops, active, needed)
     sweep.mapping = _Identity()
@@ -247,11 +247,22 @@ def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Val
             sweep.residuals[op] = lookup(op.name).region_op.forward(sweep, Builder.before(op),
                                                                     op, sweep.mapping)
     cts = reverse_sweep(b, sweep, seeds)
-    for op in recording:  # the recording copies take over; the originals are now dead
-        for old in op.results:
-            old.replace_all_uses_with(sweep.mapping[old])
-        op.erase()
+    for op in recording:
+        _take_over(op, sweep.mapping)
     return cts
+
+
+def _take_over(op: Operation, mapping: dict[Value, Value]) -> None:
+    """Make the recording copy of `op` (which defines ``mapping[r]`` for each result r
+    of `op`) define `op`'s result values themselves, and erase `op`. The values, not
+    only their uses, move: the frontend's tensors for a loop's results, handed out
+    before ``backward()``, hold them and are used (fetched, returned, computed on)
+    after it."""
+    for old in list(op.results):
+        new = mapping[old]
+        new.replace_all_uses_with(old)  # the reverse sweep's reads of the copy's result
+        new.op.swap_result(new.index, op, old.index)  # old, with every use, is the copy's
+    op.erase()
 
 
 class _Identity(dict):

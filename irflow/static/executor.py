@@ -6,8 +6,9 @@ results (`Program.closed`), verified, optimized by the default pipeline and
 compiled into a plan. Arguments nothing reads after ``dce`` are dropped, so a run
 needs only the inputs its fetches depend on (a test program fetching logits needs
 no labels). A run checks the feed against the inputs, passes the variables' current
-values (refusing those no startup program has initialized: `irflow.static.scope`),
-writes the updated ones back and returns NumPy arrays.
+values in the scope it runs under (refusing those no startup program has initialized
+there: `irflow.static.scope`), writes the updated ones back to it and returns NumPy
+arrays.
 """
 from __future__ import annotations
 
@@ -39,20 +40,22 @@ class Executor:
     def __init__(self, place=None):
         self.place = place
 
-    def run(self, program: Program | None = None, feed: dict | None = None,
+    def run(self, program: Program | None = None, feed: dict | list | None = None,
             fetch_list: Sequence | None = None, feed_var_name: str = "feed",
             fetch_var_name: str = "fetch", scope=None, return_numpy: bool = True,
             use_program_cache: bool = False, use_prune: bool = False):
         """Run `program` (default: the default main program) with `feed` (input name
-        -> array) and return the values of `fetch_list` (variables or their names):
-        NumPy arrays, or Tensors with ``return_numpy=False``."""
+        -> array, or a list of one such dict, as Paddle takes one per device) and
+        return the values of `fetch_list` (variables or their names): NumPy arrays, or
+        Tensors with ``return_numpy=False``. Variables are read from and updated in
+        `scope` (default: the current scope, `global_scope()`)."""
         program = default_main_program() if program is None else program
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run takes a paddle.static.Program, not "
                             f"{type(program).__name__}")
         fetch = [fetched_value(program, f, i) for i, f in enumerate(fetch_list or [])]
         compiled = _compiled(program, fetch)
-        outs = compiled.run(program, dict(feed or {}), scope or global_scope())
+        outs = compiled.run(program, _feed_dict(feed), scope or global_scope())
         if return_numpy:
             return [np.array(o) for o in outs]
         return [Tensor._from_array(np.asarray(o)) for o in outs]
@@ -82,6 +85,7 @@ class _Compiled:
         if unknown:
             raise InputError(f"Executor.run: the feed has {_near(unknown[0], inputs)}, which is "
                              f"not an input of the program; {_inputs(inputs)}", user_location())
+        read = scope.read
         args = []
         for source in self.sources:
             if isinstance(source, str):  # an input, from the feed
@@ -91,25 +95,24 @@ class _Compiled:
                 args.append(_array(source, feed[source], inputs[source].type))
             elif source is None:         # the random seed: fresh for each run
                 args.append(np.asarray(host_seed(), dtype=np.int64))
-            else:                        # a variable: its current value
-                args.append(source._value)
+            else:                        # a variable: its value in the scope
+                args.append(read(source))
         try:
             self.signature.check(args)
         except SignatureMismatch as e:
             fed = {k: np.shape(v) for k, v in zip(self.sources, args) if isinstance(k, str)}
             raise _feed_error(program, self.sources[e.index], args[e.index], e, fed) from None
-        _check_initialized(self.sources, scope)
+        _check_initialized(self.sources, scope, program._tracer.created)
         outs = self.plan(*args)
-        for t, v in zip(self.targets, outs[self.n_fetch:]):
-            t._value = v
-        scope.initialized(self.targets)
+        scope.write(self.targets, outs[self.n_fetch:])
         return outs[:self.n_fetch]
 
 
-def _check_initialized(sources: list, scope: Scope) -> None:
-    """Refuse to read variables whose startup program never ran (Paddle has no value
-    for them; irflow would read the values drawn when the layers were built)."""
-    waiting = scope.awaiting_startup([s for s in sources if isinstance(s, Tensor)])
+def _check_initialized(sources: list, scope: Scope, created: list) -> None:
+    """Refuse to read variables whose startup program never ran in `scope` (Paddle has
+    no value for them; irflow would read the values drawn when the layers were built,
+    or the global scope's). `created`: the parameters the program created."""
+    waiting = scope.awaiting_startup([s for s in sources if isinstance(s, Tensor)], created)
     if waiting:
         names = ", ".join(repr(t.name) for t in waiting[:3]) + (", ..." if len(waiting) > 3 else "")
         raise IrflowError(f"Executor.run: the program reads {names}, which no startup program "
@@ -160,6 +163,26 @@ def fetched_value(program: Program, item, index: int,
                           "static.nn.cond or while_loop; fetch what it returns",
                           user_location())
     return value
+
+
+def _feed_dict(feed) -> dict:
+    """`feed` as one dict of input names: a dict, or a list of one (Paddle's feed of
+    one device; irflow runs on one)."""
+    if feed is None:
+        return {}
+    if isinstance(feed, list | tuple):
+        if len(feed) != 1 or not isinstance(feed[0], dict):
+            raise TypeError(f"Executor.run: a feed list should hold one dict (irflow runs "
+                            f"on one device), got {len(feed)} items")
+        feed = feed[0]
+    if not isinstance(feed, dict):
+        raise TypeError(f"Executor.run: feed should be a dict of input names to arrays, "
+                        f"not {type(feed).__name__}")
+    keys = [k for k in feed if not isinstance(k, str)]
+    if keys:
+        raise TypeError(f"Executor.run: the feed's keys should be input names (str), got "
+                        f"a {type(keys[0]).__name__}")
+    return feed
 
 
 def _array(name: str, value, t: TensorType) -> np.ndarray:

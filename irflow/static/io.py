@@ -25,7 +25,7 @@ from ..ir.verifier import verify
 from ..jit.saved import load as load_saved, write_program
 from ..passes.dce import dce
 from ..serialization import load as load_file, save as save_file
-from ..tensor.tensor import Parameter, Tensor
+from ..tensor.tensor import Tensor
 from .executor import fetched_value
 from .mode import program_guard, static_programs
 from .program import Program
@@ -90,14 +90,11 @@ def save(program: Program, model_path: str, protocol: int = 4, **configs) -> Non
     if not os.path.basename(model_path):
         raise ValueError(f"static.save: model_path must be 'dirname/filename', got "
                          f"{model_path!r}")
-    variables = program.state_dict()
-    params = {n: t for n, t in variables.items() if isinstance(t, Parameter)}
-    others = {n: t for n, t in variables.items() if not isinstance(t, Parameter)}
     directory = os.path.dirname(model_path)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    save_file(params, model_path + ".pdparams")
-    save_file(others, model_path + ".pdopt")
+    save_file(program.state_dict("param"), model_path + ".pdparams")
+    save_file(program.state_dict("opt"), model_path + ".pdopt")
 
 
 def load(program: Program, model_path: str, executor=None,
@@ -110,8 +107,7 @@ def load(program: Program, model_path: str, executor=None,
         wanted = [v.name for v in var_list]
     else:
         with_optimizer = os.path.exists(model_path + ".pdopt")
-        wanted = [n for n, t in program.state_dict().items()
-                  if with_optimizer or isinstance(t, Parameter)]
+        wanted = list(program.state_dict("all" if with_optimizer else "param"))
     missing = [n for n in wanted if n not in state]
     if missing:
         raise ValueError(f"static.load: {model_path} has no variable {missing[0]!r} of the "

@@ -25,14 +25,15 @@ def fc(x, size: int, num_flatten_dims: int = 1, weight_attr=None, bias_attr=None
        activation: str | None = None, name: str | None = None):
     """A fully connected layer: ``x`` (or each tensor of a list, each with its own
     weight) flattened from axis `num_flatten_dims` on, times a weight
-    ``[features, size]``, plus a bias, then `activation` (``"relu"``, ...)."""
+    ``[features, size]``, plus a bias, then `activation` (``"relu"``, ...). For a
+    list, `weight_attr` may be a list too: one attribute per input's weight."""
     static_programs("static.nn.fc")
     prefix = name or unique_name("fc")
     inputs = list(x) if isinstance(x, list | tuple) else [x]
     products = []
-    for t in inputs:
+    for t, attr in zip(inputs, _per_input(weight_attr, len(inputs))):
         features = _static_size(t.shape[num_flatten_dims:], "fc", "the flattened features")
-        w = create_parameter([features, size], t.dtype, attr=weight_attr, prefix=prefix)
+        w = create_parameter([features, size], t.dtype, attr=attr, prefix=prefix)
         if t.ndim != num_flatten_dims + 1:
             t = flatten(t, start_axis=num_flatten_dims)
         products.append(F.linear(t, w))
@@ -41,6 +42,17 @@ def fc(x, size: int, num_flatten_dims: int = 1, weight_attr=None, bias_attr=None
     if bias is not None:
         out = out + bias
     return _activated(out, activation)
+
+
+def _per_input(weight_attr, n: int) -> list:
+    """`weight_attr` for each of `n` inputs: one attribute for all, or a list of one
+    per input, as Paddle's fc takes it."""
+    if not isinstance(weight_attr, list | tuple):
+        return [weight_attr] * n
+    if len(weight_attr) != n:
+        raise ValueError(f"static.nn.fc: weight_attr is a list of {len(weight_attr)} "
+                         f"attributes for {n} inputs; give one per input")
+    return list(weight_attr)
 
 
 def conv2d(input, num_filters: int, filter_size, stride=1, padding=0, dilation=1,  # noqa: A002

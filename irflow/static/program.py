@@ -25,11 +25,17 @@ from ..context import tracing
 from ..errors import IrflowError
 from ..ir.builder import Builder
 from ..ir.core import Function, Module, OpResult, Operation, Value
+from ..optimizer.lr import LRScheduler
 from ..tensor.creation import full
 from ..tensor.random import normal, uniform
 from ..tensor.tensor import Parameter, Tensor
 from .scope import global_scope
 from .tracing import ProgramTracer
+
+
+_STATE_MODES = {"all": lambda t: True,
+                "param": lambda t: isinstance(t, Parameter),
+                "opt": lambda t: not isinstance(t, Parameter)}
 
 
 class Program:
@@ -65,24 +71,44 @@ class Program:
     def list_vars(self) -> list[Tensor]:
         return list(self.global_block().vars.values())
 
-    def state_dict(self) -> dict[str, Tensor]:
-        """The program's variables (parameters, optimizer state) by name: the live
-        tensors, as ``irflow.save`` takes them."""
-        return {t.name: t for t in (*self._tracer.created, *self._tracer.state) if t.name}
+    def state_dict(self, mode: str = "all", scope=None) -> dict[str, Tensor]:
+        """The program's variables by name, with their values in `scope` (default: the
+        current scope; in the global scope, the live tensors), as ``irflow.save``
+        takes them. `mode`: ``"all"``, ``"param"`` (the parameters) or ``"opt"`` (the
+        others: optimizer state)."""
+        if mode not in _STATE_MODES:
+            raise ValueError(f"Program.state_dict: mode should be one of "
+                             f"{', '.join(map(repr, _STATE_MODES))}, not {mode!r}")
+        scope = scope or global_scope()
+        return {t.name: scope.as_tensor(t) for t in self._variables()
+                if t.name and _STATE_MODES[mode](t)}
 
     def set_state_dict(self, state_dict: dict, scope=None) -> None:
-        """Set variables by name from `state_dict` (tensors or arrays); a name the
-        program does not have is skipped with a warning, as in Paddle."""
-        own = self.state_dict()
+        """Set variables by name from `state_dict` (tensors or arrays) in `scope`
+        (default: the current scope); a name the program does not have is skipped with
+        a warning, as in Paddle. A learning rate that a scheduler drives keeps the
+        scheduler's rate, as in Paddle, whose executor writes it before every run."""
+        own = {t.name: t for t in self._variables() if t.name}
         for name in state_dict:
             if name not in own:
                 warnings.warn(f"Skip loading for {name!r}: the program has no variable of "
                               f"that name (its variables: {', '.join(own)})", stacklevel=2)
-        known = [name for name in state_dict if name in own]
-        with tracing(None):  # set now, not traced into the current program
-            for name in known:
-                own[name].set_value(state_dict[name])
-        (scope or global_scope()).initialized(own[name] for name in known)
+        scheduled = self._scheduled_rates()
+        scope = scope or global_scope()
+        for name, value in state_dict.items():
+            if name in own and id(own[name]) not in scheduled:
+                scope.assign(own[name], value)
+
+    def _variables(self) -> list[Tensor]:
+        return [*self._tracer.created, *self._tracer.state]
+
+    def _scheduled_rates(self) -> set[int]:
+        """The ids of the learning-rate variables whose rate a scheduler sets: the
+        optimizer writes the scheduler's rate into them only when it changes, so a
+        value loaded into one would stand until the scheduler's next step."""
+        return {id(t) for opt in self._optimizers
+                if isinstance(opt._learning_rate, LRScheduler)
+                for t in opt._lr_tensors.values()}
 
     def clone(self, for_test: bool = False) -> "Program":
         """A copy of the program as built so far, sharing its variables. With
@@ -93,6 +119,7 @@ class Program:
         copy._tracer.program = weakref.ref(copy)
         copy._aliases = {**{v: mapping[mine] for v, mine in self._aliases.items()}, **mapping}
         copy._executables = {}
+        copy._optimizers = list(self._optimizers)
         return copy
 
     # -- running

@@ -23,8 +23,10 @@ This tracer adds what that needs:
 """
 from __future__ import annotations
 
+from functools import partial
+
 from ..dispatch import user_location
-from ..errors import DimMismatch, IrflowError, Location
+from ..errors import DimMismatch, IrflowError, Location, ShapeError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import symbol_to_fix
 from ..frontend.tracer import Scope, Tracer
@@ -99,6 +101,15 @@ class ProgramTracer(Tracer):
         while scope is not None:  # the blocks being traced: the function, open regions
             substitute_symbols(scope.block, {symbol: size})
             scope = scope.parent
+
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+        """``paddle.grad`` (``static.gradients``): each output gradient given as a
+        variable first takes its output's unknown dims (``target_gradients`` fed
+        with a ``-1`` batch of their own), which the feed check then enforces."""
+        for i, (out, given) in enumerate(zip(outputs, grad_outputs or ())):
+            if given is not None and given._value is None and out._value is None:
+                self.resolving(partial(_same_dims, out, given, i))
+        return super().grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
 
     def backward(self, loss, grad_tensor=None) -> None:
         if self.forward_ops is None:
@@ -183,6 +194,23 @@ class ProgramTracer(Tracer):
                 why.append(f"its axis {axis} must equal axis {other} of '{name}'{given}, "
                            f"because the program combines them{_at(loc)}")
         return "".join("; " + w for w in why)
+
+
+def _same_dims(output: Tensor, given: Tensor, index: int) -> None:
+    """Check that `given`, the gradient of `output`, has its shape: a `DimMismatch` for
+    the first axis where the two differ by an unknown dim, to be resolved; a
+    `ShapeError` where they cannot agree."""
+    want, got = output._ir.type.shape, given._ir.type.shape
+    if len(want) != len(got) or any(isinstance(a, int) and isinstance(b, int) and a != b
+                                    for a, b in zip(want, got)):
+        shape = output._tracer.shape_of
+        raise ShapeError(f"the gradient given for output {index} has shape "
+                         f"{shape(given)}, the output {shape(output)}", user_location())
+    for a, b in zip(want, got):
+        if a != b:
+            dim, size = (a, b) if isinstance(b, int) else (b, a)
+            raise DimMismatch(f"the gradient given for output {index} needs its dim {b} "
+                              f"equal to the output's {a}", dim, size, user_location())
 
 
 def _at(loc: Location | None) -> str:

@@ -1,20 +1,18 @@
 """irflow.nn.summary: Paddle's table, layer numbering and parameter totals."""
-import itertools
-from collections import defaultdict
 
 import numpy as np
 import pytest
 
 import irflow as paddle
 import irflow.nn as nn
-from irflow.nn import param_attr
 from irflow.nn.summary import summary
 
 
 @pytest.fixture
-def fresh_names(monkeypatch):
+def fresh_names():
     """Layer numbering as in a fresh process (Paddle numbers layers process-wide)."""
-    monkeypatch.setattr(param_attr, "_NAME_COUNTERS", defaultdict(itertools.count))
+    with paddle.utils.unique_name.guard():
+        yield
 
 
 class MLP(nn.Layer):

@@ -139,6 +139,58 @@ def test_feed_errors_name_the_inputs():
     assert out.dtype == np.float32  # lists take the inputs' dtypes
 
 
+def test_a_feed_is_a_dict_of_names_or_a_list_of_one():
+    main, startup, loss = classifier(paddle.optimizer.SGD(0.1))
+    exe = Executor()
+    exe.run(startup)
+    test = main.clone(for_test=True)  # (no update between the two runs)
+    (out,) = exe.run(test, feed=[FEED], fetch_list=[loss])
+    assert float(out) == float(exe.run(test, feed=FEED, fetch_list=[loss])[0])
+    cases = [([FEED, FEED], "a feed list should hold one dict (irflow runs on one device), "
+                            "got 2 items"),
+             ([], "got 0 items"),
+             (X, "feed should be a dict of input names to arrays, not ndarray"),
+             ({main.global_block().var("x"): X}, "keys should be input names (str), got a "
+                                                 "Tensor")]
+    for feed, message in cases:
+        with pytest.raises(TypeError, match=re.escape(message)):
+            exe.run(main, feed=feed, fetch_list=[loss])
+
+
+def test_a_dataloader_with_a_feed_list_gives_feeds():
+    class Pairs(paddle.io.Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return np.array([i, 2 * i], "float32"), np.array([i % 2], "int64")
+
+    main = Program()
+    with program_guard(main, Program()):
+        x, y = data("x", [-1, 2]), data("y", [-1, 1], "int64")
+        s = paddle.sum(x) + paddle.sum(paddle.cast(y, "float32")) * 100
+    exe = Executor()
+    loader = paddle.io.DataLoader(Pairs(), feed_list=[x, y], batch_size=2, return_list=False,
+                                  num_workers=1, timeout=60)
+    batches = list(loader)
+    assert [sorted(feed) for (feed,) in batches] == [["x", "y"]] * 3
+    # Paddle 3.3.1 (PIR): 103.0, 115.0, 12.0, with or without workers
+    assert [float(exe.run(main, feed=b, fetch_list=[s])[0]) for b in batches] == \
+        [103.0, 115.0, 12.0]
+    with pytest.raises(ValueError, match="feed_list .* should be set when return_list=False"):
+        paddle.io.DataLoader(Pairs(), batch_size=2, return_list=False)
+    with pytest.raises(ValueError, match=r"a batch has 2 fields, but feed_list names 1 "
+                                         r"variables \(x\)"):
+        next(iter(paddle.io.DataLoader(Pairs(), feed_list=[x], batch_size=2,
+                                       return_list=False)))
+    paddle.disable_static()  # in dynamic-graph mode batches are plain, as in Paddle
+    try:
+        plain = next(iter(paddle.io.DataLoader(Pairs(), batch_size=2, return_list=False)))
+    finally:
+        paddle.enable_static()
+    assert [type(t).__name__ for t in plain] == ["Tensor", "Tensor"]
+
+
 def test_fetches_by_variable_and_by_name():
     main, startup = Program(), Program()
     with program_guard(main, startup):
@@ -262,6 +314,9 @@ def test_conv2d_and_fc_agree_with_eager():
     with pytest.raises(paddle.IrflowError, match="fc: the flattened features must be known"):
         with program_guard(Program()):
             paddle.static.nn.fc(data("u", [-1, -1]), size=2)
+    with pytest.raises(ValueError, match="weight_attr is a list of 1 attributes for 2 inputs"):
+        with program_guard(Program()):
+            paddle.static.nn.fc([x, x], size=2, weight_attr=[paddle.ParamAttr()])
 
 
 def test_nn_layers_in_a_static_program_are_initialized_by_its_startup_program():

@@ -51,6 +51,9 @@ def test_an_inference_program_computes_the_test_mode_outputs(tmp_path):
     np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
     (again,) = exe.run(program, feed={"x": X[:5]}, fetch_list=fetch_targets)
     np.testing.assert_array_equal(again, out)  # no dropout, no statistics updated
+    with paddle.static.scope_guard(paddle.static.Scope()):  # no startup: the loaded values
+        (in_a_scope,) = exe.run(program, feed={"x": X[:5]}, fetch_list=fetch_targets)
+    np.testing.assert_array_equal(in_a_scope, out)
     script = textwrap.dedent(f"""
         import numpy as np
         import irflow as paddle
