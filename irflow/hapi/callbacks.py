@@ -25,8 +25,9 @@ __all__ = ["Callback", "ProgBarLogger", "ModelCheckpoint", "LRScheduler", "Early
 
 class Callback:
     """The base class: override the hooks you need. ``self.model`` is the `Model`,
-    ``self.params`` holds ``epochs``, ``steps``, ``verbose``, ``metrics`` (the
-    logged names: ``loss`` and the metrics') and ``save_dir``."""
+    ``self.params`` holds Paddle's keys: ``batch_size`` (None: Paddle's `Model` never
+    sets it), ``epochs``, ``steps``, ``verbose`` and ``metrics`` (the logged names:
+    ``loss`` and the metrics')."""
 
     def __init__(self) -> None:
         self.model = None
@@ -70,8 +71,8 @@ class CallbackList:
         return call
 
 
-def config_callbacks(callbacks=None, model=None, epochs=None, steps=None, log_freq=2,
-                     verbose=2, save_freq=1, save_dir=None, metrics=None,
+def config_callbacks(callbacks=None, model=None, batch_size=None, epochs=None, steps=None,
+                     log_freq=2, verbose=2, save_freq=1, save_dir=None, metrics=None,
                      mode="train") -> CallbackList:
     callbacks = list(callbacks if isinstance(callbacks, list | tuple) else
                      [callbacks] if callbacks is not None else [])
@@ -82,9 +83,11 @@ def config_callbacks(callbacks=None, model=None, epochs=None, steps=None, log_fr
             callbacks.append(ModelCheckpoint(save_freq, save_dir))
         if not any(isinstance(c, LRScheduler) for c in callbacks):
             callbacks.append(LRScheduler())
-    params = {"epochs": epochs, "steps": steps, "verbose": verbose, "metrics": metrics or [],
-              "save_dir": save_dir}
+    params = {"batch_size": batch_size, "epochs": epochs, "steps": steps, "verbose": verbose,
+              "metrics": metrics or []}
     for c in callbacks:
+        if isinstance(c, EarlyStopping):
+            c.save_dir = save_dir  # where it saves the best model, as Paddle sets it
         c.set_model(model)
         c.set_params(params)
     return CallbackList(callbacks)
@@ -263,6 +266,7 @@ class EarlyStopping(Callback):
         self.min_delta = abs(min_delta) if mode == "max" else -abs(min_delta)
         self.baseline, self.save_best_model = baseline, save_best_model
         self.wait_epoch, self.stopped_epoch, self.best_value = 0, 0, None
+        self.save_dir = None  # set by `config_callbacks`
 
     def _better(self, current: float, reference: float) -> bool:
         shifted = current - self.min_delta
@@ -284,9 +288,8 @@ class EarlyStopping(Callback):
         current = _scalar(logs[self.monitor])
         if self._better(current, self.best_value):
             self.best_value, self.wait_epoch = current, 0
-            save_dir = self.params.get("save_dir")
-            if self.save_best_model and save_dir:
-                self.model.save(os.path.join(save_dir, "best_model"))
+            if self.save_best_model and self.save_dir:
+                self.model.save(os.path.join(self.save_dir, "best_model"))
         else:
             self.wait_epoch += 1
         if self.wait_epoch >= self.patience:

@@ -49,6 +49,26 @@ def gt(x: Tensor, y: Tensor) -> Tensor:
     return apply("gt", (x, y))
 
 
+def lt(x: Tensor, y: Tensor) -> Tensor:
+    return apply("lt", (x, y))
+
+
+def minimum(x: Tensor, y: Tensor) -> Tensor:
+    return apply("minimum", (x, y))
+
+
+def mod(x: Tensor, y: Tensor) -> Tensor:
+    return apply("mod", (x, y))
+
+
+def sign(x: Tensor) -> Tensor:
+    return apply("sign", (x,))
+
+
+def reshape(x: Tensor, shape) -> Tensor:
+    return apply("reshape", (x,), {"shape": tuple(shape)})
+
+
 def logical_and(x: Tensor, y: Tensor) -> Tensor:
     return apply("logical_and", (x, y))
 
@@ -68,3 +88,20 @@ def neg(x: Tensor) -> Tensor:
 
 def power(x: Tensor, y: Tensor) -> Tensor:
     return apply("pow", (x, y))
+
+
+def shaped_like(x: Tensor, param: Tensor) -> Tensor:
+    """`x`, the new value of `param`, in `param`'s shape: broadcasting against state
+    that Paddle keeps as [1] (Adam's beta powers) makes a 0-d parameter's value [1]."""
+    return x if x.ndim == param.ndim else reshape(x, param.shape)
+
+
+def row(x: Tensor, index: Tensor) -> Tensor:
+    """``x[index]`` for a 0-d int `index`."""
+    return apply("gather", (x, index), {"axis": 0})
+
+
+def with_row(x: Tensor, index: Tensor, value: Tensor) -> Tensor:
+    """`x` with ``x[index]`` replaced by `value`, for a 0-d int `index`."""
+    index = reshape(index, [1] * x.ndim)
+    return apply("put_along_axis", (x, index, value), {"axis": 0})

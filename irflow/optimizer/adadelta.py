@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ops import add, div, mul, neg, sqrt
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["Adadelta"]
 
@@ -33,7 +33,7 @@ class Adadelta(Optimizer):
                          defaults={"epsilon": float(epsilon), "rho": float(rho)})
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
+        zeros = filled(param, 0)
         return [("_avg_squared_grad", zeros), ("_avg_squared_update", zeros)]
 
     def _constants(self, options, dtype):

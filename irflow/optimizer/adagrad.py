@@ -1,10 +1,8 @@
 """Adagrad: per-element rates shrinking with the sum of squared gradients."""
 from __future__ import annotations
 
-import numpy as np
-
 from ._ops import add, div, mul, sqrt, sub
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["Adagrad"]
 
@@ -31,7 +29,7 @@ class Adagrad(Optimizer):
                                        float(initial_accumulator_value)})
 
     def _accumulators(self, param, options):
-        return [("moment", np.full_like(param._value, options["initial_accumulator_value"]))]
+        return [("moment", filled(param, options["initial_accumulator_value"]))]
 
     def _constants(self, options, dtype):
         return {"epsilon": options["epsilon"]}

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ops import add, div, maximum, mul, sqrt, sub
-from .optimizer import Optimizer
+from ._ops import add, div, maximum, mul, shaped_like, sqrt, sub
+from .optimizer import Optimizer, filled
 
 __all__ = ["Adam"]
 
@@ -35,7 +35,7 @@ def update_moments(slot, grad):
 class Adam(Optimizer):
     """Paddle's ``paddle.optimizer.Adam``. With the accumulators ``moment1``,
     ``moment2`` (``moment2_max`` with `amsgrad`) and the powers ``beta1_pow_acc``,
-    ``beta2_pow_acc`` (starting at beta1 and beta2, 0-d per parameter)::
+    ``beta2_pow_acc`` (starting at beta1 and beta2, shape [1] per parameter)::
 
         moment1 = beta1 * moment1 + (1 - beta1) * grad
         moment2 = beta2 * moment2 + (1 - beta2) * grad * grad
@@ -60,12 +60,12 @@ class Adam(Optimizer):
                          defaults={**hyper, "lazy_mode": bool(lazy_mode)})
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
+        zeros = filled(param, 0)
         moments = [("moment1", zeros), ("moment2", zeros)]
         if self._amsgrad:
             moments.append(("moment2_max", zeros))
-        return moments + [("beta1_pow_acc", options["beta1"]),
-                          ("beta2_pow_acc", options["beta2"])]
+        return moments + [("beta1_pow_acc", filled(param, options["beta1"], shape=[1])),
+                          ("beta2_pow_acc", filled(param, options["beta2"], shape=[1]))]
 
     def _constants(self, options, dtype):
         one = np.ones((), dtype)
@@ -83,6 +83,6 @@ class Adam(Optimizer):
         root = sqrt(sub(c["one"], b2_pow))
         lr_t = div(mul(slot.lr, root), sub(c["one"], b1_pow))
         denominator = add(sqrt(m2), mul(c["epsilon"], root))
-        p.set_value(sub(p, mul(lr_t, div(m1, denominator))))
+        p.set_value(shaped_like(sub(p, mul(lr_t, div(m1, denominator))), p))
         b1_pow.set_value(mul(b1_pow, c["beta1"]))
         b2_pow.set_value(mul(b2_pow, c["beta2"]))

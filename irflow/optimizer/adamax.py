@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._ops import absolute, add, div, maximum, mul, sub
+from ._ops import absolute, add, div, maximum, mul, shaped_like, sub
 from .adam import adam_hyperparameters
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["Adamax"]
 
 
 class Adamax(Optimizer):
     """Paddle's ``paddle.optimizer.Adamax``, with the accumulators ``moment``,
-    ``inf_norm`` and the power ``beta1_pow_acc`` (starting at beta1)::
+    ``inf_norm`` and the power ``beta1_pow_acc`` (starting at beta1, shape [1])::
 
         moment    = beta1 * moment + (1 - beta1) * grad
         inf_norm  = max(beta2 * inf_norm + epsilon, |grad|)
@@ -29,8 +29,9 @@ class Adamax(Optimizer):
                          defaults=hyper)
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
-        return [("moment", zeros), ("inf_norm", zeros), ("beta1_pow_acc", options["beta1"])]
+        zeros = filled(param, 0)
+        return [("moment", zeros), ("inf_norm", zeros),
+                ("beta1_pow_acc", filled(param, options["beta1"], shape=[1]))]
 
     def _constants(self, options, dtype):
         one = np.ones((), dtype)
@@ -46,5 +47,5 @@ class Adamax(Optimizer):
         s["inf_norm"].set_value(inf_norm)
         b1_pow = s["beta1_pow_acc"]
         lr_t = div(slot.lr, sub(c["one"], b1_pow))
-        p.set_value(sub(p, mul(lr_t, div(moment, inf_norm))))
+        p.set_value(shaped_like(sub(p, mul(lr_t, div(moment, inf_norm))), p))
         b1_pow.set_value(mul(b1_pow, c["beta1"]))

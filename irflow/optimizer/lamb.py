@@ -5,16 +5,16 @@ from typing import Callable
 
 import numpy as np
 
-from ._ops import add, div, gt, logical_and, mul, norm, select, sqrt, sub
+from ._ops import add, div, gt, logical_and, mul, norm, select, shaped_like, sqrt, sub
 from .adam import adam_hyperparameters, update_moments
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["Lamb"]
 
 
 class Lamb(Optimizer):
     """Paddle's ``paddle.optimizer.Lamb``, with Adam's accumulators ``moment1``,
-    ``moment2``, ``beta1_pow_acc`` and ``beta2_pow_acc``::
+    ``moment2``, ``beta1_pow_acc`` and ``beta2_pow_acc`` (shape [1])::
 
         moment1 = beta1 * moment1 + (1 - beta1) * grad
         moment2 = beta2 * moment2 + (1 - beta2) * grad * grad
@@ -47,9 +47,10 @@ class Lamb(Optimizer):
         return options
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
+        zeros = filled(param, 0)
         return [("moment1", zeros), ("moment2", zeros),
-                ("beta1_pow_acc", options["beta1"]), ("beta2_pow_acc", options["beta2"])]
+                ("beta1_pow_acc", filled(param, options["beta1"], shape=[1])),
+                ("beta2_pow_acc", filled(param, options["beta2"], shape=[1]))]
 
     def _constants(self, options, dtype):
         one = np.ones((), dtype)
@@ -70,6 +71,6 @@ class Lamb(Optimizer):
             p_norm, r_norm = norm(p), norm(r)
             both = logical_and(gt(p_norm, c["zero"]), gt(r_norm, c["zero"]))
             lr = mul(lr, select(both, div(p_norm, select(both, r_norm, c["one"])), c["one"]))
-        p.set_value(sub(p, mul(lr, r)))
+        p.set_value(shaped_like(sub(p, mul(lr, r)), p))
         b1_pow.set_value(mul(b1_pow, c["beta1"]))
         b2_pow.set_value(mul(b2_pow, c["beta2"]))

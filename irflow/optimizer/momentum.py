@@ -1,10 +1,8 @@
 """Momentum SGD, optionally Nesterov's."""
 from __future__ import annotations
 
-import numpy as np
-
 from ._ops import add, mul, sub
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["Momentum"]
 
@@ -36,7 +34,7 @@ class Momentum(Optimizer):
                                    "rescale_grad": float(rescale_grad)})
 
     def _accumulators(self, param, options):
-        return [("velocity", np.zeros_like(param._value))]
+        return [("velocity", filled(param, 0))]
 
     def _constants(self, options, dtype):
         return {"momentum": options["momentum"], "rescale_grad": options["rescale_grad"]}

@@ -5,7 +5,7 @@ import numpy as np
 
 from ._ops import add, div, mul, power, sqrt, sub
 from .adam import adam_hyperparameters, update_moments
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["NAdam"]
 
@@ -13,7 +13,7 @@ __all__ = ["NAdam"]
 class NAdam(Optimizer):
     """Paddle's ``paddle.optimizer.NAdam``, with Adam's ``moment1`` and ``moment2`` and
     the running products ``momentum_decay_pow`` (0.96 ** t), ``beta2_pow`` and
-    ``mu_product`` (all starting at 1)::
+    ``mu_product`` (all starting at 1, in the parameter's shape as in Paddle)::
 
         mu_t      = beta1 * (1 - 0.5 * momentum_decay_pow ** momentum_decay)
         mu_next   = beta1 * (1 - 0.5 * (0.96 * momentum_decay_pow) ** momentum_decay)
@@ -35,8 +35,8 @@ class NAdam(Optimizer):
                          defaults={**hyper, "momentum_decay": float(momentum_decay)})
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
-        return [("momentum_decay_pow", 1.0), ("beta2_pow", 1.0), ("mu_product", 1.0),
+        ones, zeros = filled(param, 1), filled(param, 0)
+        return [("momentum_decay_pow", ones), ("beta2_pow", ones), ("mu_product", ones),
                 ("moment1", zeros), ("moment2", zeros)]
 
     def _constants(self, options, dtype):

@@ -1,4 +1,4 @@
-"""`Optimizer`: the base of Paddle's dynamic-graph optimizers (SGD, Momentum, Adam, AdamW).
+"""`Optimizer`: the base of Paddle's dynamic-graph optimizers (SGD, Momentum, Adam, ...).
 
 The frontend compiles a whole training step (forward, backward and ``step()``) into
 one IR program by tracing, so an update is written the way the tracer can see it:
@@ -7,9 +7,9 @@ one IR program by tracing, so an update is written the way the tracer can see it
   ``no_grad``, never with NumPy directly, and stores results with ``set_value`` (on the
   parameter and on each piece of optimizer state), the hook the tracer records as a
   state update.
-- All state lives in persistable Tensors made when the optimizer is constructed:
-  Paddle's accumulators (``moment1``, ``beta1_pow_acc``, ``velocity``, ...) and the
-  learning rate. A traced program takes them as inputs and returns their new values.
+- All state lives in persistable Tensors: Paddle's accumulators (``moment1``,
+  ``beta1_pow_acc``, ``velocity``, ...) and the learning rate. A traced program takes
+  them as inputs and returns their new values.
 - The learning rate an update reads is a persistable 0-d tensor per parameter dtype
   and learning-rate scale. Its value is written on the host (not through
   ``set_value``, so never traced as a constant) whenever the rate may have changed:
@@ -17,18 +17,32 @@ one IR program by tracing, so an update is written the way the tracer can see it
   start of every ``step()``. A scheduler thus changes the rate of a compiled step
   without recompiling it.
 
+As in Paddle, a parameter's accumulators are made at its first update, with the
+shapes and names Paddle gives them, so that checkpoints go both ways: a fresh
+optimizer's ``state_dict()`` is empty, and a parameter that never had a gradient
+has no state. Made while a step is traced, they are concrete tensors with their
+initial values, which the program takes as inputs like any other state.
+
 A compiled step may not know whether a parameter has a gradient until it runs: a
 parameter used only in one branch of a tensor-dependent ``if`` (or in a loop that
 may run zero times) has none on the runs that do not use it, and eager code skips
 it then. The tracer gives such a gradient with a traced bool (`_gradient`), and the
 parameter's update, its accumulators' included, takes effect only where that bool
 is true (`Tracer.updates_where`); programs without such parameters are unchanged.
+How many such updates have taken effect is state too (`_Slot.update_count`), so
+that ``state_dict()`` shows the parameter's state only once eager code would have it.
 
 Everything that depends only on the configuration (parameter groups, per-parameter
-learning-rate scale and regularizer, state tensors) is resolved once, at
-construction, into one `_Slot` per parameter, so ``step()`` is a plain loop over
-slots. Like Paddle, the update of a parameter uses its gradient after clipping and
+learning-rate scale and regularizer, constants) is resolved once, at construction,
+into one `_Slot` per parameter, so ``step()`` is a plain loop over slots. Like
+Paddle, the update of a parameter uses its gradient after clipping and
 regularization, and leaves ``param.grad`` itself unchanged.
+
+One difference from Paddle on purpose: Paddle passes hyperparameters (``momentum``,
+``rho``, ``epsilon``, ``beta1``, ...) to its kernels as float32 attributes, so a
+float64 parameter is updated with their float32 roundings (momentum
+0.899999976...); irflow computes a float64 parameter's update with the exact
+values given, and a float32 one's with their float32 roundings, as Paddle.
 """
 from __future__ import annotations
 
@@ -43,34 +57,42 @@ from ..tensor.convert import cast
 from ..tensor.tensor import Tensor
 from ._ops import add, constant
 from .clip import ClipGradBase
-from .lr import LRScheduler
+from .lr import LambdaDecay, LRScheduler
 from .regularizer import L2Decay, WeightDecayRegularizer
 
 __all__ = ["Optimizer"]
 
+_ONE_UPDATE = constant(1, np.int64)  # counts an update in `_Slot.update_count`
+
 
 class _Slot:
-    """One parameter as its optimizer sees it, resolved at construction."""
+    """One parameter as its optimizer sees it: its configuration, resolved at
+    construction, and its state, made at its first update (`Optimizer._make_state`)."""
 
-    __slots__ = ("param", "dtype", "lr", "regularizer", "options", "consts", "state",
-                 "frozen")
+    __slots__ = ("param", "dtype", "lr", "regularizer", "options", "consts", "prefix",
+                 "state", "update_count")
 
     def __init__(self, param, lr: Tensor, regularizer, options: dict, consts: dict,
-                 state: dict):
+                 prefix: str):
         self.param = param
         self.dtype = param.dtype
         self.lr = lr                    # persistable 0-d learning rate (scaled, param dtype)
         self.regularizer = regularizer  # WeightDecayRegularizer or None
         self.options = options          # the group's hyperparameters
         self.consts = consts            # name -> 0-d constant tensor in the param dtype
-        self.state = state              # accumulator name -> persistable Tensor
-        self.frozen = param.stop_gradient  # takes no gradient from the start
+        self.prefix = prefix            # names the state: <prefix>_<accumulator>_0
+        self.state: dict | None = None  # accumulator name -> persistable Tensor, once made
+        # None, or for state a compiled step made for a gradient that exists on some
+        # runs only: how many updates of the parameter have taken effect since (a
+        # persistable int64; loaded state counts as one)
+        self.update_count: Tensor | None = None
 
     @property
-    def stateless(self) -> bool:
-        """Whether the parameter has never taken a gradient (BatchNorm's running
-        statistics): Paddle makes no state for it, so its state dict has none."""
-        return self.frozen and self.param.stop_gradient
+    def has_state(self) -> bool:
+        """Whether the parameter has state as eager code sees it: an update of it has
+        taken effect (or its state was loaded)."""
+        count = self.update_count
+        return bool(self.state) and (count is None or bool(count._value > 0))
 
 
 class _Group:
@@ -139,6 +161,8 @@ class Optimizer:
         self._lr_tensors: dict = {}
         self._consts: dict = {}
         self._lr_value = None
+        # what set_state_dict gave for state not made yet (Paddle's accumulators holder)
+        self._loaded: dict = {}
         # Without `parameters` (static-graph mode) `minimize` gives them: those of the
         # loss's program.
         self._parameter_list = None
@@ -162,10 +186,12 @@ class Optimizer:
         self._slots = [s for g in self._groups for s in g.slots]
         self._refresh_lr()
         static = startup or current_static()
-        if static is not None:
+        if static is not None:  # the startup program initializes the state it makes
             for slot in self._slots:
-                for t in slot.state.values():
-                    static.initialize(t)
+                if not slot.param.stop_gradient:
+                    self._make_state(slot, None)
+                    for t in slot.state.values():
+                        static.initialize(t)
 
     # ------------------------------------------------------------ construction
 
@@ -236,13 +262,6 @@ class Optimizer:
         scale *= self._lr_ratio(param)
         lr = self._lr_tensor(param.dtype, scale)
         options = self._slot_options(param, options)
-        state = {}
-        for acc, init in self._accumulators(param, options):
-            name = f"{self._name}_{acc}" if self._name else acc
-            t = Tensor._from_array(np.asarray(init, dtype=param.dtype.np))
-            t.name = f"{prefix}_{name}_0"
-            t.persistable = True
-            state[acc] = t
         key = (id(options), param.dtype)  # one set of constants per group and dtype
         consts = self._consts.get(key)
         if consts is None:
@@ -250,7 +269,7 @@ class Optimizer:
                 k: constant(v, param.dtype.np)
                 for k, v in self._constants(options, param.dtype.np).items()}
         return _Slot(param, lr, self._regularizer(param, options, in_group), options, consts,
-                     state)
+                     prefix)
 
     def _lr_ratio(self, param) -> float:
         """A per-parameter factor on the learning rate (AdamW's ``lr_ratio``)."""
@@ -283,9 +302,9 @@ class Optimizer:
 
     # ------------------------------------------------------------ subclass hooks
 
-    def _accumulators(self, param, options: dict) -> list[tuple[str, object]]:
-        """(name, initial value) of each state tensor `param` needs: a value of the
-        parameter's shape, or a scalar for a 0-d tensor."""
+    def _accumulators(self, param, options: dict) -> list[tuple[str, np.ndarray]]:
+        """(name, initial array) of each state tensor `param` needs, in the shape and
+        dtype Paddle gives it (`filled`)."""
         return []
 
     def _constants(self, options: dict, dtype: np.dtype) -> dict:
@@ -369,11 +388,46 @@ class Optimizer:
             clipped = group.grad_clip([(s.param, g) for s, g, _ in triples])
             triples = [(s, g, d) for (s, _, d), (_, g) in zip(triples, clipped)]
         for slot, grad, defined in triples:
+            if slot.state is None:
+                self._make_state(slot, defined)
             if defined is None:
-                self._update(slot, self._regularized(slot, grad))
+                self._update_counted(slot, grad)
             else:
-                with current_tracer().updates_where(defined, [slot.param, *slot.state.values()]):
-                    self._update(slot, self._regularized(slot, grad))
+                changed = [slot.param, *slot.state.values()]
+                if slot.update_count is not None:
+                    changed.append(slot.update_count)
+                with current_tracer().updates_where(defined, changed):
+                    self._update_counted(slot, grad)
+
+    def _update_counted(self, slot: _Slot, grad: Tensor) -> None:
+        """Update `slot`, counting the update in `_Slot.update_count` if it has one."""
+        count = slot.update_count
+        if count is not None:
+            count.set_value(add(count, _ONE_UPDATE))
+        self._update(slot, self._regularized(slot, grad))
+
+    def _make_state(self, slot: _Slot, defined: Tensor | None) -> None:
+        """Make `slot`'s state tensors, at the parameter's first update, as Paddle
+        does: with what `set_state_dict` gave for them before they existed, else their
+        initial values; if it gave anything, it must give them all (a checkpoint of
+        other parameter names would otherwise train on from fresh state). With
+        `defined` (the traced bool of a gradient that exists on some runs only) the
+        update may not take effect on the program's first runs, so it also makes
+        `_Slot.update_count`, which says when one has."""
+        slot.state = {}
+        for acc, initial in self._accumulators(slot.param, slot.options):
+            name = f"{slot.prefix}_{self._name}_{acc}_0" if self._name else \
+                f"{slot.prefix}_{acc}_0"
+            if self._loaded:
+                if name not in self._loaded:
+                    raise KeyError(f"optimizer state '{name}' is missing from the state dict "
+                                   "given to set_state_dict (state is matched by parameter "
+                                   "name)")
+                initial = _state_array(name, initial, self._loaded.pop(name))
+            slot.state[acc] = _persistable(initial, name)
+        if defined is not None and slot.state:
+            slot.update_count = _persistable(np.zeros((), np.int64),
+                                             f"{slot.prefix}_update_count")
 
     def minimize(self, loss: Tensor, startup_program=None, parameters=None,
                  no_grad_set=None):
@@ -432,40 +486,64 @@ class Optimizer:
     def state_dict(self) -> dict:
         """The optimizer's state tensors by name (``<param name>_<accumulator>_0``,
         grouped by accumulator as in Paddle) and, with a scheduler, its state under
-        ``"LR_Scheduler"``. The values are the live tensors. A parameter that has never
-        taken a gradient (`_Slot.stateless`: BatchNorm's running statistics) has no
-        state here, as in Paddle, whose optimizers make state only for parameters
-        they update."""
-        state = {t.name: t for acc in self._accumulator_names()
-                 for s in self._slots if not s.stateless
-                 for name, t in s.state.items() if name == acc}
+        ``"LR_Scheduler"``. The values are the live tensors. As in Paddle, only the
+        parameters updated so far have state (`_Slot.has_state`)."""
+        slots = [s for s in self._slots if s.has_state]
+        accumulators = dict.fromkeys(acc for s in slots for acc in s.state)
+        state = {s.state[acc].name: s.state[acc] for acc in accumulators for s in slots
+                 if acc in s.state}
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state
 
-    def _accumulator_names(self) -> list[str]:
-        names: dict = {}
-        for s in self._slots:
-            names.update(dict.fromkeys(s.state))
-        return list(names)
-
     def set_state_dict(self, state_dict: dict) -> None:
-        """Load state saved by `state_dict` (tensors or arrays, matched by name)."""
-        if isinstance(self._learning_rate, LRScheduler):
-            if "LR_Scheduler" not in state_dict:
-                raise KeyError("the state dict has no 'LR_Scheduler' entry for this "
-                               "optimizer's learning-rate scheduler")
-            self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
-        for slot in self._slots:
-            for t in slot.state.values():
-                if t.name in state_dict:
-                    _load_into(t, state_dict[t.name])
-                elif not slot.stateless:
-                    raise KeyError(f"optimizer state '{t.name}' is missing from the state "
-                                   "dict (state is matched by parameter name)")
+        """Load state saved by `state_dict` (tensors or arrays, matched by name), as
+        Paddle does: the state of every parameter updated so far must be in it; the
+        rest is kept for the parameters' first updates, which make their state from it
+        (`_make_state`). Paddle's shapes load, and so do irflow's checkpoints that
+        kept beta powers 0-d (`_state_array`). Nothing changes unless all of it loads."""
+        loaded = {k: v for k, v in state_dict.items()
+                  if k not in ("LR_Scheduler", "master_weights")}
+        loads = [(slot, [_state_array(t.name, t._value, loaded[t.name])
+                         for t in slot.state.values()])
+                 for slot in self._slots if self._loads_into(slot, loaded)]
+        self._load_scheduler(state_dict)
+        for slot, arrays in loads:
+            for t, array in zip(slot.state.values(), arrays):
+                t.set_value(Tensor._from_array(array))
+            count = slot.update_count
+            if count is not None and not count._value:
+                count.set_value(_ONE_UPDATE)
+        self._loaded = loaded
         self._refresh_lr()
 
+    @staticmethod
+    def _loads_into(slot: _Slot, loaded: dict) -> bool:
+        """Whether `loaded` fills `slot`'s state tensors: those of a parameter updated
+        so far must all be in it, and so must those a compiled step made for an update
+        that has not taken effect yet, unless `loaded` is empty (their first update
+        would need them, as `_make_state` does)."""
+        if not slot.state:
+            return False
+        missing = [t.name for t in slot.state.values() if t.name not in loaded]
+        if missing and (slot.has_state or loaded):
+            raise KeyError(f"optimizer state '{missing[0]}' is missing from the state dict "
+                           "(state is matched by parameter name)")
+        return not missing
+
     load_state_dict = set_state_dict
+
+    def _load_scheduler(self, state_dict: dict) -> None:
+        """Load the scheduler's state from ``state_dict["LR_Scheduler"]``, which Paddle
+        lets a LambdaDecay go without (its state is the lambda's, which no dict holds)."""
+        if not isinstance(self._learning_rate, LRScheduler):
+            return
+        lr_state = state_dict.get("LR_Scheduler")
+        if lr_state is None and not isinstance(self._learning_rate, LambdaDecay):
+            raise KeyError("the state dict has no 'LR_Scheduler' entry for this "
+                           "optimizer's learning-rate scheduler")
+        if lr_state:
+            self._learning_rate.set_state_dict(lr_state)
 
 
 def _gradient(param: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -478,14 +556,36 @@ def _gradient(param: Tensor) -> tuple[Tensor | None, Tensor | None]:
     return tracer.gradient(param)
 
 
-def _load_into(target: Tensor, value) -> None:
-    # A tensor's array is never mutated in place, so it can be shared; anything else
-    # is copied, so that the caller changing it later cannot change the state.
+def filled(param: Tensor, value, shape=None, dtype=None) -> np.ndarray:
+    """The initial array of an accumulator of `param`: `value` everywhere, in the
+    parameter's shape and dtype unless `shape` or `dtype` (a NumPy dtype) is given, as
+    Paddle's ``_add_accumulator(fill_value, shape, dtype)``."""
+    return np.full(param._value.shape if shape is None else shape, value,
+                   dtype=param.dtype.np if dtype is None else dtype)
+
+
+def _persistable(array: np.ndarray, name: str) -> Tensor:
+    t = Tensor._from_array(array)
+    t.name = name
+    t.persistable = True
+    return t
+
+
+def _state_array(name: str, like: np.ndarray, value) -> np.ndarray:
+    """`value` from a state dict as the array of the state tensor `name`, whose
+    current (or initial) array is `like`: its shape, converted to its dtype. One value
+    loads into a state of one element whatever the two shapes are (irflow kept Adam's
+    beta powers 0-d, Paddle keeps them [1]), and a 0-d value fills a state of any
+    shape (irflow kept NAdam's and RAdam's powers 0-d, Paddle in the parameter's
+    shape). A tensor's array is never mutated in place, so it is shared; anything
+    else is copied, so that the caller changing it later cannot change the state."""
     array = value._concrete("set_state_dict") if isinstance(value, Tensor) else np.array(value)
-    shape = target._value.shape
-    if array.shape != shape:
-        if array.size != 1 or int(np.prod(shape)) != 1:
-            raise ValueError(f"optimizer state '{target.name}' has shape {list(shape)}, "
+    if array.shape != like.shape:
+        if array.size == 1 == like.size:
+            array = array.reshape(like.shape)
+        elif array.ndim == 0:
+            array = np.full(like.shape, array)
+        else:
+            raise ValueError(f"optimizer state '{name}' has shape {list(like.shape)}, "
                              f"the state dict gives shape {list(array.shape)}")
-        array = array.reshape(shape)  # Paddle keeps scalar state (beta powers) as [1]
-    target.set_value(Tensor._from_array(array.astype(target._value.dtype, copy=False)))
+    return array.astype(like.dtype, copy=False)

@@ -5,7 +5,7 @@ import numpy as np
 
 from ._ops import add, div, gt, maximum, mul, select, sqrt, sub
 from .adam import adam_hyperparameters, update_moments
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["RAdam"]
 
@@ -13,7 +13,8 @@ __all__ = ["RAdam"]
 class RAdam(Optimizer):
     """Paddle's ``paddle.optimizer.RAdam``, with Adam's ``moment1`` and ``moment2``, the
     powers ``beta1_pow`` and ``beta2_pow`` and ``rho`` = t * beta2_pow / (1 -
-    beta2_pow), kept by a recurrence (all starting at 1)::
+    beta2_pow), kept by a recurrence (all starting at 1, in the parameter's shape as in
+    Paddle)::
 
         rho_inf = 2 / (1 - beta2) - 1,   rho_t = rho_inf - 2 * rho
         m_hat   = moment1 / (1 - beta1_pow)
@@ -32,8 +33,8 @@ class RAdam(Optimizer):
                          defaults=hyper)
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
-        return [("beta1_pow", 1.0), ("beta2_pow", 1.0), ("rho", 1.0), ("moment1", zeros),
+        ones, zeros = filled(param, 1), filled(param, 0)
+        return [("beta1_pow", ones), ("beta2_pow", ones), ("rho", ones), ("moment1", zeros),
                 ("moment2", zeros)]
 
     def _constants(self, options, dtype):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ops import add, div, mul, sqrt, sub
-from .optimizer import Optimizer
+from .optimizer import Optimizer, filled
 
 __all__ = ["RMSProp"]
 
@@ -38,7 +38,7 @@ class RMSProp(Optimizer):
                                    "momentum": float(momentum), "centered": bool(centered)})
 
     def _accumulators(self, param, options):
-        zeros = np.zeros_like(param._value)
+        zeros = filled(param, 0)
         return [("momentum", zeros), ("mean_square", zeros), ("mean_grad", zeros)]
 
     def _constants(self, options, dtype):

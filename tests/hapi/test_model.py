@@ -268,10 +268,18 @@ def test_save_and_load_round_trip(tmp_path):
     fresh.load(path)
     for p, q in zip(model.parameters(), fresh.parameters()):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
+    # as in Paddle, the loaded optimizer state fills the state the next step makes
+    assert len(fresh._optimizer.state_dict()) == 0
+    data = Points(4)
+    batch = [np.stack([data[i][k] for i in range(4)]) for k in range(2)]
+    model.train_batch([batch[0]], [batch[1]])
+    fresh.train_batch([batch[0]], [batch[1]])
     saved, loaded = model._optimizer.state_dict(), fresh._optimizer.state_dict()
     assert len(saved) == len(loaded) == 4 * 4  # moments and powers of 4 parameters
     for v, w in zip(saved.values(), loaded.values()):  # same order, other unique names
         np.testing.assert_array_equal(v.numpy(), w.numpy())
+    for p, q in zip(model.parameters(), fresh.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
 
 
 def two_layers(out_features=1, seed=0):
@@ -289,6 +297,15 @@ def arrays(state):
     """A state dict's tensors as NumPy copies (nested dicts, a scheduler's, left out)."""
     return {k: np.array(v.numpy() if isinstance(v, paddle.Tensor) else v)
             for k, v in state.items() if not isinstance(v, dict)}
+
+
+def stepped_adam_model(network):
+    """`adam_model(network)` after one training step, so that its optimizer has state
+    (made at the first step, as in Paddle)."""
+    model = adam_model(network)
+    outputs = network[-1].weight.shape[1]
+    model.train_batch([np.ones((2, 2), "float32")], [np.zeros((2, outputs), "float32")])
+    return model
 
 
 @pytest.fixture
@@ -313,8 +330,9 @@ def test_load_raises_on_a_mismatch_before_changing_anything(checkpoint, make_net
                                                             message):
     path, _ = checkpoint
     network = make_network()
-    model = adam_model(network)
+    model = stepped_adam_model(network)
     before, opt_before = arrays(network.state_dict()), arrays(model._optimizer.state_dict())
+    assert opt_before
     with pytest.raises(ValueError) as raised:
         model.load(path)
     assert str(raised.value) == message
@@ -330,9 +348,9 @@ def test_load_with_skip_mismatch_warns_keeps_the_mismatched_and_resets_the_optim
         checkpoint):
     path, saved = checkpoint
     network = two_layers(out_features=2, seed=1)
-    model = adam_model(network)
+    model = stepped_adam_model(network)
     before, opt_before = arrays(network.state_dict()), arrays(model._optimizer.state_dict())
-    assert opt_before  # irflow's Adam holds its (zero) moments from the start
+    assert opt_before
     with pytest.warns(UserWarning) as warned:
         model.load(path, skip_mismatch=True)
     # Paddle 3.3.1's warnings; it loads the matching entries and not the optimizer.
