@@ -2,11 +2,9 @@
 ``paddle.ParamAttr``), and `create_parameter`, which does it."""
 from __future__ import annotations
 
-import itertools
-from collections import defaultdict
-
 from ..context import current_static
 from ..ir import dtypes
+from ..names import unique_name
 from ..tensor.convert import default_float_dtype
 from ..tensor.tensor import Parameter
 from .initializer import Constant, Initializer, XavierUniform
@@ -49,38 +47,6 @@ class ParamAttr:
     def __repr__(self) -> str:
         return (f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
                 f"learning_rate={self.learning_rate}, trainable={self.trainable})")
-
-
-class UniqueNameGenerator:
-    """Names numbered per key, after a prefix: ``key_0``, ``key_1``, ... (Paddle's
-    ``paddle.utils.unique_name.UniqueNameGenerator``)."""
-
-    def __init__(self, prefix: str | None = None):
-        self.ids: defaultdict = defaultdict(itertools.count)
-        self.prefix = prefix or ""
-
-    def __call__(self, key: str) -> str:
-        return self.generate(key)
-
-    def generate(self, key: str) -> str:
-        return f"{self.prefix}{key}_{next(self.ids[key])}"
-
-
-_generator = UniqueNameGenerator()
-
-
-def unique_name(key: str) -> str:
-    """``key_0``, ``key_1``, ...: Paddle's process-wide unique names (``linear_0``,
-    ``linear_0.w_0``), which also number the rows of `irflow.summary`."""
-    return _generator.generate(key)
-
-
-def switch_name_generator(new: UniqueNameGenerator | None = None) -> UniqueNameGenerator:
-    """Make `new` (default: a fresh one, numbering from 0 again) the generator of
-    `unique_name`; returns the one it replaces (``paddle.utils.unique_name.switch``)."""
-    global _generator
-    old, _generator = _generator, new if new is not None else UniqueNameGenerator()
-    return old
 
 
 def create_parameter(shape, dtype=None, name: str | None = None, attr=None,

@@ -53,6 +53,7 @@ import numpy as np
 from ..context import current_static, current_tracer
 from ..dispatch import no_grad
 from ..errors import IrflowError
+from ..names import unique_name
 from ..tensor.convert import cast
 from ..tensor.tensor import Tensor
 from ._ops import add, constant
@@ -295,7 +296,10 @@ class Optimizer:
         t = self._lr_tensors.get(key)
         if t is None:
             t = Tensor._from_array(np.zeros((), dtype=dtype.np))
-            t.name = "learning_rate" if scale == 1.0 else f"learning_rate_x{scale:g}"
+            name = "learning_rate" if scale == 1.0 else f"learning_rate_x{scale:g}"
+            # a static program's variables are saved by name, so each optimizer's is its
+            # own there (learning_rate_0, learning_rate_1), as Paddle names them
+            t.name = unique_name(name) if current_static() is not None else name
             t.persistable = True
             self._lr_tensors[key] = t
         return t

@@ -1,13 +1,13 @@
 """Paddle's ``paddle.utils.unique_name``: the names layers and parameters are given
 (``linear_0``, ``fc_0.w_0``), numbered per key process-wide, and how to number them
 from 0 again (`guard`, `switch`), e.g. to build a second model with the first one's
-parameter names. The generator itself is `irflow.nn.param_attr`'s, which names them."""
+parameter names. The generator itself is `irflow.names`'."""
 from __future__ import annotations
 
 import contextlib
 
-from ..nn.param_attr import UniqueNameGenerator, switch_name_generator
-from ..nn.param_attr import unique_name as generate
+from ..names import UniqueNameGenerator, switch_name_generator
+from ..names import unique_name as generate
 
 
 def switch(new_generator: UniqueNameGenerator | None = None, new_para_name_checker=None):

@@ -203,3 +203,32 @@ def test_load_of_a_saved_ndarray_gives_a_tensor(tmp_path):
     paddle.save(np.array([1, 2], "int32"), str(tmp_path / "a.pdparams"))
     loaded = paddle.load(str(tmp_path / "a.pdparams"))
     assert isinstance(loaded, paddle.Tensor)   # Paddle 3.3.1: Tensor(shape=[2], dtype=int32)
+
+
+@pytest.mark.usefixtures("static")
+def test_two_optimizers_save_and_load_their_own_learning_rates(tmp_path):
+    main, startup = st.Program(), st.Program()
+    zero = paddle.nn.initializer.Constant(0.0)
+    with st.program_guard(main, startup):
+        x = st.data("x", [None, 1], "float32")
+        losses = []
+        for name, lr in (("wa_two", 0.1), ("wb_two", 0.01)):
+            y = st.nn.fc(x, 1, weight_attr=paddle.ParamAttr(name=name, initializer=zero),
+                         bias_attr=False)
+            losses.append(paddle.mean(y))
+            param = [p for p in main.all_parameters() if p.name == name]
+            paddle.optimizer.SGD(lr).minimize(losses[-1], parameters=param)
+    exe = st.Executor()
+    exe.run(startup)
+    ones = np.ones((1, 1), "float32")
+    exe.run(main, feed={"x": ones}, fetch_list=losses)
+    st.save(main, str(tmp_path / "two"))
+    state = st.load_program_state(str(tmp_path / "two"))
+    rates = {k: float(np.ravel(v)[0]) for k, v in state.items() if "learning_rate" in k}
+    # Paddle 3.3.1 writes one entry per optimizer: learning_rate_0 and learning_rate_1
+    # (irflow wrote one `learning_rate`, and loading set both optimizers' rates to it)
+    assert sorted(rates.values()) == pytest.approx([0.01, 0.1]) and len(rates) == 2
+    st.load(main, str(tmp_path / "two"), exe)
+    exe.run(main, feed={"x": ones}, fetch_list=losses)
+    # Paddle 3.3.1: -0.2 and -0.02 after the second step
+    np.testing.assert_allclose([_w("wa_two"), _w("wb_two")], [-0.2, -0.02], rtol=1e-6)
