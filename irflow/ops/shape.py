@@ -876,7 +876,13 @@ def _arange_infer(types, attrs):
 
 
 def _arange_kernel(start, stop, step, dtype):
-    return (start + step * np.arange(_arange_length(start, stop, step))).astype(dtype.np)
+    n = _arange_length(start, stop, step)
+    if dtype.np in (np.float32, np.float64):
+        # start + step * i in the dtype, as Paddle's kernel rounds it: arange(0, 1, 0.3)[3]
+        # is 0.90000004 in float32 (computed in float64 and cast, 0.9 rounds to 0.89999998)
+        kind = dtype.np
+        return np.asarray(start, kind) + np.asarray(step, kind) * np.arange(n, dtype=kind)
+    return (start + step * np.arange(n)).astype(dtype.np)
 
 
 defop("arange", _arange_infer, _arange_kernel,

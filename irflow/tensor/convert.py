@@ -93,13 +93,13 @@ def to_array(data, dtype=None) -> np.ndarray:
     if isinstance(data, Tensor):
         array = data._concrete("to_tensor()")
     elif isinstance(data, np.ndarray | np.generic):
-        array = np.asarray(data)
+        array = _not_complex(np.asarray(data))
         if array.dtype not in _SUPPORTED:  # uint32, uint64, float128...
             array = array.astype(np.int64 if array.dtype.kind in "iu" else np.float32)
     else:
         if isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in _flat(data)):
             data = _nested_values(data)
-        array = np.asarray(data)
+        array = _not_complex(np.asarray(data))
         if dtype is None:
             dtype = default_dtype_of(array)
     if dtype is not None:
@@ -107,6 +107,15 @@ def to_array(data, dtype=None) -> np.ndarray:
         if dtype is dtypes.bfloat16 and array.dtype != dtype.np:  # values to bits
             return dtypes.astype(array, dtype)
         array = array.astype(dtype.np, copy=False)
+    return array
+
+
+def _not_complex(array: np.ndarray) -> np.ndarray:
+    """`array`, unless it is complex: cast, it would keep its real parts alone."""
+    if array.dtype.kind == "c":
+        raise TypeError(f"to_tensor: irflow has no complex dtypes, got {array.dtype} data "
+                        "(Paddle makes a complex64 or complex128 tensor); pass the real and "
+                        "imaginary parts as two float tensors")
     return array
 
 

@@ -353,7 +353,9 @@ def _count(x: Tensor, axes) -> int:
 
 
 def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
-    x = as_tensor(x)
+    """log(sum(exp(x))) over `axis`, shifted by the maximum so that no exponent
+    overflows; an integer or bool x is computed in float32, as Paddle's."""
+    x = _as_float(x)
     m = max(x, axis, keepdim=True).detach()
     out = add(log(sum(exp(subtract(x, m)), axis, keepdim=True)), m)
     if not keepdim and x.ndim:
