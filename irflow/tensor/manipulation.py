@@ -812,8 +812,10 @@ def _reshape_to(x: Tensor, shape: tuple) -> Tensor:
 
 def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
     """region with `value` where the bool `mask` (indexing axes axis, axis+1, ...)
-    holds. The value must be the same for every selected element: it broadcasts to
-    the dims after the mask's."""
+    holds: the same value for every selected element (it broadcasts to the dims after
+    the mask's), or, as in Paddle, one per selected element in order (a leading dim of
+    the count the mask selects: written at the mask's `nonzero` positions)."""
+    from .search import nonzero
     shape = tuple(exact_shape(region))
     k = mask.ndim
     _check_mask_dims(mask, shape[axis:axis + k])
@@ -822,9 +824,8 @@ def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
     while len(value_shape) > len(trailing) and value_shape[0] == 1:
         value_shape.pop(0)
     if len(value_shape) > len(trailing):
-        raise IrflowError(f"x[mask] = value needs a value that broadcasts to the dims after "
-                          f"the mask ({list(trailing)}); a value per selected element "
-                          f"({value.shape}) depends on how many the mask selects")
+        positions = nonzero(mask, as_tuple=True)
+        return _put(region, [(axis + i, p) for i, p in enumerate(positions)], value)
     value = _reshape_to(value, tuple(value_shape))
     mask = _reshape_to(mask, (1,) * axis + tuple(exact_shape(mask)) + (1,) * len(trailing))
     return apply("select", (mask, broadcast_to(value, trailing), region))

@@ -1,7 +1,8 @@
 """Differences from PaddlePaddle 3.3.1 found by diffing eager results: the expected
 values were pasted from real Paddle 3.3.1 (CPU) runs of the same code with ``import
 paddle``. The tests marked xfail are differences not fixed yet (Paddle computes where
-irflow raises, and integer pow wrapping); Paddle's quirks that irflow does not copy on
+irflow raises: bfloat16 mixes, -bool, an out-of-range Python int; and integer pow
+wrapping around); Paddle's quirks that irflow does not copy on
 purpose (argmax skipping NaN, int8 sums wrapping, pow(int, 0.5) truncated, bool / bool
 staying bool, var of ints truncated) have no test."""
 import numpy as np
@@ -62,12 +63,29 @@ def test_logsumexp_int():
     np.testing.assert_allclose(out.numpy(), [3.4076058864593506, 6.40760612487793], rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="x[mask] = 1-D tensor with one value per True raises")
 def test_setitem_mask_with_values():
     x = paddle.arange(24).reshape([2, 3, 4])
     x[x > 20] = paddle.to_tensor([1, 2, 3])
-    # Paddle 3.3.1: last row [20, 1, 2, 3]
+    # Paddle 3.3.1: last row [20, 1, 2, 3] (it raised: a value per selected element)
     assert x.numpy()[1, 2].tolist() == [20, 1, 2, 3]
+
+
+@pytest.mark.parametrize("backend", [None, "numpy", "llvm"])
+def test_setitem_mask_with_a_value_per_selected_row(backend):
+    """One value per selected element, in order, also over whole rows, with its
+    gradient, and compiled with a count known only when the program runs."""
+    def f(x, rows):
+        y = x * 1.0
+        y[rows] = y[rows] * 10.0
+        return y
+    run = f if backend is None else paddle.compile(f, backend=backend)
+    x = paddle.to_tensor(np.arange(6, dtype="float32").reshape(3, 2))
+    x.stop_gradient = False
+    rows = paddle.to_tensor([True, False, True])
+    out = run(x, rows)
+    np.testing.assert_array_equal(out.numpy(), [[0, 10], [2, 3], [40, 50]])
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[10, 10], [1, 1], [10, 10]])
 
 
 @pytest.mark.xfail(strict=True, reason="bfloat16 mixed with float16/float32/float64, and bf16 - bf16, raise")
