@@ -825,6 +825,12 @@ def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
         value_shape.pop(0)
     if len(value_shape) > len(trailing):
         positions = nonzero(mask, as_tuple=True)
+        count = exact_shape(positions[0])[0]
+        if isinstance(count, int) and value_shape[0] != count:
+            raise ShapeError(f"x[mask] = value: the mask selects {count} elements, and the "
+                             f"value (shape {list(value.shape)}) is neither one value for "
+                             f"all of them (broadcasting to {list(trailing)}) nor one per "
+                             "selected element")
         return _put(region, [(axis + i, p) for i, p in enumerate(positions)], value)
     value = _reshape_to(value, tuple(value_shape))
     mask = _reshape_to(mask, (1,) * axis + tuple(exact_shape(mask)) + (1,) * len(trailing))
