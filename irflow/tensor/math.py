@@ -116,8 +116,13 @@ def floor_divide(x, y, name=None) -> Tensor:
 
 def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     """x ** y in the promoted dtype: integers stay integers (``2 ** 10``), an int
-    tensor to a float power gives float32. The `pow` op is defined on floats, so
-    integer powers are computed in float64, exact for results below 2**53."""
+    tensor to a float power gives float32. An integer tensor to a Python int power of
+    at least 0 is multiplied out by squaring in its own dtype, so a result past its
+    range wraps around as Paddle's (and NumPy's) does; the `pow` op is defined on
+    floats, so other integer powers are computed in float64, exact below 2**53."""
+    if isinstance(y, int) and not isinstance(y, bool) and y >= 0 \
+            and isinstance(x, Tensor) and (x.dtype.is_int or x.dtype.is_bool):
+        return _int_power(cast(x, dtypes.int64) if x.dtype.is_bool else x, y)
     x, y = promote(x, y)
     if x.dtype.is_float:
         return apply("pow", (x, y))
@@ -127,6 +132,19 @@ def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     # 0 to a negative power is 0 in Paddle's integer pow (inf cast to int64 was its minimum)
     power = apply("select", (apply("isinf", (power,)), as_tensor(0.0, like=power), power))
     return cast(power, x.dtype)
+
+
+def _int_power(x: Tensor, exponent: int) -> Tensor:
+    """x ** exponent (an int of at least 0) for an integer x, by squaring: integer
+    multiplications, which wrap around past the dtype's range."""
+    result, base = None, x
+    while exponent:
+        if exponent & 1:
+            result = base if result is None else multiply(result, base)
+        exponent >>= 1
+        if exponent:
+            base = multiply(base, base)
+    return add(multiply(x, 0), 1) if result is None else result  # x ** 0: ones
 
 
 def square(x, name=None) -> Tensor:
