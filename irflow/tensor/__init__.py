@@ -12,17 +12,17 @@ from .logic import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
                     logical_xor, not_equal, where)
 from .manipulation import astype as cast
 from .manipulation import (broadcast_to, chunk, clone, concat, diff, expand, expand_as, flatten,
-                           flip, gather, gather_nd, index_select, masked_fill, meshgrid,
-                           moveaxis, put_along_axis, repeat_interleave, reshape, roll, scatter,
+                           flip, gather, gather_nd, index_add, index_select, masked_fill,
+                           meshgrid, moveaxis, put_along_axis, repeat_interleave, reshape, roll, scatter,
                            scatter_nd_add, slice, split, squeeze, stack, strided_slice,
                            t, take_along_axis, tile, transpose, unbind,
                            unsqueeze)
 from .math import (abs, add, add_n, all, amax, amin, any, bmm, ceil, clip, cos, cumprod, cumsum,
-                   deg2rad, divide, dot, erf, exp, floor, floor_divide, increment, lerp, log,
-                   log1p, log2, log10, logaddexp, logsumexp, matmul, max, maximum, mean, min,
+                   deg2rad, divide, dot, erf, exp, floor, floor_divide, fmax, fmin, increment,
+                   lerp, log, log1p, log2, log10, logaddexp, logsumexp, matmul, max, maximum, mean, min,
                    minimum, mm, mod, multiply, nan_to_num, neg, norm, outer, pow, prod,
                    rad2deg, reciprocal, remainder, round, rsqrt, scale, sigmoid, sign, sin,
-                   sqrt, square, std, subtract, sum, tanh, var)
+                   sqrt, square, std, subtract, sum, tanh, trunc, var)
 from .random import normal, rand, randint, randn, randperm, seed, standard_normal, uniform
 from .search import argmax, argmin, argsort, masked_select, nonzero, sort, topk, unique
 from .stat import (count_nonzero, median, nanmean, nanmedian, nanquantile, nansum,
@@ -88,6 +88,8 @@ __all__ = [
     "flip",
     "floor",
     "floor_divide",
+    "fmax",
+    "fmin",
     "full",
     "full_like",
     "gather",
@@ -95,6 +97,7 @@ __all__ = [
     "greater_equal",
     "greater_than",
     "increment",
+    "index_add",
     "index_select",
     "inner",
     "is_tensor",
@@ -192,6 +195,7 @@ __all__ = [
     "transpose",
     "tril",
     "triu",
+    "trunc",
     "unbind",
     "uniform",
     "unique",

@@ -460,6 +460,26 @@ def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=Tru
     return apply("set_slice", (arr, updated), block)
 
 
+def index_add(x, index, axis, value, alpha=1, name=None) -> Tensor:
+    """x with ``alpha * value`` added along `axis` at the positions of the 1-D `index`:
+    ``value`` has x's shape but ``len(index)`` along `axis`, and repeated indices add
+    up, as Paddle's."""
+    x = as_tensor(x)
+    value = cast(as_tensor(value, like=x), x.dtype)
+    index = _as_index(as_tensor(index))
+    if index.ndim != 1 or value.ndim != x.ndim:
+        raise ShapeError(f"index_add: index must be 1-D and value of x's rank {x.ndim}, got "
+                         f"index of shape {list(index.shape)} and value of shape "
+                         f"{list(value.shape)}")
+    axis = int(axis) % x.ndim
+    along = apply("reshape", (index,), {"shape": tuple(
+        exact_shape(index)[0] if d == axis else 1 for d in range(x.ndim))})
+    if alpha != 1:
+        value = multiply(value, alpha)
+    return put_along_axis(x, broadcast_to(along, exact_shape(value)), value, axis,
+                          reduce="add", broadcast=False)
+
+
 def _put_along(arr, index, values, axis, reduce, include_self) -> Tensor:
     if reduce not in ("assign", "add"):
         raise ValueError(f"put_along_axis(reduce={reduce!r}): irflow supports 'assign' and "

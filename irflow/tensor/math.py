@@ -105,6 +105,30 @@ def divide(x, y, name=None) -> Tensor:
     return apply("div", (x, y))
 
 
+def trunc(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)
+    """x rounded toward zero (-1.7 -> -1, -0.5 -> -0.0); an integer tensor comes back
+    as it is. Its gradient is 0, as Paddle's."""
+    x = as_tensor(input)
+    if not x.dtype.is_float:
+        return floor(x)
+    return _select(x < 0, ceil(x), floor(x))  # (NaN fails x < 0: floor keeps it)
+
+
+def fmax(x, y, name=None) -> Tensor:
+    """The elementwise maximum ignoring NaN: where one of x and y is NaN, the other
+    (NaN only where both are); a tie goes to x, and so does its gradient, as Paddle's."""
+    from .logic import isnan, logical_or
+    x, y = promote(x, y)
+    return _select(logical_or(isnan(y), x >= y), x, y)
+
+
+def fmin(x, y, name=None) -> Tensor:
+    """The elementwise minimum ignoring NaN (see `fmax`)."""
+    from .logic import isnan, logical_or
+    x, y = promote(x, y)
+    return _select(logical_or(isnan(y), x <= y), x, y)
+
+
 def floor_divide(x, y, name=None) -> Tensor:
     """x // y, rounding toward -inf (Python's rule). Not differentiable: as in Paddle
     the result never requires a gradient."""

@@ -48,7 +48,8 @@ _METHODS = {
         "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "reciprocal", "tanh", "sigmoid",
         "erf", "sin", "cos", "floor", "ceil", "round", "scale", "clip", "sum", "mean", "prod",
         "max", "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
-        "cumprod", "bmm", "outer", "lerp", "logaddexp", "rad2deg", "deg2rad", "nan_to_num"]},
+        "cumprod", "bmm", "outer", "lerp", "logaddexp", "rad2deg", "deg2rad", "nan_to_num",
+        "trunc", "fmax", "fmin"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
@@ -58,7 +59,7 @@ _METHODS = {
         "reshape", "transpose", "t", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
-        "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff"]},
+        "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff", "index_add"]},
     **{name: getattr(search, name) for name in [
         "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select"]},
     **{name: getattr(linalg, name) for name in [
