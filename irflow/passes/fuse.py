@@ -466,10 +466,10 @@ def _insert_before_readers(block: Block, fused: Operation, root: Operation,
     readers = {use.op for r in results for use in r.uses if use.op not in members}
     position = {op: i for i, op in enumerate(block.ops)}
     first = min(readers, key=position.__getitem__, default=root)
-    block.insert_before(first if position[first] < position[root] else root, fused)
-    position = {op: i for i, op in enumerate(block.ops)}
-    for v in fused.operands:
-        if isinstance(v, OpResult) and position[v.op] > position[fused]:
+    at = first if position[first] < position[root] else root
+    block.insert_before(at, fused)
+    for v in fused.operands:  # (`at` and what follows it come after the fused op now)
+        if isinstance(v, OpResult) and position[v.op] >= position[at]:
             if v.op.name != "const":
                 raise PipelineError(f"fuse: the fused op of {fused.loc} would read "
                                     f"'{v.op.name}' before it is computed")
