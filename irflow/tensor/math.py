@@ -12,7 +12,7 @@ import numpy as np
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
-from .logic import not_equal, where
+from .logic import greater_equal, isnan, less_equal, logical_or, not_equal, where
 from .tensor import Tensor
 
 
@@ -117,16 +117,18 @@ def trunc(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)
 def fmax(x, y, name=None) -> Tensor:
     """The elementwise maximum ignoring NaN: where one of x and y is NaN, the other
     (NaN only where both are); a tie goes to x, and so does its gradient, as Paddle's."""
-    from .logic import isnan, logical_or
-    x, y = promote(x, y)
-    return _select(logical_or(isnan(y), x >= y), x, y)
+    return _ignoring_nan(x, y, greater_equal)
 
 
 def fmin(x, y, name=None) -> Tensor:
     """The elementwise minimum ignoring NaN (see `fmax`)."""
-    from .logic import isnan, logical_or
+    return _ignoring_nan(x, y, less_equal)
+
+
+def _ignoring_nan(x, y, keeps_x) -> Tensor:
+    """x where ``keeps_x(x, y)`` holds or y is NaN, else y."""
     x, y = promote(x, y)
-    return _select(logical_or(isnan(y), x <= y), x, y)
+    return _select(logical_or(isnan(y), keeps_x(x, y)), x, y)
 
 
 def floor_divide(x, y, name=None) -> Tensor:
@@ -233,7 +235,6 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None, name=None) -> Tensor:
     """x with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf` (by default
     the largest and the lowest finite value of x's dtype). float32 and float64 only,
     as in Paddle; the gradient is 1 where x is kept and 0 where it is replaced."""
-    from .logic import isnan
     x = as_tensor(x)
     if x.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"nan_to_num needs a float32 or float64 tensor, as in Paddle, got "
