@@ -266,10 +266,12 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
 
     def targets(g: Graph) -> list:
         found = []
+        cuts = g.cuts
         for j, t in enumerate(g.leaves):
-            if not t.stop_gradient and -1 - j not in g.cuts:
-                leaves[id(t)] = t
-                found.append((id(t), -1 - j))
+            if not t.stop_gradient and (not cuts or -1 - j not in cuts):
+                key = id(t)
+                leaves[key] = t
+                found.append((key, -1 - j))
         return found
 
     stages = _Stages(targets, _sweep)
@@ -337,8 +339,12 @@ class _Stages:
             return
         grads = _hooked_backward(graph, refs, hooked, seeds, self.sweep) if hooked else \
             self.sweep(graph, refs, seeds)
-        for (key, _), g in zip(targets, grads):
-            self.totals[key] = _plus(self.totals.get(key), g)
+        totals = self.totals
+        if totals:
+            for (key, _), g in zip(targets, grads):
+                totals[key] = _plus(totals.get(key), g)
+        else:  # the first sweep (the only one without PyLayers): nothing to add to
+            totals.update((key, g) for (key, _), g in zip(targets, grads))
         for (node, k), g in zip(cuts.values(), grads[len(targets):]):
             so_far = self.pending.setdefault(node, [None] * len(node.outputs))
             so_far[k] = _plus(so_far[k], g)
