@@ -369,10 +369,11 @@ class Program:
         parameter or buffer, or an input is a state tensor the program updates: the
         program computes each from its own argument, where eager code sees one tensor
         change (``a.add_(b)`` called with a and b the same tensor)."""
-        ids = [id(t) for t in inputs]
-        return any(ids.count(ids[k]) > 1 or ids[k] in self._state_ids
-                   for k in self.changed_inputs) \
-            or any(i in self._updated_ids for i in ids)
+        ids = list(map(id, inputs))
+        for k in self.changed_inputs:
+            if ids.count(ids[k]) > 1 or ids[k] in self._state_ids:
+                return True
+        return not self._updated_ids.isdisjoint(ids)
 
     def check_aliasing(self, inputs: Sequence) -> None:
         """`aliased`'s calls are refused (InputError), before anything runs."""
@@ -537,6 +538,70 @@ def _flags_mapped(forced_eval, traced: tuple, versions: list[int], own: list[dic
     return flags
 
 
+@lru_cache(maxsize=64)
+def _key_maker(n_stored: int, n_grads: int, n_state: int):
+    """``make(flags, mode_key, grad_enabled, float_dtype, Tensor, ndarray, cleared,
+    *stored layers, *their attribute names, *gradient parameters, *state tensors)``
+    making `CompiledFunction._call_key`'s reader. A count of -1 stands for more than
+    `_UNROLLED`: that kind is then one method giving its tuple, passed in place of
+    the items. For one parameter whose gradient is read and one state tensor::
+
+        def make(flags_of, mode_key, grad_enabled, float_dtype, Tensor, ndarray,
+                 cleared, g0, s0):
+            def key_of(args):
+                flags = flags_of()
+                if flags is None:
+                    flags = mode_key()
+                grad = grad_enabled()
+                key = (grad, flags, (), (0 if g0._grad is None else 1 if
+                       cleared(g0._grad._value) else 2, ), (s0.stop_gradient, )
+                       if grad else (), float_dtype())
+                ... the inputs' dtypes, shapes and stop_gradient flags
+            return key_of
+    """
+    def items(prefix: str, count: int) -> list[str]:
+        return [f"{prefix}0"] if count < 0 else [f"{prefix}{i}" for i in range(count)]
+
+    layers, names, grads, state = (items("l", n_stored), items("n", max(n_stored, 0)),
+                                   items("g", n_grads), items("s", n_state))
+    stored = "l0()" if n_stored < 0 else "(" + "".join(
+        f"isinstance(l{i}._attribute_or_unset(n{i}), Tensor), " for i in range(n_stored)) + ")"
+    present = "g0()" if n_grads < 0 else "(" + "".join(
+        f"0 if g{i}._grad is None else 1 if cleared(g{i}._grad._value) else 2, "
+        for i in range(n_grads)) + ")"
+    stops = "s0()" if n_state < 0 else "(" + "".join(
+        f"s{i}.stop_gradient, " for i in range(n_state)) + ")"
+    params = ["flags_of", "mode_key", "grad_enabled", "float_dtype", "Tensor", "ndarray",
+              "cleared", *layers, *names, *grads, *state]
+    source = f"""def make({', '.join(params)}):
+    def key_of(args):
+        flags = flags_of()
+        if flags is None:
+            flags = mode_key()
+        grad = grad_enabled()
+        key = (grad, flags, {stored}, {present}, {stops} if grad else (), float_dtype())
+        arrays = []
+        for a in args:
+            if isinstance(a, Tensor):
+                array = a._value
+                if array is None:  # traced: the slow way asks its tracer
+                    return None, arrays
+                key += (array.dtype, array.shape, a.stop_gradient)
+            elif isinstance(a, ndarray):
+                array = a
+                key += (array.dtype, array.shape, True)  # as a tensor that stops gradients
+            else:
+                return None, arrays
+            arrays.append(array)
+        return key, arrays
+    return key_of
+"""
+    namespace: dict = {}
+    name = f"<irflow call key {n_stored}:{n_grads}:{n_state}>"
+    exec(builtins.compile(source, name, "exec"), namespace)  # (`compile` is irflow's here)
+    return namespace["make"]
+
+
 class CompiledFunction:
     """A Layer or function compiled to programs, one per call signature."""
 
@@ -568,6 +633,7 @@ class CompiledFunction:
         self._last: Program | None = None
         # the layers programs were traced from, their versions then, and the layer's tree
         self._watch: _LayerWatch | None = None
+        self._key_of = None  # `_call_key`'s generated reader, made on first use
         # Per-call caches, each filled once per key (a dict's item assignment is atomic,
         # so threads calling at once at worst make the same entry twice):
         self._spec_type_tuple: tuple[TensorType, ...] | None = None  # the spec's types
@@ -700,29 +766,34 @@ class CompiledFunction:
         whether each requires a gradient (so also their types and `_call`'s checks,
         which passed for these), the grad mode, the train/eval flags (once programs
         of changed layers are dropped), the stored attributes and gradients
-        present."""
-        watch = self._watch  # (`_mode_key`'s common case, read inline: every call)
-        flags = None if watch is None else watch.flags()
-        grad = grad_enabled()
-        key = (grad, self._mode_key() if flags is None else flags,
-               self._stored_attributes() if self._watched else (),
-               self._gradients_present() if self._watched_grads else (),
-               self._state_stops() if grad and self._watched_state else (),
-               default_float_dtype())
-        arrays = []
-        for a in args:
-            if isinstance(a, Tensor):
-                array = a._value
-                if array is None:  # traced: the slow way asks its tracer
-                    return None, arrays
-                key += (array.dtype, array.shape, a.stop_gradient)
-            elif isinstance(a, np.ndarray):
-                array = a
-                key += (array.dtype, array.shape, True)  # as a tensor that stops gradients
-            else:
-                return None, arrays
-            arrays.append(array)
-        return key, arrays
+        present. Read by one generated function (`_key_reader`), made again when what
+        it reads changes (`_watching_changed`)."""
+        read = self._key_of
+        if read is None:
+            read = self._key_of = self._key_reader()
+        return read(args)
+
+    def _key_reader(self) -> Callable[[tuple], tuple[tuple | None, list]]:
+        """`_call_key` for what is watched now, each watched attribute and tensor read
+        inline (up to `_UNROLLED` of a kind; more are read by the method that gives
+        their tuple). Read through four methods, they cost a call most after another
+        framework's call had left the caches cold: ``benchmarks/issue11.py
+        --overhead``, a tiny training step, cold, took 141 µs, 117 with this."""
+        watch = self._watch
+        stored, grads, state = self._watched, self._watched_grads, self._watched_state
+        counts = [len(kind) if len(kind) <= _UNROLLED else -1 for kind in (stored, grads, state)]
+        items = ([layer for layer, _ in stored] + [name for _, name in stored]
+                 if counts[0] >= 0 else [self._stored_attributes])
+        items += grads if counts[1] >= 0 else [self._gradients_present]
+        items += state if counts[2] >= 0 else [self._state_stops]
+        return _key_maker(*counts)(self._mode_key if watch is None else watch.flags,
+                                   self._mode_key, grad_enabled, default_float_dtype, Tensor,
+                                   np.ndarray, is_cleared_gradient, *items)
+
+    def _watching_changed(self) -> None:
+        """Forget the generated `_call_key` reader: the layers' watch or the watched
+        attributes, gradients or state changed."""
+        self._key_of = None
 
     def _remember(self, key: tuple, program: Program, arrays: list) -> None:
         """Let calls of `_call_key` `key` take the short way to `program`."""
@@ -848,6 +919,7 @@ class CompiledFunction:
                 self._known = {}
                 self._last = None
             watch = self._watch = _LayerWatch({}, self._tree())
+            self._watching_changed()
             flags = watch.flags()
         return flags
 
@@ -910,6 +982,7 @@ class CompiledFunction:
             self._watched_grads += [p for p in program.grad_presence if id(p) not in watched]
             watched = {id(t) for t in self._watched_state}
             self._watched_state += [t for t in program.state if id(t) not in watched]
+            self._watching_changed()
             now = self._watched_now()
             # and under the flags of the layers it went through, which the next call's
             # mode holds (`_note_layers`)
@@ -1042,6 +1115,7 @@ class CompiledFunction:
         seen = set(map(id, tree))
         tree += [layer for layer in versions if id(layer) not in seen]
         self._watch = _LayerWatch(versions, tree)
+        self._watching_changed()
 
     def _state_names(self) -> dict[int, str]:
         """IR names for the layer's parameters and buffers: their state_dict keys."""
