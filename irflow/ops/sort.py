@@ -94,10 +94,16 @@ def _unique_infer(types, attrs):
     return (TensorType(t.dtype, out), index, TensorType(dtypes.int64, (along,)), index)
 
 
+def distinct(x: np.ndarray, axis: int | None, **returns):
+    """np.unique of x (flattened when `axis` is None) with every NaN distinct, as
+    Paddle's unique counts them (NumPy's default merges them into one)."""
+    return np.unique(x.reshape(-1) if axis is None else x, axis=axis, equal_nan=False,
+                     **returns)
+
+
 def _unique_kernel(x, axis, size):
-    values, index, inverse, counts = np.unique(
-        x.reshape(-1) if axis is None else x, return_index=True, return_inverse=True,
-        return_counts=True, axis=axis)
+    values, index, inverse, counts = distinct(x, axis, return_index=True,
+                                              return_inverse=True, return_counts=True)
     return values, index.astype(np.int64), inverse.reshape(-1).astype(np.int64), \
         counts.astype(np.int64)
 
@@ -105,7 +111,8 @@ def _unique_kernel(x, axis, size):
 defop("unique", _unique_infer, _unique_kernel, arity=1, attrs={"axis": None, "size": REQUIRED},
       canonicalize=_unique_canon, nondiff=True,
       doc="unique(x) {axis, size}: four results: the sorted distinct elements of x "
-          "(flattened when `axis` is None, else the distinct slices along `axis`), the "
+          "(flattened when `axis` is None, else the distinct slices along `axis`; each "
+          "NaN is distinct, as in Paddle), the "
           "index of each one's first occurrence, the inverse (for every element or slice "
           "of x, the position of its value among the distinct ones) and the counts, all "
           "int64 but the first. `size`, the number of distinct values, depends on x's "

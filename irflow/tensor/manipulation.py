@@ -432,9 +432,21 @@ def take_along_axis(arr, indices, axis, broadcast=True) -> Tensor:
     be smaller than arr's and the result has the index's shape."""
     arr, index = as_tensor(arr), _as_index(as_tensor(indices))
     axis = _along_axis(arr, index, axis, "take_along_axis")
-    if not broadcast:
+    if broadcast:
+        arr = _widened_to_index(arr, index, axis)
+    else:
         arr = _cut_to_index(arr, index, axis, "take_along_axis")
     return apply("take_along_axis", (arr, index), {"axis": axis})
+
+
+def _widened_to_index(arr: Tensor, index: Tensor, axis: int) -> Tensor:
+    """arr broadcast to the index's size on the dims other than `axis` where arr has
+    size 1 and the index more, as Paddle's take_along_axis broadcasts both ways (an
+    arr of shape [1, 3] read with an index of shape [2, 2] gives [2, 2])."""
+    shape = list(exact_shape(arr))
+    wide = [i if a != axis and d == 1 and isinstance(i, int) and i > 1 else d
+            for a, (d, i) in enumerate(zip(shape, exact_shape(index)))]
+    return arr if wide == shape else broadcast_to(arr, wide)
 
 
 def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
@@ -487,7 +499,29 @@ def _put_along(arr, index, values, axis, reduce, include_self) -> Tensor:
     if reduce == "add" and not include_self:  # the positions written start from 0
         arr = apply("put_along_axis", (arr, index, as_tensor(0, like=arr)),
                     {"axis": axis, "reduce": "assign"})
+    if reduce == "assign" and grad_enabled() and not values.stop_gradient:
+        values = _landed_values(arr, index, values, axis)
     return apply("put_along_axis", (arr, index, values), {"axis": axis, "reduce": reduce})
+
+
+def _landed_values(arr: Tensor, index: Tensor, values: Tensor, axis: int) -> Tensor:
+    """`values` broadcast to the index's shape, passing gradients on only where their
+    write lands. Where an index repeats along `axis`, one write overwrites the others,
+    and Paddle's put_along_axis gives the gradient to that one alone (the op's own
+    VJP gives it to all of them). Which write lands is found by the same op writing
+    each position's number."""
+    from .creation import arange, full_like
+    shape = tuple(exact_shape(arr))
+    shape = shape[:axis] + (exact_shape(index)[axis],) + shape[axis + 1:]
+    index = broadcast_to(index, shape)
+    count = shape[axis] if isinstance(shape[axis], int) else _traced_size(index, axis)
+    numbers = reshape(arange(count), [count if d == axis else 1 for d in range(len(shape))])
+    numbers = broadcast_to(numbers, shape)
+    landed = apply("put_along_axis", (full_like(arr, -1, dtypes.int64), index, numbers),
+                   {"axis": axis, "reduce": "assign"})
+    won = apply("take_along_axis", (landed, index), {"axis": axis}) == numbers
+    values = broadcast_to(values, shape)
+    return where(won, values, values.detach())
 
 
 def _along_axis(arr: Tensor, index: Tensor, axis, what: str) -> int:

@@ -12,6 +12,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..dispatch import apply
 from ..ir import dtypes
+from ..ops.sort import distinct
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -96,14 +97,15 @@ def masked_select(x, mask, name=None) -> Tensor:
 
 def unique(x, return_index=False, return_inverse=False, return_counts=False, axis=None,
            dtype="int64", name=None):
-    """The sorted distinct elements of x (flattened unless `axis`), and as asked the
-    first index of each, the inverse mapping and the counts (in `dtype`)."""
+    """The sorted distinct elements of x (flattened unless `axis`; every NaN is one of
+    them, as in Paddle), and as asked the first index of each, the inverse mapping and
+    the counts (in `dtype`)."""
     x = as_tensor(x)
     if axis is not None:
         axis = int(axis)
 
     def count(value):
-        return len(np.unique(value.reshape(-1) if axis is None else value, axis=axis))
+        return len(distinct(value, axis))
     out, index, inverse, counts = apply("unique", (x,), {"axis": axis,
                                                         "size": data_size(x, count)})
     extras = [t for t, wanted in ((index, return_index), (inverse, return_inverse),
