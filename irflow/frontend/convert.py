@@ -528,6 +528,15 @@ class _ControlFlow(ast.NodeTransformer):
         node.func = _located(_call(_jst("call"), node.func), node.func)
         return node
 
+    def visit_Attribute(self, node: ast.Attribute):
+        """``obj.name`` read goes through `jst.attr`, which records the value for the
+        program's guards (`irflow.frontend.guards`)."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or \
+                isinstance(node.value, ast.Name) and node.value.id == JST:
+            return node
+        return _located(_call(_jst("attr"), node.value, _const(node.attr)), node)
+
     def visit_Assign(self, node: ast.Assign):
         """``h = expr`` names the IR value of `expr` after the user's variable."""
         self.generic_visit(node)

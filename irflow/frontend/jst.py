@@ -53,6 +53,17 @@ def returned_value(value):
     return value.value if isinstance(value, ReturnValue) else None
 
 
+def attr(owner, name: str):
+    """``owner.name`` in converted code, read as Python reads it; the trace records
+    the value read, which its program's guards check on every call
+    (`irflow.frontend.guards`)."""
+    value = getattr(owner, name)
+    tracer = dispatch_state.tracer
+    if tracer is not None:
+        tracer.reads.attribute(owner, name)
+    return value
+
+
 def named(value, name: str):
     """Give a traced value the user's variable name (for the printed IR)."""
     if is_traced(value) and value._ir.name is None:
@@ -316,13 +327,14 @@ def call(fn):
             is_traced(fn.__self__):
         return lambda: NumpyView.of(fn.__self__.detach())  # as eagerly: no gradient
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    if isinstance(target, types.FunctionType) and _is_user_code(target) and \
-            not getattr(target, NOT_TO_STATIC, False):
+    if converts(target):
         from .convert import Unconvertible, convert_function
         try:
-            return convert_function(fn)
+            converted = convert_function(fn)
         except Unconvertible:  # no source: run it as it is
             return fn
+        dispatch_state.tracer.reads.function(target)  # its globals and closure, now
+        return converted
     return fn
 
 
@@ -334,6 +346,13 @@ def not_to_static(fn: Callable) -> Callable:
     control-flow conversion (its tensor conditions then need Python values)."""
     setattr(fn.__func__ if isinstance(fn, types.MethodType) else fn, NOT_TO_STATIC, True)
     return fn
+
+
+def converts(fn) -> bool:
+    """Whether calls of `fn` in traced code run it converted: a Python function of the
+    user's (not irflow's own, a library's or one marked ``not_to_static``)."""
+    return isinstance(fn, types.FunctionType) and _is_user_code(fn) and \
+        not getattr(fn, NOT_TO_STATIC, False)
 
 
 def _is_user_code(fn: types.FunctionType) -> bool:

@@ -68,6 +68,7 @@ from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
 from .convert import Unconvertible, convert_function
+from .jst import converts
 from .input_spec import InputSpec
 from .structure import (CONSTANTS, LEAF, Constant, Pattern, Structure, describe, flatten,
                         unflatten)
@@ -166,6 +167,16 @@ class Program:
         # every tensor whose array the IR holds as a constant, a captured one included
         # (a mask the function names): the program is stale once one has another
         self.fixed = self.frozen + [(t, t._value) for t in tracer.alive]
+        # the Python values the trace read, but those the program carries or stores;
+        # of irflow's own layers (whose code is not converted), their configuration
+        from ..nn.layer.layers import BASE_ATTRIBUTES
+        for layer in {id(layer): layer for layer in tracer.layers}.values():
+            if not converts(type(layer).forward):
+                tracer.reads.configuration(layer, BASE_ATTRIBUTES)
+        self.guards = tracer.reads.guards(
+            {(id(layer), name) for layer, name in tracer.numbers}
+            | {(id(layer), name) for layer, name, _, _ in tracer.attributes.values()})
+        self.checks_staleness = bool(self.fixed or self.guards)
         if pipeline is None:
             pipeline = INFERENCE_PIPELINE if self.frozen else DEFAULT_PIPELINE
         self.pipeline = tuple(pipeline)
@@ -208,10 +219,12 @@ class Program:
 
     def stale(self) -> bool:
         """Whether a tensor the IR holds as a constant (a frozen parameter or buffer, a
-        captured tensor) has another value now: training, ``set_state_dict`` and
-        in-place changes (``mask[0] = 0``) rebind a tensor's array, never write into
-        it."""
-        return any(t._value is not array for t, array in self.fixed)
+        captured tensor) has another value now (training, ``set_state_dict`` and
+        in-place changes such as ``mask[0] = 0`` rebind a tensor's array, never write
+        into it), or a Python value the trace read has (`guards`)."""
+        if self.fixed and any(t._value is not array for t, array in self.fixed):
+            return True
+        return not self.guards.hold()
 
     @property
     def memory_plan(self):
@@ -626,6 +639,7 @@ class CompiledFunction:
         self._programs: dict[Any, Program] = {}
         # per program key but the non-tensor arguments' values, the values traced for
         self._values_traced: dict[tuple, int] = {}
+        self._guard_retraces = 0  # traces made because a value the guards check changed
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
         self._watched_state: list[Tensor] = []  # parameters and buffers programs take
@@ -751,7 +765,7 @@ class CompiledFunction:
                 program, runner, direct = known
                 if program.writes_in_place:
                     program.check_aliasing(args)
-                if not (program.fixed and program.stale()):
+                if not (program.checks_staleness and program.stale()):
                     if self._last is not program:
                         self._last = program
                     if direct is not None:
@@ -973,6 +987,8 @@ class CompiledFunction:
                structures, default_float_dtype())
         program = self._programs.get((*key, *self._watched_now()))
         if program is None or program.stale():
+            if program is not None:
+                self._count_guard_retraces(program)
             before = self._watched_now()
             program = self._trace(types_, requires, extra, structures, mode)
             for layer, name in program.attributes:
@@ -1012,6 +1028,27 @@ class CompiledFunction:
                    "call; pass it as a tensor (paddle.to_tensor(value)) to compile once")
         if location is None:
             warnings.warn(message, RuntimeWarning, stacklevel=3)
+        else:
+            warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
+
+    def _count_guard_retraces(self, stale: Program) -> None:
+        """Warn, once, when Python values the traces read have changed
+        `_VALUES_WARNED` times: each change compiles anew, so a value that changes on
+        every call (a step count in a global) compiles on every call."""
+        changed = stale.guards.changed()
+        if changed is None:
+            return
+        self._guard_retraces += 1
+        if self._guard_retraces != _VALUES_WARNED:
+            return
+        message = (f"{self._name()} was traced again {self._guard_retraces} times because "
+                   f"Python values it reads changed (now {changed}): each change compiles "
+                   "the code anew, so a value that changes from call to call compiles on "
+                   "every call; pass it as a tensor (paddle.to_tensor(value)) to compile "
+                   "once")
+        location = user_location()
+        if location is None:
+            warnings.warn(message, RuntimeWarning, stacklevel=4)
         else:
             warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
 
@@ -1085,7 +1122,7 @@ class CompiledFunction:
             arguments = _arguments(structures, inputs)
             containers = ContainerSnapshot.of([self.layer, *extra, *named], named,
                                               [*arguments, *extra])
-            out = self._run_converted(arguments, extra)
+            out = self._run_converted(tracer, arguments, extra)
             containers.check(user_location())
             tensors, pattern = Pattern.split(out, _is_tensor)
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
@@ -1124,13 +1161,15 @@ class CompiledFunction:
         named = [*self.layer.named_parameters(), *self.layer.named_buffers()]
         return {id(t): name for name, t in named}
 
-    def _run_converted(self, inputs, extra):
+    def _run_converted(self, tracer: Tracer, inputs, extra):
         if self.layer is not None and self.target is self.layer:
             return self.layer(*inputs, *extra)  # Layer.__call__ converts forward when tracing
         try:
             fn = convert_function(self.target)
         except Unconvertible:  # no source to read (made by exec): traced as it is
             fn = self.target
+        else:
+            tracer.reads.function(self.target)
         return fn(*inputs, *extra)
 
     def _checked_call(self, program: Program, args):

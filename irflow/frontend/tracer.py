@@ -37,6 +37,7 @@ from ..ir.registry import lookup
 from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
                         substitute_type, symbols_of)
 from ..tensor.tensor import Size, Tensor, is_cleared_gradient
+from .guards import Reads
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
 
@@ -242,6 +243,7 @@ class Tracer:
         self.texts: dict[str, tuple] = {}             # see text_of()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
+        self.reads = Reads()                          # Python values read: the guards
         # train-mode value -> its test-mode twin, kept only by a static program (for
         # clone(for_test=True)); a compiled function traces one mode
         self.twins: dict[Value, Value] | None = None

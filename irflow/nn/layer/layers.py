@@ -85,6 +85,13 @@ class HookRemoveHelper:
 
 
 _UNSET = object()  # an attribute a Layer does not have
+# What every Layer holds in its __dict__ (set by `Layer.__init__` and
+# `_structure_changed`), not a layer's configuration: a compiled program guards the
+# rest of the __dict__ of each of irflow's own layers it calls (`irflow.frontend.guards`)
+BASE_ATTRIBUTES = frozenset({
+    "training", "_full_name", "_dtype", "_parameters", "_buffers",
+    "_non_persistable_buffer_names_set", "_sub_layers", "_forward_pre_hooks",
+    "_forward_post_hooks", "_structure_version"})
 
 
 def _holds_traced(value) -> bool:

@@ -1,0 +1,256 @@
+"""The Python values a trace read, checked on every call: a changed one traces again.
+
+A program runs its function's Python code only while it is traced, and every Python
+value that code read is built into it: as a constant (``y * self.scale``), as the
+branch or the number of iterations taken (``if self.use_extra``, ``range(self.steps)``),
+as a shape (``reshape(self.shape)``). Eager code reads them again on every call, so
+a program that kept them after the user changed one (``model.scale = 3.0``, a global
+``SCALE``, ``cfg["alpha"] = 0.1``) would return the old model's answer. A trace
+therefore records what it read (`Reads`): converted code reads attributes through
+`irflow.frontend.jst.attr`, and each converted function's globals and enclosing
+variables are recorded as it starts. The program's `Guards` compare each with the
+value read; a program whose guards fail is stale, and the call traces again (as
+Paddle's SOT does with its guards).
+
+Guarded: *plain data*, compared by value and exact type (``1``, ``1.0`` and ``True``
+differ, as the constants they make do; a NaN equals a NaN; ``-0.0`` is not ``0.0``):
+None, bools, numbers, strings, bytes, NumPy scalars, and tuples, lists, dicts, sets and
+frozensets of plain data (at most `MAX_ITEMS` items each, `MAX_DEPTH` deep); and
+functions and classes, by identity (``self.act = F.gelu``). Not guarded: Tensors and
+Layers (tensors are the program's arguments or checked constants, and a Layer's
+structure has its own versions), modules, bound methods (made anew on each access),
+and other objects, whose own attributes are guarded where the code reads them.
+"""
+from __future__ import annotations
+
+import types
+from typing import Callable
+
+import numpy as np
+
+from ..tensor.tensor import Tensor
+
+MAX_ITEMS = 1024  # items of one container that a guard compares; a longer one is not plain
+MAX_DEPTH = 8     # containers within containers
+_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
+_MUTABLE = frozenset({list, dict, set})
+_BY_IDENTITY = (types.FunctionType, type)
+_MISSING = object()  # what a guard reads where the name no longer exists
+
+
+def frozen(value, depth: int = 0):
+    """A hashable form of plain data that equals another's exactly when the two
+    build the same program, or None if `value` is not plain data."""
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is float:
+            return kind, value.hex()  # exact, NaN == NaN, -0.0 != 0.0
+        if kind is complex:
+            return kind, value.real.hex(), value.imag.hex()
+        return kind, value
+    if isinstance(value, np.generic):
+        return (kind, value.tobytes()) if value.dtype.kind in "biufc" else None
+    if kind in (tuple, list, dict, set, frozenset):
+        if depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
+            return None
+        items = value.items() if kind is dict else value
+        parts = []
+        for item in items:
+            part = (frozen(item[0], depth + 1), frozen(item[1], depth + 1)) if kind is dict \
+                else frozen(item, depth + 1)
+            if part is None or kind is dict and None in part:
+                return None
+            parts.append(part)
+        return kind, frozenset(parts) if kind in (set, frozenset) else tuple(parts)
+    return None
+
+
+class Guard:
+    """One value read: the object `value` that `owner`'s `name` held, by `kind`
+    ("attribute": ``getattr(owner, name)``; "entry": ``owner.get(name)``, of a
+    module's globals or a Layer's ``__dict__``; "cell": a closure cell's contents).
+    It holds while that place holds the same object and nothing inside it can change
+    (`same_object_enough`), or, for plain data, while what it holds equals it
+    (`form`, its `frozen` form; None for a function or class, held by identity)."""
+
+    __slots__ = ("kind", "owner", "name", "value", "form", "same_object_enough")
+
+    def __init__(self, kind: str, owner, name: str, value, form):
+        self.kind, self.owner, self.name, self.value, self.form = kind, owner, name, value, form
+        self.same_object_enough = form is None or _immutable(value)
+
+    def read(self):
+        """What the place holds now (`_MISSING` if nothing)."""
+        if self.kind == "entry":
+            return self.owner.get(self.name, _MISSING)
+        return (_read_attribute if self.kind == "attribute" else _read_cell)(self.owner, self.name)
+
+    def holds(self) -> bool:
+        """The guard's test (`Guards` writes it out inline for every call)."""
+        now = self.read()
+        if now is self.value and self.same_object_enough:
+            return True
+        return self.form is not None and frozen(now) == self.form
+
+
+def _immutable(value) -> bool:
+    """Whether plain data `value` cannot change in place: no list, dict or set in it."""
+    kind = type(value)
+    if kind in (tuple, frozenset):
+        return all(_immutable(item) for item in value)
+    return kind not in _MUTABLE
+
+
+def guard(kind: str, owner, name: str) -> Guard | None:
+    """A guard of what `owner`'s `name` holds now, or None if that is not guarded."""
+    g = Guard(kind, owner, name, None, None)
+    value = g.read()
+    form = frozen(value)
+    if form is None and not isinstance(value, _BY_IDENTITY):
+        return None
+    return Guard(kind, owner, name, value, form)
+
+
+_CHUNK = 64  # guards per generated check (a function of thousands of parameters
+             # takes long to compile)
+
+
+class Guards:
+    """A program's guards; `hold()`, on every call, is one generated function per
+    `_CHUNK` guards, each read written out (``d0.get(n0, MISSING) is not v0``):
+    a loop calling a method per guard cost a batch-1 call a few tenths of a
+    microsecond per guard."""
+
+    __slots__ = ("items", "_checks", "hold")
+
+    def __init__(self, items: tuple[Guard, ...] = ()):
+        self.items = items
+        self._checks = tuple(_check(items[k:k + _CHUNK]) for k in range(0, len(items), _CHUNK))
+        # `hold()`: whether every guard holds (a program's one check, called directly)
+        self.hold = self._checks[0] if len(self._checks) == 1 else self._all
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _all(self) -> bool:
+        for check in self._checks:
+            if not check():
+                return False
+        return True
+
+    def changed(self) -> str | None:
+        """The first value that changed, described for a message (``scale``, ``SCALE``),
+        or None if all hold."""
+        for g in self.items:
+            if not g.holds():
+                return g.name
+        return None
+
+
+_READS = {"attribute": "read_attribute(o{i}, n{i})", "entry": "o{i}.get(n{i}, MISSING)",
+          "cell": "read_cell(o{i}, n{i})"}
+
+
+def _check(items: tuple[Guard, ...]) -> Callable[[], bool]:
+    """``hold()`` of `items`: False as soon as one fails."""
+    from ..codegen.executor import generated
+    body = []
+    for i, g in enumerate(items):
+        body.append("now = " + _READS[g.kind].format(i=i))
+        if g.form is None:
+            body.append(f"if now is not v{i}:")
+        elif g.same_object_enough:
+            body.append(f"if now is not v{i} and frozen(now) != f{i}:")
+        else:
+            body.append(f"if frozen(now) != f{i}:")
+        body.append("    return False")
+    body.append("return True")
+    n = len(items)
+    params = ["MISSING", "frozen", "read_attribute", "read_cell", *[f"{c}{i}" for c in "onvf"
+                                                                   for i in range(n)]]
+    make = generated(params, "hold()", body, f"<irflow guards of {n}>")
+    return make(_MISSING, frozen, _read_attribute, _read_cell,
+                *[g.owner for g in items], *[g.name for g in items],
+                *[g.value for g in items], *[g.form for g in items])
+
+
+class Reads:
+    """What one trace read, each place once (its first read is the value guarded)."""
+
+    def __init__(self):
+        self._guards: dict[tuple, Guard | None] = {}
+        self._owners: list = []  # held for the trace, so that each id stays its own
+
+    def note(self, kind: str, owner, name: str) -> None:
+        key = (id(owner), name)
+        if key not in self._guards:
+            self._guards[key] = guard(kind, owner, name)
+            self._owners.append(owner)
+
+    def attribute(self, owner, name: str) -> None:
+        """``owner.name`` was read (by converted code)."""
+        if not isinstance(owner, (types.ModuleType, Tensor)):
+            self.note("attribute", owner, name)
+
+    def function(self, fn: types.FunctionType) -> None:
+        """Converted `fn` is about to run: the globals its code names and the
+        variables of enclosing functions it reads."""
+        names: set = set()
+        _names_in(fn.__code__, names)
+        space = fn.__globals__
+        for name in sorted(names):
+            if name in space:
+                self.note("entry", space, name)
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            self.note("cell", cell, name)
+
+    def configuration(self, layer, skipped: frozenset) -> None:
+        """`layer`, whose forward is irflow's own (not converted, so its reads are not
+        seen), was called: each entry of its ``__dict__`` but those in `skipped` (what
+        every Layer has)."""
+        state = vars(layer)
+        for name in state:
+            if name not in skipped:
+                self.note("entry", state, name)
+
+    def guards(self, skip: set[tuple]) -> Guards:
+        """The guards, but those of the attributes ``(id(owner), name)`` in `skip`
+        (the ones the program carries or stores itself). A list, dict or set still
+        in its place is guarded as the trace left it: one the code changed (a cache
+        filled, a count appended) changes only at the trace, which says so
+        (`irflow.frontend.containers`), and is no reason to trace on every call."""
+        kept = []
+        for key, g in self._guards.items():
+            if g is None or key in skip:
+                continue
+            if type(g.value) in _MUTABLE and g.read() is g.value:
+                g = guard(g.kind, g.owner, g.name)
+            if g is not None:
+                kept.append(g)
+        return Guards(tuple(kept))
+
+
+def _names_in(code: types.CodeType, names: set) -> None:
+    """The global names `code` and the code nested in it (lambdas, comprehensions,
+    inner functions) load; attribute names are among them (a superset is safe)."""
+    names.update(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _names_in(const, names)
+
+
+def _read_attribute(owner, name: str):
+    try:
+        return getattr(owner, name)
+    except Exception:  # a property that raises now: changed (the trace raises it again)
+        return _MISSING
+
+
+def _read_cell(cell, name: str):
+    try:
+        return cell.cell_contents
+    except ValueError:  # emptied since
+        return _MISSING

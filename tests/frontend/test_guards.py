@@ -1,0 +1,192 @@
+"""Python values a compiled program read while traced are checked on every call: after
+one changes (an attribute, a global, a variable of an enclosing function), the call
+traces again and computes what eager code computes, never the old model's answer."""
+import math
+
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn as nn
+import irflow.nn.functional as F
+from irflow.frontend.guards import MAX_ITEMS, frozen
+
+BACKENDS = ["numpy", "llvm"]
+SCALE = 2.0
+
+
+def agree(compiled, model, x):
+    got, want = compiled(x).numpy(), model(x).numpy()
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+class Configured(nn.Layer):
+    """A forward whose constants, loop count, branches and shapes are attributes."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale, self.steps, self.act, self.extra = 2.0, 2, "relu", False
+        self.cfg, self.shape = {"a": 1.0}, (2, 8)
+
+    def forward(self, x):
+        y = x * self.scale
+        for _ in range(self.steps):
+            y = y + 1
+        y = F.relu(y) if self.act == "relu" else F.gelu(y)
+        if self.extra:
+            y = y * 10
+        return (y * self.cfg["a"]).reshape(self.shape)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("change", [
+    lambda m: setattr(m, "scale", 3.0),
+    lambda m: setattr(m, "steps", 5),
+    lambda m: setattr(m, "act", "gelu"),
+    lambda m: setattr(m, "extra", True),
+    lambda m: m.cfg.__setitem__("a", -4.0),
+    lambda m: setattr(m, "shape", (4, 4)),
+], ids=["float", "loop-count", "str-branch", "bool-branch", "dict-item", "shape"])
+def test_an_attribute_changed_after_compiling_is_read_again(backend, change):
+    model = Configured()
+    compiled = paddle.compile(model, backend=backend)
+    x = paddle.to_tensor(np.linspace(-1, 1, 16, dtype=np.float32).reshape(4, 4))
+    agree(compiled, model, x)
+    change(model)
+    agree(compiled, model, x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nothing_changed_means_no_new_trace(backend):
+    model = Configured()
+    model.scale = math.nan  # a NaN equals itself here
+    compiled = paddle.compile(model, backend=backend)
+    x = paddle.ones([4, 4])
+    compiled(x)
+    program = compiled._last
+    for _ in range(3):
+        compiled(x)
+    assert compiled._last is program
+
+
+def test_a_global_and_an_enclosing_variable_are_read_again():
+    global SCALE
+
+    def make():
+        shift = 1.0
+
+        def f(x):
+            return x * SCALE + shift
+
+        def set_shift(value):
+            nonlocal shift
+            shift = value
+        return f, set_shift
+    f, set_shift = make()
+    compiled = paddle.compile(f)
+    x = paddle.to_tensor([1.0, 2.0])
+    np.testing.assert_allclose(compiled(x).numpy(), [3.0, 5.0])
+    old = SCALE
+    try:
+        SCALE = 10.0
+        np.testing.assert_allclose(compiled(x).numpy(), [11.0, 21.0])
+        set_shift(-1.0)
+        np.testing.assert_allclose(compiled(x).numpy(), [9.0, 19.0])
+    finally:
+        SCALE = old
+
+
+def test_a_replaced_function_and_an_object_attribute_are_read_again():
+    class Options:
+        alpha = 0.5
+
+    class Model(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.activation, self.options = F.relu, Options()
+
+        def forward(self, x):
+            return self.activation(x) * self.options.alpha
+
+    model = Model()
+    compiled = paddle.compile(model)
+    x = paddle.to_tensor([-1.0, 2.0])
+    agree(compiled, model, x)
+    model.activation = F.sigmoid
+    agree(compiled, model, x)
+    model.options.alpha = 4.0
+    agree(compiled, model, x)
+
+
+def test_an_int_and_a_float_of_equal_value_trace_apart():
+    """``x * 1`` keeps an int tensor int; ``x * 1.0`` makes it float, as eagerly."""
+    class Model(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.k = 1
+
+        def forward(self, x):
+            return x * self.k
+
+    model = Model()
+    compiled = paddle.compile(model)
+    x = paddle.to_tensor([1, 2])
+    agree(compiled, model, x)
+    model.k = 1.0
+    agree(compiled, model, x)
+    assert compiled(x).dtype == paddle.float32
+
+
+def test_a_number_forward_changes_is_carried_not_guarded():
+    """``self.calls += 1`` in forward is the program's input and output: calls keep
+    counting and no call traces again."""
+    class Counting(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x * self.calls
+
+    model = Counting()
+    compiled = paddle.compile(model)
+    x = paddle.ones([2])
+    outs = [float(compiled(x)[0]) for _ in range(4)]
+    program = compiled._last
+    outs += [float(compiled(x)[0]) for _ in range(2)]
+    assert outs[-3:] == [4.0, 5.0, 6.0] and model.calls == 6
+    assert compiled._last is program
+
+
+def test_plain_data_is_compared_by_value_and_exact_type():
+    assert frozen([1, (2.0, "a")]) == frozen([1, (2.0, "a")])
+    assert frozen(1) != frozen(1.0) != frozen(True)
+    assert frozen(0.0) != frozen(-0.0)
+    assert frozen(math.nan) == frozen(math.nan)
+    assert frozen({"a": 1, "b": 2}) != frozen({"b": 2, "a": 1})  # iteration order differs
+    assert frozen({1, 2}) == frozen({2, 1})
+    assert frozen(np.float32(0.5)) != frozen(np.float64(0.5))
+    assert frozen([paddle.ones([1])]) is None  # tensors are the program's arguments
+    assert frozen(list(range(MAX_ITEMS + 1))) is None
+
+
+def test_a_value_changing_on_every_call_is_warned_of_once():
+    class Stepped(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.step = 0
+
+        def forward(self, x):
+            return x * self.step
+
+    model = Stepped()
+    compiled = paddle.compile(model)
+    x = paddle.ones([2])
+    with pytest.warns(RuntimeWarning, match="Python values it reads changed") as caught:
+        for step in range(12):
+            model.step = step
+            assert float(compiled(x)[0]) == step
+    assert len([w for w in caught if "Python values" in str(w.message)]) == 1
+    assert "step" in str(caught[0].message)
