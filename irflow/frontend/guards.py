@@ -14,8 +14,10 @@ Paddle's SOT does with its guards).
 
 Guarded: *plain data*, compared by value and exact type (``1``, ``1.0`` and ``True``
 differ, as the constants they make do; a NaN equals a NaN; ``-0.0`` is not ``0.0``):
-None, bools, numbers, strings, bytes, NumPy scalars, and tuples, lists, dicts, sets and
-frozensets of plain data (at most `MAX_ITEMS` items each, `MAX_DEPTH` deep); and
+None, bools, numbers, strings, bytes, NumPy scalars and numeric arrays (by dtype,
+shape and bytes: ``paddle.to_tensor(self.table)`` makes a constant of the contents),
+and tuples, lists, dicts, sets and frozensets of plain data (at most `MAX_ITEMS` items
+each, `MAX_DEPTH` deep); and
 functions and classes, by identity (``self.act = F.gelu``). Not guarded: Tensors and
 Layers (tensors are the program's arguments or checked constants, and a Layer's
 structure has its own versions), modules, bound methods (made anew on each access),
@@ -33,7 +35,7 @@ from ..tensor.tensor import Tensor
 MAX_ITEMS = 1024  # items of one container that a guard compares; a longer one is not plain
 MAX_DEPTH = 8     # containers within containers
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
-_MUTABLE = frozenset({list, dict, set})
+_MUTABLE = frozenset({list, dict, set, np.ndarray})
 _BY_IDENTITY = (types.FunctionType, type)
 _MISSING = object()  # what a guard reads where the name no longer exists
 
@@ -50,6 +52,9 @@ def frozen(value, depth: int = 0):
         return kind, value
     if isinstance(value, np.generic):
         return (kind, value.tobytes()) if value.dtype.kind in "biufc" else None
+    if kind is np.ndarray:  # its bytes: a copy per call, so a large table costs time
+        return (kind, value.dtype.str, value.shape, value.tobytes()) \
+            if value.dtype.kind in "biufc" else None
     if kind in (tuple, list, dict, set, frozenset):
         if depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
             return None

@@ -190,3 +190,24 @@ def test_a_value_changing_on_every_call_is_warned_of_once():
             assert float(compiled(x)[0]) == step
     assert len([w for w in caught if "Python values" in str(w.message)]) == 1
     assert "step" in str(caught[0].message)
+
+
+def test_a_numpy_array_changed_in_place_or_replaced_is_read_again():
+    class Tabled(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.table = np.array([3.0, 4.0], dtype=np.float32)
+
+        def forward(self, x):
+            return x * paddle.to_tensor(self.table)
+
+    model = Tabled()
+    compiled = paddle.compile(model)
+    x = paddle.ones([2])
+    agree(compiled, model, x)
+    model.table[1] = -1.0
+    agree(compiled, model, x)
+    model.table = np.array([0.5, 0.25], dtype=np.float32)
+    agree(compiled, model, x)
+    assert frozen(np.zeros(2, np.float32)) != frozen(np.zeros(2, np.float64))
+    assert frozen(np.zeros((1, 2))) != frozen(np.zeros((2, 1)))
