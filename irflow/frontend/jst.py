@@ -53,11 +53,11 @@ def returned_value(value):
     return value.value if isinstance(value, ReturnValue) else None
 
 
-def attr(owner, name: str):
-    """``owner.name`` in converted code, read as Python reads it; the trace records
-    the value read, which its program's guards check on every call
+def attr(owner, name: str, *default):
+    """``owner.name`` (and ``getattr``) in converted code, read as Python reads it;
+    the trace records the value read, which its program's guards check on every call
     (`irflow.frontend.guards`)."""
-    value = getattr(owner, name)
+    value = getattr(owner, name, *default)
     tracer = dispatch_state.tracer
     if tracer is not None:
         tracer.reads.attribute(owner, name)
@@ -309,7 +309,7 @@ _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _t
              builtins.max: _extremum(builtins.max, "maximum"),
              builtins.min: _extremum(builtins.min, "minimum"),
              builtins.any: _truth_of_all(builtins.any, "any"),
-             builtins.all: _truth_of_all(builtins.all, "all")}
+             builtins.all: _truth_of_all(builtins.all, "all"), builtins.getattr: attr}
 
 
 def call(fn):

@@ -211,3 +211,20 @@ def test_a_numpy_array_changed_in_place_or_replaced_is_read_again():
     agree(compiled, model, x)
     assert frozen(np.zeros(2, np.float32)) != frozen(np.zeros(2, np.float64))
     assert frozen(np.zeros((1, 2))) != frozen(np.zeros((2, 1)))
+
+
+def test_getattr_reads_are_guarded_too():
+    class Named(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.factor = 2.0
+
+        def forward(self, x):
+            return x * getattr(self, "factor") + getattr(self, "missing", 0.5)
+
+    model = Named()
+    compiled = paddle.compile(model)
+    x = paddle.ones([2])
+    agree(compiled, model, x)
+    model.factor = -3.0
+    agree(compiled, model, x)
