@@ -18,7 +18,9 @@ None, bools, numbers, strings, bytes, NumPy scalars and numeric arrays (by dtype
 shape and bytes: ``paddle.to_tensor(self.table)`` makes a constant of the contents),
 and tuples, lists, dicts, sets and frozensets of plain data (at most `MAX_ITEMS` items
 each, `MAX_DEPTH` deep); and
-functions and classes, by identity (``self.act = F.gelu``). Not guarded: Tensors and
+functions and classes, by identity (``self.act = F.gelu``); an attribute the code
+found missing (``hasattr``, ``getattr`` with a default) stays missing. Not guarded:
+Tensors and
 Layers (tensors are the program's arguments or checked constants, and a Layer's
 structure has its own versions), modules, bound methods (made anew on each access),
 and other objects, whose own attributes are guarded where the code reads them.
@@ -111,7 +113,7 @@ def guard(kind: str, owner, name: str) -> Guard | None:
     g = Guard(kind, owner, name, None, None)
     value = g.read()
     form = frozen(value)
-    if form is None and not isinstance(value, _BY_IDENTITY):
+    if form is None and not (isinstance(value, _BY_IDENTITY) or value is _MISSING):
         return None
     return Guard(kind, owner, name, value, form)
 

@@ -64,6 +64,15 @@ def attr(owner, name: str, *default):
     return value
 
 
+def _hasattr(owner, name: str) -> bool:
+    """``hasattr`` in converted code: what it found is recorded as `attr` records a read
+    (a program traced without the attribute traces again once it exists)."""
+    tracer = dispatch_state.tracer
+    if tracer is not None:
+        tracer.reads.attribute(owner, name)
+    return hasattr(owner, name)
+
+
 def named(value, name: str):
     """Give a traced value the user's variable name (for the printed IR)."""
     if is_traced(value) and value._ir.name is None:
@@ -309,7 +318,8 @@ _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _t
              builtins.max: _extremum(builtins.max, "maximum"),
              builtins.min: _extremum(builtins.min, "minimum"),
              builtins.any: _truth_of_all(builtins.any, "any"),
-             builtins.all: _truth_of_all(builtins.all, "all"), builtins.getattr: attr}
+             builtins.all: _truth_of_all(builtins.all, "all"), builtins.getattr: attr,
+             builtins.hasattr: _hasattr}
 
 
 def call(fn):

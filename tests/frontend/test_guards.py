@@ -228,3 +228,20 @@ def test_getattr_reads_are_guarded_too():
     agree(compiled, model, x)
     model.factor = -3.0
     agree(compiled, model, x)
+
+
+def test_an_attribute_found_missing_is_guarded_until_it_exists():
+    class Optional(nn.Layer):
+        def forward(self, x):
+            if hasattr(self, "bias_value"):
+                x = x + self.bias_value
+            return x * getattr(self, "gain", 1.0)
+
+    model = Optional()
+    compiled = paddle.compile(model)
+    x = paddle.ones([2])
+    agree(compiled, model, x)
+    model.bias_value = 5.0
+    agree(compiled, model, x)
+    model.gain = -2.0
+    agree(compiled, model, x)
