@@ -27,7 +27,7 @@ from ..tensor.tensor import Size, Tensor
 from .convert import RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
 from .stand_ins import NumpyView, PythonScalar
-from .tensor_array import TensorArray, TupleArray
+from .tensor_array import GROWN_LISTS, TensorArray, TupleArray
 from .sequences import (Enumerated, Fixed, Items, Range, Reversed, Rows, Zipped,
                         elementwise_extreme, length_of, run_sequence)
 from .tracer import RunTimeGradient, Tracer, Undefined, is_traced
@@ -83,6 +83,8 @@ def named(value, name: str):
 # ---------------------------------------------------------------- operators
 
 def not_(x):
+    if isinstance(x, GROWN_LISTS):  # a list grown in a traced loop: empty or not
+        return x.length() == 0
     if isinstance(x, Tensor):
         from ..tensor.logic import logical_not
         return logical_not(x)
@@ -652,9 +654,12 @@ def _tracer() -> Tracer:
 
 
 def _predicate(x) -> Tensor:
-    """`x` as a bool scalar tensor: the condition of an `if` or `while`."""
+    """`x` as a bool scalar tensor: the condition of an `if` or `while` (of a list
+    grown in a traced loop, whether it is not empty, as Python's truth of a list)."""
     from ..tensor.convert import as_tensor, cast
     from ..tensor.manipulation import reshape
+    if isinstance(x, GROWN_LISTS):
+        x = x.length() > 0
     x = as_tensor(x)
     shape = x._ir.type.shape if is_traced(x) else x._value.shape
     if shape:
@@ -1035,10 +1040,18 @@ def _structure_error(name: str, a, b, stmt: Statement) -> ConversionError:
 
 def _yield_value(tracer: Tracer, scope, t):
     if isinstance(t, _Zeros):
-        return scope.builder.zeros(t.type)
+        return scope.builder.zeros(_placeholder_type(tracer, t.type))
     if isinstance(t, _ListValue):
         return t.build(tracer)
     return tracer.value_of(t)
+
+
+def _placeholder_type(tracer: Tracer, t: TensorType) -> TensorType:
+    """`t` with 0 for each size only the run knows (a list's length from a loop):
+    zeros of that size would need it before the op that computes it runs, and a
+    `_Zeros` is never read (the cond joins the sizes into a fresh symbol)."""
+    known = tracer.input_symbols()
+    return t.with_shape([d if {s for s in symbols_of(d)} <= known else 0 for d in t.shape])
 
 
 # ---------------------------------------------------------------- tracing while

@@ -165,3 +165,28 @@ def test_an_empty_grown_list_sums_to_zeros_and_returns_empty():
     assert f(x, paddle.to_tensor(0)) == 0
     grown = paddle.jit.to_static(grow, input_spec=N_SPEC)
     assert len(grown(x, paddle.to_tensor(3))) == 3 and grown(x, paddle.to_tensor(0)) == []
+
+
+def test_the_truth_of_a_grown_list_is_whether_it_is_empty():
+    """``if outs``, ``not outs`` and ``a if outs else b`` test the length the run gives
+    the list, as Python tests a list (n = 0 gives an empty one)."""
+    def f(x, n):
+        outs = grow(x, n)
+        first = paddle.stack(outs).sum(0) if outs else x
+        if not outs:
+            first = first - 1.0
+        return first
+    # (without gradients: a cond's backward keeps the residuals of the branch that
+    # ran, and stands zeros in for them in the other, which need the loop's count)
+    check(f, N_INPUTS, N_SPEC, grads=False, grad_inputs=False)
+
+
+def test_a_return_of_a_grown_list_inside_an_if_compiles():
+    """The branch that does not return yields a placeholder of the returned value's
+    type, whose length only the loop knows: it must not need that length."""
+    def f(x, n):
+        outs = grow(x, n)
+        if len(outs) > 0:
+            return paddle.stack(outs)[:, 0]
+        return x
+    check(f, N_INPUTS, N_SPEC, grads=False, grad_inputs=False)
