@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ._ops import add, mul, sub
-from .optimizer import Optimizer, filled
+from .optimizer import Optimizer, as_regularizer, filled
+from .regularizer import L2Decay, WeightDecayRegularizer
 
 __all__ = ["Momentum"]
 
@@ -18,7 +19,11 @@ class Momentum(Optimizer):
     with the accumulator ``velocity``. Parameter groups may set ``momentum``,
     ``use_nesterov`` and ``rescale_grad``. `rescale_grad` is applied as documented
     (Paddle's CPU kernel ignores it; its GPU kernel applies it as here).
-    `multi_precision` and `use_multi_tensor` are accepted for compatibility."""
+    `multi_precision` and `use_multi_tensor` are accepted for compatibility.
+
+    In a parameter group, Paddle applies an L2 ``weight_decay`` (or a float) in its
+    kernel and any other regularizer on the gradient, where a parameter without one
+    gets the optimizer's regularizer unless that is L2 decay (see `_regularizer`)."""
 
     def __init__(self, learning_rate=0.001, momentum: float = 0.9, parameters=None,
                  use_nesterov: bool = False, weight_decay=None, grad_clip=None,
@@ -39,6 +44,21 @@ class Momentum(Optimizer):
     def _constants(self, options, dtype):
         return {"momentum": options["momentum"], "rescale_grad": options["rescale_grad"]}
 
+    def _regularizer(self, param, options, in_group):
+        """As Paddle's Momentum: a group's L1 decay applies alone; a group's L2 decay
+        (or float) applies together with the optimizer's L1 decay; a group without
+        decay (None) gets the optimizer's L1 decay but not its L2 decay."""
+        if not in_group:
+            return super()._regularizer(param, options, in_group)
+        decay = options.get("weight_decay")
+        if isinstance(decay, WeightDecayRegularizer) and not isinstance(decay, L2Decay):
+            return decay
+        fallback = None if isinstance(self.regularization, L2Decay) else self.regularization
+        kernel = as_regularizer(decay)  # the group's L2 decay (Paddle's kernel applies it)
+        if fallback is None or kernel is None:
+            return kernel if fallback is None else fallback
+        return _Decays(fallback, kernel)
+
     def _regularized(self, slot, grad):
         if slot.options["rescale_grad"] != 1.0:
             grad = mul(grad, slot.consts["rescale_grad"])
@@ -52,3 +72,16 @@ class Momentum(Optimizer):
             p.set_value(sub(p, mul(add(grad, mul(v, mu)), slot.lr)))
         else:
             p.set_value(sub(p, mul(slot.lr, v)))
+
+
+class _Decays(WeightDecayRegularizer):
+    """Two regularizers at once: the optimizer's L1 decay that Paddle's Momentum adds
+    to the gradient and a group's L2 decay that its kernel adds."""
+
+    def __init__(self, first: WeightDecayRegularizer, second: WeightDecayRegularizer):
+        super().__init__()
+        self._parts = (first, second)
+
+    def __call__(self, param, grad=None, block=None):
+        first, second = self._parts
+        return add(first(param, grad), second(param, grad))

@@ -282,13 +282,11 @@ class Optimizer:
         return options
 
     def _regularizer(self, param, options: dict, in_group: bool):
-        """The regularizer whose term is added to `param`'s gradient. In a parameter
-        group the group's ``weight_decay`` applies (Paddle assigns it to the group's
-        parameters); otherwise the parameter's own regularizer wins over the
-        optimizer's."""
-        if in_group:
-            return as_regularizer(options.get("weight_decay"))
-        own = getattr(param, "regularizer", None)
+        """The regularizer whose term is added to `param`'s gradient: the parameter's
+        own, else the optimizer's. In a parameter group, the group's ``weight_decay``
+        is the parameter's own (Paddle assigns it to the group's parameters), so a
+        group whose ``weight_decay`` is None gets the optimizer's, as in Paddle."""
+        own = options.get("weight_decay") if in_group else getattr(param, "regularizer", None)
         return as_regularizer(own) if own is not None else self.regularization
 
     def _lr_tensor(self, dtype, scale: float) -> Tensor:
