@@ -439,6 +439,7 @@ def _build(block: Block, group: _Group) -> None:
         body.append(copy)
         inner[op.result] = copy.result
     body.append(Operation("yield", [inner[r] for r in results], loc=root.loc))
+    _drop_unread(body)
     regions = [Region([body])]
     operands = [v for v in entering if v is not (anchor.result if anchor else None)]
     if anchor is not None:
@@ -455,6 +456,16 @@ def _build(block: Block, group: _Group) -> None:
         old.replace_all_uses_with(new)
     for op in reversed(group.in_order()):
         op.erase()
+
+
+def _drop_unread(body: Block) -> None:
+    """Erase the body's ops whose values neither the yield nor another op reads: a
+    member whose every reader outside the group now recomputes it (a group built
+    after this one copied it into its own body) is not yielded, and computing it
+    per element would be work for nothing (as dce drops unread ops)."""
+    for op in reversed(list(body.ops)):
+        if op.name != "yield" and not any(r.uses for r in op.results):
+            op.erase()
 
 
 def _insert_before_readers(block: Block, fused: Operation, root: Operation,
