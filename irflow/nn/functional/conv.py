@@ -300,11 +300,13 @@ def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
     return x
 
 
-def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
-                     dilation=1, data_format: str = "NCHW", output_size=None, name=None):
+def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
+                     groups: int = 1, output_size=None, data_format: str = "NCHW", name=None):
     """The transpose of conv2d (a "deconvolution"): x [N, Cin, H, W], weight
     [Cin, Cout/groups, kH, kW]; output H_out = (H - 1) * stride - top - bottom +
-    dilation * (kH - 1) + 1 + output_padding (W alike), or `output_size`."""
+    dilation * (kH - 1) + 1 + output_padding (W alike), or `output_size`. The
+    arguments come in Paddle's order (dilation before groups, output_size before
+    data_format), so a positional call means what it means in Paddle."""
     x = as_tensor(x)
     channels_last = _channels_last(data_format)
     stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")

@@ -9,6 +9,8 @@ quirk: for hard labels without class weights and with a *negative* ignore_index
 (the default -100), Paddle divides by the number of all samples, ignored ones
 included; with ``ignore_index >= 0`` it divides by the number of samples not
 ignored; with class weights, by the sum of the weights of the samples not ignored.
+A second quirk is that of soft (or smoothed) labels with ``ignore_index >= 0``: Paddle
+divides by the number of label entries unequal to it (see `_soft_cross_entropy`).
 """
 from __future__ import annotations
 
@@ -71,7 +73,11 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     Hard labels are integer class indices shaped like input without `axis` (or with
     size 1 there); soft labels (``soft_label=True``) are distributions shaped like
     input. `weight` [C] weighs each class; `label_smoothing` mixes the labels (hard
-    ones as one-hot vectors) with the uniform distribution. With ``use_softmax=False`` input holds probabilities.
+    ones as one-hot vectors) with the uniform distribution; as in Paddle, a soft label is
+    smoothed over its last axis whatever `axis`, and a hard label equal to a
+    non-negative ignore_index is smoothed and counted like any other (see
+    `_soft_cross_entropy` for the mean). With ``use_softmax=False`` input holds
+    probabilities.
     ``reduction="none"`` gives one loss per sample: shaped like a hard label, or with
     size 1 along `axis` for soft or smoothed labels."""
     check_reduction(reduction)
@@ -85,9 +91,11 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     if soft_label:
         _check_soft_label_shape(input, label)
         label = _target(label)
-        if label_smoothing > 0:
-            label = label * (1.0 - label_smoothing) + label_smoothing / classes
-        return _soft_cross_entropy(log_probs, label, weight, None, axis, reduction, True)
+        if label_smoothing > 0:  # Paddle's label_smooth: uniform over the last axis
+            label = label_smooth(label, epsilon=label_smoothing)
+        loss = _soft_label_loss(input, log_probs, label, axis, use_softmax)
+        return _soft_cross_entropy(loss, label, weight, None, axis, reduction, True,
+                                   ignore_index if ignore_index >= 0 else None)
     if label.dtype.is_float:
         raise TypeError(f"hard labels must be integers, got {label.dtype.name}; pass "
                         "soft_label=True for distributions")
@@ -97,9 +105,14 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     safe, valid = _picked_labels(label, ignore_index)
     mask = valid.astype(input.dtype)
     if label_smoothing > 0:
-        onehot = equal(safe, _along(arange(classes), axis, input.ndim)).astype(input.dtype)
-        smoothed = onehot * (1.0 - label_smoothing) + label_smoothing / classes
-        return _soft_cross_entropy(log_probs, smoothed, weight, mask, axis, reduction,
+        counted = 0 <= ignore_index < classes  # Paddle smooths that label too: none ignored
+        onehot = equal(label if counted else safe, _along(arange(classes), axis, input.ndim))
+        smoothed = onehot.astype(input.dtype) * (1.0 - label_smoothing) + label_smoothing / classes
+        loss = _soft_label_loss(input, log_probs, smoothed, axis, use_softmax)
+        if counted:
+            return _soft_cross_entropy(loss, smoothed, weight, None, axis, reduction, True,
+                                       ignore_index)
+        return _soft_cross_entropy(loss, smoothed, weight, mask, axis, reduction,
                                    ignore_index < 0)
     loss = -take_along_axis(log_probs, safe, axis) * mask
     if weight is not None:
@@ -117,11 +130,28 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     return reduce_mean(loss) if denominator is None else _safe_divide(reduce_sum(loss), denominator)
 
 
-def _soft_cross_entropy(log_probs, label, weight, mask, axis: int, reduction: str,
-                        mean_over_all: bool):
-    """-sum(label * log_probs) along `axis` (kept as size 1), times the label-weighted
-    class weight; `mask` zeroes ignored samples (smoothed hard labels)."""
+def _soft_label_loss(input, log_probs, label, axis: int, use_softmax: bool):
+    """-sum(label * log_probs) along `axis` (kept as size 1). With `use_softmax` it is
+    differentiated as Paddle's kernel is: d loss / d input = softmax(input) - label,
+    the true gradient only where the label sums to 1 along `axis` (a multi-hot label,
+    or one smoothed over another axis, does not)."""
     loss = -reduce_sum(label * log_probs, axis, keepdim=True)
+    if not use_softmax:
+        return loss
+    grad = (exp(log_probs) - label).detach()
+    return loss.detach() + reduce_sum((input - input.detach()) * grad, axis, keepdim=True)
+
+
+def _soft_cross_entropy(loss, label, weight, mask, axis: int, reduction: str,
+                        mean_over_all: bool, counted_index: int | None = None):
+    """The soft-label `loss` of each sample (from `_soft_label_loss`) times the
+    label-weighted class weight, reduced; `mask` zeroes ignored samples (smoothed hard
+    labels).
+
+    "mean" divides by the number of samples (`mean_over_all`, without weight) or by
+    their total weight. With `counted_index` (a non-negative ignore_index), it divides
+    as Paddle 3.3.1 does then: by the number of the label's entries (one per class,
+    not per sample) unequal to counted_index, each counted with its sample's weight."""
     sample_weight = None
     if weight is not None:
         sample_weight = reduce_sum(label * _along(weight, axis, label.ndim), axis, keepdim=True)
@@ -132,6 +162,11 @@ def _soft_cross_entropy(log_probs, label, weight, mask, axis: int, reduction: st
         loss = loss * sample_weight
     if reduction != "mean":
         return _reduce(loss, reduction)
+    if counted_index is not None:
+        counted = (label != counted_index).astype(loss.dtype)
+        if sample_weight is not None:
+            counted = counted * sample_weight
+        return _safe_divide(reduce_sum(loss), reduce_sum(counted))
     if weight is None and mean_over_all:
         return reduce_mean(loss)
     return _safe_divide(reduce_sum(loss), reduce_sum(sample_weight))

@@ -108,8 +108,8 @@ class Conv2DTranspose(Layer):
     def forward(self, x, output_size=None):
         return F.conv2d_transpose(x, self.weight, self.bias, self._stride, self._padding,
                                   0 if output_size is not None else self._output_padding,
-                                  self._groups, self._dilation, self._data_format,
-                                  output_size)
+                                  dilation=self._dilation, groups=self._groups,
+                                  output_size=output_size, data_format=self._data_format)
 
     def extra_repr(self) -> str:
         return (f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}, "
