@@ -25,6 +25,7 @@ from ..static.mode import dynamic_mode, in_dynamic_mode
 from ..errors import ConversionError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import CompiledFunction
+from ..frontend.structure import flatten, sorted_leaf_order
 from ..io.dataloader import DataLoader
 from ..io.dataset import Dataset
 from ..io.sampler import DistributedBatchSampler
@@ -44,6 +45,15 @@ def _as_list(x) -> list:
     if x is None:
         return []
     return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _fields(data) -> list:
+    """The fields of a batch, flattened as Paddle's Model flattens them
+    (``paddle.utils.flatten``: nested lists and tuples in order, dicts by sorted key),
+    so that a dataset of ``((x1, x2), label)`` or of dicts feeds the network and the
+    loss the fields Paddle feeds them."""
+    leaves, structure = flatten(data)
+    return [leaves[i] for i in sorted_leaf_order(structure)]
 
 
 def _specs(specs, what: str) -> list:
@@ -115,7 +125,11 @@ class Model:
         return self.network.parameters(*args, **kwargs)
 
     def _metrics_name(self) -> list[str]:
-        names = ["loss"] if self._loss is not None else []
+        """The logged names: ``loss`` (when there is a loss) and the metrics'."""
+        return (["loss"] if self._loss is not None else []) + self._metric_names()
+
+    def _metric_names(self) -> list[str]:
+        names = []
         for m in self._metrics:
             names.extend(_as_list(m.name()))
         return names
@@ -124,9 +138,12 @@ class Model:
 
     def _forward(self, data):
         """The network on the inputs of `data`, and the loss on its outputs and the
-        labels: (the summed loss, each loss, the outputs)."""
+        labels: (the summed loss, each loss, the outputs). Without a loss (an
+        evaluation by metrics only, which Paddle allows) there are no losses."""
         inputs, labels = data[:self._n_inputs], data[self._n_inputs:]
         outputs = _as_list(self.network(*inputs))
+        if self._loss is None:
+            return None, [], outputs
         losses = _as_list(self._loss(*outputs, *labels))
         total = losses[0]
         for other in losses[1:]:
@@ -195,10 +212,9 @@ class Model:
                 return step(*data)
 
     def _batch(self, mode: str, inputs, labels):
-        if self._loss is None and mode != "predict":
-            raise RuntimeError(f"Model.{'train' if mode == 'accumulate' else mode}_batch "
-                               f"needs a loss: call "
-                               f"model.prepare(optimizer, loss, metrics) first")
+        if self._loss is None and mode in ("train", "accumulate"):
+            raise RuntimeError("Model.train_batch needs a loss: call "
+                               "model.prepare(optimizer, loss, metrics) first")
         if mode in ("train", "accumulate") and self._optimizer is None:
             raise RuntimeError("Model.train_batch needs an optimizer: call "
                                "model.prepare(optimizer, loss, metrics) first")
@@ -211,6 +227,8 @@ class Model:
         for m in self._metrics:
             computed = _as_list(m.compute(*outputs, *labels))
             metrics.append(m.update(*[_numpy(c) for c in computed]))
+        if self._loss is None:  # Paddle's eval_batch without a loss: the metrics
+            return metrics
         losses = [np.asarray(loss.numpy()) for loss in losses]
         return (losses, metrics) if self._metrics else losses
 
@@ -322,7 +340,7 @@ class Model:
         logs = {}
         for step, data in enumerate(loader):
             cbks.on_predict_batch_begin(step, logs)
-            inputs = _as_list(data)[:self._n_inputs]
+            inputs = _fields(data)[:self._n_inputs]
             outputs.append(self.predict_batch(inputs))
             logs = {"step": step, "batch_size": _batch_size(inputs)}
             cbks.on_predict_batch_end(step, logs)
@@ -345,10 +363,11 @@ class Model:
                 result = self.train_batch(inputs, labels, update=update)
             else:
                 result = self.eval_batch(inputs, labels)
-            losses = result[0] if self._metrics else result
-            logs = {"loss": [float(loss) for loss in losses]}
-            for name, value in zip(self._metrics_name()[1:], self._accumulated()):
-                logs[name] = value
+            logs = {}
+            if self._loss is not None:
+                losses = result[0] if self._metrics else result
+                logs["loss"] = [float(loss) for loss in losses]
+            logs.update(zip(self._metric_names(), self._accumulated()))
             logs["step"], logs["batch_size"] = step, _batch_size(inputs)
             getattr(cbks, f"on_{mode}_batch_end")(step, logs)
             if self._iters_left is not None:
@@ -368,7 +387,7 @@ class Model:
         return values
 
     def _split(self, data) -> tuple[list, list]:
-        data = _as_list(data)
+        data = _fields(data)
         return data[:self._n_inputs], data[self._n_inputs:]
 
     # ------------------------------------------------------------ persistence
@@ -387,9 +406,9 @@ class Model:
             jit_save(self.network, path, input_spec=self._inputs)
             return
         save(self.network.state_dict(), path + ".pdparams")
-        if self._optimizer is not None:
-            save(self._renamed(self._optimizer.state_dict(), to_structured=True),
-                 path + ".pdopt")
+        state = self._optimizer.state_dict() if self._optimizer is not None else {}
+        if state:  # as Paddle: no .pdopt for an optimizer without state (yet)
+            save(self._renamed(state, to_structured=True), path + ".pdopt")
 
     @_in_dynamic_mode
     def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False):
@@ -399,7 +418,9 @@ class Model:
         (Paddle's check and messages); entries of the file the network lacks are
         ignored. With `skip_mismatch`, a mismatched entry is kept as it is, with a
         warning, and the optimizer state is not loaded, as Paddle does: its
-        accumulators would not fit the parameters."""
+        accumulators would not fit the parameters. `path` may end in ``.pdparams``,
+        ``.pdopt`` or ``.pdmodel``, as in Paddle."""
+        path = _strip_suffix(path)
         saved = load(path + ".pdparams")
         matched = []
         for key, target in self.network.state_dict().items():
@@ -444,6 +465,14 @@ class Model:
                                  "inputs=[InputSpec...])")
             input_size = self._inputs if len(self._inputs) > 1 else self._inputs[0]
         return nn_summary(self.network, input_size, dtypes=dtype)
+
+
+def _strip_suffix(path: str) -> str:
+    """`path` without a ``.pdparams``, ``.pdopt`` or ``.pdmodel`` ending, which
+    Paddle's `Model.load` also accepts: ``model.load("ck/final.pdparams")`` loads
+    ``ck/final``."""
+    root, ext = os.path.splitext(path)
+    return root if ext in (".pdparams", ".pdopt", ".pdmodel") else path
 
 
 def _forward_arity(network) -> int:
