@@ -16,14 +16,15 @@ Guarded: *plain data*, compared by value and exact type (``1``, ``1.0`` and ``Tr
 differ, as the constants they make do; a NaN equals a NaN; ``-0.0`` is not ``0.0``):
 None, bools, numbers, strings, bytes, NumPy scalars and numeric arrays (by dtype,
 shape and bytes: ``paddle.to_tensor(self.table)`` makes a constant of the contents),
-and tuples, lists, dicts, sets and frozensets of plain data (at most `MAX_ITEMS` items
-each, `MAX_DEPTH` deep); and
-functions and classes, by identity (``self.act = F.gelu``); an attribute the code
-found missing (``hasattr``, ``getattr`` with a default) stays missing. Not guarded:
-Tensors and
-Layers (tensors are the program's arguments or checked constants, and a Layer's
-structure has its own versions), modules, bound methods (made anew on each access),
-and other objects, whose own attributes are guarded where the code reads them.
+and tuples, lists, dicts, sets and frozensets (at most `MAX_ITEMS` items each,
+`MAX_DEPTH` deep) of plain data and of other objects, which they must hold
+themselves (a plain list of Layers one appends to, a tensor replaced in a dict). Any
+other object read is guarded by identity (``self.act = F.gelu``, ``self.cfg =
+Config()``; its own attributes are guarded where the code reads them), and an
+attribute the code found missing (``hasattr``, ``getattr`` with a default) stays
+missing. Not guarded: Tensors and Layers read as such (tensors are the program's
+arguments or checked constants, and a Layer's structure has its own versions),
+modules, and bound methods (made anew on each access).
 """
 from __future__ import annotations
 
@@ -38,13 +39,31 @@ MAX_ITEMS = 1024  # items of one container that a guard compares; a longer one i
 MAX_DEPTH = 8     # containers within containers
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _MUTABLE = frozenset({list, dict, set, np.ndarray})
-_BY_IDENTITY = (types.FunctionType, type)
+_UNGUARDED = (Tensor, types.ModuleType, types.MethodType, types.BuiltinMethodType,
+              types.MethodWrapperType)
 _MISSING = object()  # what a guard reads where the name no longer exists
 
 
+class _Same:
+    """An object held by a container that a guard compares, equal to another only if
+    it is the same object (its own ``==`` may be elementwise, or any)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj  # held, so that no other object takes its id while compared
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+
 def frozen(value, depth: int = 0):
-    """A hashable form of plain data that equals another's exactly when the two
-    build the same program, or None if `value` is not plain data."""
+    """A hashable form of plain data (a container's other objects by identity) that
+    equals another's exactly when the two build the same program, or None if `value`
+    is not plain data."""
     kind = type(value)
     if kind in _SCALARS:
         if kind is float:
@@ -60,16 +79,18 @@ def frozen(value, depth: int = 0):
     if kind in (tuple, list, dict, set, frozenset):
         if depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
             return None
-        items = value.items() if kind is dict else value
-        parts = []
-        for item in items:
-            part = (frozen(item[0], depth + 1), frozen(item[1], depth + 1)) if kind is dict \
-                else frozen(item, depth + 1)
-            if part is None or kind is dict and None in part:
-                return None
-            parts.append(part)
+        if kind is dict:
+            parts = [(_held(k, depth), _held(v, depth)) for k, v in value.items()]
+        else:
+            parts = [_held(item, depth) for item in value]
         return kind, frozenset(parts) if kind in (set, frozenset) else tuple(parts)
     return None
+
+
+def _held(item, depth: int):
+    """The form of a container's item: its `frozen` form, or the item by identity."""
+    form = frozen(item, depth + 1)
+    return _Same(item) if form is None else form
 
 
 class Guard:
@@ -113,9 +134,15 @@ def guard(kind: str, owner, name: str) -> Guard | None:
     g = Guard(kind, owner, name, None, None)
     value = g.read()
     form = frozen(value)
-    if form is None and not (isinstance(value, _BY_IDENTITY) or value is _MISSING):
+    if form is None and _unguarded(value):
         return None
     return Guard(kind, owner, name, value, form)
+
+
+def _unguarded(value) -> bool:
+    """Whether a value read is left to other checks or made anew on each read."""
+    from ..nn.layer.layers import Layer
+    return isinstance(value, (*_UNGUARDED, Layer))
 
 
 _CHUNK = 64  # guards per generated check (a function of thousands of parameters

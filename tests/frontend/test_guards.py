@@ -168,7 +168,9 @@ def test_plain_data_is_compared_by_value_and_exact_type():
     assert frozen({"a": 1, "b": 2}) != frozen({"b": 2, "a": 1})  # iteration order differs
     assert frozen({1, 2}) == frozen({2, 1})
     assert frozen(np.float32(0.5)) != frozen(np.float64(0.5))
-    assert frozen([paddle.ones([1])]) is None  # tensors are the program's arguments
+    t = paddle.ones([1])
+    assert frozen([t]) == frozen([t]) != frozen([paddle.ones([1])])  # other objects: by identity
+    assert frozen(t) is None
     assert frozen(list(range(MAX_ITEMS + 1))) is None
 
 
@@ -244,4 +246,31 @@ def test_an_attribute_found_missing_is_guarded_until_it_exists():
     model.bias_value = 5.0
     agree(compiled, model, x)
     model.gain = -2.0
+    agree(compiled, model, x)
+
+
+def test_a_plain_list_of_layers_and_a_replaced_config_object_are_read_again():
+    class Config:
+        def __init__(self, alpha):
+            self.alpha = alpha
+
+    class Stack(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.LayerList([nn.Linear(2, 2), nn.Linear(2, 2)])
+            self.order = [self.blocks[0]]  # a plain list: not registered, not watched
+            self.cfg = Config(2.0)
+
+        def forward(self, x):
+            for block in self.order:
+                x = block(x)
+            return x * self.cfg.alpha
+
+    model = Stack()
+    compiled = paddle.compile(model)
+    x = paddle.to_tensor([[1.0, -1.0]])
+    agree(compiled, model, x)
+    model.order.append(model.blocks[1])
+    agree(compiled, model, x)
+    model.cfg = Config(-1.0)
     agree(compiled, model, x)
