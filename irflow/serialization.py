@@ -12,9 +12,10 @@ holding
   both ways).
 
 Loading gives back what was saved: Tensors (with their names, ``stop_gradient=True``,
-as ``paddle.load`` gives; NumPy arrays with ``return_numpy=True``), NumPy arrays and
-scalars (an array saved as the object itself is loaded as a Tensor, as Paddle loads
-it), and the Python containers and scalars, dtypes and shapes preserved.
+as ``paddle.load`` gives; NumPy arrays with ``return_numpy=True``), NumPy scalars, NumPy
+arrays as Tensors (as Paddle loads them, wherever they are in the object; arrays with
+``return_numpy=True``, or of a dtype no Tensor has), and the Python containers and
+scalars, dtypes and shapes preserved.
 """
 from __future__ import annotations
 
@@ -168,21 +169,20 @@ class _Reader:
             t.name = name if isinstance(name, str) else None
             return t
         if kind == "ndarray":
-            return self.array(node)
+            return self.loaded_array(self.array(node))
         if kind == "numpy_scalar":
             return self.array(node)[()]
         raise self.fail(f"unknown manifest entry kind {kind!r}")
 
-    def decode_root(self, node):
-        """The saved object. A NumPy array saved as the object itself comes back as a
-        Tensor unless `return_numpy`, as in Paddle (in native byte order, as Paddle
-        converts it); an array of a dtype no Tensor has (complex, strings) stays an
-        array."""
-        found = self.decode(node)
-        if self.return_numpy or not isinstance(node, dict) or node.get("kind") != "ndarray":
-            return found
-        native = found if found.dtype.isnative else found.astype(found.dtype.newbyteorder("="))
-        return Tensor._from_array(native) if native.dtype in _TENSOR_DTYPES else found
+    def loaded_array(self, array: np.ndarray):
+        """A saved NumPy array as `load` gives it: a Tensor unless `return_numpy`, as in
+        Paddle (in native byte order, as Paddle converts it), wherever it is in the
+        object (Paddle 3.3.1 converts those inside dicts, lists and tuples too); an
+        array of a dtype no Tensor has (complex, strings) stays an array."""
+        if self.return_numpy:
+            return array
+        native = array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+        return Tensor._from_array(native) if native.dtype in _TENSOR_DTYPES else array
 
     def array(self, node: dict) -> np.ndarray:
         index = node.get("array")
@@ -344,6 +344,6 @@ def _load(file, source: str, return_numpy: bool):
             raise reader.fail(f"format version {manifest.get('version')!r} is not supported "
                               f"(this irflow reads version {VERSION})")
         try:
-            return reader.decode_root(manifest.get("root"))
+            return reader.decode(manifest.get("root"))
         except RecursionError:
             raise reader.fail("the manifest is nested too deeply") from None
