@@ -169,10 +169,9 @@ class Program:
         self.fixed = self.frozen + [(t, t._value) for t in tracer.alive]
         # the Python values the trace read, but those the program carries or stores;
         # of irflow's own layers (whose code is not converted), their configuration
-        from ..nn.layer.layers import BASE_ATTRIBUTES
         for layer in {id(layer): layer for layer in tracer.layers}.values():
             if not converts(type(layer).forward):
-                tracer.reads.configuration(layer, BASE_ATTRIBUTES)
+                tracer.reads.configuration(layer)
         self.guards = tracer.reads.guards(
             {(id(layer), name) for layer, name in tracer.numbers}
             | {(id(layer), name) for layer, name, _, _ in tracer.attributes.values()})

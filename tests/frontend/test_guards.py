@@ -274,3 +274,23 @@ def test_a_plain_list_of_layers_and_a_replaced_config_object_are_read_again():
     agree(compiled, model, x)
     model.cfg = Config(-1.0)
     agree(compiled, model, x)
+
+
+def test_the_settings_of_irflows_layers_are_read_again():
+    """irflow's own layers run unconverted; a program compares the count of changes
+    to each one's settings (one comparison per layer)."""
+    model = nn.Sequential(nn.Linear(4, 4), nn.LeakyReLU(0.1), nn.Dropout(0.5), nn.LayerNorm(4))
+    model.eval()
+    compiled = paddle.compile(model)
+    x = paddle.to_tensor(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+    agree(compiled, model, x)
+    program = compiled._last
+    compiled(x)
+    assert compiled._last is program
+    model[1]._negative_slope = 0.5
+    agree(compiled, model, x)
+    model[3]._epsilon = 10.0
+    agree(compiled, model, x)
+    model.train()
+    model[2].p = 0.0
+    agree(compiled, model, x)

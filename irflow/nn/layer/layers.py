@@ -85,13 +85,13 @@ class HookRemoveHelper:
 
 
 _UNSET = object()  # an attribute a Layer does not have
-# What every Layer holds in its __dict__ (set by `Layer.__init__` and
-# `_structure_changed`), not a layer's configuration: a compiled program guards the
-# rest of the __dict__ of each of irflow's own layers it calls (`irflow.frontend.guards`)
+# What every Layer holds in its __dict__ (set by `Layer.__init__`, `_structure_changed`
+# and `_configured`), not a layer's configuration: setting any other attribute that is
+# no Parameter, sublayer or buffer counts in `_config_version`
 BASE_ATTRIBUTES = frozenset({
     "training", "_full_name", "_dtype", "_parameters", "_buffers",
     "_non_persistable_buffer_names_set", "_sub_layers", "_forward_pre_hooks",
-    "_forward_post_hooks", "_structure_version"})
+    "_forward_post_hooks", "_structure_version", "_config_version"})
 
 
 def _holds_traced(value) -> bool:
@@ -261,6 +261,8 @@ class Layer:
                 # a counter or flag forward keeps (self.n += 1)
                 if tracer is not None and tracer.note_number(self, name, value):
                     return
+            if name not in BASE_ATTRIBUTES:
+                self._configured()
             object.__setattr__(self, name, value)
 
     def _register(self, store, name: str, value, *others) -> None:
@@ -320,6 +322,13 @@ class Layer:
 
     def _structure_changed(self) -> None:
         self.__dict__["_structure_version"] = self._structure_version + 1
+
+    def _configured(self) -> None:
+        """An attribute of the layer's own was set (``dropout.p = 0.2``): a compiled
+        program that called one of irflow's layers holds its settings, and compares
+        this count, not each setting, on every call (`irflow.frontend.guards`)."""
+        d = self.__dict__
+        d["_config_version"] = d.get("_config_version", 0) + 1
 
     def __getattr__(self, name: str):
         d = self.__dict__
