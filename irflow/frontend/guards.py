@@ -99,7 +99,7 @@ class Guard:
     module's globals or a Layer's ``__dict__``; "cell": a closure cell's contents).
     It holds while that place holds the same object and nothing inside it can change
     (`same_object_enough`), or, for plain data, while what it holds equals it
-    (`form`, its `frozen` form; None for a function or class, held by identity)."""
+    (`form`, its `frozen` form; None for any other object, held by identity)."""
 
     __slots__ = ("kind", "owner", "name", "value", "form", "same_object_enough")
 
