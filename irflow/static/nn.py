@@ -1,7 +1,8 @@
 """Paddle's ``paddle.static.nn``: layers as functions that create their parameters in
 the current program (`fc`, `conv2d`, `batch_norm`), and functional control flow
-(`cond`, `while_loop`), which compiled code and static programs turn into ``cond``
-and ``while`` ops and eager code runs in Python.
+(`cond`, `while_loop`, and `case` and `switch_case` made of conds), which compiled
+code and static programs turn into ``cond`` and ``while`` ops and eager code runs in
+Python.
 
 A layer function computes with ``irflow.nn.functional``, as the Layer of the same
 name does; its parameters are made by ``create_parameter`` (named as Paddle names
@@ -10,6 +11,7 @@ them, ``fc_0.w_0``), so the startup program initializes them.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ..errors import IrflowError
 from ..frontend import jst
@@ -118,6 +120,59 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):  # noqa: A002  
 cond.__doc__, while_loop.__doc__ = jst.cond.__doc__, jst.while_loop.__doc__
 
 
+def case(pred_fn_pairs, default=None, name=None):
+    """The result of the function of the first ``(pred, fn)`` pair whose `pred` is
+    true, else of `default`; without `default`, the last pair's function is the
+    default (its `pred` is not looked at), as in Paddle. Nested `cond` ops."""
+    pairs = _pairs(pred_fn_pairs, "case", "pred_fn_pairs", "(pred, fn)")
+    if default is None:
+        *pairs, (_, default) = pairs
+    return _chained(pairs, default, "case")
+
+
+def switch_case(branch_index, branch_fns, default=None, name=None):
+    """The result of the function of `branch_fns` (a dict ``{index: fn}``, a list of
+    ``(index, fn)`` pairs, or a list of functions, indexed by position) whose index
+    equals `branch_index` (an int tensor of one value), else of `default`; without
+    `default`, the function of the largest index is the default, as in Paddle."""
+    if isinstance(branch_fns, dict):
+        branch_fns = list(branch_fns.items())
+    elif isinstance(branch_fns, list | tuple) and all(callable(f) for f in branch_fns):
+        branch_fns = list(enumerate(branch_fns))
+    pairs = sorted(_pairs(branch_fns, "switch_case", "branch_fns", "(index, fn)"),
+                   key=lambda pair: pair[0])
+    indices = [index for index, _ in pairs]
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices) or \
+            len(set(indices)) != len(indices):
+        raise TypeError(f"static.nn.switch_case: the branch indices should be distinct "
+                        f"ints, got {indices}")
+    if default is None:
+        *pairs, (_, default) = pairs
+    return _chained([(branch_index == index, fn) for index, fn in pairs], default,
+                    "switch_case")
+
+
+def _pairs(pairs, api: str, what: str, form: str) -> list[tuple]:
+    """`pairs` as a non-empty list of pairs whose second item is a function."""
+    if not isinstance(pairs, list | tuple) or not pairs or not all(
+            isinstance(p, list | tuple) and len(p) == 2 and callable(p[1]) for p in pairs):
+        raise TypeError(f"static.nn.{api}: {what} should be a non-empty list of {form} "
+                        f"pairs")
+    return [tuple(p) for p in pairs]
+
+
+def _chained(pairs: list[tuple], default, api: str):
+    """``cond(pred_0, fn_0, cond(pred_1, fn_1, ... default))`` of the (pred, fn) `pairs`:
+    the first true pred's function, else `default`."""
+    if not callable(default):
+        raise TypeError(f"static.nn.{api}: default should be a function, not "
+                        f"{type(default).__name__}")
+    otherwise = default
+    for pred, fn in reversed(pairs):
+        otherwise = partial(jst.cond, pred, fn, otherwise)
+    return otherwise()
+
+
 def _static_size(dims, layer: str, what: str) -> int:
     if any(d < 0 for d in dims):
         raise IrflowError(f"static.nn.{layer}: {what} must be known when the layer is "
@@ -134,4 +189,4 @@ def _activated(x, activation: str | None):
     return fn(x)
 
 
-__all__ = ["batch_norm", "cond", "conv2d", "fc", "while_loop"]
+__all__ = ["batch_norm", "case", "cond", "conv2d", "fc", "switch_case", "while_loop"]

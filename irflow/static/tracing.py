@@ -23,6 +23,7 @@ This tracer adds what that needs:
 """
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 
 from ..dispatch import user_location
@@ -30,7 +31,8 @@ from ..errors import DimMismatch, IrflowError, Location, ShapeError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import symbol_to_fix
 from ..frontend.tracer import Scope, Tracer
-from ..ir.core import BlockArg, Value
+from ..ir.builder import Builder
+from ..ir.core import BlockArg, OpResult, Value
 from ..ir.sizes import substitute_symbols
 from ..tensor.tensor import Parameter, Tensor
 
@@ -110,6 +112,23 @@ class ProgramTracer(Tracer):
             if given is not None and given._value is None and out._value is None:
                 self.resolving(partial(_same_dims, out, given, i))
         return super().grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
+
+    @contextlib.contextmanager
+    def blocking(self, tensors):
+        """Inside the ``with`` block, no gradient flows through those of `tensors` that
+        this program computes (Paddle's ``no_grad_set``; inputs and parameters are
+        leaves anyway). While the gradients are appended, the ops reading such a value
+        read it through a ``stop_gradient``; afterwards they read it directly again,
+        so that gradients appended later go through it."""
+        values = list(dict.fromkeys(t._ir for t in tensors if t._value is None and
+                                    t._tracer is self and isinstance(t._ir, OpResult)))
+        stops = [_stopped_for_readers(v) for v in values]
+        try:
+            yield
+        finally:
+            for v, stop in zip(values, stops):
+                stop.replace_all_uses_with(v)
+                stop.op.erase()
 
     def backward(self, loss, grad_tensor=None) -> None:
         if self.forward_ops is None:
@@ -194,6 +213,18 @@ class ProgramTracer(Tracer):
                 why.append(f"its axis {axis} must equal axis {other} of '{name}'{given}, "
                            f"because the program combines them{_at(loc)}")
         return "".join("; " + w for w in why)
+
+
+def _stopped_for_readers(v: OpResult) -> Value:
+    """A ``stop_gradient`` of `v`, right after the op that computes it, which every op
+    reading `v` reads instead."""
+    readers = [(use.op, use.index) for use in v.uses]
+    op = v.op
+    b = Builder.before(op.next) if op.next is not None else Builder(op.parent, op.loc)
+    stop = b.create("stop_gradient", [v]).results[0]
+    for reader, index in readers:
+        reader.set_operand(index, stop)
+    return stop
 
 
 def _same_dims(output: Tensor, given: Tensor, index: int) -> None:
