@@ -225,6 +225,7 @@ class Tracer:
         self.state: list[Tensor] = []                 # lifted concrete tensors, in arg order
         self.state_args: dict[int, BlockArg] = {}
         self.updates: dict[int, Tensor] = {}          # id -> traced new value (set_value)
+        self.update_history: dict[int, list[Tensor]] = {}  # id -> every value set, in order
         self.grads: dict[int, Tensor | None] = {}     # id(param) -> traced grad
         self.grad_owners: dict[int, Tensor] = {}
         self.grad_locs: dict[int, Location | None] = {}  # where each gradient was last set
@@ -571,8 +572,7 @@ class Tracer:
                                   "variable instead", user_location())
         from ..tensor.convert import as_tensor, cast
         new = cast(as_tensor(value, like=t), dtypes.from_numpy(t._value))
-        if new._value is not None:
-            new = self.wrap(self.value_of(new))
+        new = self._assigned(new)
         if new._ir.type.shape != t._value.shape:
             raise ShapeError("set_value: the new value has shape "
                              f"{shape_str(new._ir.type.shape)} but the "
@@ -580,6 +580,16 @@ class Tracer:
         self._check_state_change("set_value (or an optimizer's step())")
         self.lift(t)
         self.updates[id(t)] = new
+        self.update_history.setdefault(id(t), []).append(new)
+
+    def _assigned(self, new: Tensor) -> Tensor:
+        """`new` as a state tensor's new value: an assignment, which no gradient goes
+        through (as eagerly), so that what reads it differentiates with respect to it
+        alone (`_values_had`); an update computed from a gradient would otherwise
+        reach the parameters through it. A program in which nothing requires a
+        gradient (a startup program) needs no stop."""
+        value = self.value_of(new)
+        return self.wrap(self.stopped(value) if self.differentiable else value)
 
     def _check_state_change(self, what: str) -> None:
         """State (parameters, gradients) may change at the top level and in the
@@ -695,7 +705,9 @@ class Tracer:
             new, old = self.updates.get(id(t)), before[id(t)]
             if new is not old:
                 kept = old if old is not None else self.wrap(self.lift(t))
-                self.updates[id(t)] = self.apply("select", [defined, new, kept], {})
+                chosen = self._assigned(self.apply("select", [defined, new, kept], {}))
+                self.updates[id(t)] = chosen
+                self.update_history[id(t)].append(chosen)
 
     def _block_computing(self, inputs) -> Block | None:
         """The block being traced, inside a region, when it computes every tensor of
@@ -736,10 +748,11 @@ class Tracer:
             with b.location(user_location()):
                 seed = self.value_of(grad_tensor) if grad_tensor is not None else \
                     b.ones(loss_value.type)
-            sources = {}  # the parameters' current values: after an update (opt.step()) its result
+            sources = {}  # every value of each parameter, as `_values_had` says
             for t in self.state:
                 if not t.stop_gradient:
-                    sources[self.value_of(t)] = t
+                    for v in self._values_had(t):
+                        sources[v] = t
             ops = list(self.fn.block.ops)
             with b.location(user_location()):
                 cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
@@ -748,6 +761,18 @@ class Tracer:
             grad = grads.get(arg)
             if grad is not None:
                 self._accumulate(t, grad, cts.defined_of(arg))
+
+    def _values_had(self, t: Tensor) -> list[Value]:
+        """The values state tensor `t` has had in the program so far: its argument, then
+        each one an update set (an optimizer's ``step()``), those computed at the top
+        level. Eager autograd gives a parameter the gradient of every use of it, before
+        and after an update (``la.backward(); o1.step(); lb.backward()`` with `lb`
+        computed before the step): ``backward()`` sums the gradients with respect to
+        each. An update is an assignment that gradients do not go through
+        (`set_value`), so no value reaches another and none is counted twice."""
+        later = [self.value_of(u) for u in self.update_history.get(id(t), ())
+                 if owner_block(u._ir) is self.fn.block]
+        return list(dict.fromkeys([self.state_args[id(t)], *later]))
 
     def _accumulate(self, t: Tensor, grad: Tensor, defined) -> None:
         """Add the gradient `grad` that ``backward()`` computed to `t`'s, as eagerly:

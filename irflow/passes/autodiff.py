@@ -371,8 +371,11 @@ def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
     useful = {v for v in seeds if v in active}
     needed: list[Operation] = []
     for op in reversed(ops):
-        # An op producing a source but reading nothing active is where a gradient stops.
-        if any(r in useful for r in op.results) and any(v in active for v in op.operands):
+        # An op producing a source but reading nothing active is where a gradient stops,
+        # and so is one no gradient goes through (a stop_gradient whose result is a
+        # source: a parameter's value after an update).
+        if any(r in useful for r in op.results) and any(v in active for v in op.operands) \
+                and not lookup(op.name).nondiff:
             needed.append(op)
             useful.update(v for v in op.operands if v in active)
     return active, set(needed)

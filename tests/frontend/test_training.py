@@ -305,3 +305,65 @@ def test_a_scheduler_step_inside_a_compiled_step_is_an_error():
     with pytest.raises(paddle.ConversionError, match=r"StepDecay.step\(\) inside a compiled"):
         paddle.compile(step)(paddle.ones([3, 2]))
     assert sched.last_epoch == 0 and sched() == 1.0
+
+
+def _shared_encoder_steps(compiled: bool):
+    """Two losses on a shared encoder, each with its optimizer: the second loss was
+    computed before the first optimizer's step, so its gradient is the encoder's as
+    it was (eager autograd sums every use of a parameter)."""
+    paddle.seed(0)
+    enc, head_a, head_b = nn.Linear(3, 4), nn.Linear(4, 1), nn.Linear(4, 1)
+    opt_a = paddle.optimizer.SGD(0.1, parameters=[*enc.parameters(), *head_a.parameters()])
+    opt_b = paddle.optimizer.SGD(0.1, parameters=[*enc.parameters(), *head_b.parameters()])
+
+    def step(x):
+        h = enc(x)
+        la, lb = head_a(h).pow(2).mean(), head_b(h).pow(2).mean()
+        la.backward(retain_graph=True)
+        opt_a.step()
+        lb.backward()
+        opt_b.step()
+        opt_a.clear_grad()
+        opt_b.clear_grad()
+        return la + lb
+    f = paddle.jit.to_static(step) if compiled else step
+    x = paddle.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 4)
+    losses = [float(f(x)) for _ in range(3)]
+    return losses, enc.weight.numpy()
+
+
+def test_a_loss_computed_before_an_update_differentiates_the_parameter_as_it_was():
+    (losses, weight), (eager_losses, eager_weight) = (_shared_encoder_steps(True),
+                                                      _shared_encoder_steps(False))
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-6)
+    np.testing.assert_allclose(weight, eager_weight, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_two_backward_and_step_rounds_in_one_compiled_step(optimizer):
+    """A second forward after the first step reads the updated parameters; its
+    gradient is theirs alone, not also through the update to the old ones."""
+    def run(compiled):
+        paddle.seed(0)
+        model, extra = nn.Linear(3, 2), nn.Linear(2, 2)
+        opt = getattr(paddle.optimizer, optimizer)(
+            0.1, parameters=[*model.parameters(), *extra.parameters()])
+
+        def step(x):
+            first = model(x).pow(2).sum()
+            if model(x).mean() > 0:  # extra's gradient exists on some runs only
+                first = first + extra(model(x)).sum()
+            first.backward()
+            opt.step()
+            second = (model(x) * 2).pow(2).sum() + extra(model(x)).sum()
+            second.backward()
+            opt.step()
+            opt.clear_grad()
+            return second
+        f = paddle.jit.to_static(step) if compiled else step
+        signs = (-1.0, 1.0, -1.0)
+        outs = [float(f(paddle.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 4 * s)))
+                for s in signs]
+        return outs, model.weight.numpy(), extra.weight.numpy()
+    for got, want in zip(run(True), run(False)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
