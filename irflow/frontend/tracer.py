@@ -146,6 +146,15 @@ def _escaped(v: Value) -> ConversionError:
 _SAMPLE_SIZE = 720720  # divisible by 1 to 16: what reshapes and strides of a size need
 
 
+def _summed(b: Builder, gradients: Sequence[Value | None]) -> Value | None:
+    """The sum of the gradients that exist (None if none does)."""
+    found = [g for g in gradients if g is not None]
+    total = found[0] if found else None
+    for g in found[1:]:
+        total = b.add(total, g)
+    return total
+
+
 def _for_sizes(e: ShapeError, name: str, values, attrs) -> ShapeError:
     """`e` (a type rule refusing operands with symbolic dims) as a
     `SymbolicShapeError` when the rule accepts them once the symbols are sizes (each a
@@ -809,11 +818,16 @@ class Tracer:
                 for out, g in zip(outputs, given):
                     v = self.value_of(out)
                     seeds.append((v, self.value_of(g) if g is not None else b.ones(v.type)))
-                sources = [self.value_of(t) for t in inputs]
+                # a parameter updated before (a static program's second minimize):
+                # every value it has had, as backward() (`_values_had`)
+                had = [self._values_had(t) if block is None and t._value is not None
+                       and id(t) in self.update_history else [self.value_of(t)]
+                       for t in inputs]
+                sources = list(dict.fromkeys(v for values in had for v in values))
                 cts = append_gradients(b, list((block or self.fn.block).ops), sources, seeds)
+                summed = [_summed(b, [cts.get(v) for v in values]) for values in had]
             result = []
-            for i, v in enumerate(sources):
-                g = cts.get(v)
+            for i, g in enumerate(summed):
                 if g is None and not allow_unused:
                     raise ConversionError(f"input {i} of grad() is not used to compute the "
                                           "outputs; pass allow_unused=True to get None for "

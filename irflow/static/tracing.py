@@ -131,8 +131,12 @@ class ProgramTracer(Tracer):
                 stop.op.erase()
 
     def backward(self, loss, grad_tensor=None) -> None:
+        """The backward pass a static ``minimize`` appends: gradients of its own, as
+        Paddle's append_backward makes them, not added to those of an earlier
+        ``minimize`` of the program (a second optimizer's loss on a shared layer)."""
         if self.forward_ops is None:
             self.forward_ops = len(self.fn.block.ops)
+        self.grads = {}
         super().backward(loss, grad_tensor)
 
     def version(self) -> tuple:

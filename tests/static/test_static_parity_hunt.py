@@ -115,3 +115,37 @@ def test_switch_case_runs_eagerly():
     k = paddle.to_tensor([1], "int32")
     out = st.nn.switch_case(k, {1: lambda: paddle.to_tensor(5.0), 2: lambda: 6.0})
     assert float(out) == 5.0
+
+
+# -------------------------------------------------------------- two minimizes
+
+def test_two_minimizes_on_a_shared_layer_each_take_their_own_gradients():
+    """Two optimizers, each minimizing its loss over a shared encoder: the second
+    loss was computed from the encoder before the first update, and its minimize
+    uses its gradients only (Paddle's append_backward). irflow gave the second no
+    gradient for the encoder, then added the first's to it."""
+    v = np.array([[0.3], [-0.2], [0.5]], "float32")
+    main, startup = st.Program(), st.Program()
+    with st.program_guard(main, startup):
+        x = st.data("x", [-1, 4], "float32")
+        h = _fc(x, "w_shared")
+        heads = [st.nn.fc(h, 1, weight_attr=paddle.ParamAttr(
+            name=name, initializer=paddle.nn.initializer.Assign(v)), bias_attr=False)
+            for name in ("w_a", "w_b")]
+        la, lb = (paddle.mean(head ** 2) for head in heads)
+        params = {p.name: p for p in main.all_parameters()}
+        paddle.optimizer.SGD(0.1, parameters=[params["w_shared"], params["w_a"]]).minimize(la)
+        paddle.optimizer.SGD(0.1, parameters=[params["w_shared"], params["w_b"]]).minimize(lb)
+    exe = st.Executor()
+    exe.run(startup)
+    got = [exe.run(main, feed={"x": X}, fetch_list=[la, lb]) for _ in range(3)]
+    w, a, b = W.astype(np.float64), v.astype(np.float64), v.astype(np.float64)
+    x = X.astype(np.float64)
+    for fetched in got:
+        h = x @ w
+        ya, yb = h @ a, h @ b
+        np.testing.assert_allclose([float(f) for f in fetched], [np.mean(ya ** 2),
+                                                                  np.mean(yb ** 2)], rtol=1e-5)
+        dya, dyb = 2 * ya / ya.size, 2 * yb / yb.size
+        w_a, a = w - 0.1 * x.T @ (dya @ a.T), a - 0.1 * h.T @ dya
+        w, b = w_a - 0.1 * x.T @ (dyb @ b.T), b - 0.1 * h.T @ dyb
