@@ -548,12 +548,16 @@ def _max_pool2d_grad(x, g, kernel_size, stride, padding, ceil_mode):
 
 def _axis_counts(size, kernel, stride, lo, hi, out, exclusive) -> np.ndarray:
     """How many cells each window counts along one axis: the input cells only
-    (`exclusive`), or also the padding, but never the ceil_mode overhang (Paddle)."""
+    (`exclusive`), or also the padding, but never the ceil_mode overhang. As Paddle's
+    kernel, a window's end is clipped at the input's end plus the padding *before*
+    the axis (`lo`), also where the padding after it (`hi`) differs: with padding
+    [0, 1], the last window of size 2 counts one cell, not two ("SAME" padding of an
+    even kernel is such a padding)."""
     starts = np.arange(out) * stride - lo
     ends = starts + kernel
     if exclusive:
         return np.minimum(ends, size) - np.maximum(starts, 0)
-    return np.minimum(ends, size + hi) - starts
+    return np.minimum(ends, size + lo) - starts
 
 
 def _avg_divisor(windows: _Windows, exclusive: bool, dtype) -> np.ndarray:

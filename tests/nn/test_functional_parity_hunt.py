@@ -105,3 +105,16 @@ def test_soft_label_gradient_is_softmax_minus_label(reduction):
     softmax = np.exp(np_log_softmax(LOGITS))
     expected = (softmax - multi_hot) * np.reshape(upstream, (-1, 1))
     np.testing.assert_allclose(logits.grad.numpy(), expected, rtol=1e-10)
+
+
+def test_avg_pool_counting_padding_clips_at_the_padding_before_the_axis():
+    """exclusive=False with padding [0, 1] along the width: Paddle 3.3.1 divides the last
+    window (the 5 and the padding after it) by 1, clipping every window at the input's
+    end plus the padding *before* the axis, and gives [1.5, 2.5, 3.5, 4.5, 5.0]."""
+    x = paddle.to_tensor(np.arange(1, 6, dtype=np.float32).reshape(1, 1, 1, 5))
+    np.testing.assert_allclose(
+        F.avg_pool2d(x, (1, 2), 1, [0, 0, 0, 1], exclusive=False).numpy().ravel(),
+        [1.5, 2.5, 3.5, 4.5, 5.0])
+    np.testing.assert_allclose(
+        F.avg_pool1d(x.reshape([1, 1, 5]), 2, 1, [0, 1], exclusive=False).numpy().ravel(),
+        [1.5, 2.5, 3.5, 4.5, 5.0])

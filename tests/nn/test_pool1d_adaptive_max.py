@@ -38,7 +38,7 @@ def np_pool1d(x, kernel, stride, lo, hi, ceil_mode, reduce, exclusive=True):
         if reduce == "max":
             out.append(cells.max(-1))
         else:
-            padded = min(start + kernel, length + hi) - start
+            padded = min(start + kernel, length + lo) - start  # Paddle's: `lo`, not `hi`
             out.append(cells.sum(-1) / (cells.shape[-1] if exclusive else padded))
     return np.stack(out, -1)
 

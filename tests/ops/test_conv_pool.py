@@ -79,7 +79,9 @@ def pool_windows(h, w, kernel_size, stride, padding, ceil_mode):
     for y in range(oh):
         for z in range(ow):
             hs, ws = y * sh - top, z * sw - left
-            he, we = min(hs + kh, h + bottom), min(ws + kw, w + right)
+            # Paddle's kernel clips a window's end at the input's end plus the padding
+            # before the axis (top, left), also where the padding after it differs
+            he, we = min(hs + kh, h + top), min(ws + kw, w + left)
             yield y, z, (he - hs) * (we - ws), (max(hs, 0), min(he, h), max(ws, 0), min(we, w))
 
 
