@@ -259,7 +259,12 @@ def _check_roots(roots) -> None:
 
 def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     """Accumulate into ``.grad`` of every leaf tensor that requires a gradient the
-    gradient of the sum of `roots` (each weighted by its grad tensor, default ones)."""
+    gradient of the sum of `roots` (each weighted by its grad tensor, default ones).
+    As Paddle's ``paddle.autograd.backward``, `roots` and `grad_tensors` may each be
+    one Tensor instead of a list."""
+    roots = [roots] if isinstance(roots, Tensor) else list(roots)
+    if isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
     _check_roots(roots)
     graph = Graph(roots)
     leaves: dict[int, Tensor] = {}
@@ -464,7 +469,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                  Tensor._from_array(s)
                  for s, t, go in zip(seeds, outputs, grad_outputs or [None] * len(seeds))]
         with enable_grad():  # create_graph records the gradients, even under no_grad()
-            grads = _Stages(targets, _recorded_sweep, True, blocked).run(graph, seeds)
+            grads = {i: _differentiable(g) for i, g in
+                     _Stages(targets, _recorded_sweep, True, blocked).run(graph, seeds).items()}
     else:
         with no_grad():
             grads = {i: None if g is None else Tensor._from_array(g) for i, g in
@@ -480,6 +486,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "this run (a compiled call used it in a branch not taken); pass "
                          "allow_unused=True to get None for it", user_location())
     return [grads.get(i) for i in range(len(inputs))]
+
+
+def _differentiable(g):
+    """Gradient `g` of ``paddle.grad(..., create_graph=True)`` with
+    ``stop_gradient=False``, as Paddle gives every such gradient: one that no input
+    requiring a gradient reached (a linear function's, a constant) becomes a new
+    Tensor that requires one, so that it can be differentiated again (to None with
+    `allow_unused`) rather than raise; `g` itself may be a caller's tensor."""
+    if g is None or not g.stop_gradient:
+        return g
+    out = Tensor._from_array(g._value)
+    out.stop_gradient = False
+    return out
 
 
 # ---------------------------------------------------------------- PyLayer

@@ -177,14 +177,16 @@ def _div_vjp(b, g, i, o):
 
 
 def _pow_vjp(b, g, i, o):
+    """As Paddle's: d/dx x**y = y * x**(y-1), taken as 0 where y == 0 (x**0 is 1
+    everywhere; the formula gives 0 * inf at x == 0); d/dy x**y = x**y * log(x), taken
+    as 0 where x == 0 (the limit for y > 0) and NaN where x < 0 (x**y is not defined
+    there for y near a non-integer)."""
     x, y = i
-    one = b.constant(1, x.type.dtype)
-    gx = b.mul(g[0], b.mul(y, b.pow(x, b.sub(y, one))))
-    # d/dy x**y = x**y * log(x), taken as 0 where x == 0 (the limit for y > 0).
-    zero = b.constant(0, x.type.dtype)
-    positive = b.gt(x, zero)
-    safe_x = b.select(positive, x, one)
-    gy = b.mul(g[0], b.select(positive, b.mul(o[0], b.log(safe_x)), zero))
+    one, zero = b.constant(1, x.type.dtype), b.constant(0, x.type.dtype)
+    gx = b.mul(g[0], b.select(b.eq(y, zero), zero, b.mul(y, b.pow(x, b.sub(y, one)))))
+    x_zero = b.eq(x, zero)
+    safe_x = b.select(x_zero, one, x)
+    gy = b.mul(g[0], b.select(x_zero, zero, b.mul(o[0], b.log(safe_x))))
     return _both(b, i, gx, gy)
 
 

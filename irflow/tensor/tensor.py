@@ -259,10 +259,11 @@ class Tensor:
         return None if grad is None else grad.numpy()
 
     def _accumulate_grad(self, g: np.ndarray) -> None:
-        if self._grad is None:
+        """Add `g` to ``.grad``: in place (a Tensor taken from ``.grad`` earlier sees
+        the sum), except after `clear_gradient`, where the gradient is a new Tensor,
+        as in Paddle, so that one taken after clearing keeps its zeros."""
+        if self._grad is None or is_cleared_gradient(self._grad._value):
             self._grad = Tensor._from_array(g)
-        elif is_cleared_gradient(self._grad._value):
-            self._grad._value = g
         else:
             self._grad._value = self._grad._value + g
 
