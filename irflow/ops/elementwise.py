@@ -130,6 +130,45 @@ unary("erf", _erf_kernel,
       doc="the error function", out=_erf_out)
 unary("sin", np.sin, lambda b, g, i, o: [b.mul(g[0], b.cos(i[0]))], doc="sine")
 unary("cos", np.cos, lambda b, g, i, o: [b.neg(b.mul(g[0], b.sin(i[0])))], doc="cosine")
+
+
+# The inverse and hyperbolic trigonometric functions and tan have no LLVM code yet, so
+# they are not `Elementwise`: fusion leaves them alone and they run as NumPy kernels
+# (`irflow.codegen.llvm.scalar.EMITTERS` holds the code of every Elementwise op).
+NO_LLVM_CODE = ()
+
+
+def _over_root(sign: int, inner):
+    """The VJP g * sign / sqrt(inner(x)) (asin, acos, asinh, acosh)."""
+    def vjp(b, g, i, o):
+        root = b.sqrt(inner(b, i[0], b.constant(1, i[0].type.dtype)))
+        ct = b.div(g[0], root)
+        return [ct if sign > 0 else b.neg(ct)]
+    return vjp
+
+
+unary("tan", quiet(np.tan), lambda b, g, i, o: [
+    b.mul(g[0], b.add(b.constant(1, o[0].type.dtype), b.mul(o[0], o[0])))],
+      doc="tangent", traits=NO_LLVM_CODE)
+unary("asin", quiet(np.arcsin), _over_root(1, lambda b, x, one: b.sub(one, b.mul(x, x))),
+      doc="arcsine (NaN outside [-1, 1])", traits=NO_LLVM_CODE)
+unary("acos", quiet(np.arccos), _over_root(-1, lambda b, x, one: b.sub(one, b.mul(x, x))),
+      doc="arccosine (NaN outside [-1, 1])", traits=NO_LLVM_CODE)
+unary("atan", np.arctan, lambda b, g, i, o: [
+    b.div(g[0], b.add(b.constant(1, i[0].type.dtype), b.mul(i[0], i[0])))],
+      doc="arctangent", traits=NO_LLVM_CODE)
+unary("sinh", quiet(np.sinh), lambda b, g, i, o: [b.mul(g[0], b.cosh(i[0]))],
+      doc="hyperbolic sine", traits=NO_LLVM_CODE)
+unary("cosh", quiet(np.cosh), lambda b, g, i, o: [b.mul(g[0], b.sinh(i[0]))],
+      doc="hyperbolic cosine", traits=NO_LLVM_CODE)
+unary("asinh", np.arcsinh, _over_root(1, lambda b, x, one: b.add(b.mul(x, x), one)),
+      doc="inverse hyperbolic sine", traits=NO_LLVM_CODE)
+unary("acosh", quiet(np.arccosh), _over_root(1, lambda b, x, one: b.sub(b.mul(x, x), one)),
+      doc="inverse hyperbolic cosine (NaN below 1)", traits=NO_LLVM_CODE)
+unary("atanh", quiet(np.arctanh), lambda b, g, i, o: [
+    b.div(g[0], b.sub(b.constant(1, i[0].type.dtype), b.mul(i[0], i[0])))],
+      doc="inverse hyperbolic tangent (NaN outside [-1, 1], infinite at them)",
+      traits=NO_LLVM_CODE)
 unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
 unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
 unary("round", np.round, _zero_vjp, doc="round to the nearest integer, halves to even as "
@@ -235,6 +274,15 @@ binary("div", _div, _div_vjp, out=_div, traits=(Elementwise(), Fallible()),
        patterns=(NeutralOperand(1, keep=(0,)),),
        affine=lambda k, c: (1 / c[0], 0) if k == 0 else None)
 binary("pow", quiet(np.power), _pow_vjp, kind="float", doc="x ** y")
+def _atan2_vjp(b, g, i, o):
+    y, x = i
+    scale = b.div(g[0], b.add(b.mul(x, x), b.mul(y, y)))
+    return _both(b, i, b.mul(scale, x), b.neg(b.mul(scale, y)))
+
+
+binary("atan2", quiet(np.arctan2), _atan2_vjp, kind="float",
+       doc="the angle of the point (x=second, y=first) in radians, in [-pi, pi]",
+       traits=NO_LLVM_CODE)
 binary("maximum", np.maximum, _minmax_vjp(lambda b, x, y: b.gt(x, y)),
        doc="the larger of x and y; ties split the gradient evenly")
 binary("minimum", np.minimum, _minmax_vjp(lambda b, x, y: b.lt(x, y)),

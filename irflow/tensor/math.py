@@ -12,7 +12,8 @@ import numpy as np
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
-from .logic import greater_equal, isnan, less_equal, logical_or, not_equal, where
+from .logic import (equal, greater_equal, isinf, isnan, less_equal, logical_or, not_equal,
+                    where)
 from .tensor import Tensor
 
 
@@ -55,6 +56,25 @@ sigmoid = _float_unary("sigmoid")
 erf = _float_unary("erf")
 sin = _float_unary("sin")
 cos = _float_unary("cos")
+tan = _float_unary("tan")
+asin = _float_unary("asin")
+acos = _float_unary("acos")
+atan = _float_unary("atan")
+sinh = _float_unary("sinh")
+cosh = _float_unary("cosh")
+asinh = _float_unary("asinh")
+acosh = _float_unary("acosh")
+atanh = _float_unary("atanh")
+
+
+def atan2(x, y, name=None) -> Tensor:
+    """The angle of the point (y, x) in radians, in [-pi, pi], elementwise: Paddle's
+    ``atan2(x, y)`` is arctan(x / y) with the quadrant of (y, x), as NumPy's
+    ``arctan2(x, y)``. Integer inputs are computed in float64, as in Paddle."""
+    x, y = as_tensor(x), as_tensor(y)
+    if not (x.dtype.is_float and y.dtype.is_float):
+        x, y = cast(x, dtypes.float64), cast(y, dtypes.float64)
+    return apply("atan2", promote(x, y))
 
 
 def _rounding(op: str):
@@ -183,7 +203,19 @@ def reciprocal(x, name=None) -> Tensor:
 
 
 def log1p(x, name=None) -> Tensor:
-    return log(add(x, 1.0))
+    """log(1 + x), accurate near 0, as Paddle's: 1 + x rounded to u loses every x
+    below the dtype's epsilon (log(1 + 1e-10) is 0 in float32), so the rounding
+    error c = (u - 1) - x, exact, is taken back: log(1 + x) = log(u) - c / u to
+    second order in c. Where u is 0 or infinite, log(u) is the answer (-inf, inf or
+    NaN), and the formula is fed 0 there so that its gradient stays finite.
+    Integer inputs are computed in float32."""
+    x = _as_float(x)
+    u = add(x, 1.0)
+    edge = logical_or(equal(u, 0.0), isinf(u))
+    safe_x = where(edge, as_tensor(0, like=x), x)
+    safe_u = add(safe_x, 1.0)
+    rounding = subtract(subtract(safe_u, 1.0), safe_x)
+    return where(edge, log(u), subtract(log(safe_u), divide(rounding, safe_u)))
 
 
 def log2(x, name=None) -> Tensor:
@@ -460,7 +492,7 @@ def _matrix_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
     """The matrix norm of `norm` over the two axes `axis` (rows, columns)."""
     from .manipulation import squeeze
     if p == "fro":
-        return sqrt(sum(multiply(x, x), axis, keepdim))
+        return _root(sum(multiply(x, x), axis, keepdim), sqrt)  # gradient 0 at a zero matrix
     if p is None or p in (2, -2, "nuc"):
         raise ValueError(f"norm: p={p!r} over two axes is the spectral or nuclear matrix "
                          "norm (Paddle computes it with an SVD); irflow does not provide "
@@ -555,7 +587,15 @@ def bmm(x, y, name=None) -> Tensor:
 
 
 def dot(x, y, name=None) -> Tensor:
-    return sum(multiply(x, y), axis=-1)
+    """The sums of products over the last axis of x and y, in their dtype, as
+    Paddle's: an int32 dot stays int32 (a plain `sum` widens ints to int64)."""
+    products = multiply(x, y)
+    if products.dtype.is_bool:
+        from ..dispatch import user_location
+        from ..errors import DTypeError
+        raise DTypeError("dot: x and y are bool tensors, which Paddle's dot does not take; "
+                         "cast them to a number dtype first", user_location())
+    return sum(products, axis=-1, dtype=products.dtype)
 
 
 def outer(x, y, name=None) -> Tensor:
