@@ -22,9 +22,10 @@ themselves (a plain list of Layers one appends to, a tensor replaced in a dict).
 other object read is guarded by identity (``self.act = F.gelu``, ``self.cfg =
 Config()``; its own attributes are guarded where the code reads them), and an
 attribute the code found missing (``hasattr``, ``getattr`` with a default) stays
-missing. Not guarded: Tensors and Layers read as such (tensors are the program's
-arguments or checked constants, and a Layer's structure has its own versions),
-modules, and bound methods (made anew on each access).
+missing; a tensor a global, an enclosing variable or a plain object holds, by
+identity too. Not guarded: Layers and their tensors (a Layer's structure has its
+own versions), traced tensors, modules, and bound methods (made anew on each
+access).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ MAX_ITEMS = 1024  # items of one container that a guard compares; a longer one i
 MAX_DEPTH = 8     # containers within containers
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
 _MUTABLE = frozenset({list, dict, set, np.ndarray})
-_UNGUARDED = (Tensor, types.ModuleType, types.MethodType, types.BuiltinMethodType,
+_UNGUARDED = (types.ModuleType, types.MethodType, types.BuiltinMethodType,
               types.MethodWrapperType)
 _MISSING = object()  # what a guard reads where the name no longer exists
 
@@ -134,14 +135,21 @@ def guard(kind: str, owner, name: str) -> Guard | None:
     g = Guard(kind, owner, name, None, None)
     value = g.read()
     form = frozen(value)
-    if form is None and _unguarded(value):
+    if form is None and _unguarded(value, owner):
         return None
     return Guard(kind, owner, name, value, form)
 
 
-def _unguarded(value) -> bool:
-    """Whether a value read is left to other checks or made anew on each read."""
+def _unguarded(value, owner) -> bool:
+    """Whether a value read is left to other checks or made anew on each read: a
+    Layer (its structure has versions), a Layer's tensors (its registered parameters
+    and buffers: replacing one changes its structure) and traced ones (the program's
+    own values), modules and bound methods. A tensor a global, an enclosing variable
+    or another object holds is guarded by identity (``MASK = paddle.zeros(...)``
+    rebinds the name to another tensor; a change in place is seen by `Program.stale`)."""
     from ..nn.layer.layers import Layer
+    if isinstance(value, Tensor):
+        return isinstance(owner, Layer) or value._value is None
     return isinstance(value, (*_UNGUARDED, Layer))
 
 

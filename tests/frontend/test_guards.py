@@ -294,3 +294,23 @@ def test_the_settings_of_irflows_layers_are_read_again():
     model.train()
     model[2].p = 0.0
     agree(compiled, model, x)
+
+MASK = paddle.ones([3])
+
+
+def test_a_global_rebound_to_another_tensor_is_read_again():
+    """A tensor a global names is guarded by identity (a Layer's tensors are its
+    parameters and buffers, which its structure version covers)."""
+    global MASK
+
+    def f(x):
+        return x * MASK
+    compiled = paddle.compile(f)
+    x = paddle.to_tensor([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(compiled(x).numpy(), [1.0, 2.0, 3.0])
+    old = MASK
+    try:
+        MASK = paddle.to_tensor([0.0, 1.0, 0.0])
+        np.testing.assert_allclose(compiled(x).numpy(), [0.0, 2.0, 0.0])
+    finally:
+        MASK = old
