@@ -123,6 +123,11 @@ class IntegerDivisionByZero(IrflowError, ZeroDivisionError):
     """An integer ``//`` or ``%`` by zero, which Paddle rejects too."""
 
 
+class SingularMatrixError(IrflowError, ValueError):
+    """A matrix that `inverse`, `solve` or `cholesky` cannot factor (singular, or not
+    positive definite), where Paddle raises a ValueError too."""
+
+
 class OutOfRangeError(IrflowError, ValueError):
     """An index outside the range an op accepts (one_hot's classes), a ValueError as
     in Paddle."""

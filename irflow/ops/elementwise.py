@@ -169,6 +169,112 @@ unary("atanh", quiet(np.arctanh), lambda b, g, i, o: [
     b.div(g[0], b.sub(b.constant(1, i[0].type.dtype), b.mul(i[0], i[0])))],
       doc="inverse hyperbolic tangent (NaN outside [-1, 1], infinite at them)",
       traits=NO_LLVM_CODE)
+# Special functions, also without LLVM code: lgamma and erfinv compute per element or
+# iterate, and digamma and trigamma use a recurrence and an asymptotic series.
+_lgamma = np.frompyfunc(lambda v: math.lgamma(v) if v > 0 or v != math.floor(v) else math.inf,
+                        1, 1)
+
+
+def _lgamma_kernel(x):
+    """math.lgamma per element: exact, and +inf at the poles 0, -1, -2, ... (where
+    math.lgamma raises), as Paddle's."""
+    return np.asarray(_lgamma(x), dtype=x.dtype)
+
+
+def _shifted_up(x, derivative: int):
+    """``(sum, y)`` with y = x + k >= 6 and sum the terms the recurrence of digamma
+    (derivative 0: psi(x) = psi(x + 1) - 1/x) or trigamma (1: + 1/x**2) collects on
+    the way, computed in float64."""
+    y = x.astype(np.float64)
+    total = np.zeros_like(y)
+    for _ in range(6):
+        low = y < 6
+        term = 1 / y if derivative == 0 else 1 / (y * y)
+        total = np.where(low, total + term, total)
+        y = np.where(low, y + 1, y)
+    return total, y
+
+
+def _digamma_kernel(x):
+    """psi(x) = d log Gamma(x): the reflection psi(1 - x) - pi / tan(pi x) below 0.5,
+    then the recurrence up to 6 and the asymptotic series (relative error below
+    1e-9), in float64. NaN
+    at the negative poles and -inf at 0, as Paddle's."""
+    xf = x.astype(np.float64)
+    reflect = xf < 0.5
+    z = np.where(reflect, 1 - xf, xf)
+    total, y = _shifted_up(z, 0)
+    inv2 = 1 / (y * y)
+    series = (np.log(y) - 0.5 / y - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (
+        1 / 252 - inv2 * (1 / 240 - inv2 / 132)))))
+    psi = series - total
+    psi = np.where(reflect, psi - np.pi / np.tan(np.pi * xf), psi)
+    pole = reflect & (xf == np.floor(xf))
+    psi = np.where(pole, np.where(xf == 0, -np.inf, np.nan), psi)
+    return psi.astype(x.dtype)
+
+
+def _trigamma_kernel(x):
+    """psi'(x), digamma's derivative: the reflection pi**2 / sin(pi x)**2 - psi'(1 - x)
+    below 0.5, then the recurrence and the asymptotic series as in digamma."""
+    xf = x.astype(np.float64)
+    reflect = xf < 0.5
+    z = np.where(reflect, 1 - xf, xf)
+    total, y = _shifted_up(z, 1)
+    inv, inv2 = 1 / y, 1 / (y * y)
+    series = inv + inv2 / 2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (
+        1 / 42 - inv2 / 30)))
+    value = series + total
+    value = np.where(reflect, (np.pi / np.sin(np.pi * xf)) ** 2 - value, value)
+    return np.where(reflect & (xf == np.floor(xf)), np.inf, value).astype(x.dtype)
+
+
+def _erfinv_kernel(x):
+    """The inverse of erf on (-1, 1): Giles' single-precision approximation, then two
+    Newton steps on erf in float64, which make it exact to float64 rounding. +-inf at
+    +-1 and NaN outside [-1, 1]."""
+    xf = x.astype(np.float64)
+    inside = np.abs(xf) < 1
+    t = np.where(inside, xf, 0.0)
+    w = -np.log((1 - t) * (1 + t))
+    central = w < 5
+    wc, wt = w - 2.5, np.sqrt(w) - 3
+    p = np.where(central, _horner(wc, _ERFINV_CENTRAL), _horner(wt, _ERFINV_TAIL))
+    y = p * t
+    for _ in range(2):
+        y = y - (np.asarray(_erf(y), np.float64) - t) / (2 / math.sqrt(math.pi) * np.exp(-y * y))
+    y = np.where(np.abs(xf) == 1, np.copysign(np.inf, xf), y)
+    return np.where(np.abs(xf) > 1, np.nan, y).astype(x.dtype)
+
+
+def _horner(v, coefficients):
+    result = np.zeros_like(v)
+    for c in coefficients:
+        result = result * v + c
+    return result
+
+
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+unary("expm1", np.expm1, lambda b, g, i, o: [
+    b.mul(g[0], b.add(o[0], b.constant(1, o[0].type.dtype)))],
+      doc="e**x - 1, exact for small x", traits=NO_LLVM_CODE)
+unary("lgamma", quiet(_lgamma_kernel), lambda b, g, i, o: [b.mul(g[0], b.digamma(i[0]))],
+      doc="log |Gamma(x)| (+inf at 0, -1, -2, ...)", traits=NO_LLVM_CODE)
+unary("digamma", quiet(_digamma_kernel), lambda b, g, i, o: [b.mul(g[0], b.trigamma(i[0]))],
+      doc="psi(x), the derivative of lgamma (-inf at 0, NaN at -1, -2, ...)",
+      traits=NO_LLVM_CODE)
+unary("trigamma", quiet(_trigamma_kernel),
+      doc="psi'(x), the derivative of digamma (digamma's VJP); no gradient of its own",
+      traits=NO_LLVM_CODE)
+unary("erfinv", quiet(_erfinv_kernel), lambda b, g, i, o: [
+    b.mul(g[0], b.mul(b.constant(math.sqrt(math.pi) / 2, o[0].type.dtype),
+                      b.exp(b.mul(o[0], o[0]))))],
+      doc="the inverse error function (+-inf at +-1, NaN outside [-1, 1])",
+      traits=NO_LLVM_CODE)
 unary("floor", np.floor, _zero_vjp, doc="round toward -inf; gradient 0")
 unary("ceil", np.ceil, _zero_vjp, doc="round toward +inf; gradient 0")
 unary("round", np.round, _zero_vjp, doc="round to the nearest integer, halves to even as "

@@ -6,12 +6,16 @@ row and a 1-D y a ``[k, 1]`` column, whose added dim is removed from the result;
 the remaining leading dims are batch dims, broadcast as NumPy does. So
 ``f32[N,3,4] @ f32[4,5] -> f32[N,3,5]``, ``f32[4] @ f32[4,5] -> f32[5]`` and
 ``f32[4] @ f32[4] -> f32``.
+
+The decompositions `inverse`, `det`, `slogdet`, `solve` and `cholesky` take float
+matrices ``[*batch, n, n]`` (NumPy's LAPACK kernels); a singular matrix (not positive
+definite for `cholesky`) is a `SingularMatrixError`, a ValueError as Paddle raises.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, SingularMatrixError
 from ..ir.traits import Contraction
 from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
 from ._rules import check_kind, defop, quiet, same_dtype, unbroadcast
@@ -140,3 +144,151 @@ defop("matmul", _matmul_infer, _matmul, out_kernel=_matmul, arity=2,
           "removed from the result. Leading (batch) dims broadcast as in NumPy; x's "
           "last dim must equal y's second-to-last. The result type is "
           "x.dtype[*batch, m, n] for x [*, m, k] and y [*, k, n].")
+
+
+# ---------------------------------------------------------------- decompositions
+
+def _square(t: TensorType, what: str) -> tuple:
+    """The batch dims of a float ``[*batch, n, n]`` operand."""
+    check_kind(t, "float", what)
+    if t.rank < 2 or t.shape[-1] != t.shape[-2]:
+        raise ShapeError(f"{what} must be a square matrix or a batch of them "
+                         f"([*, n, n]), got {t}")
+    return t.shape[:-2]
+
+
+def _factoring(name: str, fn):
+    """`fn` with NumPy's LinAlgError turned into a SingularMatrixError naming the op."""
+    def kernel(*arrays):
+        try:
+            return np.asarray(fn(*arrays))
+        except np.linalg.LinAlgError as e:
+            raise SingularMatrixError(f"{name}: the matrix cannot be factored ({e}); "
+                                      "Paddle raises here too") from None
+    kernel.__name__ = name
+    return kernel
+
+
+def _mT(b, v):
+    """v with its last two axes swapped."""
+    perm = tuple(range(v.type.rank - 2)) + (v.type.rank - 1, v.type.rank - 2)
+    return b.transpose(v, perm=perm)
+
+
+def _as_batch_scalars(b, g, batch: tuple):
+    """A cotangent of per-matrix scalars as ``[*batch, 1, 1]``, to scale matrices."""
+    return b.reshape(g, shape=batch + (1, 1))
+
+
+def _inverse_vjp(b, g, ins, outs):
+    """d inv(A) = -inv(A) dA inv(A), so the cotangent is -inv(A)^T g inv(A)^T."""
+    inv = outs[0]
+    return [b.neg(b.matmul(b.matmul(inv, g[0], transpose_x=True), inv, transpose_y=True))]
+
+
+def _det_vjp(b, g, ins, outs):
+    """d det(A) = det(A) tr(inv(A) dA): the cotangent g det(A) inv(A)^T (the
+    inverse fails for a singular A)."""
+    (x,) = ins
+    scale = _as_batch_scalars(b, b.mul(g[0], outs[0]), x.type.shape[:-2])
+    return [b.mul(scale, _mT(b, b.inverse(x)))]
+
+
+def _slogdet_infer(types, attrs):
+    (t,) = types
+    return TensorType(t.dtype, (2,) + _square(t, "slogdet's x"))
+
+
+def _slogdet_kernel(x):
+    sign, logabsdet = np.linalg.slogdet(x)
+    return np.stack([sign, logabsdet]).astype(x.dtype)
+
+
+def _slogdet_vjp(b, g, ins, outs):
+    """Only the log|det| row carries a gradient (the sign is piecewise constant):
+    d log|det(A)| = tr(inv(A) dA), so its cotangent times inv(A)^T."""
+    (x,) = ins
+    batch = x.type.shape[:-2]
+    row = b.slice(g[0], axes=(0,), starts=(1,), stops=(2,))
+    return [b.mul(_as_batch_scalars(b, row, batch), _mT(b, b.inverse(x)))]
+
+
+def _solve_infer(types, attrs):
+    xt, yt = types
+    x_batch = _square(xt, "solve's x")
+    check_kind(yt, "float", "solve's y")
+    same_dtype(types)
+    if yt.rank < 2 or yt.shape[-2] != xt.shape[-1]:
+        raise ShapeError(f"solve's y must be [*, n, k] with n = {xt.shape[-1]} rows, as x "
+                         f"{xt} has columns, got {yt}")
+    try:
+        batch = broadcast_shapes(x_batch, yt.shape[:-2])
+    except ShapeError as e:
+        raise reworded(e, f"the batch dims of solve's x {xt} and y {yt} do not "
+                          "broadcast") from None
+    return TensorType(xt.dtype, batch + yt.shape[-2:])
+
+
+def _solve_kernel(x, y):
+    """np.linalg.solve, which reads y as a batch of matrices only from rank 3 and
+    does not broadcast a single matrix y against batched x's: y is broadcast first."""
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    x = np.broadcast_to(x, batch + x.shape[-2:])
+    y = np.broadcast_to(y, batch + y.shape[-2:])
+    return np.linalg.solve(x, y)
+
+
+def _solve_vjp(b, g, ins, outs):
+    """For A X = B: the cotangent of B solves A^T gB = g, and A's is -gB X^T; each is
+    summed over the batch dims it was broadcast along."""
+    x, y = ins
+    gy = b.solve(_mT(b, x), g[0])
+    gx = b.neg(b.matmul(gy, outs[0], transpose_y=True))
+    return [unbroadcast(b, gx, x.type), unbroadcast(b, gy, y.type)]
+
+
+def _cholesky_vjp(b, g, ins, outs):
+    """For A = L L^T (Murray, 2016): with P the lower triangle of L^T gL whose
+    diagonal is halved, S = L^-T P L^-1, and A's cotangent is S's symmetric part."""
+    (low,) = outs
+    half = b.constant(0.5, low.type.dtype)
+    inner = b.matmul(low, g[0], transpose_x=True)
+    phi = b.mul(half, b.add(b.tril(inner), b.tril(inner, diagonal=-1)))
+    inv = b.inverse(low)
+    s = b.matmul(b.matmul(inv, phi, transpose_x=True), inv)
+    return [b.mul(half, b.add(s, _mT(b, s)))]
+
+
+def _same_square(what: str):
+    def infer(types, attrs):
+        (t,) = types
+        _square(t, what)
+        return t
+    return infer
+
+
+def _decomposition(name, infer, kernel, vjp, doc):
+    defop(name, infer, _factoring(name, kernel), arity=1, vjp=vjp, doc=doc)
+
+
+_decomposition("inverse", _same_square("inverse's x"), np.linalg.inv, _inverse_vjp,
+               "inverse(x): the inverse of each float matrix of x ([*, n, n]), same type "
+               "as x; a singular matrix is an error. The VJP is -inv^T g inv^T")
+defop("det", lambda types, attrs: TensorType(types[0].dtype, _square(types[0], "det's x")),
+      lambda x: np.asarray(np.linalg.det(x)), arity=1, vjp=_det_vjp,
+      doc="det(x): the determinant of each float matrix of x ([*, n, n]), of type "
+          "x.dtype[*]. The VJP, g det inv(x)^T, needs invertible matrices")
+defop("slogdet", _slogdet_infer, _slogdet_kernel, arity=1, vjp=_slogdet_vjp,
+      doc="slogdet(x): the sign and the log of the absolute determinant of each float "
+          "matrix of x ([*, n, n]), stacked as paddle.linalg.slogdet's x.dtype[2, *] "
+          "(sign 0 and -inf for a singular matrix). Only log|det| has a gradient, "
+          "g inv(x)^T, which needs invertible matrices")
+defop("solve", _solve_infer, _factoring("solve", _solve_kernel), arity=2, vjp=_solve_vjp,
+      doc="solve(x, y): X with x X = y, for float x [*, n, n] and y [*, n, k] of one "
+          "dtype whose batch dims broadcast; the result is [*batch, n, k]. A singular x is "
+          "an error")
+_decomposition("cholesky", _same_square("cholesky's x"), np.linalg.cholesky, _cholesky_vjp,
+               "cholesky(x): the lower triangular L with L L^T = x for each symmetric "
+               "positive definite float matrix of x ([*, n, n]; only its lower triangle "
+               "is read), same type as x; a matrix that is not positive definite is an "
+               "error. The VJP is the symmetric cotangent of Murray's rule")

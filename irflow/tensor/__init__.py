@@ -4,8 +4,8 @@ from .array import array_length, array_read, array_write, create_array
 from .attribute import numel, shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
-from .linalg import (cross, diagonal, dist, einsum, inner, kron, tensordot, trace, tril,
-                     triu)
+from .linalg import (cholesky, cross, diagonal, dist, einsum, inner, inverse, kron, tensordot,
+                     trace, tril, triu)
 from .logic import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
                     equal_all, greater_equal, greater_than, is_tensor, isclose, isfinite, isinf,
                     isnan, less_equal, less_than, logical_and, logical_not, logical_or,
@@ -17,6 +17,7 @@ from .manipulation import (broadcast_to, chunk, clone, concat, diff, expand, exp
                            scatter_nd_add, slice, split, squeeze, stack, strided_slice,
                            t, take_along_axis, tile, transpose, unbind,
                            unsqueeze)
+from .math import (digamma, erfinv, expm1, lgamma, logit)
 from .math import (abs, acos, acosh, add, add_n, all, amax, amin, any, asin, asinh, atan,
                    atan2, atanh, bmm, ceil, clip, cos, cosh, cumprod, cumsum,
                    deg2rad, divide, dot, erf, exp, floor, floor_divide, fmax, fmin, increment,
@@ -31,6 +32,13 @@ from .stat import (count_nonzero, median, nanmean, nanmedian, nanquantile, nansu
 from .tensor import Parameter, Size, Tensor
 
 __all__ = [
+    "logit",
+    "lgamma",
+    "inverse",
+    "expm1",
+    "erfinv",
+    "digamma",
+    "cholesky",
     "Parameter",
     "Size",
     "Tensor",

@@ -9,8 +9,10 @@ from ..errors import DTypeError, ShapeError
 from ..ir import dtypes
 from ..ir.types import dim_mul, numel
 from .convert import as_tensor, cast
-from .manipulation import _same_dtype, exact_shape, pick, reshape, roll, transpose
-from .math import matmul, multiply, subtract, sum, vector_norm
+from .creation import eye
+from .manipulation import (_same_dtype, broadcast_to, exact_shape, pick, reshape, roll, squeeze,
+                           transpose, unsqueeze)
+from .math import add, matmul, multiply, subtract, sum, vector_norm
 from .tensor import Tensor
 
 
@@ -196,3 +198,126 @@ def _contracted_axes(x: Tensor, y: Tensor, axes) -> tuple[list[int], list[int]]:
     x_axes += longer[len(x_axes):]
     y_axes += longer[len(y_axes):]
     return [int(a) % x.ndim for a in x_axes], [int(b) % y.ndim for b in y_axes]
+
+
+# ---------------------------------------------------------------- paddle.linalg decompositions
+
+def _float_matrices(x, what: str) -> Tensor:
+    """x as a float32 or float64 tensor of square matrices ``[*, n, n]``, which is
+    what Paddle's kernels take (an int tensor has no kernel there)."""
+    x = as_tensor(x)
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise DTypeError(f"{what} needs a float32 or float64 tensor, as in Paddle, got "
+                         f"{x.dtype.name}: cast it with .astype('float32')", user_location())
+    shape = exact_shape(x)
+    if x.ndim < 2 or shape[-1] != shape[-2]:
+        raise ShapeError(f"{what} needs square matrices (shape [*, n, n]), as in Paddle, got "
+                         f"shape {list(shape)}")
+    return x
+
+
+def _swap_last(x: Tensor) -> Tensor:
+    """x with its last two axes swapped (each matrix transposed)."""
+    return transpose(x, [*range(x.ndim - 2), x.ndim - 1, x.ndim - 2])
+
+
+def inv(x, name=None) -> Tensor:
+    """The inverse of each matrix of x ([*, n, n], float32 or float64); a singular
+    matrix raises a ValueError, as in Paddle."""
+    return apply("inverse", (_float_matrices(x, "inv"),))
+
+
+inverse = inv
+
+
+def det(x, name=None) -> Tensor:
+    """The determinant of each matrix of x ([*, n, n]): shape [*]."""
+    return apply("det", (_float_matrices(x, "det"),))
+
+
+def slogdet(x, name=None) -> Tensor:
+    """The sign and the natural log of the absolute determinant of each matrix of x,
+    stacked as Paddle 3.3's [2, *] (row 0 the signs, row 1 the logs): finite where
+    det itself would overflow. A singular matrix gives sign 0 and log -inf."""
+    return apply("slogdet", (_float_matrices(x, "slogdet"),))
+
+
+def solve(x, y, left=True, name=None) -> Tensor:
+    """X with x X = y (left) or X x = y (left=False), x square matrices [*, n, n] and
+    y matrices [*, n, k] (or [*, k, n] when not left) whose batch dims broadcast, or
+    one vector [n]; a singular x raises a ValueError, as in Paddle."""
+    x = _float_matrices(x, "solve")
+    y = as_tensor(y)
+    if y.dtype is not x.dtype:
+        raise DTypeError(f"solve: x is {x.dtype.name} and y is {y.dtype.name}; they must "
+                         "share one dtype, as in Paddle", user_location())
+    if y.ndim == 1:
+        return squeeze(solve(x, unsqueeze(y, -1 if left else 0), left), -1 if left else 0)
+    if not left:  # X x = y is x^T X^T = y^T
+        return _swap_last(apply("solve", (_swap_last(x), _swap_last(y))))
+    return apply("solve", (x, y))
+
+
+def matrix_power(x, n, name=None) -> Tensor:
+    """x to the integer power n, matrix by matrix ([*, m, m]): the identity for n 0,
+    powers of the inverse for negative n, by repeated squaring."""
+    x = _float_matrices(x, "matrix_power")
+    if not isinstance(n, int | np.integer) or isinstance(n, bool):
+        raise TypeError(f"matrix_power: n must be an int, as in Paddle, got {n!r}")
+    if n == 0:
+        return broadcast_to(eye(exact_shape(x)[-1], dtype=x.dtype), list(exact_shape(x)))
+    base, rest = (inv(x) if n < 0 else x), abs(int(n))
+    result = None
+    while True:
+        if rest & 1:
+            result = base if result is None else matmul(result, base)
+        rest >>= 1
+        if not rest:
+            return result
+        base = matmul(base, base)
+
+
+def cholesky(x, upper=False, name=None) -> Tensor:
+    """The Cholesky factor of each symmetric positive definite matrix of x: the lower
+    L with L L^T = x, or with upper=True the upper U = L^T (U^T U = x). Only x's
+    lower triangle is read; a matrix that is not positive definite raises a
+    ValueError, as in Paddle."""
+    low = apply("cholesky", (_float_matrices(x, "cholesky"),))
+    return _swap_last(low) if upper else low
+
+
+def triangular_solve(x, y, upper=True, transpose=False, unitriangular=False,
+                     name=None) -> Tensor:
+    """X with A X = y, A the upper (or lower) triangle of each matrix of x, transposed
+    if asked, with ones on its diagonal if `unitriangular` (x's diagonal is then not
+    read). y is [*, n, k] (at least 2-D, as in Paddle) and the batch dims broadcast."""
+    x = _float_matrices(x, "triangular_solve")
+    y = as_tensor(y)
+    if y.ndim < 2:
+        raise ShapeError(f"triangular_solve: y must have at least 2 dims ([*, n, k]), as in "
+                         f"Paddle, got shape {list(exact_shape(y))}")
+    side = triu if upper else tril
+    if unitriangular:
+        a = add(side(x, 1 if upper else -1), eye(exact_shape(x)[-1], dtype=x.dtype))
+    else:
+        a = side(x)
+    return solve(_swap_last(a) if transpose else a, y)
+
+
+def multi_dot(x, name=None) -> Tensor:
+    """The product of the matrices in the list x, left to right, as Paddle's: the
+    first may be a vector [n] (a row) and the last a vector [n] (a column), whose dims
+    the result does not have."""
+    if not isinstance(x, list | tuple) or len(x) < 2:
+        raise ValueError(f"multi_dot needs a list of at least 2 tensors, as in Paddle, got "
+                         f"{x!r}")
+    tensors = _same_dtype([as_tensor(t) for t in x])
+    for i, t in enumerate(tensors):
+        if t.ndim != 2 and not (t.ndim == 1 and i in (0, len(tensors) - 1)):
+            raise ShapeError(f"multi_dot: tensor {i} must be 2-D (only the first and the "
+                             f"last may be 1-D), as in Paddle, got shape "
+                             f"{list(exact_shape(t))}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    return result

@@ -65,6 +65,22 @@ cosh = _float_unary("cosh")
 asinh = _float_unary("asinh")
 acosh = _float_unary("acosh")
 atanh = _float_unary("atanh")
+expm1 = _float_unary("expm1")
+lgamma = _float_unary("lgamma")
+digamma = _float_unary("digamma")
+erfinv = _float_unary("erfinv")
+
+
+def logit(x, eps=None, name=None) -> Tensor:
+    """log(x / (1 - x)), elementwise, as Paddle's: with `eps`, x is first clipped to
+    [eps, 1 - eps] (so the gradient is 0 outside it); without, it is NaN outside
+    [0, 1]. Integer inputs are computed in float32."""
+    x = as_tensor(x)
+    if not x.dtype.is_float:
+        x = cast(x, dtypes.float32)
+    if eps is not None:
+        x = clip(x, float(eps), 1 - float(eps))
+    return log(divide(x, subtract(1, x)))
 
 
 def atan2(x, y, name=None) -> Tensor:

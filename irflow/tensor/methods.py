@@ -50,7 +50,7 @@ _METHODS = {
         "acosh", "atanh", "atan2", "floor", "ceil", "round", "scale", "clip", "sum", "mean", "prod",
         "max", "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
         "cumprod", "bmm", "outer", "lerp", "logaddexp", "rad2deg", "deg2rad", "nan_to_num",
-        "trunc", "fmax", "fmin"]},
+        "trunc", "fmax", "fmin", "expm1", "logit", "lgamma", "digamma", "erfinv"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
@@ -64,7 +64,8 @@ _METHODS = {
     **{name: getattr(search, name) for name in [
         "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select"]},
     **{name: getattr(linalg, name) for name in [
-        "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot"]},
+        "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot",
+        "inverse", "slogdet", "solve", "matrix_power", "cholesky"]},
     **{name: getattr(stat, name) for name in [
         "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
         "count_nonzero"]},
