@@ -10,8 +10,8 @@ from .layer.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmo
                                Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish,
                                PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmax2D, Softplus,
                                Softshrink, Softsign, Swish, Tanh, Tanhshrink, ThresholdedReLU)
-from .layer.common import (CosineSimilarity, Dropout, Dropout2D, Embedding, Flatten, Identity,
-                           Linear, PairwiseDistance)
+from .layer.common import (Bilinear, CosineSimilarity, Dropout, Dropout2D, Embedding, Flatten,
+                           Identity, Linear, PairwiseDistance, Unflatten)
 from .layer.container import LayerDict, LayerList, ParameterDict, ParameterList, Sequential
 from .layer.conv import Conv1D, Conv2D, Conv2DTranspose
 from .layer.layers import Layer
@@ -19,12 +19,13 @@ from .layer.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossE
                          GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, L1Loss,
                          MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss,
                          PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
-from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, GroupNorm, InstanceNorm2D,
-                         LayerNorm)
+from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, GroupNorm, InstanceNorm1D,
+                         InstanceNorm2D, LayerNorm)
 from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D,
                             AdaptiveMaxPool2D, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
 from .layer.resample import (Pad1D, Pad2D, Pad3D, PixelShuffle, PixelUnshuffle, Unfold, Upsample,
-                             ZeroPad1D, ZeroPad2D, ZeroPad3D)
+                             UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad1D, ZeroPad2D,
+                             ZeroPad3D)
 from .layer.rnn import (GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN,
                         SimpleRNNCell)
 from .layer.transformer import (MultiHeadAttention, Transformer, TransformerDecoder,
@@ -35,20 +36,21 @@ Silu = SiLU
 
 __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
            "AvgPool1D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm", "BatchNorm1D",
-           "BatchNorm2D", "BiRNN", "CELU", "ClipGradByGlobalNorm", "ClipGradByNorm",
+           "BatchNorm2D", "BiRNN", "Bilinear", "CELU", "ClipGradByGlobalNorm", "ClipGradByNorm",
            "ClipGradByValue", "Conv1D", "Conv2D", "Conv2DTranspose", "CosineEmbeddingLoss",
            "CosineSimilarity", "CrossEntropyLoss", "Dropout", "Dropout2D", "ELU", "Embedding",
-           "Flatten", "GELU", "GLU", "GRU", "GRUCell", "GaussianNLLLoss", "GroupNorm", "Hardshrink",
-           "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "Identity",
-           "InstanceNorm2D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict",
-           "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid", "LogSoftmax", "MSELoss",
-           "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "Maxout", "Mish", "MultiHeadAttention",
-           "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU", "Pad1D", "Pad2D", "Pad3D",
-           "PairwiseDistance", "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle",
-           "PoissonNLLLoss", "RNN", "RNNCellBase", "ReLU", "ReLU6", "SELU", "Sequential", "SiLU",
-           "Sigmoid", "Silu", "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss", "SoftMarginLoss",
-           "Softmax", "Softmax2D", "Softplus", "Softshrink", "Softsign", "Swish", "Tanh",
-           "Tanhshrink", "ThresholdedReLU", "Transformer", "TransformerDecoder",
+           "Flatten", "GELU", "GLU", "GRU", "GRUCell", "GaussianNLLLoss", "GroupNorm",
+           "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "Identity",
+           "InstanceNorm1D", "InstanceNorm2D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer",
+           "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid",
+           "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "Maxout",
+           "Mish", "MultiHeadAttention", "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU", "Pad1D",
+           "Pad2D", "Pad3D", "PairwiseDistance", "ParameterDict", "ParameterList", "PixelShuffle",
+           "PixelUnshuffle", "PoissonNLLLoss", "RNN", "RNNCellBase", "ReLU", "ReLU6", "SELU",
+           "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss",
+           "SoftMarginLoss", "Softmax", "Softmax2D", "Softplus", "Softshrink", "Softsign", "Swish",
+           "Tanh", "Tanhshrink", "ThresholdedReLU", "Transformer", "TransformerDecoder",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-           "TripletMarginLoss", "Unfold", "Upsample", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D",
-           "functional", "initializer", "utils"]
+           "TripletMarginLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2D",
+           "UpsamplingNearest2D", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D", "functional",
+           "initializer", "utils"]

@@ -17,16 +17,17 @@ from .manipulation import (broadcast_to, chunk, clone, concat, diff, expand, exp
                            scatter_nd_add, slice, split, squeeze, stack, strided_slice,
                            t, take_along_axis, tile, transpose, unbind,
                            unsqueeze)
-from .math import (digamma, erfinv, expm1, lgamma, logit)
 from .math import (abs, acos, acosh, add, add_n, all, amax, amin, any, asin, asinh, atan,
-                   atan2, atanh, bmm, ceil, clip, cos, cosh, cumprod, cumsum,
-                   deg2rad, divide, dot, erf, exp, floor, floor_divide, fmax, fmin, increment,
+                   atan2, atanh, bmm, ceil, clip, cos, cosh, cummax, cummin, cumprod, cumsum,
+                   deg2rad, digamma, divide, dot, erf, erfinv, exp, expm1, floor, floor_divide,
+                   fmax, fmin, increment, lgamma, logit,
                    lerp, log, log1p, log2, log10, logaddexp, logsumexp, matmul, max, maximum, mean, min,
                    minimum, mm, mod, multiply, nan_to_num, neg, norm, outer, pow, prod,
                    rad2deg, reciprocal, remainder, round, rsqrt, scale, sigmoid, sign, sin,
                    sinh, sqrt, square, std, subtract, sum, tan, tanh, trunc, var)
 from .random import normal, rand, randint, randn, randperm, seed, standard_normal, uniform
-from .search import argmax, argmin, argsort, masked_select, nonzero, sort, topk, unique
+from .search import (argmax, argmin, argsort, bincount, bucketize, kthvalue, masked_select,
+                     nonzero, searchsorted, sort, topk, unique)
 from .stat import (count_nonzero, median, nanmean, nanmedian, nanquantile, nansum,
                    quantile)
 from .tensor import Parameter, Size, Tensor
@@ -69,8 +70,10 @@ __all__ = [
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
+    "bincount",
     "bmm",
     "broadcast_to",
+    "bucketize",
     "cast",
     "ceil",
     "chunk",
@@ -81,6 +84,8 @@ __all__ = [
     "cosh",
     "count_nonzero",
     "create_array",
+    "cummax",
+    "cummin",
     "cross",
     "cumprod",
     "cumsum",
@@ -123,6 +128,7 @@ __all__ = [
     "isinf",
     "isnan",
     "kron",
+    "kthvalue",
     "lerp",
     "less_equal",
     "less_than",
@@ -186,6 +192,7 @@ __all__ = [
     "scale",
     "scatter",
     "scatter_nd_add",
+    "searchsorted",
     "seed",
     "shape",
     "sigmoid",

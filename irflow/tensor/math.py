@@ -637,3 +637,70 @@ def increment(x, value=1.0, name=None) -> Tensor:
         raise ValueError(f"increment needs a tensor with one element, got shape {x.shape}")
     _rebind(x, add(x, Tensor._from_array(np.asarray(value, dtype=x.dtype.np))))
     return x
+
+
+# ---------------------------------------------------------------- running extrema
+
+def cummax(x, axis=None, dtype="int64", name=None):
+    """The running maximum along `axis` (over the flattened x when None) and the
+    index where each was reached: among equal maxima the latest, and once a NaN is
+    seen NaN at the latest NaN, as in Paddle. The values are read at those indices, so the
+    gradient goes to the chosen element."""
+    return _running_extremum("cummax", x, axis, dtype, max)
+
+
+def cummin(x, axis=None, dtype="int64", name=None):
+    """The running minimum along `axis` and its index, as `cummax`."""
+    return _running_extremum("cummin", x, axis, dtype, min)
+
+
+def _running_extremum(what: str, x, axis, dtype, reduce):
+    """`reduce` over each prefix along `axis` and the index it was reached at, by a
+    doubling scan (Hillis and Steele's): after step k each position holds the winner
+    of the 2**k elements ending there, so log2(N) steps of N comparisons. A later
+    element wins ties (and a NaN wins all), as in Paddle. Composed from ops every
+    backend has (a scan op would need kernels and a VJP of its own); the values are
+    read at the indices, so the gradient goes to the chosen element. The axis needs
+    a size known when tracing."""
+    from ..errors import DTypeError, ShapeError
+    from .creation import arange, full_like
+    from .manipulation import broadcast_to, concat, exact_shape, moveaxis, reshape, \
+        take_along_axis
+    x = as_tensor(x)
+    if x.dtype.kind not in ("int", "float"):
+        raise DTypeError(f"{what}: x must be an int or float tensor, got {x.dtype.name}")
+    if axis is None or x.ndim == 0:
+        values, index = _running_extremum(what, reshape(x, [-1]), 0, dtype, reduce)
+        shape = [-1] if axis is None else []
+        return reshape(values, shape), reshape(index, shape)
+    axis = int(axis)
+    moved = moveaxis(x, axis, -1)
+    n = exact_shape(moved)[-1]
+    if not isinstance(n, int):
+        raise ShapeError(f"{what}: axis {axis} of x (shape {list(x.shape)}) needs a static "
+                         "size, which irflow reads when it traces")
+    wins = greater_equal if reduce is max else less_equal
+    best = moved.detach()
+    index = broadcast_to(arange(n, dtype="int64"), exact_shape(moved))
+    step = 1
+    while step < n:
+        before = concat([full_like(best[..., :step], _sentinel(x.dtype, reduce is max)),
+                         best[..., :n - step]], axis=-1)
+        before_index = concat([full_like(index[..., :step], -1), index[..., :n - step]],
+                              axis=-1)
+        later = wins(best, before)
+        if x.dtype.is_float:
+            later = logical_or(later, isnan(best))
+        best, index = where(later, best, before), where(later, index, before_index)
+        step *= 2
+    values = take_along_axis(moved, index, -1)
+    return moveaxis(values, -1, axis), cast(moveaxis(index, -1, axis), dtype)
+
+
+def _sentinel(dtype: dtypes.DType, for_max: bool):
+    """The value of `dtype` that a running max (or min) never prefers to an element
+    (a later one wins ties): it stands before the first element."""
+    if dtype.is_float:
+        return -np.inf if for_max else np.inf
+    info = np.iinfo(dtype.np)
+    return int(info.min if for_max else info.max)

@@ -49,7 +49,8 @@ _METHODS = {
         "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
         "acosh", "atanh", "atan2", "floor", "ceil", "round", "scale", "clip", "sum", "mean", "prod",
         "max", "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
-        "cumprod", "bmm", "outer", "lerp", "logaddexp", "rad2deg", "deg2rad", "nan_to_num",
+        "cumprod", "cummax", "cummin", "bmm", "outer", "lerp", "logaddexp", "rad2deg",
+        "deg2rad", "nan_to_num",
         "trunc", "fmax", "fmin", "expm1", "logit", "lgamma", "digamma", "erfinv"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
@@ -62,7 +63,8 @@ _METHODS = {
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
         "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff", "index_add"]},
     **{name: getattr(search, name) for name in [
-        "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select"]},
+        "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select",
+        "bincount", "bucketize", "kthvalue"]},
     **{name: getattr(linalg, name) for name in [
         "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot",
         "inverse", "slogdet", "solve", "matrix_power", "cholesky"]},

@@ -113,3 +113,99 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
     if not extras:
         return out
     return (out, *(cast(t, dtype) for t in extras))
+
+
+def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=None, *,
+                 side=None, sorter=None) -> Tensor:
+    """For each of `values`, the position in `sorted_sequence` (sorted along its last
+    axis) where it would be inserted to keep the order: before equal elements, or
+    after them with `right` (or ``side='right'``). A 1-D sequence serves every
+    value; an N-D one has the values' leading dims. `sorter` holds the indices that
+    sort an unsorted sequence, as in Paddle. The count of smaller elements is a
+    comparison and a sum, so it traces like any composition; it compares every value
+    with every element (memory: values x sequence length), where a binary search
+    would not."""
+    from .logic import less_equal, less_than
+    from .manipulation import exact_shape, take_along_axis, unsqueeze
+    from .math import sum as sum_
+    seq, values = as_tensor(sorted_sequence), as_tensor(values)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        right = side == "right"
+    if sorter is not None:
+        seq = take_along_axis(seq, sorter, -1)
+    if seq.ndim > 1 and tuple(exact_shape(seq))[:-1] != tuple(exact_shape(values))[:-1]:
+        raise ShapeError(f"searchsorted: an N-D sorted_sequence (shape {list(seq.shape)}) "
+                         "needs values with the same leading dims, as in Paddle, got shape "
+                         f"{list(values.shape)}")
+    seq = seq if seq.ndim == 1 else unsqueeze(seq, -2)
+    before = (less_equal if right else less_than)(seq, unsqueeze(values, -1))
+    dtype = dtypes.int32 if out_int32 else dtypes.int64
+    return sum_(cast(before, dtype), axis=-1, dtype=dtype)
+
+
+def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None) -> Tensor:
+    """The index of the bucket of the 1-D `sorted_sequence` each element of x falls
+    in: searchsorted with the sequence first."""
+    sorted_sequence = as_tensor(sorted_sequence)
+    if sorted_sequence.ndim != 1:
+        raise ShapeError("bucketize: sorted_sequence must be 1-D, as in Paddle, got shape "
+                         f"{list(sorted_sequence.shape)}; paddle.searchsorted takes N-D ones")
+    return searchsorted(sorted_sequence, x, out_int32=out_int32, right=right)
+
+
+def kthvalue(x, k, axis=None, keepdim=False, name=None):
+    """The k-th smallest element along `axis` (default -1) and its int64 index; the
+    gradient goes to that element alone. Among equal elements the k-th in x's order
+    is taken (a stable sort): Paddle's std::nth_element leaves that choice to the C++
+    library, so its index for ties can differ."""
+    from .manipulation import exact_shape, slice as slice_, squeeze, take_along_axis
+    from ..errors import OutOfRangeError
+    x = as_tensor(x)
+    axis = -1 if axis is None else int(axis)
+    k = int(k.item()) if isinstance(k, Tensor) else int(k)
+    size = exact_shape(x)[axis] if x.ndim else 1
+    if k < 1 or (isinstance(size, int) and k > size):
+        raise OutOfRangeError(f"kthvalue: k must be in [1, {size}] (the size of axis "
+                              f"{axis}), got {k}")
+    if x.ndim == 0:
+        return x, cast(as_tensor(0), dtypes.int64)
+    index = slice_(argsort(x, axis), [axis], [k - 1], [k])
+    value = take_along_axis(x, index, axis)
+    if keepdim:
+        return value, index
+    return squeeze(value, [axis]), squeeze(index, [axis])
+
+
+def bincount(x, weights=None, minlength=0, name=None) -> Tensor:
+    """How often each value 0..n-1 occurs in the 1-D non-negative int x (or the sum
+    of the `weights` at its positions), with n the larger of max(x) + 1 and
+    `minlength`. The length is a traced scalar while compiling, so the result's size
+    is the data-dependent symbol of the `arange` that spans it. As Paddle's, counts
+    are int64 and int weights sum in float64."""
+    from ..errors import DTypeError, InputError
+    from .creation import arange
+    from .logic import equal, where
+    from .manipulation import unsqueeze
+    from .math import max as max_, maximum, sum as sum_
+    x = as_tensor(x)
+    if x.dtype.kind != "int":
+        raise DTypeError(f"bincount: x must be an int tensor, as in Paddle, got {x.dtype.name}")
+    if x.ndim != 1:
+        raise ShapeError(f"bincount: x must be 1-D, as in Paddle, got shape {list(x.shape)}")
+    if x._value is not None and x._value.size and x._value.min() < 0:
+        raise InputError("bincount: the elements of x must be non-negative, as in Paddle, "
+                         f"got {x._value.min()}")
+    if x._value is not None and not x._value.size:
+        length = as_tensor(int(minlength))
+    else:
+        length = maximum(cast(max_(x), dtypes.int64) + 1, as_tensor(int(minlength)))
+    hits = equal(unsqueeze(x, -1), arange(length, dtype=x.dtype))
+    if weights is None:
+        return sum_(cast(hits, dtypes.int64), axis=0)
+    weights = as_tensor(weights)
+    if weights.dtype.kind != "float":
+        weights = cast(weights, dtypes.float64)
+    zero = cast(as_tensor(0), weights.dtype)
+    return sum_(where(hits, unsqueeze(weights, -1), zero), axis=0)

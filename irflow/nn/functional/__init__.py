@@ -4,8 +4,9 @@ from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswis
                          leaky_relu, log_sigmoid, log_softmax, maxout, mish, prelu, relu,
                          relu6, selu, sigmoid, silu, softmax, softplus, softshrink, softsign,
                          tanh, tanhshrink, thresholded_relu)
-from .common import (cosine_similarity, dropout, dropout2d, embedding, linear, normalize,
-                     one_hot, pad, pairwise_distance, sequence_mask, zeropad2d)
+from .attention import scaled_dot_product_attention
+from .common import (bilinear, cosine_similarity, dropout, dropout2d, embedding, linear,
+                     normalize, one_hot, pad, pairwise_distance, sequence_mask, zeropad2d)
 from .conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                    adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                    conv2d_transpose, max_pool1d, max_pool2d)
@@ -23,18 +24,18 @@ upsample = interpolate
 swish = silu
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d",
-           "conv2d", "conv2d_transpose", "cosine_embedding_loss", "cosine_similarity",
-           "cross_entropy", "dropout", "dropout2d", "elu", "embedding", "gaussian_nll_loss",
-           "gelu", "glu", "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+           "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
+           "conv2d_transpose", "cosine_embedding_loss", "cosine_similarity", "cross_entropy",
+           "dropout", "dropout2d", "elu", "embedding", "gaussian_nll_loss", "gelu", "glu",
+           "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
            "hinge_embedding_loss", "instance_norm", "interpolate", "kl_div", "l1_loss",
            "label_smooth", "layer_norm", "leaky_relu", "linear", "log_sigmoid", "log_softmax",
            "margin_ranking_loss", "max_pool1d", "max_pool2d", "maxout", "mish", "mse_loss",
            "multi_label_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
-           "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
-           "prelu", "relu", "relu6", "selu", "sequence_mask", "sigmoid", "silu",
-           "smooth_l1_loss", "soft_margin_loss", "softmax", "softmax_with_cross_entropy",
+           "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
+           "relu", "relu6", "scaled_dot_product_attention", "selu", "sequence_mask", "sigmoid",
+           "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmax_with_cross_entropy",
            "softplus", "softshrink", "softsign", "square_error_cost", "swish", "tanh",
            "tanhshrink", "thresholded_relu", "triplet_margin_loss", "unfold", "upsample",
            "zeropad2d"]

@@ -1,11 +1,12 @@
-"""Linear, dropout, embedding, padding, one-hot, sequence masks, normalization and
-cosine similarity."""
+"""Linear, bilinear, dropout, embedding, padding, one-hot, sequence masks,
+normalization and cosine similarity."""
 from __future__ import annotations
 
 from ...context import current_tracer
 from ...dispatch import apply
-from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, equal, expand_as,
-                       matmul, max as reduce_max, maximum, pow as power, sqrt,
+from ...errors import ShapeError
+from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, einsum, equal,
+                       expand_as, matmul, max as reduce_max, maximum, pow as power, sqrt,
                        sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, pick
@@ -16,6 +17,17 @@ from ...tensor.random import next_seed
 def linear(x, weight, bias=None, name=None):
     """x @ weight + bias, with weight laid out [in_features, out_features]."""
     out = matmul(x, weight)
+    return out if bias is None else add(out, bias)
+
+
+def bilinear(x1, x2, weight, bias=None, name=None):
+    """out[b, o] = x1[b] @ weight[o] @ x2[b] + bias[o]: x1 [batch, in1], x2 [batch, in2],
+    weight [out, in1, in2] and bias [1, out] (Paddle's layouts)."""
+    x1, x2 = as_tensor(x1), as_tensor(x2)
+    if x1.ndim != 2 or x2.ndim != 2 or weight.ndim != 3:
+        raise ShapeError(f"bilinear: x1 and x2 must be 2-D and weight 3-D, got shapes "
+                         f"{x1.shape}, {x2.shape} and {weight.shape}")
+    out = einsum("bi,oij,bj->bo", x1, weight, x2)
     return out if bias is None else add(out, bias)
 
 
@@ -106,11 +118,15 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
     return out * keep
 
 
-def one_hot(x, num_classes: int, name=None):
-    """float32 indicator vectors: result x.shape + [num_classes]. An index outside
-    [0, num_classes) is a ValueError, as in Paddle (checked eagerly)."""
+def one_hot(x, num_classes: int = -1, name=None):
+    """float32 indicator vectors: result x.shape + [num_classes]; num_classes -1
+    (Paddle's default) is max(x) + 1. An index outside [0, num_classes) is a
+    ValueError, as in Paddle (checked eagerly)."""
     x = as_tensor(x)
-    if x._value is not None and x._value.size:
+    if not isinstance(num_classes, Tensor) and num_classes == -1:
+        num_classes = (int(x._value.max()) + 1 if x._value is not None
+                       else reduce_max(x) + 1)
+    if x._value is not None and x._value.size and not isinstance(num_classes, Tensor):
         low, high = int(x._value.min()), int(x._value.max())
         if low < 0 or high >= num_classes:
             from ...dispatch import user_location

@@ -1,8 +1,9 @@
-"""Linear, Embedding, Dropout, Dropout2D, Flatten, Identity, CosineSimilarity and
-PairwiseDistance layers."""
+"""Linear, Bilinear, Embedding, Dropout, Dropout2D, Flatten, Unflatten, Identity,
+CosineSimilarity and PairwiseDistance layers."""
 from __future__ import annotations
 
-from ...tensor import flatten
+from ...tensor import flatten, reshape
+from ...tensor.manipulation import exact_shape
 from .. import functional as F
 from ..initializer import XavierUniform
 from .layers import Layer
@@ -27,6 +28,29 @@ class Linear(Layer):
         name = f", name={self.name}" if self.name else ""
         return (f"in_features={self._in_features}, out_features={self._out_features}, "
                 f"dtype={self._dtype}{name}")
+
+
+class Bilinear(Layer):
+    """`F.bilinear`: out = x1 @ weight[o] @ x2 + bias, with weight [out_features,
+    in1_features, in2_features] (XavierUniform over those fans, as Paddle) and bias
+    [1, out_features] (zeros; ``bias_attr=False``: no bias)."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 weight_attr=None, bias_attr=None, name=None):
+        super().__init__()
+        self._in1_features, self._in2_features = in1_features, in2_features
+        self._out_features, self._name = out_features, name
+        self.weight = self.create_parameter([out_features, in1_features, in2_features],
+                                            weight_attr)
+        self.bias = self.create_parameter([1, out_features], bias_attr, is_bias=True)
+
+    def forward(self, x1, x2):
+        return F.bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        name = f", name={self._name}" if self._name else ""
+        return (f"in1_features={self._in1_features}, in2_features={self._in2_features}, "
+                f"out_features={self._out_features}, dtype={self._dtype}{name}")
 
 
 class Embedding(Layer):
@@ -110,6 +134,28 @@ class Flatten(Layer):
 
     def forward(self, x):
         return flatten(x, self.start_axis, self.stop_axis)
+
+
+class Unflatten(Layer):
+    """Split dim `axis` into `shape` (which may hold one -1), as ``paddle.unflatten``."""
+
+    def __init__(self, axis: int, shape, name=None):
+        super().__init__()
+        self.axis, self.shape, self.name = axis, shape, name
+
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        dims = list(exact_shape(input))
+        if not dims:
+            raise ValueError("Unflatten: the input must have at least one dim")
+        axis = self.axis + len(dims) if self.axis < 0 else self.axis
+        if not 0 <= axis < len(dims):
+            raise ValueError(f"Unflatten: axis {self.axis} is out of range for a "
+                             f"{len(dims)}-D input")
+        return reshape(input, dims[:axis] + list(self.shape) + dims[axis + 1:])
+
+    def extra_repr(self) -> str:
+        name = f", name={self.name}" if self.name else ""
+        return f"axis={self.axis}, shape={self.shape}{name}"
 
 
 class Identity(Layer):

@@ -1,5 +1,5 @@
-"""BatchNorm1D, BatchNorm2D, the fluid-style BatchNorm, LayerNorm, GroupNorm and
-InstanceNorm2D."""
+"""BatchNorm1D, BatchNorm2D, the fluid-style BatchNorm, LayerNorm, GroupNorm,
+InstanceNorm1D and InstanceNorm2D."""
 from __future__ import annotations
 
 import math
@@ -222,22 +222,49 @@ class GroupNorm(Layer):
                 f"epsilon={self._epsilon}")
 
 
-class InstanceNorm2D(Layer):
-    """Per-sample, per-channel normalization of [N, C, H, W] inputs over H and W,
-    with a per-channel `scale` (ones) and `bias` (zeros), Paddle's names."""
+class _InstanceNormBase(Layer):
+    """Per-sample, per-channel normalization over the spatial dims, with a
+    per-channel `scale` (ones) and `bias` (zeros), Paddle's names; ``weight_attr=False``
+    and ``bias_attr=False`` (only together, as Paddle requires) leave both out."""
+
+    _ranks: tuple = ()
 
     def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9,
                  weight_attr=None, bias_attr=None, data_format: str = "NCHW", name=None):
         super().__init__()
+        if (weight_attr is False or bias_attr is False) and weight_attr is not bias_attr:
+            raise ValueError(f"{type(self).__name__}: weight_attr and bias_attr must be set "
+                             f"to False at the same time")
         self._num_features, self._epsilon = num_features, epsilon
+        self._momentum, self._data_format = momentum, data_format
         self.scale = self.create_parameter([num_features], weight_attr,
                                            default_initializer=Constant(1.0))
         self.bias = self.create_parameter([num_features], bias_attr, is_bias=True)
 
     def forward(self, input):  # noqa: A002  (Paddle's name)
-        if input.ndim != 4:
-            raise ValueError(f"InstanceNorm2D expects a 4-D input, got shape {input.shape}")
+        if input.ndim not in self._ranks:
+            ranks = " or ".join(f"{r}-D" for r in self._ranks)
+            raise ValueError(f"{type(self).__name__} expects a {ranks} input, got shape "
+                             f"{input.shape}")
         return F.instance_norm(input, weight=self.scale, bias=self.bias, eps=self._epsilon)
 
     def extra_repr(self) -> str:
         return f"num_features={self._num_features}, epsilon={self._epsilon}"
+
+
+class InstanceNorm1D(_InstanceNormBase):
+    """Instance norm of [N, C, L] inputs over L ([N, C] inputs too, as Paddle accepts:
+    each value is its own instance, so the result is the bias)."""
+
+    _ranks = (2, 3)
+
+    def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCL", name=None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
+                         name)
+
+
+class InstanceNorm2D(_InstanceNormBase):
+    """Instance norm of [N, C, H, W] inputs over H and W."""
+
+    _ranks = (4,)

@@ -1,6 +1,6 @@
-"""Upsample, Unfold, the padding layers (Pad1D/2D/3D, ZeroPad1D/2D/3D) and
-PixelShuffle/PixelUnshuffle: layers over `interpolate`, `unfold`, `pad` and
-`pixel_shuffle`/`pixel_unshuffle`."""
+"""Upsample, UpsamplingBilinear2D, UpsamplingNearest2D, Unfold, the padding layers
+(Pad1D/2D/3D, ZeroPad1D/2D/3D) and PixelShuffle/PixelUnshuffle: layers over
+`interpolate`, `unfold`, `pad` and `pixel_shuffle`/`pixel_unshuffle`."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -22,6 +22,40 @@ class Upsample(Layer):
 
     def forward(self, x):
         return F.interpolate(x, **self._options)
+
+
+class _Upsampling2D(Layer):
+    """`F.interpolate` of an image by `size` (an int is used for both dims) or
+    `scale_factor`, in the fixed `_mode`: Paddle's UpsamplingBilinear2D and
+    UpsamplingNearest2D, kept as their own classes for their names and defaults."""
+
+    _mode, _align_corners = "nearest", False
+
+    def __init__(self, size=None, scale_factor=None, data_format: str = "NCHW", name=None):
+        super().__init__()
+        self.size = [size, size] if isinstance(size, int) else size
+        self.scale_factor, self.data_format, self.name = scale_factor, data_format, name
+
+    def forward(self, x):
+        return F.interpolate(x, size=self.size, scale_factor=self.scale_factor,
+                             mode=self._mode, align_corners=self._align_corners,
+                             align_mode=0, data_format=self.data_format)
+
+    def extra_repr(self) -> str:
+        main = (f"scale_factor={self.scale_factor}" if self.scale_factor is not None
+                else f"size={self.size}")
+        name = f", name={self.name}" if self.name else ""
+        return f"{main}, data_format={self.data_format}{name}"
+
+
+class UpsamplingBilinear2D(_Upsampling2D):
+    """Bilinear upsampling with corners aligned (``align_corners=True``), as Paddle."""
+
+    _mode, _align_corners = "bilinear", True
+
+
+class UpsamplingNearest2D(_Upsampling2D):
+    """Nearest-neighbour upsampling."""
 
 
 class Unfold(Layer):
