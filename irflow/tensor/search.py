@@ -125,7 +125,8 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
     comparison and a sum, so it traces like any composition; it compares every value
     with every element (memory: values x sequence length), where a binary search
     would not."""
-    from .logic import less_equal, less_than
+    from .creation import full_like
+    from .logic import isnan, less_equal, less_than, logical_not, where
     from .manipulation import exact_shape, take_along_axis, unsqueeze
     from .math import sum as sum_
     seq, values = as_tensor(sorted_sequence), as_tensor(values)
@@ -140,9 +141,19 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
                          "needs values with the same leading dims, as in Paddle, got shape "
                          f"{list(values.shape)}")
     seq = seq if seq.ndim == 1 else unsqueeze(seq, -2)
-    before = (less_equal if right else less_than)(seq, unsqueeze(values, -1))
+    column = unsqueeze(values, -1)
     dtype = dtypes.int32 if out_int32 else dtypes.int64
-    return sum_(cast(before, dtype), axis=-1, dtype=dtype)
+    count = sum_(cast((less_equal if right else less_than)(seq, column), dtype), axis=-1,
+                 dtype=dtype)
+    if not (values.dtype.is_float or seq.dtype.is_float):
+        return count
+    # Paddle's binary searches over a sequence whose NaNs sort last: a NaN value goes
+    # after everything, and so does a value (right) no number of the sequence exceeds
+    last = full_like(count, exact_shape(seq)[-1])
+    if right:
+        numbers = sum_(cast(logical_not(isnan(seq)), dtype), axis=-1, dtype=dtype)
+        count = where(less_than(count, numbers), count, last)
+    return where(isnan(values), last, count) if values.dtype.is_float else count
 
 
 def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None) -> Tensor:

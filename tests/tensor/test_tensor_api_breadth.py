@@ -153,3 +153,17 @@ def test_compiled_agrees_with_eager(backend):
     for got, want in zip(paddle.compile(fn, backend=backend)(seq, x, ids), fn(seq, x, ids)):
         assert got.dtype is want.dtype
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_searchsorted_puts_nans_last_as_paddle():
+    """Paddle's binary searches sort NaN after every number: a NaN value goes to the
+    end, and with `right` so does a value no number of the sequence exceeds (values
+    Paddle 3.3.1 gave)."""
+    seq = paddle.to_tensor([1.0, 2.0, 3.0, np.nan])
+    values = paddle.to_tensor([np.nan, 2.0, 0.5, 5.0])
+    assert paddle.searchsorted(seq, values).numpy().tolist() == [4, 1, 0, 3]
+    assert paddle.searchsorted(seq, values, right=True).numpy().tolist() == [4, 2, 0, 4]
+    rows = paddle.to_tensor([[1.0, 2.0, 2.0, np.nan], [0.0, 1.0, 5.0, 6.0]])
+    asked = paddle.to_tensor([[2.0, 9.0], [5.0, np.nan]])
+    assert paddle.searchsorted(rows, asked).numpy().tolist() == [[1, 3], [2, 4]]
+    assert paddle.searchsorted(rows, asked, right=True).numpy().tolist() == [[4, 4], [3, 4]]
