@@ -7,9 +7,10 @@ Transforms prepare data; they are not part of a model, so they compute with NumP
 (a tensor image goes to an array and back) and record no gradient. Paddle resizes
 arrays with OpenCV, which irflow does not use: `resize` samples as
 `irflow.nn.functional.interpolate` (Paddle's resize of tensor images), which for
-nearest, bilinear and bicubic uses OpenCV's source positions; integer images are
+nearest, bilinear and bicubic uses OpenCV's source positions; integer arrays are
 rounded and clipped to their dtype, where OpenCV's fixed-point arithmetic may differ
-by one level. The random transforms draw from irflow's generator (``paddle.seed``).
+by one level, and integer tensors truncated, as Paddle's interpolate kernel does.
+The random transforms draw from irflow's generator (``paddle.seed``).
 """
 from __future__ import annotations
 
@@ -84,20 +85,25 @@ def to_tensor(pic, data_format: str = "CHW") -> Tensor:
 
 
 def normalize(img, mean, std, data_format: str = "CHW", to_rgb: bool = False):
-    """(img - mean) / std per channel, in float32, for an image in `data_format`
-    (an array or tensor). `to_rgb` reverses the channels first (BGR to RGB)."""
+    """(img - mean) / std per channel for an image in `data_format`. An array follows
+    NumPy's promotion (float32 for uint8) and, with `to_rgb`, has its channels
+    reversed first (BGR to RGB). Paddle's cv2 path reverses the last axis whatever
+    `data_format`, so a CHW array has its columns mirrored there; irflow reverses
+    the channels, which is what `to_rgb` means. A tensor keeps a float dtype
+    (float32 for others) and ignores `to_rgb`, as Paddle's tensor path does."""
     if data_format not in ("CHW", "HWC"):
         raise ValueError(f"normalize: data_format must be 'CHW' or 'HWC', got "
                          f"{data_format!r}")
     _check_image(img, "normalize")
     shape = (-1, 1, 1) if data_format == "CHW" else (1, 1, -1)
-    array = img.numpy() if isinstance(img, Tensor) else img
-    if to_rgb:
-        array = np.flip(array, 0 if data_format == "CHW" else -1)
     mean = np.asarray(mean, np.float32).reshape(shape)
     std = np.asarray(std, np.float32).reshape(shape)
-    result = (array - mean) / std
-    return _tensor(result.astype(np.float32)) if isinstance(img, Tensor) else result
+    if not isinstance(img, Tensor):
+        channels = 0 if data_format == "CHW" else -1
+        return ((np.flip(img, channels) if to_rgb else img) - mean) / std
+    array = img.numpy()
+    dtype = array.dtype if np.issubdtype(array.dtype, np.floating) else np.float32
+    return _tensor(((array - mean) / std).astype(dtype))
 
 
 _INTERPOLATIONS = ("nearest", "bilinear", "bicubic")
@@ -126,12 +132,18 @@ def resize(img, size, interpolation: str = "bilinear"):
     planes = array[:, :, None] if array.ndim == 2 else array
     batch = _tensor(planes.transpose(2, 0, 1)[None].astype(np.float32))
     out = F.interpolate(batch, size=list(out_hw), mode=interpolation).numpy()[0]
-    out = out.transpose(1, 2, 0)
-    if np.issubdtype(array.dtype, np.integer):
-        limits = np.iinfo(array.dtype)
-        out = np.clip(np.rint(out), limits.min, limits.max)
-    out = out.astype(array.dtype)
+    out = _cast_resized(out.transpose(1, 2, 0), array.dtype, isinstance(img, Tensor))
     return _like(out, img) if array.ndim == 3 else out[:, :, 0]
+
+
+def _cast_resized(out: np.ndarray, dtype, truncate: bool) -> np.ndarray:
+    """The float resize result in the image's `dtype`. Integers are clipped to the
+    dtype and truncated for a tensor image (Paddle's interpolate kernel casts its
+    float result) or rounded for an array (OpenCV rounds)."""
+    if np.issubdtype(dtype, np.integer):
+        limits = np.iinfo(dtype)
+        out = np.clip(np.trunc(out) if truncate else np.rint(out), limits.min, limits.max)
+    return out.astype(dtype)
 
 
 def crop(img, top: int, left: int, height: int, width: int):
@@ -285,7 +297,8 @@ class CenterCrop(BaseTransform):
 
 class RandomCrop(BaseTransform):
     """A crop of `size` at a random position, after padding the image by `padding`
-    (see `pad`) and, with `pad_if_needed`, up to `size` on the right and bottom."""
+    (see `pad`) and, with `pad_if_needed`, by its shortfall from `size` on both
+    sides."""
 
     def __init__(self, size, padding=None, pad_if_needed: bool = False, fill=0,
                  padding_mode: str = "constant", keys=None):
@@ -294,15 +307,25 @@ class RandomCrop(BaseTransform):
         self.padding, self.pad_if_needed = padding, pad_if_needed
         self.fill, self.padding_mode = fill, padding_mode
 
+    def _pad_to_size(self, img):
+        """The image padded where it is smaller than `size`: by the shortfall on both
+        sides (left and right, then top and bottom), as Paddle's, so that the image
+        may land anywhere in the crop, not only at its top-left corner."""
+        th, tw = self.size
+        height, width = _image_size(img, "RandomCrop")
+        if width < tw:
+            img = pad(img, (tw - width, 0), self.fill, self.padding_mode)
+        if height < th:
+            img = pad(img, (0, th - height), self.fill, self.padding_mode)
+        return img
+
     def _apply_image(self, img):
         if self.padding is not None:
             img = pad(img, self.padding, self.fill, self.padding_mode)
         th, tw = self.size
+        if self.pad_if_needed:
+            img = self._pad_to_size(img)
         height, width = _image_size(img, "RandomCrop")
-        if self.pad_if_needed and (height < th or width < tw):
-            img = pad(img, (0, 0, max(tw - width, 0), max(th - height, 0)), self.fill,
-                      self.padding_mode)
-            height, width = _image_size(img, "RandomCrop")
         if height < th or width < tw:
             raise ValueError(f"RandomCrop: the image ({height}x{width}) is smaller than the "
                              f"crop size {self.size}; set pad_if_needed=True to pad it")
