@@ -118,3 +118,14 @@ def test_avg_pool_counting_padding_clips_at_the_padding_before_the_axis():
     np.testing.assert_allclose(
         F.avg_pool1d(x.reshape([1, 1, 5]), 2, 1, [0, 1], exclusive=False).numpy().ravel(),
         [1.5, 2.5, 3.5, 4.5, 5.0])
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolating_an_integer_tensor_is_an_error(mode):
+    """Paddle has no integer kernel for bilinear or bicubic interpolation; bicubic gave
+    a uint8 image all zeros here."""
+    from irflow.errors import DTypeError
+    x = paddle.to_tensor((np.arange(16).reshape(1, 1, 4, 4) * 10).astype(np.uint8))
+    with pytest.raises(DTypeError, match=f"{mode} takes a float tensor"):
+        F.interpolate(x, size=[6, 6], mode=mode)
+    assert F.interpolate(x, size=[6, 6], mode="nearest").dtype == paddle.uint8

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...dispatch import user_location
-from ...errors import IrflowError, ShapeError
+from ...errors import DTypeError, IrflowError, ShapeError
 from ...ir.types import dim_div, dim_mul
 from ...tensor import Tensor, gather, reshape, transpose
 from ...tensor.convert import as_tensor
@@ -157,6 +157,11 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
     x = as_tensor(x)
     if x.ndim != 4:
         raise ValueError(f"interpolate: {mode} needs a 4-D input, got shape {x.shape}")
+    if mode != "nearest" and not x.dtype.is_float:
+        # Paddle has no such kernel; bicubic's weights gave integer images all zeros
+        raise DTypeError(f"interpolate: {mode} takes a float tensor, got {x.dtype.name} "
+                         "(cast it to float32 first, as Paddle has no integer kernel)",
+                         user_location())
     axes = (1, 2) if (data_format or "NCHW").upper() == "NHWC" else (2, 3)
     in_sizes = _static(x, axes, "interpolate")
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor)
