@@ -115,6 +115,44 @@ def kron(x, y, name=None) -> Tensor:
                    [dim_mul(a, b) for a, b in zip(x_shape, y_shape)])
 
 
+def diag(x, offset=0, padding_value=0, name=None) -> Tensor:
+    """Of a 1-D x, the square matrix with x on the diagonal `offset` (above the main
+    one if positive) and `padding_value` elsewhere; of a 2-D x, that diagonal."""
+    from .creation import arange, full
+    from .logic import equal, where
+    from .manipulation import concat, gather, unsqueeze
+    x = as_tensor(x)
+    if x.ndim == 2:
+        return diagonal(x, offset)
+    if x.ndim != 1:
+        raise ShapeError(f"diag: x must be 1-D or 2-D, got shape {list(x.shape)}",
+                         user_location())
+    n = x.shape[0] + abs(int(offset))
+    if not isinstance(n, int):
+        raise ShapeError("diag: a 1-D x needs a size known when the program is compiled",
+                         user_location())
+    rows, cols = unsqueeze(arange(n), 1), unsqueeze(arange(n), 0)
+    padded = concat([x, full([abs(int(offset))], 0, x.dtype)]) if offset else x
+    along = rows if offset >= 0 else cols  # the index of x each cell would hold
+    values = reshape(gather(padded, reshape(broadcast_to(along, [n, n]), [-1])), [n, n])
+    on_diagonal = equal(subtract(cols, rows), int(offset))
+    return where(on_diagonal, values, full([n, n], padding_value, x.dtype))
+
+
+def diagflat(x, offset=0, name=None) -> Tensor:
+    """The square matrix with the flattened x on the diagonal `offset`, zeros elsewhere."""
+    return diag(reshape(as_tensor(x), [-1]), offset)
+
+
+def mv(x, vec, name=None) -> Tensor:
+    """The matrix x [m, n] times the vector vec [n]: [m]."""
+    x, vec = as_tensor(x), as_tensor(vec)
+    if x.ndim != 2 or vec.ndim != 1:
+        raise ShapeError(f"mv: x must be 2-D and vec 1-D, got shapes {list(x.shape)} and "
+                         f"{list(vec.shape)}", user_location())
+    return matmul(x, vec)
+
+
 def diagonal(x, offset=0, axis1=0, axis2=1, name=None) -> Tensor:
     """The diagonals of x in the planes of `axis1` and `axis2`: the elements
     ``[i, i + offset]`` of each, along a new last axis after x's other axes (as

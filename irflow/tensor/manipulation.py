@@ -184,6 +184,45 @@ def unbind(input, axis=0) -> list[Tensor]:  # noqa: A002
     return [squeeze(t, [axis]) for t in split(x, x.shape[axis], axis)]
 
 
+def unstack(x, axis=0, num=None) -> list[Tensor]:
+    """The slices of x along `axis`, that axis removed (``unbind``); `num`, if given,
+    must be that axis's size, as in Paddle."""
+    x = as_tensor(x)
+    size = x.shape[axis]
+    if num is not None and num != size:
+        raise ShapeError(f"unstack: num is {num} but axis {axis} of x (shape "
+                         f"{list(x.shape)}) has size {size}", user_location())
+    return unbind(x, axis)
+
+
+def unflatten(x, axis, shape, name=None) -> Tensor:
+    """x with axis `axis` split into `shape` (one -1 may stand for the rest)."""
+    x = as_tensor(x)
+    axis = int(axis) % x.ndim
+    parts = [int(d) for d in (shape.tolist() if isinstance(shape, Tensor) else shape)]
+    outer = list(exact_shape(x))
+    return reshape(x, outer[:axis] + parts + outer[axis + 1:])
+
+
+def rot90(x, k=1, axes=(0, 1), name=None) -> Tensor:
+    """x rotated by 90 degrees `k` times in the plane of `axes`, from the first axis
+    toward the second, as NumPy's and Paddle's rot90."""
+    x = as_tensor(x)
+    first, second = (int(a) % x.ndim for a in axes)
+    if first == second or len(axes) != 2:
+        raise ValueError(f"rot90: axes must be two different axes of x, got {list(axes)}")
+    k = int(k) % 4
+    if k == 0:
+        return x
+    if k == 2:
+        return flip(x, [first, second])
+    swapped = list(range(x.ndim))
+    swapped[first], swapped[second] = second, first
+    if k == 1:
+        return transpose(flip(x, second), swapped)
+    return flip(transpose(x, swapped), second)
+
+
 def slice(input, axes, starts, ends) -> Tensor:  # noqa: A001,A002  (Paddle's names)
     x = as_tensor(input)
     bounds = [*_listed(starts), *_listed(ends)]

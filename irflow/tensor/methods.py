@@ -61,13 +61,14 @@ _METHODS = {
         "reshape", "transpose", "t", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
-        "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff", "index_add"]},
+        "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff", "index_add",
+        "rot90", "unflatten", "unstack"]},
     **{name: getattr(search, name) for name in [
         "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select",
         "bincount", "bucketize", "kthvalue"]},
     **{name: getattr(linalg, name) for name in [
         "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot",
-        "inverse", "slogdet", "solve", "matrix_power", "cholesky"]},
+        "inverse", "slogdet", "solve", "matrix_power", "cholesky", "diag", "diagflat", "mv"]},
     **{name: getattr(stat, name) for name in [
         "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
         "count_nonzero"]},

@@ -167,3 +167,36 @@ def test_searchsorted_puts_nans_last_as_paddle():
     asked = paddle.to_tensor([[2.0, 9.0], [5.0, np.nan]])
     assert paddle.searchsorted(rows, asked).numpy().tolist() == [[1, 3], [2, 4]]
     assert paddle.searchsorted(rows, asked, right=True).numpy().tolist() == [[4, 4], [3, 4]]
+
+
+@pytest.mark.parametrize("k", [-1, 0, 1, 2, 3, 5])
+def test_rot90_matches_numpy(k):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(paddle.rot90(paddle.to_tensor(x), k, [1, 2]).numpy(),
+                                  np.rot90(x, k, (1, 2)))
+    check_grads(lambda t: paddle.rot90(t, k, [2, 0]), x)
+
+
+def test_diag_places_a_vector_on_a_diagonal_and_reads_one_back():
+    np.testing.assert_array_equal(paddle.diag(paddle.to_tensor([1, 2, 3]), 1, 9).numpy(),
+                                  [[9, 1, 9, 9], [9, 9, 2, 9], [9, 9, 9, 3], [9, 9, 9, 9]])
+    np.testing.assert_array_equal(paddle.diag(paddle.to_tensor([1.0, 2.0]), -1).numpy(),
+                                  np.diag([1.0, 2.0], -1))
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(paddle.diag(paddle.to_tensor(m), -1).numpy(), np.diag(m, -1))
+    np.testing.assert_array_equal(paddle.diagflat(paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]]), 1)
+                                  .numpy(), np.diagflat([[1.0, 2.0], [3.0, 4.0]], 1))
+    check_grads(lambda t: paddle.diag(t, 2) * paddle.to_tensor(np.arange(25.0).reshape(5, 5)),
+                np.array([1.0, -2.0, 0.5]))
+
+
+def test_mv_unflatten_and_unstack():
+    m, v = np.arange(6.0).reshape(2, 3), np.array([1.0, -1.0, 2.0])
+    np.testing.assert_allclose(paddle.mv(paddle.to_tensor(m), paddle.to_tensor(v)).numpy(), m @ v)
+    x = paddle.to_tensor(np.arange(24.0).reshape(2, 3, 4))
+    assert paddle.unflatten(x, -1, [2, -1]).shape == [2, 3, 2, 2]
+    parts = paddle.unstack(x, axis=1)
+    assert len(parts) == 3 and parts[1].shape == [2, 4]
+    np.testing.assert_array_equal(parts[2].numpy(), x.numpy()[:, 2])
+    with pytest.raises(ValueError, match="num is 2"):
+        paddle.unstack(x, axis=1, num=2)
