@@ -100,3 +100,19 @@ def test_pow_exponent_gradient_is_nan_for_a_negative_base():
     x2, y2 = leaf([0.0, 4.0]), leaf([0.5, 0.5])
     paddle.pow(x2, y2).sum().backward()
     np.testing.assert_allclose(y2.grad.numpy(), [0.0, 2.0 * np.log(4.0)], rtol=1e-6)
+
+
+def test_retain_grads_keeps_an_intermediates_latest_gradient():
+    """Paddle 3.3.1: y.grad after each backward is that backward's gradient of y (an
+    intermediate's is replaced, not accumulated); the leaf accumulates."""
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = x * 3
+    y.retain_grads()
+    z = (y * y).sum()
+    z.backward(retain_graph=True)
+    np.testing.assert_array_equal(y.grad.numpy(), [6.0, 12.0])
+    z.backward()
+    np.testing.assert_array_equal(y.grad.numpy(), [6.0, 12.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [36.0, 72.0])
+    x.retain_grads()  # a leaf: nothing changes
+    np.testing.assert_array_equal(x.grad.numpy(), [36.0, 72.0])

@@ -283,6 +283,17 @@ class Tensor:
 
     clear_grad = clear_gradient
 
+    def retain_grads(self) -> None:
+        """Keep in ``.grad`` the gradient each ``backward()`` computes for this
+        intermediate tensor (the latest one: an intermediate's is replaced, not
+        accumulated, as in Paddle); a leaf keeps its gradient anyway."""
+        if self._node is None or self.stop_gradient:
+            return
+
+        def keep(grad):
+            self._grad = Tensor._from_array(grad._value)
+        self.register_hook(keep)
+
     def register_hook(self, hook) -> "TensorHookRemoveHelper":
         """Call ``hook(grad)`` when backward() computes this tensor's gradient; a
         Tensor it returns replaces the gradient (what a leaf accumulates, or what flows
