@@ -110,9 +110,7 @@ class Guard:
 
     def read(self):
         """What the place holds now (`_MISSING` if nothing)."""
-        if self.kind == "entry":
-            return self.owner.get(self.name, _MISSING)
-        return (_read_attribute if self.kind == "attribute" else _read_cell)(self.owner, self.name)
+        return _read(self.kind, self.owner, self.name)
 
     def holds(self) -> bool:
         """The guard's test (`Guards` writes it out inline for every call)."""
@@ -132,8 +130,7 @@ def _immutable(value) -> bool:
 
 def guard(kind: str, owner, name: str) -> Guard | None:
     """A guard of what `owner`'s `name` holds now, or None if that is not guarded."""
-    g = Guard(kind, owner, name, None, None)
-    value = g.read()
+    value = _read(kind, owner, name)
     form = frozen(value)
     if form is None and _unguarded(value, owner):
         return None
@@ -173,9 +170,6 @@ class Guards:
 
     def __bool__(self) -> bool:
         return bool(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
 
     def _all(self) -> bool:
         for check in self._checks:
@@ -280,6 +274,13 @@ def _names_in(code: types.CodeType, names: set) -> None:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             _names_in(const, names)
+
+
+def _read(kind: str, owner, name: str):
+    """What `owner`'s `name` holds now, read as a guard of `kind` reads it."""
+    if kind == "entry":
+        return owner.get(name, _MISSING)
+    return (_read_attribute if kind == "attribute" else _read_cell)(owner, name)
 
 
 def _read_attribute(owner, name: str):

@@ -58,18 +58,21 @@ def attr(owner, name: str, *default):
     the trace records the value read, which its program's guards check on every call
     (`irflow.frontend.guards`)."""
     value = getattr(owner, name, *default)
+    _note_read(owner, name)
+    return value
+
+
+def _note_read(owner, name: str) -> None:
+    """Record ``owner.name`` as read by the trace being made, if any."""
     tracer = dispatch_state.tracer
     if tracer is not None:
         tracer.reads.attribute(owner, name)
-    return value
 
 
 def _hasattr(owner, name: str) -> bool:
     """``hasattr`` in converted code: what it found is recorded as `attr` records a read
     (a program traced without the attribute traces again once it exists)."""
-    tracer = dispatch_state.tracer
-    if tracer is not None:
-        tracer.reads.attribute(owner, name)
+    _note_read(owner, name)
     return hasattr(owner, name)
 
 

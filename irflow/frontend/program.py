@@ -1020,15 +1020,11 @@ class CompiledFunction:
         if count != _VALUES_WARNED:
             return
         shown = ", ".join(repr(v) for v in extra)
-        location = user_location()
-        message = (f"{self._name()} was traced for {count} different values of its "
-                   f"non-tensor arguments (now {shown}): each value compiles a program of "
-                   "its own, so a value that changes from call to call compiles on every "
-                   "call; pass it as a tensor (paddle.to_tensor(value)) to compile once")
-        if location is None:
-            warnings.warn(message, RuntimeWarning, stacklevel=3)
-        else:
-            warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
+        _warn_at_user(f"{self._name()} was traced for {count} different values of its "
+                      f"non-tensor arguments (now {shown}): each value compiles a program "
+                      "of its own, so a value that changes from call to call compiles on "
+                      "every call; pass it as a tensor (paddle.to_tensor(value)) to compile "
+                      "once", stacklevel=4)
 
     def _count_guard_retraces(self, stale: Program) -> None:
         """Warn, once, when Python values the traces read have changed
@@ -1045,11 +1041,7 @@ class CompiledFunction:
                    "the code anew, so a value that changes from call to call compiles on "
                    "every call; pass it as a tensor (paddle.to_tensor(value)) to compile "
                    "once")
-        location = user_location()
-        if location is None:
-            warnings.warn(message, RuntimeWarning, stacklevel=4)
-        else:
-            warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
+        _warn_at_user(message, stacklevel=5)
 
     def _watched_now(self) -> tuple:
         """What programs traced so far depend on beyond their inputs: the stored
@@ -1259,6 +1251,16 @@ def _parameter_names(fn) -> list[str]:
     except (TypeError, ValueError):
         return []
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _warn_at_user(message: str, stacklevel: int) -> None:
+    """A RuntimeWarning at the user's line that made the call (`stacklevel` frames up
+    when none is found)."""
+    location = user_location()
+    if location is None:
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+    else:
+        warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
 
 
 def _named_objects(fn) -> list:

@@ -151,7 +151,7 @@ def _summed(b: Builder, gradients: Sequence[Value | None]) -> Value | None:
     found = [g for g in gradients if g is not None]
     total = found[0] if found else None
     for g in found[1:]:
-        total = b.add(total, g)
+        total = b.accumulate(total, g)
     return total
 
 
