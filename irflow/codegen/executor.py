@@ -90,7 +90,7 @@ from ..ir.core import Block, Function, Operation, Value
 from ..ir.registry import Effect, OpDef, lookup
 from ..ir.signature import Signature, SignatureMismatch, evaluate_terms, slot_terms
 from ..ir.sizes import (argument_symbols, attr_symbols, has_symbols, symbols_needed,
-                        symbols_used)
+                        symbols_used, unbound_use)
 from ..ir.symbols import CallOp
 from ..ir.types import TensorType, is_symbol
 from ..passes.plan_buffers import BufferAssignment, MemoryPlan
@@ -328,7 +328,7 @@ class Plan:
         unbound = symbols_needed(fn.block)
         if unbound:
             symbol = min(unbound)
-            op = _unbound_use(fn.block, symbol)
+            op = unbound_use(fn.block, symbol)
             raise IrflowError(f"@{fn.name}: '{op.name}' uses the symbol {symbol} in its "
                               f"shape, but no argument of @{fn.name} has a dim {symbol}",
                               op.loc)
@@ -425,19 +425,6 @@ def compile_plan(fn: Function, lowering: Lowering = NUMPY,
 
 
 # ---------------------------------------------------------------- symbols
-
-def _unbound_use(block: Block, symbol: str) -> Operation | None:
-    """The first op in `block` that needs `symbol` where no region argument binds it."""
-    for op in block.ops:
-        if symbol in attr_symbols(op, lookup(op.name, op.loc)):
-            return op
-        for region in op.regions:
-            inner = region.blocks[0]
-            found = None if symbol in argument_symbols(inner) else _unbound_use(inner, symbol)
-            if found is not None:
-                return found
-    return None
-
 
 def _shape_evaluator(shape: tuple, symbol_slot: dict[str, int]) -> Callable[[list], tuple]:
     """``regs -> concrete shape`` for a shape (or slice bounds, whose Nones stay) with

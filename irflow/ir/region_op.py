@@ -37,6 +37,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..errors import IrflowError, VerificationError
 from .core import Block, BlockArg, Operation, Value
+from .sizes import symbol_binders, symbols_read
 from .traits import Trait
 
 RegionFn = Callable[[list], list]
@@ -185,9 +186,12 @@ def _types(types) -> str:
 
 
 def arg_dependencies(block: Block, values: Iterable[Value]) -> set[int]:
-    """Indices of `block`'s arguments that any of `values` (of `block`) depends on."""
+    """Indices of `block`'s arguments that any of `values` (of `block`) depends on:
+    through operands, and through the symbols an op reads (the operands of the op
+    that binds each, see `symbol_binders`)."""
     deps: set[int] = set()
     seen: set[Value] = set()
+    binders = symbol_binders(block)
     stack = list(values)
     while stack:
         v = stack.pop()
@@ -197,8 +201,11 @@ def arg_dependencies(block: Block, values: Iterable[Value]) -> set[int]:
         if isinstance(v, BlockArg):
             if v.block is block:
                 deps.add(v.index)
-        else:
-            stack.extend(v.op.operands)
+            continue
+        stack.extend(v.op.operands)
+        if binders:
+            stack.extend(operand for s in symbols_read(v.op) if s in binders
+                         for operand in binders[s].operands)
     return deps
 
 

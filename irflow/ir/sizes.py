@@ -62,6 +62,45 @@ def symbols_needed(block: Block) -> set[str]:
     return needed
 
 
+def unbound_use(block: Block, symbol: str) -> Operation | None:
+    """The first op in `block` (or in its regions) that reads `symbol` where nothing
+    binds it: what to name when `symbols_needed` has it."""
+    bound = set(argument_symbols(block))
+    for op in block.ops:
+        if symbol in bound:
+            return None
+        if symbol in attr_symbols(op, lookup(op.name, op.loc)):
+            return op
+        for region in op.regions:
+            found = unbound_use(region.blocks[0], symbol)
+            if found is not None:
+                return found
+        bound |= result_symbols(op)
+    return None
+
+
+def symbols_read(op: Operation) -> set[str]:
+    """The symbols running `op` must know: those its shape attributes use and those
+    its regions need from the block around it."""
+    read = attr_symbols(op, lookup(op.name, op.loc))
+    for region in op.regions:
+        read |= symbols_needed(region.blocks[0])
+    return read
+
+
+def symbol_binders(block: Block) -> dict[str, Operation]:
+    """Symbol -> the op of `block` that binds it: the first whose result has it as a
+    dim, for the symbols no argument binds. Such an op must run before any op that
+    reads the symbol, even when nothing uses its result (a backward that needs only
+    the length of a list the forward stacked)."""
+    bound = set(argument_symbols(block))
+    binders: dict[str, Operation] = {}
+    for op in block.ops:
+        for symbol in result_symbols(op) - bound:
+            binders.setdefault(symbol, op)
+    return binders
+
+
 def symbols_used(block: Block) -> set[str]:
     """The symbols `block` reads, wherever they are bound."""
     used: set[str] = set()

@@ -9,7 +9,10 @@ What is checked, in one walk over each function (linear in its size):
 - each op's result types are what its type rule gives for its operand types;
 - the op's own ``verify`` hook, and each of its traits' checks (a region op checks
   its regions' signatures: argument types, terminators, yielded types);
-- use lists and parent links agree with operands (a guard against bugs in passes).
+- use lists and parent links agree with operands (a guard against bugs in passes);
+- every symbolic size an op's shape attributes read is bound before it: by an
+  argument's dim, an earlier op's result (a size known once that op has run) or an
+  enclosing block (a pass that removes the op binding a size breaks this).
 
 Messages name the function, the op as printed (with the printer's value names),
 its source location and what was expected versus found.
@@ -19,6 +22,7 @@ from __future__ import annotations
 from ..errors import IrflowError, ShapeError, VerificationError
 from .core import Block, BlockArg, Function, Module, Operation, Value
 from .registry import is_registered, lookup
+from .sizes import symbols_needed, unbound_use
 from .traits import Terminator
 
 
@@ -155,4 +159,11 @@ def verify(ir: Module | Function) -> None:
     for fn in functions:
         if len(fn.body.blocks) != 1:
             raise VerificationError(f"in @{fn.name}: the body must be one block")
-        _Verifier(fn, checked).block(fn.block, "return")
+        verifier = _Verifier(fn, checked)
+        verifier.block(fn.block, "return")
+        unbound = symbols_needed(fn.block)
+        if unbound:
+            symbol = min(unbound)
+            verifier.fail(unbound_use(fn.block, symbol),
+                          f"its shape reads the size {symbol}, which nothing before it "
+                          "binds (no argument's dim nor earlier result has it)")

@@ -18,6 +18,7 @@ from ..errors import IrflowError
 from ..ir.core import Block, Function, Module, Operation
 from ..ir.region_op import Arg, Operand, RegionOp, Result, Yield, arg_dependencies
 from ..ir.registry import Effect, lookup
+from ..ir.sizes import symbol_binders, symbols_read
 from ..ir.symbols import CallOp
 from ..ir.traits import Terminator
 from .framework import Pass, register_pass
@@ -42,16 +43,23 @@ def dce(module: Module) -> bool:
 
 
 def dce_block(block: Block) -> bool:
+    """Remove `block`'s dead ops, last to first. An op that binds a symbol (a size
+    known once it has run) stays while a live op after it reads that symbol."""
     changed = False
+    binders = symbol_binders(block)
+    sizing: set[Operation] = set()  # binders whose symbols a live op reads
     for op in reversed(block.ops):
         opdef = lookup(op.name)
         if opdef.has(Terminator):
             continue
-        if not any(r.uses for r in op.results) and not has_io(op):
+        if not any(r.uses for r in op.results) and not has_io(op) and op not in sizing:
             op.erase()
             changed = True
-        elif opdef.region_op is not None:
+            continue
+        if opdef.region_op is not None:
             changed |= _trim(op, opdef.region_op)
+        if binders:
+            sizing.update(binders[s] for s in symbols_read(op) if s in binders)
     return changed
 
 

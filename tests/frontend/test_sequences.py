@@ -176,9 +176,7 @@ def test_the_truth_of_a_grown_list_is_whether_it_is_empty():
         if not outs:
             first = first - 1.0
         return first
-    # (without gradients: a cond's backward keeps the residuals of the branch that
-    # ran, and stands zeros in for them in the other, which need the loop's count)
-    check(f, N_INPUTS, N_SPEC, grads=False, grad_inputs=False)
+    check(f, N_INPUTS, N_SPEC)
 
 
 def test_a_return_of_a_grown_list_inside_an_if_compiles():
@@ -189,4 +187,4 @@ def test_a_return_of_a_grown_list_inside_an_if_compiles():
         if len(outs) > 0:
             return paddle.stack(outs)[:, 0]
         return x
-    check(f, N_INPUTS, N_SPEC, grads=False, grad_inputs=False)
+    check(f, N_INPUTS, N_SPEC)

@@ -174,3 +174,25 @@ def test_wrong_operand_count():
     b.ret(op.result)
     with pytest.raises(VerificationError, match="exp takes 1 operand"):
         verify(fn)
+
+
+SIZED_BY_A_LIST = """
+func @f(%l: list<f32[4]>, %c: f32[4]) -> f32[4] {
+  {first}
+  {second}
+  %r = sum %b {axis=[0]} : f32[4]
+  return %r
+}
+"""
+STACK = '%s = list_stack %l {size="D1", elem_shape=[4]} : f32[D1,4]'
+BROADCAST = "%b = broadcast_to %c {shape=[D1, 4]} : f32[D1,4]"
+
+
+def test_a_size_read_before_anything_binds_it():
+    """A shape attribute's symbol must be bound by an argument's dim or an earlier
+    result: a pass that drops the op binding a size (a backward that only needs
+    the length of a list the forward stacked) leaves it unbound."""
+    verify(parse(SIZED_BY_A_LIST.replace("{first}", STACK).replace("{second}", BROADCAST)))
+    with pytest.raises(VerificationError, match=r"op 'broadcast_to' defining %b: its shape "
+                                                r"reads the size D1, which nothing before"):
+        verify(parse(SIZED_BY_A_LIST.replace("{first}", BROADCAST).replace("{second}", STACK)))

@@ -19,6 +19,7 @@ import numpy as np
 from irflow.cli import opt, opt_arguments
 from irflow.codegen import run
 from irflow.ir import Function, Module, TensorType, parse, verify
+from irflow.ir.types import ListType
 from tests.support.filecheck import check, read_directives
 
 
@@ -53,19 +54,21 @@ def round_trip(module: Module) -> None:
 
 
 def random_inputs(fn: Function, rng: np.random.Generator, sizes: dict[str, int] | None = None):
-    """Arrays matching `fn`'s argument types; symbolic dims take `sizes` (default 3)."""
+    """Values matching `fn`'s argument types: arrays whose symbolic dims take `sizes`
+    (default 3), and lists of three such arrays."""
     sizes = sizes or {}
-    arrays = []
-    for arg in fn.args:
-        t: TensorType = arg.type
-        shape = tuple(d if isinstance(d, int) else sizes.get(d, 3) for d in t.shape)
-        if t.dtype.is_float:
-            arrays.append(rng.standard_normal(shape).astype(t.dtype.np))
-        elif t.dtype.is_int:
-            arrays.append(rng.integers(0, 4, shape).astype(t.dtype.np))
-        else:
-            arrays.append(rng.random(shape) < 0.5)
-    return arrays
+    return [[_random_array(arg.type.elem, rng, sizes) for _ in range(3)]
+            if isinstance(arg.type, ListType) else _random_array(arg.type, rng, sizes)
+            for arg in fn.args]
+
+
+def _random_array(t: TensorType, rng: np.random.Generator, sizes: dict[str, int]):
+    shape = tuple(d if isinstance(d, int) else sizes.get(d, 3) for d in t.shape)
+    if t.dtype.is_float:
+        return rng.standard_normal(shape).astype(t.dtype.np)
+    if t.dtype.is_int:
+        return rng.integers(0, 4, shape).astype(t.dtype.np)
+    return rng.random(shape) < 0.5
 
 
 def check_same_results(reference: Module, candidate: Module, trials: int = 3, seed: int = 0,
