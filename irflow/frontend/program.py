@@ -48,7 +48,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..codegen.executor import NUMPY, Lowering, compile_plan
-from ..context import grad_enabled
+from ..context import current_tracer, grad_enabled
 from ..dispatch import apply, user_location
 from ..errors import ArgumentError, ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
@@ -80,6 +80,7 @@ BACKENDS = ("numpy", "llvm")
 DEFAULT_BACKEND = "llvm"  # compiled kernels; "numpy" runs the reference semantics alone
 _KNOWN_CALLS = 8  # call keys per compiled function that `__call__` takes the short way
 _PROGRAM_KEYS = 256  # program keys per compiled function, the oldest dropped beyond
+_VARIANTS = 8  # programs kept per key for other values of what their guards read
 _VALUES_WARNED = 8  # programs for different values of the non-tensor arguments: warn
 _training_in_dict = operator.itemgetter("training")  # a Layer's own flag
 _value = operator.attrgetter("_value")
@@ -217,13 +218,17 @@ class Program:
         self.state = [t for t in self.state if id(t) in updated]
 
     def stale(self) -> bool:
+        """Whether a tensor the IR holds as a constant has another value now
+        (`outdated`), or a Python value the trace read has (`guards`)."""
+        return self.outdated() or not self.guards.hold()
+
+    def outdated(self) -> bool:
         """Whether a tensor the IR holds as a constant (a frozen parameter or buffer, a
-        captured tensor) has another value now (training, ``set_state_dict`` and
+        captured tensor) has another value now: training, ``set_state_dict`` and
         in-place changes such as ``mask[0] = 0`` rebind a tensor's array, never write
-        into it), or a Python value the trace read has (`guards`)."""
-        if self.fixed and any(t._value is not array for t, array in self.fixed):
-            return True
-        return not self.guards.hold()
+        into it, so such a program never holds again (unlike one whose guards fail,
+        whose values may come back)."""
+        return bool(self.fixed) and any(t._value is not array for t, array in self.fixed)
 
     @property
     def memory_plan(self):
@@ -636,6 +641,8 @@ class CompiledFunction:
         self.pipeline = None if pipeline is None else tuple(pipeline)
         self.freeze = freeze
         self._programs: dict[Any, Program] = {}
+        # per program key, programs traced for it whose guards held no more (`_variant`)
+        self._variants: dict[Any, list[Program]] = {}
         # per program key but the non-tensor arguments' values, the values traced for
         self._values_traced: dict[tuple, int] = {}
         self._guard_retraces = 0  # traces made because a value the guards check changed
@@ -756,7 +763,10 @@ class CompiledFunction:
     # -- calling
     def __call__(self, *args, **kwargs):
         """The outputs for the arguments: the short way for a call of Tensors or arrays
-        alone that one made before is known by (`_call_key`), else `_call`."""
+        alone that one made before is known by (`_call_key`), else `_call`; while
+        another program is traced, `_inlined`."""
+        if current_tracer() is not None:
+            return self._inlined(args, kwargs)
         if not kwargs:
             key, arrays = self._call_key(args)
             known = self._known.get(key) if key is not None else None
@@ -771,6 +781,14 @@ class CompiledFunction:
                         return direct(arrays)
                     return program.returned(program.call(args, arrays, runner))
         return self._call(args, kwargs)
+
+    def _inlined(self, args: tuple, kwargs: dict):
+        """A call made by code being traced (a compiled function calling another, as
+        Paddle's nested ``to_static`` allows): the target's code is traced into that
+        program, converted as any function traced code calls; its arguments are
+        traced values, which a program of its own could not take."""
+        from .jst import call
+        return call(self.target)(*args, **kwargs)
 
     def _call_key(self, args: tuple) -> tuple[tuple | None, list]:
         """What a call of Tensors or arrays alone (no nesting, no other values) that
@@ -929,6 +947,7 @@ class CompiledFunction:
         if flags is None:  # none made yet, or a layer's structure changed: start anew
             if watch is not None:
                 self._programs.clear()
+                self._variants.clear()
                 self._known = {}
                 self._last = None
             watch = self._watch = _LayerWatch({}, self._tree())
@@ -984,11 +1003,13 @@ class CompiledFunction:
         structures = tuple(structures if structures is not None else [LEAF] * len(types_))
         key = (tuple(types_), mode, requires, grad_enabled(), _hashable(extra) if extra else (),
                structures, default_float_dtype())
-        program = self._programs.get((*key, *self._watched_now()))
-        if program is None or program.stale():
-            if program is not None:
-                self._count_guard_retraces(program)
-            before = self._watched_now()
+        before = self._watched_now()
+        program = self._programs.get((*key, *before))
+        if program is not None and program.stale():
+            stale, program = program, self._variant((*key, *before), program)
+            if program is None:
+                self._count_guard_retraces(stale)
+        if program is None:
             program = self._trace(types_, requires, extra, structures, mode)
             for layer, name in program.attributes:
                 if (layer, name) not in self._watched:
@@ -1005,11 +1026,31 @@ class CompiledFunction:
             for k in ((*key, *before), (*key, *now), (*traced, *now)):
                 self._programs[k] = program
             while len(self._programs) > _PROGRAM_KEYS:  # (a call traces again)
-                del self._programs[next(iter(self._programs))]
+                oldest = next(iter(self._programs))
+                del self._programs[oldest]
+                self._variants.pop(oldest, None)
             shapes, values = _constants_split(structures)
             if values or extra:
                 self._count_values_traced((*key[:4], shapes, key[6]), [*values, *extra])
         return program
+
+    def _variant(self, key: tuple, stale: Program) -> Program | None:
+        """A program traced before for `key` whose guards hold now, put back under
+        `key` in place of `stale`, which is kept for later unless outdated; None if
+        none holds. So a Python value that switches between a few settings (a flag a
+        training loop flips) traces once per setting, not on every switch, as
+        Paddle's to_static caches a program per guarded value."""
+        variants = self._variants.setdefault(key, [])
+        found = next((p for p in variants if not p.stale()), None)
+        if found is not None:
+            variants.remove(found)
+        if not stale.outdated():
+            variants.insert(0, stale)
+            del variants[_VARIANTS:]
+        variants[:] = [p for p in variants if not p.outdated()]
+        if found is not None:
+            self._programs[key] = found
+        return found
 
     def _count_values_traced(self, others: tuple, extra) -> None:
         """Warn, once, when the non-tensor arguments have taken `_VALUES_WARNED`

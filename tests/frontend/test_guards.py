@@ -1,7 +1,9 @@
 """Python values a compiled program read while traced are checked on every call: after
 one changes (an attribute, a global, a variable of an enclosing function), the call
 traces again and computes what eager code computes, never the old model's answer."""
+import collections
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -192,6 +194,34 @@ def test_a_value_changing_on_every_call_is_warned_of_once():
             assert float(compiled(x)[0]) == step
     assert len([w for w in caught if "Python values" in str(w.message)]) == 1
     assert "step" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_value_switching_between_settings_traces_once_per_setting(backend):
+    """A flag the training loop flips (and a mode string) picks among the programs
+    traced for each setting: a switch back traces nothing and warns of nothing."""
+    traced = collections.deque()  # (not plain data: guarded by identity)
+
+    class Switched(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.flip, self.act = False, "relu"
+
+        def forward(self, x):
+            traced.append((self.flip, self.act))
+            y = -x if self.flip else x
+            return F.relu(y) if self.act == "relu" else F.sigmoid(y)
+
+    model = Switched()
+    compiled = paddle.compile(model, backend=backend)
+    x = paddle.to_tensor(np.linspace(-1, 1, 8, dtype=np.float32))
+    settings = [(False, "relu"), (True, "relu"), (True, "sigmoid"), (False, "sigmoid")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for step in range(12):
+            model.flip, model.act = settings[step % 4]
+            agree(compiled, model, x)
+    assert len(traced) == 12 + 4  # the eager calls, and one trace per setting
 
 
 def test_a_numpy_array_changed_in_place_or_replaced_is_read_again():
