@@ -8,10 +8,11 @@ from ..optimizer.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByVal
 from . import functional, initializer, utils
 from .layer.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
                                Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish,
-                               PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmax2D, Softplus,
-                               Softshrink, Softsign, Swish, Tanh, Tanhshrink, ThresholdedReLU)
-from .layer.common import (Bilinear, CosineSimilarity, Dropout, Dropout2D, Embedding, Flatten,
-                           Identity, Linear, PairwiseDistance, Unflatten)
+                               PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax, Softmax2D,
+                               Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink,
+                               ThresholdedReLU)
+from .layer.common import (AlphaDropout, Bilinear, CosineSimilarity, Dropout, Dropout2D,
+                           Embedding, Flatten, Identity, Linear, PairwiseDistance, Unflatten)
 from .layer.container import LayerDict, LayerList, ParameterDict, ParameterList, Sequential
 from .layer.conv import Conv1D, Conv2D, Conv2DTranspose
 from .layer.layers import Layer
@@ -20,12 +21,12 @@ from .layer.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossE
                          MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss,
                          PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, GroupNorm, InstanceNorm1D,
-                         InstanceNorm2D, LayerNorm)
+                         InstanceNorm2D, LayerNorm, LocalResponseNorm)
 from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D,
                             AdaptiveMaxPool2D, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
-from .layer.resample import (Pad1D, Pad2D, Pad3D, PixelShuffle, PixelUnshuffle, Unfold, Upsample,
-                             UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad1D, ZeroPad2D,
-                             ZeroPad3D)
+from .layer.resample import (Fold, Pad1D, Pad2D, Pad3D, PixelShuffle, PixelUnshuffle, Unfold,
+                             Upsample, UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad1D,
+                             ZeroPad2D, ZeroPad3D)
 from .layer.rnn import (GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN,
                         SimpleRNNCell)
 from .layer.transformer import (MultiHeadAttention, Transformer, TransformerDecoder,
@@ -35,21 +36,22 @@ from .layer.transformer import (MultiHeadAttention, Transformer, TransformerDeco
 Silu = SiLU
 
 __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
-           "AvgPool1D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm", "BatchNorm1D",
-           "BatchNorm2D", "BiRNN", "Bilinear", "CELU", "ClipGradByGlobalNorm", "ClipGradByNorm",
-           "ClipGradByValue", "Conv1D", "Conv2D", "Conv2DTranspose", "CosineEmbeddingLoss",
-           "CosineSimilarity", "CrossEntropyLoss", "Dropout", "Dropout2D", "ELU", "Embedding",
-           "Flatten", "GELU", "GLU", "GRU", "GRUCell", "GaussianNLLLoss", "GroupNorm",
-           "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "Identity",
-           "InstanceNorm1D", "InstanceNorm2D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer",
-           "LayerDict", "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LogSigmoid",
-           "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "Maxout",
-           "Mish", "MultiHeadAttention", "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU", "Pad1D",
-           "Pad2D", "Pad3D", "PairwiseDistance", "ParameterDict", "ParameterList", "PixelShuffle",
-           "PixelUnshuffle", "PoissonNLLLoss", "RNN", "RNNCellBase", "ReLU", "ReLU6", "SELU",
-           "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss",
-           "SoftMarginLoss", "Softmax", "Softmax2D", "Softplus", "Softshrink", "Softsign", "Swish",
-           "Tanh", "Tanhshrink", "ThresholdedReLU", "Transformer", "TransformerDecoder",
+           "AlphaDropout", "AvgPool1D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm",
+           "BatchNorm1D", "BatchNorm2D", "BiRNN", "Bilinear", "CELU", "ClipGradByGlobalNorm",
+           "ClipGradByNorm", "ClipGradByValue", "Conv1D", "Conv2D", "Conv2DTranspose",
+           "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss", "Dropout", "Dropout2D",
+           "ELU", "Embedding", "Flatten", "Fold", "GELU", "GLU", "GRU", "GRUCell",
+           "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+           "HingeEmbeddingLoss", "Identity", "InstanceNorm1D", "InstanceNorm2D", "KLDivLoss",
+           "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict", "LayerList", "LayerNorm",
+           "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss",
+           "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "Maxout", "Mish", "MultiHeadAttention",
+           "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU", "Pad1D", "Pad2D", "Pad3D",
+           "PairwiseDistance", "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle",
+           "PoissonNLLLoss", "RNN", "RNNCellBase", "RReLU", "ReLU", "ReLU6", "SELU", "Sequential",
+           "SiLU", "Sigmoid", "Silu", "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss",
+           "SoftMarginLoss", "Softmax", "Softmax2D", "Softplus", "Softshrink", "Softsign",
+           "Swish", "Tanh", "Tanhshrink", "ThresholdedReLU", "Transformer", "TransformerDecoder",
            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
            "TripletMarginLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2D",
            "UpsamplingNearest2D", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D", "functional",

@@ -1,11 +1,14 @@
 """Paddle's ``paddle.nn.utils``: clipping the gradients of parameters in place
-(`clip_grad_norm_`, `clip_grad_value_`) and flattening parameters to one vector."""
+(`clip_grad_norm_`, `clip_grad_value_`), flattening parameters to one vector, and
+the weight-norm reparameterization (`weight_norm`, `remove_weight_norm`)."""
 from __future__ import annotations
 
 from ..context import current_tracer
 from ..dispatch import no_grad
-from ..tensor import Tensor, abs as absolute, clip, concat, max as reduce_max, norm, reshape, stack
+from ..tensor import (Tensor, abs as absolute, clip, concat, max as reduce_max, moveaxis, norm,
+                      reshape, sqrt, stack, sum as reduce_sum)
 from ..tensor.creation import to_tensor
+from .functional.common import normalize
 
 
 def _with_grads(parameters) -> list[tuple]:
@@ -77,3 +80,92 @@ def vector_to_parameters(vec, parameters, name=None) -> None:
             n = p.size
             p.set_value(reshape(vec[start:start + n], p.shape))
             start += n
+
+
+def _rows(v, dim: int):
+    """`v` with axis `dim` moved first and the rest flattened: one row per slice."""
+    return reshape(moveaxis(v, dim, 0), [v.shape[dim], -1])
+
+
+def _norm_except_dim(v, dim: int):
+    """The L2 norm of each slice of `v` along `dim` (of all of `v` for dim -1), as
+    Paddle's norm op computes it: sqrt(sum of squares + 1e-12)."""
+    if dim == -1:
+        return sqrt(reduce_sum(v * v) + 1e-12)
+    rows = _rows(v, dim)
+    return sqrt(reduce_sum(rows * rows, axis=1) + 1e-12)
+
+
+def _weight_from(v, g, dim: int):
+    """g * v / ||v||, the norm taken per slice along `dim` (over all of v for -1)."""
+    if dim == -1:
+        return v / (sqrt(reduce_sum(v * v)) + 1e-12) * g
+    moved = moveaxis(v, dim, 0)
+    direction = reshape(normalize(_rows(v, dim), axis=1), moved.shape)
+    scale = reshape(g, [-1] + [1] * (v.ndim - 1))
+    return moveaxis(direction * scale, 0, dim)
+
+
+class WeightNorm:
+    """The forward pre-hook of `weight_norm`: recomputes the layer's `name` tensor from
+    `name`_g and `name`_v before each forward, so gradients reach g and v."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+
+    def compute_weight(self, layer):
+        return _weight_from(getattr(layer, self.name + "_v"), getattr(layer, self.name + "_g"),
+                            self.dim)
+
+    def __call__(self, layer, inputs) -> None:
+        setattr(layer, self.name, self.compute_weight(layer))
+
+
+def weight_norm(layer, name: str = "weight", dim: int | None = 0):
+    """Reparameterize `layer`'s parameter `name` as w = g * v / ||v||: parameters
+    `name`_v (the direction, initially w) and `name`_g (the magnitude, the norm of each
+    slice along `dim`) replace it. dim None (or -1, as in Paddle) takes one norm over
+    the whole tensor. Returns the layer."""
+    for hook in layer._forward_pre_hooks.values():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            raise RuntimeError(f"weight_norm: parameter {name!r} already has a weight_norm hook")
+    weight = layer._parameters[name]
+    rank = weight.ndim
+    dim = -1 if dim is None else dim
+    if not -rank <= dim < rank:
+        raise ValueError(f"weight_norm: dim must lie in [-{rank}, {rank}) for the rank-{rank} "
+                         f"parameter {name!r}, got {dim}")
+    dim = dim if dim == -1 else dim % rank
+    with no_grad():
+        g_value = _norm_except_dim(weight, dim)
+    delattr(layer, name)
+    v = layer.create_parameter(weight.shape, dtype=weight.dtype)
+    layer.add_parameter(name + "_v", v)
+    g = layer.create_parameter(g_value.shape, dtype=weight.dtype)
+    layer.add_parameter(name + "_g", g)
+    with no_grad():
+        v.set_value(weight)
+        g.set_value(g_value)
+    hook = WeightNorm(name, dim)
+    setattr(layer, name, hook.compute_weight(layer))
+    layer.register_forward_pre_hook(hook)
+    return layer
+
+
+def remove_weight_norm(layer, name: str = "weight"):
+    """Undo `weight_norm`: `name` becomes one parameter again, holding g * v / ||v||."""
+    for key, hook in layer._forward_pre_hooks.items():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            with no_grad():
+                weight = hook.compute_weight(layer)
+            delattr(layer, name)
+            delattr(layer, name + "_g")
+            delattr(layer, name + "_v")
+            parameter = layer.create_parameter(weight.shape, dtype=weight.dtype)
+            with no_grad():
+                parameter.set_value(weight)
+            layer.add_parameter(name, parameter)
+            del layer._forward_pre_hooks[key]
+            layer._structure_changed()
+            return layer
+    raise ValueError(f"remove_weight_norm: no weight_norm of {name!r} on {type(layer).__name__}")

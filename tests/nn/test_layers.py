@@ -63,8 +63,8 @@ def test_conv2d_layer_shapes_initialization_and_forward():
     assert nn.Conv2D(2, 4, 3, bias_attr=False).bias is None
     with pytest.raises(ValueError, match="divisible"):
         nn.Conv2D(3, 4, 3, groups=2)
-    with pytest.raises(NotImplementedError, match="padding_mode"):
-        nn.Conv2D(3, 4, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match="padding_mode"):
+        nn.Conv2D(3, 4, 3, padding_mode="mirror")
 
 
 def test_conv_bn_relu_pool_stack_trains():

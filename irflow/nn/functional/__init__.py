@@ -2,11 +2,12 @@
 composed from irflow's tensor operations so they run eagerly and trace alike."""
 from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
                          leaky_relu, log_sigmoid, log_softmax, maxout, mish, prelu, relu,
-                         relu6, selu, sigmoid, silu, softmax, softplus, softshrink, softsign,
-                         tanh, tanhshrink, thresholded_relu)
+                         relu6, rrelu, selu, sigmoid, silu, softmax, softplus, softshrink,
+                         softsign, tanh, tanhshrink, thresholded_relu)
 from .attention import scaled_dot_product_attention
-from .common import (bilinear, cosine_similarity, dropout, dropout2d, embedding, linear,
-                     normalize, one_hot, pad, pairwise_distance, sequence_mask, zeropad2d)
+from .common import (alpha_dropout, bilinear, cosine_similarity, dropout, dropout2d, embedding,
+                     linear, normalize, one_hot, pad, pairwise_distance, sequence_mask,
+                     zeropad2d)
 from .conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                    adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                    conv2d_transpose, max_pool1d, max_pool2d)
@@ -14,28 +15,30 @@ from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                    cosine_embedding_loss, cross_entropy, gaussian_nll_loss,
                    hinge_embedding_loss, kl_div, l1_loss, label_smooth, margin_ranking_loss,
                    mse_loss, multi_label_soft_margin_loss, nll_loss, poisson_nll_loss,
-                   smooth_l1_loss, soft_margin_loss, softmax_with_cross_entropy,
-                   square_error_cost, triplet_margin_loss)
-from .norm import batch_norm, group_norm, instance_norm, layer_norm
-from .resample import interpolate, pixel_shuffle, pixel_unshuffle, unfold
+                   sigmoid_focal_loss, smooth_l1_loss, soft_margin_loss,
+                   softmax_with_cross_entropy, square_error_cost, triplet_margin_loss)
+from .norm import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm
+from .resample import (affine_grid, fold, grid_sample, interpolate, pixel_shuffle,
+                       pixel_unshuffle, unfold)
 
 upsample = interpolate
 
 swish = silu
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv1d", "conv2d",
-           "conv2d_transpose", "cosine_embedding_loss", "cosine_similarity", "cross_entropy",
-           "dropout", "dropout2d", "elu", "embedding", "gaussian_nll_loss", "gelu", "glu",
-           "group_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
-           "hinge_embedding_loss", "instance_norm", "interpolate", "kl_div", "l1_loss",
-           "label_smooth", "layer_norm", "leaky_relu", "linear", "log_sigmoid", "log_softmax",
-           "margin_ranking_loss", "max_pool1d", "max_pool2d", "maxout", "mish", "mse_loss",
+           "adaptive_max_pool2d", "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d",
+           "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "celu", "conv1d", "conv2d", "conv2d_transpose", "cosine_embedding_loss",
+           "cosine_similarity", "cross_entropy", "dropout", "dropout2d", "elu", "embedding",
+           "fold", "gaussian_nll_loss", "gelu", "glu", "grid_sample", "group_norm", "hardshrink",
+           "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss", "instance_norm",
+           "interpolate", "kl_div", "l1_loss", "label_smooth", "layer_norm", "leaky_relu",
+           "linear", "local_response_norm", "log_sigmoid", "log_softmax", "margin_ranking_loss",
+           "max_pool1d", "max_pool2d", "maxout", "mish", "mse_loss",
            "multi_label_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
            "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
-           "relu", "relu6", "scaled_dot_product_attention", "selu", "sequence_mask", "sigmoid",
-           "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmax_with_cross_entropy",
-           "softplus", "softshrink", "softsign", "square_error_cost", "swish", "tanh",
-           "tanhshrink", "thresholded_relu", "triplet_margin_loss", "unfold", "upsample",
-           "zeropad2d"]
+           "relu", "relu6", "rrelu", "scaled_dot_product_attention", "selu", "sequence_mask",
+           "sigmoid", "sigmoid_focal_loss", "silu", "smooth_l1_loss", "soft_margin_loss",
+           "softmax", "softmax_with_cross_entropy", "softplus", "softshrink", "softsign",
+           "square_error_cost", "swish", "tanh", "tanhshrink", "thresholded_relu",
+           "triplet_margin_loss", "unfold", "upsample", "zeropad2d"]

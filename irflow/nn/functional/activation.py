@@ -19,7 +19,9 @@ from ...tensor import (erf, exp, log, max as reduce_max, reshape, squeeze, sum a
 from ...tensor import math as tensor_math
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
-from .common import first_max
+from ...dispatch import apply
+from ...tensor.random import next_seed
+from .common import first_max, test_twins
 
 
 def relu(x, name=None):
@@ -44,6 +46,27 @@ def leaky_relu(x, negative_slope: float = 0.01, name=None):
     """x where x >= 0, else negative_slope * x (the gradient at 0 is 1, as Paddle's)."""
     x = as_tensor(x)
     return where(x >= 0, x, x * negative_slope)
+
+
+def rrelu(x, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True,
+          name=None):
+    """Randomized leaky ReLU: x where x >= 0, else a * x with a slope a drawn per element
+    from U(lower, upper) while training and fixed at (lower + upper) / 2 otherwise."""
+    if not isinstance(lower, float) or not isinstance(upper, float):
+        raise TypeError(f"rrelu: lower and upper must be floats, got {lower!r} and {upper!r}")
+    if not 0 <= lower <= upper <= 1:
+        raise ValueError(f"rrelu: expected 0 <= lower <= upper <= 1, got lower={lower}, "
+                         f"upper={upper}")
+    x = as_tensor(x)
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2)
+    slope = apply("uniform", (next_seed(),), {"shape": tuple(exact_shape(x)), "dtype": x.dtype,
+                                                "min": lower, "max": upper})
+    out = where(x >= 0, x, x * slope)
+    twins = test_twins()
+    if twins is not None:
+        twins[out._ir] = leaky_relu(x, (lower + upper) / 2)._ir
+    return out
 
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)

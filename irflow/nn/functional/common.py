@@ -89,6 +89,35 @@ def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool =
     return out
 
 
+_SELU_ALPHA_P = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+
+
+def alpha_dropout(x, p: float = 0.5, training: bool = True, name=None):
+    """Dropout for SELU networks: while training, each element is replaced with
+    probability `p` by SELU's negative saturation value alpha' = -scale * alpha, and
+    the result is mapped by a * y + b, with a = ((1 - p)(1 + p alpha'^2))^-1/2 and
+    b = -a alpha' p, which keeps a zero-mean unit-variance input so. The identity in
+    evaluation."""
+    if not isinstance(p, float | int):
+        raise TypeError(f"alpha_dropout: p must be a float or int, got {type(p).__name__}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"alpha_dropout: p must lie in [0, 1], got {p}")
+    x = as_tensor(x)
+    if not training:
+        return x
+    if p == 1:
+        out = x * 0.0
+    else:
+        a = ((1 - p) * (1 + p * _SELU_ALPHA_P ** 2)) ** -0.5
+        b = -a * _SELU_ALPHA_P * p
+        keep = (_dropout_mask(x, None) >= p).astype(x.dtype)
+        out = (x * keep + (1.0 - keep) * _SELU_ALPHA_P) * a + b
+    twins = test_twins()
+    if twins is not None:
+        twins[out._ir] = x._ir
+    return out
+
+
 def dropout2d(x, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
               name=None):
     """Zero whole channels of x [N, C, H, W] (or NHWC) with probability `p` while

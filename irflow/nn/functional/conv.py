@@ -312,11 +312,11 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
     kernel = tuple(weight.shape[2:])
     in_hw = _input_hw(x, channels_last)
-    if isinstance(padding, str):
-        if padding.upper() != "VALID":
-            raise NotImplementedError("conv2d_transpose: padding 'SAME' is not supported by "
-                                      "irflow")
-        padding = 0
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        # Paddle's SAME for a transposed conv: the forward conv's SAME padding for an
+        # input of x's size, with the dilation reset to 1 (so the output is about
+        # H * stride).
+        dilation = (1, 1)
     pads = resolve_padding(padding, in_hw, kernel, stride, dilation, channels_last)
     base = [(n - 1) * s - lo - hi + d * (k - 1) + 1
             for n, s, lo, hi, d, k in zip(in_hw, stride, pads[0::2], pads[1::2], dilation,

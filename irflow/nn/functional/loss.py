@@ -19,12 +19,12 @@ import math
 import numpy as np
 
 from ...tensor import (abs as absolute, arange, clip, equal, exp, log, maximum,
-                       mean as reduce_mean, minimum, reshape, sqrt, squeeze,
+                       mean as reduce_mean, minimum, pow as power, reshape, sqrt, squeeze,
                        sum as reduce_sum, take_along_axis, unsqueeze, where)
 from ...tensor.convert import as_tensor
 from ...errors import ShapeError
 from ...tensor.manipulation import exact_shape, pick
-from .activation import log_sigmoid, log_softmax, relu
+from .activation import log_sigmoid, log_softmax, relu, sigmoid
 from .common import pairwise_distance
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -252,6 +252,25 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction: str =
         log_sigmoid_neg = log_sigmoid_neg * ((pos_weight - 1.0) * label + 1.0)
     loss = (1.0 - label) * x + log_sigmoid_neg
     return _reduce(_weighted(loss, weight), reduction)
+
+
+def sigmoid_focal_loss(logit, label, normalizer=None, alpha: float = 0.25, gamma: float = 2.0,
+                       reduction: str = "sum", name=None):
+    """The focal loss of RetinaNet: alpha_t * (1 - p_t)^gamma * BCE(logit, label), where
+    p = sigmoid(logit), p_t = p where the label is 1 and 1 - p where it is 0, and
+    alpha_t = alpha or 1 - alpha alike; divided by `normalizer` (typically the number
+    of positives) before the reduction, which is "sum" by default."""
+    check_reduction(reduction)
+    x = as_tensor(logit)
+    label = _target(label, x)
+    p = sigmoid(x)
+    p_t = p * label + (1.0 - p) * (1.0 - label)
+    alpha_t = alpha * label + (1.0 - alpha) * (1.0 - label)
+    loss = alpha_t * power(1.0 - p_t, float(gamma)) * \
+        binary_cross_entropy_with_logits(x, label, reduction="none")
+    if normalizer is not None:
+        loss = loss / normalizer
+    return _reduce(loss, reduction)
 
 
 def smooth_l1_loss(input, label, reduction: str = "mean", delta: float = 1.0,

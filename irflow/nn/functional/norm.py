@@ -10,7 +10,8 @@ update, which the tracer intercepts when a Layer is compiled.
 from __future__ import annotations
 
 from ...dispatch import no_grad
-from ...tensor import mean as reduce_mean, numel, reshape, rsqrt, transpose, where
+from ...tensor import (concat, mean as reduce_mean, numel, reshape, rsqrt, slice as slice_axes,
+                      transpose, where, zeros)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
 from .common import test_twins
@@ -144,3 +145,33 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     shape = exact_shape(x)
     y = _normalize_groups(x, [shape[0], shape[1], -1], eps)
     return _affine(y, weight, bias, 1)
+
+
+_LRN_FORMATS = ("NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC")
+
+
+def local_response_norm(x, size: int, alpha: float = 0.0001, beta: float = 0.75,
+                        k: float = 1.0, data_format: str = "NCHW", name=None):
+    """AlexNet's normalization across channels: x / (k + alpha / size * S)^beta, where S
+    sums x^2 over the `size` channels from c - size // 2 to c + (size - 1) // 2 (the
+    channels past either end counting as zero)."""
+    x = as_tensor(x)
+    if data_format not in _LRN_FORMATS:
+        raise ValueError(f"local_response_norm: data_format must be one of {_LRN_FORMATS}, "
+                         f"got {data_format!r}")
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: expected an input of rank >= 3, got rank "
+                         f"{x.ndim}")
+    axis = _channel_axis(x.ndim, data_format)
+    shape = exact_shape(x)
+    channels = shape[axis]
+    squares = x * x
+
+    def zero_channels(count: int):
+        return zeros([*shape[:axis], count, *shape[axis + 1:]], dtype=x.dtype)
+
+    padded = concat([zero_channels(size // 2), squares, zero_channels((size - 1) // 2)], axis)
+    window = slice_axes(padded, [axis], [0], [channels])
+    for offset in range(1, size):
+        window = window + slice_axes(padded, [axis], [offset], [offset + channels])
+    return x / (window * (alpha / size) + k) ** beta

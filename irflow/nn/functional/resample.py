@@ -1,6 +1,7 @@
-"""Resampling: `interpolate` (nearest, bilinear, bicubic), `unfold` (im2col), the
-non-constant `pad` modes (reflect, replicate, circular), and `pixel_shuffle` and
-`pixel_unshuffle`.
+"""Resampling: `interpolate` (nearest, bilinear, bicubic), `unfold` (im2col) and
+`fold` (col2im), the non-constant `pad` modes (reflect, replicate, circular),
+`pixel_shuffle` and `pixel_unshuffle`, and the spatial transformer's `affine_grid`
+and `grid_sample`.
 
 The first three are each a `gather` of positions computed with NumPy from the static
 spatial sizes (bilinear: two gathers per axis mixed by fixed weights, bicubic: four),
@@ -15,7 +16,9 @@ import numpy as np
 from ...dispatch import user_location
 from ...errors import DTypeError, IrflowError, ShapeError
 from ...ir.types import dim_div, dim_mul
-from ...tensor import Tensor, gather, reshape, transpose
+from ...tensor import (Tensor, abs as absolute, clip, expand, floor, gather, index_add, matmul,
+                       reshape, round as round_half_even, take_along_axis, transpose,
+                       unsqueeze, where, zeros)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
 from .conv import pair
@@ -212,6 +215,148 @@ def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
     flat = rows[:, None, :, None] * wp + cols[None, :, None, :]         # [kh, kw, oh, ow]
     blocks = _take(reshape(x, [exact_shape(x)[0], channels, hp * wp]), 2, flat.reshape(-1))
     return reshape(blocks, [exact_shape(x)[0], channels * kh * kw, oh * ow])
+
+
+def _fold_sizes(function: str, value, what: str) -> tuple[int, int]:
+    """(h, w) from an int or a list of two ints, as fold's arguments take them."""
+    if isinstance(value, int):
+        return value, value
+    value = [int(v) for v in value]
+    if len(value) != 2:
+        raise ValueError(f"{function}: {what} must be an int or two ints, got {value}")
+    return value[0], value[1]
+
+
+def fold(x, output_sizes, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    """The adjoint of `unfold` (col2im): x [N, C * kH * kW, L] holds L blocks, which
+    are summed into a [N, C, H, W] image at the positions `unfold` reads them from
+    (overlapping cells add up)."""
+    x = as_tensor(x)
+    if x.ndim != 3:
+        raise ValueError(f"fold needs a 3-D [N, C * kH * kW, L] input, got shape {x.shape}")
+    (height, width) = _fold_sizes("fold", output_sizes, "output_sizes")
+    (kh, kw), (sh, sw), (dh, dw) = (_fold_sizes("fold", kernel_sizes, "kernel_sizes"),
+                                    _fold_sizes("fold", strides, "strides"),
+                                    _fold_sizes("fold", dilations, "dilations"))
+    top, left, bottom, right = _unfold_paddings(paddings)
+    hp, wp = height + top + bottom, width + left + right
+    oh, ow = (hp - (dh * (kh - 1) + 1)) // sh + 1, (wp - (dw * (kw - 1) + 1)) // sw + 1
+    rows_in, blocks = _static(x, (1, 2), "fold")
+    if rows_in % (kh * kw) or blocks != oh * ow:
+        raise ShapeError(f"fold: expected an input [N, C * {kh * kw}, {oh * ow}] for output "
+                         f"{height}x{width}, got {x.shape}")
+    channels = rows_in // (kh * kw)
+    rows = (np.arange(oh)[None, :] * sh + np.arange(kh)[:, None] * dh)  # [kh, oh]
+    cols = (np.arange(ow)[None, :] * sw + np.arange(kw)[:, None] * dw)  # [kw, ow]
+    flat = rows[:, None, :, None] * wp + cols[None, :, None, :]         # [kh, kw, oh, ow]
+    batch = exact_shape(x)[0]
+    values = reshape(x, [batch, channels, kh * kw * oh * ow])
+    image = index_add(zeros([batch, channels, hp * wp], dtype=x.dtype), _index(flat.reshape(-1)),
+                      2, values)
+    image = reshape(image, [batch, channels, hp, wp])
+    return image[:, :, top:top + height, left:left + width]
+
+
+# ---------------------------------------------------------------- spatial transformer
+
+def _grid_axis(size: int, align_corners: bool) -> np.ndarray:
+    """The normalized coordinates of `size` cells: -1 and 1 at the centres of the end
+    cells with `align_corners`, at their outer edges without."""
+    points = np.linspace(-1.0, 1.0, size) if size > 1 else np.zeros(1)
+    return points if align_corners else points * (size - 1) / size
+
+
+def affine_grid(theta, out_shape, align_corners: bool = True, name=None):
+    """The sampling grid of affine maps `theta` [N, 2, 3] (or [N, 3, 4] for 3-D) over
+    an output of `out_shape` [N, C, H, W] (or [N, C, D, H, W]): [N, H, W, 2] (or
+    [N, D, H, W, 3]) normalized (x, y[, z]) source positions for `grid_sample`."""
+    theta = as_tensor(theta)
+    if isinstance(out_shape, Tensor):
+        out_shape = out_shape.numpy().tolist()
+    spatial = [int(v) for v in out_shape[2:]]
+    if len(spatial) not in (2, 3) or exact_shape(theta)[1:] != (len(spatial),
+                                                                len(spatial) + 1):
+        raise ShapeError(f"affine_grid: expected theta [N, 2, 3] with a 4-D out_shape or "
+                         f"[N, 3, 4] with a 5-D one, got theta {theta.shape} and out_shape "
+                         f"{list(out_shape)}")
+    axes = np.meshgrid(*[_grid_axis(n, align_corners) for n in spatial], indexing="ij")
+    base = np.stack([*reversed(axes), np.ones(spatial)], -1).reshape(-1, len(spatial) + 1)
+    points = matmul(Tensor._from_array(base.astype(theta.dtype.np)),
+                    transpose(theta, [0, 2, 1]))
+    return reshape(points, [exact_shape(theta)[0], *spatial, len(spatial)])
+
+
+def _reflect(coord, twice_low: int, twice_high: int):
+    """`coord` reflected back and forth into [twice_low / 2, twice_high / 2]."""
+    if twice_low == twice_high:
+        return coord * 0.0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = absolute(coord - low)
+    flips = floor(distance / span).detach()
+    extra = distance - flips * span
+    return where(flips % 2 == 0, extra + low, span - extra + low)
+
+
+def _source_coord(coord, size: int, padding_mode: str, align_corners: bool):
+    """A normalized grid coordinate as a pixel position of an axis of `size` cells,
+    folded back into the image for the border and reflection padding modes."""
+    coord = (coord + 1.0) * ((size - 1) / 2) if align_corners else ((coord + 1.0) * size - 1) / 2
+    if padding_mode == "border":
+        return clip(coord, 0.0, size - 1.0)
+    if padding_mode == "reflection":
+        coord = (_reflect(coord, 0, 2 * (size - 1)) if align_corners
+                 else _reflect(coord, -1, 2 * size - 1))
+        return clip(coord, 0.0, size - 1.0)
+    return coord
+
+
+def _pixels(flat, col, row, width: int, height: int):
+    """The pixels of `flat` [N, C, H * W] at integer positions (col, row) [N, Ho, Wo]:
+    [N, C, Ho, Wo], zero where a position lies outside the image."""
+    inside = (col >= 0) & (col <= width - 1) & (row >= 0) & (row <= height - 1)
+    index = clip(row, 0, height - 1) * width + clip(col, 0, width - 1)
+    batch, channels, _ = exact_shape(flat)
+    index = reshape(index.astype("int64"), [batch, 1, -1])
+    values = take_along_axis(flat, expand(index, [batch, channels, index.shape[-1]]), 2)
+    values = reshape(values, [batch, channels, *exact_shape(col)[1:]])
+    return values * unsqueeze(inside, 1).astype(flat.dtype)
+
+
+def grid_sample(x, grid, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool = True, name=None):
+    """Sample x [N, C, H, W] at the normalized (x, y) positions of grid [N, Ho, Wo, 2]
+    (-1 and 1 the centres of the end pixels with `align_corners`, their outer edges
+    without), by `mode` "bilinear" or "nearest" (round half to even); positions
+    outside the image read zeros, the nearest border pixel ("border"), or the image
+    reflected at its borders ("reflection"). Result [N, C, Ho, Wo]; gradients reach x
+    and, for bilinear, the grid."""
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest', got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
+                         f"'reflection', got {padding_mode!r}")
+    x, grid = as_tensor(x), as_tensor(grid)
+    if x.ndim != 4:
+        raise NotImplementedError(f"grid_sample: only 4-D inputs [N, C, H, W] are supported "
+                                  f"by irflow, got shape {x.shape}")
+    if grid.ndim != 4 or exact_shape(grid)[-1] != 2:
+        raise ShapeError(f"grid_sample: grid must be [N, Ho, Wo, 2] for a 4-D x, got "
+                         f"{grid.shape}")
+    batch, channels, height, width = exact_shape(x)
+    flat = reshape(x, [batch, channels, -1])
+    col = _source_coord(grid[..., 0], width, padding_mode, align_corners)
+    row = _source_coord(grid[..., 1], height, padding_mode, align_corners)
+    if mode == "nearest":
+        return _pixels(flat, round_half_even(col).detach(), round_half_even(row).detach(),
+                       width, height)
+    col0, row0 = floor(col).detach(), floor(row).detach()
+    right, down = col - col0, row - row0
+    out = None
+    for dc, wc in ((0, 1.0 - right), (1, right)):
+        for dr, wr in ((0, 1.0 - down), (1, down)):
+            term = _pixels(flat, col0 + dc, row0 + dr, width, height) * unsqueeze(wc * wr, 1)
+            out = term if out is None else out + term
+    return out
 
 
 # ---------------------------------------------------------------- pad modes

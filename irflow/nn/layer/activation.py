@@ -64,6 +64,20 @@ class LeakyReLU(Layer):
         return f"negative_slope={self._negative_slope}"
 
 
+class RReLU(Layer):
+    """`F.rrelu`: a random negative slope while training, the mean slope in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, name=None):
+        super().__init__()
+        self._lower, self._upper = lower, upper
+
+    def forward(self, x):
+        return F.rrelu(x, self._lower, self._upper, self.training)
+
+    def extra_repr(self) -> str:
+        return f"lower={self._lower}, upper={self._upper}"
+
+
 class Softmax(Layer):
     def __init__(self, axis: int = -1, name=None):
         super().__init__()

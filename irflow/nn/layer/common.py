@@ -110,6 +110,21 @@ class Dropout(Layer):
         return f"p={self.p}, axis={self.axis}, mode={self.mode}{name}, inplace={self.inplace}"
 
 
+class AlphaDropout(Layer):
+    """`F.alpha_dropout` while training, the identity in eval."""
+
+    def __init__(self, p: float = 0.5, name=None):
+        super().__init__()
+        self.p, self.name = p, name
+
+    def forward(self, x):
+        return F.alpha_dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        name = f", name={self.name}" if self.name else ""
+        return f"p={self.p}{name}"
+
+
 class Dropout2D(Layer):
     """`F.dropout2d` (whole channels dropped) while training, the identity in eval."""
 

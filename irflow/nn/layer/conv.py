@@ -8,6 +8,25 @@ from ..functional.conv import pair
 from ..initializer import Normal
 from .layers import Layer
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _check_padding_mode(layer: str, padding_mode: str, padding) -> None:
+    """Paddle pads by a non-zero mode with `F.pad` before a padding-free conv, which it
+    only does for one int padding applied to every side."""
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(f"{layer}: padding_mode must be one of {_PADDING_MODES}, "
+                         f"got {padding_mode!r}")
+    if padding_mode != "zeros" and not isinstance(padding, int):
+        raise TypeError(f"{layer}: padding_mode {padding_mode!r} needs an int padding, "
+                        f"got {padding!r}")
+
+
+def _mode_padded(x, padding: int, padding_mode: str, spatial_dims: int, data_format: str):
+    """`x` padded by `padding` on both sides of every spatial axis in `padding_mode`
+    (the conv that follows then pads nothing)."""
+    return F.pad(x, [padding] * (2 * spatial_dims), mode=padding_mode, data_format=data_format)
+
 
 class Conv2D(Layer):
     """2-D convolution with a weight [out_channels, in_channels/groups, kH, kW],
@@ -18,9 +37,7 @@ class Conv2D(Layer):
                  dilation=1, groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros",
                  weight_attr=None, bias_attr=None, data_format: str = "NCHW"):
         super().__init__()
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv2D: padding_mode {padding_mode!r} is not supported "
-                                      "by irflow (only 'zeros')")
+        _check_padding_mode("Conv2D", padding_mode, padding)
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")
@@ -38,7 +55,11 @@ class Conv2D(Layer):
                                           is_bias=True)
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
+        padding = self._padding
+        if self._padding_mode != "zeros":
+            x = _mode_padded(x, padding, self._padding_mode, 2, self._data_format)
+            padding = 0
+        return F.conv2d(x, self.weight, self.bias, self._stride, padding, self._dilation,
                         self._groups, self._data_format)
 
     def extra_repr(self) -> str:
@@ -62,14 +83,12 @@ class Conv1D(Layer):
                  dilation=1, groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros",
                  weight_attr=None, bias_attr=None, data_format: str = "NCL"):
         super().__init__()
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv1D: padding_mode {padding_mode!r} is not supported "
-                                      "by irflow (only 'zeros')")
+        _check_padding_mode("Conv1D", padding_mode, padding)
         self._in_channels, self._out_channels = in_channels, out_channels
         kernel = kernel_size if isinstance(kernel_size, int) else int(list(kernel_size)[0])
         self._kernel_size = [kernel]
         self._stride, self._padding, self._dilation = stride, padding, dilation
-        self._groups, self._data_format = groups, data_format
+        self._padding_mode, self._groups, self._data_format = padding_mode, groups, data_format
         std = math.sqrt(2.0 / (in_channels * kernel))
         self.weight = self.create_parameter([out_channels, in_channels // groups, kernel],
                                             weight_attr, default_initializer=Normal(0.0, std))
@@ -77,7 +96,11 @@ class Conv1D(Layer):
                                           is_bias=True)
 
     def forward(self, x):
-        return F.conv1d(x, self.weight, self.bias, self._stride, self._padding, self._dilation,
+        padding = self._padding
+        if self._padding_mode != "zeros":
+            x = _mode_padded(x, padding, self._padding_mode, 1, self._data_format)
+            padding = 0
+        return F.conv1d(x, self.weight, self.bias, self._stride, padding, self._dilation,
                         self._groups, self._data_format)
 
     def extra_repr(self) -> str:

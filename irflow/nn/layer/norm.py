@@ -222,6 +222,24 @@ class GroupNorm(Layer):
                 f"epsilon={self._epsilon}")
 
 
+class LocalResponseNorm(Layer):
+    """`F.local_response_norm` as a layer (no parameters)."""
+
+    def __init__(self, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0,
+                 data_format: str = "NCHW", name=None):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+        self.data_format = data_format
+
+    def forward(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k,
+                                     self.data_format)
+
+    def extra_repr(self) -> str:
+        return (f"size={self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}, "
+                f"data_format={self.data_format}")
+
+
 class _InstanceNormBase(Layer):
     """Per-sample, per-channel normalization over the spatial dims, with a
     per-channel `scale` (ones) and `bias` (zeros), Paddle's names; ``weight_attr=False``

@@ -70,6 +70,19 @@ class Unfold(Layer):
         return F.unfold(x, **self._options)
 
 
+class Fold(Layer):
+    """`F.fold` (columns of blocks summed back into an image)."""
+
+    def __init__(self, output_sizes, kernel_sizes, dilations=1, paddings=0, strides=1,
+                 name=None):
+        super().__init__()
+        self._options = dict(output_sizes=output_sizes, kernel_sizes=kernel_sizes,
+                             strides=strides, paddings=paddings, dilations=dilations)
+
+    def forward(self, x):
+        return F.fold(x, **self._options)
+
+
 class _PadND(Layer):
     """`F.pad` of the `_spatial` spatial dims of an input: `padding` is an int for
     every side, or two numbers per spatial dim from the innermost out ([left, right,
