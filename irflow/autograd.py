@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from .context import current_tracer, grad_enabled, state
-from .dispatch import Node, apply, enable_grad, no_grad, user_location
+from .dispatch import Node, apply, enable_grad, no_grad, user_location, warn_at_user
 from .errors import ConversionError, IrflowError
 from .ir import dtypes
 from .ir.builder import Builder
@@ -249,9 +249,13 @@ def _seeds(roots, grad_tensors) -> list[np.ndarray]:
     return seeds
 
 
+def _requires_grad(t: Tensor) -> bool:
+    return not t.stop_gradient and t._value.dtype.kind == "f"
+
+
 def _check_roots(roots) -> None:
     for t in roots:
-        if t.stop_gradient or not t._value.dtype.kind == "f":
+        if not _requires_grad(t):
             raise GraphError("backward() needs a float tensor that requires a gradient; this "
                              "one has stop_gradient=True (no input of the ops that made it "
                              "requires a gradient)", user_location())
@@ -265,7 +269,15 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     roots = [roots] if isinstance(roots, Tensor) else list(roots)
     if isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
-    _check_roots(roots)
+    if grad_tensors is not None:
+        grad_tensors = [g for t, g in zip(roots, grad_tensors) if _requires_grad(t)]
+    wanted = [t for t in roots if _requires_grad(t)]
+    if not wanted:  # Paddle does nothing here; a warning says so
+        warn_at_user("backward() of a tensor that requires no gradient does nothing: it "
+                     "has stop_gradient=True or is not a float tensor (no input of the ops "
+                     "that made it requires a gradient), so no .grad changes", stacklevel=3)
+        return
+    roots = wanted
     graph = Graph(roots)
     leaves: dict[int, Tensor] = {}
 

@@ -21,6 +21,7 @@ import functools
 import inspect
 import os
 import sys
+import warnings
 from typing import Sequence
 
 import numpy as np
@@ -44,6 +45,16 @@ def user_location() -> Location | None:
             return Location(frame.f_code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None
+
+
+def warn_at_user(message: str, stacklevel: int) -> None:
+    """A RuntimeWarning at the user's line that made the call (`stacklevel` frames up
+    when none is found)."""
+    location = user_location()
+    if location is None:
+        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
+    else:
+        warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
 
 
 class Prepared:

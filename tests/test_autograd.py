@@ -195,9 +195,20 @@ def test_the_graph_is_freed_after_backward_unless_retained():
         y.backward()
 
 
-def test_backward_without_anything_requiring_a_gradient_is_an_error():
-    with pytest.raises(GraphError, match="stop_gradient"):
-        paddle.to_tensor([1.0]).sum().backward()
+def test_backward_without_anything_requiring_a_gradient_warns_and_does_nothing():
+    """As in Paddle 3.3.1, where it is silent: a loss of frozen parameters or an int
+    tensor runs no backward (a warning says so); among several roots, those that
+    require a gradient are differentiated."""
+    x = paddle.to_tensor([1.0, 2.0])
+    for loss in ((x * 2).sum(), paddle.to_tensor([1, 2]).sum()):
+        with pytest.warns(RuntimeWarning, match="requires no gradient does nothing"):
+            loss.backward()
+    assert x.grad is None
+    w = leaf([1.0, 2.0])
+    paddle.autograd.backward([(w * 3).sum(), (x * 2).sum()],
+                             [paddle.to_tensor(2.0), paddle.to_tensor(5.0)])
+    np.testing.assert_allclose(w.grad.numpy(), [6.0, 6.0])
+    assert x.grad is None
 
 
 # ---------------------------------------------------------------- paddle.grad

@@ -41,7 +41,6 @@ import builtins
 import inspect
 import operator
 import types
-import warnings
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
@@ -49,7 +48,7 @@ import numpy as np
 
 from ..codegen.executor import NUMPY, Lowering, compile_plan
 from ..context import current_tracer, grad_enabled
-from ..dispatch import apply, user_location
+from ..dispatch import apply, user_location, warn_at_user
 from ..errors import ArgumentError, ConversionError, DimMismatch, InputError, IrflowError
 from ..ir import dtypes
 from ..ir.core import Function, Module
@@ -1061,7 +1060,7 @@ class CompiledFunction:
         if count != _VALUES_WARNED:
             return
         shown = ", ".join(repr(v) for v in extra)
-        _warn_at_user(f"{self._name()} was traced for {count} different values of its "
+        warn_at_user(f"{self._name()} was traced for {count} different values of its "
                       f"non-tensor arguments (now {shown}): each value compiles a program "
                       "of its own, so a value that changes from call to call compiles on "
                       "every call; pass it as a tensor (paddle.to_tensor(value)) to compile "
@@ -1082,7 +1081,7 @@ class CompiledFunction:
                    "the code anew, so a value that changes from call to call compiles on "
                    "every call; pass it as a tensor (paddle.to_tensor(value)) to compile "
                    "once")
-        _warn_at_user(message, stacklevel=5)
+        warn_at_user(message, stacklevel=5)
 
     def _watched_now(self) -> tuple:
         """What programs traced so far depend on beyond their inputs: the stored
@@ -1292,16 +1291,6 @@ def _parameter_names(fn) -> list[str]:
     except (TypeError, ValueError):
         return []
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
-def _warn_at_user(message: str, stacklevel: int) -> None:
-    """A RuntimeWarning at the user's line that made the call (`stacklevel` frames up
-    when none is found)."""
-    location = user_location()
-    if location is None:
-        warnings.warn(message, RuntimeWarning, stacklevel=stacklevel)
-    else:
-        warnings.warn_explicit(message, RuntimeWarning, location.file, location.line)
 
 
 def _named_objects(fn) -> list:
