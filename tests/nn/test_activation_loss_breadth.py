@@ -263,17 +263,24 @@ def test_poisson_nll_loss_full_against_paddle():
                                rtol=1e-5)
 
 
-def test_gaussian_nll_loss_trains_the_mean_but_not_the_variance_as_paddle():
-    """PaddlePaddle 3.3.1 clamps the variance under no_grad: loss 31248.523, input
-    gradient [[0.25, -125000], [0.125, -0.25]], and no variance gradient."""
+def test_gaussian_nll_loss_trains_the_mean_and_the_variance():
+    """Loss 31248.523 and input gradient [[0.25, -125000], [0.125, -0.25]] as in Paddle
+    3.3.1; the variance's gradient is (1/v - (x - y)^2 / v^2) / 2 / 4 (the mean of four
+    terms) where it is above epsilon and zero where clamped. Paddle gives the variance
+    none (it clamps under no_grad), so a predicted variance would never train."""
     x = t(np.array([[0.5, 1.0], [2.0, -1.0]], np.float32), stop_gradient=False)
     label = t(np.array([[0.0, 1.5], [1.0, 0.0]], np.float32))
-    variance = t(np.array([[0.5, 1e-8], [2.0, 1.0]], np.float32), stop_gradient=False)
+    v = np.array([[0.5, 1e-8], [2.0, 1.0]], np.float32)
+    variance = t(v, stop_gradient=False)
     out = F.gaussian_nll_loss(x, label, variance)
     out.backward()
     np.testing.assert_allclose(out.numpy(), 31248.523, rtol=1e-6)
     np.testing.assert_allclose(x.grad.numpy(), [[0.25, -125000.0], [0.125, -0.25]], rtol=1e-6)
-    assert variance.grad is None
+    diff = x.numpy() - label.numpy()
+    expected = np.where(v >= 1e-6, (1 / v - diff ** 2 / v ** 2) / 8, 0.0)
+    np.testing.assert_allclose(variance.grad.numpy(), expected, rtol=1e-6)
+    check_grads(lambda s: F.gaussian_nll_loss(x.detach(), label, s, reduction="sum"),
+                np.array([[0.5, 1.5], [2.0, 1.0]]))
 
 
 @pytest.mark.parametrize("call, error", [

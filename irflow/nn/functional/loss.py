@@ -492,8 +492,9 @@ def gaussian_nll_loss(input, label, variance, full: bool = False, epsilon: float
     `_homoscedastic`): (log(v) + (input - label)^2 / v) / 2 with v = max(variance,
     epsilon), plus log(2 pi) / 2 with `full`.
 
-    As in Paddle 3.3.1, v is computed without gradient (its clamp runs under
-    ``no_grad``), so the loss trains input (and label) but not the variance."""
+    The variance gets its gradient (zero where clamped). Paddle 3.3.1 gives it none
+    (its clamp runs under ``no_grad``), so a model's predicted variance would never
+    train: a bug not copied."""
     check_reduction(reduction)
     input, label, variance = as_tensor(input), as_tensor(label), as_tensor(variance)
     for what, tensor in (("input", input), ("label", label), ("variance", variance)):
@@ -502,7 +503,7 @@ def gaussian_nll_loss(input, label, variance, full: bool = False, epsilon: float
                             f"{tensor.dtype.name}")
     variance = _homoscedastic(variance, input)
     _check_non_negative(variance)
-    variance = clip(variance.detach(), min=epsilon)
+    variance = clip(variance, min=epsilon)
     diff = input - label
     loss = 0.5 * (log(variance) + diff * diff / variance)
     return _reduce(loss + _HALF_LOG_2PI if full else loss, reduction)
