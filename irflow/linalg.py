@@ -1,9 +1,13 @@
 """Paddle's ``paddle.linalg``: the part irflow provides (norms, matmul, the inverse,
-determinants, solves, Cholesky and matrix powers; decompositions such as svd, qr and
-eig are not provided yet, and the Paddle runner says so by name)."""
-from .tensor.linalg import (cholesky, det, inv, matrix_power, multi_dot, slogdet, solve,
+determinants, solves, Cholesky, matrix powers, the QR, symmetric eigen and singular
+value decompositions, and what they give: pinv, lstsq, matrix_rank and cond; eig,
+lu and the other decompositions are not provided yet, and the Paddle runner says so
+by name)."""
+from .tensor.linalg import (cholesky, cond, det, eigh, eigvalsh, inv, lstsq, matrix_power,
+                            matrix_rank, multi_dot, pinv, qr, slogdet, solve, svd, svdvals,
                             triangular_solve)
 from .tensor.math import matmul, matrix_norm, norm, vector_norm
 
-__all__ = ["cholesky", "det", "inv", "matmul", "matrix_norm", "matrix_power", "multi_dot",
-           "norm", "slogdet", "solve", "triangular_solve", "vector_norm"]
+__all__ = ["cholesky", "cond", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+           "slogdet", "solve", "svd", "svdvals", "triangular_solve", "vector_norm"]

@@ -10,12 +10,14 @@ the remaining leading dims are batch dims, broadcast as NumPy does. So
 The decompositions `inverse`, `det`, `slogdet`, `solve` and `cholesky` take float
 matrices ``[*batch, n, n]`` (NumPy's LAPACK kernels); a singular matrix (not positive
 definite for `cholesky`) is a `SingularMatrixError`, a ValueError as Paddle raises.
+The factorizations `qr`, `eigh` (of symmetric matrices) and `svd` give several
+results, with the shapes and orders of paddle.linalg's.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError, SingularMatrixError
+from ..errors import ShapeError, SingularMatrixError, SymbolicShapeError
 from ..ir.traits import Contraction
 from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
 from ._rules import check_kind, defop, quiet, same_dtype, unbroadcast
@@ -158,13 +160,15 @@ def _square(t: TensorType, what: str) -> tuple:
 
 
 def _factoring(name: str, fn):
-    """`fn` with NumPy's LinAlgError turned into a SingularMatrixError naming the op."""
-    def kernel(*arrays):
+    """`fn` with NumPy's LinAlgError turned into a SingularMatrixError naming the op;
+    a multi-result kernel's tuple is passed through."""
+    def kernel(*arrays, **attrs):
         try:
-            return np.asarray(fn(*arrays))
+            out = fn(*arrays, **attrs)
         except np.linalg.LinAlgError as e:
             raise SingularMatrixError(f"{name}: the matrix cannot be factored ({e}); "
                                       "Paddle raises here too") from None
+        return out if isinstance(out, tuple) else np.asarray(out)
     kernel.__name__ = name
     return kernel
 
@@ -292,3 +296,213 @@ _decomposition("cholesky", _same_square("cholesky's x"), np.linalg.cholesky, _ch
                "positive definite float matrix of x ([*, n, n]; only its lower triangle "
                "is read), same type as x; a matrix that is not positive definite is an "
                "error. The VJP is the symmetric cotangent of Murray's rule")
+
+
+# ---------------------------------------------------------------- qr, eigh and svd
+
+def _matrices(t: TensorType, what: str) -> tuple:
+    """``(batch, m, n)`` of a float ``[*batch, m, n]`` operand."""
+    check_kind(t, "float", what)
+    if t.rank < 2:
+        raise ShapeError(f"{what} must be a matrix or a batch of them ([*, m, n]), got {t}")
+    return t.shape[:-2], t.shape[-2], t.shape[-1]
+
+
+def _fewer(m, n, what: str):
+    """min(m, n), the size of a reduced factorization; with symbolic sizes only when
+    they are one dim (a symbol could be either)."""
+    if m == n:
+        return m
+    if isinstance(m, int) and isinstance(n, int):
+        return min(m, n)
+    raise SymbolicShapeError(f"{what}: the factors' size is min({m}, {n}), which is not "
+                             "known while tracing; make the matrix's sizes static")
+
+
+def _eye(b, n, dtype):
+    """The identity matrix of static size n, to place a vector on a diagonal."""
+    if not isinstance(n, int):
+        raise SymbolicShapeError(f"the gradient of a factorization needs its matrix size, "
+                                 f"got the symbolic {n}; make the matrix's sizes static")
+    return b.constant(np.eye(n), dtype)
+
+
+def _as_row(b, v):
+    """A vector cotangent ``[*, k]`` as ``[*, 1, k]``, to scale the columns of matrices."""
+    return b.unsqueeze(v, axis=v.type.rank - 1)
+
+
+def _as_column(b, v):
+    """``[*, k]`` as ``[*, k, 1]``, to scale the rows of matrices."""
+    return b.unsqueeze(v, axis=v.type.rank)
+
+
+def _differences(b, w):
+    """``E[i, j] = w[j] - w[i]`` with ones on the diagonal (which the callers' skew
+    numerators are zero on), the denominators of the eigen and singular VJPs; repeated
+    values make it zero off the diagonal, and the gradient infinite, as in Paddle."""
+    n = w.type.shape[-1]
+    diff = b.sub(_as_row(b, w), _as_column(b, w))
+    return b.add(diff, _eye(b, n, w.type.dtype))
+
+
+def _skew(b, v):
+    return b.sub(v, _mT(b, v))
+
+
+_QR_MODES = ("reduced", "complete", "r")
+
+
+def _qr_infer(types, attrs):
+    (t,) = types
+    batch, m, n = _matrices(t, "qr's x")
+    mode = attrs["mode"]
+    if mode not in _QR_MODES:
+        raise ShapeError(f"qr's mode must be one of {', '.join(_QR_MODES)}, got {mode!r}")
+    k = m if mode == "complete" else _fewer(m, n, "qr")
+    r = TensorType(t.dtype, batch + (k, n))
+    return r if mode == "r" else (TensorType(t.dtype, batch + (m, k)), r)
+
+
+def _qr_kernel(x, mode):
+    out = np.linalg.qr(x, mode=mode)
+    return out.astype(x.dtype) if mode == "r" else tuple(a.astype(x.dtype) for a in out)
+
+
+def _qr_tall_vjp(b, q, r, gq, gr):
+    """For x = Q R with x [m, n], m >= n (TensorFlow's QrGrad, after Walter and
+    Lehmann 2018): with M = tril(skew(Q^T gQ) + skew(R gR^T)),
+    gx = Q gR + (Q M + gQ - Q Q^T gQ) R^-T."""
+    qdq = b.matmul(q, gq, transpose_x=True)
+    m = b.tril(b.add(_skew(b, qdq), _skew(b, b.matmul(r, gr, transpose_y=True))))
+    right = b.add(b.matmul(q, b.sub(m, qdq)), gq)
+    return b.add(b.matmul(q, gr), _mT(b, b.solve(r, _mT(b, right))))
+
+
+def _qr_vjp(b, cts, ins, outs, mode):
+    """Reduced QR, and complete QR of a wide or square x (where it is the same).
+    For a wide x = [X Y] (m < n), R = [U V] with X = Q U square: X's cotangent is the
+    square rule's with gQ + Y gV^T, and Y's is Q gV. Paddle has no gradient for
+    mode 'r' (Q is not kept) or for a complete Q of a tall x (its last m - n columns
+    are not determined by x), and irflow raises there too."""
+    (x,) = ins
+    m, n = x.type.shape[-2:]
+    if mode == "r":
+        raise ShapeError("qr: mode='r' has no gradient (Q is not kept), as in Paddle; "
+                         "use mode='reduced' to differentiate R")
+    if mode == "complete" and not (isinstance(m, int) and isinstance(n, int) and m <= n):
+        raise ShapeError(f"qr: mode='complete' has no gradient for a matrix of {m} rows "
+                         f"and {n} columns (more rows than columns), as in Paddle: Q's "
+                         "last columns are not determined by x; use mode='reduced'")
+    (q, r), (gq, gr) = outs, cts
+    if m == n or (isinstance(m, int) and isinstance(n, int) and m > n):
+        return [_qr_tall_vjp(b, q, r, gq, gr)]
+    rank = x.type.rank
+    last = rank - 1
+
+    def columns(v, start, stop):
+        return b.slice(v, axes=(last,), starts=(start,), stops=(stop,))
+
+    y, gv = columns(x, m, n), columns(gr, m, n)
+    gx = _qr_tall_vjp(b, q, columns(r, 0, m), b.add(gq, b.matmul(y, gv, transpose_y=True)),
+                      columns(gr, 0, m))
+    return [b.concat(gx, b.matmul(q, gv), axis=last)]
+
+
+defop("qr", _qr_infer, _factoring("qr", _qr_kernel), arity=1, attrs={"mode": "reduced"},
+      vjp=_qr_vjp,
+      doc="qr(x) {mode}: the QR factorization of each float matrix of x ([*, m, n]), as "
+          "paddle.linalg.qr: with k = min(m, n), mode 'reduced' (default) gives Q "
+          "[*, m, k] with orthonormal columns and the upper triangular R [*, k, n]; "
+          "'complete' gives Q [*, m, m] and R [*, m, n]; 'r' gives only the reduced R. "
+          "The VJP is defined for 'reduced', and for 'complete' when m <= n")
+
+
+def _eigh_infer(types, attrs):
+    (t,) = types
+    batch = _square(t, "eigh's x")
+    if attrs["UPLO"] not in ("L", "U"):
+        raise ShapeError(f"eigh's UPLO must be 'L' or 'U', got {attrs['UPLO']!r}")
+    return TensorType(t.dtype, batch + t.shape[-1:]), t
+
+
+def _eigh_kernel(x, UPLO):
+    w, v = np.linalg.eigh(x, UPLO=UPLO)
+    return w.astype(x.dtype), v.astype(x.dtype)
+
+
+def _eigh_vjp(b, cts, ins, outs, UPLO):
+    """For x = V diag(w) V^T: gx = V (diag(gw) + skew(V^T gV) / 2E) V^T with
+    E[i, j] = w[j] - w[i], the symmetric gradient Paddle gives (x is taken as
+    symmetric, whichever triangle was read)."""
+    (w, v), (gw, gv) = outs, cts
+    half = b.constant(0.5, w.type.dtype)
+    inner = b.div(b.mul(half, _skew(b, b.matmul(v, gv, transpose_x=True))),
+                  _differences(b, w))
+    inner = b.add(inner, b.mul(_as_row(b, gw), _eye(b, w.type.shape[-1], w.type.dtype)))
+    return [b.matmul(b.matmul(v, inner), v, transpose_y=True)]
+
+
+defop("eigh", _eigh_infer, _factoring("eigh", _eigh_kernel), arity=1, attrs={"UPLO": "L"},
+      vjp=_eigh_vjp,
+      doc="eigh(x) {UPLO}: the eigenvalues (ascending, [*, n]) and the orthonormal "
+          "eigenvectors (columns, [*, n, n]) of each symmetric float matrix of x "
+          "([*, n, n]), reading only its lower ('L', default) or upper ('U') triangle. "
+          "The VJP is the symmetric one; repeated eigenvalues make it infinite")
+
+
+def _svd_infer(types, attrs):
+    (t,) = types
+    batch, m, n = _matrices(t, "svd's x")
+    k = _fewer(m, n, "svd")
+    rows, cols = (m, n) if attrs["full_matrices"] else (k, k)
+    return (TensorType(t.dtype, batch + (m, rows)), TensorType(t.dtype, batch + (k,)),
+            TensorType(t.dtype, batch + (cols, n)))
+
+
+def _svd_kernel(x, full_matrices):
+    return tuple(a.astype(x.dtype) for a in np.linalg.svd(x, full_matrices=full_matrices))
+
+
+def _svd_vjp(b, cts, ins, outs, full_matrices):
+    """For x = U diag(S) VH, of the reduced factors (Townsend 2016):
+    gx = U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] VH
+         + (I - U U^T) gU S^-1 VH + U S^-1 gV^T (I - V V^T),
+    with E[i, j] = S[j]^2 - S[i]^2; the last two terms vanish for a square x.
+    With full_matrices, the columns of U (rows of VH) beyond min(m, n), which x does
+    not determine, are dropped with their cotangents, as Paddle does."""
+    (x,) = ins
+    m, n = x.type.shape[-2:]
+    u, s, vh = outs
+    gu, gs, gvh = cts
+    k = s.type.shape[-1]
+    if full_matrices:
+        last = x.type.rank - 1
+        u, gu = (b.slice(t, axes=(last,), starts=(0,), stops=(k,)) for t in (u, gu))
+        vh, gvh = (b.slice(t, axes=(last - 1,), starts=(0,), stops=(k,)) for t in (vh, gvh))
+    v, gv = _mT(b, vh), _mT(b, gvh)
+    row, column = _as_row(b, s), _as_column(b, s)
+    uhgu = _skew(b, b.matmul(u, gu, transpose_x=True))
+    vhgv = _skew(b, b.matmul(v, gv, transpose_x=True))
+    inner = b.div(b.add(b.mul(uhgu, row), b.mul(column, vhgv)),
+                  _differences(b, b.mul(s, s)))
+    inner = b.add(inner, b.mul(_as_row(b, gs), _eye(b, k, s.type.dtype)))
+    gx = b.matmul(b.matmul(u, inner), vh)
+    if m != k:
+        gu_s = b.div(gu, row)
+        away = b.sub(gu_s, b.matmul(u, b.matmul(u, gu_s, transpose_x=True)))
+        gx = b.add(gx, b.matmul(away, vh))
+    if n != k:
+        gv_s = b.div(gv, row)
+        away = b.sub(gv_s, b.matmul(v, b.matmul(v, gv_s, transpose_x=True)))
+        gx = b.add(gx, b.matmul(u, away, transpose_y=True))
+    return [gx]
+
+
+defop("svd", _svd_infer, _factoring("svd", _svd_kernel), arity=1,
+      attrs={"full_matrices": False}, vjp=_svd_vjp,
+      doc="svd(x) {full_matrices}: the singular value decomposition x = U diag(S) VH of "
+          "each float matrix of x ([*, m, n]), as paddle.linalg.svd: with k = min(m, n), "
+          "U [*, m, k], S [*, k] (descending) and VH [*, k, n], or U [*, m, m] and VH "
+          "[*, n, n] with `full_matrices`. The VJP uses the reduced factors; repeated "
+          "singular values make it infinite")

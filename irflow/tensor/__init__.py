@@ -4,8 +4,8 @@ from .array import array_length, array_read, array_write, create_array
 from .attribute import numel, shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
-from .linalg import (cholesky, cross, diag, diagflat, diagonal, dist, einsum, inner, inverse,
-                     kron, mv, tensordot,
+from .linalg import (cholesky, cross, diag, diagflat, diagonal, dist, eigvalsh, einsum, inner,
+                     inverse, kron, mv, tensordot,
                      trace, tril, triu)
 from .logic import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
                     equal_all, greater_equal, greater_than, is_tensor, isclose, isfinite, isinf,
@@ -42,6 +42,7 @@ __all__ = [
     "erfinv",
     "digamma",
     "cholesky",
+    "eigvalsh",
     "Parameter",
     "Size",
     "Tensor",

@@ -1,5 +1,6 @@
 """Matrix and vector products of Paddle's tensor API (einsum, inner, kron, cross,
-tensordot), diagonals and traces, the triangles tril/triu, and dist."""
+tensordot), diagonals and traces, the triangles tril/triu, dist, and paddle.linalg's
+decompositions and what is built on them (pinv, lstsq, matrix_rank, cond)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,11 +9,13 @@ from ..dispatch import apply, user_location
 from ..errors import DTypeError, ShapeError
 from ..ir import dtypes
 from ..ir.types import dim_mul, numel
+from . import math as tensor_math
 from .convert import as_tensor, cast
-from .creation import eye
+from .creation import assign, eye, zeros
 from .manipulation import (_same_dtype, broadcast_to, exact_shape, pick, reshape, roll, squeeze,
                            transpose, unsqueeze)
-from .math import add, matmul, multiply, subtract, sum, vector_norm
+from .logic import greater_than, where
+from .math import add, divide, matmul, multiply, subtract, sum, vector_norm
 from .tensor import Tensor
 
 
@@ -240,17 +243,21 @@ def _contracted_axes(x: Tensor, y: Tensor, axes) -> tuple[list[int], list[int]]:
 
 # ---------------------------------------------------------------- paddle.linalg decompositions
 
-def _float_matrices(x, what: str) -> Tensor:
-    """x as a float32 or float64 tensor of square matrices ``[*, n, n]``, which is
-    what Paddle's kernels take (an int tensor has no kernel there)."""
+def _float_matrices(x, what: str, square: bool = True) -> Tensor:
+    """x as a float32 or float64 tensor of matrices ``[*, m, n]``, square unless
+    `square` is false, which is what Paddle's kernels take (an int tensor has no
+    kernel there)."""
     x = as_tensor(x)
     if x.dtype not in (dtypes.float32, dtypes.float64):
         raise DTypeError(f"{what} needs a float32 or float64 tensor, as in Paddle, got "
                          f"{x.dtype.name}: cast it with .astype('float32')", user_location())
     shape = exact_shape(x)
-    if x.ndim < 2 or shape[-1] != shape[-2]:
+    if x.ndim < 2:
+        raise ShapeError(f"{what} needs matrices (shape [*, m, n]), as in Paddle, got shape "
+                         f"{list(shape)}", user_location())
+    if square and shape[-1] != shape[-2]:
         raise ShapeError(f"{what} needs square matrices (shape [*, n, n]), as in Paddle, got "
-                         f"shape {list(shape)}")
+                         f"shape {list(shape)}", user_location())
     return x
 
 
@@ -359,3 +366,198 @@ def multi_dot(x, name=None) -> Tensor:
     for t in tensors[1:]:
         result = matmul(result, t)
     return result
+
+
+# ---------------------------------------------------------------- factorizations
+
+def qr(x, mode="reduced", name=None):
+    """The QR factorization of each matrix of x ([*, m, n]), with k = min(m, n):
+    mode 'reduced' gives (Q [*, m, k], R [*, k, n]), 'complete' (Q [*, m, m],
+    R [*, m, n]) and 'r' only the reduced R, as in Paddle. Gradients flow for
+    'reduced', and for 'complete' when m <= n (Paddle has none elsewhere either)."""
+    x = _float_matrices(x, "qr", square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced' (default), 'complete' or 'r', as in "
+                         f"Paddle, got {mode!r}")
+    return apply("qr", (x,), {"mode": mode})
+
+
+def _uplo(UPLO, what: str) -> str:
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"{what}: UPLO must be 'L' or 'U', as in Paddle, got {UPLO!r}")
+    return UPLO
+
+
+def eigh(x, UPLO="L", name=None):
+    """The eigenvalues (ascending, [*, n]) and orthonormal eigenvectors (the columns of
+    [*, n, n]) of each symmetric matrix of x, reading only its lower ('L') or upper
+    ('U') triangle. The gradient is the symmetric one Paddle gives; repeated
+    eigenvalues make the eigenvectors' gradient infinite."""
+    return apply("eigh", (_float_matrices(x, "eigh"),), {"UPLO": _uplo(UPLO, "eigh")})
+
+
+def eigvalsh(x, UPLO="L", name=None) -> Tensor:
+    """The ascending eigenvalues of each symmetric matrix of x (see `eigh`)."""
+    return apply("eigh", (_float_matrices(x, "eigvalsh"),),
+                 {"UPLO": _uplo(UPLO, "eigvalsh")})[0]
+
+
+def svd(x, full_matrices=False, name=None, *, out=None):
+    """The singular value decomposition x = U diag(S) VH of each matrix of x
+    ([*, m, n]), as Paddle's (U, S, VH): with k = min(m, n), U [*, m, k], S [*, k]
+    descending and VH [*, k, n]; with `full_matrices`, U [*, m, m] and VH [*, n, n].
+    `out`, three tensors, takes the results. Gradients use the reduced factors;
+    repeated singular values make them infinite."""
+    results = apply("svd", (_float_matrices(x, "svd", square=False),),
+                    {"full_matrices": bool(full_matrices)})
+    if out is None:
+        return results
+    return tuple(assign(r, o) for r, o in zip(results, out))
+
+
+def svdvals(x, name=None) -> Tensor:
+    """The singular values of each matrix of x, descending ([*, min(m, n)])."""
+    return apply("svd", (_float_matrices(x, "svdvals", square=False),))[1]
+
+
+def _reciprocal_where(keep: Tensor, s: Tensor) -> Tensor:
+    """1 / s where `keep`, else 0: the pseudo-inverse of a diagonal. The kept values
+    are divided alone, so a dropped zero's 1/0 does not make the gradient NaN."""
+    one = as_tensor(1, like=s)
+    return where(keep, divide(one, where(keep, s, one)), as_tensor(0, like=s))
+
+
+def _above_rcond(size: Tensor, rcond) -> Tensor:
+    """Which of the singular values `size` ([*, k]) exceed `rcond` times the largest."""
+    largest = tensor_math.max(size, -1, True)
+    return greater_than(size, multiply(as_tensor(rcond, like=largest), largest))
+
+
+def pinv(x, rcond=1e-15, hermitian=False, name=None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse of each matrix of x ([*, m, n] -> [*, n, m]),
+    from its SVD, as Paddle's: singular values up to `rcond` times the largest are
+    taken as zero. With `hermitian`, x is taken as symmetric and its eigenvalues
+    (by absolute value) are used instead (only its lower triangle is read)."""
+    x = _float_matrices(x, "pinv", square=bool(hermitian))
+    if hermitian:
+        w, u = eigh(x)
+        inverse_w = _reciprocal_where(_above_rcond(tensor_math.abs(w), rcond), w)
+        return matmul(multiply(u, unsqueeze(inverse_w, -2)), u, transpose_y=True)
+    u, s, vh = svd(x)
+    inverse_s = _reciprocal_where(_above_rcond(s, rcond), s)
+    return matmul(multiply(_swap_last(vh), unsqueeze(inverse_s, -2)), u, transpose_y=True)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(x, y, rcond=None, driver=None, name=None):
+    """The least-squares solutions of x X = y (x [*, m, n], y [*, m, k]), as Paddle's
+    (solution [*, n, k], residuals, rank, singular_values) on the CPU, where the
+    driver defaults to 'gelsy'. Singular values up to `rcond` (default 1e-7 or 1e-15
+    times max(m, n) for float32 or float64) times the largest are dropped, giving
+    the minimum-norm solution. Which outputs are empty follows Paddle: residuals, the
+    column sums of squared errors [*, k], only for m > n with 'gels', or with 'gelsd'
+    and 'gelss' when every matrix has full rank n; rank (int32 [*]) except with
+    'gels' (an empty int64); singular values [*, min(m, n)] only with 'gelsd' and
+    'gelss'. Paddle records no gradient through lstsq, and neither does irflow."""
+    if driver not in (None, *_LSTSQ_DRIVERS):
+        raise ValueError(f"lstsq: driver must be one of {', '.join(_LSTSQ_DRIVERS)} or None, "
+                         f"as in Paddle's CPU lstsq, got {driver!r}")
+    driver = driver or "gelsy"
+    x, y = as_tensor(x), as_tensor(y)
+    if x.dtype is not y.dtype:
+        raise DTypeError(f"lstsq: x is {x.dtype.name} and y is {y.dtype.name}; they must "
+                         "share one float dtype, as in Paddle", user_location())
+    x = _float_matrices(x, "lstsq", square=False).detach()
+    y = _float_matrices(y, "lstsq's y", square=False).detach()
+    m, n = exact_shape(x)[-2:]
+    if exact_shape(y)[-2] != m:
+        raise ShapeError(f"lstsq: x [*, m = {m}, n] and y [*, m, k] need the same m, got y "
+                         f"of shape {list(exact_shape(y))}", user_location())
+    if rcond is None:
+        rcond = (1e-7 if x.dtype is dtypes.float32 else 1e-15) * max(m, n)
+    u, s, vh = svd(x)
+    keep = _above_rcond(s, rcond)
+    scaled = multiply(unsqueeze(_reciprocal_where(keep, s), -1), matmul(u, y, transpose_x=True))
+    solution = matmul(vh, scaled, transpose_x=True)
+    rank = cast(sum(cast(keep, dtypes.int32), -1), dtypes.int32)
+    empty = zeros([0], x.dtype)
+    residuals = empty
+    if m > n and driver != "gelsy" and (driver == "gels" or
+                                        bool((rank._concrete("lstsq's residuals") == n).all())):
+        error = subtract(matmul(x, solution), y)
+        residuals = sum(multiply(error, error), -2)
+    if driver == "gels":
+        return solution, residuals, zeros([0], dtypes.int64), empty
+    return solution, residuals, rank, (s if driver in ("gelsd", "gelss") else empty)
+
+
+def _rank_tolerance(tol, atol, rtol) -> tuple:
+    """matrix_rank's (atol, rtol): `tol` alone is an absolute tolerance; rtol left as
+    None becomes eps * max(m, n) later (as Paddle's, whether or not atol is given)."""
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise ValueError("matrix_rank: give tol alone, or atol and rtol without tol, as "
+                             "in Paddle")
+        return tol, 0.0
+    return (0.0 if atol is None else atol), rtol
+
+
+def _per_matrix(value, like: Tensor) -> Tensor:
+    """A tolerance (a number, or a tensor of one per matrix, [*]) as [*, 1], to compare
+    with singular values [*, k]."""
+    value = as_tensor(value, like=like)
+    return unsqueeze(cast(value, like.dtype), -1) if value.ndim else value
+
+
+def matrix_rank(x, tol=None, hermitian=False, atol=None, rtol=None, name=None) -> Tensor:
+    """The rank of each matrix of x ([*, m, n]): the number of singular values (of
+    absolute eigenvalues with `hermitian`) above max(atol, rtol * the largest), an
+    int64 tensor [*], as Paddle's. `tol` alone is atol with rtol 0; rtol defaults to
+    eps * max(m, n) of x's dtype. No gradient flows (the rank is an integer)."""
+    x = _float_matrices(x, "matrix_rank", square=bool(hermitian)).detach()
+    shape = exact_shape(x)
+    if 0 in shape[-2:]:
+        return zeros(list(shape[:-2]), dtypes.int64)
+    atol, rtol = _rank_tolerance(tol, atol, rtol)
+    s = tensor_math.abs(eigvalsh(x)) if hermitian else svdvals(x)
+    if rtol is None:
+        rtol = float(np.finfo(x.dtype.np).eps) * max(shape[-2:])
+    largest = tensor_math.max(s, -1, True)
+    threshold = tensor_math.maximum(_per_matrix(atol, s),
+                                    multiply(_per_matrix(rtol, s), largest))
+    return sum(cast(greater_than(s, threshold), dtypes.int64), -1)
+
+
+_COND_ORDERS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
+
+
+def cond(x, p=None, name=None) -> Tensor:
+    """The condition number of each matrix of x in the norm `p`, as Paddle's: p None
+    or 2 the ratio of the largest to the smallest singular value (-2 its inverse), on
+    any [*, m, n]; 'fro', 'nuc', 1, -1, inf or -inf, on square matrices only,
+    norm(x) * norm(inv(x)), which fails for a singular matrix. An empty batch of
+    matrices gives zeros."""
+    x = _float_matrices(x, "cond", square=False)
+    p = 2 if p is None else p
+    if p not in _COND_ORDERS:
+        raise ValueError(f"cond: p must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf or "
+                         f"None, as in Paddle, got {p!r}")
+    shape = exact_shape(x)
+    if p not in (2, -2) and shape[-1] != shape[-2]:
+        raise ValueError(f"cond: p={p!r} needs square matrices, as in Paddle, got shape "
+                         f"{list(shape)}")
+    if 0 in shape:
+        return zeros(list(shape[:-2]), x.dtype)
+    if p in (2, -2):
+        s = svdvals(x)
+        largest, smallest = tensor_math.max(s, -1), tensor_math.min(s, -1)
+        return divide(largest, smallest) if p == 2 else divide(smallest, largest)
+    return multiply(_cond_norm(x, p), _cond_norm(inv(x), p))
+
+
+def _cond_norm(x: Tensor, p) -> Tensor:
+    if p == "nuc":
+        return sum(svdvals(x), -1)
+    return tensor_math.matrix_norm(x, p)

@@ -68,7 +68,8 @@ _METHODS = {
         "bincount", "bucketize", "kthvalue"]},
     **{name: getattr(linalg, name) for name in [
         "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot",
-        "inverse", "slogdet", "solve", "matrix_power", "cholesky", "diag", "diagflat", "mv"]},
+        "inverse", "slogdet", "solve", "matrix_power", "cholesky", "diag", "diagflat", "mv",
+        "qr", "eigvalsh", "pinv", "lstsq", "cond"]},
     **{name: getattr(stat, name) for name in [
         "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
         "count_nonzero"]},
