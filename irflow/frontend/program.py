@@ -1039,14 +1039,12 @@ class CompiledFunction:
         none holds. So a Python value that switches between a few settings (a flag a
         training loop flips) traces once per setting, not on every switch, as
         Paddle's to_static caches a program per guarded value."""
-        variants = self._variants.setdefault(key, [])
+        variants = self._variants.get(key, [])
         found = next((p for p in variants if not p.stale()), None)
-        if found is not None:
-            variants.remove(found)
-        if not stale.outdated():
-            variants.insert(0, stale)
-            del variants[_VARIANTS:]
-        variants[:] = [p for p in variants if not p.outdated()]
+        kept = [stale] + [p for p in variants if p is not found]
+        # a new list, not one changed in place: calls from other threads may be
+        # reading the old one
+        self._variants[key] = [p for p in kept if not p.outdated()][:_VARIANTS]
         if found is not None:
             self._programs[key] = found
         return found
