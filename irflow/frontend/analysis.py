@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
                       "setdefault", "popitem", "add", "discard", "sort", "reverse",
                       "set_value"})
-MUTATING_FUNCTIONS = {"increment": (0, "x"), "array_write": (2, "array")}  # changed arg
+MUTATING_FUNCTIONS = {"increment": (0, "x"), "array_write": (2, "array"),
+                      "assign": (1, "output")}  # changed arg
 _INTROSPECTION = frozenset({"locals", "vars", "eval", "exec"})
 
 Live = dict[str, int]   # live variable -> line of a use that makes it live

@@ -208,6 +208,7 @@ class _Returns(ast.NodeTransformer):
             rest = stmts[i + 1:]
             if may_return and rest:
                 guard = ast.If(test=_not(_name(RETURNED)), body=self.block(rest), orelse=[])
+                guard.jst_return_guard = True
                 out.append(_located(guard, rest[0]))
                 break
         return out
@@ -332,6 +333,7 @@ class Statement:
     effects: dict = field(default_factory=dict)   # (object path, attribute) -> Location
     outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> Location
     outer: tuple[str, ...] = ()  # globals/enclosing variables whose objects change
+    return_guard: bool = False  # an ``if not returned`` guard: its false branch returned
 
 
 STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
@@ -376,7 +378,8 @@ class _ControlFlow(ast.NodeTransformer):
         outer = dict.fromkeys(path[0] for path, _ in effects if path[0] not in mutated)
         record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
                            tuple(outputs), uses, self.located(mutated), self.located(effects),
-                           self.located(outer_writes), tuple(outer))
+                           self.located(outer_writes), tuple(outer),
+                           getattr(node, "jst_return_guard", False))
         self.statements.append(record)
         return record
 
@@ -565,10 +568,13 @@ class Unconvertible(ConversionError):
 
 
 def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
+    """`fn`'s definition, found from its code object: `inspect` given the function
+    would follow ``__wrapped__`` to the function a ``functools.wraps`` decorator
+    wraps, and the converted code would leave out what the wrapper does."""
     if fn.__name__ == "<lambda>":
         return _lambda_tree(fn)
     try:
-        lines, first = inspect.getsourcelines(fn)
+        lines, first = inspect.getsourcelines(fn.__code__)
         tree = ast.parse(textwrap.dedent("".join(lines)))
     except (OSError, TypeError, SyntaxError) as e:
         raise Unconvertible(f"cannot read the source of {fn.__qualname__}: {e}") from None

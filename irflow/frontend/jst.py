@@ -23,8 +23,9 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.core import Value
 from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, shape_str, symbols_of
+from ..tensor import creation
 from ..tensor.tensor import Size, Tensor
-from .convert import RETVAL, Statement
+from .convert import RETURNED, RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
 from .stand_ins import NumpyView, PythonScalar
 from .tensor_array import GROWN_LISTS, TensorArray, TupleArray
@@ -303,8 +304,11 @@ def _truth_of_all(python: Callable, reduce: str):
     elements is true, as a traced bool (Python's iterates the values); of a tensor
     of more dims, an error, as each row's truth value is in eager code."""
     def truth(iterable):
-        if not is_traced(iterable) or isinstance(iterable, TensorArray):
+        if isinstance(iterable, TensorArray) or \
+                isinstance(iterable, Tensor) and not is_traced(iterable):
             return python(iterable)
+        if not is_traced(iterable):
+            return _truth_of_items(python, reduce, list(iterable))
         if iterable.ndim != 1:
             raise ConversionError(f"{python.__name__}() of a tensor of shape "
                                   f"{shape_str(iterable._ir.type.shape)} asks the truth "
@@ -316,7 +320,38 @@ def _truth_of_all(python: Callable, reduce: str):
     return truth
 
 
-_BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
+def _truth_of_items(python: Callable, reduce: str, items: list):
+    """``any(x.sum() > 0 for x in xs)``: with a traced item, every item's truth as a
+    traced bool, reduced (no item is skipped, which differs from Python only in
+    effects of the items' code); else Python's."""
+    if not any(is_traced(item) for item in items):
+        return python(items)
+    from ..dispatch import apply
+    from ..tensor.manipulation import stack
+    return apply(reduce, [stack([_predicate(item) for item in items])],
+                 {"axis": None, "keepdim": False})
+
+
+def _assign(x, output=None):
+    """``paddle.assign`` in converted code. Eagerly, an `output` given a value that
+    requires a gradient becomes a copy of it, gradients flowing back to `x`;
+    `creation.assign` tells that case by the tensors' values, which a traced `output`
+    has none of, so that case is done here (the others are `set_value`'s)."""
+    from ..tensor.manipulation import _rebind
+    if output is None or not is_traced(output) or not isinstance(x, Tensor) or \
+            x.stop_gradient:
+        return creation.assign(x, output)
+    copy = x.clone()
+    if _type_of(copy).shape != _type_of(output).shape:
+        raise ShapeError(f"assign: x has shape {shape_str(_type_of(copy).shape)} but "
+                         f"output has shape {shape_str(_type_of(output).shape)}",
+                         user_location())
+    _rebind(output, copy.astype(output.dtype) if copy.dtype is not output.dtype else copy)
+    return output
+
+
+_BUILTINS = {creation.assign: _assign,
+             builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
              builtins.bool: _to_bool, builtins.len: length_of, builtins.range: _range,
              builtins.enumerate: _enumerate, builtins.reversed: _reversed,
              builtins.zip: _zip, builtins.sum: _sum,
@@ -696,6 +731,7 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     traced = [tracer.trace_region([], lambda: state.run(lambda: effects.run(fn)), branch=True)
               for fn in branches]
     (then_scope, then_out), (else_scope, else_out) = traced
+    then_out, else_out = _unread_after_return(stmt, then_out, else_out)
     then_out, else_out = then_out + state.values[0], else_out + state.values[1]
     names = stmt.outputs + effects.names + state.names
     merged = [_merge(name, a, b, stmt) for name, a, b in zip(names, then_out, else_out)]
@@ -719,6 +755,23 @@ def _trace_cond(pred: Tensor, branches: tuple[Callable, Callable], stmt: Stateme
     effects.set(out[n:m])
     state.set(out[m:])
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, out[:n]))
+
+
+def _unread_after_return(stmt: Statement, then_out: tuple, else_out: tuple) -> tuple:
+    """The branches' outputs, where a branch that certainly returned (it set the
+    `returned` flag to True, or it is the false branch of an ``if not returned``
+    guard) leaves a variable unbound, with zeros of the other branch's value: all code
+    after a statement that may return runs under such a guard, so that value is never
+    read (as for the return value, in `_merge`)."""
+    k = stmt.outputs.index(RETURNED) if RETURNED in stmt.outputs else None
+    returned = [k is not None and out[k] is True for out in (then_out, else_out)]
+    returned[1] = returned[1] or stmt.return_guard
+    sides = [list(then_out), list(else_out)]
+    for done, side, other in zip(returned, sides, sides[::-1]):
+        if done:
+            side[:] = [_zeros_like(o) if isinstance(v, Undefined) and
+                       not isinstance(o, Undefined) else v for v, o in zip(side, other)]
+    return tuple(sides[0]), tuple(sides[1])
 
 
 class _StateChanges:
@@ -1108,7 +1161,7 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
                  checked: bool = False, trips: Dim | None = None, outer: tuple = ()):
     _refuse_outer_writes(stmt)
     unbound = [n for n, v in zip(stmt.outputs, values) if isinstance(v, Undefined)
-               and n in stmt.uses]
+               and n in stmt.uses and n != RETVAL]
     if unbound and not checked:
         return _checked_while(cond_fn, body_fn, values, stmt, unbound, outer)
     tracer = _tracer()

@@ -575,10 +575,10 @@ class Tracer:
         return f"Tensor(traced, shape={shape_str(t._ir.type.shape)}, dtype={t.dtype.name})"
 
     def set_value(self, t: Tensor, value) -> None:
-        """``t.set_value(v)`` while tracing: a state update, returned by the program."""
+        """``t.set_value(v)`` while tracing: a state update, returned by the program;
+        for a tensor the program computes, `set_traced`."""
         if t._value is None:
-            raise ConversionError("set_value on a traced tensor: assign the new value to the "
-                                  "variable instead", user_location())
+            return self.set_traced(t, value)
         from ..tensor.convert import as_tensor, cast
         new = cast(as_tensor(value, like=t), dtypes.from_numpy(t._value))
         new = self._assigned(new)
@@ -590,6 +590,25 @@ class Tracer:
         self.lift(t)
         self.updates[id(t)] = new
         self.update_history.setdefault(id(t), []).append(new)
+
+    def set_traced(self, t: Tensor, value) -> None:
+        """``t.set_value(v)`` on a tensor the program computes: as eagerly, `t` takes
+        v's value (cast to its dtype), no gradient reaches `v`, and one reaching `t`
+        still flows to what `t` was made from, through ``t - stop(t)``, which is zero
+        (where `t` is finite, so that an inf in `t` leaves the value `v`)."""
+        from ..tensor.convert import as_tensor, cast
+        from ..tensor.creation import zeros_like
+        from ..tensor.logic import isfinite, where
+        from ..tensor.manipulation import _rebind
+        new = cast(as_tensor(value, like=t), t.dtype).detach()
+        if new._ir.type.shape != t._ir.type.shape:
+            raise ShapeError(f"set_value: the new value has shape "
+                             f"{shape_str(new._ir.type.shape)} but the tensor has shape "
+                             f"{shape_str(t._ir.type.shape)}", user_location())
+        if not t.stop_gradient:
+            through = t - t.detach()
+            new = new + where(isfinite(t), through, zeros_like(through))
+        _rebind(t, new)
 
     def _assigned(self, new: Tensor) -> Tensor:
         """`new` as a state tensor's new value: an assignment, which no gradient goes
