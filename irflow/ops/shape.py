@@ -847,12 +847,13 @@ defop("pad", _pad_infer, _pad_kernel, out_kernel=_pad_kernel, arity=1,
 # ---------------------------------------------------------------- arange
 
 def _arange_canon(attrs, types):
+    """The bounds converted to the result dtype first, as Paddle's kernel takes them:
+    an int dtype truncates each toward zero (arange(-2.5, 3, dtype='int32') starts at
+    -2), so a fractional step below 1 becomes 0 and is refused."""
     numbers = {k: attrs[k] for k in ("start", "stop", "step")}
     for key, v in numbers.items():
         if not isinstance(v, int | float) or isinstance(v, bool):
             raise ShapeError(f"{key} must be a number, got {v!r}")
-    if numbers["step"] == 0:
-        raise ShapeError("step must not be 0")
     if attrs["dtype"] is not None:
         try:
             dtype = dtypes.dtype(attrs["dtype"])
@@ -860,23 +861,32 @@ def _arange_canon(attrs, types):
             raise ShapeError(str(e)) from None
     else:
         dtype = dtypes.int64 if all(_is_int(v) for v in numbers.values()) else dtypes.float32
+    if dtype.is_int:
+        numbers = {k: int(v) for k, v in numbers.items()}
+    if numbers["step"] == 0:
+        raise ShapeError(f"step must not be 0 (as {dtype.name}), got {attrs['step']!r}")
     return {**numbers, "dtype": dtype}
 
 
-def _arange_length(start, stop, step) -> int:
-    """NumPy's length: ceil((stop - start) / step), exact for ints."""
+def _arange_length(start, stop, step, dtype) -> int:
+    """Paddle's length: exact for ints; for floats ceil((stop - start) / step) computed
+    in the dtype's precision, so arange(1, 2.2, 0.3) in float32 stops before 2.2 (4
+    elements; float64 arithmetic makes the quotient 4.000000000000001 and a 5th
+    element equal to the excluded stop)."""
     if all(_is_int(v) for v in (start, stop, step)):
         return len(range(start, stop, step))
-    return max(0, math.ceil((stop - start) / step))
+    kind = dtype.np.type if dtype.is_float else np.float64
+    quotient = (kind(stop) - kind(start)) / kind(step)
+    return max(0, math.ceil(float(quotient)))
 
 
 def _arange_infer(types, attrs):
     return TensorType(attrs["dtype"], (_arange_length(attrs["start"], attrs["stop"],
-                                                      attrs["step"]),))
+                                                      attrs["step"], attrs["dtype"]),))
 
 
 def _arange_kernel(start, stop, step, dtype):
-    n = _arange_length(start, stop, step)
+    n = _arange_length(start, stop, step, dtype)
     if dtype.np in (np.float32, np.float64):
         # start + step * i in the dtype, as Paddle's kernel rounds it: arange(0, 1, 0.3)[3]
         # is 0.90000004 in float32 (computed in float64 and cast, 0.9 rounds to 0.89999998)
@@ -889,8 +899,9 @@ defop("arange", _arange_infer, _arange_kernel,
       attrs={"start": 0, "stop": REQUIRED, "step": 1, "dtype": None},
       canonicalize=_arange_canon, nondiff=True,
       doc="arange() {start, stop, step, dtype}: the 1-D tensor start, start + step, ... "
-          "up to but excluding stop; its length ceil((stop - start) / step) is static. "
-          "`dtype` defaults to int64 when start, stop and step are ints, else float32")
+          "up to but excluding stop; its length ceil((stop - start) / step), computed in "
+          "`dtype` (an int dtype truncates the bounds first), is static. `dtype` defaults "
+          "to int64 when start, stop and step are ints, else float32")
 
 
 def _range_canon(attrs, types):

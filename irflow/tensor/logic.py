@@ -130,8 +130,22 @@ def allclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor
 
 
 def equal_all(x, y, name=None) -> Tensor:
+    """True when x and y have one shape and equal elements, as Paddle's: tensors of
+    different shapes are unequal (a [2] tensor of ones and a [1] one are not equal),
+    never broadcast. (While tracing, symbolic dims that may differ are compared
+    elementwise, which makes the program require them equal.)"""
+    from .manipulation import exact_shape
     from .math import all
+    x, y = as_tensor(x), as_tensor(y)
+    if _surely_different(exact_shape(x), exact_shape(y)):
+        return as_tensor(False)
     return all(equal(x, y))
+
+
+def _surely_different(a: tuple, b: tuple) -> bool:
+    """Whether shapes `a` and `b` differ whatever sizes their symbols take."""
+    return len(a) != len(b) or any(isinstance(m, int) and isinstance(n, int) and m != n
+                                   for m, n in zip(a, b))
 
 
 def is_tensor(x) -> bool:

@@ -40,9 +40,19 @@ def t(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)
 
 
 def moveaxis(x, source, destination, name=None) -> Tensor:
+    """x with its axes `source` (an int or a list) moved to positions `destination`,
+    the other axes keeping their order, as Paddle's and NumPy's moveaxis."""
     x = as_tensor(x)
-    perm = [i for i in range(x.ndim) if i != source % x.ndim]
-    perm.insert(destination % x.ndim, source % x.ndim)
+    rank = builtins.max(x.ndim, 1)
+    src = [a % rank for a in dims(source)]
+    dst = [a % rank for a in dims(destination)]
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"moveaxis: source {list(dims(source))} and destination "
+                         f"{list(dims(destination))} must be lists of distinct axes of one "
+                         "length")
+    perm = [a for a in range(x.ndim) if a not in src]
+    for position, axis in sorted(zip(dst, src)):
+        perm.insert(position, axis)
     return transpose(x, perm)
 
 
@@ -646,6 +656,7 @@ class _Index:
         self.squeezed: list[int] = []      # axes an int index removes
         self.tensors: list[tuple[int, Tensor]] = []  # (axis, int tensor)
         self.mask: tuple[int, Tensor] | None = None   # (first axis, bool tensor)
+        self.mask_dims: tuple = ()                     # the dims of x the mask covers
         axis = 0
         for item in items:
             if item is None:
@@ -664,13 +675,32 @@ class _Index:
                 if self.mask is not None:
                     raise IrflowError("an index can hold only one bool mask")
                 self.mask = (axis, item)
+                x_axis = axis - len(self.new_axes)
+                self.mask_dims = tuple(shape[x_axis:x_axis + item.ndim])
                 axis += item.ndim
                 continue
             else:
                 self.tensors.append((axis, item))
             axis += 1
         if self.mask is not None and self.tensors:
-            raise IrflowError("a bool mask cannot be combined with integer tensor indices")
+            self._mask_as_positions()
+
+    def _mask_as_positions(self) -> None:
+        """A bool mask beside integer tensor indices becomes the int tensors of its
+        true positions, one per dim it covers, as NumPy and Paddle read it
+        (``x[mask, idx]`` is ``x[*mask.nonzero(), idx]``). Only a mask with a value
+        (eager code) has known positions."""
+        axis, mask = self.mask
+        if mask._value is None:
+            raise IrflowError("a bool mask cannot be combined with integer tensor indices "
+                              "in compiled code (its true positions are known only when the "
+                              "program runs); index with paddle.nonzero(mask) instead")
+        _check_mask_dims(mask, self.mask_dims)
+        positions = np.nonzero(mask._value)
+        self.tensors += [(axis + k, as_tensor(p.astype(np.int64)))
+                         for k, p in enumerate(positions)]
+        self.tensors.sort(key=lambda pair: pair[0])
+        self.mask = None
 
     @staticmethod
     def _expand_ellipsis(x: Tensor, items: tuple) -> list:

@@ -110,7 +110,7 @@ def _rounding(op: str):
 
 floor = _rounding("floor")
 ceil = _rounding("ceil")
-round = _rounding("round")  # noqa: A001  (Paddle's name; halves to even, as Paddle 3.3)
+_round_half_even = _rounding("round")
 relu = _unary("relu")
 
 def _bool_as_logical(op: str, logical_op: str):
@@ -127,6 +127,22 @@ def _bool_as_logical(op: str, logical_op: str):
 add = _bool_as_logical("add", "logical_or")
 subtract = _binary("sub")
 multiply = _bool_as_logical("mul", "logical_and")
+
+
+def round(x, decimals=0, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
+    """x rounded to `decimals` places, halves to even, as Paddle's (and NumPy's):
+    x * 10**decimals rounded and divided back, or for a negative `decimals` (tens,
+    hundreds) x / 10**-decimals rounded and multiplied back, in x's dtype. Integer
+    inputs come back unchanged."""
+    x = as_tensor(x)
+    decimals = int(decimals)
+    if decimals == 0 or not x.dtype.is_float:
+        return _round_half_even(x)
+    if decimals > 0:
+        return divide(_round_half_even(multiply(x, 10.0 ** decimals)), 10.0 ** decimals)
+    return multiply(_round_half_even(divide(x, 10.0 ** -decimals)), 10.0 ** -decimals)
+
+
 maximum = _binary("maximum")
 minimum = _binary("minimum")
 remainder = _binary("mod")
@@ -362,13 +378,16 @@ def _axis(axis):
 
 
 def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
+    """A reduction op as Paddle's function; `int_as_int64`: a bool or int32 x is
+    reduced in int64 (Paddle's documented sum rule; int8, int16 and uint8 keep their
+    dtype and wrap around)."""
     def fn(x, axis=None, keepdim=False, dtype=None, name=None):
         x = as_tensor(x)
         if dtype is None and x.dtype is dtypes.bfloat16:
             return _in_float32(fn, x, axis, keepdim)
         if dtype is not None:
             x = cast(x, dtype)
-        elif int_as_int64 and x.dtype.kind in ("int", "bool"):
+        elif int_as_int64 and x.dtype in (dtypes.bool_, dtypes.int32):
             x = cast(x, dtypes.int64)
         elif float_only and not x.dtype.is_float:
             x = cast(x, dtypes.float32)
@@ -378,7 +397,7 @@ def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
     return fn
 
 
-sum = _reduction("sum", int_as_int64=True)  # noqa: A001  (Paddle: int32/bool sum to int64)
+sum = _reduction("sum", int_as_int64=True)  # noqa: A001
 _float_mean = _reduction("mean", float_only=True)
 
 

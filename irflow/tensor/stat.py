@@ -261,8 +261,8 @@ def _median_min(x: Tensor, axes: tuple, keepdim: bool, skip_nan: bool, with_inde
 # ---------------------------------------------------------------- reductions skipping NaN
 
 def nansum(x, axis=None, dtype=None, keepdim=False, name=None) -> Tensor:
-    """The sum of x over `axis` counting NaN as zero (`sum`'s dtypes: integers sum
-    to int64 unless `dtype` says otherwise)."""
+    """The sum of x over `axis` counting NaN as zero (`sum`'s dtypes: int32 sums to
+    int64 unless `dtype` says otherwise)."""
     x = as_tensor(x)
     _check_not_bool(x, "nansum")
     return sum(_nan_as_zero(x), axis, keepdim, dtype)

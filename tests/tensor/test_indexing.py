@@ -236,8 +236,6 @@ def test_assignment_errors():
         _assigned(1, np.ones((2, 4)))
     with pytest.raises(IrflowError, match="selects 20 elements"):  # one value each: 20
         _assigned(paddle.to_tensor(A > 3), np.arange(19.0))
-    with pytest.raises(IrflowError, match="mask"):
-        _assigned((paddle.to_tensor([True, False]), idx([0])), 1.0)
 
 
 def test_assignment_to_a_zero_d_tensor_and_a_view_of_none():

@@ -3,8 +3,8 @@ values were pasted from real Paddle 3.3.1 (CPU) runs of the same code with ``imp
 paddle``. The tests marked xfail are differences not fixed yet (Paddle computes where
 irflow raises: bfloat16 mixes, -bool, an out-of-range Python int; and integer pow
 wrapping around); Paddle's quirks that irflow does not copy on
-purpose (argmax skipping NaN, int8 sums wrapping, pow(int, 0.5) truncated, bool / bool
-staying bool, var of ints truncated) have no test."""
+purpose (argmax skipping NaN, pow(int, 0.5) truncated, bool / bool staying bool, var
+of ints truncated) have no test."""
 import numpy as np
 import pytest
 
