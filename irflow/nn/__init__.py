@@ -11,48 +11,56 @@ from .layer.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmo
                                PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax, Softmax2D,
                                Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink,
                                ThresholdedReLU)
-from .layer.common import (AlphaDropout, Bilinear, CosineSimilarity, Dropout, Dropout2D,
-                           Embedding, Flatten, Identity, Linear, PairwiseDistance, Unflatten)
+from .layer.common import (AlphaDropout, Bilinear, ChannelShuffle, CosineSimilarity, Dropout,
+                           Dropout2D, Embedding, Flatten, Identity, Linear, PairwiseDistance,
+                           Unflatten)
 from .layer.container import LayerDict, LayerList, ParameterDict, ParameterList, Sequential
-from .layer.conv import Conv1D, Conv2D, Conv2DTranspose
+from .layer.conv import (Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D,
+                         Conv3DTranspose)
 from .layer.layers import Layer
 from .layer.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                          GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, L1Loss,
                          MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss,
                          PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
-from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, GroupNorm, InstanceNorm1D,
-                         InstanceNorm2D, LayerNorm, LocalResponseNorm)
-from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D,
-                            AdaptiveMaxPool2D, AvgPool1D, AvgPool2D, MaxPool1D, MaxPool2D)
+from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm,
+                         InstanceNorm1D, InstanceNorm2D, InstanceNorm3D, LayerNorm,
+                         LocalResponseNorm)
+from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D,
+                            AdaptiveMaxPool1D, AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D,
+                            AvgPool2D, AvgPool3D, MaxPool1D, MaxPool2D, MaxPool3D)
 from .layer.resample import (Fold, Pad1D, Pad2D, Pad3D, PixelShuffle, PixelUnshuffle, Unfold,
                              Upsample, UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad1D,
                              ZeroPad2D, ZeroPad3D)
 from .layer.rnn import (GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN,
                         SimpleRNNCell)
+from .layer.spectral import SpectralNorm
 from .layer.transformer import (MultiHeadAttention, Transformer, TransformerDecoder,
                                 TransformerDecoderLayer, TransformerEncoder,
                                 TransformerEncoderLayer)
 
 Silu = SiLU
 
-__all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D",
-           "AlphaDropout", "AvgPool1D", "AvgPool2D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm",
-           "BatchNorm1D", "BatchNorm2D", "BiRNN", "Bilinear", "CELU", "ClipGradByGlobalNorm",
-           "ClipGradByNorm", "ClipGradByValue", "Conv1D", "Conv2D", "Conv2DTranspose",
-           "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss", "Dropout", "Dropout2D",
-           "ELU", "Embedding", "Flatten", "Fold", "GELU", "GLU", "GRU", "GRUCell",
-           "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
-           "HingeEmbeddingLoss", "Identity", "InstanceNorm1D", "InstanceNorm2D", "KLDivLoss",
-           "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict", "LayerList", "LayerNorm",
-           "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss",
-           "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "Maxout", "Mish", "MultiHeadAttention",
-           "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU", "Pad1D", "Pad2D", "Pad3D",
-           "PairwiseDistance", "ParameterDict", "ParameterList", "PixelShuffle", "PixelUnshuffle",
-           "PoissonNLLLoss", "RNN", "RNNCellBase", "RReLU", "ReLU", "ReLU6", "SELU", "Sequential",
-           "SiLU", "Sigmoid", "Silu", "SimpleRNN", "SimpleRNNCell", "SmoothL1Loss",
-           "SoftMarginLoss", "Softmax", "Softmax2D", "Softplus", "Softshrink", "Softsign",
-           "Swish", "Tanh", "Tanhshrink", "ThresholdedReLU", "Transformer", "TransformerDecoder",
-           "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
-           "TripletMarginLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2D",
-           "UpsamplingNearest2D", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D", "functional",
-           "initializer", "utils"]
+__all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "AdaptiveMaxPool1D",
+           "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "AlphaDropout", "AvgPool1D", "AvgPool2D",
+           "AvgPool3D", "BCELoss", "BCEWithLogitsLoss", "BatchNorm", "BatchNorm1D", "BatchNorm2D",
+           "BatchNorm3D", "BiRNN", "Bilinear", "CELU", "ChannelShuffle",
+           "ClipGradByGlobalNorm", "ClipGradByNorm",
+           "ClipGradByValue", "Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
+           "Conv3DTranspose", "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss",
+           "Dropout", "Dropout2D", "ELU", "Embedding", "Flatten", "Fold", "GELU", "GLU", "GRU",
+           "GRUCell", "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
+           "Hardtanh", "HingeEmbeddingLoss", "Identity", "InstanceNorm1D", "InstanceNorm2D",
+           "InstanceNorm3D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict",
+           "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid",
+           "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "MaxPool3D",
+           "Maxout", "Mish", "MultiHeadAttention", "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU",
+           "Pad1D", "Pad2D", "Pad3D", "PairwiseDistance", "ParameterDict", "ParameterList",
+           "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RNN", "RNNCellBase", "RReLU",
+           "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN",
+           "SimpleRNNCell", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmax2D", "Softplus",
+           "Softshrink", "Softsign", "SpectralNorm", "Swish", "Tanh", "Tanhshrink",
+           "ThresholdedReLU",
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten", "Unfold", "Upsample",
+           "UpsamplingBilinear2D", "UpsamplingNearest2D", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D",
+           "functional", "initializer", "utils"]

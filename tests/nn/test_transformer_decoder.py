@@ -244,12 +244,3 @@ def test_custom_encoder_and_decoder_replace_the_stacks():
     ref = decoder(paddle.to_tensor(tgt), encoder(paddle.to_tensor(src)))
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6, atol=1e-6)
 
-
-def test_caches_are_refused_rather_than_ignored():
-    layer = nn.TransformerDecoderLayer(D, H, FF)
-    decoder = nn.TransformerDecoder(layer, 1)
-    tgt, memory = paddle.randn([1, T, D]), paddle.randn([1, S, D])
-    with pytest.raises(NotImplementedError, match="TransformerDecoderLayer: cache"):
-        layer(tgt, memory, cache=(None, None))
-    with pytest.raises(NotImplementedError, match="TransformerDecoder: cache"):
-        decoder(tgt, memory, cache=[(None, None)])

@@ -1,16 +1,17 @@
 """Paddle's ``paddle.nn.functional``: stateless layers, activations and losses, all
 composed from irflow's tensor operations so they run eagerly and trace alike."""
-from .activation import (celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh,
-                         leaky_relu, log_sigmoid, log_softmax, maxout, mish, prelu, relu,
-                         relu6, rrelu, selu, sigmoid, silu, softmax, softplus, softshrink,
-                         softsign, tanh, tanhshrink, thresholded_relu)
+from .activation import (celu, elu, gelu, glu, gumbel_softmax, hardshrink, hardsigmoid,
+                         hardswish, hardtanh, leaky_relu, log_sigmoid, log_softmax, maxout, mish,
+                         prelu, relu, relu6, rrelu, selu, sigmoid, silu, softmax, softplus,
+                         softshrink, softsign, tanh, tanhshrink, thresholded_relu)
 from .attention import scaled_dot_product_attention
-from .common import (alpha_dropout, bilinear, cosine_similarity, dropout, dropout2d, embedding,
-                     linear, normalize, one_hot, pad, pairwise_distance, sequence_mask,
-                     zeropad2d)
-from .conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
-                   adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
-                   conv2d_transpose, max_pool1d, max_pool2d)
+from .common import (alpha_dropout, bilinear, channel_shuffle, cosine_similarity, dropout,
+                     dropout2d, embedding, linear, normalize, one_hot, pad, pairwise_distance,
+                     sequence_mask, zeropad2d)
+from .conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+                   adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d,
+                   avg_pool2d, avg_pool3d, conv1d, conv1d_transpose, conv2d, conv2d_transpose,
+                   conv3d, conv3d_transpose, max_pool1d, max_pool2d, max_pool3d)
 from .loss import (binary_cross_entropy, binary_cross_entropy_with_logits,
                    cosine_embedding_loss, cross_entropy, gaussian_nll_loss,
                    hinge_embedding_loss, kl_div, l1_loss, label_smooth, margin_ranking_loss,
@@ -25,16 +26,20 @@ upsample = interpolate
 
 swish = silu
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d",
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "affine_grid",
+           "alpha_dropout", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "celu", "conv1d", "conv2d", "conv2d_transpose", "cosine_embedding_loss",
+           "celu", "channel_shuffle",
+           "conv1d", "conv1d_transpose", "conv2d", "conv2d_transpose", "conv3d",
+           "conv3d_transpose", "cosine_embedding_loss",
            "cosine_similarity", "cross_entropy", "dropout", "dropout2d", "elu", "embedding",
-           "fold", "gaussian_nll_loss", "gelu", "glu", "grid_sample", "group_norm", "hardshrink",
+           "fold", "gaussian_nll_loss", "gelu", "glu", "grid_sample", "group_norm",
+           "gumbel_softmax", "hardshrink",
            "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss", "instance_norm",
            "interpolate", "kl_div", "l1_loss", "label_smooth", "layer_norm", "leaky_relu",
            "linear", "local_response_norm", "log_sigmoid", "log_softmax", "margin_ranking_loss",
-           "max_pool1d", "max_pool2d", "maxout", "mish", "mse_loss",
+           "max_pool1d", "max_pool2d", "max_pool3d", "maxout", "mish", "mse_loss",
            "multi_label_soft_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
            "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu",
            "relu", "relu6", "rrelu", "scaled_dot_product_attention", "selu", "sequence_mask",

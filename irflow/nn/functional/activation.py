@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from ...tensor import (erf, exp, log, max as reduce_max, reshape, squeeze, sum as reduce_sum,
-                       where)
+from ...tensor import (argmax, erf, exp, log, max as reduce_max, put_along_axis, reshape,
+                       squeeze, sum as reduce_sum, where, zeros_like)
 from ...tensor import math as tensor_math
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
@@ -99,6 +99,31 @@ def softmax(x, axis: int = -1, dtype=None, name=None):
 def log_softmax(x, axis: int = -1, dtype=None, name=None):
     shifted = _shifted(x, axis, dtype)
     return shifted - log(reduce_sum(exp(shifted), axis, keepdim=True))
+
+
+# The smallest uniform draw for Gumbel noise: above 0, so that -log(-log(u)) is finite.
+_GUMBEL_MIN_UNIFORM = 1e-20
+
+
+def gumbel_softmax(x, temperature: float = 1.0, hard: bool = False, axis: int = -1,
+                   name=None):
+    """A sample of the Gumbel-softmax (concrete) distribution of the logits x:
+    softmax((x + g) / temperature) along `axis`, with g = -log(-log(u)) Gumbel noise,
+    u uniform, drawn per element. With `hard`, the one-hot vector of that sample's
+    argmax, differentiated as the soft sample (straight-through: its value is
+    exactly one-hot, its gradient the soft sample's)."""
+    if not temperature > 0:
+        raise ValueError(f"gumbel_softmax: temperature must be greater than 0, got "
+                         f"{temperature}")
+    x = as_tensor(x)
+    uniform = apply("uniform", (next_seed(),), {"shape": tuple(exact_shape(x)),
+                                                  "dtype": x.dtype,
+                                                  "min": _GUMBEL_MIN_UNIFORM, "max": 1.0})
+    soft = softmax((x - log(-log(uniform))) / temperature, axis)
+    if not hard:
+        return soft
+    one_hot = put_along_axis(zeros_like(soft), argmax(soft, axis, keepdim=True), 1.0, axis)
+    return one_hot + (soft - soft.detach())
 
 
 def softplus(x, beta: float = 1, threshold: float = 20, name=None):

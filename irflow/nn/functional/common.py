@@ -1,13 +1,14 @@
-"""Linear, bilinear, dropout, embedding, padding, one-hot, sequence masks,
-normalization and cosine similarity."""
+"""Linear, bilinear, dropout, embedding, channel shuffle, padding, one-hot,
+sequence masks, normalization and cosine similarity."""
 from __future__ import annotations
 
 from ...context import current_tracer
 from ...dispatch import apply
 from ...errors import ShapeError
 from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, einsum, equal,
-                       expand_as, matmul, max as reduce_max, maximum, pow as power, sqrt,
-                       sum as reduce_sum, take_along_axis, unsqueeze)
+                       expand_as, full, matmul, max as reduce_max, maximum, pow as power,
+                       reshape, scatter, sqrt, sum as reduce_sum, take_along_axis, transpose,
+                       unsqueeze, where)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
@@ -133,18 +134,82 @@ def dropout2d(x, p: float = 0.5, training: bool = True, data_format: str = "NCHW
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               sparse: bool = False, scale_grad_by_freq: bool = False, name=None):
     """Rows of `weight` [num_embeddings, dim] picked by the integer ids `x`: result
-    x.shape + [dim]. Ids equal to `padding_idx` give zero rows and no gradient."""
-    if max_norm is not None or scale_grad_by_freq:
-        raise NotImplementedError("embedding: max_norm and scale_grad_by_freq are not "
-                                  "supported by irflow")
+    x.shape + [dim]. Ids equal to `padding_idx` give rows of +0.0 (whatever the
+    table holds there) and no gradient.
+
+    A nonzero `max_norm` first renormalizes, in `weight` itself (as Paddle does),
+    each row x looks up whose `norm_type`-norm exceeds max_norm (see
+    `_renorm_looked_up`). `scale_grad_by_freq` divides the gradient each row gets by
+    the number of times x looks it up."""
+    if scale_grad_by_freq and sparse:
+        raise ValueError("embedding: scale_grad_by_freq=True is not supported with "
+                         "sparse=True")
     x = as_tensor(x)
+    if max_norm:
+        weight = _renorm_looked_up(x, weight, float(max_norm), norm_type)
     out = pick(weight, x, axis=0)
+    if scale_grad_by_freq:
+        out = _gradient_by_frequency(out, x, exact_shape(weight)[0])
     if padding_idx is None:
         return out
     if padding_idx < 0:
         padding_idx += weight.shape[0]
-    keep = unsqueeze(x != padding_idx, -1).astype(out.dtype)
-    return out * keep
+    return where(unsqueeze(x != padding_idx, -1), out, full([], 0.0, out.dtype))
+
+
+def _renorm_looked_up(x, weight, max_norm: float, norm_type: float):
+    """Scale each row of `weight` that x looks up and whose norm exceeds `max_norm` by
+    max_norm / (norm + 1e-7), storing the result in `weight` (`set_value`), as
+    Paddle's embedding_renorm_. Returns a tensor holding the renormalized table whose
+    gradient reaches `weight` as a plain lookup's would: the rescaling is not
+    differentiated (Paddle runs it without recording): it is computed from the
+    detached table, and the gradient reaches `weight` only through ``weight -
+    weight.detach()`` (zero), taken before the update."""
+    ids, table = reshape(x, [-1]), weight.detach()
+    rows = pick(table, ids, axis=0)
+    norms = vector_norm(rows, norm_type, -1, keepdim=True)
+    rows = where(norms > max_norm, rows * (max_norm / (norms + 1e-7)), rows)
+    renormed = scatter(table, ids, rows)
+    through = weight - weight.detach()
+    weight.set_value(renormed)
+    return renormed + through
+
+
+def _gradient_by_frequency(out, x, num_embeddings):
+    """`out` (the rows looked up for x) with the gradient through each divided by
+    how many times x holds its id, so that a row's summed gradient is the mean over
+    its lookups; the value is unchanged."""
+    ids = reshape(x, [-1])
+    counts = scatter(full([num_embeddings], 0.0, out.dtype), ids,
+                     full(exact_shape(ids), 1.0, out.dtype), overwrite=False)
+    frequency = unsqueeze(pick(counts, x, axis=0), -1)
+    return out.detach() + (out - out.detach()) / frequency
+
+
+def channel_shuffle(x, groups: int, data_format: str = "NCHW", name=None):
+    """Interleave the channels of a 4-D x from `groups` groups (ShuffleNet): viewing
+    the C channels as [groups, C / groups] and transposing it, so that output channel
+    j is input channel (j % groups) * (C / groups) + j // groups."""
+    if not isinstance(groups, int):
+        raise TypeError(f"channel_shuffle: groups must be an int, got "
+                        f"{type(groups).__name__}")
+    if groups <= 0:
+        raise ValueError(f"channel_shuffle: groups must be positive, got {groups}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"channel_shuffle: data_format must be 'NCHW' or 'NHWC', got "
+                         f"{data_format!r}")
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ShapeError(f"channel_shuffle: x must be a 4-D tensor, got shape {list(x.shape)}")
+    dims = list(exact_shape(x))
+    axis = 1 if data_format == "NCHW" else 3
+    if dims[axis] % groups:
+        raise ShapeError(f"channel_shuffle: groups ({groups}) must divide the number of "
+                         f"channels ({dims[axis]})")
+    split = dims[:axis] + [groups, dims[axis] // groups] + dims[axis + 1:]
+    order = list(range(5))
+    order[axis], order[axis + 1] = axis + 1, axis
+    return reshape(transpose(reshape(x, split), order), dims)
 
 
 def one_hot(x, num_classes: int = -1, name=None):

@@ -1,30 +1,45 @@
-"""2-D convolution and pooling over NCHW (or NHWC) tensors.
+"""Convolution and pooling over 1-D, 2-D and 3-D inputs, channels first (NCL, NCHW,
+NCDHW) or last (NLC, NHWC, NDHWC).
 
-Paddle's many spellings of ``padding`` are resolved here to the ``(top, bottom,
-left, right)`` form the `conv2d` and pooling ops take; NHWC inputs are transposed to
-NCHW around the op.
+Paddle's many spellings of ``padding`` are resolved here to one (low, high) pair per
+spatial axis, the ``(top, bottom, left, right)`` form the `conv2d` and pooling ops
+take; channels-last inputs are transposed to channels first around the op.
+
+Only the 2-D forms are IR ops. A 1-D input runs as the [N, C, 1, L] view of a 2-D
+one. A 3-D input runs on the 2-D ops too, with no op of its own: convolution folds
+the kernel's depth taps into conv2d's channels (`conv3d`, `conv3d_transpose`), and
+pooling pools H and W, then D, since every 3-D pool here factors over its axes
+(`_pool3d`).
 """
 from __future__ import annotations
 
 import math
 
 from ...dispatch import apply
-from ...tensor import reshape, transpose
+from ...errors import ShapeError
+from ...tensor import (concat, reshape, slice as slice_, squeeze, stack, strided_slice,
+                      transpose, unbind, unsqueeze)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
+from .common import first_max
 
-_TO_NCHW = (0, 3, 1, 2)
-_TO_NHWC = (0, 2, 3, 1)
+_FORMATS_2D = ("NCHW", "NHWC")
+_FORMATS_3D = ("NCDHW", "NDHWC")
+
+
+def ntuple(value, n: int, what: str = "value") -> tuple[int, ...]:
+    """n ints, one per spatial axis, from an int or a sequence of n ints."""
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) != n:
+        raise ValueError(f"{what} must be an int or a list of {n} ints, got {list(value)}")
+    return value
 
 
 def pair(value, what: str = "value") -> tuple[int, int]:
     """An (h, w) pair from an int or a sequence of two ints."""
-    if isinstance(value, int):
-        return value, value
-    value = tuple(int(v) for v in value)
-    if len(value) != 2:
-        raise ValueError(f"{what} must be an int or a list of two ints, got {list(value)}")
-    return value
+    return ntuple(value, 2, what)
 
 
 def _same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
@@ -35,49 +50,67 @@ def _same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[i
     return total // 2, total - total // 2
 
 
-def resolve_padding(padding, input_hw, kernel_hw, stride, dilation=(1, 1),
-                    channels_last: bool = False) -> tuple[int, int, int, int]:
-    """(top, bottom, left, right) from an int, "SAME"/"VALID", [ph, pw],
-    [top, bottom, left, right], or one [low, high] pair per axis of the input."""
+def resolve_padding(padding, input_hw, kernel_hw, stride, dilation=None,
+                    channels_last: bool = False) -> tuple[int, ...]:
+    """One (low, high) pair per spatial axis, flat ((top, bottom, left, right) in 2-D),
+    from an int, "SAME"/"VALID", one int per axis ([ph, pw]), one pair per axis
+    ([top, bottom, left, right]), or one [low, high] pair per axis of the input. The
+    number of spatial axes is len(input_hw)."""
+    n = len(input_hw)
+    dilation = dilation or (1,) * n
     if isinstance(padding, str):
         mode = padding.upper()
         if mode == "VALID":
-            return 0, 0, 0, 0
+            return (0,) * (2 * n)
         if mode == "SAME":
-            return tuple(p for i in range(2) for p in _same_padding(
+            return tuple(p for i in range(n) for p in _same_padding(
                 input_hw[i], kernel_hw[i], stride[i], dilation[i]))
         raise ValueError(f"padding must be 'SAME', 'VALID' or numbers, got {padding!r}")
     if isinstance(padding, int):
-        return (padding,) * 4
+        return (padding,) * (2 * n)
     padding = list(padding)
     if padding and isinstance(padding[0], list | tuple):
-        spatial = padding[1:3] if channels_last else padding[2:4]
+        spatial = padding[1:1 + n] if channels_last else padding[2:2 + n]
         padding = [int(v) for pair_ in spatial for v in pair_]
-    if len(padding) == 2:
-        return padding[0], padding[0], padding[1], padding[1]
-    if len(padding) == 4:
+    if len(padding) == n:
+        return tuple(int(v) for v in padding for _ in range(2))
+    if len(padding) == 2 * n:
         return tuple(int(v) for v in padding)
-    raise ValueError(f"padding must be an int, 'SAME', 'VALID', [ph, pw] or [top, bottom, "
-                     f"left, right], got {padding}")
+    raise ValueError(f"padding must be an int, 'SAME', 'VALID', {n} ints (one per spatial "
+                     f"axis) or {2 * n} ints (a low and a high one per axis), got {padding}")
 
 
-def _channels_last(data_format: str) -> bool:
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
-    return data_format == "NHWC"
+def _channels_last(data_format: str, formats: tuple[str, str] = _FORMATS_2D) -> bool:
+    """Whether `data_format`, one of `formats` (channels first, channels last), puts
+    the channels last."""
+    if data_format not in formats:
+        raise ValueError(f"data_format must be {formats[0]!r} or {formats[1]!r}, got "
+                         f"{data_format!r}")
+    return data_format == formats[1]
+
+
+def _to_channels_first(x):
+    """[N, *spatial, C] as [N, C, *spatial]."""
+    return transpose(x, [0, x.ndim - 1, *range(1, x.ndim - 1)])
+
+
+def _to_channels_last(x):
+    """[N, C, *spatial] as [N, *spatial, C]."""
+    return transpose(x, [0, *range(2, x.ndim), 1])
 
 
 def _spatial_op(name: str, x, operands: tuple, attrs: dict, channels_last: bool):
     """Run a spatial op on NCHW data, transposing NHWC input and output."""
     if channels_last:
-        x = transpose(x, _TO_NCHW)
+        x = _to_channels_first(x)
     out = apply(name, (x, *operands), attrs)
-    return transpose(out, _TO_NHWC) if channels_last else out
+    return _to_channels_last(out) if channels_last else out
 
 
 def _input_hw(x, channels_last: bool) -> tuple:
+    """The spatial sizes of x."""
     shape = exact_shape(x)
-    return shape[1:3] if channels_last else shape[2:4]
+    return shape[1:-1] if channels_last else shape[2:]
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
@@ -177,7 +210,6 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
            data_format: str = "NCL", name=None):
     """1-D cross-correlation of x [N, C, L] with weight [Cout, C/groups, k]: conv2d on
     the [N, C, 1, L] view."""
-    from ...tensor import squeeze, unsqueeze
     x = as_tensor(x)
     if data_format not in ("NCL", "NLC"):
         raise ValueError(f"data_format must be 'NCL' or 'NLC', got {data_format!r}")
@@ -202,7 +234,6 @@ def _ncl(x, function: str):
 
 def _pool1d(pool2d, x, kernel_size, stride, padding, **options):
     """A 2-D pool over the [N, C, 1, L] view of x [N, C, L], as Paddle computes it."""
-    from ...tensor import squeeze, unsqueeze
     x = _ncl(x, f"{pool2d.__name__[:-2]}1d")
     kernel = (1, _single(kernel_size, "kernel_size"))
     stride = None if stride is None else (1, _single(stride, "stride"))
@@ -236,7 +267,6 @@ def _adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
 def adaptive_avg_pool1d(x, output_size: int, name=None):
     """Averages over `output_size` adaptive bins of x [N, C, L] (see
     `_adaptive_bins`): adaptive_avg_pool2d on the [N, C, 1, L] view."""
-    from ...tensor import squeeze, unsqueeze
     x = _ncl(x, "adaptive_avg_pool1d")
     size = _single(output_size, "output_size")
     return squeeze(adaptive_avg_pool2d(unsqueeze(x, [2]), (1, size)), [2])
@@ -247,9 +277,6 @@ def adaptive_max_pool1d(x, output_size, return_mask: bool = False, name=None):
     `_adaptive_bins`; L must be static), and with `return_mask` also its index along
     L (int32, as Paddle's). A tie gives the gradient and the index to the first of
     the tied cells, as Paddle's kernel does."""
-    from ...errors import ShapeError
-    from ...tensor import concat, slice as slice_
-    from .common import first_max
     x = _ncl(x, "adaptive_max_pool1d")
     out = _single(output_size, "output_size")
     if out <= 0:
@@ -269,35 +296,66 @@ def adaptive_max_pool1d(x, output_size, return_mask: bool = False, name=None):
     return concat(values, 2), concat(indices, 2).astype("int32")
 
 
+def _adaptive_max(x, output_size, return_mask: bool, function: str, axes: str):
+    """The maximum over each bin of an output_size grid on the spatial axes `axes`
+    ("H, W" or "D, H, W") of x (None keeps that input size), with Paddle's adaptive
+    bins (`_adaptive_bins`). The maximum over a box is the maximum over its first axis
+    of the maxima over the rest, so this is slices and `first_max` reductions axis by
+    axis, with no op of its own. Reducing the last axis first gives a tie's gradient
+    to the first of the tied cells in row-major order, as Paddle's kernels do."""
+    if return_mask:
+        raise NotImplementedError(f"{function}: return_mask is not supported by irflow")
+    x = as_tensor(x)
+    spatial = len(axes.split(", "))
+    if x.ndim != spatial + 2:
+        raise ValueError(f"{function}: x must be a {spatial + 2}-D [N, C, {axes}] tensor, "
+                         f"got shape {x.shape}")
+    sizes = (output_size,) * spatial if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != spatial or not all(s is None or isinstance(s, int) and s > 0
+                                        for s in sizes):
+        raise ValueError(f"{function}: output_size must be a positive int or {spatial} "
+                         f"positive ints or None, got {output_size!r}")
+    for axis in reversed(range(2, x.ndim)):
+        size, out = exact_shape(x)[axis], sizes[axis - 2]
+        if not isinstance(size, int):
+            raise ShapeError(f"{function}: x must have static {axes}, got shape "
+                             f"{exact_shape(x)}")
+        if out is not None:
+            x = concat([first_max(slice_(x, [axis], [start], [stop]), axis)[0]
+                        for start, stop in _adaptive_bins(size, out)], axis)
+    return x
+
+
 def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
     """The maximum over each bin of an output_size grid on x [N, C, H, W] (None keeps
     that input size), with Paddle's adaptive bins: cells floor(i*H/out) up to
-    ceil((i+1)*H/out). The maximum over a rectangle is the maximum of its rows'
-    maxima, so this is slices and max reductions along H, then along W, with no op
-    of its own. Tied maxima share the gradient (irflow's max), where Paddle's kernel
-    gives it to the first."""
-    from ...errors import ShapeError
-    from ...tensor import concat, max as reduce_max, slice as slice_
-    if return_mask:
-        raise NotImplementedError("adaptive_max_pool2d: return_mask is not supported by irflow")
-    x = as_tensor(x)
-    if x.ndim != 4:
-        raise ValueError(f"adaptive_max_pool2d: x must be a 4-D [N, C, H, W] tensor, got "
-                         f"shape {x.shape}")
-    sizes = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
-    if len(sizes) != 2 or not all(s is None or isinstance(s, int) and s > 0 for s in sizes):
-        raise ValueError(f"adaptive_max_pool2d: output_size must be a positive int or a "
-                         f"pair of positive ints or None, got {output_size!r}")
-    for axis, out in zip((2, 3), sizes):
-        size = exact_shape(x)[axis]
-        if not isinstance(size, int):
-            raise ShapeError(f"adaptive_max_pool2d: x must have static H and W, got shape "
-                             f"{exact_shape(x)}")
-        if out is not None:
-            bins = [reduce_max(slice_(x, [axis], [start], [stop]), axis, keepdim=True)
-                    for start, stop in _adaptive_bins(size, out)]
-            x = concat(bins, axis)
-    return x
+    ceil((i+1)*H/out). A tie passes the gradient to the first tied cell in row-major
+    order, as Paddle's kernel (see `_adaptive_max`)."""
+    return _adaptive_max(x, output_size, return_mask, "adaptive_max_pool2d", "H, W")
+
+
+def _transposed_sizes(function: str, in_sizes, kernel, stride, pads, dilation,
+                      output_padding, output_size) -> tuple[int, ...]:
+    """The output sizes of a transposed convolution: per axis the inferred (n - 1) *
+    stride - low - high + dilation * (k - 1) + 1, plus `output_padding`, or
+    `output_size` (its trailing entries, one per axis), which must lie in [inferred,
+    inferred + stride), as in Paddle: only then is the convolution of the result as
+    large as the input."""
+    n = len(in_sizes)
+    base = [(size - 1) * s - lo - hi + d * (k - 1) + 1
+            for size, s, lo, hi, d, k in zip(in_sizes, stride, pads[0::2], pads[1::2],
+                                             dilation, kernel)]
+    if output_size is not None:
+        size = [int(v) for v in ([output_size] * n if isinstance(output_size, int)
+                                 else output_size)][-n:]
+        extra = [o - b for o, b in zip(size, base)]
+    else:
+        extra = list(ntuple(output_padding, n, "output_padding"))
+    if not all(0 <= e < s for e, s in zip(extra, stride)):
+        raise ValueError(f"{function}: the output size must lie in [inferred, inferred + "
+                         f"stride) for stride {list(stride)}, got {extra} beyond the "
+                         f"inferred {base}")
+    return tuple(b + e for b, e in zip(base, extra))
 
 
 def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, dilation=1,
@@ -318,22 +376,245 @@ def conv2d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
         # H * stride).
         dilation = (1, 1)
     pads = resolve_padding(padding, in_hw, kernel, stride, dilation, channels_last)
-    base = [(n - 1) * s - lo - hi + d * (k - 1) + 1
-            for n, s, lo, hi, d, k in zip(in_hw, stride, pads[0::2], pads[1::2], dilation,
-                                          kernel)]
-    if output_size is not None:
-        size = [int(v) for v in ([output_size] * 2 if isinstance(output_size, int)
-                                 else output_size)][-2:]
-        extra = [o - b for o, b in zip(size, base)]
-    else:
-        extra = list(pair(output_padding, "output_padding"))
-    for e, s, d in zip(extra, stride, dilation):
-        if not 0 <= e < max(s, d):
-            raise ValueError(f"conv2d_transpose: the output size must lie in [inferred, "
-                             f"inferred + stride), got {extra} beyond {base}")
-    attrs = {"input_hw": tuple(b + e for b, e in zip(base, extra)), "stride": stride,
-             "padding": pads, "dilation": dilation, "groups": int(groups)}
+    out_hw = _transposed_sizes("conv2d_transpose", in_hw, kernel, stride, pads, dilation,
+                               output_padding, output_size)
+    attrs = {"input_hw": out_hw, "stride": stride, "padding": pads, "dilation": dilation,
+             "groups": int(groups)}
     out = _spatial_op("conv2d_grad_input", x, (weight,), attrs, channels_last)
     if bias is None:
         return out
     return out + reshape(bias, [1, 1, 1, -1] if channels_last else [1, -1, 1, 1])
+
+
+def conv1d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1, output_size=None, data_format: str = "NCL",
+                     name=None):
+    """The transpose of conv1d: x [N, Cin, L], weight [Cin, Cout/groups, k]; output
+    L_out = (L - 1) * stride - left - right + dilation * (k - 1) + 1 + output_padding,
+    or `output_size`: conv2d_transpose on the [N, C, 1, L] view. (groups comes before
+    dilation here, unlike conv2d_transpose: Paddle's order.)"""
+    x = as_tensor(x)
+    if data_format not in ("NCL", "NLC"):
+        raise ValueError(f"data_format must be 'NCL' or 'NLC', got {data_format!r}")
+    if data_format == "NLC":
+        x = transpose(x, [0, 2, 1])
+    if output_size is not None:
+        output_size = (1, _single(output_size, "output_size"))
+    out = conv2d_transpose(unsqueeze(x, [2]), unsqueeze(weight, [2]), None,
+                           (1, _single(stride, "stride")), _conv1d_padding(padding),
+                           (0, _single(output_padding, "output_padding")),
+                           (1, _single(dilation, "dilation")), groups, output_size)
+    out = squeeze(out, [2])
+    if bias is not None:
+        out = out + reshape(bias, [1, -1, 1])
+    return transpose(out, [0, 2, 1]) if data_format == "NLC" else out
+
+
+# ---------------------------------------------------------------- 3-D, on the 2-D ops
+
+def _ncdhw(x, data_format: str, function: str):
+    """(x as a 5-D channels-first tensor, whether it came channels last)."""
+    x = as_tensor(x)
+    channels_last = _channels_last(data_format, _FORMATS_3D)
+    if x.ndim != 5:
+        raise ValueError(f"{function}: x must be a 5-D [N, C, D, H, W] tensor (or [N, D, H, "
+                         f"W, C] with 'NDHWC'), got shape {x.shape}")
+    return (_to_channels_first(x) if channels_last else x), channels_last
+
+
+def _is_same(padding) -> bool:
+    return isinstance(padding, str) and padding.upper() == "SAME"
+
+
+def _pad_axis(x, axis: int, low: int, high: int):
+    """x with `low` zeros before and `high` after it along `axis`."""
+    if not low and not high:
+        return x
+    pads = [(0, 0)] * x.ndim
+    pads[axis] = (low, high)
+    return apply("pad", (x,), {"pads": tuple(pads), "value": 0.0})
+
+
+def _depth_taps(x, kernel: int, stride: int, dilation: int, low: int, high: int) -> list:
+    """For each of a kernel's `kernel` depth taps, the depth slices of x [N, C, D, H, W]
+    (zero-padded by `low`/`high` along D) it meets at the output depths in turn:
+    tap k at output depth o reads padded depth o * stride + k * dilation."""
+    x = _pad_axis(x, 2, low, high)
+    extent = dilation * (kernel - 1) + 1
+    depth = exact_shape(x)[2]
+    if depth < extent:
+        raise ShapeError(f"conv3d: the padded input depth {depth} is smaller than the "
+                         f"kernel depth {extent}")
+    out = (depth - extent) // stride + 1
+    return [strided_slice(x, [2], [k * dilation], [k * dilation + (out - 1) * stride + 1],
+                          [stride]) for k in range(kernel)]
+
+
+def _check_conv3d_channels(function: str, x, weight, channels: int, groups: int) -> None:
+    if len(weight.shape) != 5:
+        raise ValueError(f"{function}: weight must be 5-D, got shape {weight.shape}")
+    if channels != x.shape[1]:
+        raise ShapeError(f"{function}: x has {x.shape[1]} channels, the weight (shape "
+                         f"{weight.shape}) with groups={groups} expects {channels}")
+
+
+def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
+           data_format: str = "NCDHW", name=None):
+    """Cross-correlation of x [N, C, D, H, W] with weight [Cout, C/groups, kD, kH, kW],
+    plus bias [Cout]. With padding "SAME" the dilation is ignored, as in conv2d.
+
+    Composed on conv2d: the kD depth taps of x (`_depth_taps`) are stacked into the
+    channels, (C, kD) in that order, of a conv2d over H and W whose batch holds every
+    output depth of every sample; the filter [Cout, C/groups * kD, kH, kW] is the
+    weight with its depth folded into its input channels alike, which keeps each
+    group's channels together. Gradients follow from conv2d's."""
+    x, channels_last = _ncdhw(x, data_format, "conv3d")
+    stride, dilation = ntuple(stride, 3, "stride"), ntuple(dilation, 3, "dilation")
+    if _is_same(padding):
+        dilation = (1, 1, 1)   # as conv2d: Paddle's kernels reset it under "SAME"
+    c_out, c_group, *kernel = weight.shape
+    _check_conv3d_channels("conv3d", x, weight, c_group * int(groups), int(groups))
+    batch, channels, _, height, width = exact_shape(x)
+    pads = resolve_padding(padding, exact_shape(x)[2:], kernel, stride, dilation,
+                           channels_last)
+    taps = _depth_taps(x, kernel[0], stride[0], dilation[0], pads[0], pads[1])
+    depth = exact_shape(taps[0])[2]
+    images = transpose(stack(taps, 2), [0, 3, 1, 2, 4, 5])   # [N, D_out, C, kD, H, W]
+    images = reshape(images, [-1, channels * kernel[0], height, width])
+    filters = reshape(weight, [c_out, c_group * kernel[0], *kernel[1:]])
+    out = conv2d(images, filters, None, stride[1:], pads[2:], dilation[1:], groups)
+    out = transpose(reshape(out, [batch, depth, *exact_shape(out)[1:]]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = out + reshape(bias, [1, -1, 1, 1, 1])
+    return _to_channels_last(out) if channels_last else out
+
+
+def _spread(x, axis: int, stride: int):
+    """x with stride - 1 zeros between neighbours along `axis`: x[i] lands at i * stride."""
+    if stride == 1:
+        return x
+    size = exact_shape(x)[axis]
+    shape = list(exact_shape(x))
+    shape[axis] = size * stride
+    spaced = reshape(_pad_axis(unsqueeze(x, [axis + 1]), axis + 1, 0, stride - 1), shape)
+    return slice_(spaced, [axis], [0], [(size - 1) * stride + 1])
+
+
+def _depth_overlap_add(taps, stride: int, dilation: int, low: int, depth: int):
+    """The transposed convolution along depth of the kD tap results `taps`, each
+    [N, D_in, ...]: input depth i of tap k adds into output depth i * stride + k *
+    dilation - low; the result holds output depths [0, depth)."""
+    spread = [_spread(tap, 1, stride) for tap in taps]
+    full = max(low + depth, exact_shape(spread[0])[1] + dilation * (len(taps) - 1))
+    total = None
+    for k, tap in enumerate(spread):
+        shifted = _pad_axis(tap, 1, k * dilation, full - k * dilation - exact_shape(tap)[1])
+        total = shifted if total is None else total + shifted
+    return slice_(total, [1], [low], [low + depth])
+
+
+def conv3d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1, output_size=None,
+                     data_format: str = "NCDHW", name=None):
+    """The transpose of conv3d: x [N, Cin, D, H, W], weight [Cin, Cout/groups, kD, kH,
+    kW]; each output size is (n - 1) * stride - low - high + dilation * (k - 1) + 1 +
+    output_padding, or `output_size`. (groups comes before dilation, Paddle's order.)
+
+    Composed on conv2d_transpose: one over H and W, with every input depth an image
+    of the batch and the kernel's depth taps folded into the output channels (Cout,
+    kD), gives each tap's contribution; `_depth_overlap_add` then places and sums
+    them along depth."""
+    x, channels_last = _ncdhw(x, data_format, "conv3d_transpose")
+    stride, dilation = ntuple(stride, 3, "stride"), ntuple(dilation, 3, "dilation")
+    if _is_same(padding):
+        dilation = (1, 1, 1)   # as conv2d_transpose
+    c_in, c_group, *kernel = weight.shape
+    _check_conv3d_channels("conv3d_transpose", x, weight, c_in, int(groups))
+    batch, _, depth, height, width = exact_shape(x)
+    in_sizes = exact_shape(x)[2:]
+    pads = resolve_padding(padding, in_sizes, kernel, stride, dilation, channels_last)
+    sizes = _transposed_sizes("conv3d_transpose", in_sizes, kernel, stride, pads, dilation,
+                              output_padding, output_size)
+    images = reshape(transpose(x, [0, 2, 1, 3, 4]), [-1, c_in, height, width])
+    filters = reshape(weight, [c_in, c_group * kernel[0], *kernel[1:]])
+    out = conv2d_transpose(images, filters, None, stride[1:], pads[2:], dilation=dilation[1:],
+                           groups=groups, output_size=sizes[1:])
+    out = reshape(out, [batch, depth, c_group * int(groups), kernel[0], *sizes[1:]])
+    out = _depth_overlap_add(unbind(out, 3), stride[0], dilation[0], pads[0], sizes[0])
+    out = transpose(out, [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = out + reshape(bias, [1, -1, 1, 1, 1])
+    return _to_channels_last(out) if channels_last else out
+
+
+def _pool3d(pool2d, x, kernel_size, stride, padding, ceil_mode: bool, data_format: str,
+            function: str, **options):
+    """A 3-D pool as two 2-D ones: `pool2d` over H and W of x [N, C, D, H, W] (the
+    depth slices as channels), then over D (a (kD, 1) window on [N*C, 1, D, H_out *
+    W_out]). Both pools here factor so: a box's maximum is the maximum over depth of
+    its slices' maxima, and an average's divisor is a product of per-axis counts (see
+    avg_pool2d), so the mean of the slices' means is the box's."""
+    x, channels_last = _ncdhw(x, data_format, function)
+    if ceil_mode and isinstance(padding, str) and padding.upper() == "VALID":
+        raise ValueError(f"{function}: padding 'VALID' takes ceil_mode=False (VALID windows "
+                         f"lie inside the input), as in Paddle; got ceil_mode=True")
+    kernel = ntuple(kernel_size, 3, "kernel_size")
+    stride = kernel if stride is None else ntuple(stride, 3, "stride")
+    batch, channels, depth, height, width = exact_shape(x)
+    pads = resolve_padding(padding, (depth, height, width), kernel, stride,
+                           channels_last=channels_last)
+    out = pool2d(reshape(x, [-1, depth, height, width]), kernel[1:], stride[1:], pads[2:],
+                 ceil_mode=ceil_mode, **options)
+    out_h, out_w = exact_shape(out)[2:]
+    out = pool2d(reshape(out, [-1, 1, depth, out_h * out_w]), (kernel[0], 1), (stride[0], 1),
+                 (*pads[:2], 0, 0), ceil_mode=ceil_mode, **options)
+    out = reshape(out, [batch, channels, exact_shape(out)[2], out_h, out_w])
+    return _to_channels_last(out) if channels_last else out
+
+
+def max_pool3d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
+               ceil_mode: bool = False, data_format: str = "NCDHW", name=None):
+    """The maximum of each window of x [N, C, D, H, W] (stride defaults to kernel_size;
+    padding is -inf). A tie's gradient goes to the first tied cell in (D, H, W)
+    order, as in Paddle: the depth pool of `_pool3d` picks the first depth, the
+    H, W pool the first cell of that slice."""
+    if return_mask:
+        raise NotImplementedError("max_pool3d: return_mask is not supported by irflow")
+    return _pool3d(max_pool2d, x, kernel_size, stride, padding, ceil_mode, data_format,
+                   "max_pool3d")
+
+
+def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               exclusive: bool = True, divisor_override=None, data_format: str = "NCDHW",
+               name=None):
+    """The mean of each window of x [N, C, D, H, W]; with `exclusive` (default) padding
+    is not counted, else it is, up to avg_pool2d's clipping along each axis."""
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool3d: divisor_override is not supported by irflow")
+    return _pool3d(avg_pool2d, x, kernel_size, stride, padding, ceil_mode, data_format,
+                   "avg_pool3d", exclusive=exclusive)
+
+
+def adaptive_avg_pool3d(x, output_size, data_format: str = "NCDHW", name=None):
+    """Averages over an output_size grid of adaptive bins (see `_adaptive_bins`; None
+    keeps that input size): adaptive_avg_pool2d over H and W, then over D, as a bin's
+    mean is the mean over its depth of its slices' means."""
+    x, channels_last = _ncdhw(x, data_format, "adaptive_avg_pool3d")
+    sizes = (output_size,) * 3 if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 3:
+        raise ValueError(f"adaptive_avg_pool3d: output_size must be an int or 3 ints or "
+                         f"None, got {output_size!r}")
+    batch, channels, depth, height, width = exact_shape(x)
+    out = adaptive_avg_pool2d(reshape(x, [-1, depth, height, width]), sizes[1:])
+    out_h, out_w = exact_shape(out)[2:]
+    out = adaptive_avg_pool2d(reshape(out, [-1, 1, depth, out_h * out_w]), (sizes[0], None))
+    out = reshape(out, [batch, channels, exact_shape(out)[2], out_h, out_w])
+    return _to_channels_last(out) if channels_last else out
+
+
+def adaptive_max_pool3d(x, output_size, return_mask: bool = False, name=None):
+    """The maximum over each bin of an output_size grid on x [N, C, D, H, W] (None keeps
+    that input size), with Paddle's adaptive bins: cells floor(i*D/out) up to
+    ceil((i+1)*D/out). A tie passes the gradient to the first tied cell in row-major
+    order, as Paddle's kernel (see `_adaptive_max`)."""
+    return _adaptive_max(x, output_size, return_mask, "adaptive_max_pool3d", "D, H, W")

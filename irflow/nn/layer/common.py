@@ -1,7 +1,8 @@
-"""Linear, Bilinear, Embedding, Dropout, Dropout2D, Flatten, Unflatten, Identity,
-CosineSimilarity and PairwiseDistance layers."""
+"""Linear, Bilinear, Embedding, Dropout, Dropout2D, ChannelShuffle, Flatten, Unflatten,
+Identity, CosineSimilarity and PairwiseDistance layers."""
 from __future__ import annotations
 
+from ...errors import ShapeError
 from ...tensor import flatten, reshape
 from ...tensor.manipulation import exact_shape
 from .. import functional as F
@@ -54,12 +55,17 @@ class Bilinear(Layer):
 
 
 class Embedding(Layer):
-    """A lookup table [num_embeddings, embedding_dim] (XavierUniform), indexed by
-    integer ids; the row `padding_idx` starts at zero and gets no gradient."""
+    """A lookup table [num_embeddings, embedding_dim] (XavierUniform, of `dtype`, or
+    the tensor `_weight` itself), indexed by integer ids; the row `padding_idx`
+    starts at zero and gets no gradient. `_freeze` stops gradients to the table
+    (for a created one, only without a `weight_attr`, as Paddle). `max_norm`,
+    `norm_type` and `scale_grad_by_freq`: see `F.embedding`. `device` is accepted
+    for Paddle's signature; irflow runs on the CPU."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None,
                  max_norm=None, norm_type: float = 2.0, *, scale_grad_by_freq: bool = False,
-                 sparse: bool = False, weight_attr=None, name=None):
+                 sparse: bool = False, _weight=None, _freeze: bool = False, device=None,
+                 dtype=None, weight_attr=None, name=None):
         super().__init__()
         if num_embeddings <= 0 or embedding_dim <= 0:
             raise ValueError("num_embeddings and embedding_dim must be greater than 0")
@@ -71,8 +77,18 @@ class Embedding(Layer):
         self._max_norm, self._norm_type = max_norm, norm_type
         self._sparse, self._scale_grad_by_freq = sparse, scale_grad_by_freq
         self._name = name
-        self.weight = self.create_parameter([num_embeddings, embedding_dim], weight_attr,
-                                            default_initializer=XavierUniform())
+        if _weight is not None:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise ShapeError(f"Embedding: _weight has shape {list(_weight.shape)}, "
+                                 f"expected [{num_embeddings}, {embedding_dim}]")
+            self.weight = _weight
+            self.weight.stop_gradient = _freeze
+        else:
+            self.weight = self.create_parameter([num_embeddings, embedding_dim], weight_attr,
+                                                dtype=dtype,
+                                                default_initializer=XavierUniform())
+            if weight_attr is None:
+                self.weight.stop_gradient = _freeze
         if padding_idx is not None:
             value = self.weight.numpy()
             value[padding_idx] = 0.0
@@ -138,6 +154,32 @@ class Dropout2D(Layer):
     def extra_repr(self) -> str:
         name = f", name={self.name}" if self.name else ""
         return f"p={self.p}, data_format={self.data_format}{name}"
+
+
+class ChannelShuffle(Layer):
+    """`F.channel_shuffle`: interleave the channels of a 4-D input from `groups`
+    groups."""
+
+    def __init__(self, groups: int, data_format: str = "NCHW", name=None):
+        super().__init__()
+        if not isinstance(groups, int):
+            raise TypeError(f"ChannelShuffle: groups must be an int, got "
+                            f"{type(groups).__name__}")
+        if groups <= 0:
+            raise ValueError(f"ChannelShuffle: groups must be positive, got {groups}")
+        if data_format not in ("NCHW", "NHWC"):
+            raise ValueError(f"ChannelShuffle: data_format must be 'NCHW' or 'NHWC', got "
+                             f"{data_format!r}")
+        self._groups, self._data_format, self._name = groups, data_format, name
+
+    def forward(self, x):
+        return F.channel_shuffle(x, self._groups, self._data_format)
+
+    def extra_repr(self) -> str:
+        text = f"groups={self._groups}"
+        if self._data_format != "NCHW":
+            text += f", data_format={self._data_format}"
+        return text + (f", name={self._name}" if self._name is not None else "")
 
 
 class Flatten(Layer):

@@ -1,5 +1,5 @@
-"""BatchNorm1D, BatchNorm2D, the fluid-style BatchNorm, LayerNorm, GroupNorm,
-InstanceNorm1D and InstanceNorm2D."""
+"""BatchNorm1D, BatchNorm2D, BatchNorm3D, the fluid-style BatchNorm, LayerNorm,
+GroupNorm, and InstanceNorm1D, InstanceNorm2D and InstanceNorm3D."""
 from __future__ import annotations
 
 import math
@@ -81,6 +81,14 @@ class BatchNorm1D(_BatchNormBase):
 
 class BatchNorm2D(_BatchNormBase):
     """Batch normalization of [N, C, H, W] inputs (or [N, H, W, C] with "NHWC")."""
+
+
+class BatchNorm3D(_BatchNormBase):
+    """Batch normalization of [N, C, D, H, W] inputs (or [N, D, H, W, C] with
+    "NDHWC")."""
+
+    _default_format = "NCDHW"
+    _ranks = (5,)
 
 
 # Paddle's legacy activation ops that `BatchNorm(act=...)` may name, as irflow's
@@ -286,3 +294,14 @@ class InstanceNorm2D(_InstanceNormBase):
     """Instance norm of [N, C, H, W] inputs over H and W."""
 
     _ranks = (4,)
+
+
+class InstanceNorm3D(_InstanceNormBase):
+    """Instance norm of [N, C, D, H, W] inputs over D, H and W."""
+
+    _ranks = (5,)
+
+    def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCDHW", name=None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format,
+                         name)

@@ -1,41 +1,90 @@
-"""Pooling layers: max and average pools over 1-D and 2-D inputs, and adaptive pools
-over both."""
+"""Pooling layers: max and average pools, fixed and adaptive, over 1-D, 2-D and 3-D
+inputs."""
 from __future__ import annotations
 
 from .. import functional as F
 from .layers import Layer
 
 
-class MaxPool2D(Layer):
-    def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
-                 ceil_mode: bool = False, data_format: str = "NCHW", name=None):
+class _MaxPoolNd(Layer):
+    """MaxPool2D and MaxPool3D: `_pool` with the arguments kept as given."""
+
+    _pool = None
+
+    def __init__(self, kernel_size, stride, padding, return_mask: bool, ceil_mode: bool,
+                 data_format: str, name):
         super().__init__()
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
         self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
 
     def forward(self, x):
-        return F.max_pool2d(x, self.ksize, self.stride, self.padding, self.return_mask,
-                            self.ceil_mode, self.data_format)
+        return self._pool(x, self.ksize, self.stride, self.padding, self.return_mask,
+                          self.ceil_mode, self.data_format)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2D(Layer):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 exclusive: bool = True, divisor_override=None, data_format: str = "NCHW",
-                 name=None):
+class MaxPool2D(_MaxPoolNd):
+    _pool = staticmethod(F.max_pool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
+                 ceil_mode: bool = False, data_format: str = "NCHW", name=None):
+        super().__init__(kernel_size, stride, padding, return_mask, ceil_mode, data_format,
+                         name)
+
+
+class MaxPool3D(_MaxPoolNd):
+    """`F.max_pool3d` as a layer: the maximum of each window of [N, C, D, H, W] inputs."""
+
+    _pool = staticmethod(F.max_pool3d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, return_mask: bool = False,
+                 ceil_mode: bool = False, data_format: str = "NCDHW", name=None):
+        super().__init__(kernel_size, stride, padding, return_mask, ceil_mode, data_format,
+                         name)
+
+
+class _AvgPoolNd(Layer):
+    """AvgPool2D and AvgPool3D: `_pool` with the arguments kept as given."""
+
+    _pool = None
+
+    def __init__(self, kernel_size, stride, padding, ceil_mode: bool, exclusive: bool,
+                 divisor_override, data_format: str, name):
         super().__init__()
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.exclusive = ceil_mode, exclusive
         self.divisor, self.data_format = divisor_override, data_format
 
     def forward(self, x):
-        return F.avg_pool2d(x, self.ksize, self.stride, self.padding, self.ceil_mode,
-                            self.exclusive, self.divisor, self.data_format)
+        return self._pool(x, self.ksize, self.stride, self.padding, self.ceil_mode,
+                          self.exclusive, self.divisor, self.data_format)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2D(_AvgPoolNd):
+    _pool = staticmethod(F.avg_pool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 exclusive: bool = True, divisor_override=None, data_format: str = "NCHW",
+                 name=None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
+                         data_format, name)
+
+
+class AvgPool3D(_AvgPoolNd):
+    """`F.avg_pool3d` as a layer: the mean of each window of [N, C, D, H, W] inputs."""
+
+    _pool = staticmethod(F.avg_pool3d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 exclusive: bool = True, divisor_override=None, data_format: str = "NCDHW",
+                 name=None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, exclusive, divisor_override,
+                         data_format, name)
 
 
 class AdaptiveAvgPool2D(Layer):
@@ -45,6 +94,20 @@ class AdaptiveAvgPool2D(Layer):
 
     def forward(self, x):
         return F.adaptive_avg_pool2d(x, self._output_size, self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}"
+
+
+class AdaptiveAvgPool3D(Layer):
+    """`F.adaptive_avg_pool3d` as a layer: means over an output_size grid of bins."""
+
+    def __init__(self, output_size, data_format: str = "NCDHW", name=None):
+        super().__init__()
+        self._output_size, self._data_format = output_size, data_format
+
+    def forward(self, x):
+        return F.adaptive_avg_pool3d(x, self._output_size, self._data_format)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"
@@ -114,3 +177,17 @@ class AdaptiveMaxPool1D(Layer):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}, return_mask={self.return_mask}"
+
+
+class AdaptiveMaxPool3D(Layer):
+    """`F.adaptive_max_pool3d` as a layer: maxima over an output_size grid of bins."""
+
+    def __init__(self, output_size, return_mask: bool = False, name=None):
+        super().__init__()
+        self._output_size, self._return_mask = output_size, return_mask
+
+    def forward(self, x):
+        return F.adaptive_max_pool3d(x, self._output_size, self._return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, return_mask={self._return_mask}"

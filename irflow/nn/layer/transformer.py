@@ -6,14 +6,19 @@ Attention masks follow Paddle: a bool or int mask keeps the positions that are
 True (1) and adds -1e9 to the others; a float mask is added as it is. Either
 broadcasts against the scores [batch, heads, q_length, k_length].
 
-Paddle's incremental decoding caches (``cache=``, ``gen_cache``) are not provided:
-a cache raises NotImplementedError rather than being ignored.
+Incremental decoding follows Paddle too: `gen_cache` makes the caches, and a layer
+given ``cache=`` returns its output together with the updated cache. An attention's
+`MultiHeadAttention.Cache` holds the projected keys and values of the positions seen
+so far (each step appends its own); a `MultiHeadAttention.StaticCache` holds those
+of a fixed key and value (the encoder's memory), computed once.
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
-from ...tensor import full, matmul, reshape, transpose, triu
+from ...tensor import concat, full, matmul, reshape, transpose, triu
 from ...tensor.manipulation import exact_shape
 from .. import functional as F
 from .common import Dropout, Linear
@@ -42,9 +47,13 @@ def _attrs_of(attr, n: int) -> list:
 
 class MultiHeadAttention(Layer):
     """Attention with `num_heads` heads of embed_dim / num_heads dims each:
-    ``forward(query, key=None, value=None, attn_mask=None)`` on [batch, length,
-    embed_dim] tensors (key and value default to query); returns the output, and
-    the attention weights [batch, heads, q_length, k_length] too if `need_weights`."""
+    ``forward(query, key=None, value=None, attn_mask=None, cache=None)`` on [batch,
+    length, embed_dim] tensors (key and value default to query); returns the output,
+    then the attention weights [batch, heads, q_length, k_length] if `need_weights`,
+    then the updated cache if one is given (a tuple when more than the output)."""
+
+    Cache = collections.namedtuple("Cache", ["k", "v"])
+    StaticCache = collections.namedtuple("StaticCache", ["k", "v"])
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, kdim=None,
                  vdim=None, need_weights: bool = False, weight_attr=None, bias_attr=None):
@@ -69,14 +78,39 @@ class MultiHeadAttention(Layer):
         return transpose(reshape(x, [batch, length, self.num_heads, self.head_dim]),
                          [0, 2, 1, 3])
 
+    def compute_kv(self, key, value) -> tuple:
+        """The projected keys and values, split into heads: [batch, heads, length,
+        head_dim] each (what a cache holds)."""
+        return self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
+
+    def gen_cache(self, key, value=None, type=Cache):  # noqa: A002  (Paddle's name)
+        """A cache for `forward`: a `StaticCache` of ``compute_kv(key, value)``; or,
+        for `Cache`, one holding no positions yet ([batch, heads, 0, head_dim], key
+        giving the batch size and dtype) when `value` is None, else ``Cache(key,
+        value)`` as given."""
+        if type == MultiHeadAttention.StaticCache:
+            return self.StaticCache(*self.compute_kv(key, value))
+        if value is None:
+            empty = full([exact_shape(key)[0], self.num_heads, 0, self.head_dim], 0, key.dtype)
+            return self.Cache(empty, empty)
+        return self.Cache(key, value)
+
+    def _keys_values(self, key, value, cache) -> tuple:
+        """(keys, values, the cache to return): a StaticCache's own, or those of
+        key and value, appended to a Cache's (which is renewed with them)."""
+        if isinstance(cache, self.StaticCache):
+            return cache.k, cache.v, cache
+        k, v = self.compute_kv(key, value)
+        if isinstance(cache, self.Cache):
+            k, v = concat([cache.k, k], axis=2), concat([cache.v, v], axis=2)
+            cache = self.Cache(k, v)
+        return k, v, cache
+
     def forward(self, query, key=None, value=None, attn_mask=None, cache=None):
-        if cache is not None:
-            raise NotImplementedError("MultiHeadAttention: cache is not supported by irflow")
         key = query if key is None else key
         value = query if value is None else value
         q = self._heads(self.q_proj(query))
-        k = self._heads(self.k_proj(key))
-        v = self._heads(self.v_proj(value))
+        k, v, cache = self._keys_values(key, value, cache)
         product = matmul(q * (self.head_dim ** -0.5), k, transpose_y=True)
         if attn_mask is not None:
             product = product + convert_attention_mask(attn_mask, product.dtype)
@@ -87,7 +121,9 @@ class MultiHeadAttention(Layer):
         out = transpose(matmul(weights, v), [0, 2, 1, 3])
         batch, length = exact_shape(out)[:2]
         out = self.out_proj(reshape(out, [batch, length, self.embed_dim]))
-        return (out, weights) if self.need_weights else out
+        outs = (out,) + ((weights,) if self.need_weights else ()) + \
+            (() if cache is None else (cache,))
+        return outs if len(outs) > 1 else out
 
 
 class _ResidualBlocks(Layer):
@@ -133,35 +169,42 @@ class _ResidualBlocks(Layer):
             setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
         self.activation = getattr(F, activation)
 
-    def _residual(self, x, norm, dropout, sublayer, **kwargs):
-        """x + dropout(sublayer(x, **kwargs)), with `norm` applied to the sublayer's
-        input (pre-norm) or to the sum (post-norm)."""
-        out = x + dropout(sublayer(norm(x) if self.normalize_before else x, **kwargs))
-        return out if self.normalize_before else norm(out)
+    def _residual(self, x, norm, dropout, sublayer, cache=None, **kwargs) -> tuple:
+        """(x + dropout(sublayer(x, **kwargs)), with `norm` applied to the sublayer's
+        input (pre-norm) or to the sum (post-norm); the sublayer's updated cache).
+        A `cache` is passed on to the sublayer (an attention), which then returns
+        (output, updated cache); without one the second result is None."""
+        inputs = norm(x) if self.normalize_before else x
+        if cache is None:
+            out = sublayer(inputs, **kwargs)
+        else:
+            out, cache = sublayer(inputs, cache=cache, **kwargs)
+        out = x + dropout(out)
+        return (out if self.normalize_before else norm(out)), cache
 
     def _feed_forward(self, x):
         return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
 
-def _no_cache(cache, where: str) -> None:
-    if cache is not None:
-        raise NotImplementedError(f"{where}: cache (incremental decoding) is not supported "
-                                  f"by irflow")
-
-
 class TransformerEncoderLayer(_ResidualBlocks):
     """Self-attention then a feed-forward network (linear1, activation, linear2),
     each with dropout, a residual connection and layer normalization (before the
-    sublayer if `normalize_before`, else after the residual)."""
+    sublayer if `normalize_before`, else after the residual). With a `cache` (from
+    `gen_cache`), returns (output, updated cache)."""
 
     _attentions = ("self_attn",)
 
     def forward(self, src, src_mask=None, cache=None):
-        _no_cache(cache, "TransformerEncoderLayer")
         src_mask = convert_attention_mask(src_mask, src.dtype)
-        src = self._residual(src, self.norm1, self.dropout1, self.self_attn,
-                             attn_mask=src_mask)
-        return self._residual(src, self.norm2, self.dropout2, self._feed_forward)
+        src, new_cache = self._residual(src, self.norm1, self.dropout1, self.self_attn,
+                                        cache, attn_mask=src_mask)
+        src = self._residual(src, self.norm2, self.dropout2, self._feed_forward)[0]
+        return src if cache is None else (src, new_cache)
+
+    def gen_cache(self, src):
+        """An empty `MultiHeadAttention.Cache` for the self-attention (src gives
+        the batch size and dtype)."""
+        return self.self_attn.gen_cache(src, type=self.self_attn.Cache)
 
 
 class TransformerDecoderLayer(_ResidualBlocks):
@@ -169,19 +212,28 @@ class TransformerDecoderLayer(_ResidualBlocks):
     encoder's output `memory`, then a feed-forward network, each with dropout, a
     residual connection and layer normalization (before the sublayer if
     `normalize_before`, else after the residual). A list `weight_attr` or
-    `bias_attr` has 3 entries: self-attention, cross-attention, feed-forward."""
+    `bias_attr` has 3 entries: self-attention, cross-attention, feed-forward.
+    With a `cache` (from `gen_cache`), returns (output, updated cache)."""
 
     _attentions = ("self_attn", "cross_attn")
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
-        _no_cache(cache, "TransformerDecoderLayer")
         tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = convert_attention_mask(memory_mask, memory.dtype)
-        tgt = self._residual(tgt, self.norm1, self.dropout1, self.self_attn,
-                             attn_mask=tgt_mask)
-        tgt = self._residual(tgt, self.norm2, self.dropout2, self.cross_attn, key=memory,
-                             value=memory, attn_mask=memory_mask)
-        return self._residual(tgt, self.norm3, self.dropout3, self._feed_forward)
+        incremental, static = (None, None) if cache is None else cache
+        tgt, incremental = self._residual(tgt, self.norm1, self.dropout1, self.self_attn,
+                                          incremental, attn_mask=tgt_mask)
+        tgt, static = self._residual(tgt, self.norm2, self.dropout2, self.cross_attn, static,
+                                     key=memory, value=memory, attn_mask=memory_mask)
+        tgt = self._residual(tgt, self.norm3, self.dropout3, self._feed_forward)[0]
+        return tgt if cache is None else (tgt, (incremental, static))
+
+    def gen_cache(self, memory) -> tuple:
+        """(an empty `MultiHeadAttention.Cache` for the self-attention, a
+        `MultiHeadAttention.StaticCache` of the cross-attention's keys and values
+        of `memory`)."""
+        return (self.self_attn.gen_cache(memory, type=self.self_attn.Cache),
+                self.cross_attn.gen_cache(memory, memory, type=self.cross_attn.StaticCache))
 
 
 def _stack(layer, num_layers: int) -> LayerList:
@@ -202,14 +254,21 @@ class TransformerEncoder(Layer):
         self.norm = norm
 
     def forward(self, src, src_mask=None, cache=None):
-        _no_cache(cache, "TransformerEncoder")
         src_mask = convert_attention_mask(src_mask, src.dtype)
-        output = src
-        for layer in self.layers:
-            output = layer(output, src_mask=src_mask)
+        output, new_caches = src, []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, src_mask=src_mask)
+            else:
+                output, layer_cache = layer(output, src_mask=src_mask, cache=cache[i])
+                new_caches.append(layer_cache)
         if self.norm is not None:
             output = self.norm(output)
-        return output
+        return output if cache is None else (output, new_caches)
+
+    def gen_cache(self, src) -> list:
+        """Each layer's `TransformerEncoderLayer.gen_cache`, for ``cache=``."""
+        return [layer.gen_cache(src) for layer in self.layers]
 
 
 class TransformerDecoder(Layer):
@@ -224,15 +283,26 @@ class TransformerDecoder(Layer):
         self.norm = norm
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
-        _no_cache(cache, "TransformerDecoder")
         tgt_mask = convert_attention_mask(tgt_mask, tgt.dtype)
         memory_mask = convert_attention_mask(memory_mask, memory.dtype)
-        output = tgt
-        for layer in self.layers:
-            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+        output, new_caches = tgt, []
+        for i, layer in enumerate(self.layers):
+            if cache is None:
+                output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask)
+            else:
+                output, layer_cache = layer(output, memory, tgt_mask=tgt_mask,
+                                            memory_mask=memory_mask, cache=cache[i])
+                new_caches.append(layer_cache)
         if self.norm is not None:
             output = self.norm(output)
-        return output
+        return output if cache is None else (output, new_caches)
+
+    def gen_cache(self, memory, do_zip: bool = False) -> list:
+        """Each layer's `TransformerDecoderLayer.gen_cache` (incremental, static)
+        pair, for ``cache=``; with `do_zip`, regrouped as [all the incremental
+        caches, all the static ones]."""
+        cache = [layer.gen_cache(memory) for layer in self.layers]
+        return list(zip(*cache)) if do_zip else cache
 
 
 def _split_attrs(attr) -> tuple:
