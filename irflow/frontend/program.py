@@ -136,7 +136,17 @@ class Program:
         results += [tracer.value_of(flags[id(self.grad_targets[i])]) for i in self.flagged_grads]
         results += [tracer.value_of(flags[id(self.zeroed_grads[i][0])])
                     for i in self.flagged_zeros]
-        self.sets_gradients = bool(self.grad_targets or self.zeroed_grads)  # a backward() ran
+        # the inputs a backward() gave a gradient, which the call adds to the caller's
+        # tensors' (`_finish`), then the positions in it of those that exist on some
+        # runs only, whose bools the program returns last
+        self.input_grads = sorted(tracer.input_grads)
+        results += [tracer.value_of(tracer.input_grads[k][0]) for k in self.input_grads]
+        self.flagged_inputs = [i for i, k in enumerate(self.input_grads)
+                               if tracer.input_grads[k][1] is not True]
+        results += [tracer.value_of(tracer.input_grads[self.input_grads[i]][1])
+                    for i in self.flagged_inputs]
+        self.sets_gradients = bool(self.grad_targets or self.zeroed_grads or
+                                   self.input_grads)  # a backward() ran
         self.uses_seed = tracer.seed_arg is not None
         # what `aliased` checks a call against (tensors are compared by identity: an
         # in-place change rebinds a tensor's array, never writes into it)
@@ -201,7 +211,7 @@ class Program:
         self.plan = compile_plan(fn, lowering)
         # whether a call writes anything back (`_finish`)
         self._writes_back = bool(self.update_targets or self.grad_targets or self.cleared_grads
-                                 or self.zeroed_grads)
+                                 or self.zeroed_grads or self.input_grads)
         self._ran = self.plan  # the plan of the last call: this one or a forward half
         # wrt -> (the attributes of its call op, None if no output is active; which
         # outputs are active)
@@ -236,15 +246,16 @@ class Program:
         eager autograd."""
         return self._ran.memory_plan
 
-    def run(self, inputs: Sequence[np.ndarray], runner=None) -> list:
+    def run(self, inputs: Sequence[np.ndarray], runner=None, tensors: Sequence = ()) -> list:
         """The outputs for the input arrays; `runner`: a `runner` for inputs of exactly
-        these dtypes and shapes, which checks only the other arguments."""
+        these dtypes and shapes, which checks only the other arguments; `tensors`: the
+        call's inputs, whose gradients a backward() in the program adds to."""
         self._ran = self.plan
         arrays = self._arguments(inputs)
         if self.uses_seed:
             arrays.append(next_seed()._value)
         outs = self.plan(*arrays) if runner is None else runner(arrays)
-        return self._finish(outs) if self._writes_back else outs
+        return self._finish(outs, tensors) if self._writes_back else outs
 
     def _arguments(self, inputs: Sequence[np.ndarray]) -> list:
         """The plan's arguments but the seed: inputs, state, the gradients read, the
@@ -278,7 +289,7 @@ class Program:
         call of a small model spent 1.2 µs in them; a training step after another
         framework's, tens of µs). None for other programs."""
         if runner is None or self.changed_inputs or self.attributes or self.number_inputs \
-                or self.uses_seed or self.lists:
+                or self.uses_seed or self.lists or self.input_grads:
             return None
         plan, state, fill, wrap = self.plan, self.state, self.pattern.fill, Tensor._from_array
         if not (self._writes_back or self.grad_inputs):
@@ -307,15 +318,20 @@ class Program:
             arrays.append(np.asarray(value, dtype=dtype))
         return arrays
 
-    def _finish(self, outs: list) -> list:
-        """Write back state updates and gradients; the outputs remain."""
+    def _finish(self, outs: list, tensors: Sequence = ()) -> list:
+        """Write back state updates and gradients, the gradients of the call's input
+        `tensors` included; the outputs remain."""
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
             t._value = v
         m = n + k + len(self.grad_targets)
         grads, zeroed = zip(self.grad_targets, outs[n + k:m]), self.zeroed_grads
+        f = m + len(self.flagged_grads) + len(self.flagged_zeros)
+        if self.input_grads:
+            i = f + len(self.input_grads)
+            self._add_input_grads(tensors, outs[f:i], outs[i:])
         if self.flagged_grads or self.flagged_zeros:
-            grads, zeroed = self._on_this_run(list(grads), outs[m:])
+            grads, zeroed = self._on_this_run(list(grads), outs[m:f])
         for p, g in grads:
             if p._grad is None:
                 p._grad = Tensor._from_array(g)
@@ -329,6 +345,16 @@ class Program:
             else:
                 p._grad._value = zero
         return outs[:n]
+
+    def _add_input_grads(self, tensors: Sequence, grads: list, flags: list) -> None:
+        """Add to each input tensor's ``.grad`` what the program's backward() gave it (on
+        this run, for one that exists on some runs only), as eager backward() does."""
+        exists = [True] * len(grads)
+        for i, flag in zip(self.flagged_inputs, flags):
+            exists[i] = bool(flag)
+        for k, g, there in zip(self.input_grads, grads, exists):
+            if there:
+                tensors[k]._accumulate_grad(g)
 
     def _on_this_run(self, grads: list, flags) -> tuple[list, list]:
         """The (parameter, gradient) pairs and the zeroed gradients that exist on this
@@ -364,7 +390,7 @@ class Program:
             outs = self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
                                       for a, x in zip(inputs, arrays)], wrt)
         else:
-            outs = list(map(Tensor._from_array, self.run(arrays, runner)))
+            outs = list(map(Tensor._from_array, self.run(arrays, runner, inputs)))
         if self.changed_inputs:
             outs, changed = outs[:-len(self.changed_inputs)], outs[-len(self.changed_inputs):]
             for k, new in zip(self.changed_inputs, changed):

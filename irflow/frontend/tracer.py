@@ -231,6 +231,10 @@ class Tracer:
         self.state_names = state_names or {}  # id(tensor) -> name in the IR
         self.scope = Scope(self.fn.block, None)
         self.n_inputs = 0
+        self.traced_inputs: list[tuple[BlockArg, Tensor]] = []  # each input's arg and tensor
+        # input index -> (the traced gradient ``backward()`` gave it, the traced bool
+        # that says whether it exists, or True): see `backward`
+        self.input_grads: dict[int, tuple[Tensor, Tensor | bool]] = {}
         self.state: list[Tensor] = []                 # lifted concrete tensors, in arg order
         self.state_args: dict[int, BlockArg] = {}
         self.updates: dict[int, Tensor] = {}          # id -> traced new value (set_value)
@@ -334,7 +338,9 @@ class Tracer:
         """A traced Tensor for the program's next input argument."""
         arg = self.fn.block.add_arg(t, name)
         self.n_inputs += 1
-        return self.wrap(arg, stop_gradient)
+        tensor = self.wrap(arg, stop_gradient)
+        self.traced_inputs.append((arg, tensor))
+        return tensor
 
     def wrap(self, v: Value, stop_gradient: bool = True, cls=None) -> Tensor:
         """The traced tensor for `v`: of class `cls` (a stand-in for a Python value), a
@@ -665,6 +671,11 @@ class Tracer:
         """`grad_of`, a `RunTimeGradient` included."""
         if id(t) in self.grads:
             return self.grads[id(t)]
+        if not t.stop_gradient and any(t is tensor for _, tensor in self.traced_inputs):
+            raise ConversionError("the compiled code reads or changes the gradient of one of "
+                                  "its inputs, which only the caller's tensor holds: read "
+                                  "it after the call, or compute it with paddle.grad",
+                                  user_location())
         self.grad_presence[id(t)] = t
         if t._grad is None:
             return None
@@ -781,14 +792,42 @@ class Tracer:
                 if not t.stop_gradient:
                     for v in self._values_had(t):
                         sources[v] = t
+            inputs = {arg: k for k, (arg, t) in enumerate(self.traced_inputs)
+                      if not t.stop_gradient}
             ops = list(self.fn.block.ops)
             with b.location(user_location()):
-                cts = append_gradients(b, ops, list(sources), [(loss_value, seed)])
-            grads = {arg: self.wrap(cts.get(arg)) for arg in sources if cts.get(arg) is not None}
+                cts = append_gradients(b, ops, [*sources, *inputs], [(loss_value, seed)])
+            grads = {arg: self.wrap(cts.get(arg)) for arg in [*sources, *inputs]
+                     if cts.get(arg) is not None}
         for arg, t in sources.items():
             grad = grads.get(arg)
             if grad is not None:
                 self._accumulate(t, grad, cts.defined_of(arg))
+        for arg, k in inputs.items():
+            if arg in grads:
+                self._add_input_grad(k, grads[arg], cts.defined_of(arg))
+
+    def _add_input_grad(self, k: int, grad: Tensor, defined) -> None:
+        """Add what ``backward()`` gave input `k` to what earlier ones did. The program
+        returns the sum (and whether it exists, for one that exists on some runs only),
+        which the call adds to the caller's tensor's ``.grad`` (`Program._finish`), as
+        eager code accumulates: the gradient the tensor has is the caller's, so the
+        program does not read it."""
+        from ..tensor.logic import logical_or
+        from ..tensor.math import add
+        if self.scope.parent is not None:
+            raise ConversionError("backward() inside a tensor-dependent `if`, reaching an "
+                                  "input of the compiled function that requires a gradient, "
+                                  "is not supported; call it after the `if`",
+                                  user_location())
+        if defined is not True:
+            defined = self.wrap(defined)
+        old = self.input_grads.get(k)
+        if old is not None:
+            grad = add(old[0], grad)
+            defined = True if old[1] is True or defined is True else \
+                logical_or(old[1], defined)
+        self.input_grads[k] = (grad, defined)
 
     def _values_had(self, t: Tensor) -> list[Value]:
         """The values state tensor `t` has had in the program so far: its argument, then
