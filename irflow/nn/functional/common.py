@@ -186,18 +186,22 @@ def _gradient_by_frequency(out, x, num_embeddings):
     return out.detach() + (out - out.detach()) / frequency
 
 
+def check_channel_shuffle(what: str, groups, data_format: str) -> None:
+    """The checks `channel_shuffle` and `nn.ChannelShuffle` make of their settings."""
+    if not isinstance(groups, int):
+        raise TypeError(f"{what}: groups must be an int, got {type(groups).__name__}")
+    if groups <= 0:
+        raise ValueError(f"{what}: groups must be positive, got {groups}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{what}: data_format must be 'NCHW' or 'NHWC', got "
+                         f"{data_format!r}")
+
+
 def channel_shuffle(x, groups: int, data_format: str = "NCHW", name=None):
     """Interleave the channels of a 4-D x from `groups` groups (ShuffleNet): viewing
     the C channels as [groups, C / groups] and transposing it, so that output channel
     j is input channel (j % groups) * (C / groups) + j // groups."""
-    if not isinstance(groups, int):
-        raise TypeError(f"channel_shuffle: groups must be an int, got "
-                        f"{type(groups).__name__}")
-    if groups <= 0:
-        raise ValueError(f"channel_shuffle: groups must be positive, got {groups}")
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"channel_shuffle: data_format must be 'NCHW' or 'NHWC', got "
-                         f"{data_format!r}")
+    check_channel_shuffle("channel_shuffle", groups, data_format)
     x = as_tensor(x)
     if x.ndim != 4:
         raise ShapeError(f"channel_shuffle: x must be a 4-D tensor, got shape {list(x.shape)}")

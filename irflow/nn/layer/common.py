@@ -6,6 +6,7 @@ from ...errors import ShapeError
 from ...tensor import flatten, reshape
 from ...tensor.manipulation import exact_shape
 from .. import functional as F
+from ..functional.common import check_channel_shuffle
 from ..initializer import XavierUniform
 from .layers import Layer
 
@@ -162,14 +163,7 @@ class ChannelShuffle(Layer):
 
     def __init__(self, groups: int, data_format: str = "NCHW", name=None):
         super().__init__()
-        if not isinstance(groups, int):
-            raise TypeError(f"ChannelShuffle: groups must be an int, got "
-                            f"{type(groups).__name__}")
-        if groups <= 0:
-            raise ValueError(f"ChannelShuffle: groups must be positive, got {groups}")
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"ChannelShuffle: data_format must be 'NCHW' or 'NHWC', got "
-                             f"{data_format!r}")
+        check_channel_shuffle("ChannelShuffle", groups, data_format)
         self._groups, self._data_format, self._name = groups, data_format, name
 
     def forward(self, x):
