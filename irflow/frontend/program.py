@@ -645,7 +645,14 @@ def _key_maker(n_stored: int, n_grads: int, n_state: int):
 
 
 class CompiledFunction:
-    """A Layer or function compiled to programs, one per call signature."""
+    """A Layer or function compiled to programs, one per call signature (a Layer's is
+    a `CompiledLayer`)."""
+
+    def __new__(cls, target=None, *args, **kwargs):
+        from ..nn.layer.layers import Layer
+        if cls is CompiledFunction and isinstance(target, Layer):
+            cls = CompiledLayer
+        return object.__new__(cls)
 
     def __init__(self, target, input_spec=None, backend: str = DEFAULT_BACKEND,
                  check: bool = False, pipeline: Sequence[str] | None = None, freeze: bool = False):
@@ -1235,6 +1242,37 @@ class CompiledFunction:
         """The target run as plain eager code (for check=True), arrays as Tensors."""
         return self.target(*[Tensor._from_array(a) if isinstance(a, np.ndarray) else a
                              for a in args])
+
+
+class CompiledLayer(CompiledFunction):
+    """A compiled Layer, which stands for the layer as Paddle's ``to_static(layer)``
+    does (it returns the layer itself): ``isinstance(m, nn.Layer)`` and the layer's own
+    class hold (so ``net.enc = to_static(net.enc)`` registers it as a sublayer), its
+    attributes and methods are the layer's, and so are indexing, ``len``, iteration
+    and ``repr`` of a container (``static[0]`` of a Sequential). ``type()`` still tells
+    the compiled layer."""
+
+    @property
+    def __class__(self):
+        return type(self.__dict__["layer"])
+
+    def __getitem__(self, key):
+        return self.layer[key]
+
+    def __len__(self) -> int:
+        return len(self.layer)
+
+    def __iter__(self):
+        return iter(self.layer)
+
+    def __contains__(self, item) -> bool:
+        return item in self.layer
+
+    def __bool__(self) -> bool:
+        return bool(self.layer)
+
+    def __repr__(self) -> str:
+        return repr(self.layer)
 
 
 def run_time_alias(types_, e: DimMismatch, aliases: dict) -> tuple[str, Dim] | None:

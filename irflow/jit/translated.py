@@ -38,7 +38,9 @@ class TranslatedLayer(Layer):
         self._function = function
         self._state = [self._add_saved(*entry) for entry in state]
         self._input_spec = [InputSpec(e["shape"], e["dtype"], e["name"]) for e in inputs]
-        self._compiled = CompiledFunction(self, self._input_spec, backend)
+        # kept outside the layer's structure: a compiled layer passes for its layer, and
+        # as a sublayer of itself would make every traversal endless
+        self.__dict__["_compiled"] = CompiledFunction(self, self._input_spec, backend)
         self.train(training)
 
     @property
