@@ -7,7 +7,7 @@ from . import ops as _ops  # noqa: F401  (registers every op)
 from . import tensor  # noqa: F401  (first: its API imports dispatch, which imports its Tensor)
 from . import codegen, ir, passes
 from . import io, jit, linalg, metric, nn, optimizer, regularizer, static, utils
-from . import amp, autograd, callbacks, device, hapi, vision
+from . import amp, autograd, callbacks, device, distribution, hapi, vision
 from .frontend import compile  # noqa: A004  (irflow.compile, by design)
 from .autograd import grad
 from .codegen.threads import get_num_threads, set_num_threads
