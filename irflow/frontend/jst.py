@@ -13,6 +13,7 @@ import builtins
 import dataclasses
 import numbers
 import types
+from contextvars import ContextVar
 from typing import Callable, Sequence
 
 import numpy as np
@@ -23,7 +24,6 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.core import Value
 from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, shape_str, symbols_of
-from ..tensor import creation
 from ..tensor.tensor import Size, Tensor
 from .convert import RETURNED, RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
@@ -332,26 +332,7 @@ def _truth_of_items(python: Callable, reduce: str, items: list):
                  {"axis": None, "keepdim": False})
 
 
-def _assign(x, output=None):
-    """``paddle.assign`` in converted code. Eagerly, an `output` given a value that
-    requires a gradient becomes a copy of it, gradients flowing back to `x`;
-    `creation.assign` tells that case by the tensors' values, which a traced `output`
-    has none of, so that case is done here (the others are `set_value`'s)."""
-    from ..tensor.manipulation import _rebind
-    if output is None or not is_traced(output) or not isinstance(x, Tensor) or \
-            x.stop_gradient:
-        return creation.assign(x, output)
-    copy = x.clone()
-    if _type_of(copy).shape != _type_of(output).shape:
-        raise ShapeError(f"assign: x has shape {shape_str(_type_of(copy).shape)} but "
-                         f"output has shape {shape_str(_type_of(output).shape)}",
-                         user_location())
-    _rebind(output, copy.astype(output.dtype) if copy.dtype is not output.dtype else copy)
-    return output
-
-
-_BUILTINS = {creation.assign: _assign,
-             builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
+_BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
              builtins.bool: _to_bool, builtins.len: length_of, builtins.range: _range,
              builtins.enumerate: _enumerate, builtins.reversed: _reversed,
              builtins.zip: _zip, builtins.sum: _sum,
@@ -396,6 +377,24 @@ def not_to_static(fn: Callable) -> Callable:
     control-flow conversion (its tensor conditions then need Python values)."""
     setattr(fn.__func__ if isinstance(fn, types.MethodType) else fn, NOT_TO_STATIC, True)
     return fn
+
+
+_to_static: ContextVar[bool] = ContextVar("irflow.to_static", default=True)
+to_static_enabled = _to_static.get
+
+
+def enable_to_static(enable_to_static_bool: bool) -> None:
+    """``paddle.jit.enable_to_static(False)``: compiled functions and Layers
+    (``to_static``, ``irflow.compile``) run their Python code eagerly when called,
+    until it is turned on again. Read at each call, so it applies to those compiled
+    before it too, as Paddle's. Paddle's switch is process-wide; irflow's is per
+    thread (a context variable, like ``enable_static`` and ``no_grad``): one thread
+    debugging eagerly leaves compiled calls in other threads compiled, and a new
+    thread starts with compiling on."""
+    if not isinstance(enable_to_static_bool, bool):
+        raise TypeError(f"enable_to_static takes a bool, not "
+                        f"{type(enable_to_static_bool).__name__}")
+    _to_static.set(enable_to_static_bool)
 
 
 def converts(fn) -> bool:

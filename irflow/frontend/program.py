@@ -67,7 +67,7 @@ from ..tensor.manipulation import stack, unbind
 from ..tensor.random import next_seed
 from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
 from .convert import Unconvertible, convert_function
-from .jst import converts
+from .jst import converts, to_static_enabled
 from .input_spec import InputSpec
 from .structure import (CONSTANTS, LEAF, Constant, Pattern, Structure, describe, flatten,
                         unflatten)
@@ -148,6 +148,9 @@ class Program:
         self.sets_gradients = bool(self.grad_targets or self.zeroed_grads or
                                    self.input_grads)  # a backward() ran
         self.uses_seed = tracer.seed_arg is not None
+        # host code each run makes before and after its plan (`Tracer.on_host`)
+        self.before_run = [call for _, call in tracer.before_run]
+        self.after_run = [call for _, call in tracer.after_run]
         # what `aliased` checks a call against (tensors are compared by identity: an
         # in-place change rebinds a tensor's array, never writes into it)
         self._state_ids = frozenset(map(id, self.state))
@@ -289,7 +292,8 @@ class Program:
         call of a small model spent 1.2 µs in them; a training step after another
         framework's, tens of µs). None for other programs."""
         if runner is None or self.changed_inputs or self.attributes or self.number_inputs \
-                or self.uses_seed or self.lists or self.input_grads:
+                or self.uses_seed or self.lists or self.input_grads or self.before_run \
+                or self.after_run:
             return None
         plan, state, fill, wrap = self.plan, self.state, self.pattern.fill, Tensor._from_array
         if not (self._writes_back or self.grad_inputs):
@@ -385,12 +389,16 @@ class Program:
             _check_changeable(inputs[k], k)
         if self.writes_in_place:
             self.check_aliasing(inputs)
+        for host_call in self.before_run:
+            host_call()
         wrt = self.gradient_sources(inputs)
         if wrt:
             outs = self.run_recorded([a if isinstance(a, Tensor) else Tensor._from_array(x)
                                       for a, x in zip(inputs, arrays)], wrt)
         else:
             outs = list(map(Tensor._from_array, self.run(arrays, runner, inputs)))
+        for host_call in self.after_run:
+            host_call()
         if self.changed_inputs:
             outs, changed = outs[:-len(self.changed_inputs)], outs[-len(self.changed_inputs):]
             for k, new in zip(self.changed_inputs, changed):
@@ -796,7 +804,10 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         """The outputs for the arguments: the short way for a call of Tensors or arrays
         alone that one made before is known by (`_call_key`), else `_call`; while
-        another program is traced, `_inlined`."""
+        another program is traced, `_inlined`; with ``jit.enable_to_static(False)``,
+        the target's own code, eagerly."""
+        if not to_static_enabled():
+            return self.target(*args, **kwargs)
         if current_tracer() is not None:
             return self._inlined(args, kwargs)
         if not kwargs:

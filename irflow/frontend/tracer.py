@@ -261,6 +261,9 @@ class Tracer:
         # train-mode value -> its test-mode twin, kept only by a static program (for
         # clone(for_test=True)); a compiled function traces one mode
         self.twins: dict[Value, Value] | None = None
+        # (object, call) of host code each run makes before or after its plan: see on_host
+        self.before_run: list[tuple[object, Callable[[], None]]] = []
+        self.after_run: list[tuple[object, Callable[[], None]]] = []
 
     # -- entering and leaving
     def __enter__(self) -> "Tracer":
@@ -328,6 +331,30 @@ class Tracer:
         that nothing replaced after)."""
         return [(layer, name, value) for layer, name, _, value in self.attributes.values()
                 if layer._attribute_or_unset(name) is value]
+
+    def on_host(self, owner, call: Callable[[], None], before: bool, what: str) -> None:
+        """Traced code called `what` (a learning-rate scheduler's ``step()``) for its
+        effect on the Python object `owner`: host arithmetic, which the program cannot
+        hold and tracing would run only once. Each run of the program makes `call`
+        instead, before its plan when `before` (the effect comes before anything the
+        plan reads of it: the optimizer's learning rate, read as an input) and after
+        it otherwise, in the order traced. Tracing itself does not call it, so the
+        first call takes effect as each later one does. Inside tensor-dependent
+        control flow, which decides only when the program runs, it is an error."""
+        if self.scope.parent is not None:
+            raise ConversionError(f"{what} inside tensor-dependent control flow is not "
+                                  "supported in compiled code (it is host code, made on "
+                                  "every run); call it outside the `if` or loop",
+                                  user_location())
+        (self.before_run if before else self.after_run).append((owner, call))
+
+    def reads_state(self, t: Tensor) -> bool:
+        """Whether the program takes the state tensor `t` as an input so far."""
+        return id(t) in self.state_args
+
+    def runs_after(self, owner) -> bool:
+        """Whether the program changes `owner` after its plan (`on_host`)."""
+        return any(o is owner for o, _ in self.after_run)
 
     def changed(self, undo: Callable[[], None]) -> None:
         """Conversion changed a Python object of the user's (wrote a branch's result

@@ -1,5 +1,5 @@
 """Paddle's ``paddle.jit``: `to_static`, `save` and `load`."""
-from ..frontend.jst import not_to_static
+from ..frontend.jst import enable_to_static, not_to_static
 from ..frontend.program import DEFAULT_BACKEND, CompiledFunction
 from .saved import load, save
 from .translated import TranslatedLayer
@@ -14,4 +14,5 @@ def to_static(function=None, input_spec=None, build_strategy=None, backend=DEFAU
     return CompiledFunction(function, input_spec, backend, check)
 
 
-__all__ = ["TranslatedLayer", "load", "not_to_static", "save", "to_static"]
+__all__ = ["TranslatedLayer", "enable_to_static", "load", "not_to_static", "save",
+           "to_static"]

@@ -8,8 +8,16 @@ Optimizers never read a scheduler inside the computation they run: each keeps th
 rate in persistable 0-d tensors (see `irflow.optimizer.Optimizer`). A scheduler
 therefore tells the optimizers bound to it whenever ``last_lr`` changes, so those
 tensors stay current even when ``step()`` runs as a compiled program that does not
-re-execute the optimizer's Python code. The scheduler's own ``step()`` is called
-outside compiled code (inside, it is an error: it would run once, when traced).
+re-execute the optimizer's Python code.
+
+A scheduler's ``step()`` inside compiled code (``loss.backward(); opt.step();
+sched.step()`` as one compiled training step) is host arithmetic, which tracing
+would run only once. So the trace does not run it: it records it (`_on_host`), and
+every run of the program makes the step eagerly, after its plan, or before it when
+the step came before the program read the rate (``sched.step(); opt.step()``).
+The rate each run reads, and the scheduler's state after it, are those of eager
+code, with Python's own arithmetic. ``ReduceOnPlateau.step(loss)`` with a loss the
+program computes is an error there: the loss's value exists only after the run.
 """
 from __future__ import annotations
 
@@ -31,17 +39,43 @@ __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
            "CosineAnnealingWarmRestarts"]
 
 
-def _not_traced(scheduler) -> None:
-    """A scheduler's ``step()`` is Python arithmetic on host state, which a compiled
-    program runs once, when it is traced: every later call would keep that rate and
-    epoch. So ``step()`` inside compiled code is an error at the user's line. (In
-    static-graph mode, whose tracer is active for the whole thread, a program reads
-    the rate at each ``Executor.run``: stepping between runs is what Paddle does.)"""
-    if current_tracer() is not None and current_static() is None:
-        raise ConversionError(f"{type(scheduler).__name__}.step() inside a compiled function "
-                              f"would run only when the program is traced (Python "
-                              f"arithmetic on the scheduler's state); call it outside, "
-                              f"after each call of the compiled step", user_location())
+def _on_host(scheduler, call, what: str = "step()") -> bool:
+    """Inside compiled code, record `call` (the scheduler's step, as eager code would
+    make it) for each run of the program to make (`Tracer.on_host`) and return True;
+    outside, or in static-graph mode (whose tracer is active for the whole thread, and
+    whose programs read the rate at each ``Executor.run``), return False: the caller
+    steps now. The step runs before the program's plan unless an optimizer the
+    scheduler drives has read its rate in the program already (``opt.step()`` came
+    first); one that drives several optimizers may not step between their updates."""
+    tracer = current_tracer()
+    if tracer is None or current_static() is not None:
+        return False
+    name = f"{type(scheduler).__name__}.{what}"
+    read = {tracer.reads_state(t) for optimizer in scheduler.__dict__.get("_optimizers", ())
+            for t in optimizer._lr_tensors.values()}
+    if len(read) > 1:
+        raise ConversionError(f"{name} inside a compiled function between the updates of "
+                              f"two optimizers it drives: the program reads each "
+                              f"optimizer's rate once per run; step it before or after "
+                              f"both", user_location())
+    tracer.on_host(scheduler, call, before=read != {True}, what=name)
+    return True
+
+
+def check_rate_current(scheduler) -> None:
+    """An optimizer's update inside compiled code reads the rate `scheduler` gives:
+    an error if the program steps the scheduler after its plan (`_on_host`), since
+    this update, which came after that step, would read the rate from before it."""
+    tracer = current_tracer()
+    if tracer is not None and current_static() is None and tracer.runs_after(scheduler):
+        raise ConversionError(f"an optimizer step after {type(scheduler).__name__}.step(), "
+                              f"which follows an earlier update, in one compiled function: "
+                              f"the program reads the learning rate once per run; step the "
+                              f"scheduler after the last update", user_location())
+
+
+def _traced(value) -> bool:
+    return isinstance(value, Tensor) and value._value is None
 
 
 class LRScheduler:
@@ -59,7 +93,7 @@ class LRScheduler:
         self.last_lr = float(learning_rate)
         self.last_epoch = last_epoch
         self.verbose = verbose
-        self.step()
+        self._step()
 
     @property
     def last_lr(self) -> float:
@@ -82,8 +116,17 @@ class LRScheduler:
         return self.last_lr
 
     def step(self, epoch: int | None = None) -> None:
-        """Advance one epoch (or jump to `epoch`) and update ``last_lr``."""
-        _not_traced(self)
+        """Advance one epoch (or jump to `epoch`) and update ``last_lr``; inside compiled
+        code, on every run of the program (see the module's docstring)."""
+        if _traced(epoch):
+            raise ConversionError(f"{type(self).__name__}.step(epoch) inside a compiled "
+                                  f"function takes a Python number, not a tensor the "
+                                  f"program computes", user_location())
+        if not _on_host(self, lambda: self._step(epoch)):
+            self._step(epoch)
+
+    def _step(self, epoch: int | None = None) -> None:
+        """`step` as it runs eagerly (construction takes this first step)."""
         if epoch is None:
             self.last_epoch += 1
             self.last_lr = self.get_lr()
@@ -489,8 +532,19 @@ class ReduceOnPlateau(LRScheduler):
         self.keys = ["cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr"]
 
     def step(self, metrics, epoch: int | None = None) -> None:
-        """Record this epoch's `metrics` (a number, or a one-element Tensor or array)."""
-        _not_traced(self)
+        """Record this epoch's `metrics` (a number, or a one-element Tensor or array);
+        inside compiled code, on every run of the program, so `metrics` must not be a
+        tensor the program computes (its value exists only after the run)."""
+        if _traced(metrics) or _traced(epoch):
+            raise ConversionError("ReduceOnPlateau.step(metrics) inside a compiled function "
+                                  "needs the metric's value, which the program has only "
+                                  "after it ran: return the loss and call step(loss) after "
+                                  "each call", user_location())
+        if not _on_host(self, lambda: self._record(metrics, epoch), "step(metrics)"):
+            self._record(metrics, epoch)
+
+    def _record(self, metrics, epoch: int | None) -> None:
+        """`step` as it runs eagerly."""
         self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
         _check_metric(metrics)
         if isinstance(metrics, Tensor):  # kept as `best` without the graph that made it
@@ -652,7 +706,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return self.eta_min + (self.base_lr - self.eta_min) \
             * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
 
-    def step(self, epoch: float | None = None) -> None:
+    def _step(self, epoch: float | None = None) -> None:
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:

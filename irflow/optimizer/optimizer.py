@@ -58,7 +58,7 @@ from ..tensor.convert import cast
 from ..tensor.tensor import Tensor
 from ._ops import add, constant
 from .clip import ClipGradBase
-from .lr import LambdaDecay, LRScheduler
+from .lr import LambdaDecay, LRScheduler, check_rate_current
 from .regularizer import L2Decay, WeightDecayRegularizer
 
 __all__ = ["Optimizer"]
@@ -369,6 +369,8 @@ class Optimizer:
         self._apply(None)
 
     def _apply(self, only: set[int] | None) -> None:
+        if isinstance(self._learning_rate, LRScheduler):
+            check_rate_current(self._learning_rate)
         self._refresh_lr()
         for group in self._groups:
             self._step_group(group, only)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..dispatch import apply
-from ..errors import IrflowError
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
 from .convert import as_tensor, cast, default_float_dtype, dims, to_array, traced_dim
@@ -150,18 +149,50 @@ def eye(num_rows, num_columns=None, dtype=None, name=None) -> Tensor:
 
 
 def assign(x, output=None) -> Tensor:
-    """A copy of `x`, or `output` given x's value. As in Paddle, an `output` given a
-    tensor that requires a gradient becomes that copy, gradients flowing back to `x`;
-    given anything else, it takes the value and keeps its own graph (`set_value`)."""
-    t = to_tensor(x) if not isinstance(x, Tensor) else x.clone()
+    """A copy of `x`, or `output` made that copy, as Paddle's ``assign``.
+
+    `x` is taken as Paddle takes it: a Python number as a [1] array and a list or
+    tuple of numbers as an array, both of NumPy's dtype (float64 for floats, where
+    `to_tensor` gives float32), a NumPy array as it is, a Tensor copied.
+
+    `output` keeps its identity and becomes that copy in value *and dtype* (a float32
+    `x` makes an int32 `output` float32), as Paddle's ``assign_out_``. An `x` that
+    requires a gradient makes `output` its copy, gradients flowing back to `x`. Any
+    other `x` gives `output` its value in place (`set_value`): `output` keeps its own
+    place in the graph, a parameter staying a trainable leaf, an intermediate passing
+    gradients on to what made it (through a cast, where the dtype changes). Traced
+    tensors alike, except that the state a compiled program updates (a parameter, a
+    buffer) keeps its dtype. Unlike Paddle, which gives `output` x's shape, the
+    shapes must match."""
+    from ..context import current_tracer
+    from ..dispatch import enable_grad, user_location
+    from ..errors import ConversionError, ShapeError
+    if isinstance(x, Tensor):
+        t = x.clone()
+    elif isinstance(x, (list, tuple)) and not any(isinstance(v, Tensor) for v in x):
+        t = to_tensor(np.array(x))
+    elif np.isscalar(x) and not isinstance(x, str):
+        t = to_tensor(np.array([x]))
+    else:
+        t = to_tensor(x)
     if output is None:
         return t
-    if not t.stop_gradient and t._value is not None and output._value is not None:
-        if t.shape != output.shape:
-            raise IrflowError(f"assign: x has shape {t.shape} but output has shape "
-                              f"{output.shape}")
-        _rebind(output, t.astype(output.dtype) if t.dtype is not output.dtype else t)
+    if tuple(exact_shape(t)) != tuple(exact_shape(output)):
+        raise ShapeError(f"assign: x has shape {list(exact_shape(t))} but output has shape "
+                         f"{list(exact_shape(output))}", user_location())
+    retyped = t.dtype is not output.dtype
+    if retyped and output._value is not None and current_tracer() is not None:
+        raise ConversionError(f"assign: output is state of the program ({output.dtype.name}), "
+                              f"which keeps its dtype, and x is {t.dtype.name}; cast x first "
+                              f"(x.astype('{output.dtype.name}'))", user_location())
+    if not t.stop_gradient:
+        _rebind(output, t)
+    elif retyped and output._node is None and output._value is not None:
+        output._value = t._value  # a leaf: a parameter stays a trainable one
     else:
+        if retyped:
+            with enable_grad():  # as set_value records its own change
+                _rebind(output, cast(output, t.dtype))
         output.set_value(t)
     return output
 

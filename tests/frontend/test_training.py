@@ -287,26 +287,6 @@ def test_freezing_and_unfreezing_a_weight_between_compiled_steps(optimizer, back
         np.testing.assert_allclose(b, b_eager, rtol=1e-6, atol=1e-7)
 
 
-def test_a_scheduler_step_inside_a_compiled_step_is_an_error():
-    """A scheduler's step() is host arithmetic a program would run only when traced
-    (every later call keeping the first rate): an error at the line, not a rate that
-    silently stops decaying."""
-    model = nn.Linear(2, 1)
-    sched = paddle.optimizer.lr.StepDecay(1.0, step_size=1, gamma=0.5)
-    opt = paddle.optimizer.SGD(sched, parameters=model.parameters())
-
-    def step(x):
-        loss = model(x).sum()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        sched.step()
-        return loss
-    with pytest.raises(paddle.ConversionError, match=r"StepDecay.step\(\) inside a compiled"):
-        paddle.compile(step)(paddle.ones([3, 2]))
-    assert sched.last_epoch == 0 and sched() == 1.0
-
-
 def _shared_encoder_steps(compiled: bool):
     """Two losses on a shared encoder, each with its optimizer: the second loss was
     computed before the first optimizer's step, so its gradient is the encoder's as

@@ -18,7 +18,7 @@ from ...tensor import (argmax, erf, exp, log, max as reduce_max, put_along_axis,
                        squeeze, sum as reduce_sum, where, zeros_like)
 from ...tensor import math as tensor_math
 from ...tensor.convert import as_tensor
-from ...tensor.manipulation import exact_shape
+from ...tensor.manipulation import exact_shape, in_place
 from ...dispatch import apply
 from ...tensor.random import next_seed
 from .common import first_max, test_twins
@@ -296,3 +296,47 @@ def maxout(x, groups: int, axis: int = 1, name=None):
                          f"be static and divisible by groups={groups}")
     grouped = shape[:axis] + [shape[axis] // groups, groups] + shape[axis + 1:]
     return squeeze(first_max(reshape(x, grouped), axis + 1)[0], axis + 1)
+
+
+# In-place forms (Paddle's ``F.relu_``, ...): x takes the result and is returned, with
+# Paddle's rules for changing a tensor in place (`irflow.tensor.manipulation.in_place`:
+# a leaf that requires a gradient cannot be; an intermediate passes gradients on).
+
+def relu_(x, name=None):
+    """`relu` in place: x takes the result and is returned."""
+    return in_place(x, relu(x), "relu")
+
+
+def tanh_(x, name=None):
+    """`tanh` in place: x takes the result and is returned."""
+    return in_place(x, tanh(x), "tanh")
+
+
+def elu_(x, alpha: float = 1.0, name=None):
+    """`elu` in place; as in Paddle, only for alpha >= 0 (a negative alpha makes elu
+    non-invertible, which Paddle's in-place gradient needs)."""
+    if alpha < 0:
+        raise ValueError(f"elu_: alpha must be >= 0 (use elu for a negative alpha), got {alpha}")
+    return in_place(x, elu(x, alpha), "elu")
+
+
+def leaky_relu_(x, negative_slope: float = 0.01, name=None):
+    """`leaky_relu` in place: x takes the result and is returned."""
+    return in_place(x, leaky_relu(x, negative_slope), "leaky_relu")
+
+
+def hardtanh_(x, min: float = -1.0, max: float = 1.0, name=None):  # noqa: A002
+    """`hardtanh` in place: x takes the result and is returned."""
+    return in_place(x, hardtanh(x, min, max), "hardtanh")
+
+
+def thresholded_relu_(x, threshold: float = 1.0, value: float = 0.0, name=None):
+    """`thresholded_relu` in place: x takes the result and is returned."""
+    return in_place(x, thresholded_relu(x, threshold, value), "thresholded_relu")
+
+
+def softmax_(x, axis: int = -1, dtype=None, name=None):
+    """`softmax` in place; given a `dtype`, as in Paddle, in place on x cast to it (a
+    new tensor, even of x's own dtype), so x itself is left unchanged."""
+    target = x if dtype is None else as_tensor(x).astype(dtype).clone()
+    return in_place(target, softmax(target, axis), "softmax")
