@@ -150,3 +150,16 @@ def _surely_different(a: tuple, b: tuple) -> bool:
 
 def is_tensor(x) -> bool:
     return isinstance(x, Tensor)
+
+
+def isin(x, test_x, assume_unique=False, invert=False, name=None) -> Tensor:
+    """Whether each element of x equals some element of `test_x` (of any shape): a
+    bool tensor of x's shape, negated with `invert`. NaN equals nothing, as in Paddle.
+    Every element is compared with every test value (memory: x's size times
+    test_x's), which traces like any composition; `assume_unique` is only a hint
+    that lets Paddle skip a step, and changes nothing here."""
+    from .manipulation import reshape, unsqueeze
+    from .math import any
+    x, test_x = promote(x, test_x)
+    found = any(equal(unsqueeze(x, -1), reshape(test_x, [-1])), axis=-1)
+    return logical_not(found) if invert else found

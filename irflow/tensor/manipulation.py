@@ -500,12 +500,17 @@ def _widened_to_index(arr: Tensor, index: Tensor, axis: int) -> Tensor:
 
 def put_along_axis(arr, indices, values, axis, reduce="assign", include_self=True,
                    broadcast=True) -> Tensor:
-    """arr with `values` written (or added, `reduce='add'`) at the positions
-    take_along_axis(arr, indices, axis) reads. With `include_self=False` the positions
-    written start from nothing, not from arr's entries (an add is the sum of the
-    values alone). Without `broadcast`, as torch.scatter, only the index's own
-    positions are written (its other dims may be smaller than arr's) and `values` is
-    read at the same positions."""
+    """arr with `values` put at the positions take_along_axis(arr, indices, axis)
+    reads, combined as `reduce` says: 'assign' writes (where an index repeats, the
+    last write lands and alone gets the gradient, as in Paddle), 'add' sums, 'mul'
+    (or 'multiply') multiplies, 'mean' averages, 'amax' / 'amin' keep the largest /
+    smallest (equal winners share the gradient evenly, as in Paddle). With
+    `include_self=False` the positions written start from nothing, not from arr's
+    entries (an add is the sum of the values alone, a mean their mean); positions no
+    index names keep arr's entries. An int mean truncates toward zero, as Paddle's.
+    Without `broadcast`, as torch.scatter, only the index's own positions are
+    written (its other dims may be smaller than arr's) and `values` is read at the
+    same positions."""
     arr, index = as_tensor(arr), _as_index(as_tensor(indices))
     axis = _along_axis(arr, index, axis, "put_along_axis")
     values = cast(as_tensor(values, like=arr), arr.dtype)
@@ -541,16 +546,69 @@ def index_add(x, index, axis, value, alpha=1, name=None) -> Tensor:
                           reduce="add", broadcast=False)
 
 
+_PUT_REDUCES = ("assign", "add", "mul", "multiply", "mean", "amax", "amin")
+
+
 def _put_along(arr, index, values, axis, reduce, include_self) -> Tensor:
-    if reduce not in ("assign", "add"):
-        raise ValueError(f"put_along_axis(reduce={reduce!r}): irflow supports 'assign' and "
-                         "'add'")
+    if reduce not in _PUT_REDUCES:
+        raise ValueError(f"put_along_axis: reduce must be one of {', '.join(_PUT_REDUCES)}, "
+                         f"as in Paddle, got {reduce!r}")
+    if reduce == "mean":
+        return _put_mean(arr, index, values, axis, include_self)
+    if reduce in ("mul", "multiply", "amax", "amin"):
+        return _put_dense(arr, index, values, axis, reduce, include_self)
     if reduce == "add" and not include_self:  # the positions written start from 0
         arr = apply("put_along_axis", (arr, index, as_tensor(0, like=arr)),
                     {"axis": axis, "reduce": "assign"})
     if reduce == "assign" and grad_enabled() and not values.stop_gradient:
         values = _landed_values(arr, index, values, axis)
     return apply("put_along_axis", (arr, index, values), {"axis": axis, "reduce": reduce})
+
+
+def _put_mean(arr: Tensor, index: Tensor, values: Tensor, axis: int,
+              include_self: bool) -> Tensor:
+    """put_along_axis's 'mean': the sum of 'add' divided by how many terms each
+    position got (arr's entry counting as one with `include_self`). A position no
+    index names has a count of at least 1 and a sum of arr's entry, so it keeps it."""
+    from .creation import full_like
+    from .math import divide
+    total = _put_along(arr, index, values, axis, "add", include_self)
+    counts = apply("put_along_axis", (full_like(arr, 1 if include_self else 0),
+                                      index, as_tensor(1, like=arr)),
+                   {"axis": axis, "reduce": "add"})
+    counts = maximum(counts, as_tensor(1, like=counts))
+    if arr.dtype.is_float:
+        return divide(total, counts)
+    return cast(divide(cast(total, dtypes.float64), cast(counts, dtypes.float64)), arr.dtype)
+
+
+def _put_dense(arr: Tensor, index: Tensor, values: Tensor, axis: int, reduce: str,
+               include_self: bool) -> Tensor:
+    """put_along_axis's 'mul', 'amax' and 'amin', from ops that have gradients:
+    each value is spread over a one-hot row of the axis (1, or a value that never
+    wins, where it does not go) and the rows are reduced with prod, max or min, arr
+    joining as one more row with `include_self`. So the gradients are the product
+    rule's, and an even share among equal winners. Memory: the index's size times
+    the axis' length."""
+    from .creation import arange
+    from .logic import equal
+    from .math import _sentinel, any as any_, max as max_, min as min_, prod
+    shape = tuple(exact_shape(arr))
+    shape = shape[:axis] + (exact_shape(index)[axis],) + shape[axis + 1:]
+    length = exact_shape(arr)[axis]
+    length = length if isinstance(length, int) else _traced_size(arr, axis)
+    index = broadcast_to(cast(index, dtypes.int64), shape)
+    index = where(less_than(index, 0), add(index, length), index)
+    hits = equal(unsqueeze(moveaxis(index, axis, -1), -1), arange(length, dtype="int64"))
+    spread_values = unsqueeze(moveaxis(broadcast_to(values, shape), axis, -1), -1)
+    reduce_rows = {"amax": max_, "amin": min_}.get(reduce, prod)
+    neutral = 1 if reduce_rows is prod else _sentinel(arr.dtype, reduce == "amax")
+    rows = where(hits, spread_values, as_tensor(neutral, like=arr))
+    base = moveaxis(arr, axis, -1)
+    if include_self:
+        rows = concat([unsqueeze(base, -2), rows], axis=-2)
+    combined = where(any_(hits, axis=-2), reduce_rows(rows, -2), base)
+    return moveaxis(combined, -1, axis)
 
 
 def _landed_values(arr: Tensor, index: Tensor, values: Tensor, axis: int) -> Tensor:
@@ -960,8 +1018,10 @@ def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
     return apply("select", (mask, broadcast_to(value, trailing), region))
 
 
-def _put(region: Tensor, tensors: list, value: Tensor) -> Tensor:
-    """region with `value` written at the positions the tensor indices address."""
+def _put(region: Tensor, tensors: list, value: Tensor, reduce: str = "assign") -> Tensor:
+    """region with `value` written (or with reduce='add' added) at the positions the
+    tensor indices address. Where a position repeats, the last write lands and alone
+    gets the gradient (see `_landed_values`)."""
     y, axis, index, perm = _joint_index(region, tensors)
     shape = tuple(exact_shape(y))
     pre, post = shape[:axis], shape[axis + 1:]
@@ -970,13 +1030,34 @@ def _put(region: Tensor, tensors: list, value: Tensor) -> Tensor:
     value = broadcast_to(value, pre + index_shape + post)
     value = _reshape_to(value, pre + (count,) + post)
     index = _reshape_to(index, (1,) * len(pre) + (count,) + (1,) * len(post))
-    y = apply("put_along_axis", (y, index, value), {"axis": axis, "reduce": "assign"})
+    y = _put_along(y, index, value, axis, reduce, include_self=True)
     unmerged = tuple(exact_shape(region)) if not perm else \
         tuple(exact_shape(region)[a] for a in perm)
     y = _reshape_to(y, unmerged)
     if perm:
         y = transpose(y, [perm.index(a) for a in range(len(perm))])
     return y
+
+
+def index_put(x, indices, value, accumulate=False, name=None) -> Tensor:
+    """x with `value` put at ``x[indices]``, as Paddle's: `indices` is a tuple of int
+    tensors (broadcast together, one per leading axis) or of one bool mask, and
+    `value` broadcasts to the part they address. Written, where a position repeats
+    the last write lands and alone gets the gradient (Paddle gives it to every
+    repeat, though only one value is kept); with `accumulate` added, repeats
+    summing."""
+    from .search import nonzero
+    x = as_tensor(x)
+    value = cast(as_tensor(value, like=x), x.dtype)
+    parts = _Index(x, tuple(as_tensor(i) for i in indices))
+    tensors = parts.tensors
+    if parts.mask is not None:
+        axis, mask = parts.mask
+        if not accumulate:
+            return _masked(x, axis, mask, value)
+        _check_mask_dims(mask, parts.mask_dims)
+        tensors = [(axis + k, p) for k, p in enumerate(nonzero(mask, as_tuple=True))]
+    return _put(x, tensors, value, "add" if accumulate else "assign")
 
 
 def check_in_place(x: Tensor) -> None:
@@ -1016,7 +1097,7 @@ def _in_place_dtype(x: Tensor, result: Tensor, what: str, operands: tuple) -> dt
     """x's dtype after ``x.what_(*operands)``: the result's, as in Paddle (a float32
     tensor plus float64 becomes float64, an int tensor divided by ints float32),
     where Paddle allows the change; it was always x's, which truncated
-    ``int_t.divide_(2)`` to ints."""
+    ``int_t.divide(2)`` to ints."""
     if result.dtype is x.dtype or what in _COMPUTED_IN_OWN_DTYPE:
         return x.dtype
     if x.dtype.is_float:

@@ -279,6 +279,31 @@ def logaddexp(x, y, name=None) -> Tensor:
     return add(maximum(x, y), log1p(exp(neg(abs(subtract(x, y))))))
 
 
+def heaviside(x, y, name=None) -> Tensor:
+    """The Heaviside step of x, elementwise, taking the value y where x is 0 (x and y
+    broadcast): 0 below 0, 1 above, and 0 for NaN, as Paddle's (its kernel computes
+    ``x > 0``). The gradient is 0 for x and 1 for y where x is 0. The step is
+    ceil(clip(x, 0, 1)) of x with NaN taken as 0, which keeps x on the gradient
+    path (with gradient 0), so that a loss of it alone still backpropagates."""
+    x, y = promote(x, y)
+    step = ceil(clip(_select(isnan(x), 0, x), 0, 1))
+    return _select(equal(x, 0), y, step)
+
+
+def frac(x, name=None) -> Tensor:
+    """The fractional part x - trunc(x), elementwise, with x's sign (frac(-2.5) is
+    -0.5; inf gives NaN); an integer tensor gives zeros of its dtype. The gradient
+    is 1, as Paddle's."""
+    x = as_tensor(x)
+    return subtract(x, trunc(x))
+
+
+def stanh(x, scale_a=0.67, scale_b=1.7159, name=None) -> Tensor:
+    """The scaled tanh scale_b * tanh(scale_a * x), elementwise; integer inputs are
+    computed in float32, as in Paddle."""
+    return multiply(tanh(multiply(_as_float(x), scale_a)), scale_b)
+
+
 def rad2deg(x, name=None) -> Tensor:
     """Radians to degrees; integer inputs give float32, as in Paddle."""
     return multiply(_as_float(x), 180.0 / _math.pi)
@@ -474,29 +499,52 @@ def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
     return out
 
 
-def norm(x, p=None, axis=None, keepdim=False, name=None) -> Tensor:
-    """Paddle's vector norms over `axis` (all axes when None): p None, 2 or "fro" the
-    Euclidean norm, 1, 0 (the count of nonzeros), +-inf (max / min of |x|), or any
-    other number. Over a pair of axes it is a matrix norm, as in Paddle 3: "fro" the
-    Frobenius norm, 1 / -1 the largest / smallest column sum of |x|, inf / -inf the
-    largest / smallest row sum; the spectral and nuclear norms (p None, 2, -2, "nuc"
-    there) need an SVD, which irflow does not provide yet, and say so."""
+def norm(x, p=None, axis=None, keepdim=False, out=None, dtype=None, name=None) -> Tensor:
+    """Paddle's ``paddle.norm``, dispatched as Paddle's: over one axis, or all of them
+    (axis None), the vector p-norm (`vector_norm`; p None or "fro" the Euclidean
+    norm); over a pair of axes, or for a string p other than "fro" over all axes,
+    the matrix norm (`matrix_norm`; p None there is 2, the spectral norm). `dtype`
+    casts x first; `out` takes the result."""
     x = as_tensor(x)
-    if isinstance(axis, list | tuple) and len(axis) == 2:
-        return _matrix_norm(x, p, [int(a) for a in axis], keepdim)
     if isinstance(axis, list | tuple) and len(axis) == 1:
         axis = int(axis[0])
-    return vector_norm(x, 2.0 if p is None else p, axis, keepdim)
+    if dtype is not None:
+        x = cast(x, dtype)
+    if isinstance(p, str) and not (p == "fro" and (axis is None or isinstance(axis, int))):
+        result = matrix_norm(x, p, list(range(x.ndim)) if axis is None else axis, keepdim)
+    elif not isinstance(p, str) and isinstance(axis, list | tuple) and len(axis) == 2:
+        result = matrix_norm(x, 2.0 if p is None else p, axis, keepdim)
+    else:
+        result = vector_norm(x, 2.0 if p is None or p == "fro" else p, axis, keepdim)
+    return _into(result, out)
 
 
-def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None) -> Tensor:
+def _into(result: Tensor, out) -> Tensor:
+    """`result`, given to `out` as well when one is passed (Paddle's ``out=``)."""
+    if out is None:
+        return result
+    from .creation import assign
+    return assign(result, out)
+
+
+def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None, *, dtype=None,
+                out=None) -> Tensor:
     """Paddle's ``paddle.linalg.vector_norm``: the p-norm of the entries over `axis`
-    (an int, a list of them, or None for all), whatever the number of axes."""
+    (an int, a list of them, or None for all), whatever the number of axes: p 2 (or
+    "fro") the Euclidean norm, 1, 0 (the count of nonzeros), +-inf (max / min of
+    |x|), or any other number. `dtype` casts x first; `out` takes the result."""
     x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
+    return _into(_vector_norm(x, p, axis, keepdim), out)
+
+
+def _vector_norm(x: Tensor, p, axis, keepdim: bool) -> Tensor:
     if p == "fro" or p == 2:
         return _root(sum(multiply(x, x), axis, keepdim), sqrt)
     if isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported by irflow (numbers and 'fro')")
+        raise ValueError(f"vector_norm: p={p!r} is not a vector norm (numbers and 'fro', as "
+                         "in Paddle)")
     if p == 1:
         return sum(abs(x), axis, keepdim)
     if p == 0:
@@ -517,29 +565,48 @@ def _root(total: Tensor, root) -> Tensor:
     return where(nonzero, root(safe), as_tensor(0, like=total))
 
 
+_MATRIX_ORDERS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
+
+
 def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None) -> Tensor:
-    """Paddle's ``paddle.linalg.matrix_norm`` over the two axes `axis` (rows,
-    columns): see `norm`."""
-    return _matrix_norm(as_tensor(x), p, [int(a) for a in axis], keepdim)
-
-
-def _matrix_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
-    """The matrix norm of `norm` over the two axes `axis` (rows, columns)."""
-    from .manipulation import squeeze
+    """Paddle's ``paddle.linalg.matrix_norm`` of the matrices spanned by the two axes
+    `axis` (rows, columns): "fro" the Frobenius norm; "nuc" the sum of the singular
+    values; 2 / -2 the largest / smallest singular value; 1 / -1 the largest /
+    smallest column sum of |x|; inf / -inf the largest / smallest row sum. The
+    singular values come from `svdvals` (float32 or float64 only), whose SVD gives
+    the gradient; repeated singular values make it infinite, as Paddle's."""
+    x = as_tensor(x)
+    if isinstance(axis, int) or len(axis) != 2:
+        raise ValueError(f"matrix_norm: axis must be a list of two axes, as in Paddle, got "
+                         f"{axis!r}")
+    if isinstance(p, bool) or p not in _MATRIX_ORDERS:
+        raise ValueError(f"matrix_norm: p must be 'fro', 'nuc', 1, -1, inf, -inf, 2 or -2 "
+                         f"over two axes, as in Paddle, got {p!r}")
+    axis = [int(a) for a in axis]
     if p == "fro":
         return _root(sum(multiply(x, x), axis, keepdim), sqrt)  # gradient 0 at a zero matrix
-    if p is None or p in (2, -2, "nuc"):
-        raise ValueError(f"norm: p={p!r} over two axes is the spectral or nuclear matrix "
-                         "norm (Paddle computes it with an SVD); irflow does not provide "
-                         "it yet. p='fro' gives the Frobenius norm; p=1 or inf the column "
-                         "or row sum norm")
+    if p in ("nuc", 2, -2):
+        return _singular_value_norm(x, p, axis, keepdim)
+    return _sum_norm(x, p, axis, keepdim)
+
+
+def _singular_value_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
+    """The nuclear (p "nuc") or spectral (p 2 / -2) norm from the singular values of
+    x with the axes `axis` moved last."""
+    from .linalg import svdvals
+    from .manipulation import moveaxis, unsqueeze
+    s = svdvals(moveaxis(x, axis, [-2, -1]))
+    out = sum(s, -1) if p == "nuc" else (max if p > 0 else min)(s, -1)
+    return unsqueeze(out, sorted(a % x.ndim for a in axis)) if keepdim else out
+
+
+def _sum_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
+    """The column (p 1 / -1) or row (p inf / -inf) sum norm over the axes `axis`."""
+    from .manipulation import squeeze
     if p in (1, -1):
         summed, across = axis[0], axis[1]       # the sum of |x| down each column
-    elif p in (float("inf"), float("-inf")):
-        summed, across = axis[1], axis[0]       # the sum of |x| along each row
     else:
-        raise ValueError(f"norm: over two axes p must be 'fro', 'nuc', 1, -1, inf, -inf, 2 "
-                         f"or -2 (as in Paddle), not {p!r}")
+        summed, across = axis[1], axis[0]       # the sum of |x| along each row
     sums = sum(abs(x), summed, keepdim=True)
     out = (max if p > 0 else min)(sums, across, keepdim=True)
     return out if keepdim else squeeze(out, axis)
@@ -580,6 +647,70 @@ def _scan(op: str, x, axis, dtype, int_as_int64: bool) -> Tensor:
         out = apply(op, (reshape(x, [-1]),), {"axis": -1})
         return out if axis is None else reshape(out, [])
     return apply(op, (x,), {"axis": int(axis)})
+
+
+def logcumsumexp(x, axis=None, dtype=None, name=None) -> Tensor:
+    """log(cumsum(exp(x))) along `axis` (over the flattened x when None), without
+    overflow or underflow: a doubling scan (as `cummax`'s) whose step adds two
+    partial results in log space, each shifted by the larger of the pair, so
+    [100, -100, 1000] gives [100, 100, 1000]. `dtype` casts x first; integer inputs
+    are computed in float32, as in Paddle. Where Paddle differs, irflow keeps the
+    math: a prefix of only -inf gives -inf (Paddle: the dtype's lowest number) and
+    a NaN makes the rest NaN (Paddle skips it). The gradient is softmax-weighted,
+    and 0 for a prefix of only -inf, as Paddle's. The axis needs a size known when
+    tracing."""
+    from .manipulation import reshape
+    x = as_tensor(x) if dtype is None else cast(as_tensor(x), dtype)
+    x = _as_float(x)
+    if axis is None or x.ndim == 0:
+        out = _log_add_scan(reshape(x, [-1]), 0, "logcumsumexp")
+        return out if axis is None else reshape(out, [])
+    return _log_add_scan(x, int(axis), "logcumsumexp")
+
+
+def _log_add_scan(x: Tensor, axis: int, what: str) -> Tensor:
+    """The running log-sum-exp along `axis` by Hillis and Steele's doubling scan: after
+    step k each position holds the log-sum-exp of the 2**k elements ending there."""
+    from .manipulation import moveaxis
+    moved = moveaxis(x, axis, -1)
+    n = _static_last_dim(moved, x, axis, what)
+    total, step = moved, 1
+    while step < n:
+        total = _log_add(total, _shift_right(total, step, -np.inf))
+        step *= 2
+    return moveaxis(total, -1, axis)
+
+
+def _log_add(a: Tensor, b: Tensor) -> Tensor:
+    """log(exp(a) + exp(b)) as hi + log1p(exp(lo - hi)), hi and lo the larger and the
+    smaller. An infinite hi is not subtracted (inf - inf would be NaN): two -inf give
+    -inf, with gradient 0 (0 / 0 in the exact formula), and +inf gives +inf."""
+    hi, lo = maximum(a, b), minimum(a, b)
+    finite_hi = _select(isinf(hi), 0, hi)
+    total = add(hi, log1p(exp(subtract(lo, finite_hi))))
+    return _select(equal(hi, -np.inf), hi.detach(), total)
+
+
+def _shift_right(t: Tensor, step: int, fill) -> Tensor:
+    """t moved `step` places along its last axis, `fill` taking the first places and
+    the last `step` elements dropped: the partner of each position in a doubling
+    scan."""
+    from .creation import full_like
+    from .manipulation import concat, exact_shape
+    n = exact_shape(t)[-1]
+    return concat([full_like(t[..., :step], fill), t[..., :n - step]], axis=-1)
+
+
+def _static_last_dim(moved: Tensor, x: Tensor, axis: int, what: str) -> int:
+    """The size of the last axis of `moved` (axis `axis` of x), which a doubling scan
+    unrolls over and so needs known when tracing."""
+    from ..errors import ShapeError
+    from .manipulation import exact_shape
+    n = exact_shape(moved)[-1]
+    if not isinstance(n, int):
+        raise ShapeError(f"{what}: axis {axis} of x (shape {list(x.shape)}) needs a static "
+                         "size, which irflow reads when it traces")
+    return n
 
 
 def _in_float32(fn, x: Tensor, *args) -> Tensor:
@@ -681,10 +812,9 @@ def _running_extremum(what: str, x, axis, dtype, reduce):
     backend has (a scan op would need kernels and a VJP of its own); the values are
     read at the indices, so the gradient goes to the chosen element. The axis needs
     a size known when tracing."""
-    from ..errors import DTypeError, ShapeError
-    from .creation import arange, full_like
-    from .manipulation import broadcast_to, concat, exact_shape, moveaxis, reshape, \
-        take_along_axis
+    from ..errors import DTypeError
+    from .creation import arange
+    from .manipulation import broadcast_to, exact_shape, moveaxis, reshape, take_along_axis
     x = as_tensor(x)
     if x.dtype.kind not in ("int", "float"):
         raise DTypeError(f"{what}: x must be an int or float tensor, got {x.dtype.name}")
@@ -694,19 +824,14 @@ def _running_extremum(what: str, x, axis, dtype, reduce):
         return reshape(values, shape), reshape(index, shape)
     axis = int(axis)
     moved = moveaxis(x, axis, -1)
-    n = exact_shape(moved)[-1]
-    if not isinstance(n, int):
-        raise ShapeError(f"{what}: axis {axis} of x (shape {list(x.shape)}) needs a static "
-                         "size, which irflow reads when it traces")
+    n = _static_last_dim(moved, x, axis, what)
     wins = greater_equal if reduce is max else less_equal
     best = moved.detach()
     index = broadcast_to(arange(n, dtype="int64"), exact_shape(moved))
     step = 1
     while step < n:
-        before = concat([full_like(best[..., :step], _sentinel(x.dtype, reduce is max)),
-                         best[..., :n - step]], axis=-1)
-        before_index = concat([full_like(index[..., :step], -1), index[..., :n - step]],
-                              axis=-1)
+        before = _shift_right(best, step, _sentinel(x.dtype, reduce is max))
+        before_index = _shift_right(index, step, -1)
         later = wins(best, before)
         if x.dtype.is_float:
             later = logical_or(later, isnan(best))

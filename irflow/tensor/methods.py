@@ -51,21 +51,22 @@ _METHODS = {
         "max", "min", "amax", "amin", "any", "all", "var", "std", "logsumexp", "norm", "cumsum",
         "cumprod", "cummax", "cummin", "bmm", "outer", "lerp", "logaddexp", "rad2deg",
         "deg2rad", "nan_to_num",
-        "trunc", "fmax", "fmin", "expm1", "logit", "lgamma", "digamma", "erfinv"]},
+        "trunc", "fmax", "fmin", "expm1", "logit", "lgamma", "digamma", "erfinv",
+        "heaviside", "frac", "stanh", "logcumsumexp"]},
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
         "bitwise_xor", "bitwise_not", "isnan", "isinf",
-        "isfinite", "allclose", "isclose", "equal_all", "where"]},
+        "isfinite", "allclose", "isclose", "equal_all", "where", "isin"]},
     **{name: getattr(manipulation, name) for name in [
         "reshape", "transpose", "t", "moveaxis", "squeeze", "unsqueeze", "flatten", "split",
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
         "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff", "index_add",
-        "rot90", "unflatten", "unstack"]},
+        "rot90", "unflatten", "unstack", "index_put"]},
     **{name: getattr(search, name) for name in [
         "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select",
-        "bincount", "bucketize", "kthvalue"]},
+        "bincount", "bucketize", "kthvalue", "mode", "unique_consecutive"]},
     **{name: getattr(linalg, name) for name in [
         "tril", "triu", "dist", "cross", "inner", "kron", "diagonal", "trace", "tensordot",
         "inverse", "slogdet", "solve", "matrix_power", "cholesky", "diag", "diagflat", "mv",
@@ -97,7 +98,7 @@ _IN_PLACE = {
     **{f"{name}_": _in_place(name, _METHODS[name]) for name in [
         "add", "subtract", "multiply", "divide", "scale", "clip", "exp", "sqrt", "rsqrt",
         "tanh", "sigmoid", "abs", "floor", "ceil", "round", "reciprocal", "pow", "square",
-        "lerp", "nan_to_num"]},
+        "lerp", "nan_to_num", "frac", "index_put", "put_along_axis"]},
     **{f"{name}_": _in_place(name, _METHODS[name], keep_shape=False)
        for name in ["reshape", "squeeze", "unsqueeze", "flatten"]},
     "zero_": _zero_, "fill_": _fill_, "uniform_": random.uniform_, "normal_": random.normal_,

@@ -96,10 +96,11 @@ def masked_select(x, mask, name=None) -> Tensor:
 
 
 def unique(x, return_index=False, return_inverse=False, return_counts=False, axis=None,
-           dtype="int64", name=None):
+           dtype="int64", sorted=True, name=None):  # noqa: A002  (Paddle's name)
     """The sorted distinct elements of x (flattened unless `axis`; every NaN is one of
     them, as in Paddle), and as asked the first index of each, the inverse mapping and
-    the counts (in `dtype`)."""
+    the counts (in `dtype`). `sorted=False` gives them sorted too, as Paddle 3.3.1's
+    CPU kernel does (sorted order is one of the orders it allows)."""
     x = as_tensor(x)
     if axis is not None:
         axis = int(axis)
@@ -113,6 +114,74 @@ def unique(x, return_index=False, return_inverse=False, return_counts=False, axi
     if not extras:
         return out
     return (out, *(cast(t, dtype) for t in extras))
+
+
+def unique_consecutive(x, return_inverse=False, return_counts=False, axis=None,
+                       dtype="int64", name=None):
+    """x with each run of equal consecutive elements (or slices along `axis`; x is
+    flattened when None, a 0-d x giving [1]) kept once, and as asked the inverse
+    mapping (the run of each element or slice) and each run's length, in `dtype`.
+    NaN equals nothing, so each NaN is a run of its own, as in Paddle. As in Paddle
+    the result records no gradient."""
+    from .creation import full_like
+    from .logic import not_equal
+    from .manipulation import concat, diff, index_select, moveaxis, reshape
+    from .math import any as any_, cumsum, subtract, sum as sum_
+    x = as_tensor(x).detach()
+    if axis is None:
+        x, axis = reshape(x, [-1]), 0
+    axis = int(axis) % x.ndim
+    rows = moveaxis(x, axis, 0)
+    changed = not_equal(rows, concat([rows[:1], rows[:-1]], axis=0))
+    if rows.ndim > 1:
+        changed = any_(changed, axis=list(range(1, rows.ndim)))
+    starts = concat([full_like(changed[:1], True), changed[1:]], axis=0)
+    positions = flat_positions(starts)
+    extras = []
+    if return_inverse:
+        extras.append(cast(subtract(cumsum(cast(starts, dtypes.int64)), 1), dtype))
+    if return_counts:
+        length = reshape(sum_(full_like(starts, 1, dtypes.int64)), [1])
+        extras.append(cast(diff(positions, append=length), dtype))
+    out = index_select(x, positions, axis)
+    return (out, *extras) if extras else out
+
+
+def mode(x, axis=-1, keepdim=False, name=None):
+    """The most frequent value along `axis` and its int64 index, as Paddle's: among
+    equally frequent values the smallest, at its last position in x (where Paddle,
+    sorting with an unstable sort, puts it for up to 16 elements; beyond that its
+    index among equal values is unspecified). Each NaN counts once and sorts after
+    the numbers, so NaN is the mode only of all-NaN slices (at its first position).
+    The value is read at the index, so the gradient goes to that element. Every
+    element is compared with every other along the axis (memory: n**2 per slice)."""
+    from ..errors import DTypeError
+    from .creation import full_like
+    from .logic import equal, greater_equal, isnan, where
+    from .manipulation import moveaxis, reshape, squeeze, take_along_axis, unsqueeze
+    from .math import add, cumsum, max as max_, subtract, sum as sum_
+    x = as_tensor(x)
+    if x.dtype.kind not in ("int", "float"):
+        raise DTypeError(f"mode: x must be an int or float tensor, as in Paddle, got "
+                         f"{x.dtype.name}")
+    if x.ndim == 0:
+        return mode(reshape(x, [1]), 0)
+    axis = int(axis) % x.ndim
+    moved = moveaxis(x, axis, -1)
+    same = equal(unsqueeze(moved, -1), unsqueeze(moved, -2))
+    counts = add(sum_(cast(same, dtypes.int64), -1), cast(isnan(moved), dtypes.int64))
+    order = argsort(moved, -1)  # stable, NaN last: the first most frequent is the smallest
+    first = argmax(take_along_axis(counts, order, -1), -1, keepdim=True)
+    chosen = take_along_axis(order, first, -1)
+    positions = subtract(cumsum(full_like(moved, 1, dtypes.int64), -1), 1)
+    matches = equal(moved, take_along_axis(moved, chosen, -1))
+    last = max_(where(matches, positions, full_like(positions, -1)), -1, keepdim=True)
+    index = where(greater_equal(last, 0), last, chosen)  # a NaN matches nothing: its own
+    value = take_along_axis(moved, index, -1)
+    value, index = moveaxis(value, -1, axis), moveaxis(index, -1, axis)
+    if keepdim:
+        return value, index
+    return squeeze(value, [axis]), squeeze(index, [axis])
 
 
 def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=None, *,

@@ -170,6 +170,17 @@ class Tensor:
         from .manipulation import transpose
         return transpose(self, list(range(self.ndim))[::-1])
 
+    @property
+    def mT(self) -> "Tensor":  # noqa: N802  (Paddle's name)
+        """The tensor with its last two dims swapped (each matrix transposed); it needs
+        at least 2 dims, as in Paddle."""
+        from ..errors import ShapeError
+        from .manipulation import transpose
+        if self.ndim < 2:
+            raise ShapeError(f"Tensor.mT needs at least 2 dims, as in Paddle, got "
+                             f"{self.ndim}")
+        return transpose(self, [*range(self.ndim - 2), self.ndim - 1, self.ndim - 2])
+
     # -- values
     def _concrete(self, what: str) -> np.ndarray:
         if self._value is None:
