@@ -74,6 +74,27 @@ def check_rate_current(scheduler) -> None:
                               f"scheduler after the last update", user_location())
 
 
+def note_read(owner, name: str) -> None:
+    """Compiled code reads the Python number ``owner.name`` through library code (a
+    learning rate: ``opt.get_lr()``, ``sched()``), which the program then holds as a
+    constant: make it one of the program's guards, so that a call after the number
+    changed traces anew instead of returning the old rate. After a scheduler's step
+    the program makes on each run (`_on_host`), the rate is not known when tracing:
+    an error."""
+    tracer = current_tracer()
+    if tracer is None or current_static() is not None:
+        return
+    scheduler = owner if isinstance(owner, LRScheduler) else \
+        getattr(owner, "_learning_rate", None)
+    if isinstance(scheduler, LRScheduler) and any(
+            o is scheduler for o, _ in (*tracer.before_run, *tracer.after_run)):
+        raise ConversionError(f"reading the learning rate after {type(scheduler).__name__}"
+                              f".step() in a compiled function: the program makes the "
+                              f"step on each run, so the rate after it is known only "
+                              f"then; read it after the call", user_location())
+    tracer.reads.note("attribute", owner, name)
+
+
 def _traced(value) -> bool:
     return isinstance(value, Tensor) and value._value is None
 
@@ -113,6 +134,7 @@ class LRScheduler:
         self.__dict__.get("_optimizers", weakref.WeakSet()).discard(optimizer)
 
     def __call__(self) -> float:
+        note_read(self, "_last_lr")
         return self.last_lr
 
     def step(self, epoch: int | None = None) -> None:

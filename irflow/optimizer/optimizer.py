@@ -58,7 +58,7 @@ from ..tensor.convert import cast
 from ..tensor.tensor import Tensor
 from ._ops import add, constant
 from .clip import ClipGradBase
-from .lr import LambdaDecay, LRScheduler, check_rate_current
+from .lr import LambdaDecay, LRScheduler, check_rate_current, note_read
 from .regularizer import L2Decay, WeightDecayRegularizer
 
 __all__ = ["Optimizer"]
@@ -325,10 +325,19 @@ class Optimizer:
     # ------------------------------------------------------------ learning rate
 
     def get_lr(self) -> float:
-        """The current learning rate (the scheduler's, if one is used)."""
+        """The current learning rate (the scheduler's, if one is used); read by compiled
+        code, a guard of its program (`lr.note_read`)."""
+        note_read(self, "_learning_rate")
         if isinstance(self._learning_rate, float):
             return self._learning_rate
         return self._learning_rate()
+
+    def _current_lr(self) -> float:
+        """`get_lr` for the optimizer's own use, which reads the rate from its tensors in
+        compiled code (no guard)."""
+        if isinstance(self._learning_rate, float):
+            return self._learning_rate
+        return self._learning_rate.last_lr
 
     def set_lr(self, value: float) -> None:
         """Set a constant learning rate (not allowed while a scheduler drives it)."""
@@ -354,7 +363,7 @@ class Optimizer:
         """Write the current rate into the learning-rate tensors, if it changed. Host
         side: the tensors' values are replaced without `set_value`, so a traced step
         reads them as inputs rather than recording the rate as a constant."""
-        lr = self.get_lr()
+        lr = self._current_lr()
         if lr == self._lr_value:
             return
         self._lr_value = lr

@@ -160,3 +160,41 @@ def test_a_scheduler_made_inside_a_compiled_function_takes_its_first_step_at_onc
     def f(x):
         return x * L.StepDecay(0.5, step_size=1)()
     np.testing.assert_allclose(paddle.jit.to_static(f)(paddle.ones([2])).numpy(), [0.5, 0.5])
+
+
+def _rates_read(compiled: bool, read_after_step: bool = False):
+    """The loss (scaled by the rate read in the step) and the rates ``opt.get_lr()``
+    and ``sched()`` give inside it, per call."""
+    model = nn.Linear(2, 1)
+    model.weight.set_value(paddle.to_tensor([[1.0], [2.0]]))
+    sched = L.StepDecay(1.0, step_size=1, gamma=0.5)
+    opt = paddle.optimizer.SGD(sched, parameters=model.parameters())
+
+    def step(x):
+        rate = opt.get_lr()
+        loss = model(x).sum() * sched()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        sched.step()
+        if read_after_step:
+            rate = opt.get_lr()
+        return loss, rate
+
+    fn = paddle.jit.to_static(step) if compiled else step
+    return [(float(loss), float(rate)) for loss, rate in
+            (fn(paddle.ones([3, 2])) for _ in range(4))]
+
+
+def test_a_rate_read_in_a_compiled_step_is_the_current_one():
+    """``opt.get_lr()`` and ``sched()`` read in compiled code are guards of the
+    program: after the scheduler stepped, the next call reads the new rate (it kept
+    the first one, a constant of the program)."""
+    eager = _rates_read(compiled=False)
+    assert [rate for _, rate in eager] == [1.0, 0.5, 0.25, 0.125]
+    np.testing.assert_allclose(_rates_read(compiled=True), eager, rtol=1e-6)
+
+
+def test_reading_the_rate_after_a_scheduler_step_inside_is_an_error():
+    with pytest.raises(paddle.ConversionError, match="reading the learning rate after"):
+        _rates_read(compiled=True, read_after_step=True)
