@@ -4,7 +4,8 @@ and fail on the first op whose results differ, naming the op and the user's line
 Both runs record every op with its source location: eager ops through the dispatch
 observer, program ops through the interpreter. Ops are matched by (name, file, line,
 occurrence), which pairs an eager op with the IR op traced from the same call.
-State updates (BatchNorm statistics) are made once, by the compiled run; random
+State updates (BatchNorm statistics, a scheduler's steps) are made once, by the
+compiled run; random
 ops differ between the two runs, so check deterministic code (e.g. in eval mode).
 """
 from __future__ import annotations
@@ -31,6 +32,9 @@ def _key(name, loc):
 def checked_call(compiled, program, args):
     eager_records = defaultdict(list)
     saved = [t._value for t in program.state]
+    # the objects the program's runs step on the host (schedulers), stepped by the
+    # eager run too: put back, so that only the compiled run's steps count
+    hosts = [(owner, owner.state_dict()) for owner in program.host_owners]
 
     def observe_eager(name, loc, results):
         eager_records[_key(name, loc)].append(results)
@@ -43,6 +47,8 @@ def checked_call(compiled, program, args):
         state.observer = None
     for t, v in zip(program.state, saved):  # the compiled run makes the state updates
         t._value = v
+    for owner, host_state in hosts:
+        owner.set_state_dict(host_state)
     inputs = [leaf for a in args
               for leaf in flatten(a, constants=True)[0]][:program.n_inputs]
     arrays = [a._value if isinstance(a, Tensor) else np.asarray(a) for a in inputs]

@@ -151,6 +151,8 @@ class Program:
         # host code each run makes before and after its plan (`Tracer.on_host`)
         self.before_run = [call for _, call in tracer.before_run]
         self.after_run = [call for _, call in tracer.after_run]
+        self.host_owners = list({id(o): o for o, _ in (*tracer.before_run,
+                                                       *tracer.after_run)}.values())
         # what `aliased` checks a call against (tensors are compared by identity: an
         # in-place change rebinds a tensor's array, never writes into it)
         self._state_ids = frozenset(map(id, self.state))

@@ -198,3 +198,25 @@ def test_a_rate_read_in_a_compiled_step_is_the_current_one():
 def test_reading_the_rate_after_a_scheduler_step_inside_is_an_error():
     with pytest.raises(paddle.ConversionError, match="reading the learning rate after"):
         _rates_read(compiled=True, read_after_step=True)
+
+
+def test_check_mode_steps_the_scheduler_once_per_call():
+    """``compile(check=True)`` runs the eager code beside the program: the scheduler's
+    step the eager run makes is undone, so each call steps it once, as eagerly."""
+    model = nn.Linear(2, 1)
+    sched = L.StepDecay(0.1, step_size=1, gamma=0.5)
+    opt = paddle.optimizer.SGD(sched, parameters=model.parameters())
+
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        sched.step()
+        return loss
+
+    checked = paddle.compile(step, check=True)
+    with pytest.warns(RuntimeWarning):  # the eager run, without gradients, warns
+        for _ in range(3):
+            checked(paddle.ones([3, 2]))
+    assert sched.last_epoch == 3 and sched() == pytest.approx(0.1 * 0.5 ** 3)
