@@ -6,6 +6,7 @@
     PYTHONPATH=. python benchmarks/issue11.py --threads 2  # irflow's kernels on 2 threads
     PYTHONPATH=. python benchmarks/issue11.py --only training --rounds 81  # one row
     PYTHONPATH=. python benchmarks/issue11.py --overhead   # per-call overhead, warm/cold
+    PYTHONPATH=. python benchmarks/issue11.py --floor      # and the products alone
 
 Each workload runs as NumPy eager written the natural way (for the convolution:
 ``sliding_window_view`` im2col and one matmul; GELU with ``scipy.special.erf``),
@@ -526,6 +527,35 @@ def conv_bn_relu(shape):
     return (x,), calls, "allclose"
 
 
+def products_alone(shapes):
+    """The matrix products a row's NumPy eager code makes, and nothing else: each
+    ``(m, k, n)`` an ``np.matmul`` of float32 operands into a preallocated output. A
+    system using the same BLAS for its products computes the row in no less time, so
+    this time over NumPy eager's is the lowest ratio the row allows without a faster
+    GEMM (``--floor``)."""
+    rng = np.random.default_rng(1)
+    operands = [(rng.standard_normal((m, k)).astype(np.float32),
+                 rng.standard_normal((k, n)).astype(np.float32),
+                 np.empty((m, n), np.float32)) for m, k, n in shapes]
+
+    def run(*_):
+        for a, b, out in operands:
+            np.matmul(a, b, out=out)
+    return run
+
+
+# (m, k, n) of the products NumPy eager makes in the rows that are mostly products:
+# the forward layers; for the training step, then the output layer's weight gradient
+# and the hidden layer's input gradient and weight gradient (the first layer's input
+# gradient is not computed)
+PRODUCTS = {
+    "MLP 784-512-256-10, batch 1024, inference": [(1024, 784, 512), (1024, 512, 256),
+                                                   (1024, 256, 10)],
+    "MLP 784-256-10, batch 256, training step (SGD)": [(256, 784, 256), (256, 256, 10),
+                                                        (256, 256, 10), (256, 10, 256),
+                                                        (784, 256, 256)],
+}
+
 WORKLOADS = [
     ("LayerNorm(x + GELU(x*w + b)), [4096,1024]", lambda: layer_norm_gelu((4096, 1024)), 1),
     ("MLP 784-512-256-10, batch 1024, inference", lambda: mlp_inference([784, 512, 256, 10], 1024), 1),
@@ -542,7 +572,7 @@ def check(name, calls, inputs, compare) -> None:
     """Every system agrees with NumPy eager (a first call also warms each up)."""
     want = calls["numpy eager"](*inputs)
     for system, fn in calls.items():
-        if system == "numpy eager":
+        if system in ("numpy eager", "products alone"):
             continue  # (a training step has moved its weights: the others' first step is compared)
         got = fn(*inputs)
         ok = (abs(got - want) <= 1e-4 * max(1.0, abs(want)) if compare == "loss" else
@@ -693,6 +723,10 @@ def main() -> None:
                              "'training'): a noisy row measured alone, with more --rounds")
     parser.add_argument("--rounds", type=int, default=None,
                         help="rounds of every system (21; 5 with --quick)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also time the matrix products alone of the rows that are "
+                             "mostly products, in the same rounds (the lowest ratio "
+                             "their BLAS allows)")
     parser.add_argument("--overhead", action="store_true",
                         help="only what a call costs beyond its kernels, warm and cold "
                              "(a training step of a tiny MLP)")
@@ -707,6 +741,8 @@ def main() -> None:
         if args.only not in name:
             continue
         inputs, calls, compare = make()
+        if args.floor and name in PRODUCTS:
+            calls["products alone"] = products_alone(PRODUCTS[name])
         check(name, calls, inputs, compare)
         built.append((name, inputs, calls, batch))
     print(f"machine: {machine()}")
@@ -718,12 +754,21 @@ def main() -> None:
     print()
     print("| workload | " + " | ".join(SYSTEMS) + " | peak MB (" + " / ".join(TRACED) + ") |")
     print("|---" * (len(SYSTEMS) + 2) + "|")
+    floors = []
     for name, inputs, calls, batch in built:
         times = medians(calls, inputs, samples, batch)
         base = times["numpy eager"]
         cells = [f"{_time(times[s])} ({times[s] / base:.3f})" for s in SYSTEMS]
         peaks = " / ".join(f"{peak_mb(calls[s], inputs):.1f}" for s in TRACED)
         print(f"| {name} | " + " | ".join(cells) + f" | {peaks} |", flush=True)
+        if "products alone" in times:
+            floors.append((name, times["products alone"] / base,
+                           times["irflow llvm"] / base))
+    if floors:
+        print("\n| workload | products alone / numpy eager | irflow llvm / numpy eager |")
+        print("|---|---|---|")
+        for name, floor, llvm in floors:
+            print(f"| {name} | {floor:.3f} | {llvm:.3f} |")
     if HAVE["torch"]:
         print("\ntorch: " + "; ".join(f"{name}: {getattr(calls.get('torch'), 'mode', '?')}"
                                       for name, _, calls, _ in built))
