@@ -5,11 +5,18 @@ it is the current program (`program_guard`, after ``paddle.enable_static()``); a
 `Executor` compiles it for what it fetches and runs it. See ``docs/static.md``.
 `InputSpec` describes the inputs of compiled functions (``paddle.jit.to_static``).
 """
+import contextlib
+import os
+
 from . import nn
+from ..device import CPUPlace
 from ..frontend.input_spec import InputSpec
+from ..metric import accuracy
 from ..tensor.convert import default_float_dtype
+from ..tensor.tensor import Parameter, Tensor
 from .backward import append_backward, gradients
-from .executor import Executor
+from .creation import create_global_var, create_parameter
+from .executor import BuildStrategy, CompiledProgram, Executor
 from .io import (load, load_inference_model, load_program_state, save, save_inference_model,
                  set_program_state)
 from .mode import (default_main_program, default_startup_program, disable_static,
@@ -26,9 +33,29 @@ def data(name: str, shape, dtype=None, lod_level: int = 0):
                                                              dtype or default_float_dtype())
 
 
-__all__ = ["Block", "Executor", "InputSpec", "Program", "Scope", "append_backward", "data",
-           "default_main_program", "default_startup_program", "disable_static",
-           "enable_static", "global_scope", "gradients", "in_dynamic_mode", "load",
-           "load_inference_model",
-           "load_program_state", "nn", "program_guard", "save", "save_inference_model",
-           "scope_guard", "set_program_state"]
+#: a static program's variables are Tensors (``isinstance(x, paddle.static.Variable)``)
+Variable = Tensor
+
+
+def cpu_places(device_count: int | None = None) -> list:
+    """`device_count` CPU places (default: the ``CPU_NUM`` environment variable, else
+    1), as Paddle lists them; irflow runs a program on one of them."""
+    count = device_count if device_count is not None else int(os.environ.get("CPU_NUM", 1))
+    return [CPUPlace() for _ in range(count)]
+
+
+@contextlib.contextmanager
+def name_scope(prefix: str | None = None):
+    """Paddle's prefix for the names of the ops built inside the ``with`` block, which
+    only names them for its debugging output; irflow's IR does not name ops, so the
+    block runs as it is."""
+    yield
+
+
+__all__ = ["Block", "BuildStrategy", "CompiledProgram", "Executor", "InputSpec", "Parameter",
+           "Program", "Scope", "Variable", "accuracy", "append_backward", "cpu_places",
+           "create_global_var", "create_parameter", "data", "default_main_program",
+           "default_startup_program", "disable_static", "enable_static", "global_scope",
+           "gradients", "in_dynamic_mode", "load", "load_inference_model",
+           "load_program_state", "name_scope", "nn", "program_guard", "save",
+           "save_inference_model", "scope_guard", "set_program_state"]

@@ -44,12 +44,15 @@ class Executor:
             fetch_list: Sequence | None = None, feed_var_name: str = "feed",
             fetch_var_name: str = "fetch", scope=None, return_numpy: bool = True,
             use_program_cache: bool = False, use_prune: bool = False):
-        """Run `program` (default: the default main program) with `feed` (input name
-        -> array, or a list of one such dict, as Paddle takes one per device) and
-        return the values of `fetch_list` (variables or their names): NumPy arrays, or
-        Tensors with ``return_numpy=False``. Variables are read from and updated in
-        `scope` (default: the current scope, `global_scope()`)."""
+        """Run `program` (default: the default main program; or a `CompiledProgram` of
+        one) with `feed` (input name -> array, or a list of one such dict, as Paddle
+        takes one per device) and return the values of `fetch_list` (variables or
+        their names): NumPy arrays, or Tensors with ``return_numpy=False``. Variables
+        are read from and updated in `scope` (default: the current scope,
+        `global_scope()`)."""
         program = default_main_program() if program is None else program
+        if isinstance(program, CompiledProgram):
+            program = program._program
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run takes a paddle.static.Program, not "
                             f"{type(program).__name__}")
@@ -62,6 +65,25 @@ class Executor:
 
     def close(self) -> None:
         """Nothing to release: programs own their compiled plans."""
+
+
+class BuildStrategy:
+    """Paddle's ``paddle.static.BuildStrategy``: options of the graph passes Paddle runs
+    on a `CompiledProgram` (``fuse_all_reduce_ops``, ``enable_inplace``, ...), set as
+    attributes. irflow's executor optimizes every program with its own pipeline, so
+    they change nothing."""
+
+
+class CompiledProgram:
+    """Paddle's ``paddle.static.CompiledProgram(program, build_strategy)``: the program,
+    for an `Executor` to run as it runs any program (which it compiles itself)."""
+
+    def __init__(self, program_or_graph: Program, build_strategy: BuildStrategy | None = None):
+        if not isinstance(program_or_graph, Program):
+            raise TypeError(f"CompiledProgram takes a paddle.static.Program, not "
+                            f"{type(program_or_graph).__name__}")
+        self._program = program_or_graph
+        self._build_strategy = build_strategy
 
 
 class _Compiled:
@@ -226,4 +248,4 @@ def _near(name: str, inputs: dict) -> str:
     return f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name)
 
 
-__all__ = ["Executor"]
+__all__ = ["BuildStrategy", "CompiledProgram", "Executor"]

@@ -146,9 +146,10 @@ def _program_of(variable: Tensor) -> Program | None:
 
 
 def _feed_name(program: Program, v: Tensor, index: int) -> str:
-    inputs = program._tracer.inputs
-    name = next((n for n, a in inputs.items() if v._tracer is program._tracer
-                 and v._ir is a), None)
+    """The input name of feed variable `v`: an input of `program`, or of the program it
+    was cloned from (a test program saved with the training program's ``static.data``)."""
+    value = v._ir if v._tracer is program._tracer else program._aliases.get(v._ir)
+    name = next((n for n, a in program._tracer.inputs.items() if value is a), None)
     if name is None:
         raise IrflowError(f"save_inference_model: feed_vars[{index}] is not an input of the "
                           "program (a paddle.static.data variable)", user_location())

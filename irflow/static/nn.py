@@ -1,8 +1,8 @@
 """Paddle's ``paddle.static.nn``: layers as functions that create their parameters in
-the current program (`fc`, `conv2d`, `batch_norm`), and functional control flow
-(`cond`, `while_loop`, and `case` and `switch_case` made of conds), which compiled
-code and static programs turn into ``cond`` and ``while`` ops and eager code runs in
-Python.
+the current program (`fc`, `conv2d`, `batch_norm`, `embedding`, `layer_norm`), and
+functional control flow (`cond`, `while_loop`, and `case` and `switch_case` made of
+conds), which compiled code and static programs turn into ``cond`` and ``while`` ops
+and eager code runs in Python.
 
 A layer function computes with ``irflow.nn.functional``, as the Layer of the same
 name does; its parameters are made by ``create_parameter`` (named as Paddle names
@@ -18,7 +18,7 @@ from ..frontend import jst
 from ..nn import functional as F
 from ..nn.initializer import Constant, Normal
 from ..nn.param_attr import ParamAttr, create_parameter, unique_name
-from ..tensor.manipulation import flatten
+from ..tensor.manipulation import flatten, reshape
 from ..tensor.math import add_n
 from .mode import static_programs
 
@@ -109,6 +109,42 @@ def batch_norm(input, act: str | None = None, is_test: bool = False,  # noqa: A0
     return _activated(out, act)
 
 
+def embedding(input, size, is_sparse: bool = False, is_distributed: bool = False,  # noqa: A002
+              padding_idx=None, param_attr=None, dtype="float32"):
+    """A lookup table of `size` ``[vocab, dim]`` (XavierUniform unless `param_attr`
+    says otherwise, named ``embedding_<k>.w_0``) indexed by the int64 ids `input`:
+    the output has `input`'s shape plus ``[dim]``, zeros for `padding_idx` (which
+    gets no gradient). The table's padding row is drawn like the others, as in
+    Paddle's static graph; only the lookup zeroes it."""
+    static_programs("static.nn.embedding")
+    table = create_parameter(list(size), dtype, attr=param_attr, prefix=unique_name("embedding"))
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += size[0]
+    return F.embedding(input, table, padding_idx, sparse=is_sparse)
+
+
+def layer_norm(input, scale: bool = True, shift: bool = True,  # noqa: A002
+               begin_norm_axis: int = 1, epsilon: float = 1e-05, param_attr=None,
+               bias_attr=None, act: str | None = None, name: str | None = None):
+    """Layer normalization over the axes from `begin_norm_axis` on, with a scale (ones)
+    and a shift (zeros) of their flattened size ``layer_norm_<k>.w_0`` / ``.b_0``
+    (unless `scale` / `shift` is False), then `act`."""
+    static_programs("static.nn.layer_norm")
+    normalized = list(input.shape[begin_norm_axis:])
+    features = _static_size(normalized, "layer_norm", "the normalized axes")
+    prefix = name or unique_name("layer_norm")
+    weight = bias = None
+    if scale:
+        weight = create_parameter([features], input.dtype, attr=param_attr,
+                                  default_initializer=Constant(1.0), prefix=prefix)
+        weight = reshape(weight, normalized)
+    if shift:
+        bias = create_parameter([features], input.dtype, attr=bias_attr, is_bias=True,
+                                prefix=prefix)
+        bias = reshape(bias, normalized)
+    return _activated(F.layer_norm(input, normalized, weight, bias, epsilon), act)
+
+
 def cond(pred, true_fn=None, false_fn=None, name=None, return_names=None):
     return jst.cond(pred, true_fn, false_fn)
 
@@ -189,4 +225,5 @@ def _activated(x, activation: str | None):
     return fn(x)
 
 
-__all__ = ["batch_norm", "case", "cond", "conv2d", "fc", "switch_case", "while_loop"]
+__all__ = ["batch_norm", "case", "cond", "conv2d", "embedding", "fc", "layer_norm",
+           "switch_case", "while_loop"]

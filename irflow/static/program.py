@@ -158,7 +158,7 @@ class Program:
         if not self._tracer.fn.block.ops and not self._tracer.inputs:
             self._tracer.fn.name = "startup"
         with tracing(self._tracer):
-            tensor.set_value(_initial_value(tensor, initializer))
+            self._tracer.initial_value(tensor, _initial_value(tensor, initializer))
 
 
 def _initial_value(t: Tensor, initializer) -> Tensor:

@@ -20,6 +20,10 @@ This tracer adds what that needs:
   (`irflow.nn.functional.common.test_twins`); ``clone(for_test=True)`` keeps
   the forward (the ops before the first gradient computation, which ``minimize``
   appends), without state updates, each value replaced by its twin.
+- **Paddle's static semantics of updates.** ``set_value`` of a value known now sets
+  it in the scope once (Paddle's ``Variable.set_value``), not at every run; and a
+  parameter that a run does not reach (a ``cond`` branch not taken) has a zero
+  gradient there, which ``minimize`` applies, where eager code has None and skips it.
 """
 from __future__ import annotations
 
@@ -30,11 +34,12 @@ from ..dispatch import user_location
 from ..errors import DimMismatch, IrflowError, Location, ShapeError
 from ..frontend.input_spec import InputSpec
 from ..frontend.program import symbol_to_fix
-from ..frontend.tracer import Scope, Tracer
+from ..frontend.tracer import RunTimeGradient, Scope, Tracer
 from ..ir.builder import Builder
 from ..ir.core import BlockArg, OpResult, Value
 from ..ir.sizes import substitute_symbols
 from ..tensor.tensor import Parameter, Tensor
+from .scope import global_scope
 
 
 class ProgramTracer(Tracer):
@@ -138,6 +143,32 @@ class ProgramTracer(Tracer):
             self.forward_ops = len(self.fn.block.ops)
         self.grads = {}
         super().backward(loss, grad_tensor)
+
+    def set_value(self, t: Tensor, value) -> None:
+        """``var.set_value(value)``: a value the program computes (an optimizer's
+        update, batch norm's statistics) is an update the program makes each run; a
+        value known now (an array, a Tensor with a value) is set in the current scope
+        now, as Paddle's ``Variable.set_value`` does: ``layer.weight.set_value(w)``
+        or a layer's ``set_state_dict`` sets the weight once, rather than resetting
+        it at every run of the program being built."""
+        if t._value is not None and not (isinstance(value, Tensor) and value._value is None):
+            global_scope().assign(t, value)
+            return
+        super().set_value(t, value)
+
+    def initial_value(self, t: Tensor, value: Tensor) -> None:
+        """Have this (startup) program give variable `t` the value `value` when it
+        runs, a constant too."""
+        super().set_value(t, value)
+
+    def gradient(self, t: Tensor) -> tuple[Tensor | None, None]:
+        """A parameter's gradient for ``minimize``: Paddle's static graph differentiates
+        both branches of a ``static.nn.cond`` (and a ``while_loop`` that may not run),
+        so a parameter used only where a run does not go has a zero gradient on that
+        run, with which the optimizer updates it (Adam's moments decay, its beta powers
+        advance, weight decay applies), where eager code would skip it."""
+        g = self._gradient(t)
+        return (g.value if isinstance(g, RunTimeGradient) else g), None
 
     def version(self) -> tuple:
         """Changes whenever the program does: ops are only ever appended to its block,

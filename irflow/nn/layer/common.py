@@ -2,6 +2,7 @@
 Identity, CosineSimilarity and PairwiseDistance layers."""
 from __future__ import annotations
 
+from ...context import current_static
 from ...errors import ShapeError
 from ...tensor import flatten, reshape
 from ...tensor.manipulation import exact_shape
@@ -90,7 +91,9 @@ class Embedding(Layer):
                                                 default_initializer=XavierUniform())
             if weight_attr is None:
                 self.weight.stop_gradient = _freeze
-        if padding_idx is not None:
+        if padding_idx is not None and current_static() is None:
+            # (as Paddle, in dynamic mode only: a static program's table is the
+            # startup program's, or what is set in the scope)
             value = self.weight.numpy()
             value[padding_idx] = 0.0
             self.weight.set_value(value)
