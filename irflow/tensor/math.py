@@ -727,8 +727,10 @@ def matmul(x, y, transpose_x=False, transpose_y=False, name=None) -> Tensor:
     input into a float32 layer is an error, not a silent promotion)."""
     if isinstance(x, Tensor) and isinstance(y, Tensor):
         xv, yv = x._value, y._value  # the dtypes read cheaply: this is eager's hot path
-        if (xv.dtype is not yv.dtype if xv is not None and yv is not None
-                else x.dtype is not y.dtype):
+        # (`is` first, for speed; an unpickled array's dtype equals the usual one but
+        # is another object)
+        if ((xv.dtype is not yv.dtype and xv.dtype != yv.dtype)
+                if xv is not None and yv is not None else x.dtype is not y.dtype):
             from ..dispatch import user_location
             from ..errors import DTypeError
             raise DTypeError(f"matmul: x is {x.dtype.name} and y is {y.dtype.name}; matmul "

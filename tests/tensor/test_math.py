@@ -508,3 +508,14 @@ def test_norm_gradient_is_zero_at_an_all_zero_vector(p):
     paddle.linalg.vector_norm(x, p, axis=1).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy()[0], np.zeros(2))
     check_grads(lambda t: paddle.linalg.vector_norm(t, p, axis=1), a[1:])
+
+
+def test_matmul_of_an_unpickled_array():
+    """An unpickled array's dtype equals float32 but is another object: matmul (and
+    Linear) must not call it a mix of dtypes (weights loaded from a pickle)."""
+    import pickle
+    a = pickle.loads(pickle.dumps(np.arange(4, dtype=np.float32).reshape(2, 2)))
+    assert a.dtype == np.float32 and a.dtype is not np.dtype(np.float32)
+    x = paddle.to_tensor(a)
+    np.testing.assert_allclose(paddle.matmul(x, x).numpy(), a @ a)
+    assert paddle.nn.Linear(2, 3)(x).shape == [2, 3]
