@@ -1,9 +1,10 @@
-"""Paddle's ``paddle.vision.models`` that irflow provides: `LeNet`, with Paddle's
-sublayers and parameter names, so a Paddle state dict loads."""
+"""Paddle's ``paddle.vision.models.LeNet``."""
 from __future__ import annotations
 
-from .. import nn
-from ..tensor import flatten
+from ... import nn
+from ...tensor import flatten
+
+__all__ = ["LeNet"]
 
 
 class LeNet(nn.Layer):
@@ -26,6 +27,3 @@ class LeNet(nn.Layer):
         if self.num_classes > 0:
             x = self.fc(flatten(x, 1))
         return x
-
-
-__all__ = ["LeNet"]
