@@ -540,6 +540,16 @@ class _ControlFlow(ast.NodeTransformer):
             return node
         return _located(_call(_jst("attr"), node.value, _const(node.attr)), node)
 
+    def visit_AugAssign(self, node: ast.AugAssign):
+        """``obj.n += v`` reads ``obj.n`` before it writes it: the owner goes through
+        `jst.updating`, which records that read for the guards as `jst.attr` would."""
+        self.generic_visit(node)
+        target = node.target
+        if isinstance(target, ast.Attribute):
+            target.value = _located(_call(_jst("updating"), target.value, _const(target.attr)),
+                                    target)
+        return node
+
     def visit_Assign(self, node: ast.Assign):
         """``h = expr`` names the IR value of `expr` after the user's variable."""
         self.generic_visit(node)

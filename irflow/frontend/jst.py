@@ -70,6 +70,16 @@ def _note_read(owner, name: str) -> None:
         tracer.reads.attribute(owner, name)
 
 
+def updating(owner, name: str):
+    """The owner of ``owner.name op= v`` in converted code, returned unchanged once
+    the read of ``owner.name`` that the statement makes is recorded: Python reads it
+    before the write, and a later read (``if self.calls % k == 0``) would record the
+    value this trace wrote, which the program's guards would then find on every call
+    (a counter on a plain object counted once)."""
+    _note_read(owner, name)
+    return owner
+
+
 def _hasattr(owner, name: str) -> bool:
     """``hasattr`` in converted code: what it found is recorded as `attr` records a read
     (a program traced without the attribute traces again once it exists)."""

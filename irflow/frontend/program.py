@@ -706,8 +706,10 @@ class CompiledFunction:
         self._known: dict[tuple, tuple[Program, Any, Any]] = {}
         # Last: from here on, attributes that are not the compiled function's own are
         # the layer's (Paddle's to_static(layer) returns the layer itself).
+        owner = getattr(target, "__self__", None) if isinstance(target, types.MethodType) \
+            else None  # a method of a plain object (a Trainer's step) stands for no layer
         self.layer = target if isinstance(target, Layer) else \
-            getattr(target, "__self__", None) if isinstance(target, types.MethodType) else None
+            owner if isinstance(owner, Layer) else None
 
     # -- the wrapped layer's attributes (parameters(), train(), state_dict(), m.fc = ...)
     def __getattr__(self, name: str):

@@ -301,7 +301,11 @@ class Tracer:
         Once it carries `n`, the value forward leaves there is the program's output
         for it, so a plain assignment at the top level (``self.scale = 1.0``) is stored
         as a constant of the program (inside tensor-dependent control flow the
-        statement's own machinery merges it); returns whether it was stored here."""
+        statement's own machinery merges it); returns whether it was stored here.
+        A Layer's ``training`` flag is not carried: see `note_mode`."""
+        if name == "training":
+            self.note_mode(layer, value)
+            return False
         if (layer, name) in self.numbers:
             if self.scope.parent is not None:
                 return False
@@ -313,6 +317,20 @@ class Tracer:
             self.changed_numbers.append((layer, name))
             self.changed(lambda: layer.__dict__.__setitem__(name, old))
         return False
+
+    def note_mode(self, layer, mode: bool) -> None:
+        """``model.train()`` or ``model.eval()`` in traced code (a training step that
+        starts with ``model.train()`` after an evaluation): the program was picked by
+        the modes its call starts with, so the rest of the trace reads the new mode as
+        the Python bool eager code reads (carried as a number, it would be a traced
+        bool that ``if self.training`` in Dropout cannot test). Each run sets it after
+        its plan, as eager code leaves it."""
+        old = layer.__dict__.get("training")
+        if old == mode:
+            return
+        self.on_host(layer, lambda: setattr(layer, "training", mode), False,
+                     f"{type(layer).__name__}.train()")
+        self.changed(lambda: layer.__dict__.__setitem__("training", old))
 
     def lift_numbers(self) -> None:
         """Each Layer attribute of `numbers` (a Python number or bool forward changes)
