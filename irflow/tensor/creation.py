@@ -34,8 +34,21 @@ def full(shape, fill_value, dtype=None, name=None) -> Tensor:
     a bool one."""
     if dtype is None:
         dtype = dtypes.bool_ if isinstance(fill_value, bool) else default_float_dtype()
-    value = Tensor._from_array(dtypes.astype(fill_value, dtypes.dtype(dtype)))
-    return apply("broadcast_to", (value,), {"shape": dims(shape)})
+    return apply("broadcast_to", (_fill("full", fill_value, dtype),), {"shape": dims(shape)})
+
+
+def _fill(what: str, fill_value, dtype) -> Tensor:
+    """The 0-d tensor of `dtype` holding a fill value: a number, or a tensor of one
+    element (in compiled code, one the program computes, such as a loop's counter),
+    through which no gradient flows, as in Paddle."""
+    dtype = dtypes.dtype(dtype)
+    if not isinstance(fill_value, Tensor):
+        return Tensor._from_array(dtypes.astype(fill_value, dtype))
+    size = exact_shape(fill_value)
+    if any(isinstance(d, int) and d != 1 for d in size):
+        raise ValueError(f"{what}: a tensor fill_value must have one element, got shape "
+                         f"{list(size)}")
+    return cast(fill_value.detach().reshape([]), dtype)
 
 
 def zeros(shape, dtype=None, name=None) -> Tensor:
@@ -52,8 +65,8 @@ def empty(shape, dtype=None, name=None) -> Tensor:
 
 def full_like(x, fill_value, dtype=None, name=None) -> Tensor:
     x = as_tensor(x)
-    value = Tensor._from_array(dtypes.astype(fill_value, dtypes.dtype(dtype or x.dtype)))
-    return apply("broadcast_to", (value,), {"shape": exact_shape(x)})
+    return apply("broadcast_to", (_fill("full_like", fill_value, dtype or x.dtype),),
+                 {"shape": exact_shape(x)})
 
 
 def zeros_like(x, dtype=None, name=None) -> Tensor:

@@ -183,3 +183,25 @@ def test_seed_makes_draws_repeatable():
     assert not np.array_equal(paddle.randn([3]).numpy(), first[0])   # the stream moves on
     paddle.seed(2027)
     assert not np.array_equal(paddle.randn([3]).numpy(), first[0])
+
+
+def test_full_takes_a_one_element_tensor_as_its_fill_value_in_compiled_code():
+    """As in Paddle: full and full_like fill with a one-element tensor's value (cast
+    to the result's dtype, no gradient through it), also one the program computes (a
+    loop's counter), and refuse a tensor of more elements."""
+    def grow(x):
+        rows, i = [], paddle.to_tensor(0)
+        while i < 3:
+            rows.append(paddle.full([2], i) + x)
+            i = i + 1
+        return paddle.stack(rows)
+
+    x = paddle.ones([2])
+    want = [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]
+    assert grow(x).numpy().tolist() == want
+    assert paddle.jit.to_static(grow)(x).numpy().tolist() == want
+    like = paddle.jit.to_static(lambda t: paddle.full_like(t, t.sum(), dtype="int32"))
+    out = like(paddle.to_tensor([1.5, 1.5]))
+    assert out.dtype == paddle.int32 and out.numpy().tolist() == [3, 3]
+    with pytest.raises(ValueError, match="one element"):
+        paddle.full([2], paddle.to_tensor([1.0, 2.0]))
