@@ -38,6 +38,7 @@ drops the programs so that the call traces anew.
 from __future__ import annotations
 
 import builtins
+import copy
 import inspect
 import operator
 import types
@@ -1288,6 +1289,12 @@ class CompiledLayer(CompiledFunction):
 
     def __repr__(self) -> str:
         return repr(self.layer)
+
+    def __deepcopy__(self, memo):
+        """A compiled copy of a copy of the layer (``copy.deepcopy(model)`` for an EMA
+        model): its programs are traced anew, for the copy's parameters."""
+        return CompiledFunction(copy.deepcopy(self.layer, memo), self.input_spec,
+                                self.backend, self.check, self.pipeline, self.freeze)
 
 
 def run_time_alias(types_, e: DimMismatch, aliases: dict) -> tuple[str, Dim] | None:

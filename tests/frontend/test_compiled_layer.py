@@ -46,3 +46,18 @@ def test_a_compiled_container_indexes_iterates_and_has_a_length():
     assert [type(layer).__name__ for layer in static] == ["Linear", "ReLU"]
     assert seq[1] in static
     assert not paddle.jit.to_static(nn.Sequential())  # empty, as the layer is
+
+
+def test_a_deep_copy_is_a_compiled_copy_of_the_layer():
+    """``copy.deepcopy`` of a compiled layer (an EMA model) copies the layer and
+    compiles the copy: its parameters are its own."""
+    import copy
+    seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    static = paddle.jit.to_static(seq)
+    x = paddle.ones([1, 2])
+    want = static(x).numpy()
+    twin = copy.deepcopy(static)
+    assert isinstance(twin, nn.Sequential) and twin[0].weight is not seq[0].weight
+    np.testing.assert_allclose(twin(x).numpy(), want)
+    twin[0].weight.set_value(np.zeros((2, 2), np.float32))
+    np.testing.assert_allclose(static(x).numpy(), want)  # the original is unchanged
