@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from . import linalg, logic, manipulation, math, random, search, stat
+from . import arrangement
+from . import sampling
+from . import special
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -74,6 +77,13 @@ _METHODS = {
     **{name: getattr(stat, name) for name in [
         "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
         "count_nonzero"]},
+    **{name: getattr(arrangement, name) for name in [
+        "hsplit", "vsplit", "dsplit", "tensor_split", "atleast_1d", "atleast_2d", "atleast_3d",
+        "combinations", "diag_embed", "take", "index_sample", "index_fill", "index_fill_",
+        "scatter_add", "scatter_reduce", "select_scatter", "slice_scatter", "diagonal_scatter",
+        "masked_scatter", "masked_scatter_", "unfold", "swapaxes", "swapdims", "permute", "view",
+        "view_as", "narrow", "ravel", "msort", "rank", "is_floating_point", "is_complex",
+        "is_integer", "is_empty"]},
 }
 
 def _in_place(name: str, fn, keep_shape: bool = True):
@@ -106,6 +116,19 @@ _IN_PLACE = {
 
 for _name, _fn in {**_OPERATORS, **_METHODS, **_IN_PLACE}.items():
     setattr(Tensor, _name, _fn)
+
+for _name in ["multinomial", "vander", "exponential_", "bernoulli_", "cauchy_", "geometric_",
+              "log_normal_", "new_zeros", "new_ones", "new_full", "new_empty"]:
+    setattr(Tensor, _name, getattr(sampling, _name))
+
+for _name in ["gammaln", "polygamma", "multigammaln", "gammainc", "gammaincc", "i0", "i0e",
+              "i1", "i1e", "sinc", "hypot", "ldexp", "copysign", "frexp", "signbit", "gcd", "lcm",
+              "isneginf", "isposinf", "isreal", "trapezoid", "cumulative_trapezoid", "cdist",
+              "addmm", "baddbmm", "renorm"]:
+    setattr(Tensor, _name, getattr(special, _name))
+for _name in ["gammaln", "polygamma", "multigammaln", "gammainc", "gammaincc", "i0", "sinc",
+              "hypot", "ldexp", "copysign", "gcd", "lcm", "addmm", "baddbmm", "renorm"]:
+    setattr(Tensor, f"{_name}_", _in_place(_name, getattr(special, _name)))
 
 # As Paddle's Tensor: NumPy ufuncs refuse Tensors, so ``ndarray + tensor`` calls
 # Tensor.__radd__ and gives a Tensor (rather than NumPy computing an ndarray).
