@@ -171,13 +171,13 @@ unary("atanh", quiet(np.arctanh), lambda b, g, i, o: [
       traits=NO_LLVM_CODE)
 # Special functions, also without LLVM code: lgamma and erfinv compute per element or
 # iterate, and digamma and trigamma use a recurrence and an asymptotic series.
-_lgamma = np.frompyfunc(lambda v: math.lgamma(v) if v > 0 or v != math.floor(v) else math.inf,
-                        1, 1)
+_lgamma = np.frompyfunc(lambda v: math.lgamma(v) if not math.isfinite(v) or v > 0 or
+                        v != math.floor(v) else math.inf, 1, 1)
 
 
 def _lgamma_kernel(x):
-    """math.lgamma per element: exact, and +inf at the poles 0, -1, -2, ... (where
-    math.lgamma raises), as Paddle's."""
+    """math.lgamma per element: exact, +inf at the poles 0, -1, -2, ... (where
+    math.lgamma raises), as Paddle's; NaN at NaN and +inf at +-inf."""
     return np.asarray(_lgamma(x), dtype=x.dtype)
 
 

@@ -137,6 +137,14 @@ def test_special_values(dtype):
                                rtol=tol)
 
 
+def test_lgamma_of_nan_and_infinities():
+    """NaN gives NaN and +-inf give +inf, as math.lgamma and Paddle (floor(NaN) in the
+    pole test raised a ValueError)."""
+    x = paddle.to_tensor([math.nan, -math.inf, math.inf, 0.0])
+    out = paddle.lgamma(x).numpy()
+    assert math.isnan(out[0]) and list(out[1:]) == [math.inf] * 3
+
+
 def test_special_edges_and_int_inputs():
     assert paddle.expm1(paddle.to_tensor([1, 2])).dtype == paddle.float32
     np.testing.assert_array_equal(paddle.lgamma(paddle.to_tensor([0.0, -1.0])).numpy(),
