@@ -27,7 +27,14 @@ def reshape(x, shape, name=None) -> Tensor:
 
 
 def transpose(x, perm, name=None) -> Tensor:
-    return apply("transpose", (as_tensor(x),), {"perm": dims(perm)})
+    """x with its axes in the order `perm`; ``transpose(x, 1, 3)`` (two axes, which
+    Paddle 3.3 takes too) swaps those two."""
+    x = as_tensor(x)
+    if isinstance(perm, int) and isinstance(name, int):
+        order = list(range(x.ndim))
+        order[perm], order[name] = order[name], order[perm]
+        perm = order
+    return apply("transpose", (x,), {"perm": dims(perm)})
 
 
 def t(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)

@@ -312,3 +312,12 @@ def test_gather_nd_of_an_empty_selection_of_an_empty_tensor():
         return picked, paddle.scatter_nd_add(x, index, picked)
 
     _agree(fn, [InputSpec([None, 3])], (paddle.zeros([0, 3]),), (paddle.randn([4, 3]),))
+
+
+def test_transpose_of_two_axes_swaps_them():
+    """``paddle.transpose(x, 1, 3)`` and ``x.transpose(1, 3)``, as Paddle 3.3 takes."""
+    a = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    x = paddle.to_tensor(a)
+    np.testing.assert_array_equal(paddle.transpose(x, 1, 3).numpy(), a.swapaxes(1, 3))
+    np.testing.assert_array_equal(x.transpose(-1, 0).numpy(), a.swapaxes(-1, 0))
+    np.testing.assert_array_equal(x.transpose([0, 2, 1, 3]).numpy(), a.transpose(0, 2, 1, 3))
