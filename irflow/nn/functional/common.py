@@ -186,14 +186,15 @@ def _gradient_by_frequency(out, x, num_embeddings):
     return out.detach() + (out - out.detach()) / frequency
 
 
-def check_channel_shuffle(what: str, groups, data_format: str) -> None:
-    """The checks `channel_shuffle` and `nn.ChannelShuffle` make of their settings."""
-    if not isinstance(groups, int):
-        raise TypeError(f"{what}: groups must be an int, got {type(groups).__name__}")
-    if groups <= 0:
-        raise ValueError(f"{what}: groups must be positive, got {groups}")
+def check_pixel_options(function: str, factor, what: str, data_format: str) -> None:
+    """Paddle's checks of the options of a pixel (un)shuffle, which its layers run
+    when constructed: `factor` (named `what`) a positive int, an NCHW or NHWC layout."""
+    if not isinstance(factor, int) or isinstance(factor, bool):
+        raise TypeError(f"{function}: {what} must be an int, got {factor!r}")
+    if factor <= 0:
+        raise ValueError(f"{function}: {what} must be positive, got {factor}")
     if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"{what}: data_format must be 'NCHW' or 'NHWC', got "
+        raise ValueError(f"{function}: data_format must be 'NCHW' or 'NHWC', got "
                          f"{data_format!r}")
 
 
@@ -201,7 +202,7 @@ def channel_shuffle(x, groups: int, data_format: str = "NCHW", name=None):
     """Interleave the channels of a 4-D x from `groups` groups (ShuffleNet): viewing
     the C channels as [groups, C / groups] and transposing it, so that output channel
     j is input channel (j % groups) * (C / groups) + j // groups."""
-    check_channel_shuffle("channel_shuffle", groups, data_format)
+    check_pixel_options("channel_shuffle", groups, "groups", data_format)
     x = as_tensor(x)
     if x.ndim != 4:
         raise ShapeError(f"channel_shuffle: x must be a 4-D tensor, got shape {list(x.shape)}")

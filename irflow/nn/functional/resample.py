@@ -21,6 +21,7 @@ from ...tensor import (Tensor, abs as absolute, clip, expand, floor, gather, ind
                        unsqueeze, where, zeros)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
+from .common import check_pixel_options
 from .conv import pair
 
 
@@ -384,18 +385,6 @@ def pad_by_gather(x, pairs, mode: str):
 
 
 # ---------------------------------------------------------------- pixel shuffle
-
-def check_pixel_options(function: str, factor, what: str, data_format: str) -> None:
-    """Paddle's checks of the options of a pixel (un)shuffle, which its layers run
-    when constructed: `factor` (named `what`) a positive int, an NCHW or NHWC layout."""
-    if not isinstance(factor, int) or isinstance(factor, bool):
-        raise TypeError(f"{function}: {what} must be an int, got {factor!r}")
-    if factor <= 0:
-        raise ValueError(f"{function}: {what} must be positive, got {factor}")
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"{function}: data_format must be 'NCHW' or 'NHWC', got "
-                         f"{data_format!r}")
-
 
 def _pixel_layout(function: str, x, factor, what: str, data_format: str):
     """x [N, C, H, W] (NHWC transposed to it), after the checks of the options."""

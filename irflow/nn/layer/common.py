@@ -7,7 +7,7 @@ from ...errors import ShapeError
 from ...tensor import flatten, reshape
 from ...tensor.manipulation import exact_shape
 from .. import functional as F
-from ..functional.common import check_channel_shuffle
+from ..functional.common import check_pixel_options
 from ..initializer import XavierUniform
 from .layers import Layer
 
@@ -166,7 +166,7 @@ class ChannelShuffle(Layer):
 
     def __init__(self, groups: int, data_format: str = "NCHW", name=None):
         super().__init__()
-        check_channel_shuffle("ChannelShuffle", groups, data_format)
+        check_pixel_options("ChannelShuffle", groups, "groups", data_format)
         self._groups, self._data_format, self._name = groups, data_format, name
 
     def forward(self, x):

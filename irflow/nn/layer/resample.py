@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from .. import functional as F
-from ..functional.resample import check_pixel_options
+from ..functional.common import check_pixel_options
 from .layers import Layer
 
 
