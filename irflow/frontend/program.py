@@ -70,8 +70,8 @@ from ..tensor.tensor import Tensor, cleared_gradient, is_cleared_gradient
 from .convert import Unconvertible, convert_function
 from .jst import converts, to_static_enabled
 from .input_spec import InputSpec
-from .structure import (CONSTANTS, LEAF, Constant, Pattern, Structure, describe, flatten,
-                        unflatten)
+from .structure import (CONSTANTS, LEAF, Constant, Container, Pattern, Structure, describe,
+                        flatten, unflatten)
 from .tensor_array import TensorArray
 from .containers import ContainerSnapshot
 from .tracer import NUMBER_DTYPES, RunTimeGradient, Tracer
@@ -888,6 +888,12 @@ class CompiledFunction:
 
     def _call(self, args: tuple, kwargs: dict):
         args = self._positional(args, kwargs)
+        if self.input_spec is not None and args and isinstance(args[-1], Keywords):
+            raise ArgumentError(f"{self._name()}: a compiled call with an input_spec takes "
+                                "its inputs positionally, as the input_spec lists them; the "
+                                f"keyword argument(s) {', '.join(args[-1].values)} are in "
+                                "no input_spec (compile without one to pass them)",
+                                user_location())
         n = len(self.input_spec) if self.input_spec is not None else len(args)
         if len(args) < n:
             raise InputError(f"{self._name()} expects {n} input(s), got {len(args)}",
@@ -918,7 +924,10 @@ class CompiledFunction:
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         """The call's arguments as positional ones, as the Python signature binds them
         (keyword tensors as in Paddle; parameters skipped before a given one take their
-        defaults), or an ArgumentError naming the model for arguments it does not take."""
+        defaults), or an ArgumentError naming the model for arguments it does not take.
+        Values for keyword-only parameters and ``**kwargs`` follow as one `Keywords`,
+        the last argument, whose values are inputs and constants as a positional
+        dict's are; the target gets them back as keywords (`_split_keywords`)."""
         bound = self.__dict__.get("_signature")
         if bound is None:
             fn = self.layer.forward if self.target is self.layer else self.target
@@ -945,18 +954,21 @@ class CompiledFunction:
             bound = signature.bind(*args, **kwargs)
         except TypeError as e:
             raise ArgumentError(f"{self._name()}{signature}: {e}", user_location()) from None
-        out = []
-        last = max(i for i, p in enumerate(params) if p.name in bound.arguments)
+        out, keywords = [], {}
+        # (the positional parameters come first in a Python signature)
+        last = max((i for i, p in enumerate(params) if p.name in bound.arguments
+                    and p.kind not in (p.KEYWORD_ONLY, p.VAR_KEYWORD)), default=-1)
         for p in params[:last + 1]:
             if p.kind is p.VAR_POSITIONAL:
                 out.extend(bound.arguments.get(p.name, ()))
-            elif p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD):
-                raise ArgumentError(f"{self._name()}{signature}: keyword-only argument "
-                                    f"{p.name!r} cannot be an input of a compiled call",
-                                    user_location())
             else:
                 out.append(bound.arguments.get(p.name, p.default))
-        return tuple(out)
+        for p in params[last + 1:]:
+            if p.kind is p.VAR_KEYWORD:
+                keywords.update(bound.arguments.get(p.name, {}))
+            elif p.kind is p.KEYWORD_ONLY and p.name in bound.arguments:
+                keywords[p.name] = bound.arguments[p.name]
+        return (*out, Keywords(keywords)) if keywords else tuple(out)
 
     def _name(self) -> str:
         target = self.layer if self.layer is not None else self.target
@@ -1198,8 +1210,9 @@ class CompiledFunction:
             inputs = [tracer.input(t, n, sg) for t, n, sg in zip(types_, names, stop)]
             tracer.lift_numbers()
             arguments = _arguments(structures, inputs)
+            positional, keywords = _split_keywords([*arguments, *extra])
             containers = ContainerSnapshot.of([self.layer, *extra, *named], named,
-                                              [*arguments, *extra])
+                                              [*positional, *keywords.values()])
             out = self._run_converted(tracer, arguments, extra)
             containers.check(user_location())
             tensors, pattern = Pattern.split(out, _is_tensor)
@@ -1240,15 +1253,16 @@ class CompiledFunction:
         return {id(t): name for name, t in named}
 
     def _run_converted(self, tracer: Tracer, inputs, extra):
+        args, kwargs = _split_keywords([*inputs, *extra])
         if self.layer is not None and self.target is self.layer:
-            return self.layer(*inputs, *extra)  # Layer.__call__ converts forward when tracing
+            return self.layer(*args, **kwargs)  # Layer.__call__ converts forward when tracing
         try:
             fn = convert_function(self.target)
         except Unconvertible:  # no source to read (made by exec): traced as it is
             fn = self.target
         else:
             tracer.reads.function(self.target)
-        return fn(*inputs, *extra)
+        return fn(*args, **kwargs)
 
     def _checked_call(self, program: Program, args):
         from .check import checked_call
@@ -1256,8 +1270,9 @@ class CompiledFunction:
 
     def _eager_call(self, args):
         """The target run as plain eager code (for check=True), arrays as Tensors."""
+        args, kwargs = _split_keywords(args)
         return self.target(*[Tensor._from_array(a) if isinstance(a, np.ndarray) else a
-                             for a in args])
+                             for a in args], **kwargs)
 
 
 class CompiledLayer(CompiledFunction):
@@ -1447,6 +1462,37 @@ class _Same:
         return id(self.value)
 
 
+class Keywords(Container):
+    """The values a compiled call passes for keyword-only parameters and ``**kwargs``
+    (``m(x, mask=t)`` for ``forward(self, x, *, mask=None)``), by name: the last of
+    the call's arguments as `CompiledFunction._positional` gives them. Flattened as
+    a dict is, its tensors are inputs of the program and its None, bools, numbers
+    and strings constants of the trace; a kind of its own, its structure differs
+    from a positional dict's, so ``f(x, {"a": t})`` and ``f(x, a=t)`` never share a
+    program."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: dict):
+        self.values = values
+
+    def fields(self) -> tuple[tuple, list]:
+        return tuple(self.values), list(self.values.values())
+
+    @classmethod
+    def rebuild(cls, keys: tuple, children: list) -> "Keywords":
+        return cls(dict(zip(keys, children)))
+
+
+def _split_keywords(args) -> tuple[list, dict]:
+    """The positional arguments and the keyword ones of arguments that may end in a
+    `Keywords`: what the target is called with."""
+    args = list(args)
+    if args and isinstance(args[-1], Keywords):
+        return args[:-1], dict(args[-1].values)
+    return args, {}
+
+
 def _ir_name(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "program"
 
@@ -1493,6 +1539,9 @@ def _input_names(params: list[str], structures, specs) -> list[str]:
     names = []
     for i, structure in enumerate(structures):
         base = params[i] if i < len(params) else f"x{i}"
+        if structure.kind is Keywords:  # each keyword's tensors by its name
+            names += _input_names(list(structure.keys), structure.children, None)
+            continue
         for j in range(structure.n_leaves):
             names.append(base if structure.kind is None else f"{base}_{j}")
     if specs is not None:

@@ -1,5 +1,7 @@
 """The Tensor and Paddle's tensor API (math, logic, manipulation, creation, random)."""
 from . import methods  # noqa: F401  (attaches operators and methods to Tensor)
+from . import aliases
+from .aliases import *  # noqa: F401,F403  (Paddle's in-place forms and torch-style aliases)
 from .array import array_length, array_read, array_write, create_array
 from .arrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shape,
                           broadcast_tensors, cartesian_prod, column_stack, combinations,
@@ -53,6 +55,7 @@ from .stat import (count_nonzero, median, nanmean, nanmedian, nanquantile, nansu
 from .tensor import Parameter, Size, Tensor
 
 __all__ = [
+    *aliases.__all__,
     "addmm",
     "baddbmm",
     "cdist",

@@ -5,6 +5,7 @@ from . import linalg, logic, manipulation, math, random, search, stat
 from . import arrangement
 from . import sampling
 from . import special
+from . import aliases
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -129,6 +130,23 @@ for _name in ["gammaln", "polygamma", "multigammaln", "gammainc", "gammaincc", "
 for _name in ["gammaln", "polygamma", "multigammaln", "gammainc", "gammaincc", "i0", "sinc",
               "hypot", "ldexp", "copysign", "gcd", "lcm", "addmm", "baddbmm", "renorm"]:
     setattr(Tensor, f"{_name}_", _in_place(_name, getattr(special, _name)))
+
+for _name in ["acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "cos_", "cosh_", "sin_",
+              "sinh_", "tan_", "digamma_", "lgamma_", "log_", "log2_", "log10_", "log1p_",
+              "logit_", "neg_", "trunc_", "cumsum_", "cumprod_", "mod_", "remainder_",
+              "floor_mod_", "divide_", "div_", "subtract_", "sub_", "logical_and_",
+              "logical_or_", "logical_xor_", "logical_not_", "bitwise_and_", "bitwise_or_",
+              "bitwise_xor_", "bitwise_not_", "bitwise_invert", "bitwise_invert_", "equal_",
+              "not_equal_", "less_than_", "less_equal_", "greater_than_", "greater_equal_",
+              "less_", "cast_", "tril_", "triu_", "transpose_", "masked_fill_", "t_", "clamp",
+              "clamp_", "eq", "ne", "gt", "ge", "lt", "le", "less", "greater", "mul", "sub",
+              "div", "true_divide", "floor_mod", "negative", "sgn", "reverse",
+              "matrix_transpose", "take_along_dim", "to", "cuda", "get_device", "requires_grad",
+              "requires_grad_", "itemsize", "stride", "data_ptr"]:
+    setattr(Tensor, _name, getattr(aliases, _name))
+Tensor.mul_ = aliases.multiply_
+for _name, _dtype in aliases.CONVERSIONS.items():
+    setattr(Tensor, _name, aliases.conversion_method(_dtype))
 
 # As Paddle's Tensor: NumPy ufuncs refuse Tensors, so ``ndarray + tensor`` calls
 # Tensor.__radd__ and gives a Tensor (rather than NumPy computing an ndarray).
