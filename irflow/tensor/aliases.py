@@ -147,33 +147,10 @@ mul, floor_mod, negative, reverse, ger = (math.multiply, math.remainder, math.ne
 take_along_dim = manipulation.take_along_axis
 
 
-def sub(x, y, name=None, *, alpha=1) -> Tensor:
-    """``x - alpha * y``, Paddle's `subtract` with torch's scale of y."""
-    return math.subtract(x, y if alpha == 1 else math.multiply(y, alpha))
-
-
+sub = math.subtract
 subtract_ = sub_ = _in_place("subtract", sub)
 
-_ROUNDING_MODES = (None, "trunc", "floor")
-
-
-def div(x, y, name=None, *, rounding_mode=None) -> Tensor:
-    """x / y: true division (ints give float32), or with `rounding_mode` 'trunc' or
-    'floor' the quotient rounded toward zero or down, in the inputs' dtype."""
-    if rounding_mode not in _ROUNDING_MODES:
-        raise ValueError(f"div: rounding_mode should be one of {_ROUNDING_MODES}, not "
-                         f"{rounding_mode!r}")
-    if rounding_mode == "floor":
-        return math.floor_divide(x, y)
-    quotient = math.divide(x, y)
-    if rounding_mode is None:
-        return quotient
-    if _tensor_of(x).dtype.is_float:
-        return math.trunc(quotient)
-    # ints toward zero: |x| // |y| with the quotient's sign
-    magnitude = math.floor_divide(math.abs(x), math.abs(y))
-    return math.multiply(magnitude, math.multiply(math.sign(x), math.sign(y)))
-
+div = math.divide
 
 divide_ = div_ = _in_place("divide", div)
 

@@ -125,8 +125,13 @@ def _bool_as_logical(op: str, logical_op: str):
 
 
 add = _bool_as_logical("add", "logical_or")
-subtract = _binary("sub")
+_subtract = _binary("sub")
 multiply = _bool_as_logical("mul", "logical_and")
+
+
+def subtract(x, y, name=None, *, alpha=1) -> Tensor:
+    """``x - alpha * y`` (Paddle 3.3's `alpha`, a scale of y)."""
+    return _subtract(x, y if alpha == 1 else multiply(y, alpha))
 
 
 def round(x, decimals=0, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
@@ -149,12 +154,26 @@ remainder = _binary("mod")
 mod = remainder
 
 
-def divide(x, y, name=None) -> Tensor:
-    """x / y; integer operands divide as floats (Paddle 3's true division)."""
+_ROUNDING_MODES = (None, "trunc", "floor")
+
+
+def divide(x, y, name=None, *, rounding_mode=None) -> Tensor:
+    """x / y; integer operands divide as floats (Paddle 3's true division). With
+    `rounding_mode` 'trunc' or 'floor' (Paddle 3.3), the quotient rounded toward zero
+    or down, in the inputs' dtype."""
+    if rounding_mode not in _ROUNDING_MODES:
+        raise ValueError(f"divide: rounding_mode should be one of {_ROUNDING_MODES}, not "
+                         f"{rounding_mode!r}")
+    if rounding_mode == "floor":
+        return floor_divide(x, y)
     x, y = promote(x, y)
+    if rounding_mode == "trunc" and not x.dtype.is_float:
+        # ints toward zero: |x| // |y| with the quotient's sign
+        return multiply(floor_divide(abs(x), abs(y)), multiply(sign(x), sign(y)))
     if not x.dtype.is_float:
         x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
-    return apply("div", (x, y))
+    quotient = apply("div", (x, y))
+    return quotient if rounding_mode is None else trunc(quotient)
 
 
 def trunc(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)

@@ -27,7 +27,7 @@ def _type_as(self, other):
 
 _OPERATORS = {
     "__add__": math.add, "__radd__": math.add,
-    "__sub__": math.subtract, "__rsub__": _reflected(math.subtract),
+    "__sub__": math._subtract, "__rsub__": _reflected(math._subtract),
     "__mul__": math.multiply, "__rmul__": math.multiply,
     "__truediv__": math.divide, "__rtruediv__": _reflected(math.divide),
     "__floordiv__": math.floor_divide, "__rfloordiv__": _reflected(math.floor_divide),

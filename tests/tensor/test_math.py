@@ -519,3 +519,19 @@ def test_matmul_of_an_unpickled_array():
     x = paddle.to_tensor(a)
     np.testing.assert_allclose(paddle.matmul(x, x).numpy(), a @ a)
     assert paddle.nn.Linear(2, 3)(x).shape == [2, 3]
+
+
+def test_divide_rounding_mode_and_subtract_alpha():
+    """Paddle 3.3's keywords: divide rounds toward zero ('trunc') or down ('floor') in
+    the inputs' dtype; subtract scales y by alpha."""
+    a, b = np.array([7, -7, 6]), np.array([2, 2, -4])
+    x, y = paddle.to_tensor(a), paddle.to_tensor(b)
+    trunc = paddle.divide(x, y, rounding_mode="trunc")
+    assert trunc.dtype == paddle.int64
+    np.testing.assert_array_equal(trunc.numpy(), np.trunc(a / b).astype(np.int64))
+    np.testing.assert_array_equal(x.divide(y, rounding_mode="floor").numpy(), a // b)
+    np.testing.assert_allclose(paddle.divide(x * 1.0, 2.0, rounding_mode="trunc").numpy(),
+                               np.trunc(a / 2.0))
+    np.testing.assert_array_equal(paddle.subtract(x, y, alpha=3).numpy(), a - 3 * b)
+    with pytest.raises(ValueError, match="rounding_mode"):
+        paddle.divide(x, y, rounding_mode="round")
