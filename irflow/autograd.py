@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .context import current_tracer, grad_enabled, state
+from .context import current_observer, current_tracer, grad_enabled, state
 from .dispatch import Node, apply, enable_grad, no_grad, user_location, warn_at_user
 from .errors import ConversionError, IrflowError
 from .ir import dtypes
@@ -272,10 +272,14 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     if grad_tensors is not None:
         grad_tensors = [g for t, g in zip(roots, grad_tensors) if _requires_grad(t)]
     wanted = [t for t in roots if _requires_grad(t)]
-    if not wanted:  # Paddle does nothing here; a warning says so
-        warn_at_user("backward() of a tensor that requires no gradient does nothing: it "
-                     "has stop_gradient=True or is not a float tensor (no input of the ops "
-                     "that made it requires a gradient), so no .grad changes", stacklevel=3)
+    if not wanted:  # Paddle does nothing here; a warning says so, unless the call is
+        # compile(check=True)'s reference run of the eager code (an observer is set),
+        # which runs without gradients by design
+        if current_observer() is None:
+            warn_at_user("backward() of a tensor that requires no gradient does nothing: "
+                         "it has stop_gradient=True or is not a float tensor (no input of "
+                         "the ops that made it requires a gradient), so no .grad changes",
+                         stacklevel=3)
         return
     roots = wanted
     graph = Graph(roots)
