@@ -540,6 +540,16 @@ class _ControlFlow(ast.NodeTransformer):
             return node
         return _located(_call(_jst("attr"), node.value, _const(node.attr)), node)
 
+    def visit_Subscript(self, node: ast.Subscript):
+        """``seq[i]`` read with a computed index goes through `jst.item` (a Python list
+        of tensors indexed by a loop's traced counter); constant indices and slices
+        stay Python's."""
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or \
+                isinstance(node.slice, (ast.Constant, ast.Slice, ast.Tuple)):
+            return node
+        return _located(_call(_jst("item"), node.value, node.slice), node)
+
     def visit_AugAssign(self, node: ast.AugAssign):
         """``obj.n += v`` reads ``obj.n`` before it writes it: the owner goes through
         `jst.updating`, which records that read for the guards as `jst.attr` would."""

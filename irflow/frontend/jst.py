@@ -70,6 +70,21 @@ def _note_read(owner, name: str) -> None:
         tracer.reads.attribute(owner, name)
 
 
+def item(container, index):
+    """``container[index]`` in converted code. A Python list or tuple of tensors
+    indexed by a traced integer scalar (a tensor loop's counter), known only when the
+    program runs, is stacked and the element taken from the stack (a negative index
+    counting from the end, as Python's); everything else is indexed as Python does."""
+    if type(container) in (list, tuple) and container and is_traced(index) and \
+            index.ndim == 0 and not index.dtype.is_float and not index.dtype.is_bool and \
+            all(isinstance(t, Tensor) for t in container):
+        from ..tensor.logic import where
+        from ..tensor.manipulation import stack
+        size = len(container)
+        return stack(list(container))[where(index < 0, index + size, index)]
+    return container[index]
+
+
 def updating(owner, name: str):
     """The owner of ``owner.name op= v`` in converted code, returned unchanged once
     the read of ``owner.name`` that the statement makes is recorded: Python reads it

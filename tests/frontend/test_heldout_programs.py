@@ -90,3 +90,28 @@ def test_a_method_of_a_plain_object_compiles():
         np.testing.assert_allclose(float(step(x)), float(eager.step(x)), rtol=1e-6)
     np.testing.assert_allclose(compiled.model.weight.numpy(), eager.model.weight.numpy(),
                                rtol=1e-6)
+
+
+def test_a_list_of_tensors_indexed_by_a_loop_counter():
+    """``table[i]`` with `i` a tensor loop's counter (and ``table[i - 3]``, negative):
+    the list is stacked and the element gathered when the program runs, as eagerly;
+    gradients reach what the list was made from."""
+    def f(x, n):
+        table = [x * 1.0, x * 2.0, x * 3.0]
+        i = paddle.to_tensor(0)
+        acc = x * 0
+        while i < n:
+            acc = acc + table[i] + table[i - 3] * 0.5
+            i = i + 1
+        return acc + table[-1]
+
+    results = []
+    for fn in (f, paddle.jit.to_static(f)):
+        x = paddle.to_tensor(np.array([1.0, 2.0], np.float32), stop_gradient=False)
+        out = fn(x, paddle.to_tensor(3))
+        out.sum().backward()
+        results.append((out.numpy(), x.grad.numpy()))
+    (want, want_grad), (got, got_grad) = results
+    np.testing.assert_allclose(want, [12.0, 24.0])
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(got_grad, want_grad)
