@@ -27,7 +27,8 @@ __all__ = [
     "abs_", "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "cos_", "cosh_", "sin_",
     "sinh_", "tan_", "tanh_", "erf_", "expm1_", "digamma_", "lgamma_", "log_", "log2_",
     "log10_", "log1p_", "logit_", "neg_", "trunc_", "square_", "nan_to_num_", "cumsum_",
-    "cumprod_", "pow_", "mod_", "remainder_", "floor_mod_", "divide_", "div_", "multiply_",
+    "cumprod_", "pow_", "mod_", "remainder_", "floor_mod_", "floor_divide_", "index_add_",
+    "scatter_", "where_", "divide_", "div_", "multiply_",
     "subtract_", "sub_", "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
     "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_invert",
     "bitwise_invert_", "equal_", "not_equal_", "less_than_", "less_equal_", "greater_than_",
@@ -95,6 +96,15 @@ expm1_, log_, log2_, log10_, log1p_ = (
 cumsum_ = _in_place("cumsum", _cumsum_keeping_dtype, keep_shape=False, takes_dtype=True)
 cumprod_ = _in_place("cumprod", math.cumprod, keep_shape=False, takes_dtype=True)
 mod_ = remainder_ = floor_mod_ = _in_place("remainder", math.remainder)
+floor_divide_ = _in_place("floor_divide", math.floor_divide)
+index_add_ = _in_place("index_add", manipulation.index_add)
+scatter_ = _in_place("scatter", manipulation.scatter)
+
+
+def where_(condition, x, y=None, name=None) -> Tensor:
+    """``paddle.where`` in place: x (the second argument, as in Paddle) takes
+    ``where(condition, x, y)`` and is returned."""
+    return in_place(x, logic.where(condition, x, y), "where", True, (y,))
 multiply_ = _in_place("multiply", math.multiply)
 logical_and_, logical_or_, logical_xor_, logical_not_ = (
     _in_place(n, getattr(logic, n), takes_dtype=True)

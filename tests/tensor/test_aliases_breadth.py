@@ -373,3 +373,22 @@ def test_compiled_code_computes_what_eager_code_does(program):
     for eager, compiled in zip(program(x), static(x)):
         assert eager.dtype == compiled.dtype and eager.shape == compiled.shape
         np.testing.assert_allclose(compiled.numpy(), eager.numpy(), rtol=1e-6)
+
+
+def test_where_index_add_scatter_and_floor_divide_in_place():
+    """Paddle's where_ changes its second argument; index_add_, scatter_ and
+    floor_divide_ their first; each returns the tensor it changed."""
+    cond = paddle.to_tensor([True, False, True])
+    x, y = paddle.to_tensor([1.0, 2.0, 3.0]), paddle.to_tensor([9.0, 9.0, 9.0])
+    assert paddle.where_(cond, x, y) is x
+    np.testing.assert_array_equal(x.numpy(), [1.0, 9.0, 3.0])
+    ones = np.ones((3, 2), np.float32)
+    t = paddle.to_tensor(ones)
+    assert t.index_add_(paddle.to_tensor([0, 2]), 0, paddle.to_tensor([[1.0, 2.0], [3.0, 4.0]])) is t
+    np.testing.assert_array_equal(t.numpy(), [[2.0, 3.0], [1.0, 1.0], [4.0, 5.0]])
+    s = paddle.to_tensor(ones * [[1.0], [2.0], [3.0]])
+    assert paddle.scatter_(s, paddle.to_tensor([2, 1]), paddle.to_tensor([[5.0, 5.0], [6.0, 6.0]])) is s
+    np.testing.assert_array_equal(s.numpy(), [[1.0, 1.0], [6.0, 6.0], [5.0, 5.0]])
+    q = paddle.to_tensor([7, -7])
+    assert q.floor_divide_(paddle.to_tensor([2, 2])) is q
+    np.testing.assert_array_equal(q.numpy(), [3, -4])
