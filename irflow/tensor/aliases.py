@@ -16,7 +16,7 @@ from ..dispatch import user_location
 from ..errors import ShapeError
 from ..ir import dtypes
 from ..ir.types import numel
-from . import linalg, logic, manipulation, math
+from . import arrangement, linalg, logic, manipulation, math
 from .convert import as_tensor as _tensor_of
 from .convert import cast, get_default_dtype
 from .creation import to_tensor
@@ -28,7 +28,7 @@ __all__ = [
     "sinh_", "tan_", "tanh_", "erf_", "expm1_", "digamma_", "lgamma_", "log_", "log2_",
     "log10_", "log1p_", "logit_", "neg_", "trunc_", "square_", "nan_to_num_", "cumsum_",
     "cumprod_", "pow_", "mod_", "remainder_", "floor_mod_", "floor_divide_", "index_add_",
-    "scatter_", "where_", "divide_", "div_", "multiply_",
+    "scatter_", "scatter_add_", "where_", "divide_", "div_", "multiply_",
     "subtract_", "sub_", "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
     "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "bitwise_invert",
     "bitwise_invert_", "equal_", "not_equal_", "less_than_", "less_equal_", "greater_than_",
@@ -99,6 +99,7 @@ mod_ = remainder_ = floor_mod_ = _in_place("remainder", math.remainder)
 floor_divide_ = _in_place("floor_divide", math.floor_divide)
 index_add_ = _in_place("index_add", manipulation.index_add)
 scatter_ = _in_place("scatter", manipulation.scatter)
+scatter_add_ = _in_place("scatter_add", arrangement.scatter_add)
 
 
 def where_(condition, x, y=None, name=None) -> Tensor:

@@ -392,3 +392,10 @@ def test_where_index_add_scatter_and_floor_divide_in_place():
     q = paddle.to_tensor([7, -7])
     assert q.floor_divide_(paddle.to_tensor([2, 2])) is q
     np.testing.assert_array_equal(q.numpy(), [3, -4])
+
+
+def test_scatter_add_in_place_adds_src_at_the_index_along_dim():
+    x = paddle.zeros([2, 3])
+    index = paddle.to_tensor([[0, 0, 2], [1, 1, 1]])
+    assert x.scatter_add_(1, index, paddle.ones([2, 3])) is x
+    np.testing.assert_array_equal(x.numpy(), [[2.0, 0.0, 1.0], [0.0, 3.0, 0.0]])
