@@ -43,7 +43,7 @@ __all__ = [
 
 # -- in-place forms ---------------------------------------------------------------------
 
-def _in_place(name: str, fn, judge: str | None = None, keep_shape: bool = True,
+def in_place_form(name: str, fn, judge: str | None = None, keep_shape: bool = True,
               takes_dtype: bool = False):
     """``paddle.name_`` from `fn`, which computes ``paddle.name``: x takes
     ``fn(x, ...)`` and is returned, as Paddle's in-place functions; a leaf that requires
@@ -60,7 +60,8 @@ def _in_place(name: str, fn, judge: str | None = None, keep_shape: bool = True,
             return _become(x, result, name, keep_shape)
         return in_place(x, result, judge, keep_shape, args + tuple(kwargs.values()))
     op.__name__ = op.__qualname__ = f"{name}_"
-    op.__doc__ = f"``paddle.{name}`` in place: x takes the result and is returned."
+    op.__doc__ = (f"``paddle.{name}`` in place: its first argument takes the result and "
+                  "is returned.")
     return op
 
 
@@ -82,49 +83,49 @@ def _cumsum_keeping_dtype(x, axis=None, dtype=None, name=None) -> Tensor:
 
 
 abs_, acos_, acosh_, asin_, asinh_, atan_, atanh_, cos_, cosh_, sin_, sinh_, tan_, tanh_ = (
-    _in_place(n, getattr(math, n)) for n in ["abs", "acos", "acosh", "asin", "asinh", "atan",
+    in_place_form(n, getattr(math, n)) for n in ["abs", "acos", "acosh", "asin", "asinh", "atan",
                                              "atanh", "cos", "cosh", "sin", "sinh", "tan",
                                              "tanh"])
 erf_, digamma_, lgamma_, logit_, neg_, trunc_, square_, nan_to_num_, pow_ = (
-    _in_place(n, getattr(math, n)) for n in ["erf", "digamma", "lgamma", "logit", "neg",
+    in_place_form(n, getattr(math, n)) for n in ["erf", "digamma", "lgamma", "logit", "neg",
                                              "trunc", "square", "nan_to_num", "pow"])
 # Paddle makes an int tensor float32 in place by these (where sin_ has no int kernel)
 expm1_, log_, log2_, log10_, log1p_ = (
-    _in_place(n, getattr(math, n), takes_dtype=True)
+    in_place_form(n, getattr(math, n), takes_dtype=True)
     for n in ["expm1", "log", "log2", "log10", "log1p"])
 # with no axis the tensor becomes the 1-D running total, as in Paddle
-cumsum_ = _in_place("cumsum", _cumsum_keeping_dtype, keep_shape=False, takes_dtype=True)
-cumprod_ = _in_place("cumprod", math.cumprod, keep_shape=False, takes_dtype=True)
-mod_ = remainder_ = floor_mod_ = _in_place("remainder", math.remainder)
-floor_divide_ = _in_place("floor_divide", math.floor_divide)
-index_add_ = _in_place("index_add", manipulation.index_add)
-scatter_ = _in_place("scatter", manipulation.scatter)
-scatter_add_ = _in_place("scatter_add", arrangement.scatter_add)
+cumsum_ = in_place_form("cumsum", _cumsum_keeping_dtype, keep_shape=False, takes_dtype=True)
+cumprod_ = in_place_form("cumprod", math.cumprod, keep_shape=False, takes_dtype=True)
+mod_ = remainder_ = floor_mod_ = in_place_form("remainder", math.remainder)
+floor_divide_ = in_place_form("floor_divide", math.floor_divide)
+index_add_ = in_place_form("index_add", manipulation.index_add)
+scatter_ = in_place_form("scatter", manipulation.scatter)
+scatter_add_ = in_place_form("scatter_add", arrangement.scatter_add)
 
 
 def where_(condition, x, y=None, name=None) -> Tensor:
     """``paddle.where`` in place: x (the second argument, as in Paddle) takes
     ``where(condition, x, y)`` and is returned."""
     return in_place(x, logic.where(condition, x, y), "where", True, (y,))
-multiply_ = _in_place("multiply", math.multiply)
+multiply_ = in_place_form("multiply", math.multiply)
 logical_and_, logical_or_, logical_xor_, logical_not_ = (
-    _in_place(n, getattr(logic, n), takes_dtype=True)
+    in_place_form(n, getattr(logic, n), takes_dtype=True)
     for n in ["logical_and", "logical_or", "logical_xor", "logical_not"])
 bitwise_and_, bitwise_or_, bitwise_xor_, bitwise_not_ = (
-    _in_place(n, getattr(logic, n)) for n in ["bitwise_and", "bitwise_or", "bitwise_xor",
+    in_place_form(n, getattr(logic, n)) for n in ["bitwise_and", "bitwise_or", "bitwise_xor",
                                               "bitwise_not"])
 bitwise_invert, bitwise_invert_ = logic.bitwise_not, bitwise_not_
 equal_, not_equal_, less_than_, less_equal_, greater_than_, greater_equal_ = (
-    _in_place(n, getattr(logic, n), takes_dtype=True)
+    in_place_form(n, getattr(logic, n), takes_dtype=True)
     for n in ["equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal"])
 less_ = less_than_
-cast_ = _in_place("cast", cast, takes_dtype=True)
-tril_, triu_ = _in_place("tril", linalg.tril), _in_place("triu", linalg.triu)
+cast_ = in_place_form("cast", cast, takes_dtype=True)
+tril_, triu_ = in_place_form("tril", linalg.tril), in_place_form("triu", linalg.triu)
 reshape_, squeeze_, unsqueeze_, flatten_, transpose_, t_ = (
-    _in_place(n, getattr(manipulation, n), keep_shape=False)
+    in_place_form(n, getattr(manipulation, n), keep_shape=False)
     for n in ["reshape", "squeeze", "unsqueeze", "flatten", "transpose", "t"])
-masked_fill_ = _in_place("masked_fill", manipulation.masked_fill)
-index_put_ = _in_place("index_put", manipulation.index_put)
+masked_fill_ = in_place_form("masked_fill", manipulation.masked_fill)
+index_put_ = in_place_form("index_put", manipulation.index_put)
 
 
 # -- aliases ----------------------------------------------------------------------------
@@ -147,7 +148,7 @@ def clamp(x, min=None, max=None, name=None) -> Tensor:  # noqa: A002  (Paddle's 
     return math.clip(x, min, max, name)
 
 
-clamp_ = _in_place("clamp", clamp, "clip")
+clamp_ = in_place_form("clamp", clamp, "clip")
 
 eq, ne, gt, ge = logic.equal, logic.not_equal, logic.greater_than, logic.greater_equal
 lt = less = logic.less_than
@@ -159,11 +160,11 @@ take_along_dim = manipulation.take_along_axis
 
 
 sub = math.subtract
-subtract_ = sub_ = _in_place("subtract", sub)
+subtract_ = sub_ = in_place_form("subtract", sub)
 
 div = math.divide
 
-divide_ = div_ = _in_place("divide", div)
+divide_ = div_ = in_place_form("divide", div)
 
 
 def true_divide(input, other) -> Tensor:  # noqa: A002  (Paddle's names)

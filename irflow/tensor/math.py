@@ -164,16 +164,22 @@ def divide(x, y, name=None, *, rounding_mode=None) -> Tensor:
     if rounding_mode not in _ROUNDING_MODES:
         raise ValueError(f"divide: rounding_mode should be one of {_ROUNDING_MODES}, not "
                          f"{rounding_mode!r}")
+    if rounding_mode is None:
+        return _divide(x, y)
     if rounding_mode == "floor":
         return floor_divide(x, y)
     x, y = promote(x, y)
-    if rounding_mode == "trunc" and not x.dtype.is_float:
-        # ints toward zero: |x| // |y| with the quotient's sign
+    if not x.dtype.is_float:  # ints toward zero: |x| // |y| with the quotient's sign
         return multiply(floor_divide(abs(x), abs(y)), multiply(sign(x), sign(y)))
+    return trunc(_divide(x, y))
+
+
+def _divide(x, y) -> Tensor:
+    """x / y, ints as floats: `divide` without a rounding mode (the ``/`` operator)."""
+    x, y = promote(x, y)
     if not x.dtype.is_float:
         x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
-    quotient = apply("div", (x, y))
-    return quotient if rounding_mode is None else trunc(quotient)
+    return apply("div", (x, y))
 
 
 def trunc(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)

@@ -1,11 +1,8 @@
 """Tensor's operators and methods, each bound to the one function that implements it."""
 from __future__ import annotations
 
-from . import linalg, logic, manipulation, math, random, search, stat
-from . import arrangement
-from . import sampling
-from . import special
-from . import aliases
+from . import (aliases, arrangement, linalg, logic, manipulation, math, random, sampling,
+               search, special, stat)
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -29,7 +26,7 @@ _OPERATORS = {
     "__add__": math.add, "__radd__": math.add,
     "__sub__": math._subtract, "__rsub__": _reflected(math._subtract),
     "__mul__": math.multiply, "__rmul__": math.multiply,
-    "__truediv__": math.divide, "__rtruediv__": _reflected(math.divide),
+    "__truediv__": math._divide, "__rtruediv__": _reflected(math._divide),
     "__floordiv__": math.floor_divide, "__rfloordiv__": _reflected(math.floor_divide),
     "__mod__": math.remainder, "__rmod__": _reflected(math.remainder),
     "__pow__": math.pow, "__rpow__": _reflected(math.pow),
@@ -87,15 +84,6 @@ _METHODS = {
         "is_integer", "is_empty"]},
 }
 
-def _in_place(name: str, fn, keep_shape: bool = True):
-    def method(self, *args, **kwargs):
-        return manipulation.in_place(self, fn(self, *args, **kwargs), name, keep_shape,
-                                     args + tuple(kwargs.values()))
-    method.__name__ = f"{name}_"
-    method.__doc__ = f"``{name}`` in place: the tensor takes the result and is returned."
-    return method
-
-
 def _fill_(self, value):
     from .creation import full_like
     return manipulation.in_place(self, full_like(self, value), "fill")
@@ -106,11 +94,11 @@ def _zero_(self):
 
 
 _IN_PLACE = {
-    **{f"{name}_": _in_place(name, _METHODS[name]) for name in [
+    **{f"{name}_": aliases.in_place_form(name, _METHODS[name]) for name in [
         "add", "subtract", "multiply", "divide", "scale", "clip", "exp", "sqrt", "rsqrt",
         "tanh", "sigmoid", "abs", "floor", "ceil", "round", "reciprocal", "pow", "square",
         "lerp", "nan_to_num", "frac", "index_put", "put_along_axis"]},
-    **{f"{name}_": _in_place(name, _METHODS[name], keep_shape=False)
+    **{f"{name}_": aliases.in_place_form(name, _METHODS[name], keep_shape=False)
        for name in ["reshape", "squeeze", "unsqueeze", "flatten"]},
     "zero_": _zero_, "fill_": _fill_, "uniform_": random.uniform_, "normal_": random.normal_,
 }
@@ -129,7 +117,7 @@ for _name in ["gammaln", "polygamma", "multigammaln", "gammainc", "gammaincc", "
     setattr(Tensor, _name, getattr(special, _name))
 for _name in ["gammaln", "polygamma", "multigammaln", "gammainc", "gammaincc", "i0", "sinc",
               "hypot", "ldexp", "copysign", "gcd", "lcm", "addmm", "baddbmm", "renorm"]:
-    setattr(Tensor, f"{_name}_", _in_place(_name, getattr(special, _name)))
+    setattr(Tensor, f"{_name}_", aliases.in_place_form(_name, getattr(special, _name)))
 
 for _name in ["acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "cos_", "cosh_", "sin_",
               "sinh_", "tan_", "digamma_", "lgamma_", "log_", "log2_", "log10_", "log1p_",
