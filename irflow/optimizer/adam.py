@@ -3,22 +3,38 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tensor.tensor import Tensor
 from ._ops import add, div, maximum, mul, shaped_like, sqrt, sub
 from .optimizer import Optimizer, filled
 
 __all__ = ["Adam"]
 
 
+def _number(value, name: str) -> float:
+    """A hyperparameter given as a number or, as Paddle's Adam and AdamW allow, a
+    one-element tensor (``paddle.to_tensor([0.9])``)."""
+    if not isinstance(value, Tensor):
+        return float(value)
+    if value.size != 1:
+        raise ValueError(f"{name} given as a tensor must have one element, got shape "
+                         f"{value.shape}")
+    return float(value.item())
+
+
 def adam_hyperparameters(beta1, beta2, epsilon) -> dict:
     """The checked ``beta1``, ``beta2`` and ``epsilon`` of the Adam family, as the
-    per-group defaults of its optimizers."""
-    if not 0 <= float(beta1) < 1:
-        raise ValueError(f"invalid beta1 {float(beta1)}: expected a value in [0, 1)")
-    if not 0 <= float(beta2) < 1:
-        raise ValueError(f"invalid beta2 {float(beta2)}: expected a value in [0, 1)")
-    if not 0 <= float(epsilon):
-        raise ValueError(f"invalid epsilon {float(epsilon)}: expected a value >= 0")
-    return {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)}
+    per-group defaults of its optimizers. Given as tensors they are read once, here:
+    the powers start at beta1 and beta2 as for numbers (Paddle starts them at 0.9 and
+    0.999 for tensors whatever their values, contradicting its bias correction)."""
+    beta1, beta2 = _number(beta1, "beta1"), _number(beta2, "beta2")
+    epsilon = _number(epsilon, "epsilon")
+    if not 0 <= beta1 < 1:
+        raise ValueError(f"invalid beta1 {beta1}: expected a value in [0, 1)")
+    if not 0 <= beta2 < 1:
+        raise ValueError(f"invalid beta2 {beta2}: expected a value in [0, 1)")
+    if not 0 <= epsilon:
+        raise ValueError(f"invalid epsilon {epsilon}: expected a value >= 0")
+    return {"beta1": beta1, "beta2": beta2, "epsilon": epsilon}
 
 
 def update_moments(slot, grad):

@@ -12,9 +12,10 @@ re-execute the optimizer's Python code.
 
 A scheduler's ``step()`` inside compiled code (``loss.backward(); opt.step();
 sched.step()`` as one compiled training step) is host arithmetic, which tracing
-would run only once. So the trace does not run it: it records it (`_on_host`), and
-every run of the program makes the step eagerly, after its plan, or before it when
-the step came before the program read the rate (``sched.step(); opt.step()``).
+would run only once. So the trace does not run it: it records it
+(`on_host_each_run`), and every run of the program makes the step eagerly, after its
+plan, or before it when the step came before the program read the rate
+(``sched.step(); opt.step()``). An optimizer's ``set_lr`` there is recorded alike.
 The rate each run reads, and the scheduler's state after it, are those of eager
 code, with Python's own arithmetic. ``ReduceOnPlateau.step(loss)`` with a loss the
 program computes is an error there: the loss's value exists only after the run.
@@ -39,39 +40,49 @@ __all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "ExponentialDecay",
            "CosineAnnealingWarmRestarts"]
 
 
-def _on_host(scheduler, call, what: str = "step()") -> bool:
-    """Inside compiled code, record `call` (the scheduler's step, as eager code would
-    make it) for each run of the program to make (`Tracer.on_host`) and return True;
-    outside, or in static-graph mode (whose tracer is active for the whole thread, and
-    whose programs read the rate at each ``Executor.run``), return False: the caller
-    steps now. The step runs before the program's plan unless an optimizer the
-    scheduler drives has read its rate in the program already (``opt.step()`` came
-    first); one that drives several optimizers may not step between their updates."""
+def on_host_each_run(owner, call, what: str = "step()", optimizers=None) -> bool:
+    """Inside compiled code, record `call` (a scheduler's step, or an optimizer's
+    ``set_lr``, as eager code would make it) for each run of the program to make
+    (`Tracer.on_host`) and return True; outside, or in static-graph mode (whose tracer
+    is active for the whole thread, and whose programs read the rate at each
+    ``Executor.run``), return False: the caller makes the call now. The call runs
+    before the program's plan unless one of `optimizers` (default: those the scheduler
+    `owner` drives) has read its rate in the program already (``opt.step()`` came
+    first); `owner` may not change the rate between their updates."""
     tracer = current_tracer()
     if tracer is None or current_static() is not None:
         return False
-    name = f"{type(scheduler).__name__}.{what}"
-    read = {tracer.reads_state(t) for optimizer in scheduler.__dict__.get("_optimizers", ())
+    name = f"{host_label(owner)}.{what}"
+    if optimizers is None:
+        optimizers = owner.__dict__.get("_optimizers", ())
+    read = {tracer.reads_state(t) for optimizer in optimizers
             for t in optimizer._lr_tensors.values()}
     if len(read) > 1:
         raise ConversionError(f"{name} inside a compiled function between the updates of "
-                              f"two optimizers it drives: the program reads each "
-                              f"optimizer's rate once per run; step it before or after "
-                              f"both", user_location())
-    tracer.on_host(scheduler, call, before=read != {True}, what=name)
+                              f"the parameters whose rate it sets: the program reads each "
+                              f"rate once per run; call it before or after all of them",
+                              user_location())
+    tracer.on_host(owner, call, before=read != {True}, what=name)
     return True
 
 
-def check_rate_current(scheduler) -> None:
-    """An optimizer's update inside compiled code reads the rate `scheduler` gives:
-    an error if the program steps the scheduler after its plan (`_on_host`), since
-    this update, which came after that step, would read the rate from before it."""
+def host_label(owner) -> str:
+    """How messages name `owner`, an object compiled code changes on the host: its
+    class, or the label it gives (an optimizer's `_ConstantRate` names the optimizer)."""
+    return getattr(owner, "host_label", None) or type(owner).__name__
+
+
+def check_rate_current(owner, what: str = "step()") -> None:
+    """An optimizer's update inside compiled code reads the rate `owner` (its
+    scheduler, or the optimizer itself for ``set_lr``) gives: an error if the program
+    changes that rate after its plan (`on_host_each_run`), since this update, which
+    came after the change, would read the rate from before it."""
     tracer = current_tracer()
-    if tracer is not None and current_static() is None and tracer.runs_after(scheduler):
-        raise ConversionError(f"an optimizer step after {type(scheduler).__name__}.step(), "
+    if tracer is not None and current_static() is None and tracer.runs_after(owner):
+        raise ConversionError(f"an optimizer step after {host_label(owner)}.{what}, "
                               f"which follows an earlier update, in one compiled function: "
-                              f"the program reads the learning rate once per run; step the "
-                              f"scheduler after the last update", user_location())
+                              f"the program reads the learning rate once per run; change "
+                              f"the rate after the last update", user_location())
 
 
 def note_read(owner, name: str) -> None:
@@ -79,18 +90,20 @@ def note_read(owner, name: str) -> None:
     learning rate: ``opt.get_lr()``, ``sched()``), which the program then holds as a
     constant: make it one of the program's guards, so that a call after the number
     changed traces anew instead of returning the old rate. After a scheduler's step
-    the program makes on each run (`_on_host`), the rate is not known when tracing:
-    an error."""
+    or a ``set_lr`` the program makes on each run (`on_host_each_run`), the rate is
+    not known when tracing: an error."""
     tracer = current_tracer()
     if tracer is None or current_static() is not None:
         return
-    scheduler = owner if isinstance(owner, LRScheduler) else \
-        getattr(owner, "_learning_rate", None)
-    if isinstance(scheduler, LRScheduler) and any(
-            o is scheduler for o, _ in (*tracer.before_run, *tracer.after_run)):
-        raise ConversionError(f"reading the learning rate after {type(scheduler).__name__}"
-                              f".step() in a compiled function: the program makes the "
-                              f"step on each run, so the rate after it is known only "
+    changers = (owner, getattr(owner, "_learning_rate", None),
+                getattr(owner, "_constant_rate", None))
+    changer = next((o for o, _ in (*tracer.before_run, *tracer.after_run)
+                    if any(o is c for c in changers)), None)
+    if changer is not None:
+        what = "step()" if isinstance(changer, LRScheduler) else "set_lr()"
+        raise ConversionError(f"reading the learning rate after {host_label(changer)}"
+                              f".{what} in a compiled function: the program makes that "
+                              f"change on each run, so the rate after it is known only "
                               f"then; read it after the call", user_location())
     tracer.reads.note("attribute", owner, name)
 
@@ -144,7 +157,7 @@ class LRScheduler:
             raise ConversionError(f"{type(self).__name__}.step(epoch) inside a compiled "
                                   f"function takes a Python number, not a tensor the "
                                   f"program computes", user_location())
-        if not _on_host(self, lambda: self._step(epoch)):
+        if not on_host_each_run(self, lambda: self._step(epoch)):
             self._step(epoch)
 
     def _step(self, epoch: int | None = None) -> None:
@@ -562,7 +575,7 @@ class ReduceOnPlateau(LRScheduler):
                                   "needs the metric's value, which the program has only "
                                   "after it ran: return the loss and call step(loss) after "
                                   "each call", user_location())
-        if not _on_host(self, lambda: self._record(metrics, epoch), "step(metrics)"):
+        if not on_host_each_run(self, lambda: self._record(metrics, epoch), "step(metrics)"):
             self._record(metrics, epoch)
 
     def _record(self, metrics, epoch: int | None) -> None:

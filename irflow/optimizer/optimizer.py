@@ -58,7 +58,8 @@ from ..tensor.convert import cast
 from ..tensor.tensor import Tensor
 from ._ops import add, constant
 from .clip import ClipGradBase
-from .lr import LambdaDecay, LRScheduler, check_rate_current, note_read
+from .lr import (LambdaDecay, LRScheduler, check_rate_current, note_read,
+                 on_host_each_run)
 from .regularizer import L2Decay, WeightDecayRegularizer
 
 __all__ = ["Optimizer"]
@@ -94,6 +95,25 @@ class _Slot:
         taken effect (or its state was loaded)."""
         count = self.update_count
         return bool(self.state) and (count is None or bool(count._value > 0))
+
+
+class _ConstantRate:
+    """An optimizer's constant learning rate as host state: what ``set_lr`` inside
+    compiled code changes on each run of the program (`lr.on_host_each_run`), with the
+    ``state_dict`` that a checked call (``check=True``) saves and puts back around its
+    eager run (the optimizer's own has no entry for a constant rate, as in Paddle)."""
+
+    __slots__ = ("optimizer", "host_label")
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.host_label = type(optimizer).__name__
+
+    def state_dict(self) -> dict:
+        return {"learning_rate": self.optimizer._learning_rate}
+
+    def set_state_dict(self, state: dict) -> None:
+        self.optimizer._set_lr(state["learning_rate"])
 
 
 class _Group:
@@ -162,6 +182,7 @@ class Optimizer:
         self._lr_tensors: dict = {}
         self._consts: dict = {}
         self._lr_value = None
+        self._constant_rate = _ConstantRate(self)
         # what set_state_dict gave for state not made yet (Paddle's accumulators holder)
         self._loaded: dict = {}
         # Without `parameters` (static-graph mode) `minimize` gives them: those of the
@@ -340,13 +361,22 @@ class Optimizer:
         return self._learning_rate.last_lr
 
     def set_lr(self, value: float) -> None:
-        """Set a constant learning rate (not allowed while a scheduler drives it)."""
+        """Set a constant learning rate (not allowed while a scheduler drives it).
+        Inside compiled code each run of the program sets it, as a scheduler's step
+        (`lr.on_host_each_run`): before its plan, or after it once an update read the
+        rate (``opt.step(); opt.set_lr(...)``), so that update uses the rate before."""
         if not _is_number(value):
             raise TypeError(f"set_lr takes a float, not {type(value).__name__}")
         if isinstance(self._learning_rate, LRScheduler):
             raise RuntimeError("this optimizer's learning rate is an LRScheduler; set_lr "
                                "would conflict with it")
-        self._learning_rate = float(value)
+        value = float(value)
+        if not on_host_each_run(self._constant_rate, lambda: self._set_lr(value),
+                                "set_lr()", (self,)):
+            self._set_lr(value)
+
+    def _set_lr(self, value: float) -> None:
+        self._learning_rate = value
         self._refresh_lr()
 
     def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
@@ -380,6 +410,7 @@ class Optimizer:
     def _apply(self, only: set[int] | None) -> None:
         if isinstance(self._learning_rate, LRScheduler):
             check_rate_current(self._learning_rate)
+        check_rate_current(self._constant_rate, "set_lr()")
         self._refresh_lr()
         for group in self._groups:
             self._step_group(group, only)
