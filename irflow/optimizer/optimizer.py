@@ -261,8 +261,11 @@ class Optimizer:
                 raise TypeError(f"an optimizer updates tensors; got a "
                                 f"{type(p).__name__} among the parameters")
             if not p.dtype.is_float:
+                storage = (" (bfloat16 is a storage type in irflow, without arithmetic: "
+                           "cast the parameters to float32 to train them)"
+                           if p.dtype.name == "bfloat16" else "")
                 raise TypeError(f"an optimizer updates float tensors; parameter "
-                                f"{p.name or ''} has dtype {p.dtype.name}")
+                                f"{p.name or ''} has dtype {p.dtype.name}{storage}")
             if id(p) in seen:
                 raise ValueError(f"parameter {p.name or ''} appears more than once among "
                                  "the optimizer's parameters (or in more than one group)")

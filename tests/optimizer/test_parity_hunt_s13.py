@@ -166,3 +166,12 @@ def test_set_lr_after_the_update_in_a_checked_compiled_step():
     np.testing.assert_allclose(model.weight.numpy().ravel(),
                                _momentum_weights([0.1] + rates[:-1]), rtol=1e-6)
     assert opt.get_lr() == 0.05
+
+
+def test_bfloat16_parameters_are_refused_with_the_way_out():
+    """bfloat16 has no arithmetic in irflow (a storage type), so no optimizer can
+    update it: the error says so and what to do, not only that it is not float."""
+    model = paddle.nn.Linear(2, 2)
+    model.to(dtype="bfloat16")
+    with pytest.raises(TypeError, match="bfloat16 is a storage type.*float32"):
+        paddle.optimizer.SGD(parameters=model.parameters())
