@@ -19,7 +19,7 @@ from .layer.conv import (Conv1D, Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3
                          Conv3DTranspose)
 from .layer.layers import Layer
 from .layer.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
-                         GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, L1Loss,
+                         CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, L1Loss,
                          MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss,
                          PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm,
@@ -47,7 +47,7 @@ __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "Adapt
            "ClipGradByGlobalNorm", "ClipGradByNorm",
            "ClipGradByValue", "Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D",
            "Conv3DTranspose", "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss",
-           "Dropout", "Dropout2D", "ELU", "Embedding", "Flatten", "Fold", "GELU", "GLU", "GRU",
+           "CTCLoss", "Dropout", "Dropout2D", "ELU", "Embedding", "Flatten", "Fold", "GELU", "GLU", "GRU",
            "GRUCell", "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
            "Hardtanh", "HingeEmbeddingLoss", "Identity", "InstanceNorm1D", "InstanceNorm2D",
            "InstanceNorm3D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict",

@@ -77,7 +77,7 @@ def test_interpolate_scale_factor_and_layout():
     assert nn.Upsample(scale_factor=2, mode="bilinear")(t(x)).shape == [2, 3, 6, 8]
     with pytest.raises(ValueError, match="align_corners"):
         F.interpolate(t(x), size=[5, 6], align_corners=True)
-    with pytest.raises(NotImplementedError, match="trilinear"):
+    with pytest.raises(ValueError, match="trilinear needs a 5-D input"):
         F.interpolate(t(x), size=[5, 6], mode="trilinear")
     static = paddle.jit.to_static(lambda a: F.interpolate(a, size=[6, 8], mode="bilinear"),
                                   input_spec=[InputSpec([None, 3, 3, 4], "float64")])

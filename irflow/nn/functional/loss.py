@@ -18,9 +18,10 @@ import math
 
 import numpy as np
 
-from ...tensor import (abs as absolute, arange, clip, equal, exp, log, maximum,
-                       mean as reduce_mean, minimum, pow as power, reshape, sqrt, squeeze,
-                       sum as reduce_sum, take_along_axis, unsqueeze, where)
+from ...tensor import (abs as absolute, arange, clip, concat, equal, exp, full_like, log,
+                       logsumexp, maximum, mean as reduce_mean, minimum, pow as power, reshape,
+                       sqrt, squeeze, stack, sum as reduce_sum, take_along_axis, unsqueeze,
+                       where)
 from ...tensor.convert import as_tensor
 from ...errors import ShapeError
 from ...tensor.manipulation import exact_shape, pick
@@ -507,3 +508,87 @@ def gaussian_nll_loss(input, label, variance, full: bool = False, epsilon: float
     diff = input - label
     loss = 0.5 * (log(variance) + diff * diff / variance)
     return _reduce(loss + _HALF_LOG_2PI if full else loss, reduction)
+
+
+# ---------------------------------------------------------------- CTC
+
+_NO_PATH = -1e30  # the log-probability of no path: finite, so that gradients stay finite
+
+
+def _extended_labels(labels, label_lengths, blank: int):
+    """[B, 2L + 1]: each label sequence with a blank before, between and after its
+    labels (CTC's states)."""
+    batch, length = exact_shape(labels)
+    blank_column = full_like(unsqueeze(label_lengths, 1), blank)
+    pairs = stack([full_like(labels, blank), labels], 2)
+    return concat([reshape(pairs, [batch, 2 * length]), blank_column], 1)
+
+
+def _shifted(alpha, k: int):
+    """alpha [B, S] moved k states right: state s holds state s - k's, no path below k."""
+    return concat([full_like(alpha[:, :k], _NO_PATH), alpha[:, :-k]], 1)
+
+
+def _ctc_log_likelihood(log_probs, states, input_lengths, label_lengths, blank: int):
+    """log p(labels | input) by CTC's forward recursion over the states [B, S] of
+    `_extended_labels`: a state is reached from itself, from the state before it, and
+    from the one two before when that is a different label (skipping a blank)."""
+    steps, batch, _ = exact_shape(log_probs)
+    if not isinstance(steps, int):
+        raise ShapeError(f"ctc_loss: log_probs must have a static time dim, got shape "
+                         f"{exact_shape(log_probs)}")
+    count = exact_shape(states)[1]
+    emitted = take_along_axis(log_probs, stack([states] * steps, 0), 2)  # [T, B, S]
+    first = unsqueeze(arange(count) < 2, 0)
+    alpha = where(first, emitted[0], full_like(emitted[0], _NO_PATH))
+    skippable = None
+    if count > 2:
+        skippable = ((states != blank) & (states != _shifted(states, 2))
+                     & unsqueeze(arange(count) >= 2, 0))
+    for t in range(1, steps):
+        paths = [alpha, _shifted(alpha, 1)]
+        if skippable is not None:
+            paths.append(where(skippable, _shifted(alpha, 2), full_like(alpha, _NO_PATH)))
+        step = logsumexp(stack(paths, 0), 0) + emitted[t]
+        alpha = where(unsqueeze(input_lengths > t, 1), step, alpha)
+    end = unsqueeze(2 * label_lengths, 1)
+    last = take_along_axis(alpha, end, 1)[:, 0]
+    before = take_along_axis(alpha, maximum(end - 1, 0), 1)[:, 0]
+    before = where(label_lengths > 0, before, full_like(before, _NO_PATH))
+    return logsumexp(stack([last, before], 0), 0)
+
+
+def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank: int = 0,
+             reduction: str = "mean", norm_by_times: bool = False,
+             zero_infinity: bool = False, name=None):
+    """Connectionist temporal classification loss, as Paddle's warp-ctc: `log_probs`
+    [T, B, C] are unnormalized logits (softmax is applied here), `labels` [B, L] padded
+    label sequences, `input_lengths` and `label_lengths` [B] the lengths used. The loss
+    of a sequence is -log of the total probability of its alignments; "mean" divides
+    each by its label length before averaging. `norm_by_times` divides the gradient
+    (not the loss) of each sequence by its input length.
+
+    A sequence that no alignment fits (more labels and repeats than steps) has an
+    infinite loss and no gradient, zero with `zero_infinity`. Paddle's warp-ctc
+    returns 0 for it whatever `zero_infinity` says (a case its source marks as not
+    right): not copied."""
+    check_reduction(reduction)
+    log_probs = as_tensor(log_probs)
+    if not log_probs.dtype.is_float or log_probs.ndim != 3:
+        raise ShapeError(f"ctc_loss: log_probs must be a float [T, B, C] tensor, got "
+                         f"{log_probs.dtype.name}{exact_shape(log_probs)}")
+    labels = as_tensor(labels).astype("int64")
+    input_lengths = as_tensor(input_lengths).astype("int64")
+    label_lengths = as_tensor(label_lengths).astype("int64")
+    states = _extended_labels(labels, label_lengths, blank)
+    log_likelihood = _ctc_log_likelihood(log_softmax(log_probs, axis=-1), states,
+                                         input_lengths, label_lengths, blank)
+    loss = -log_likelihood
+    if norm_by_times:
+        scaled = loss / input_lengths.astype(loss.dtype)
+        loss = loss.detach() + (scaled - scaled.detach())
+    impossible = log_likelihood < _NO_PATH / 2
+    loss = where(impossible, full_like(loss, 0.0 if zero_infinity else math.inf), loss)
+    if reduction == "mean":
+        return reduce_mean(loss / label_lengths.astype(loss.dtype))
+    return _reduce(loss, reduction)

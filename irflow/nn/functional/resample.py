@@ -1,10 +1,11 @@
-"""Resampling: `interpolate` (nearest, bilinear, bicubic), `unfold` (im2col) and
-`fold` (col2im), the non-constant `pad` modes (reflect, replicate, circular),
-`pixel_shuffle` and `pixel_unshuffle`, and the spatial transformer's `affine_grid`
-and `grid_sample`.
+"""Resampling: `interpolate` (nearest, linear, bilinear, trilinear, bicubic, area),
+`unfold` (im2col) and `fold` (col2im), the non-constant `pad` modes (reflect,
+replicate, circular), `pixel_shuffle` and `pixel_unshuffle`, and the spatial
+transformer's `affine_grid` and `grid_sample`.
 
 The first three are each a `gather` of positions computed with NumPy from the static
-spatial sizes (bilinear: two gathers per axis mixed by fixed weights, bicubic: four),
+spatial sizes (the linear modes: two gathers per axis mixed by fixed weights,
+bicubic: four; "area" is adaptive average pooling),
 so the gradient is gather's, and a symbolic batch dim traces; the spatial dims must
 be static. The pixel shuffles are reshapes around a transpose, so any dim may be
 symbolic (the channels must divide exactly).
@@ -22,7 +23,7 @@ from ...tensor import (Tensor, abs as absolute, clip, expand, floor, gather, ind
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
 from .common import check_pixel_options
-from .conv import pair
+from .conv import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, pair
 
 
 def _static(x, axes, what: str) -> list[int]:
@@ -63,10 +64,13 @@ def _output_sizes(in_sizes, size, scale_factor) -> tuple[list[int], list[float |
     return [int(d * s) for d, s in zip(in_sizes, scales)], [1.0 / s for s in scales]
 
 
-def _ratio(in_size: int, out_size: int, scale, align_corners: bool) -> float:
-    """Source positions per output position: Paddle samples at ratio 0 (the first row
-    or column) where the output has size 1, whatever the scale."""
-    if out_size == 1:
+def _ratio(in_size: int, out_size: int, scale, align_corners: bool,
+           single_at_origin: bool = True) -> float:
+    """Source positions per output position. Where the output has size 1, Paddle's
+    nearest, bilinear and bicubic kernels (`single_at_origin`) sample at ratio 0,
+    whatever the scale, and all kernels do with `align_corners`; its linear and
+    trilinear kernels keep the ratio of the sizes (or of the scale factor) there."""
+    if out_size == 1 and (single_at_origin or align_corners):
         return 0.0
     if align_corners:
         return (in_size - 1) / (out_size - 1)
@@ -87,8 +91,9 @@ def _along(weights: np.ndarray, x, axis: int) -> Tensor:
     return Tensor._from_array(weights.astype(x.dtype.np).reshape(shape))
 
 
-def _linear(x, axis, in_size, out_size, scale, align_corners, align_mode):
-    ratio = _ratio(in_size, out_size, scale, align_corners)
+def _linear(x, axis, in_size, out_size, scale, align_corners, align_mode,
+            single_at_origin: bool = True):
+    ratio = _ratio(in_size, out_size, scale, align_corners, single_at_origin)
     dst = np.arange(out_size, dtype=np.float64)
     if align_corners or align_mode == 1:
         src = dst * ratio
@@ -138,35 +143,79 @@ def _resample(x, mode, axis, in_size, out_size, scale, align_corners, align_mode
         return _nearest(x, axis, in_size, out_size, scale)
     if mode == "bicubic":
         return _cubic(x, axis, in_size, out_size, scale, align_corners)
-    return _linear(x, axis, in_size, out_size, scale, align_corners, align_mode)
+    return _linear(x, axis, in_size, out_size, scale, align_corners, align_mode,
+                   single_at_origin=mode == "bilinear")
+
+
+# the input ranks each mode takes, as Paddle checks them
+_MODE_RANKS = {"linear": (3,), "bilinear": (4,), "bicubic": (4,), "trilinear": (5,),
+               "nearest": (4, 5), "area": (3, 4, 5)}
+# (channels first, channels last) layouts of each rank
+_LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+
+
+def _check_mode(x, mode: str) -> None:
+    if mode not in _MODE_RANKS:
+        raise ValueError(f"interpolate: mode must be one of {sorted(_MODE_RANKS)}, got "
+                         f"{mode!r}")
+    ranks = _MODE_RANKS[mode]
+    if x.ndim not in ranks:
+        raise ValueError(f"interpolate: {mode} needs a {' or '.join(map(str, ranks))}-D "
+                         f"input, got shape {x.shape}")
+
+
+def _spatial_axes(ndim: int, data_format) -> range:
+    """The resampled axes: all but N and C, C second or last as `data_format` says
+    (by default channels first, the layout Paddle infers from the rank)."""
+    first, last = _LAYOUTS[ndim]
+    layout = (data_format or first).upper()
+    if layout not in (first, last):
+        raise ValueError(f"interpolate: data_format of a {ndim}-D input must be {first!r} or "
+                         f"{last!r}, got {data_format!r}")
+    return range(2, ndim) if layout == first else range(1, ndim - 1)
+
+
+def _area(x, size):
+    """Paddle's "area" mode: adaptive average pooling to `size` (channels first,
+    whatever `data_format` says, as Paddle calls the pools with their defaults)."""
+    if size is None:
+        raise ValueError("interpolate: mode 'area' needs size (output size can not be None "
+                         "in AREA mode)")
+    pool = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}[x.ndim]
+    if isinstance(size, Tensor):
+        size = size.tolist()
+    if x.ndim == 3 and not isinstance(size, int):
+        (size,) = size
+    return pool(x, size)
 
 
 def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool = False, align_mode: int = 0, data_format=None,
                 recompute_scale_factor=None, antialias: bool = False, name=None):
-    """Resize the spatial dims of a 4-D NCHW (or NHWC) tensor to `size`, or by
-    `scale_factor`, with "nearest", "bilinear" or "bicubic" sampling (Paddle's source
-    positions: half-pixel for bilinear unless `align_corners` or ``align_mode=1``,
-    half-pixel for bicubic unless `align_corners`; bicubic's cubic coefficient is
-    -0.75 and its taps beyond the border repeat the border). With
-    `recompute_scale_factor`, the sampling ratio is the sizes' (in / out), not the
-    factor's."""
+    """Resize the spatial dims of a 3-D [N, C, W], 4-D [N, C, H, W] or 5-D
+    [N, C, D, H, W] tensor (channels last with `data_format` NWC, NHWC, NDHWC) to
+    `size`, or by `scale_factor`: "linear" (3-D), "bilinear" and "bicubic" (4-D),
+    "trilinear" (5-D), "nearest" (4-D and 5-D) or "area" (adaptive average pooling).
+    Paddle's source positions: half-pixel for the linear modes unless `align_corners`
+    or ``align_mode=1``, half-pixel for bicubic unless `align_corners`; bicubic's
+    cubic coefficient is -0.75 and its taps beyond the border repeat the border. The
+    linear modes are separable, so one linear pass per axis gives Paddle's 2- and
+    3-D weights. With `recompute_scale_factor`, the sampling ratio is the sizes'
+    (in / out), not the factor's."""
     mode = mode.lower()
-    if mode not in ("nearest", "bilinear", "bicubic"):
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported by irflow "
-                                  "(nearest, bilinear, bicubic)")
+    x = as_tensor(x)
+    _check_mode(x, mode)
     if align_corners and mode == "nearest":
         raise ValueError("align_corners option can only be set with the interpolating "
                          "modes: linear | bilinear | bicubic | trilinear")
-    x = as_tensor(x)
-    if x.ndim != 4:
-        raise ValueError(f"interpolate: {mode} needs a 4-D input, got shape {x.shape}")
+    if mode == "area":
+        return _area(x, size)
     if mode != "nearest" and not x.dtype.is_float:
         # Paddle has no such kernel; bicubic's weights gave integer images all zeros
         raise DTypeError(f"interpolate: {mode} takes a float tensor, got {x.dtype.name} "
                          "(cast it to float32 first, as Paddle has no integer kernel)",
                          user_location())
-    axes = (1, 2) if (data_format or "NCHW").upper() == "NHWC" else (2, 3)
+    axes = _spatial_axes(x.ndim, data_format)
     in_sizes = _static(x, axes, "interpolate")
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor)
     if recompute_scale_factor:  # the ratio from the sizes, not from the factor given

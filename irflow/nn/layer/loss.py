@@ -178,3 +178,17 @@ class GaussianNLLLoss(Layer):
     def forward(self, input, label, variance):
         return F.gaussian_nll_loss(input, label, variance, self.full, self.epsilon,
                                    self.reduction)
+
+
+class CTCLoss(Layer):
+    """`F.ctc_loss` with the blank, reduction and `zero_infinity` given here;
+    `norm_by_times` is an argument of each call, as in Paddle."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs, labels, input_lengths, label_lengths,
+                norm_by_times: bool = False):
+        return F.ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank,
+                          self.reduction, norm_by_times, self.zero_infinity)
