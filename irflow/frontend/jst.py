@@ -1196,12 +1196,17 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
     names = loop.ir_names(stmt)
     classes = loop.classes()
     cond_scope, test = tracer.trace_region(
-        types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names, classes)
+        types_, lambda *a: _predicate(cond_fn(*loop.values(a))), names, classes, loop=True)
     _finish(tracer, cond_scope, [test], "condition", stmt)
     effects = _Effects(stmt, _objects(stmt, stmt.outputs, values, outer))
     body_scope, out = tracer.trace_region(types_, lambda *a: effects.run_loop_body(
-        lambda: body_fn(*loop.values(a)), stmt), names, classes)
-    _finish(tracer, body_scope, _next_carried(loop, out, stmt), "yield", stmt,
+        lambda: body_fn(*loop.values(a)), stmt), names, classes, loop=True)
+    yields = _next_carried(loop, out, stmt)
+    seed = _carry_seed(tracer, cond_scope, body_scope, len(inits), stmt)
+    if seed is not None:
+        inits, types_, names = [*inits, seed[0]], [*types_, seed[0].type], [*names, "seed"]
+        yields.append(seed[1])
+    _finish(tracer, body_scope, yields, "yield", stmt,
             list(zip(loop.variables(stmt), types_)))
     op = tracer.aligned_region_op("while", [], [cond_scope, body_scope], len(inits), inits,
                                   types_, names)
@@ -1217,6 +1222,33 @@ def _trace_while(cond_fn: Callable, body_fn: Callable, values: tuple, stmt: Stat
                                size)
     before = dict(zip(stmt.outputs, values))
     return tuple(_write_back(stmt, before, name, v) for name, v in zip(stmt.outputs, results))
+
+
+# Knuth's MMIX linear congruential step: each loop iteration's seed from the last one
+_SEED_MULTIPLIER, _SEED_INCREMENT = 6364136223846793005, 1442695040888963407
+
+
+def _carry_seed(tracer, cond_scope, body_scope, fixed: int, stmt: Statement):
+    """When a loop's condition or body draws random numbers, the loop carries their
+    seed (after its `fixed` carried values): it starts from a fresh seed of the code
+    around the loop, and each iteration yields the next one of a 64-bit linear
+    congruential sequence, so each iteration (of each run of an enclosing loop) draws
+    anew, as eager code does. Returns (the initial seed, the body's next seed), or
+    None when neither region draws."""
+    if cond_scope.seed is None and body_scope.seed is None:
+        return None
+    for scope in (cond_scope, body_scope):
+        seed = scope.loop_seed()
+        args = scope.block.args
+        k = next(i for i, a in enumerate(args) if a is seed)
+        order = [i for i in range(len(args)) if i != k]
+        order.insert(fixed, k)
+        scope.block.permute_args(order)
+    b = body_scope.builder
+    with b.location(stmt.loc):
+        step = b.mul(body_scope.seed, b.constant(_SEED_MULTIPLIER, "int64"))
+        following = b.add(step, b.constant(_SEED_INCREMENT, "int64"))
+    return tracer.value_of(tracer.next_seed()), tracer.wrap(following)
 
 
 def _checked_while(cond_fn, body_fn, values, stmt: Statement, unbound: list[str],
@@ -1294,7 +1326,7 @@ def _initial_values(tracer, body_fn, values: list, stmt: Statement, outer: tuple
     effects = _Effects(stmt, _objects(stmt, stmt.outputs, values, outer))
     scope, out = tracer.trace_region(
         types_, lambda *a: effects.run_loop_body(lambda: trial(*a), stmt), None,
-        loop.classes())
+        loop.classes(), loop=True)
     saved, tracer.scope = tracer.scope, scope
     try:
         out_types = [[_loop_type(tracer, leaf, name, stmt) for leaf in flatten(v)[0]]

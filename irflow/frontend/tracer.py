@@ -104,16 +104,24 @@ def owner_block(v: Value) -> Block:
 class Scope:
     """One block being traced: the function body or a region of a cond/while."""
 
-    def __init__(self, block: Block, parent: "Scope | None", branch: bool = False):
+    def __init__(self, block: Block, parent: "Scope | None", branch: bool = False,
+                 loop: bool = False):
         self.block = block
         self.parent = parent
         self.branch = branch                        # a cond's branch (not a loop's region)
+        self.loop = loop                            # a while's condition or body
         self.builder = Builder(block)
         self.captured: dict[Value, BlockArg] = {}  # any outer value -> its argument here
         self.outer: list[Value] = []                # per captured argument, the parent's value
         self.constants: dict[int, Value] = {}       # id of a concrete tensor -> its const
-        self.seed: Value | None = None              # this scope's random seed base
+        self.seed: BlockArg | None = None           # a loop region's carried seed
         self.sizes: dict[tuple, Tensor] = {}        # (value, axis) -> its size (Tracer.dims)
+
+    def loop_seed(self) -> BlockArg:
+        """This loop region's random seed argument, added at its first use."""
+        if self.seed is None:
+            self.seed = self.block.add_arg(TensorType(dtypes.int64, ()), "seed")
+        return self.seed
 
     def get(self, v: Value) -> Value:
         """`v` usable in this block, captured as a block argument if defined outside."""
@@ -940,27 +948,39 @@ class Tracer:
 
     # -- random numbers
     def next_seed(self) -> Tensor:
-        """A distinct seed for each random op: the program's seed argument plus a
-        counter, threaded through loops so that each iteration draws anew."""
-        if self.seed_arg is None:
-            self.seed_arg = self.fn.block.add_arg(TensorType(dtypes.int64, ()), "seed")
+        """A distinct seed for each random op: the seed of the innermost loop (else the
+        program's seed argument) plus a counter."""
         scope = self.scope
-        base = scope.seed if scope.seed is not None else scope.get(self.seed_arg)
+        base = scope.get(self._seed_base())
         self.seed_count += 1
         b = scope.builder
         with b.location(user_location()):
             return self.wrap(b.add(base, b.constant(self.seed_count * 7919, "int64")))
 
+    def _seed_base(self) -> Value:
+        """The seed the innermost enclosing loop region carries (made its argument at
+        its first use; `jst` makes it a carried value that each iteration changes, so
+        that each iteration draws anew, as eager code does), else the program's."""
+        scope = self.scope
+        while scope is not None and not scope.loop:
+            scope = scope.parent
+        if scope is not None:
+            return scope.loop_seed()
+        if self.seed_arg is None:
+            self.seed_arg = self.fn.block.add_arg(TensorType(dtypes.int64, ()), "seed")
+        return self.seed_arg
+
     # -- structured control flow
     def trace_region(self, arg_types: Sequence[TensorType], body: Callable[..., list],
                      names: Sequence[str | None] | None = None, classes=None,
-                     branch: bool = False):
+                     branch: bool = False, loop: bool = False):
         """Run `body` on traced tensors (of `classes`, where given) for fresh block
         arguments of `arg_types`; returns (scope, what body returned). The arguments are
         a loop's carried values: any iteration may make them depend on a parameter, so
         float ones are taken to require a gradient. `branch`: the region is a branch of
-        a cond, where state may change (the cond yields it)."""
-        scope = Scope(Block(), self.scope, branch)
+        a cond, where state may change (the cond yields it). `loop`: the condition
+        or body of a while, whose random ops draw from a seed it carries."""
+        scope = Scope(Block(), self.scope, branch, loop)
         names = list(names or [None] * len(arg_types))
         classes = list(classes or [None] * len(arg_types))
         args = [scope.block.add_arg(t, n) for t, n in zip(arg_types, names)]

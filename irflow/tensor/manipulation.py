@@ -629,7 +629,7 @@ def _landed_values(arr: Tensor, index: Tensor, values: Tensor, axis: int) -> Ten
     shape = shape[:axis] + (exact_shape(index)[axis],) + shape[axis + 1:]
     index = broadcast_to(index, shape)
     count = shape[axis] if isinstance(shape[axis], int) else _traced_size(index, axis)
-    numbers = reshape(arange(count), [count if d == axis else 1 for d in range(len(shape))])
+    numbers = reshape(arange(count), [-1 if d == axis else 1 for d in range(len(shape))])
     numbers = broadcast_to(numbers, shape)
     landed = apply("put_along_axis", (full_like(arr, -1, dtypes.int64), index, numbers),
                    {"axis": axis, "reduce": "assign"})

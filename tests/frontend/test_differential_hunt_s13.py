@@ -1,0 +1,87 @@
+"""Compiled code against eager code: cases found by running small programs eagerly,
+with `irflow.compile` (both backends) and with `jit.to_static`, and comparing."""
+import numpy as np
+import pytest
+
+import irflow as paddle
+import irflow.nn.functional as F
+
+BACKENDS = ["numpy", "llvm"]
+
+
+def _draws_per_iteration(n):
+    """Each iteration's draw, stacked: in eager code every paddle.rand draws anew."""
+    rows = paddle.zeros([4, 3])
+    for i in range(n):
+        rows[i] = paddle.rand([3])
+    return rows
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_random_op_in_a_tensor_loop_draws_anew_each_iteration(backend):
+    f, n = paddle.compile(_draws_per_iteration, backend=backend), paddle.to_tensor(4)
+    paddle.seed(11)
+    rows = f(n).numpy()
+    assert len({tuple(r) for r in rows}) == 4, rows   # one iteration's seed used to serve all
+    paddle.seed(11)
+    np.testing.assert_array_equal(f(n).numpy(), rows)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_ops_in_nested_tensor_loops_and_their_condition_differ(backend):
+    def f(n):
+        rows = paddle.zeros([4, 2])
+        i = paddle.zeros([], "int64")
+        while i < n and paddle.rand([]) < 2.0:    # a draw in the condition too
+            j = paddle.zeros([], "int64")
+            while j < n:
+                rows[i * n + j] = paddle.rand([2])
+                j += 1
+            i += 1
+        return rows
+
+    rows = paddle.compile(f, backend=backend)(paddle.to_tensor(2)).numpy()
+    assert len({tuple(r) for r in rows}) == 4, rows
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dropout_in_a_tensor_loop_masks_each_iteration_anew_and_its_gradient_agrees(backend):
+    def f(x, n):
+        outs = paddle.zeros([3, 64])
+        for i in range(n):
+            outs[i] = F.dropout(x, 0.5)
+        return outs
+
+    x = paddle.ones([64])
+    x.stop_gradient = False
+    outs = paddle.compile(f, backend=backend)(x, paddle.to_tensor(3))
+    masks = outs.numpy() != 0
+    assert not (masks[0] == masks[1]).all() and not (masks[1] == masks[2]).all()
+    outs.sum().backward()
+    # d/dx of the kept entries is 1/(1-p) = 2 per iteration that kept them
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * masks.sum(axis=0))
+
+
+def _leaky_by_mask(x):
+    y = x * 1.0
+    y[y < 0] = y[y < 0] * 0.1     # a value computed from the mask, written through it
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_mask_assignment_of_a_value_needing_a_gradient_compiles(backend):
+    """The gradient path of a masked write numbers the selected positions, whose count
+    is known only at run time: it failed to convert ("a shape needs sizes known when
+    the program is compiled") whenever the written value needed a gradient."""
+    f = paddle.compile(_leaky_by_mask, backend=backend)
+    for data in ([[-1.0, 2.0], [3.0, -4.0]], [[1.0, -2.0, 0.5]]):
+        eager_x = paddle.to_tensor(data, stop_gradient=False)
+        compiled_x = paddle.to_tensor(data, stop_gradient=False)
+        eager, compiled = _leaky_by_mask(eager_x), f(compiled_x)
+        eager.backward()
+        compiled.backward()
+        np.testing.assert_allclose(float(compiled), float(eager), rtol=1e-6)
+        values = np.asarray(data, np.float32)
+        want = np.where(values < 0, 0.02 * values, 2 * values)   # d(y^2)/dx
+        np.testing.assert_allclose(compiled_x.grad.numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(eager_x.grad.numpy(), want, rtol=1e-6)
