@@ -6,7 +6,9 @@ The frontend turns ``assert paddle.all(x > 0), "x must be positive"`` into
 user's line, because the kernel raises long after tracing, from the executor. The
 frontend also checks with it what Python would check at run time, such as a variable
 read after a loop that ran zero times (``error="UnboundLocalError"``), and the
-`one-hot` pass what a gather would (``error="IndexError"``: an index out of bounds).
+`one-hot` pass what a gather would (``error="IndexError"``: an index out of bounds),
+and ``squeeze()`` that a dim of a size known only at run time is not 1
+(``error="ShapeError"``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def _assert_infer(types, attrs):
 
 
 ERRORS = {"AssertionError": AssertionError, "UnboundLocalError": UnboundLocalError,
-          "IndexError": IndexError}
+          "IndexError": IndexError, "ShapeError": ShapeError}
 
 
 def _assert_canon(attrs, types):
@@ -42,7 +44,8 @@ def _assert_kernel(pred, msg, error):
 defop("assert", _assert_infer, _assert_kernel, arity=1,
       attrs={"msg": REQUIRED, "error": "AssertionError"}, canonicalize=_assert_canon,
       effect=Effect.IO, nondiff=True,
-      doc="raise `error` (AssertionError, UnboundLocalError or IndexError) with `msg` "
+      doc="raise `error` (AssertionError, UnboundLocalError, IndexError or ShapeError) "
+          "with `msg` "
           "when the bool "
           "scalar operand is false; runs when the program runs, in the branch or "
           "iteration that reaches it")

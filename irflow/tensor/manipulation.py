@@ -64,7 +64,27 @@ def moveaxis(x, source, destination, name=None) -> Tensor:
 
 
 def squeeze(x, axis=None, name=None) -> Tensor:
-    return apply("squeeze", (as_tensor(x),), {"axis": None if axis is None else dims(axis)})
+    x = as_tensor(x)
+    if axis is None and x._value is None:
+        _check_not_one(x)
+    return apply("squeeze", (x,), {"axis": None if axis is None else dims(axis)})
+
+
+def _check_not_one(x: Tensor) -> None:
+    """``squeeze()`` in a traced program removes the dims that are 1 for every size; a
+    dim whose size is known only at run time (a batch of ``None``) stays, where eager
+    code removes it when it is 1. A program would give a result of another rank, so a
+    run where such a size is 1 raises instead (an `assert`)."""
+    from .math import not_equal
+    for axis, size in enumerate(exact_shape(x)):
+        if isinstance(size, str):
+            apply("assert", [not_equal(_traced_size(x, axis), 1)], {
+                "msg": f"{user_location()}: squeeze() without axis removes the dims of "
+                       f"size 1, and dim {axis} of this {len(exact_shape(x))}-D tensor "
+                       f"({size}, a size known only when the program runs) is 1 in this "
+                       f"call: the program, made for every size, keeps that dim where "
+                       f"eager code removes it; give squeeze the axes to remove",
+                "error": "ShapeError"})
 
 
 def unsqueeze(x, axis, name=None) -> Tensor:

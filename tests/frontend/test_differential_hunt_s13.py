@@ -85,3 +85,24 @@ def test_a_mask_assignment_of_a_value_needing_a_gradient_compiles(backend):
         want = np.where(values < 0, 0.02 * values, 2 * values)   # d(y^2)/dx
         np.testing.assert_allclose(compiled_x.grad.numpy(), want, rtol=1e-6)
         np.testing.assert_allclose(eager_x.grad.numpy(), want, rtol=1e-6)
+
+
+def _inner_products(x):
+    return (x.unsqueeze(1) @ x.unsqueeze(2)).squeeze()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_squeeze_without_axis_of_a_batch_of_one_raises_instead_of_keeping_it(backend):
+    """Eager squeeze() removes every dim of size 1, the batch's too when it is 1 (as
+    Paddle's to_static does at run time). A program made for a batch of any size
+    kept that dim: a result of shape [1] where eager code gives []. Now such a run
+    raises, naming the dim and the fix; other batch sizes run as before."""
+    from irflow.errors import ShapeError
+    from irflow.static import InputSpec
+    f = paddle.compile(_inner_products, backend=backend,
+                       input_spec=[InputSpec([None, 3], "float32")])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(f(paddle.to_tensor(x)).numpy(), (x * x).sum(1))
+    with pytest.raises(ShapeError, match="squeeze.*dim 0.*give squeeze the axes"):
+        f(paddle.to_tensor(x[:1]))
+    assert _inner_products(paddle.to_tensor(x[:1])).shape == []
