@@ -32,6 +32,16 @@ class RunSequence:
     def item(self, i):
         raise NotImplementedError
 
+    def __iter__(self):
+        """Converted code loops over a run-time sequence in a ``for`` statement or a
+        list comprehension; other iteration (a generator expression consumed by
+        ``sum()``, unpacking, ``list()``) would need a Python length."""
+        raise ConversionError("iterating a range, enumerate, zip or reversed whose length "
+                              "is known only when the program runs outside a for loop or a "
+                              "list comprehension (in a generator expression, unpacking, "
+                              "list()): write a for loop, or a list comprehension",
+                              user_location())
+
 
 def length_of(x):
     """``len(x)`` in converted code: for a traced tensor with a symbolic first dim or a

@@ -106,3 +106,17 @@ def test_squeeze_without_axis_of_a_batch_of_one_raises_instead_of_keeping_it(bac
     with pytest.raises(ShapeError, match="squeeze.*dim 0.*give squeeze the axes"):
         f(paddle.to_tensor(x[:1]))
     assert _inner_products(paddle.to_tensor(x[:1])).shape == []
+
+
+def test_a_generator_over_a_run_time_range_is_refused_by_name():
+    """A generator expression over ``range(x.shape[0])`` of a symbolic batch cannot be
+    iterated by ``sum()`` while tracing; it raised TypeError naming an internal class."""
+    from irflow.errors import ConversionError
+    from irflow.static import InputSpec
+
+    def rows_sum(x):
+        return sum(x[i] for i in range(x.shape[0]))
+
+    f = paddle.jit.to_static(rows_sum, input_spec=[InputSpec([None, 2], "float32")])
+    with pytest.raises(ConversionError, match="write a for loop, or a list comprehension"):
+        f(paddle.ones([3, 2]))
