@@ -27,7 +27,8 @@ from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, Group
                          LocalResponseNorm)
 from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D,
                             AdaptiveMaxPool1D, AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D,
-                            AvgPool2D, AvgPool3D, MaxPool1D, MaxPool2D, MaxPool3D)
+                            AvgPool2D, AvgPool3D, MaxPool1D, MaxPool2D, MaxPool3D,
+                            MaxUnPool1D, MaxUnPool2D, MaxUnPool3D)
 from .layer.resample import (Fold, Pad1D, Pad2D, Pad3D, PixelShuffle, PixelUnshuffle, Unfold,
                              Upsample, UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad1D,
                              ZeroPad2D, ZeroPad3D)
@@ -53,6 +54,7 @@ __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "Adapt
            "InstanceNorm3D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict",
            "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid",
            "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "MaxPool3D",
+           "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D",
            "Maxout", "Mish", "MultiHeadAttention", "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU",
            "Pad1D", "Pad2D", "Pad3D", "PairwiseDistance", "ParameterDict", "ParameterList",
            "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RNN", "RNNCellBase", "RReLU",

@@ -304,8 +304,6 @@ def test_pooling_wrappers():
     assert F.adaptive_avg_pool2d(t(x), [None, 3]).shape == [1, 2, 4, 3]
     nhwc = F.max_pool2d(t(x.transpose(0, 2, 3, 1)), 2, data_format="NHWC")
     np.testing.assert_allclose(nhwc.numpy(), windows.max(axis=(3, 5)).transpose(0, 2, 3, 1))
-    with pytest.raises(NotImplementedError, match="return_mask"):
-        F.max_pool2d(t(x), 2, return_mask=True)
     with pytest.raises(ValueError, match="data_format"):
         F.avg_pool2d(t(x), 2, data_format="NCWH")
 

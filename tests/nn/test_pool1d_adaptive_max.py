@@ -96,8 +96,6 @@ def test_pool1d_argument_errors():
         F.max_pool1d(t(X4), 2)
     with pytest.raises(ValueError, match=r"avg_pool1d: x must be a 3-D"):
         F.avg_pool1d(t(X4), 2)
-    with pytest.raises(NotImplementedError, match="return_mask"):
-        F.max_pool1d(x, 2, return_mask=True)
 
 
 def np_adaptive_max(x, out_h, out_w):
@@ -129,8 +127,6 @@ def test_adaptive_max_pool2d_layer_and_errors():
         F.adaptive_max_pool2d(x, [0, 2])
     with pytest.raises(ValueError, match="output_size must be a positive int"):
         F.adaptive_max_pool2d(x, [1, 2, 3])
-    with pytest.raises(NotImplementedError, match="return_mask"):
-        nn.AdaptiveMaxPool2D(2, return_mask=True)(x)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

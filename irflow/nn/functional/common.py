@@ -7,8 +7,8 @@ from ...dispatch import apply
 from ...errors import ShapeError
 from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, einsum, equal,
                        expand_as, full, matmul, max as reduce_max, maximum, pow as power,
-                       reshape, scatter, sqrt, sum as reduce_sum, take_along_axis, transpose,
-                       unsqueeze, where)
+                       reshape, scatter, slice as slice_, sqrt, sum as reduce_sum,
+                       take_along_axis, transpose, unsqueeze, where)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
@@ -318,17 +318,30 @@ def pad(x, pad, mode: str = "constant", value: float = 0.0, data_format=None,
         pad_from_left_axis: bool = True, name=None):
     """Pad x with `value` (mode "constant"), or by mirroring without the edge
     ("reflect"), repeating the edge ("replicate") or wrapping around ("circular");
-    see `_pad_pairs` for `pad`."""
+    see `_pad_pairs` for `pad`. A negative amount crops that many cells instead, after
+    the other side is padded from the whole input (so a circular pad still wraps the
+    cropped cells in), as Paddle's spatial pads do."""
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise ValueError(f"pad: mode should be one of constant, reflect, replicate, "
                          f"circular, got {mode!r}")
     x = as_tensor(x)
     pad = [int(v) for v in (pad.tolist() if isinstance(pad, Tensor) else pad)]
     pairs = _pad_pairs(x.ndim, pad, data_format, pad_from_left_axis)
+    grown = tuple((max(low, 0), max(high, 0)) for low, high in pairs)
     if mode != "constant":
         from .resample import pad_by_gather
-        return pad_by_gather(x, pairs, mode)
-    return apply("pad", (x,), {"pads": pairs, "value": float(value)})
+        out = pad_by_gather(x, grown, mode)
+    else:
+        out = apply("pad", (x,), {"pads": grown, "value": float(value)})
+    return _crop(out, pairs)
+
+
+def _crop(x, pairs):
+    """x without the cells the negative entries of the (low, high) `pairs` remove."""
+    for axis, (low, high) in enumerate(pairs):
+        if low < 0 or high < 0:
+            x = slice_(x, [axis], [max(-low, 0)], [high if high < 0 else exact_shape(x)[axis]])
+    return x
 
 
 def zeropad2d(x, padding, data_format: str = "NCHW", name=None):

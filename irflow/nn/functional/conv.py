@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...dispatch import apply
 from ...errors import ShapeError
-from ...tensor import (concat, reshape, slice as slice_, squeeze, stack, strided_slice,
-                      transpose, unbind, unsqueeze)
+from ...tensor import (concat, put_along_axis, reshape, slice as slice_, squeeze, stack,
+                      strided_slice, take_along_axis, transpose, unbind, unsqueeze, zeros,
+                      zeros_like)
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape
 from .common import first_max
@@ -147,12 +150,15 @@ def _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last) -> di
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
                ceil_mode: bool = False, data_format: str = "NCHW", name=None):
-    """The maximum of each window (stride defaults to kernel_size; padding is -inf)."""
-    if return_mask:
-        raise NotImplementedError("max_pool2d: return_mask is not supported by irflow")
+    """The maximum of each window (stride defaults to kernel_size; padding is -inf),
+    and with `return_mask` also where it lies (see `_max_pool_with_mask`)."""
     x = as_tensor(x)
     channels_last = _channels_last(data_format)
     attrs = _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last)
+    if return_mask:
+        _check_mask_layout("max_pool2d", data_format, channels_last)
+        return _max_pool_with_mask(x, attrs["kernel_size"], attrs["stride"], attrs["padding"],
+                                   ceil_mode, "max_pool2d")
     return _spatial_op("max_pool2d", x, (), attrs, channels_last)
 
 
@@ -232,20 +238,24 @@ def _ncl(x, function: str):
     return x
 
 
-def _pool1d(pool2d, x, kernel_size, stride, padding, **options):
-    """A 2-D pool over the [N, C, 1, L] view of x [N, C, L], as Paddle computes it."""
+def _pool1d(pool2d, x, kernel_size, stride, padding, squeezed: bool = True, **options):
+    """A 2-D pool over the [N, C, 1, L] view of x [N, C, L], as Paddle computes it;
+    with `squeezed` False the result keeps that view's shape."""
     x = _ncl(x, f"{pool2d.__name__[:-2]}1d")
     kernel = (1, _single(kernel_size, "kernel_size"))
     stride = None if stride is None else (1, _single(stride, "stride"))
     out = pool2d(unsqueeze(x, [2]), kernel, stride, _conv1d_padding(padding), **options)
-    return squeeze(out, [2])
+    return squeeze(out, [2]) if squeezed else out
 
 
 def max_pool1d(x, kernel_size, stride=None, padding=0, return_mask: bool = False,
                ceil_mode: bool = False, name=None):
-    """The maximum of each window of x [N, C, L] (stride defaults to kernel_size)."""
+    """The maximum of each window of x [N, C, L] (stride defaults to kernel_size), and
+    with `return_mask` also its index along L (int32)."""
     if return_mask:
-        raise NotImplementedError("max_pool1d: return_mask is not supported by irflow")
+        out, mask = _pool1d(max_pool2d, x, kernel_size, stride, padding, squeezed=False,
+                            return_mask=True, ceil_mode=ceil_mode)
+        return squeeze(out, [2]), squeeze(mask, [2])
     return _pool1d(max_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode)
 
 
@@ -303,8 +313,6 @@ def _adaptive_max(x, output_size, return_mask: bool, function: str, axes: str):
     of the maxima over the rest, so this is slices and `first_max` reductions axis by
     axis, with no op of its own. Reducing the last axis first gives a tie's gradient
     to the first of the tied cells in row-major order, as Paddle's kernels do."""
-    if return_mask:
-        raise NotImplementedError(f"{function}: return_mask is not supported by irflow")
     x = as_tensor(x)
     spatial = len(axes.split(", "))
     if x.ndim != spatial + 2:
@@ -315,15 +323,40 @@ def _adaptive_max(x, output_size, return_mask: bool, function: str, axes: str):
                                         for s in sizes):
         raise ValueError(f"{function}: output_size must be a positive int or {spatial} "
                          f"positive ints or None, got {output_size!r}")
+    if not all(isinstance(size, int) for size in exact_shape(x)[2:]):
+        raise ShapeError(f"{function}: x must have static {axes}, got shape "
+                         f"{exact_shape(x)}")
+    index = _plane_index(x, function) if return_mask else None
     for axis in reversed(range(2, x.ndim)):
         size, out = exact_shape(x)[axis], sizes[axis - 2]
-        if not isinstance(size, int):
-            raise ShapeError(f"{function}: x must have static {axes}, got shape "
-                             f"{exact_shape(x)}")
         if out is not None:
-            x = concat([first_max(slice_(x, [axis], [start], [stop]), axis)[0]
-                        for start, stop in _adaptive_bins(size, out)], axis)
-    return x
+            bins = [_bin_max(x, index, axis, start, stop)
+                    for start, stop in _adaptive_bins(size, out)]
+            x = concat([b[0] for b in bins], axis)
+            if index is not None:
+                index = concat([b[1] for b in bins], axis)
+    return (x, index.astype("int32")) if return_mask else x
+
+
+def _bin_max(x, index, axis: int, start: int, stop: int) -> tuple:
+    """The first maximum of x over cells [start, stop) of `axis`, and the `index`
+    entry at it (None without an index)."""
+    value, at = first_max(slice_(x, [axis], [start], [stop]), axis)
+    if index is None:
+        return value, None
+    return value, take_along_axis(slice_(index, [axis], [start], [stop]), at, axis)
+
+
+def _plane_index(x, function: str):
+    """For each cell of x [N, C, *spatial], its row-major flat index within its
+    channel's spatial plane (int64): the numbering of Paddle's pooling masks and
+    max_unpool's indices. The spatial sizes must be static."""
+    sizes = exact_shape(x)[2:]
+    if not all(isinstance(size, int) for size in sizes):
+        raise ShapeError(f"{function}: x must have static spatial sizes, got shape "
+                         f"{exact_shape(x)}")
+    plane = np.arange(math.prod(sizes), dtype=np.int64).reshape(sizes)
+    return zeros_like(x, dtype="int64") + as_tensor(plane)
 
 
 def adaptive_max_pool2d(x, output_size, return_mask: bool = False, name=None):
@@ -426,13 +459,14 @@ def _is_same(padding) -> bool:
     return isinstance(padding, str) and padding.upper() == "SAME"
 
 
-def _pad_axis(x, axis: int, low: int, high: int):
-    """x with `low` zeros before and `high` after it along `axis`."""
+def _pad_axis(x, axis: int, low: int, high: int, value: float = 0.0):
+    """x with `low` cells of `value` (zeros by default) before and `high` after it
+    along `axis`."""
     if not low and not high:
         return x
     pads = [(0, 0)] * x.ndim
     pads[axis] = (low, high)
-    return apply("pad", (x,), {"pads": tuple(pads), "value": 0.0})
+    return apply("pad", (x,), {"pads": tuple(pads), "value": value})
 
 
 def _depth_taps(x, kernel: int, stride: int, dilation: int, low: int, high: int) -> list:
@@ -547,6 +581,20 @@ def conv3d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     return _to_channels_last(out) if channels_last else out
 
 
+def _pool3d_window(x, kernel_size, stride, padding, ceil_mode: bool, channels_last: bool,
+                   function: str) -> tuple:
+    """(kernel, stride, padding) of a 3-D pool of x [N, C, D, H, W], each per axis
+    (the padding as (low, high) pairs, flat)."""
+    if ceil_mode and isinstance(padding, str) and padding.upper() == "VALID":
+        raise ValueError(f"{function}: padding 'VALID' takes ceil_mode=False (VALID windows "
+                         f"lie inside the input), as in Paddle; got ceil_mode=True")
+    kernel = ntuple(kernel_size, 3, "kernel_size")
+    stride = kernel if stride is None else ntuple(stride, 3, "stride")
+    pads = resolve_padding(padding, exact_shape(x)[2:], kernel, stride,
+                           channels_last=channels_last)
+    return kernel, stride, pads
+
+
 def _pool3d(pool2d, x, kernel_size, stride, padding, ceil_mode: bool, data_format: str,
             function: str, **options):
     """A 3-D pool as two 2-D ones: `pool2d` over H and W of x [N, C, D, H, W] (the
@@ -555,14 +603,9 @@ def _pool3d(pool2d, x, kernel_size, stride, padding, ceil_mode: bool, data_forma
     its slices' maxima, and an average's divisor is a product of per-axis counts (see
     avg_pool2d), so the mean of the slices' means is the box's."""
     x, channels_last = _ncdhw(x, data_format, function)
-    if ceil_mode and isinstance(padding, str) and padding.upper() == "VALID":
-        raise ValueError(f"{function}: padding 'VALID' takes ceil_mode=False (VALID windows "
-                         f"lie inside the input), as in Paddle; got ceil_mode=True")
-    kernel = ntuple(kernel_size, 3, "kernel_size")
-    stride = kernel if stride is None else ntuple(stride, 3, "stride")
+    kernel, stride, pads = _pool3d_window(x, kernel_size, stride, padding, ceil_mode,
+                                          channels_last, function)
     batch, channels, depth, height, width = exact_shape(x)
-    pads = resolve_padding(padding, (depth, height, width), kernel, stride,
-                           channels_last=channels_last)
     out = pool2d(reshape(x, [-1, depth, height, width]), kernel[1:], stride[1:], pads[2:],
                  ceil_mode=ceil_mode, **options)
     out_h, out_w = exact_shape(out)[2:]
@@ -579,7 +622,11 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, return_mask: bool = False
     order, as in Paddle: the depth pool of `_pool3d` picks the first depth, the
     H, W pool the first cell of that slice."""
     if return_mask:
-        raise NotImplementedError("max_pool3d: return_mask is not supported by irflow")
+        _check_mask_layout("max_pool3d", data_format, _channels_last(data_format, _FORMATS_3D))
+        x, _ = _ncdhw(x, data_format, "max_pool3d")
+        kernel, stride, pads = _pool3d_window(x, kernel_size, stride, padding, ceil_mode,
+                                              False, "max_pool3d")
+        return _max_pool_with_mask(x, kernel, stride, pads, ceil_mode, "max_pool3d")
     return _pool3d(max_pool2d, x, kernel_size, stride, padding, ceil_mode, data_format,
                    "max_pool3d")
 
@@ -618,3 +665,132 @@ def adaptive_max_pool3d(x, output_size, return_mask: bool = False, name=None):
     ceil((i+1)*D/out). A tie passes the gradient to the first tied cell in row-major
     order, as Paddle's kernel (see `_adaptive_max`)."""
     return _adaptive_max(x, output_size, return_mask, "adaptive_max_pool3d", "D, H, W")
+
+
+# ------------------------------------------------------- max pools' masks and unpooling
+
+def _check_mask_layout(function: str, data_format: str, channels_last: bool) -> None:
+    if channels_last:
+        raise ValueError(f"{function}: return_mask=True takes channels-first data, as in "
+                         f"Paddle, got data_format={data_format!r}")
+
+
+def _pool_out_size(function: str, size: int, kernel: int, stride: int, low: int, high: int,
+                   ceil_mode: bool) -> int:
+    """Paddle's pooled size of an axis: floor (or with `ceil_mode` ceil) of
+    (size + low + high - kernel) / stride, plus 1."""
+    span = size + low + high - kernel
+    if span < 0:
+        raise ShapeError(f"{function}: the padded input size {size + low + high} is smaller "
+                         f"than the kernel size {kernel}")
+    return (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+
+
+def _window_max(x, index, axis: int, kernel: int, stride: int, low: int, out: int) -> tuple:
+    """The first maximum of x over each of `out` windows along `axis` (window o spans
+    padded cells o * stride up to o * stride + kernel, the padding -inf so it never
+    wins), and the `index` entry at it."""
+    extent = (out - 1) * stride + kernel
+    high = max(extent - low - exact_shape(x)[axis], 0)
+    stop = (out - 1) * stride + 1
+
+    def taps(t, fill):
+        t = _pad_axis(t, axis, low, high, fill)
+        return stack([strided_slice(t, [axis], [k], [k + stop], [stride])
+                      for k in range(kernel)], axis + 1)
+
+    value, at = first_max(taps(x, float("-inf")), axis + 1)
+    chosen = take_along_axis(taps(index, 0.0), at, axis + 1)
+    return squeeze(value, [axis + 1]), squeeze(chosen, [axis + 1])
+
+
+def _max_pool_with_mask(x, kernel, stride, pads, ceil_mode: bool, function: str) -> tuple:
+    """(the maxima of a max pool of x [N, C, *spatial], Paddle's int32 mask): each
+    window's maximum and the row-major flat index, within its channel's spatial
+    plane, of the input cell holding it. Windows are reduced one axis at a time, the
+    last first, so a tie goes (index and gradient alike) to the first tied cell in
+    row-major order, as Paddle's kernels choose; padding cells never win."""
+    index = _plane_index(x, function)
+    sizes = exact_shape(x)[2:]
+    for i in reversed(range(len(sizes))):
+        low, high = pads[2 * i], pads[2 * i + 1]
+        out = _pool_out_size(function, sizes[i], kernel[i], stride[i], low, high, ceil_mode)
+        x, index = _window_max(x, index, 2 + i, kernel[i], stride[i], low, out)
+    return x, index.astype("int32")
+
+
+def _unpool_sizes(function: str, x, kernel, stride, padding, output_size) -> tuple:
+    """The spatial sizes of an unpooled x: Paddle's default (n - 1) * stride + kernel -
+    2 * padding per axis, or `output_size` (its spatial entries), which must lie
+    strictly within one stride of that default, as Paddle checks."""
+    in_sizes = exact_shape(x)[2:]
+    default = tuple((n - 1) * s + k - 2 * p
+                    for n, k, s, p in zip(in_sizes, kernel, stride, padding))
+    if output_size is None:
+        return default
+    sizes = [int(v) for v in output_size]
+    if len(sizes) == len(default) + 2:
+        sizes = sizes[2:]
+    if len(sizes) != len(default):
+        raise ValueError(f"{function}: output_size must have {len(default)} or "
+                         f"{len(default) + 2} entries, got {list(output_size)}")
+    for axis, (size, base, s) in enumerate(zip(sizes, default, stride)):
+        if not base - s < size < base + s:
+            raise ValueError(f"{function}: output_size {sizes} is invalid: entry {axis} must "
+                             f"lie strictly between {base - s} and {base + s}")
+    return tuple(sizes)
+
+
+def _max_unpool(x, indices, kernel_size, stride, padding, data_format: str, output_size,
+                spatial: int, function: str):
+    """Zeros of the unpooled size with each entry of x written at its index (a flat
+    index into its channel's spatial plane, as max pools' masks give); where indices
+    repeat the last write lands, as in Paddle's kernel. The gradient to x reads the
+    output's gradient back at the indices."""
+    formats = {1: ("NCL",), 2: ("NCHW",), 3: ("NCDHW",)}[spatial]
+    if data_format not in formats:
+        raise ValueError(f"{function}: data_format must be {formats[0]!r}, as in Paddle, got "
+                         f"{data_format!r}")
+    x, indices = as_tensor(x), as_tensor(indices)
+    if x.ndim != spatial + 2 or indices.ndim != spatial + 2:
+        raise ValueError(f"{function}: x and indices must be {spatial + 2}-D, got shapes "
+                         f"{x.shape} and {indices.shape}")
+    kernel = ntuple(_flat_int(kernel_size), spatial, "kernel_size")
+    stride = kernel if stride is None else ntuple(_flat_int(stride), spatial, "stride")
+    padding = ntuple(_flat_int(padding), spatial, "padding")
+    sizes = _unpool_sizes(function, x, kernel, stride, padding, output_size)
+    batch, channels = exact_shape(x)[:2]
+    flat_x, flat_index = reshape(x, [batch, channels, -1]), reshape(indices, [batch, channels, -1])
+    plane = zeros_like(slice_(flat_x, [2], [0], [1])) + zeros([math.prod(sizes)], x.dtype)
+    out = put_along_axis(plane, flat_index.astype("int64"), flat_x, 2)
+    return reshape(out, [batch, channels, *sizes])
+
+
+def _flat_int(value):
+    """An int from a one-int list, else value as given (for `ntuple`)."""
+    return int(value[0]) if isinstance(value, list | tuple) and len(value) == 1 else value
+
+
+def max_unpool1d(x, indices, kernel_size, stride=None, padding=0, data_format: str = "NCL",
+                 output_size=None, name=None):
+    """The inverse of max_pool1d with its mask: x [N, C, L] written at `indices` along
+    an output of length (L - 1) * stride + kernel_size - 2 * padding (or
+    `output_size`), zeros elsewhere (see `_max_unpool`)."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, 1,
+                       "max_unpool1d")
+
+
+def max_unpool2d(x, indices, kernel_size, stride=None, padding=0, data_format: str = "NCHW",
+                 output_size=None, name=None):
+    """The inverse of max_pool2d with its mask: x [N, C, H, W] written at `indices`
+    (flat within each H_out * W_out plane), zeros elsewhere (see `_max_unpool`)."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, 2,
+                       "max_unpool2d")
+
+
+def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, data_format: str = "NCDHW",
+                 output_size=None, name=None):
+    """The inverse of max_pool3d with its mask: x [N, C, D, H, W] written at `indices`
+    (flat within each output volume), zeros elsewhere (see `_max_unpool`)."""
+    return _max_unpool(x, indices, kernel_size, stride, padding, data_format, output_size, 3,
+                       "max_unpool3d")

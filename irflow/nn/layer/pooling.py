@@ -191,3 +191,51 @@ class AdaptiveMaxPool3D(Layer):
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}, return_mask={self._return_mask}"
+
+
+class _MaxUnPoolNd(Layer):
+    """MaxUnPool1D, 2D and 3D: `_unpool` with the arguments kept as given."""
+
+    _unpool = None
+
+    def __init__(self, kernel_size, stride, padding, data_format: str, output_size, name):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.data_format, self.output_size = data_format, output_size
+
+    def forward(self, x, indices):
+        return self._unpool(x, indices, self.ksize, self.stride, self.padding,
+                            self.data_format, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnPool1D(_MaxUnPoolNd):
+    """`F.max_unpool1d` as a layer: undoes MaxPool1D given its mask."""
+
+    _unpool = staticmethod(F.max_unpool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, data_format: str = "NCL",
+                 output_size=None, name=None):
+        super().__init__(kernel_size, stride, padding, data_format, output_size, name)
+
+
+class MaxUnPool2D(_MaxUnPoolNd):
+    """`F.max_unpool2d` as a layer: undoes MaxPool2D given its mask."""
+
+    _unpool = staticmethod(F.max_unpool2d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, data_format: str = "NCHW",
+                 output_size=None, name=None):
+        super().__init__(kernel_size, stride, padding, data_format, output_size, name)
+
+
+class MaxUnPool3D(_MaxUnPoolNd):
+    """`F.max_unpool3d` as a layer: undoes MaxPool3D given its mask."""
+
+    _unpool = staticmethod(F.max_unpool3d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, data_format: str = "NCDHW",
+                 output_size=None, name=None):
+        super().__init__(kernel_size, stride, padding, data_format, output_size, name)
