@@ -13,9 +13,9 @@ holding
 
 Loading gives back what was saved: Tensors (with their names, ``stop_gradient=True``,
 as ``paddle.load`` gives; NumPy arrays with ``return_numpy=True``), NumPy scalars, NumPy
-arrays as Tensors (as Paddle loads them, wherever they are in the object; arrays with
-``return_numpy=True``, or of a dtype no Tensor has), and the Python containers and
-scalars, dtypes and shapes preserved.
+arrays (as Tensors when the object holds no Tensor, as Paddle loads them; see
+`_Reader.loaded_array`), and the Python containers and scalars, dtypes and shapes
+preserved.
 """
 from __future__ import annotations
 
@@ -127,9 +127,10 @@ def _write_archive(f, manifest: dict, arrays: list[np.ndarray]) -> None:
 
 
 class _Reader:
-    def __init__(self, archive: "Archive", return_numpy: bool):
+    def __init__(self, archive: "Archive", return_numpy: bool, root):
         self.archive = archive
         self.return_numpy = return_numpy
+        self.arrays_as_tensors = not return_numpy and not _holds_tensor(root)
 
     def fail(self, message: str) -> LoadError:
         return self.archive.fail(message)
@@ -175,11 +176,13 @@ class _Reader:
         raise self.fail(f"unknown manifest entry kind {kind!r}")
 
     def loaded_array(self, array: np.ndarray):
-        """A saved NumPy array as `load` gives it: a Tensor unless `return_numpy`, as in
-        Paddle (in native byte order, as Paddle converts it), wherever it is in the
-        object (Paddle 3.3.1 converts those inside dicts, lists and tuples too); an
-        array of a dtype no Tensor has (complex, strings) stays an array."""
-        if self.return_numpy:
+        """A saved NumPy array as `load` gives it, by Paddle 3.3.1's rule: a Tensor (in
+        native byte order, as Paddle converts it) when the saved object holds no Tensor
+        anywhere (``paddle.save(np_array)``, a dict of arrays), and an array when it does
+        (a checkpoint ``{"model": state_dict, "rng": array}`` keeps its array), and
+        always with `return_numpy`; an array of a dtype no Tensor has (complex,
+        strings) stays an array."""
+        if not self.arrays_as_tensors:
             return array
         native = array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
         return Tensor._from_array(native) if native.dtype in _TENSOR_DTYPES else array
@@ -194,6 +197,21 @@ class _Reader:
             raise self.fail(f"{member} does not match the manifest (dtype "
                             f"{node.get('dtype')}, shape {node.get('shape')})")
         return array
+
+
+def _holds_tensor(node) -> bool:
+    """Whether the manifest tree `node` has a saved Tensor in it (iteratively: a
+    crafted manifest may nest deeper than the recursion limit)."""
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if node.get("kind") == "tensor":
+                return True
+            for key in ("values", "items"):
+                if isinstance(node.get(key), list):
+                    pending.extend(node[key])
+    return False
 
 
 class Archive:
@@ -332,17 +350,17 @@ def load(path, **configs):
 
 def _load(file, source: str, return_numpy: bool):
     with Archive(file, f"irflow.load: {source}") as archive:
-        reader = _Reader(archive, return_numpy)
         text = archive.read(_MANIFEST, _MANIFEST_LIMIT)
         try:
             manifest = json.loads(text)
         except (ValueError, RecursionError) as e:
-            raise reader.fail(f"manifest.json is not valid JSON: {e}") from None
+            raise archive.fail(f"manifest.json is not valid JSON: {e}") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise reader.fail("not a file written by irflow.save")
+            raise archive.fail("not a file written by irflow.save")
         if manifest.get("version") != VERSION:
-            raise reader.fail(f"format version {manifest.get('version')!r} is not supported "
-                              f"(this irflow reads version {VERSION})")
+            raise archive.fail(f"format version {manifest.get('version')!r} is not supported "
+                               f"(this irflow reads version {VERSION})")
+        reader = _Reader(archive, return_numpy, manifest.get("root"))
         try:
             return reader.decode(manifest.get("root"))
         except RecursionError:

@@ -249,17 +249,20 @@ def _scalar(value) -> float:
 class EarlyStopping(Callback):
     """Stop training once the evaluated `monitor` has gone `patience` evaluations in a
     row without improving by `min_delta` (mode 'min', 'max', or 'auto': 'max' for
-    accuracy-like names). The test is Paddle's ``wait >= patience``, checked after
-    every evaluation, so the default ``patience=0`` stops after the first evaluation
-    whatever its value. With `save_best_model` and a `save_dir`, the best model is
-    saved to ``save_dir/best_model``."""
+    accuracy-like names; an unknown mode warns and is 'auto', as in Paddle). The test
+    is Paddle's ``wait >= patience``, checked after every evaluation, so the default
+    ``patience=0`` stops after the first evaluation whatever its value. With
+    `save_best_model` and a `save_dir`, the best model is saved to
+    ``save_dir/best_model``, and the stop message (with `verbose`) says where."""
 
     def __init__(self, monitor: str = "loss", mode: str = "auto", patience: int = 0,
                  verbose: int = 1, min_delta: float = 0, baseline: float | None = None,
                  save_best_model: bool = True) -> None:
         super().__init__()
         if mode not in ("auto", "min", "max"):
-            raise ValueError(f"mode must be 'auto', 'min' or 'max', got {mode!r}")
+            warnings.warn(f"EarlyStopping mode {mode!r} is unknown (expected 'auto', 'min' "
+                          "or 'max'); it uses 'auto'", stacklevel=2)
+            mode = "auto"
         if mode == "auto":
             mode = "max" if "acc" in monitor else "min"
         self.monitor, self.mode, self.patience, self.verbose = monitor, mode, patience, verbose
@@ -296,6 +299,9 @@ class EarlyStopping(Callback):
             self.model.stop_training = True
             if self.verbose:
                 print(f"Epoch {self.stopped_epoch + 1}: Early stopping.")
+                if self.save_best_model and self.save_dir:
+                    best = os.path.abspath(os.path.join(self.save_dir, "best_model"))
+                    print(f"Best checkpoint has been saved at {best}")
         self.stopped_epoch += 1
 
 

@@ -11,16 +11,15 @@ import numpy as np
 
 
 def format_value(value) -> str:
-    """A logged value as Paddle prints it: numbers with 4 decimals (or %.4e when
-    tiny), a one-element list as its element."""
+    """A logged value as Paddle prints it: a float with 4 decimals when its magnitude
+    is above 1e-3, else as %.4e (so an accuracy of 0 reads ``0.0000e+00``); a list
+    (the losses) as its elements separated by spaces."""
     if isinstance(value, (list, tuple)):
-        if len(value) == 1:
-            return format_value(value[0])
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
+        return " ".join(format_value(v) for v in value)
     if isinstance(value, np.ndarray) and value.size == 1:
         value = value.item()
     if isinstance(value, (float, np.floating)):
-        return f"{value:.4e}" if 0 < abs(value) < 1e-3 else f"{value:.4f}"
+        return f"{value:.4f}" if abs(value) > 1e-3 else f"{value:.4e}"
     return str(value)
 
 

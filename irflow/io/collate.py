@@ -58,15 +58,18 @@ def default_convert_fn(sample):
 
 
 def _map(structure, leaf):
+    """`leaf` applied through dicts and sequences, which come back as dicts and lists
+    (a tuple or a namedtuple too), as Paddle's DataLoader rebuilds a batch."""
     if isinstance(structure, Mapping):
         return {k: _map(v, leaf) for k, v in structure.items()}
-    if isinstance(structure, (list, tuple)) and not hasattr(structure, "_fields"):
-        return type(structure)(_map(v, leaf) for v in structure)
+    if isinstance(structure, (list, tuple)):
+        return [_map(v, leaf) for v in structure]
     return leaf(structure)
 
 
 def to_tensors(batch):
-    """`batch` with each NumPy array made a Tensor (a Tensor is kept)."""
+    """`batch` with each NumPy array made a Tensor (a Tensor is kept), and its tuples
+    made lists: what a ``collate_fn`` returns reaches the loop as Paddle gives it."""
     return _map(batch, lambda x: Tensor._from_array(_owned(x)) if isinstance(x, np.ndarray)
                 else x)
 

@@ -520,7 +520,7 @@ class Layer:
             if shape != target.shape:
                 missing.append(name)
                 warnings.warn(f"Skip loading for {key}. {name} receives a shape {shape}, but "
-                              f"the expected shape is {target.shape}.", stacklevel=2)
+                              f"the expected shape is {list(target.shape)}.", stacklevel=2)
                 continue
             matched.add(name)
             updates.append((target, value))
