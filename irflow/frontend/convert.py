@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import textwrap
 import types
 from dataclasses import dataclass, field
@@ -594,9 +595,9 @@ def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
     if fn.__name__ == "<lambda>":
         return _lambda_tree(fn)
     try:
-        lines, first = inspect.getsourcelines(fn.__code__)
+        lines, first = _definition_lines(fn)
         tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError) as e:
+    except (OSError, SyntaxError) as e:
         raise Unconvertible(f"cannot read the source of {fn.__qualname__}: {e}") from None
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
@@ -604,6 +605,28 @@ def _source_tree(fn: types.FunctionType) -> ast.FunctionDef:
                             Location(fn.__code__.co_filename, first))
     ast.increment_lineno(tree, first - 1)
     return node
+
+
+_DEFINITION_START = re.compile(r"\s*(@|def\s|async\s+def\s)")
+
+
+def _definition_lines(fn: types.FunctionType) -> tuple[list[str], int]:
+    """The lines of `fn`'s definition (its decorators first) and the number of the
+    first, as ``inspect.getsourcelines`` gives for its code object, read through
+    `linecache` with the function's module globals. inspect finds the module by
+    scanning every loaded module's path (its ``getmodule``: 24 ms of a 90 ms compile
+    of a training step, warm kernel cache)."""
+    code = fn.__code__
+    linecache.checkcache(code.co_filename)
+    lines = linecache.getlines(code.co_filename, fn.__globals__)
+    if not lines:
+        raise OSError(f"no source lines for {code.co_filename}")
+    start = code.co_firstlineno - 1
+    if start >= len(lines):
+        raise OSError(f"line {code.co_firstlineno} is past the end of {code.co_filename}")
+    while start > 0 and not _DEFINITION_START.match(lines[start]):
+        start -= 1
+    return inspect.getblock(lines[start:]), start + 1
 
 
 def _lambda_tree(fn: types.FunctionType) -> ast.FunctionDef:
