@@ -24,8 +24,18 @@ from ..threads import ROOMY_BYTES
 
 
 def thread_stack_bytes() -> int | None:
-    """The calling thread's stack size (glibc's ``pthread_getattr_np``), or None where
-    it cannot be asked."""
+    """The calling thread's stack size, or None where it cannot be asked: for the main
+    thread its limit (``RLIMIT_STACK``, up to which it grows; None if unlimited),
+    for another glibc's ``pthread_getattr_np`` (which for the main thread reads
+    /proc/self/maps: 5 ms of a compile in a process that loaded LLVM)."""
+    if threading.current_thread() is threading.main_thread():
+        try:
+            import resource
+            limit = resource.getrlimit(resource.RLIMIT_STACK)[0]
+        except (ImportError, OSError, ValueError):
+            limit = None
+        else:
+            return None if limit == resource.RLIM_INFINITY else limit
     try:
         libc = ctypes.CDLL(None)
         getattr_np, getstack = libc.pthread_getattr_np, libc.pthread_attr_getstack
