@@ -29,6 +29,7 @@ access).
 """
 from __future__ import annotations
 
+import dis
 import types
 from typing import Callable
 
@@ -267,10 +268,15 @@ class Reads:
         return Guards(tuple(kept))
 
 
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"})
+
+
 def _names_in(code: types.CodeType, names: set) -> None:
     """The global names `code` and the code nested in it (lambdas, comprehensions,
-    inner functions) load; attribute names are among them (a superset is safe)."""
-    names.update(code.co_names)
+    inner functions) load or store: by its instructions, since ``co_names`` holds
+    attribute names too, and a global named like one (a training loop's ``step``
+    beside ``opt.step()``) made every call a new trace."""
+    names.update(i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             _names_in(const, names)

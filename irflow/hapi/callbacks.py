@@ -313,7 +313,13 @@ class ReduceLROnPlateau(Callback):
     'min' otherwise (an unknown mode warns and is 'auto'); a list logged for the
     monitor counts by its first value; only a rate that is a float changes (with a
     scheduler it warns and does nothing), and only while it is above `min_lr`
-    compared in float32. `verbose` prints each reduction."""
+    compared in float32. `verbose` prints each reduction.
+
+    The reduced rate is set with `Optimizer.set_lr`, so the next update uses it.
+    Paddle 3.3.1's callback assigns ``optimizer._learning_rate`` instead, which in
+    dygraph changes what ``get_lr()`` reports but not the rate its kernels read (the
+    rate tensor made at the first step): training goes on at the old rate. That is
+    not copied."""
 
     def __init__(self, monitor: str = "loss", factor: float = 0.1, patience: int = 10,
                  verbose: int = 1, mode: str = "auto", min_delta: float = 1e-4,

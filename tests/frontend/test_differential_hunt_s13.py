@@ -120,3 +120,28 @@ def test_a_generator_over_a_run_time_range_is_refused_by_name():
     f = paddle.jit.to_static(rows_sum, input_spec=[InputSpec([None, 2], "float32")])
     with pytest.raises(ConversionError, match="write a for loop, or a list comprehension"):
         f(paddle.ones([3, 2]))
+
+
+step = 0   # a global named like the optimizer's method the step below calls
+
+
+def test_a_global_named_like_an_attribute_read_is_not_a_guard():
+    """Guards watch the globals the code reads; ``co_names`` also holds attribute
+    names, so a training loop's global ``step`` (beside ``opt.step()``) was guarded
+    and each call, with a new ``step``, traced again."""
+    global step
+    model = paddle.nn.Linear(4, 1)
+    opt = paddle.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+
+    @paddle.jit.to_static
+    def train(x):
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    x = paddle.ones([2, 4])
+    for step in range(4):
+        train(x)
+    assert train._guard_retraces == 0
