@@ -296,17 +296,18 @@ def _arrays(grown) -> list[TensorArray]:
 
 
 def _extremum(python: Callable, elementwise: str):
-    """``max(a, b, ...)`` / ``min`` with a traced scalar among them: Python's steps,
-    each a cond taking the next argument where it compares greater (less) than the
-    one kept, so the result is one of the arguments as eager code gives it (the first
-    of equal ones, a NaN kept first; the other's gradient None). Arguments of two
-    dtypes (which one eager code returns depends on their values) take the
-    elementwise op."""
+    """``max(a, b, ...)`` / ``min``, or of one list or tuple (``max(x.shape)``), with a
+    traced scalar among them: Python's steps, each a cond taking the next argument
+    where it compares greater (less) than the one kept, so the result is one of the
+    arguments as eager code gives it (the first of equal ones, a NaN kept first; the
+    other's gradient None). Arguments of two dtypes (which one eager code returns
+    depends on their values) take the elementwise op."""
     def extremum(*args, **kwargs):
-        if len(args) < 2 or kwargs or not any(is_traced(a) for a in args):
+        items = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
+        if len(items) < 2 or kwargs or not any(is_traced(a) for a in items):
             return python(*args, **kwargs)
-        out = args[0]
-        for a in args[1:]:
+        out = items[0]
+        for a in items[1:]:
             out = _python_step(out, a, python is builtins.max, elementwise)
         return out
     return extremum

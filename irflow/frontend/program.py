@@ -50,7 +50,8 @@ import numpy as np
 from ..codegen.executor import NUMPY, Lowering, compile_plan
 from ..context import current_tracer, grad_enabled
 from ..dispatch import apply, user_location, warn_at_user
-from ..errors import ArgumentError, ConversionError, DimMismatch, InputError, IrflowError
+from ..errors import (ArgumentError, ConversionError, DimMismatch, InputError, IrflowError,
+                      ShapeError)
 from ..ir import dtypes
 from ..ir.core import Function, Module
 from ..ir.registry import attr_key
@@ -461,7 +462,11 @@ class Program:
                     *map(Tensor._from_array, self._numbers_now())] + \
             ([next_seed()] if self.uses_seed else [])
         self._ran = call["callee"].run
-        outs = apply("call", operands, call)
+        try:
+            outs = apply("call", operands, call)
+        except ShapeError:
+            _raise_sizes_error(call["callee"], operands)
+            raise
         outs = [outs] if isinstance(outs, Tensor) else list(outs)
         n, k = self.n_outputs, len(self.update_targets)
         for t, v in zip(self.update_targets, outs[n:n + k]):
@@ -484,6 +489,21 @@ class Program:
         call = differentiable_call(fn, wrt, outputs, lowering, self.lowering) \
             if outputs else None
         return call, active
+
+
+def _raise_sizes_error(callee: FuncRef, operands: Sequence[Tensor]) -> None:
+    """Raise the forward half's own error for `operands`, if it has one. A recorded
+    call's result types are substituted with this call's sizes before anything runs,
+    so a symbolic size that is negative for them (``x[1:-1]`` of one row: N-2) only
+    says "a dim must be non-negative" at the call; the forward half's plan checks its
+    sizes before running and names the user's op that made the size. Any other
+    failure of it leaves the call's own error to be raised."""
+    try:
+        callee.run(*[t._value for t in operands])
+    except ShapeError as e:
+        raise e from None
+    except IrflowError:
+        return
 
 
 def differentiable_call(fn: Function, wrt: tuple[int, ...], outputs: tuple[int, ...],

@@ -117,7 +117,8 @@ def _fill_reshape(shape: tuple, in_shape: tuple, total) -> tuple:
     if -1 in shape:
         i = shape.index(-1)
         rest = numel(shape[:i] + shape[i + 1:])
-        d = dim_div(total, rest)
+        d = _empty_fill(shape[:i] + shape[i + 1:], in_shape) if rest == total == 0 \
+            else dim_div(total, rest)
         if d is None:
             what = "a whole number of elements" if isinstance(total, int) and \
                 isinstance(rest, int) else "a polynomial of the symbolic dims"
@@ -128,6 +129,15 @@ def _fill_reshape(shape: tuple, in_shape: tuple, total) -> tuple:
         raise mismatch(total, numel(shape), f"cannot reshape {shape_str(in_shape)} ({total} "
                        f"elements) to {shape_str(shape)} ({numel(shape)} elements)")
     return shape
+
+
+def _empty_fill(others: tuple, in_shape: tuple):
+    """The -1 of a reshape of a tensor with no elements to a shape with an empty dim
+    besides it, where element counts leave it 0 / 0: the product of the input's
+    non-empty dims over that of the other non-empty dims (None when it is not whole),
+    as Paddle does. So ``reshape(x, [x.shape[0], -1])`` of an empty batch [0, 2, 3]
+    gives [0, 6], as a program compiled for any batch size does with N = 0."""
+    return dim_div(numel([d for d in in_shape if d != 0]), numel([d for d in others if d != 0]))
 
 
 def _reshape_infer(types, attrs):

@@ -153,17 +153,42 @@ def _vector_dims(t: Tensor) -> tuple:
     found = [_value_dim(v) for v in op.operands] if op is not None and op.name == "stack" \
         else [None]
     if None in found:
-        raise _computed_size("a shape given as a tensor", "paddle.shape(x)")
+        raise _computed_size("a shape given as a tensor", "paddle.shape(x)", t._ir)
     return tuple(found)
 
 
-def _computed_size(what: str, symbolic: str):
-    """The error for a shape that tensor values compute while tracing."""
+def _computed_size(what: str, symbolic: str, value=None):
+    """The error for a shape that the program computes while tracing: from tensor
+    values, or from symbolic sizes by more than +, - and * (``x.shape[0] // 2``),
+    which has no polynomial of the symbols for a type to hold."""
     from ..dispatch import user_location
-    from ..errors import ConversionError
+    from ..errors import ConversionError, SymbolicShapeError
+    if value is not None and _from_sizes(value):
+        return SymbolicShapeError(
+            f"{what} needs sizes known when the program is compiled, or sizes that are "
+            f"sums and products of the symbolic sizes {symbolic} gives; this one divides "
+            "or otherwise computes them (such as x.shape[0] // 2), which gives no such "
+            "size. Give that axis as -1, or give the input_spec static sizes for the axes "
+            "it is computed from", user_location())
     return ConversionError(f"{what} needs sizes known when the program is compiled, or "
                            f"symbolic sizes such as {symbolic} gives; this one is computed "
                            "from tensor values", user_location())
+
+
+def _from_sizes(v) -> bool:
+    """Whether the traced value `v` is computed from constants and tensor sizes alone
+    (``numel``), reading no tensor's values (each value visited once: the values a
+    shape comes from may be a whole model's)."""
+    pending, seen = [v], set()
+    while pending:
+        op = getattr(pending.pop(), "op", None)
+        if op is None or not (op.operands or op.name == "const"):  # an input's values
+            return False
+        if op.name in ("const", "numel") or id(op) in seen:
+            continue
+        seen.add(id(op))
+        pending.extend(op.operands)
+    return True
 
 
 def _dim(v):
@@ -175,7 +200,7 @@ def _dim(v):
         return int(v.item())
     symbol = traced_dim(v)
     if symbol is None:
-        raise _computed_size("a shape", "x.shape")
+        raise _computed_size("a shape", "x.shape", v._ir)
     return symbol
 
 

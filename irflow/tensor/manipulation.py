@@ -10,7 +10,8 @@ from ..dispatch import apply, user_location
 from ..errors import (ConversionError, DimMismatch, DTypeError, IrflowError, ShapeError,
                       SymbolicShapeError)
 from ..ir import dtypes
-from ..ir.types import check_same_shape, dim_add, dim_div, dim_mul, dim_sub, dim_terms, numel
+from ..ir.types import (check_same_shape, dim_add, dim_div, dim_mul, dim_sub, dim_terms,
+                        mismatch, numel)
 from .convert import as_tensor, cast, dims, traced_dim
 from .logic import greater_equal, less_than, logical_and, logical_xor, where
 from .math import add, maximum, minimum, multiply, subtract
@@ -161,13 +162,16 @@ def split(x, num_or_sections, axis=0, name=None) -> list[Tensor]:
     axis = int(axis) % x.ndim
     size = exact_shape(x)[axis]
     if isinstance(num_or_sections, int):
-        sections = _equal_sections(size, num_or_sections, axis)
+        listed, sections = None, _equal_sections(size, num_or_sections, axis)
     else:
-        sections = _listed_sections(size, list(dims(num_or_sections)), axis)
+        listed = list(dims(num_or_sections))
+        sections = _listed_sections(size, listed, axis)
     out, start = [], 0
     for s in sections:
         out.append(slice(x, [axis], [start], [dim_add(start, s)]))
         start = dim_add(start, s)
+    if listed is not None and -1 in listed:
+        _check_rest_not_empty(out[listed.index(-1)], listed, axis)
     return out
 
 
@@ -189,7 +193,9 @@ def _equal_sections(size, num: int, axis: int) -> list:
 def _listed_sections(size, sections: list, axis: int) -> list:
     """The sizes of the parts, one of which may be -1 (the rest of the dim). As in
     Paddle they must add up to the dim's size: a part too many or too few was a
-    silently clipped or dropped row."""
+    silently clipped or dropped row. On a symbolic dim, parts that add up to a static
+    size fix the dim to it (a `DimMismatch`), and a -1 part of a symbolic size is
+    checked when the program runs (`_check_rest_not_empty`)."""
     if sections.count(-1) > 1:
         raise ShapeError(f"split: at most one section may be -1, got {sections}")
     if any(isinstance(s, int) and s < -1 for s in sections):
@@ -197,17 +203,30 @@ def _listed_sections(size, sections: list, axis: int) -> list:
     total = 0
     for s in sections:
         total = total if s == -1 else dim_add(total, s)
-    if not isinstance(size, int) or not isinstance(total, int):  # symbolic: not checked here
-        return [dim_sub(size, total) if s == -1 else s for s in sections]
-    if -1 in sections:
-        if total >= size:
-            raise ShapeError(f"split: the sections {sections} other than -1 add up to "
-                             f"{total}, which leaves nothing of dim {axis} (size {size})")
-        return [size - total if s == -1 else s for s in sections]
-    if total != size:
-        raise ShapeError(f"split: the sections {sections} add up to {total}, not to the size "
-                         f"{size} of dim {axis}")
-    return sections
+    if -1 not in sections:
+        if size != total:
+            raise mismatch(size, total, f"split: the sections {sections} add up to {total}, "
+                           f"not to the size {size} of dim {axis}").with_loc(user_location())
+        return sections
+    rest = dim_sub(size, total)
+    if isinstance(rest, int) and rest <= 0:
+        raise ShapeError(f"split: the sections {sections} other than -1 add up to {total}, "
+                         f"which leaves nothing of dim {axis} (size {size})", user_location())
+    return [rest if s == -1 else s for s in sections]
+
+
+def _check_rest_not_empty(rest: Tensor, sections: list, axis: int) -> None:
+    """As eager split refuses sections whose -1 would leave nothing of the dim, a
+    traced split whose -1 part has a size known only when the program runs checks
+    it then (an `assert`): with a size of 0 a program would give an empty part where
+    eager code raises."""
+    from .math import not_equal
+    size = exact_shape(rest)[axis]
+    if isinstance(size, str):
+        apply("assert", [not_equal(_traced_size(rest, axis), 0)], {
+            "msg": f"{user_location()}: split: the sections {sections} other than -1 add "
+                   f"up to the whole of dim {axis} in this call, which leaves nothing for "
+                   f"the -1 (its size {size} is 0)", "error": "ShapeError"})
 
 
 def chunk(x, chunks, axis=0, name=None) -> list[Tensor]:
@@ -216,19 +235,26 @@ def chunk(x, chunks, axis=0, name=None) -> list[Tensor]:
 
 def unbind(input, axis=0) -> list[Tensor]:  # noqa: A002
     x = as_tensor(input)
-    if x.shape[axis] == 0:
+    size = exact_shape(x)[axis]
+    if isinstance(size, str):
+        raise SymbolicShapeError(
+            f"unbind: axis {axis} has the size {size}, known only when the program runs, "
+            "so the number of tensors it gives is too, and a Python list needs it now; "
+            f"index the slices in a loop (for i in range(x.shape[{axis}]): ... x[i]), or "
+            "give that axis a static size in the input_spec", user_location())
+    if size == 0:
         return []
-    return [squeeze(t, [axis]) for t in split(x, x.shape[axis], axis)]
+    return [squeeze(t, [axis]) for t in split(x, size, axis)]
 
 
 def unstack(x, axis=0, num=None) -> list[Tensor]:
     """The slices of x along `axis`, that axis removed (``unbind``); `num`, if given,
     must be that axis's size, as in Paddle."""
     x = as_tensor(x)
-    size = x.shape[axis]
-    if num is not None and num != size:
-        raise ShapeError(f"unstack: num is {num} but axis {axis} of x (shape "
-                         f"{list(x.shape)}) has size {size}", user_location())
+    size = exact_shape(x)[axis]
+    if num is not None and num != size:  # a symbolic size is fixed to num (DimMismatch)
+        raise mismatch(size, num, f"unstack: num is {num} but axis {axis} of x (shape "
+                       f"{list(exact_shape(x))}) has size {size}").with_loc(user_location())
     return unbind(x, axis)
 
 
