@@ -125,7 +125,8 @@ class _Views:
     def get(self, buffer: int, t: TensorType) -> np.ndarray:
         view = self.made.get((buffer, t))
         if view is None:
-            shape = t.shape if t.is_static else eval_shape(t.shape, self.plan.sizes)
+            shape = t.shape if t.is_static else tuple(  # (negative: a branch not taken)
+                max(d, 0) for d in eval_shape(t.shape, self.plan.sizes))
             view = self.made[buffer, t] = np.ndarray(shape, t.dtype.np, self.memory,
                                                      self.plan.offsets[buffer])
         return view
@@ -135,16 +136,28 @@ def _check_sizes(plan: MemoryPlan) -> None:
     """Raise a `ShapeError` at the op whose planned value has a negative size for the
     symbols' sizes of this call: a symbolic size such as ``S1-1`` (``x[1:]``) below
     zero, because a slice reached outside an axis (the slice's own check runs only
-    after the arena is made, where NumPy would only say "negative dimensions")."""
+    after the arena is made, where NumPy would only say "negative dimensions"). Values
+    of a region are left to it: a branch this call does not take may be sized for
+    calls that take it (``x[1:-1]`` under ``if x.shape[0] > 2``), and one it takes
+    reaches its slice's check; their buffers are planned empty (`nbytes`)."""
     assignment = plan.assignment
-    for value, t in [(b.values[0], b.type) for b in assignment.buffers] + \
+    for value, t in [(b.values[0], b.type) for b in assignment.buffers
+                     if not all(map(_in_region, b.values))] + \
             [(r, r.type) for r in assignment.results]:
+        if _in_region(value):
+            continue
         shape = eval_shape(t.shape, plan.sizes)
         if min(shape, default=0) < 0:
             sizes = ", ".join(f"{s}={n}" for s, n in plan.sizes.items())
             raise ShapeError(f"{value.op.name} gives {t}, which has the negative size "
                              f"{list(shape)} when {sizes}; a slice of an axis with a "
                              f"symbolic size must lie within it", value.op.loc)
+
+
+def _in_region(value) -> bool:
+    """Whether `value` is defined in a region of an op (not in a function's body)."""
+    block = value.op.parent
+    return block is not None and block.parent is not None and block.parent.parent is not None
 
 
 class Layouts:

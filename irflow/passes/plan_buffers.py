@@ -220,9 +220,11 @@ def _shared(op, k: int, root, live: Liveness, opdef) -> bool:
 # ---------------------------------------------------------------- offsets
 
 def nbytes(t: TensorType, sizes: dict[str, int]) -> int:
-    """The bytes a buffer of type `t` takes, rounded up to `ALIGNMENT`."""
+    """The bytes a buffer of type `t` takes, rounded up to `ALIGNMENT`; none for a
+    negative size (of a region's value in a branch the sizes rule out: see
+    `irflow.codegen.arena`)."""
     shape = t.shape if t.is_static else eval_shape(t.shape, sizes)
-    return -(-math.prod(shape) * t.dtype.np.itemsize // ALIGNMENT) * ALIGNMENT
+    return -(-math.prod(max(d, 0) for d in shape) * t.dtype.np.itemsize // ALIGNMENT) * ALIGNMENT
 
 
 class MemoryPlan:

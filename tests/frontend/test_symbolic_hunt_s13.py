@@ -133,3 +133,26 @@ def test_max_and_min_of_a_list_of_symbolic_sizes(shape):
     want = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) * max(shape) \
         - min(shape[0], 3, shape[1])
     np.testing.assert_array_equal(compiled(x).numpy(), want)
+
+
+def _guarded_middle(x):
+    if x.shape[0] > 2:
+        y = x[1:-1] * 2
+    else:
+        y = x
+    return y
+
+
+@pytest.mark.parametrize("backend", ["numpy", "llvm"])
+def test_gradient_through_a_branch_sized_for_other_calls(backend):
+    """The branch under ``if x.shape[0] > 2`` is sized N-2, negative for one row; the
+    backward plan checked every buffer's size before running, that branch's too,
+    and raised at N=1 ("which has the negative size"), though the branch never runs."""
+    compiled = paddle.jit.to_static(_guarded_middle, input_spec=[InputSpec([None, 4])],
+                                    backend=backend)
+    for rows in (1, 3, 2, 5, 1):
+        data = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4)
+        x, eager_x = (paddle.to_tensor(data, stop_gradient=False) for _ in range(2))
+        (compiled(x) ** 2).sum().backward()
+        (_guarded_middle(eager_x) ** 2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), eager_x.grad.numpy())
