@@ -92,8 +92,10 @@ def _erf_out(x, out):
 
 
 def _zero_vjp(b, g, i, o):
-    """Piecewise-constant ops: the gradient is zero (None) almost everywhere."""
-    return [None]
+    """Piecewise-constant ops: the gradient is zero almost everywhere, and it exists:
+    eager code (and Paddle) gives what a backward reaches through them zeros, not
+    None, so an optimizer still steps it (momentum, weight decay)."""
+    return [b.zeros_like(i[0])]
 
 
 # VJP rules: (builder, cotangents, operands, results) -> operand cotangents.

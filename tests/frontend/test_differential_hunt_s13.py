@@ -145,3 +145,35 @@ def test_a_global_named_like_an_attribute_read_is_not_a_guard():
     for step in range(4):
         train(x)
     assert train._guard_retraces == 0
+
+
+def _rounded_model():
+    paddle.seed(3)
+    model = paddle.nn.Linear(3, 2)
+    opt = paddle.optimizer.Adam(learning_rate=0.1, parameters=model.parameters(),
+                                weight_decay=0.01)
+    return model, opt
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_gradient_through_round_is_zeros_not_none_in_compiled_code(backend):
+    """What a backward reaches only through round/floor/ceil/sign gets zeros in eager
+    code (and Paddle), so Adam still steps it (its weight decay here); compiled code
+    gave it None, and the optimizer left it alone: other parameters after a step."""
+    def train(model, opt, x):
+        loss = paddle.round(model(x)).sum()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    eager_model, eager_opt = _rounded_model()
+    model, opt = _rounded_model()
+    step = paddle.compile(lambda x: train(model, opt, x), backend=backend)
+    x = paddle.to_tensor([[0.5, -1.0, 2.0]])
+    for _ in range(3):
+        train(eager_model, eager_opt, x)
+        step(x)
+    for p, q in zip(model.parameters(), eager_model.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
+    assert not np.allclose(model.weight.numpy(), _rounded_model()[0].weight.numpy())
