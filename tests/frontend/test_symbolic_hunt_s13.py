@@ -156,3 +156,12 @@ def test_gradient_through_a_branch_sized_for_other_calls(backend):
         (compiled(x) ** 2).sum().backward()
         (_guarded_middle(eager_x) ** 2).sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), eager_x.grad.numpy())
+
+
+def test_transposed_conv_of_symbolic_spatial_sizes_is_refused_by_name():
+    """conv2d refuses spatial sizes known only at run time; its transpose failed with
+    TypeError ("unsupported operand type(s) for -: 'str' and 'int')."""
+    layer = paddle.nn.Conv2DTranspose(2, 3, 3)
+    compiled = paddle.jit.to_static(layer, input_spec=[InputSpec([None, 2, None, None])])
+    with pytest.raises(SymbolicShapeError, match="conv2d_transpose: x must have static"):
+        compiled(paddle.ones([1, 2, 5, 5]))

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from ...dispatch import apply
-from ...errors import ShapeError
+from ...dispatch import apply, user_location
+from ...errors import ShapeError, SymbolicShapeError
 from ...tensor import (concat, put_along_axis, reshape, slice as slice_, squeeze, stack,
                       strided_slice, take_along_axis, transpose, unbind, unsqueeze, zeros,
                       zeros_like)
@@ -375,6 +375,10 @@ def _transposed_sizes(function: str, in_sizes, kernel, stride, pads, dilation,
     inferred + stride), as in Paddle: only then is the convolution of the result as
     large as the input."""
     n = len(in_sizes)
+    if not all(isinstance(size, int) for size in in_sizes):
+        raise SymbolicShapeError(f"{function}: x must have static spatial sizes, got "
+                                 f"{list(in_sizes)}: give them in the input_spec",
+                                 user_location())
     base = [(size - 1) * s - lo - hi + d * (k - 1) + 1
             for size, s, lo, hi, d, k in zip(in_sizes, stride, pads[0::2], pads[1::2],
                                              dilation, kernel)]
