@@ -329,9 +329,12 @@ class _Generator:
 
     def tile(self, first: bool) -> ir.Function:
         """``tile(kc, a, a_step, b, ldb, c, ldc, mask_0..mask_{nv-1}, accumulate,
-        panel, rows)``: C[0:rows, 0:NR] (``ldc`` apart, the columns the masks keep)
-        = or += the product of the A rows (row r's element k at ``a[r * a_step + k]``,
-        or ``a[k * a_step + r]`` for a transposed A) and kc rows of B. A `first` tile
+        panel, rows, ahead, ahead_rows, d, ldd)``: D[0:rows, 0:NR] (``ldd`` apart, the
+        columns the masks keep) = the product of the A rows (row r's element k at
+        ``a[r * a_step + k]``, or ``a[k * a_step + r]`` for a transposed A) and kc
+        rows of B, plus C's rows (``ldc`` apart) if `accumulate`; D is C, or the stack
+        tile an epilogue reads (`store_tile`). The tile asks for B's rows at `ahead`
+        (`next_panel_share`) while it runs. A `first` tile
         reads B's rows ``ldb`` apart (the columns the masks keep, zero past them) and
         stores each vector into `panel`; the others read `panel`. Every tile
         computes ``mr`` rows: past `rows`, a row-major A's last row is read again
