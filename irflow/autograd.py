@@ -28,8 +28,9 @@ from typing import Sequence
 import numpy as np
 
 from .context import current_observer, current_tracer, grad_enabled, state
-from .dispatch import Node, apply, enable_grad, no_grad, user_location, warn_at_user
-from .errors import ConversionError, IrflowError
+from .dispatch import (Node, apply, enable_grad, is_grad_enabled, no_grad, set_grad_enabled,
+                       user_location, warn_at_user)
+from .errors import ConversionError, IrflowError, ShapeError
 from .ir import dtypes
 from .ir.builder import Builder
 from .ir.core import Function as IRFunction
@@ -41,6 +42,11 @@ from .tensor.tensor import Tensor
 
 class GraphError(IrflowError, RuntimeError):
     """backward() or grad() through a freed graph, or with nothing to differentiate."""
+
+
+class UnusedInputError(GraphError, ValueError):
+    """``paddle.grad`` of an input the outputs do not depend on, without
+    ``allow_unused=True``: a ValueError, as Paddle raises."""
 
 
 class PyLayerError(IrflowError, ValueError):
@@ -253,14 +259,6 @@ def _requires_grad(t: Tensor) -> bool:
     return not t.stop_gradient and t._value.dtype.kind == "f"
 
 
-def _check_roots(roots) -> None:
-    for t in roots:
-        if not _requires_grad(t):
-            raise GraphError("backward() needs a float tensor that requires a gradient; this "
-                             "one has stop_gradient=True (no input of the ops that made it "
-                             "requires a gradient)", user_location())
-
-
 def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
     """Accumulate into ``.grad`` of every leaf tensor that requires a gradient the
     gradient of the sum of `roots` (each weighted by its grad tensor, default ones).
@@ -465,11 +463,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = [inputs] if single_in else list(inputs)
     if isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs]
-    if state.tracer is not None:
-        return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
-    _check_roots(outputs)
     no_grad_vars = [no_grad_vars] if isinstance(no_grad_vars, Tensor) else \
         list(no_grad_vars or ())
+    if state.tracer is not None:
+        if no_grad_vars:
+            raise ConversionError(
+                "paddle.grad's no_grad_vars is not supported in compiled code (irflow."
+                "compile, to_static) yet: the program's gradient would still flow through "
+                "them. Detach them where they are computed (t.detach()) instead",
+                user_location())
+        return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
+    if grad_outputs is not None:
+        grad_outputs = [g for t, g in zip(outputs, grad_outputs) if _requires_grad(t)]
+    outputs = [t for t in outputs if _requires_grad(t)]
+    if not outputs:
+        return _no_gradients(len(inputs), allow_unused)
     blocked = frozenset((t._node, t._index) for t in no_grad_vars if t._node is not None)
     graph = Graph(outputs, blocked)
     excluded = {id(t) for t in no_grad_vars}
@@ -493,15 +501,28 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                      _Stages(targets, _sweep, False, blocked).run(graph, seeds).items()}
     unused = [i for i in range(len(inputs)) if i not in grads]
     if unused and not allow_unused:
-        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs "
-                         "(or has stop_gradient=True, or is in no_grad_vars); pass "
-                         "allow_unused=True to get None for it", user_location())
+        raise UnusedInputError(f"input {unused[0]} of grad() is not used to compute the "
+                               "outputs (or has stop_gradient=True, or is in no_grad_vars); "
+                               "pass allow_unused=True to get None for it", user_location())
     unused = [i for i, g in grads.items() if g is None]
     if unused and not allow_unused:
-        raise GraphError(f"input {unused[0]} of grad() is not used to compute the outputs on "
-                         "this run (a compiled call used it in a branch not taken); pass "
-                         "allow_unused=True to get None for it", user_location())
+        raise UnusedInputError(f"input {unused[0]} of grad() is not used to compute the "
+                               "outputs on this run (a compiled call used it in a branch not "
+                               "taken); pass allow_unused=True to get None for it",
+                               user_location())
     return [grads.get(i) for i in range(len(inputs))]
+
+
+def _no_gradients(count: int, allow_unused: bool) -> list:
+    """``paddle.grad``'s answer when no output requires a gradient (each stops
+    gradients or is an integer tensor): as in Paddle, no input is reached, which is an
+    error unless `allow_unused`, and then every gradient is None."""
+    if not allow_unused:
+        raise UnusedInputError("input 0 of grad() is not used to compute the outputs: no "
+                               "output requires a gradient (each has stop_gradient=True or "
+                               "is not a float tensor); pass allow_unused=True to get None",
+                               user_location())
+    return [None] * count
 
 
 def _differentiable(g):
@@ -805,5 +826,135 @@ class PyLayer:
         return result
 
 
-__all__ = ["GraphError", "Node", "PyLayer", "PyLayerContext", "PyLayerError", "backward",
-           "grad"]
+# ---------------------------------------------------------------- jacobian, hessian
+
+class Jacobian:
+    """Paddle's ``paddle.autograd.Jacobian``: the Jacobian of `ys` with respect to `xs`,
+    computed when first read (indexed, or used as a Tensor: ``J[:]``, ``J[0, :]``,
+    ``J.numpy()``, ``J * 2``) and then kept. Without a batch axis, `ys` and `xs` are 0-D
+    or 1-D and it has shape ``[M, N]`` (a 0-D one's axis left out); with one (the
+    first), they are ``[B]`` or ``[B, n]`` and it has shape ``[B, M, N]`` (a 1-D one's
+    axis left out), sample b's outputs differentiated by sample b's inputs only (as
+    Paddle, which assumes the samples independent). It is differentiable again
+    (computed with ``create_graph=True``), and zero where `ys` does not depend on `xs`.
+
+    Each row is one ``paddle.grad`` seeded with a one-hot cotangent, so that every row
+    reuses one compiled backward program; unlike Paddle's, the rows are computed all
+    at once, at the first read."""
+
+    def __init__(self, ys, xs, is_batched: bool = False):
+        ys = ys._evaluate_all() if isinstance(ys, Jacobian) else ys
+        low, high = (1, 2) if is_batched else (0, 1)
+        for name, t in (("xs", xs), ("ys", ys)):
+            if not low <= t.ndim <= high:
+                raise ShapeError(f"jacobian: {name}.ndim should be {low} or {high} when "
+                                 f"is_batched={is_batched} but got {t.ndim}",
+                                 user_location())
+        self._ys, self._xs, self._batched = ys, xs, is_batched
+        self._matrix = None
+        batch = [xs.shape[0]] if is_batched else []
+        self.shape = [*batch, *ys.shape[low:high], *xs.shape[low:high]]
+
+    def _evaluate_all(self) -> Tensor:
+        if self._matrix is None:
+            self._matrix = self._compute()
+        return self._matrix
+
+    def _compute(self) -> Tensor:
+        from .tensor.manipulation import reshape, stack
+        shape = list(self._ys.shape)
+        flat = [shape[0], int(np.prod(shape[1:]))] if self._batched else [int(np.prod(shape))]
+        rows = []
+        for i in range(flat[-1]):
+            seed = np.zeros(flat, self._ys.dtype.np)
+            seed[..., i] = 1
+            rows.append(self._row(Tensor._from_array(seed.reshape(shape))))
+        return reshape(stack(rows, axis=1 if self._batched else 0), self.shape)
+
+    def _row(self, seed: Tensor) -> Tensor:
+        """The gradient of ``(ys * seed).sum()`` with respect to `xs`, flattened to one
+        row per sample (one row without a batch axis); zeros if `ys` does not
+        depend on `xs`."""
+        from .tensor.creation import zeros_like
+        (g,) = grad(self._ys, self._xs, seed, create_graph=True, allow_unused=True)
+        if g is None:
+            g = zeros_like(self._xs)
+            g.stop_gradient = self._xs.stop_gradient
+        return g.reshape([g.shape[0], -1]) if self._batched else g.reshape([-1])
+
+    def __getitem__(self, index):
+        if not self.shape:
+            raise IndexError("0-D tensor can not be indexed.")
+        return self._evaluate_all()[index]
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("_ys", "_xs", "_batched", "_matrix"):
+            raise AttributeError(name)
+        return getattr(self._evaluate_all(), name)
+
+
+class Hessian(Jacobian):
+    """Paddle's ``paddle.autograd.Hessian``: the Jacobian of a gradient (`hessian`)."""
+
+
+def _evaluated_operator(name: str):
+    """Jacobian's operator `name`: that of its full matrix, as Paddle's."""
+    def operator(self, other):
+        other = other._evaluate_all() if isinstance(other, Jacobian) else other
+        return getattr(self._evaluate_all(), name)(other)
+    operator.__name__ = name
+    return operator
+
+
+for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__pow__", "__mod__",
+              "__floordiv__", "__matmul__", "__eq__", "__ne__", "__lt__", "__le__",
+              "__gt__", "__ge__"):
+    setattr(Jacobian, _name, _evaluated_operator(_name))
+
+
+def _batched(batch_axis) -> bool:
+    if batch_axis is not None and batch_axis != 0:
+        raise ValueError(f"batch_axis should be None or 0, but got {batch_axis}.")
+    return batch_axis is not None
+
+
+def jacobian(ys, xs, batch_axis=None):
+    """Paddle's ``paddle.autograd.jacobian``: a `Jacobian` of `ys` by `xs`, or, where
+    either is a list or tuple, a tuple of them (nested: one per output, each with one
+    per input)."""
+    batched = _batched(batch_axis)
+    if isinstance(ys, (list, tuple)):
+        return tuple(jacobian(y, xs, batch_axis) for y in ys)
+    if isinstance(xs, (list, tuple)):
+        return tuple(Jacobian(ys, x, batched) for x in xs)
+    return Jacobian(ys, xs, batched)
+
+
+def hessian(ys, xs, batch_axis=None):
+    """Paddle's ``paddle.autograd.hessian``: the `Hessian` of a single-element `ys`
+    (one element per sample with ``batch_axis=0``) by `xs`; for a list or tuple of
+    inputs, a nested tuple: ``H[i][j]`` differentiates by ``xs[i]`` then ``xs[j]``."""
+    batched = _batched(batch_axis)
+    if batched:
+        if ys.size // max(ys.shape[0], 1) > 1:
+            raise ShapeError(f"hessian: ys must have one element per sample when "
+                             f"batch_axis=0, but has shape {list(ys.shape)}",
+                             user_location())
+        ys = ys.reshape([-1])
+    else:
+        if ys.size > 1:
+            raise ShapeError(f"hessian: ys must have one element when batch_axis is None, "
+                             f"but has {ys.size}", user_location())
+        ys = ys.reshape([])
+    first = jacobian(ys, xs, batch_axis)
+    if not isinstance(xs, (list, tuple)):
+        return Hessian(first, xs, batched)
+    return tuple(tuple(Hessian(j, x, batched) for x in xs) for j in first)
+
+
+Function = PyLayer  # Paddle's other name for it
+
+
+__all__ = ["Function", "GraphError", "Hessian", "Jacobian", "Node", "PyLayer",
+           "PyLayerContext", "PyLayerError", "UnusedInputError", "backward", "enable_grad",
+           "grad", "hessian", "is_grad_enabled", "jacobian", "no_grad", "set_grad_enabled"]

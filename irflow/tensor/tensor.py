@@ -297,8 +297,14 @@ class Tensor:
     def retain_grads(self) -> None:
         """Keep in ``.grad`` the gradient each ``backward()`` computes for this
         intermediate tensor (the latest one: an intermediate's is replaced, not
-        accumulated, as in Paddle); a leaf keeps its gradient anyway."""
-        if self._node is None or self.stop_gradient:
+        accumulated, as in Paddle); a leaf keeps its gradient anyway. Eager code only:
+        compiled code raises rather than leave ``.grad`` None where eager code fills it."""
+        if self.stop_gradient:
+            return
+        if self._value is None:
+            self._refuse_in_compiled_code("retain_grads", "compute its gradient with "
+                                                          "paddle.grad(loss, tensor)")
+        if self._node is None:
             return
 
         def keep(grad):
@@ -310,10 +316,7 @@ class Tensor:
         Tensor it returns replaces the gradient (what a leaf accumulates, or what flows
         on to the ops before an intermediate tensor). Eager code only."""
         if self._value is None:
-            from ..dispatch import user_location
-            from ..errors import ConversionError
-            raise ConversionError("register_hook is not supported in compiled code; "
-                                  "register it eagerly", user_location())
+            self._refuse_in_compiled_code("register_hook", "register it eagerly")
         if self.stop_gradient:
             raise IrflowError("cannot register a hook on a tensor that stops gradients "
                               "(stop_gradient=True)")
@@ -327,10 +330,29 @@ class Tensor:
             hooks = self._node.hooks.setdefault(self._index, {})
         return TensorHookRemoveHelper(hooks, hook)
 
+    @staticmethod
+    def _refuse_in_compiled_code(method: str, instead: str) -> None:
+        """Raise for a gradient `method` that compiled code cannot honour: the program's
+        autodiff has no per-tensor gradient callbacks."""
+        from ..dispatch import user_location
+        from ..errors import ConversionError
+        raise ConversionError(f"Tensor.{method} is not supported in compiled code "
+                              f"(irflow.compile, to_static); {instead} instead",
+                              user_location())
+
     def detach(self) -> "Tensor":
         if self._value is None:
             return self._tracer.detach(self)
         return Tensor._from_array(self._value)
+
+    def detach_(self) -> "Tensor":
+        """Make this tensor a leaf that stops gradients, in place, as Paddle's: what is
+        computed from it from now on records no graph, and backward() no longer reaches
+        what it was computed from through it. Returns the tensor."""
+        if self._value is None:
+            self._refuse_in_compiled_code("detach_", "use detach()")
+        self.stop_gradient, self._node, self._index = True, None, 0
+        return self
 
     def set_value(self, value) -> None:
         """Replace this tensor's value in place (same shape and dtype), as Paddle's.
