@@ -236,3 +236,28 @@ def test_ctc_loss_layer_and_compiled():
     compiled = paddle.jit.to_static(lambda a, *rest: layer(a, *rest, norm_by_times=True))
     np.testing.assert_allclose(compiled(t(CTC_LOGITS), *args).numpy(), eager.numpy(),
                                rtol=1e-12)
+
+
+def _penalty(logits_values, label):
+    """||d CE(x, label) / dx||^2 of soft-label cross entropy, and its gradient."""
+    x = paddle.to_tensor(logits_values, stop_gradient=False)
+    (g,) = paddle.grad(F.cross_entropy(x, label, soft_label=True), x, create_graph=True)
+    penalty = (g * g).sum()
+    (h,) = paddle.grad(penalty, x)
+    return float(penalty), h.numpy()
+
+
+def test_soft_label_cross_entropy_differentiates_twice():
+    """Its gradient (softmax - label, as Paddle) was a constant of the graph, so a
+    gradient penalty through it had no gradient (paddle.grad said the input was
+    unused); now the second derivative agrees with finite differences."""
+    label = paddle.to_tensor([[0.2, 0.5, 0.3], [0.0, 0.0, 1.0]], dtype="float64")
+    values = np.array([[1.0, 2.0, 0.5], [-0.3, 0.1, 2.0]])
+    _, analytic = _penalty(values, label)
+    numeric = np.zeros_like(values)
+    for index in np.ndindex(values.shape):
+        step = np.zeros_like(values)
+        step[index] = 1e-6
+        numeric[index] = (_penalty(values + step, label)[0]
+                          - _penalty(values - step, label)[0]) / 2e-6
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-9)

@@ -135,12 +135,16 @@ def _soft_label_loss(input, log_probs, label, axis: int, use_softmax: bool):
     """-sum(label * log_probs) along `axis` (kept as size 1). With `use_softmax` it is
     differentiated as Paddle's kernel is: d loss / d input = softmax(input) - label,
     the true gradient only where the label sums to 1 along `axis` (a multi-hot label,
-    or one smoothed over another axis, does not)."""
-    loss = -reduce_sum(label * log_probs, axis, keepdim=True)
+    or one smoothed over another axis, does not), and the label gets none. It is
+    written as lse - sum(label * input) plus the rest of the value, (sum(label) - 1)
+    * lse, held constant: so a gradient of it differentiates again (a gradient
+    penalty through it), where a constant gradient gave no second derivative."""
     if not use_softmax:
-        return loss
-    grad = (exp(log_probs) - label).detach()
-    return loss.detach() + reduce_sum((input - input.detach()) * grad, axis, keepdim=True)
+        return -reduce_sum(label * log_probs, axis, keepdim=True)
+    label = label.detach()
+    lse = logsumexp(input, axis, keepdim=True)
+    rest = (reduce_sum(label, axis, keepdim=True) - 1) * lse
+    return lse - reduce_sum(label * input, axis, keepdim=True) + rest.detach()
 
 
 def _soft_cross_entropy(loss, label, weight, mask, axis: int, reduction: str,
