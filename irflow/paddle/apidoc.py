@@ -23,8 +23,8 @@ from pathlib import Path
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 # The Paddle modules, in reading order, as irflow module names.
-MODULES = ("irflow", "irflow.linalg", "irflow.nn", "irflow.nn.functional", "irflow.nn.initializer",
-           "irflow.optimizer", "irflow.optimizer.lr", "irflow.regularizer", "irflow.io",
+MODULES = ("irflow", "irflow.autograd", "irflow.linalg", "irflow.nn", "irflow.nn.functional",
+           "irflow.nn.initializer", "irflow.optimizer", "irflow.optimizer.lr", "irflow.regularizer", "irflow.io",
            "irflow.metric", "irflow.callbacks", "irflow.static", "irflow.jit",
            "irflow.device", "irflow.amp", "irflow.distribution", "irflow.vision",
            "irflow.vision.transforms", "irflow.vision.models", "irflow.vision.datasets")

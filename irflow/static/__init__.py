@@ -21,6 +21,7 @@ from .io import (load, load_inference_model, load_program_state, save, save_infe
                  set_program_state)
 from .mode import (default_main_program, default_startup_program, disable_static,
                    enable_static, in_dynamic_mode, program_guard, static_programs)
+from .printing import Print
 from .program import Block, Program
 from .scope import Scope, global_scope, scope_guard
 
@@ -53,7 +54,7 @@ def name_scope(prefix: str | None = None):
 
 
 __all__ = ["Block", "BuildStrategy", "CompiledProgram", "Executor", "InputSpec", "Parameter",
-           "Program", "Scope", "Variable", "accuracy", "append_backward", "cpu_places",
+           "Print", "Program", "Scope", "Variable", "accuracy", "append_backward", "cpu_places",
            "create_global_var", "create_parameter", "data", "default_main_program",
            "default_startup_program", "disable_static", "enable_static", "global_scope",
            "gradients", "in_dynamic_mode", "load", "load_inference_model",
