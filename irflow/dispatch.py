@@ -34,14 +34,17 @@ from .ir import dtypes
 from .tensor.tensor import Tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# irflow's frames, and NumPy's, which user code calls with tensors (``np.prod(x.shape)``
+# converting a traced size): neither is the user's line
+_NOT_USER = (_PACKAGE_DIR, os.path.dirname(os.path.abspath(np.__file__)))
 
 
 def user_location() -> Location | None:
-    """The innermost stack frame outside irflow: the user's line."""
+    """The innermost stack frame outside irflow (and NumPy): the user's line."""
     frame = sys._getframe(1)
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(_PACKAGE_DIR):
+        if not path.startswith(_NOT_USER):
             return Location(frame.f_code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None

@@ -165,3 +165,17 @@ def test_transposed_conv_of_symbolic_spatial_sizes_is_refused_by_name():
     compiled = paddle.jit.to_static(layer, input_spec=[InputSpec([None, 2, None, None])])
     with pytest.raises(SymbolicShapeError, match="conv2d_transpose: x must have static"):
         compiled(paddle.ones([1, 2, 5, 5]))
+
+
+def _numpy_product_of_shape(x):
+    return x.reshape([int(np.prod(x.shape))])
+
+
+def test_an_error_raised_inside_numpy_names_the_users_line():
+    """np.prod of a symbolic shape fails inside NumPy's code, which called the size's
+    conversion: the error named a line of NumPy's fromnumeric.py, not the user's."""
+    from irflow.errors import ConversionError
+    compiled = paddle.jit.to_static(_numpy_product_of_shape, input_spec=[InputSpec([None, 3])])
+    with pytest.raises(ConversionError) as raised:
+        compiled(paddle.ones([2, 3]))
+    assert raised.value.loc.file == __file__
