@@ -11,6 +11,8 @@ Operators and most methods are defined once, as functions in `irflow.tensor.math
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..context import current_tracer
@@ -46,16 +48,36 @@ class Size(list):
     __rmul__ = __mul__
 
     def __eq__(self, other):
-        return list.__eq__(self, list(other) if isinstance(other, tuple) else other)
+        other = list(other) if isinstance(other, tuple) else other
+        if isinstance(other, list) and any(isinstance(d, Tensor) for d in (*self, *other)):
+            return _sizes_equal(self, other)
+        return list.__eq__(self, other)
 
     def __ne__(self, other):
         equal = self.__eq__(other)
+        if isinstance(equal, Tensor):
+            return ~equal
         return equal if equal is NotImplemented else not equal
 
     __hash__ = None
 
     def numel(self) -> int:
         return int(np.prod(self, dtype=np.int64))
+
+
+def _sizes_equal(sizes: list, other: list):
+    """``shape == [3, 4]`` where some sizes are known only when a compiled program runs
+    (traced scalars): False if a static pair differs, else whether every traced pair
+    is equal, a traced bool (a converted ``if`` branches on it)."""
+    if len(sizes) != len(other):
+        return False
+    traced = []
+    for a, b in zip(sizes, other):
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            traced.append(a == b)
+        elif a != b:
+            return False
+    return functools.reduce(lambda p, q: p & q, traced)
 
 
 class Tensor:

@@ -179,3 +179,25 @@ def test_an_error_raised_inside_numpy_names_the_users_line():
     with pytest.raises(ConversionError) as raised:
         compiled(paddle.ones([2, 3]))
     assert raised.value.loc.file == __file__
+
+
+def _doubled_if_three_rows(x):
+    if x.shape == [3, 4]:
+        return x * 2
+    return x - 1
+
+
+def _doubled_unless_three_rows(x):
+    if x.shape != (3, 4):
+        return x * 2
+    return x - 1
+
+
+@pytest.mark.parametrize("fn", [_doubled_if_three_rows, _doubled_unless_three_rows])
+def test_comparing_a_symbolic_shape_with_a_list_branches_on_it(fn):
+    """``x.shape == [3, 4]`` with a batch of None compared a traced size with 3 and
+    raised the truth-value error; now it is a condition the program branches on."""
+    compiled = paddle.jit.to_static(fn, input_spec=[InputSpec([None, 4])])
+    for rows in (3, 2):
+        x = paddle.ones([rows, 4])
+        np.testing.assert_array_equal(compiled(x).numpy(), fn(x).numpy())
