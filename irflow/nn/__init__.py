@@ -22,13 +22,15 @@ from .layer.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossE
                          CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, L1Loss,
                          MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, NLLLoss,
                          PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+from .layer.loss_extra import (HSigmoidLoss, MultiLabelMarginLoss, MultiMarginLoss,
+                               TripletMarginWithDistanceLoss)
 from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm,
                          InstanceNorm1D, InstanceNorm2D, InstanceNorm3D, LayerNorm,
                          LocalResponseNorm)
 from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D,
                             AdaptiveMaxPool1D, AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D,
-                            AvgPool2D, AvgPool3D, MaxPool1D, MaxPool2D, MaxPool3D,
-                            MaxUnPool1D, MaxUnPool2D, MaxUnPool3D)
+                            AvgPool2D, AvgPool3D, LPPool1D, LPPool2D, MaxPool1D, MaxPool2D,
+                            MaxPool3D, MaxUnPool1D, MaxUnPool2D, MaxUnPool3D)
 from .layer.resample import (Fold, Pad1D, Pad2D, Pad3D, PixelShuffle, PixelUnshuffle, Unfold,
                              Upsample, UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad1D,
                              ZeroPad2D, ZeroPad3D)
@@ -50,12 +52,15 @@ __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "Adapt
            "Conv3DTranspose", "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss",
            "CTCLoss", "Dropout", "Dropout2D", "ELU", "Embedding", "Flatten", "Fold", "GELU", "GLU", "GRU",
            "GRUCell", "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
-           "Hardtanh", "HingeEmbeddingLoss", "Identity", "InstanceNorm1D", "InstanceNorm2D",
+           "Hardtanh", "HingeEmbeddingLoss", "HSigmoidLoss", "Identity", "InstanceNorm1D",
+           "InstanceNorm2D",
            "InstanceNorm3D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict",
            "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid",
+           "LPPool1D", "LPPool2D",
            "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1D", "MaxPool2D", "MaxPool3D",
            "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D",
-           "Maxout", "Mish", "MultiHeadAttention", "MultiLabelSoftMarginLoss", "NLLLoss", "PReLU",
+           "Maxout", "Mish", "MultiHeadAttention", "MultiLabelMarginLoss",
+           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PReLU",
            "Pad1D", "Pad2D", "Pad3D", "PairwiseDistance", "ParameterDict", "ParameterList",
            "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RNN", "RNNCellBase", "RReLU",
            "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN",
@@ -63,6 +68,7 @@ __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "Adapt
            "Softshrink", "Softsign", "SpectralNorm", "Swish", "Tanh", "Tanhshrink",
            "ThresholdedReLU",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
-           "TransformerEncoderLayer", "TripletMarginLoss", "Unflatten", "Unfold", "Upsample",
+           "TransformerEncoderLayer", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+           "Unflatten", "Unfold", "Upsample",
            "UpsamplingBilinear2D", "UpsamplingNearest2D", "ZeroPad1D", "ZeroPad2D", "ZeroPad3D",
            "functional", "initializer", "utils"]

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ...dispatch import apply, user_location
-from ...errors import ShapeError, SymbolicShapeError
+from ...errors import InputError, ShapeError, SymbolicShapeError
 from ...tensor import (concat, put_along_axis, reshape, slice as slice_, squeeze, stack,
                       strided_slice, take_along_axis, transpose, unbind, unsqueeze, zeros,
                       zeros_like)
@@ -165,14 +165,54 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask: bool = False
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                exclusive: bool = True, divisor_override=None, data_format: str = "NCHW",
                name=None):
-    """The mean of each window; with `exclusive` (default) padding is not counted."""
-    if divisor_override is not None:
-        raise NotImplementedError("avg_pool2d: divisor_override is not supported by irflow")
+    """The mean of each window; with `exclusive` (default) padding is not counted.
+    A `divisor_override` d makes it the window's sum over d (see `_override_divisor`)."""
     x = as_tensor(x)
     channels_last = _channels_last(data_format)
     attrs = _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last)
-    attrs["exclusive"] = bool(exclusive)
-    return _spatial_op("avg_pool2d", x, (), attrs, channels_last)
+    attrs["exclusive"] = bool(exclusive) or divisor_override is not None
+    out = _spatial_op("avg_pool2d", x, (), attrs, channels_last)
+    if divisor_override is None:
+        return out
+    return _override_divisor(out, divisor_override, _input_hw(x, channels_last),
+                             attrs["kernel_size"], attrs["stride"], attrs["padding"],
+                             ceil_mode, channels_last, "avg_pool2d")
+
+
+def _window_counts(sizes, kernel, stride, pads, ceil_mode: bool, function: str) -> np.ndarray:
+    """How many input cells (padding not counted) each pooling window covers: the outer
+    product over the spatial axes of each axis's counts (pads flat, (low, high) per
+    axis). The spatial sizes must be static."""
+    if not all(isinstance(size, int) for size in sizes):
+        raise ShapeError(f"{function}: x must have static spatial sizes, got {tuple(sizes)}")
+    counts = np.ones(())
+    for axis, (size, k, s) in enumerate(zip(sizes, kernel, stride)):
+        low, high = pads[2 * axis], pads[2 * axis + 1]
+        starts = np.arange(_pool_out_size(function, size, k, s, low, high, ceil_mode)) * s - low
+        counts = np.multiply.outer(counts, np.minimum(starts + k, size) - np.maximum(starts, 0))
+    return counts
+
+
+def _window_sum(mean, sizes, kernel, stride, pads, ceil_mode: bool, channels_last: bool,
+                function: str):
+    """Each window's sum, from `mean`, its exclusive mean (over the input cells only)."""
+    counts = _window_counts(sizes, kernel, stride, pads, ceil_mode, function)
+    counts = counts[..., None] if channels_last else counts[None]
+    return mean * as_tensor(counts.astype(mean.dtype.np))
+
+
+def _override_divisor(mean, divisor, sizes, kernel, stride, pads, ceil_mode: bool,
+                      channels_last: bool, function: str):
+    """The window sums over `divisor`, from the exclusive means: the sum over the
+    divisor is what Paddle documents and PyTorch computes. Paddle 3.3 instead scales
+    its mean by prod(kernel) / divisor, which is the same without padding but
+    with `exclusive` and padding divides edge windows by count * divisor / prod(kernel);
+    that mixes two divisors, so it is not copied."""
+    if isinstance(divisor, bool) or not isinstance(divisor, int | float):
+        raise InputError(f"{function}: divisor_override must be an int or a float, got "
+                         f"{type(divisor).__name__}")
+    return _window_sum(mean, sizes, kernel, stride, pads, ceil_mode, channels_last,
+                       function) / divisor
 
 
 def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
@@ -266,6 +306,45 @@ def avg_pool1d(x, kernel_size, stride=None, padding=0, exclusive: bool = True,
     order.)"""
     return _pool1d(avg_pool2d, x, kernel_size, stride, padding, ceil_mode=ceil_mode,
                    exclusive=exclusive)
+
+
+def lp_pool2d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+              data_format: str = "NCHW", name=None):
+    """The power-average of each window: (sum of x ** norm_type) ** (1 / norm_type)
+    over its input cells (padding is skipped), the maximum for norm_type inf. As in
+    Paddle the power is taken as is, not of |x|: a negative cell to a fractional power
+    is NaN, as is the gradient at an all-zero window."""
+    x = as_tensor(x)
+    if norm_type == 0:
+        raise InputError("lp_pool2d: norm_type must be nonzero, got 0")
+    norm_type = float(norm_type)
+    if norm_type == math.inf:
+        return max_pool2d(x, kernel_size, stride, padding, ceil_mode=ceil_mode,
+                          data_format=data_format)
+    channels_last = _channels_last(data_format)
+    attrs = _pool_attrs(x, kernel_size, stride, padding, ceil_mode, channels_last)
+    attrs["exclusive"] = True
+    mean = _spatial_op("avg_pool2d", x ** norm_type, (), attrs, channels_last)
+    sums = _window_sum(mean, _input_hw(x, channels_last), attrs["kernel_size"],
+                       attrs["stride"], attrs["padding"], ceil_mode, channels_last,
+                       "lp_pool2d")
+    return sums ** (1.0 / norm_type)
+
+
+def lp_pool1d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+              data_format: str = "NCL", name=None):
+    """The power-average of each window of x [N, C, L] (or [N, L, C] with "NLC"):
+    lp_pool2d on the [N, C, 1, L] view."""
+    if data_format not in ("NCL", "NLC"):
+        raise ValueError(f"lp_pool1d: data_format must be 'NCL' or 'NLC', got {data_format!r}")
+    x = _ncl(x, "lp_pool1d")
+    if data_format == "NLC":
+        x = transpose(x, [0, 2, 1])
+    out = lp_pool2d(unsqueeze(x, [2]), norm_type, (1, _single(kernel_size, "kernel_size")),
+                    None if stride is None else (1, _single(stride, "stride")),
+                    _conv1d_padding(padding), ceil_mode)
+    out = squeeze(out, [2])
+    return transpose(out, [0, 2, 1]) if data_format == "NLC" else out
 
 
 def _adaptive_bins(size: int, out: int) -> list[tuple[int, int]]:
@@ -639,11 +718,17 @@ def avg_pool3d(x, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                exclusive: bool = True, divisor_override=None, data_format: str = "NCDHW",
                name=None):
     """The mean of each window of x [N, C, D, H, W]; with `exclusive` (default) padding
-    is not counted, else it is, up to avg_pool2d's clipping along each axis."""
-    if divisor_override is not None:
-        raise NotImplementedError("avg_pool3d: divisor_override is not supported by irflow")
-    return _pool3d(avg_pool2d, x, kernel_size, stride, padding, ceil_mode, data_format,
-                   "avg_pool3d", exclusive=exclusive)
+    is not counted, else it is, up to avg_pool2d's clipping along each axis. A
+    `divisor_override` d makes it the window's sum over d (see `_override_divisor`)."""
+    out = _pool3d(avg_pool2d, x, kernel_size, stride, padding, ceil_mode, data_format,
+                  "avg_pool3d", exclusive=bool(exclusive) or divisor_override is not None)
+    if divisor_override is None:
+        return out
+    x, channels_last = _ncdhw(x, data_format, "avg_pool3d")
+    kernel, stride, pads = _pool3d_window(x, kernel_size, stride, padding, ceil_mode,
+                                          channels_last, "avg_pool3d")
+    return _override_divisor(out, divisor_override, exact_shape(x)[2:], kernel, stride, pads,
+                             ceil_mode, channels_last, "avg_pool3d")
 
 
 def adaptive_avg_pool3d(x, output_size, data_format: str = "NCDHW", name=None):

@@ -239,3 +239,45 @@ class MaxUnPool3D(_MaxUnPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, data_format: str = "NCDHW",
                  output_size=None, name=None):
         super().__init__(kernel_size, stride, padding, data_format, output_size, name)
+
+
+class _LPPoolNd(Layer):
+    """LPPool1D and LPPool2D: `_pool` with the arguments kept as given (norm_type as a
+    float, as Paddle keeps it)."""
+
+    _pool = None
+
+    def __init__(self, norm_type, kernel_size, stride, padding, ceil_mode: bool,
+                 data_format: str, name):
+        super().__init__()
+        self.norm_type, self.kernel_size = float(norm_type), kernel_size
+        self.stride, self.padding = stride, padding
+        self.ceil_mode, self.data_format = ceil_mode, data_format
+
+    def forward(self, x):
+        return self._pool(x, self.norm_type, self.kernel_size, self.stride, self.padding,
+                          self.ceil_mode, self.data_format)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}")
+
+
+class LPPool1D(_LPPoolNd):
+    """`F.lp_pool1d` as a layer: the power-average of each window of [N, C, L] inputs."""
+
+    _pool = staticmethod(F.lp_pool1d)
+
+    def __init__(self, norm_type, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 data_format: str = "NCL", name=None):
+        super().__init__(norm_type, kernel_size, stride, padding, ceil_mode, data_format, name)
+
+
+class LPPool2D(_LPPoolNd):
+    """`F.lp_pool2d` as a layer: the power-average of each window of [N, C, H, W] inputs."""
+
+    _pool = staticmethod(F.lp_pool2d)
+
+    def __init__(self, norm_type, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 data_format: str = "NCHW", name=None):
+        super().__init__(norm_type, kernel_size, stride, padding, ceil_mode, data_format, name)
