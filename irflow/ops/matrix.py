@@ -7,7 +7,7 @@ covers, aligned from the right
 (so ``...ij,...jk`` and ``bij,bjk`` are the same op); the dims that one label
 names must be equal. Its VJP is one `einsum` per operand, of the cotangent with the
 other operands, summed to the labels the operand shares with them and broadcast
-over the ones only it has.
+over the ones only it has; an operand that repeats a label gets it on that diagonal.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import string
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, SymbolicShapeError
 from ..ir.registry import REQUIRED
 from ..ir.types import TensorType, broadcast_shapes
 from ._rules import check_kind, defop, same_dtype
@@ -141,22 +141,62 @@ def _einsum_vjp(b, g, ins, outs, equation):
         if not x.type.dtype.is_float:
             cts.append(None)
             continue
-        if len(set(term)) != len(term):
-            raise ShapeError(f"einsum: no gradient for the operand {term!r}, which repeats a "
-                             "label (a diagonal)")
         others = [t for j, t in enumerate(terms) if j != k]
-        shared = set(output).union(*others)
-        kept = "".join(c for c in term if c in shared)
-        ct = b.einsum(g[0], *[v for j, v in enumerate(ins) if j != k],
-                      equation=",".join([output, *others]) + "->" + kept)
-        if kept != term:  # labels only this operand has: broadcast over them
-            shape = tuple(d if c in kept else 1 for c, d in zip(term, x.type.shape))
-            ct = b.broadcast_to(b.reshape(ct, shape=shape), shape=x.type.shape)
-        elif ct.type.shape != x.type.shape:  # a stretched size-1 dim: sum it back
-            ct = b.sum(ct, axis=tuple(i for i, d in enumerate(x.type.shape)
-                                      if d == 1 and ct.type.shape[i] != 1), keepdim=True)
+        rest = [v for j, v in enumerate(ins) if j != k]
+        distinct = "".join(dict.fromkeys(term))
+        sizes: dict = {}
+        for c, d in zip(term, x.type.shape):
+            sizes.setdefault(c, d)
+        ct = _distinct_ct(b, g[0], rest, output, others, distinct,
+                          tuple(sizes[c] for c in distinct))
+        if distinct != term:
+            ct = _onto_diagonals(b, ct, distinct, term, sizes, x.type.dtype, equation)
         cts.append(ct)
     return cts
+
+
+def _distinct_ct(b, g, rest, output, others, term, shape):
+    """The cotangent of an operand whose labels are all distinct (`term`, of `shape`):
+    an einsum of g with the other operands, broadcast over the labels only it has."""
+    shared = set(output).union(*others)
+    kept = "".join(c for c in term if c in shared)
+    ct = b.einsum(g, *rest, equation=",".join([output, *others]) + "->" + kept)
+    if kept != term:  # labels only this operand has: broadcast over them
+        ones = tuple(d if c in kept else 1 for c, d in zip(term, shape))
+        return b.broadcast_to(b.reshape(ct, shape=ones), shape=shape)
+    if ct.type.shape != shape:  # a stretched size-1 dim: sum it back
+        return b.sum(ct, axis=tuple(i for i, d in enumerate(shape)
+                                    if d == 1 and ct.type.shape[i] != 1), keepdim=True)
+    return ct
+
+
+def _onto_diagonals(b, ct, distinct, term, sizes, dtype, equation):
+    """The cotangent of an operand that repeats labels (`term`, such as ``ii`` of a
+    trace), from that of its distinct labels (`distinct`): each repeat of a label is
+    renamed to a fresh one tied to the first by an identity matrix, so the cotangent
+    lands on the diagonal and is 0 off it (``i,iI->iI``)."""
+    fresh = iter(c for c in string.ascii_letters if c not in equation)
+    renamed, ties, seen = [], [], set()
+    for c in term:
+        if c in seen:
+            label = next(fresh)
+            ties.append(c + label)
+            renamed.append(label)
+        else:
+            seen.add(c)
+            renamed.append(c)
+    eyes = [_identity(b, sizes[tie[0]], dtype) for tie in ties]
+    return b.einsum(ct, *eyes, equation=",".join([distinct, *ties]) + "->" + "".join(renamed))
+
+
+def _identity(b, n, dtype):
+    """The n x n identity as a constant (n must be static: it places a cotangent on a
+    diagonal)."""
+    if not isinstance(n, int):
+        raise SymbolicShapeError(f"einsum: the gradient of an operand that repeats a label "
+                                 f"needs that label's size, got the symbolic {n}; make the "
+                                 "operand's sizes static")
+    return b.constant(np.eye(n), dtype)
 
 
 defop("einsum", _einsum_infer, _einsum_kernel, out_kernel=_einsum_out, arity=(1, None),
@@ -165,5 +205,6 @@ defop("einsum", _einsum_infer, _einsum_kernel, out_kernel=_einsum_out, arity=(1,
           "operand's axes get the labels of its term, labels missing from the output are "
           "summed. The equation is stored explicitly (`ij,jk->ik`), an ellipsis as "
           "capital labels. Operands are float or int tensors of one dtype. The VJP of an "
-          "operand is an einsum of the cotangent with the others; an operand that repeats "
-          "a label (a diagonal, `ii->i`) has none")
+          "operand is an einsum of the cotangent with the others; for an operand that "
+          "repeats a label (a diagonal, `ii->i`), placed on that diagonal by an einsum "
+          "with identity matrices (the label's size must be static)")

@@ -435,6 +435,8 @@ def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
         x = as_tensor(x)
         if dtype is None and x.dtype is dtypes.bfloat16:
             return _in_float32(fn, x, axis, keepdim)
+        if dtype is not None and dtypes.dtype(dtype) is dtypes.bool_:
+            return cast(fn(x, axis, keepdim, dtypes.int64), dtypes.bool_)
         if dtype is not None:
             x = cast(x, dtype)
         elif int_as_int64 and x.dtype in (dtypes.bool_, dtypes.int32):
@@ -443,11 +445,23 @@ def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
             x = cast(x, dtypes.float32)
         return apply(op, (x,), {"axis": _axis(axis), "keepdim": bool(keepdim)})
     fn.__name__ = op
-    fn.__doc__ = f"`{op}` of x over `axis` (None: all axes), keeping reduced dims if `keepdim`."
+    fn.__doc__ = (f"`{op}` of x over `axis` (None: all axes), keeping reduced dims if "
+                  "`keepdim`, in `dtype` if given (bool: whether the result in int64 is "
+                  "nonzero).")
     return fn
 
 
-sum = _reduction("sum", int_as_int64=True)  # noqa: A001
+_sum = _reduction("sum", int_as_int64=True)
+
+
+def sum(x, axis=None, dtype=None, keepdim=False, name=None) -> Tensor:  # noqa: A001
+    """The sum of x over `axis` (None: all axes), in `dtype` if given, keeping reduced
+    dims if `keepdim`. The third positional parameter is `dtype`, as Paddle's
+    (``paddle.sum(x, 0, 'float64')``), unlike prod's and mean's. A bool or int32 x
+    sums in int64; int8, int16 and uint8 keep their dtype and wrap around."""
+    return _sum(x, axis, keepdim, dtype)
+
+
 _float_mean = _reduction("mean", float_only=True)
 
 
@@ -488,7 +502,11 @@ all = _logical_reduction("all")  # noqa: A001
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None) -> Tensor:
-    x = as_tensor(x)
+    """The variance of x over `axis` (None: all axes), divided by n - 1 if `unbiased`.
+    An int or bool x is computed in float32: centring it on its integer mean (the
+    mean of ints keeps their dtype, truncated) would shift every deviation, as
+    Paddle's undocumented integer var does (var([1, 2, 4]) came out 2, not 7/3)."""
+    x = _as_float(x)
     centered = subtract(x, mean(x, axis, keepdim=True))
     total = sum(multiply(centered, centered), axis, keepdim=keepdim)
     axes = _axis(axis)
@@ -566,19 +584,19 @@ def vector_norm(x, p=2.0, axis=None, keepdim=False, name=None, *, dtype=None,
 
 def _vector_norm(x: Tensor, p, axis, keepdim: bool) -> Tensor:
     if p == "fro" or p == 2:
-        return _root(sum(multiply(x, x), axis, keepdim), sqrt)
+        return _root(sum(multiply(x, x), axis, keepdim=keepdim), sqrt)
     if isinstance(p, str):
         raise ValueError(f"vector_norm: p={p!r} is not a vector norm (numbers and 'fro', as "
                          "in Paddle)")
     if p == 1:
-        return sum(abs(x), axis, keepdim)
+        return sum(abs(x), axis, keepdim=keepdim)
     if p == 0:
-        return sum(cast(apply("ne", (x, as_tensor(0, like=x))), x.dtype), axis, keepdim)
+        return sum(cast(apply("ne", (x, as_tensor(0, like=x))), x.dtype), axis, keepdim=keepdim)
     if p == float("inf"):
         return max(abs(x), axis, keepdim)
     if p == float("-inf"):
         return min(abs(x), axis, keepdim)
-    return _root(sum(pow(abs(x), float(p)), axis, keepdim), lambda t: pow(t, 1.0 / p))
+    return _root(sum(pow(abs(x), float(p)), axis, keepdim=keepdim), lambda t: pow(t, 1.0 / p))
 
 
 def _root(total: Tensor, root) -> Tensor:
@@ -609,7 +627,7 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None) -> Tensor:
                          f"over two axes, as in Paddle, got {p!r}")
     axis = [int(a) for a in axis]
     if p == "fro":
-        return _root(sum(multiply(x, x), axis, keepdim), sqrt)  # gradient 0 at a zero matrix
+        return _root(sum(multiply(x, x), axis, keepdim=keepdim), sqrt)  # gradient 0 at a zero matrix
     if p in ("nuc", 2, -2):
         return _singular_value_norm(x, p, axis, keepdim)
     return _sum_norm(x, p, axis, keepdim)

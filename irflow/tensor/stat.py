@@ -265,7 +265,7 @@ def nansum(x, axis=None, dtype=None, keepdim=False, name=None) -> Tensor:
     int64 unless `dtype` says otherwise)."""
     x = as_tensor(x)
     _check_not_bool(x, "nansum")
-    return sum(_nan_as_zero(x), axis, keepdim, dtype)
+    return sum(_nan_as_zero(x), axis, dtype, keepdim)
 
 
 def nanmean(x, axis=None, keepdim=False, name=None) -> Tensor:
@@ -276,13 +276,13 @@ def nanmean(x, axis=None, keepdim=False, name=None) -> Tensor:
     if not x.dtype.is_float:
         x = cast(x, dtypes.float32)
     counted = cast(logical_not(isnan(x)), x.dtype)
-    return divide(sum(_nan_as_zero(x), axis, keepdim), sum(counted, axis, keepdim))
+    return divide(sum(_nan_as_zero(x), axis, keepdim=keepdim), sum(counted, axis, keepdim=keepdim))
 
 
 def count_nonzero(x, axis=None, keepdim=False, name=None) -> Tensor:
     """The number of nonzero elements of x over `axis`, int64 (NaN counts)."""
     x = as_tensor(x)
-    return sum(cast(x, dtypes.bool_), axis, keepdim, dtypes.int64)
+    return sum(cast(x, dtypes.bool_), axis, dtypes.int64, keepdim)
 
 
 def _nan_as_zero(x: Tensor) -> Tensor:
