@@ -14,7 +14,9 @@ per-round medians. "anchor" says which of the two a fused op's matmul anchor
 runs at that shape (`irflow.codegen.llvm.gemm.anchor_kernels`: NumPy below
 `MIN_ROWS` rows or `MIN_WORK` multiply-adds).
 
-One thread (OMP/OpenBLAS/MKL, torch) and the process pinned to one core;
+It prints the core's float32 FMA peak first (`fma_peak_gflops`), of which the
+GF/s column is a fraction. One thread (OMP/OpenBLAS/MKL, torch) and the process
+pinned to one core;
 OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset before NumPy loads (the script
 re-executes itself without them), and the BLAS that runs is printed.
 """
@@ -74,6 +76,50 @@ def systems(m, k, n, trans_a, trans_b, gemms, torch):
     return calls
 
 
+CHAINS = 16  # independent FMA chains: enough to fill two pipes of 4-cycle latency
+
+
+def fma_peak_gflops(iterations: int = 20_000_000) -> float:
+    """The core's float32 FMA throughput: a compiled loop of `CHAINS` independent
+    ``llvm.fma.v16f32`` chains (no memory traffic), the best of five runs; what
+    the GEMMs' GF/s column is a fraction of."""
+    import ctypes
+    import time
+    from irflow.codegen.llvm.jit import HostTarget, Library
+    phis = "".join(f"  %a{k} = phi <16 x float> [%b, %entry], [%n{k}, %loop]\n"
+                   for k in range(CHAINS))
+    fmas = "".join(f"  %n{k} = call <16 x float> @llvm.fma.v16f32(<16 x float> %a{k}, "
+                   f"<16 x float> %b, <16 x float> %b)\n" for k in range(CHAINS))
+    sums = "".join(f"  %s{k} = fadd <16 x float> %s{k - 1}, %n{k}\n" for k in range(1, CHAINS))
+    text = f"""declare <16 x float> @llvm.fma.v16f32(<16 x float>, <16 x float>, <16 x float>)
+define float @peak(i64 %n, float %x) {{
+entry:
+  %v = insertelement <16 x float> undef, float %x, i32 0
+  %b = shufflevector <16 x float> %v, <16 x float> undef, <16 x i32> zeroinitializer
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%i1, %loop]
+{phis}{fmas}  %i1 = add i64 %i, 1
+  %c = icmp slt i64 %i1, %n
+  br i1 %c, label %loop, label %done
+done:
+  %s0 = fadd <16 x float> %n0, zeroinitializer
+{sums}  %r = extractelement <16 x float> %s{CHAINS - 1}, i32 0
+  ret float %r
+}}
+"""
+    target = HostTarget()
+    library = Library(target, target.compile(text))
+    peak = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_int64, ctypes.c_float)(
+        library.address("peak"))
+    best = 0.0
+    for _ in range(5):
+        start = time.perf_counter()
+        peak(iterations, 0.5)
+        best = max(best, iterations * CHAINS * 16 * 2 / (time.perf_counter() - start))
+    return best / 1e9
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
@@ -83,6 +129,7 @@ def main() -> None:
         import torch
         torch.set_num_threads(1)
     print(f"BLAS: {blas_report()}")
+    print(f"float32 FMA peak of this core: {fma_peak_gflops():.0f} GF/s")
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} thread")
     gemms = {(ta, tb): Gemm(ta, tb) for ta in (False, True) for tb in (False, True)}
