@@ -11,8 +11,12 @@ float32 with the same sign, exponent and leading 7 mantissa bits. `astype` (with
 other: the `cast` kernel and the tensor API use it. A bfloat16 tensor is storage:
 it can be cast, reshaped, sliced, joined and saved, and the ops that compute refuse
 it (its kind is "bfloat16", which no arithmetic type rule accepts) with a message
-that says to cast to float32 first. A uint16 NumPy array is read as bfloat16, as
-Paddle's ``to_tensor`` does.
+that says to cast to float32 first. The elementwise math functions and operators
+(``x * 2``, ``x / y``, ``paddle.exp``) and the sums and means of the tensor API cast
+bfloat16 operands to float32, compute, and round the result back to bfloat16, as
+Paddle's bfloat16 kernels do; a Python number meets a bfloat16 tensor as its value
+in bfloat16, and another float tensor promotes it (``bf16 * f32`` is float32). A
+uint16 NumPy array is read as bfloat16, as Paddle's ``to_tensor`` does.
 """
 from __future__ import annotations
 

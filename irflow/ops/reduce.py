@@ -62,12 +62,20 @@ def _result_shape(t: TensorType, axis, keepdim: bool) -> tuple:
     return tuple(d for i, d in enumerate(t.shape) if i not in axes)
 
 
-def _check_nonempty(t: TensorType, axes) -> None:
-    """max, min, argmax and argmin have no value over an empty axis."""
+def _check_nonempty(t: TensorType, axes, op: str = "") -> None:
+    """max, min, argmax and argmin have no value over an empty axis. `op` names the
+    op where the caller does not (a kernel's error; the type rule's gets it)."""
     for a in axes:
         if t.shape[a] == 0:
-            raise ShapeError(f"axis {a} of {t} has size 0, which has no "
-                             "maximum or minimum")
+            raise ShapeError(f"{op + ': ' if op else ''}axis {a} of {t} has size 0, which "
+                             "has no maximum or minimum")
+
+
+def _check_nonempty_run(op: str, x: np.ndarray, axes) -> None:
+    """`_check_nonempty` when the program runs, where a symbolic dim may be 0: the
+    error eager code raises, where NumPy's (a ValueError) names neither op nor line."""
+    if 0 in x.shape:
+        _check_nonempty(TensorType(dtypes.from_numpy(x), x.shape), axes, op)
 
 
 # ---------------------------------------------------------------- sum, prod, mean, max, ...
@@ -82,12 +90,17 @@ def _reduce_rule(kind: str, nonempty: bool = False):
     return infer
 
 
-def _np_reduce(fn, pass_dtype: bool):
+def _np_reduce(fn, pass_dtype: bool, nonempty: str = ""):
     """The kernel and the out kernel of a NumPy reduction; `pass_dtype` keeps int32
-    sums int32 (NumPy would widen them to int64)."""
+    sums int32 (NumPy would widen them to int64); `nonempty` names an op that
+    refuses an empty reduced axis (max, min)."""
     if pass_dtype:
         def kernel(x, axis, keepdim, out=None):
             return np.asarray(fn(x, axis=axis, keepdims=keepdim, dtype=x.dtype, out=out))
+    elif nonempty:
+        def kernel(x, axis, keepdim, out=None):
+            _check_nonempty_run(nonempty, x, reduced_axes(axis, x.ndim))
+            return np.asarray(fn(x, axis=axis, keepdims=keepdim, out=out))
     else:
         def kernel(x, axis, keepdim, out=None):
             return np.asarray(fn(x, axis=axis, keepdims=keepdim, out=out))
@@ -176,7 +189,7 @@ _AXIS_DOC = ("Attributes: `axis` (None: every axis, or a tuple of axes; an int, 
 
 
 def reduction(name, np_fn, kind, vjp=None, pass_dtype=False, nonempty=False, doc=""):
-    kernel = _np_reduce(np_fn, pass_dtype)
+    kernel = _np_reduce(np_fn, pass_dtype, name if nonempty else "")
     return defop(name, _reduce_rule(kind, nonempty), kernel, out_kernel=kernel, arity=1, attrs=dict(_AXIS_ATTRS), canonicalize=_canon_axes,
                  vjp=None if vjp is None else _float_vjp(vjp), nondiff=vjp is None,
                  traits=(Reduction(),),
@@ -266,24 +279,41 @@ def _arg_infer(types, attrs):
     check_kind(t, "number")
     axis, keepdim = attrs["axis"], attrs["keepdim"]
     if axis is None:
-        if numel(t.shape) == 0:
-            raise ShapeError(f"{t} has no elements, so no maximum or minimum")
+        _check_elements(t)
         return TensorType(dtypes.int64, (1,) * t.rank if keepdim else ())
     _check_nonempty(t, (axis,))
     return TensorType(dtypes.int64, _result_shape(t, (axis,), keepdim))
 
 
-def _np_arg(fn):
+def _check_elements(t: TensorType, op: str = "") -> None:
+    """argmax and argmin of the flattened tensor need an element (`op` as in
+    `_check_nonempty`)."""
+    if numel(t.shape) == 0:
+        raise ShapeError(f"{op + ': ' if op else ''}{t} has no elements, so no maximum "
+                         "or minimum")
+
+
+def _np_arg(fn, op: str):
+    """The kernel and the out kernel of argmax or argmin (`op`), refusing an empty
+    axis as the type rule does (a symbolic dim may be 0 when the program runs)."""
+    def check(x, axis):
+        if axis is None:
+            _check_elements(TensorType(dtypes.from_numpy(x), x.shape), op)
+        else:
+            _check_nonempty_run(op, x, (axis,))
+
     def kernel(x, axis, keepdim):
+        check(x, axis)
         return np.asarray(fn(x, axis=axis, keepdims=keepdim), dtype=np.int64)
 
     def out_kernel(x, out, axis, keepdim):
+        check(x, axis)
         fn(x, axis=axis, keepdims=keepdim, out=out)
     return kernel, out_kernel
 
 
 for _name, _fn, _what in [("argmax", np.argmax, "largest"), ("argmin", np.argmin, "smallest")]:
-    _kernel, _out = _np_arg(_fn)
+    _kernel, _out = _np_arg(_fn, _name)
     defop(_name, _arg_infer, _kernel, out_kernel=_out, arity=1, attrs=dict(_AXIS_ATTRS),
           canonicalize=_canon_arg_axis, nondiff=True,
           doc=f"{_name}(x): the index of the {_what} element of a float or int tensor "

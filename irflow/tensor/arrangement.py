@@ -13,14 +13,14 @@ import numpy as np
 
 from ..errors import DTypeError, OutOfRangeError, ShapeError
 from ..ir import dtypes
-from ..ir.types import dim_add, dim_sub
+from ..ir.types import dim_add
 from .convert import as_tensor, cast, dims
 from .creation import arange, full, to_tensor
 from .logic import equal, where
-from .manipulation import (_in_range, broadcast_to, concat, exact_shape, flatten, in_place,
-                           meshgrid, moveaxis, pick, put_along_axis, reshape,
-                           scatter_nd_add, slice, stack, take_along_axis, transpose,
-                           unsqueeze)
+from .manipulation import (_in_range, _traced_size, broadcast_to, concat, exact_shape,
+                           flatten, in_place, meshgrid, moveaxis, pick, put_along_axis,
+                           reshape, scatter_nd_add, slice, stack, take_along_axis,
+                           transpose, unsqueeze)
 from .math import _into, add, any as any_, clip, cumsum, remainder
 from .search import sort
 from .tensor import Tensor
@@ -284,14 +284,24 @@ def take(x, index, mode="raise", name=None) -> Tensor:
     if index.dtype not in (dtypes.int32, dtypes.int64):
         raise DTypeError(f"take: the index must be int32 or int64, got {index.dtype.name}")
     index = cast(index, dtypes.int64)
-    size = exact_shape(flat)[0]
+    size, size_text = _index_size(flat, 0)
     if mode == "raise":
-        index = _in_range(index, size)
+        index = _in_range(index, size, size_text)
     elif mode == "wrap":
         index = remainder(index, as_tensor(size, like=index))
     else:
-        index = clip(index, 0, dim_sub(size, 1))
+        index = clip(index, 0, size - 1)
     return pick(flat, index, 0)
+
+
+def _index_size(x: Tensor, axis: int):
+    """The size of x's `axis` for arithmetic on indices, and its text for messages: an
+    int (None), or while tracing a symbolic size (such as ``N*3``) the int64 scalar the
+    program computes when it runs, since the symbol itself is no number."""
+    size = exact_shape(x)[axis]
+    if isinstance(size, int):
+        return size, None
+    return _traced_size(x, axis), str(size)
 
 
 def index_sample(x, index) -> Tensor:
@@ -315,10 +325,10 @@ def index_fill(x, index, axis, value, name=None) -> Tensor:
     `index` names (negative indices from the end)."""
     x = as_tensor(x)
     axis = int(axis) % x.ndim
-    size = exact_shape(x)[axis]
-    index = _in_range(reshape(as_tensor(index), [-1]), size)
+    size, size_text = _index_size(x, axis)
+    index = _in_range(reshape(as_tensor(index), [-1]), size, size_text)
     hit = any_(equal(unsqueeze(arange(size, dtype="int64"), 1), unsqueeze(index, 0)), axis=1)
-    hit = reshape(hit, [size if a == axis else 1 for a in range(x.ndim)])
+    hit = reshape(hit, [exact_shape(x)[axis] if a == axis else 1 for a in range(x.ndim)])
     return where(hit, cast(as_tensor(value, like=x), x.dtype), x)
 
 

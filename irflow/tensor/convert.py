@@ -252,14 +252,17 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
     if isinstance(value, Tensor):
         return value
     if like is not None and isinstance(value, numbers.Number):
-        return Tensor._from_array(np.asarray(value, dtype=scalar_dtype(like.dtype, value).np))
+        dtype = scalar_dtype(like.dtype, value)
+        if dtype is dtypes.bfloat16:  # the value's bits, not the value as bits
+            return Tensor._from_array(dtypes.astype(np.asarray(float(value)), dtype))
+        return Tensor._from_array(np.asarray(value, dtype=dtype.np))
     return Tensor._from_array(to_array(value))
 
 
 def scalar_dtype(tensor_dtype: dtypes.DType, scalar) -> dtypes.DType:
     if isinstance(scalar, bool):
         return tensor_dtype
-    if isinstance(scalar, float) and not tensor_dtype.is_float:
+    if isinstance(scalar, float) and not _is_floating(tensor_dtype):
         return dtypes.float32
     if isinstance(scalar, numbers.Integral) and tensor_dtype.is_bool:
         return dtypes.int64
@@ -294,7 +297,14 @@ def result_dtype(x: Tensor, y: Tensor) -> dtypes.DType:
     if x_scalar != y_scalar:
         (tensor, scalar) = (dy, dx) if x_scalar else (dx, dy)
         return tensor if _KIND_RANK[tensor.kind] >= _KIND_RANK[scalar.kind] else scalar
-    if x_scalar or (dx.is_float and dy.is_float):
+    if x_scalar or (_is_floating(dx) and _is_floating(dy)):
         return dx if _RANK[dx] >= _RANK[dy] else dy
     raise TypeError(f"operands of dtypes {dx.name} and {dy.name} do not mix (as in Paddle, "
                     "only two float dtypes promote); cast one with .astype()")
+
+
+def _is_floating(d: dtypes.DType) -> bool:
+    """Whether `d` holds floats for promotion: bfloat16 too, which promotes as a float
+    (``bf16[2] * f32[2]`` is float32, as in Paddle) though irflow's ops do not
+    compute in it."""
+    return d.is_float or d is dtypes.bfloat16

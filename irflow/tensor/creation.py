@@ -126,15 +126,12 @@ def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
     (float32 for the 16-bit ones) and float64 for ints, then truncated toward zero
     (linspace(0, 10, 5, dtype='int32') is [0, 2, 5, 7, 10])."""
     dtype = dtypes.dtype(dtype or default_float_dtype())
+    if isinstance(num, Tensor) and num._value is None:
+        return _traced_linspace(start, stop, num, dtype)
     num = int(num.item() if isinstance(num, Tensor) else num)
     if num < 0:
         raise ValueError(f"linspace: num must be at least 0, as in Paddle, got {num}")
-    if dtype.is_bool:
-        raise TypeError("linspace: dtype bool is not supported (as in Paddle); give a "
-                        "float or int dtype")
-    work = dtype if dtype.is_float and dtype.np.itemsize >= 4 else \
-        dtypes.float64 if dtype.is_int else dtypes.float32
-    first, last = (cast(_of_dtype(v, dtype), work) for v in (start, stop))
+    first, last, work = _linspace_bounds(start, stop, dtype)
     ramp = apply("arange", (), {"start": 0, "stop": num, "step": 1, "dtype": work})
     if num <= 1:
         return cast(add(multiply(ramp, 0), first), dtype)
@@ -142,6 +139,33 @@ def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
     up = add(first, multiply(step, ramp))
     down = subtract(last, multiply(step, subtract(num - 1, ramp)))
     return cast(where(less_than(ramp, num // 2), up, down), dtype)
+
+
+def _linspace_bounds(start, stop, dtype: dtypes.DType):
+    """linspace's bounds in the dtype it computes in (see `linspace`), and that dtype."""
+    if dtype.is_bool:
+        raise TypeError("linspace: dtype bool is not supported (as in Paddle); give a "
+                        "float or int dtype")
+    work = dtype if dtype.is_float and dtype.np.itemsize >= 4 else \
+        dtypes.float64 if dtype.is_int else dtypes.float32
+    return cast(_of_dtype(start, dtype), work), cast(_of_dtype(stop, dtype), work), work
+
+
+def _traced_linspace(start, stop, num: Tensor, dtype: dtypes.DType) -> Tensor:
+    """linspace of a count known only when the program runs (``x.shape[0]`` in
+    converted code): `linspace`'s formula over a traced `arange`, with its cases of
+    at most one value (start alone) chosen by `where` rather than by Python. A
+    negative count, which no size gives, is not checked."""
+    from .logic import greater_than
+    from .math import floor_divide, maximum
+    first, last, work = _linspace_bounds(start, stop, dtype)
+    ramp = arange(num, dtype=work)
+    count = cast(num, work)
+    step = divide(subtract(last, first), maximum(subtract(count, 1), 1))  # no 0 / 0
+    up = add(first, multiply(step, ramp))
+    down = subtract(last, multiply(step, subtract(subtract(count, 1), ramp)))
+    several = where(less_than(ramp, floor_divide(count, 2)), up, down)
+    return cast(where(greater_than(count, 1), several, add(multiply(ramp, 0), first)), dtype)
 
 
 def _of_dtype(value, dtype: dtypes.DType) -> Tensor:

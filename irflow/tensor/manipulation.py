@@ -999,7 +999,7 @@ def _in_range(index: Tensor, dim, size_text: str | None = None) -> Tensor:
     into an empty axis valid."""
     from .math import all as reduce_all
     index = cast(index, dtypes.int64)
-    if index._value is not None:
+    if index._value is not None and isinstance(dim, int):
         if index._value.size:
             low, high = index._value.min(), index._value.max()
             if low < -dim or high >= dim:

@@ -16,12 +16,17 @@ from .logic import (equal, greater_equal, isinf, isnan, less_equal, logical_or, 
                     where)
 from .tensor import Tensor
 
+_BFLOAT16_BITS = dtypes.bfloat16.np  # the NumPy dtype a bfloat16 tensor's value has
+
 
 def _unary(op: str):
     def fn(x, name=None):
-        return apply(op, (as_tensor(x),))
+        x = as_tensor(x)
+        if x.dtype is dtypes.bfloat16:
+            return _in_float32(fn, x)
+        return apply(op, (x,))
     fn.__name__ = op
-    fn.__doc__ = f"Elementwise `{op}` of x."
+    fn.__doc__ = f"Elementwise `{op}` of x (bfloat16 is computed in float32)."
     return fn
 
 
@@ -29,17 +34,23 @@ def _float_unary(op: str):
     """A unary op defined on floats: integer inputs are computed in float32."""
     def fn(x, name=None):
         x = as_tensor(x)
+        if x.dtype is dtypes.bfloat16:
+            return _in_float32(fn, x)
         if not x.dtype.is_float:
             x = cast(x, dtypes.float32)
         return apply(op, (x,))
     fn.__name__ = op
-    fn.__doc__ = f"Elementwise `{op}` of x (integer inputs are computed in float32)."
+    fn.__doc__ = (f"Elementwise `{op}` of x (integer inputs are computed in float32, "
+                  "bfloat16 in float32 rounded back).")
     return fn
 
 
 def _binary(op: str):
     def fn(x, y, name=None):
-        return apply(op, promote(x, y))
+        a, b = promote(x, y)
+        if a.dtype is dtypes.bfloat16 and _has_scalar(x, y):
+            return _both_in_float32(fn, a, b)
+        return apply(op, (a, b))
     fn.__name__ = op
     return fn
 
@@ -116,10 +127,13 @@ relu = _unary("relu")
 def _bool_as_logical(op: str, logical_op: str):
     """add/multiply, which on two bool tensors are logical or/and, as in Paddle."""
     def fn(x, y, name=None):
-        x, y = promote(x, y)
-        value = x._value  # the dtype read cheaply: this is the hot path of eager code
-        is_bool = value.dtype.kind == "b" if value is not None else x.dtype.is_bool
-        return apply(logical_op if is_bool else op, (x, y))
+        a, b = promote(x, y)
+        value = a._value  # the dtype read cheaply: this is the hot path of eager code
+        is_bool = value.dtype.kind == "b" if value is not None else a.dtype.is_bool
+        if not is_bool and (value.dtype == _BFLOAT16_BITS if value is not None
+                            else a.dtype is dtypes.bfloat16) and _has_scalar(x, y):
+            return _both_in_float32(fn, a, b)
+        return apply(logical_op if is_bool else op, (a, b))
     fn.__name__ = op
     return fn
 
@@ -176,10 +190,12 @@ def divide(x, y, name=None, *, rounding_mode=None) -> Tensor:
 
 def _divide(x, y) -> Tensor:
     """x / y, ints as floats: `divide` without a rounding mode (the ``/`` operator)."""
-    x, y = promote(x, y)
-    if not x.dtype.is_float:
-        x, y = cast(x, dtypes.float32), cast(y, dtypes.float32)
-    return apply("div", (x, y))
+    a, b = promote(x, y)
+    if a.dtype is dtypes.bfloat16 and _has_scalar(x, y):
+        return _both_in_float32(_divide, a, b)
+    if not a.dtype.is_float:
+        a, b = cast(a, dtypes.float32), cast(b, dtypes.float32)
+    return apply("div", (a, b))
 
 
 def trunc(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)
@@ -211,10 +227,12 @@ def _ignoring_nan(x, y, keeps_x) -> Tensor:
 def floor_divide(x, y, name=None) -> Tensor:
     """x // y, rounding toward -inf (Python's rule). Not differentiable: as in Paddle
     the result never requires a gradient."""
-    x, y = promote(x, y)
-    if x.dtype.is_float:
-        return floor(apply("div", (x, y))).detach()
-    return apply("div", (x, y))
+    a, b = promote(x, y)
+    if a.dtype is dtypes.bfloat16 and _has_scalar(x, y):
+        return _both_in_float32(floor_divide, a, b)
+    if a.dtype.is_float:
+        return floor(apply("div", (a, b))).detach()
+    return apply("div", (a, b))
 
 
 def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
@@ -226,7 +244,10 @@ def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     if isinstance(y, int) and not isinstance(y, bool) and y >= 0 \
             and isinstance(x, Tensor) and (x.dtype.is_int or x.dtype.is_bool):
         return _int_power(cast(x, dtypes.int64) if x.dtype.is_bool else x, y)
+    scalar = _has_scalar(x, y)
     x, y = promote(x, y)
+    if x.dtype is dtypes.bfloat16 and scalar:
+        return _both_in_float32(pow, x, y)
     if x.dtype.is_float:
         return apply("pow", (x, y))
     if x.dtype.is_bool:
@@ -761,6 +782,23 @@ def _in_float32(fn, x: Tensor, *args) -> Tensor:
     bfloat16, as Paddle's sum gives it: irflow's ops store bfloat16 but do not
     compute in it (and its sums cast it to int64, truncating every element)."""
     return cast(fn(cast(x, dtypes.float32), *args), dtypes.bfloat16)
+
+
+def _has_scalar(x, y) -> bool:
+    """Whether x or y is a scalar, a Python number or a 0-d tensor (``2 - x`` meets
+    the number as one): a bfloat16 tensor with a scalar (``x * 2``, ``x / 2``,
+    ``2 ** x``) is computed, as Paddle's scale kernels compute it, while two bfloat16
+    tensors of higher rank are refused, as most of Paddle's CPU kernels refuse them
+    (cast them to float32)."""
+    return not isinstance(x, Tensor) or not isinstance(y, Tensor) or x.ndim == 0 or \
+        y.ndim == 0
+
+
+def _both_in_float32(fn, x: Tensor, y: Tensor) -> Tensor:
+    """``fn(x, y)`` of two bfloat16 operands computed in float32 and rounded back to
+    bfloat16, as Paddle's bfloat16 kernels compute: irflow's ops store bfloat16 but do
+    not compute in it."""
+    return cast(fn(cast(x, dtypes.float32), cast(y, dtypes.float32)), dtypes.bfloat16)
 
 
 # ---------------------------------------------------------------- products

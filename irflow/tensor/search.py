@@ -194,7 +194,6 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
     comparison and a sum, so it traces like any composition; it compares every value
     with every element (memory: values x sequence length), where a binary search
     would not."""
-    from .creation import full_like
     from .logic import isnan, less_equal, less_than, logical_not, where
     from .manipulation import exact_shape, take_along_axis, unsqueeze
     from .math import sum as sum_
@@ -206,9 +205,9 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
     if sorter is not None:
         seq = take_along_axis(seq, sorter, -1)
     if seq.ndim > 1 and tuple(exact_shape(seq))[:-1] != tuple(exact_shape(values))[:-1]:
-        raise ShapeError(f"searchsorted: an N-D sorted_sequence (shape {list(seq.shape)}) "
-                         "needs values with the same leading dims, as in Paddle, got shape "
-                         f"{list(values.shape)}")
+        raise ShapeError(f"searchsorted: an N-D sorted_sequence (shape "
+                         f"{list(exact_shape(seq))}) needs values with the same leading dims, "
+                         f"as in Paddle, got shape {list(exact_shape(values))}")
     seq = seq if seq.ndim == 1 else unsqueeze(seq, -2)
     column = unsqueeze(values, -1)
     dtype = dtypes.int32 if out_int32 else dtypes.int64
@@ -218,11 +217,24 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
         return count
     # Paddle's binary searches over a sequence whose NaNs sort last: a NaN value goes
     # after everything, and so does a value (right) no number of the sequence exceeds
-    last = full_like(count, exact_shape(seq)[-1])
+    last = _last_position(seq, count)
     if right:
         numbers = sum_(cast(logical_not(isnan(seq)), dtype), axis=-1, dtype=dtype)
         count = where(less_than(count, numbers), count, last)
     return where(isnan(values), last, count) if values.dtype.is_float else count
+
+
+def _last_position(seq: Tensor, count: Tensor) -> Tensor:
+    """The position after the whole sequence (its last axis's size) in count's dtype
+    and shape; a symbolic size, which is no number while tracing, is read when the
+    program runs."""
+    from .creation import full_like
+    from .manipulation import _traced_size, broadcast_to, exact_shape
+    length = exact_shape(seq)[-1]
+    if isinstance(length, int):
+        return full_like(count, length)
+    length = cast(_traced_size(seq, seq.ndim - 1), count.dtype)
+    return broadcast_to(length, exact_shape(count))
 
 
 def bucketize(x, sorted_sequence, out_int32=False, right=False, name=None) -> Tensor:
@@ -267,7 +279,7 @@ def bincount(x, weights=None, minlength=0, name=None) -> Tensor:
     from ..errors import DTypeError, InputError
     from .creation import arange
     from .logic import equal, where
-    from .manipulation import unsqueeze
+    from .manipulation import concat, unsqueeze
     from .math import max as max_, maximum, sum as sum_
     x = as_tensor(x)
     if x.dtype.kind != "int":
@@ -277,10 +289,9 @@ def bincount(x, weights=None, minlength=0, name=None) -> Tensor:
     if x._value is not None and x._value.size and x._value.min() < 0:
         raise InputError("bincount: the elements of x must be non-negative, as in Paddle, "
                          f"got {x._value.min()}")
-    if x._value is not None and not x._value.size:
-        length = as_tensor(int(minlength))
-    else:
-        length = maximum(cast(max_(x), dtypes.int64) + 1, as_tensor(int(minlength)))
+    # the maximum of x and -1, so that an empty x (whose max NumPy refuses) spans 0
+    largest = max_(concat([cast(x, dtypes.int64), as_tensor([-1])]))
+    length = maximum(largest + 1, as_tensor(int(minlength)))
     hits = equal(unsqueeze(x, -1), arange(length, dtype=x.dtype))
     if weights is None:
         return sum_(cast(hits, dtypes.int64), axis=0)
