@@ -10,14 +10,16 @@ the remaining leading dims are batch dims, broadcast as NumPy does. So
 The decompositions `inverse`, `det`, `slogdet`, `solve` and `cholesky` take float
 matrices ``[*batch, n, n]`` (NumPy's LAPACK kernels); a singular matrix (not positive
 definite for `cholesky`) is a `SingularMatrixError`, a ValueError as Paddle raises.
-The factorizations `qr`, `eigh` (of symmetric matrices) and `svd` give several
-results, with the shapes and orders of paddle.linalg's.
+The factorizations `qr`, `eigh` (of symmetric matrices), `svd` and `lu` give
+several results, with the shapes and orders of paddle.linalg's (`lu` adds the
+permutation matrix its VJP needs).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import ShapeError, SingularMatrixError, SymbolicShapeError
+from ..ir import dtypes
 from ..ir.traits import Contraction
 from ..ir.types import TensorType, broadcast_shapes, mismatch, numel, reworded, shape_str
 from ._rules import check_kind, defop, quiet, same_dtype, unbroadcast
@@ -506,3 +508,114 @@ defop("svd", _svd_infer, _factoring("svd", _svd_kernel), arity=1,
           "U [*, m, k], S [*, k] (descending) and VH [*, k, n], or U [*, m, m] and VH "
           "[*, n, n] with `full_matrices`. The VJP uses the reduced factors; repeated "
           "singular values make it infinite")
+
+
+# ---------------------------------------------------------------- lu
+
+def _lu_infer(types, attrs):
+    (t,) = types
+    batch, m, n = _matrices(t, "lu's x")
+    k = _fewer(m, n, "lu")
+    return (t, TensorType(dtypes.int32, batch + (k,)), TensorType(dtypes.int32, batch),
+            TensorType(t.dtype, batch + (m, m)))
+
+
+def _swap_rows(a, rows, i: int, j):
+    """Swap row i with row j[b] of each matrix b of the batch `a`."""
+    kept = a[rows, i].copy()
+    a[rows, i] = a[rows, j]
+    a[rows, j] = kept
+
+
+def _lu_kernel(x):
+    """LAPACK's getrf with partial pivoting, unblocked: at each step the row holding
+    the first largest |value| of the column (idamax's choice) is swapped up, the
+    column below is scaled by the pivot's reciprocal and the rest updated. A zero
+    pivot is skipped (the column is left unscaled) and recorded, 1-based, in info."""
+    m, n = x.shape[-2:]
+    a = np.array(x, copy=True).reshape(-1, m, n)
+    count, k = a.shape[0], min(m, n)
+    rows = np.arange(count)
+    pivots = np.zeros((count, k), np.int32)
+    infos = np.zeros(count, np.int32)
+    order = np.tile(np.arange(m), (count, 1))
+    for j in range(k):
+        p = j + np.argmax(np.abs(a[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        _swap_rows(a, rows, j, p)
+        _swap_rows(order, rows, j, p)
+        pivot = a[:, j, j]
+        zero = pivot == 0
+        infos[zero & (infos == 0)] = j + 1
+        scale = np.where(zero, 1, 1 / np.where(zero, 1, pivot)).astype(x.dtype)
+        a[:, j + 1:, j] *= scale[:, None]
+        a[:, j + 1:, j + 1:] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:]
+    permutation = np.zeros((count, m, m), x.dtype)
+    permutation[rows[:, None], order, np.arange(m)] = 1
+    batch = x.shape[:-2]
+    return (a.reshape(x.shape), pivots.reshape(batch + (k,)), infos.reshape(batch),
+            permutation.reshape(batch + (m, m)))
+
+
+def _lu_square_cotangent(b, lower, upper, g, less_lower=None, less_upper=None):
+    """A = L U with square L and U: gA = L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T,
+    since d(LU) = dL U + L dU gives L^-1 dA U^-1 = L^-1 dL + dU U^-1 (strictly lower
+    plus upper); gL and gU are g's strictly lower and upper parts. `less_lower` and
+    `less_upper` are taken from L^T gL and gU U^T first (a non-square x's terms)."""
+    lower_term = b.matmul(lower, b.tril(g, diagonal=-1), transpose_x=True)
+    upper_term = b.matmul(b.triu(g, diagonal=0), upper, transpose_y=True)
+    if less_lower is not None:
+        lower_term = b.sub(lower_term, less_lower)
+    if less_upper is not None:
+        upper_term = b.sub(upper_term, less_upper)
+    middle = b.add(b.tril(lower_term, diagonal=-1), b.triu(upper_term, diagonal=0))
+    left = b.solve(_mT(b, lower), middle)
+    return _mT(b, b.solve(upper, _mT(b, left)))
+
+
+def _lu_vjp(b, cts, ins, outs):
+    """x = P A, A = L U, with gL and gU the strictly lower and upper parts of the
+    packed cotangent, and gx = P gA. A wide A = L [U1 U2] adds U2 = L^-1 A2: gA2 =
+    L^-T gU2, and gL less L^-T gU2 U2^T. A tall A = [L1; L2] U adds L2 = A2 U^-1:
+    gA2 = gL2 U^-T, and gU less L2^T gL2 U^-T. Both then take the square rule."""
+    (x,) = ins
+    m, n = x.type.shape[-2:]
+    packed, _, _, permutation = outs
+    g = cts[0]
+    rows, cols = x.type.rank - 2, x.type.rank - 1
+    k = _fewer(m, n, "lu")
+
+    def part(v, axis, start, stop):
+        return b.slice(v, axes=(axis,), starts=(start,), stops=(stop,))
+
+    unit = _eye(b, k, x.type.dtype)
+    if m == n:
+        lower = b.add(b.tril(packed, diagonal=-1), unit)
+        ga = _lu_square_cotangent(b, lower, b.triu(packed, diagonal=0), g)
+    elif m < n:
+        square, g_square = part(packed, cols, 0, m), part(g, cols, 0, m)
+        lower = b.add(b.tril(square, diagonal=-1), unit)
+        u2, g_u2 = part(packed, cols, m, n), part(g, cols, m, n)
+        g_a2 = b.solve(_mT(b, lower), g_u2)
+        ga1 = _lu_square_cotangent(b, lower, b.triu(square, diagonal=0), g_square,
+                                   less_lower=b.matmul(g_u2, u2, transpose_y=True))
+        ga = b.concat(ga1, g_a2, axis=cols)
+    else:
+        square, g_square = part(packed, rows, 0, n), part(g, rows, 0, n)
+        lower, upper = b.add(b.tril(square, diagonal=-1), unit), b.triu(square, diagonal=0)
+        l2, g_l2 = part(packed, rows, n, m), part(g, rows, n, m)
+        g_a2 = _mT(b, b.solve(upper, _mT(b, g_l2)))
+        ga1 = _lu_square_cotangent(b, lower, upper, g_square,
+                                   less_upper=b.matmul(l2, g_l2, transpose_x=True))
+        ga = b.concat(ga1, g_a2, axis=rows)
+    return [b.matmul(permutation, ga)]
+
+
+defop("lu", _lu_infer, _lu_kernel, arity=1, vjp=_lu_vjp,
+      doc="lu(x): the LU factorization with partial pivoting of each float matrix of x "
+          "([*, m, n], k = min(m, n)), as paddle.linalg.lu and LAPACK's getrf: the "
+          "packed LU [*, m, n] (L's strict lower part, its unit diagonal implied, and U), "
+          "the 1-based int32 pivots [*, k] (row j was swapped with row pivots[j] - 1), "
+          "the int32 infos [*] (the 1-based index of the first zero pivot, 0 if none) "
+          "and the permutation matrix P [*, m, m] with x = P L U. The VJP is that of "
+          "the packed LU")

@@ -1,8 +1,8 @@
 """Tensor's operators and methods, each bound to the one function that implements it."""
 from __future__ import annotations
 
-from . import (aliases, arrangement, linalg, logic, manipulation, math, random, sampling,
-               search, special, stat)
+from . import (aliases, arrangement, covariance, histogram, linalg, logic, lu, manipulation,
+               math, random, sampling, search, special, stat)
 from .convert import as_tensor, cast
 from .tensor import Tensor
 
@@ -75,6 +75,9 @@ _METHODS = {
     **{name: getattr(stat, name) for name in [
         "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
         "count_nonzero"]},
+    **{name: getattr(histogram, name) for name in ["histogram", "histogram_bin_edges"]},
+    **{name: getattr(covariance, name) for name in ["cov", "corrcoef"]},
+    **{name: getattr(lu, name) for name in ["lu", "lu_unpack"]},
     **{name: getattr(arrangement, name) for name in [
         "hsplit", "vsplit", "dsplit", "tensor_split", "atleast_1d", "atleast_2d", "atleast_3d",
         "combinations", "diag_embed", "take", "index_sample", "index_fill", "index_fill_",

@@ -125,7 +125,7 @@ def test_every_registered_op_has_one_entry_in_its_family():
     assert sorted(op.name for ops in grouped.values() for op in ops) == \
         sorted(op.name for op in irflow_ops)
     assert [op.name for op in grouped["linalg"]] == ["matmul", "inverse", "det", "slogdet",
-                                                     "solve", "cholesky", "qr", "eigh", "svd"]
+                                                     "solve", "cholesky", "qr", "eigh", "svd", "lu"]
     assert "cond" in [op.name for op in grouped["control"]]
     assert list(grouped)[:2] == ["control", "elementwise"]
 
