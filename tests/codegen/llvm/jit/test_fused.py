@@ -3,6 +3,8 @@ set, row values used by element ops after them (layer norm, softmax), matmul
 epilogues, every reduction kind and dtype, NaN and empty reductions, errors and
 checks. Each function is fused by the `fuse` pass, then run by a plan with the LLVM
 lowering; each test asserts the fused op was compiled (not run by NumPy)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -145,9 +147,9 @@ def test_empty_reductions_are_numpy_s(compiler):
     module, _ = fused(fn)
     plan = compile_plan(module.main, LLVMLowering(compiler, min_elements=0))
     x = np.zeros((3, 0), np.float32)
-    with pytest.raises(ValueError) as want:  # NumPy's error, raised by the interpreter
+    with pytest.raises(ValueError) as want:  # the interpreter's error (the op's, named)
         run(function("f", [f32("N", "M")], extremum), x)
-    with pytest.raises(type(want.value), match=str(want.value)):
+    with pytest.raises(type(want.value), match=re.escape(str(want.value))):
         plan(x)
 
 
@@ -387,7 +389,7 @@ def test_leading_axis_reductions_run_in_columns(compiler, n, width):
         m.flat[5::13] = -np.inf
     with np.errstate(all="ignore"):
         if n == 0:  # max over nothing: the interpreter's error, which the NumPy evaluator raises
-            with pytest.raises(ValueError, match="zero-size"):
+            with pytest.raises(ValueError, match="max: axis 0 .* has size 0"):
                 compare(compiler, types, _masked_sum, [h, m], F32_SUM)
             return
         compare(compiler, types, _masked_sum, [h, m], F32_SUM)
