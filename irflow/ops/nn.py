@@ -15,8 +15,10 @@ channels and the filter, must be static, since the result sizes depend on them.
 
 Each differentiable op has a gradient primitive that its VJP emits
 (`conv2d_grad_input`, `conv2d_grad_filter`, `max_pool2d_grad`, `avg_pool2d_grad`,
-`adaptive_avg_pool2d_grad`). Those primitives have no VJP of their own: gradients of
-second order through convolution and pooling are out of scope.
+`adaptive_avg_pool2d_grad`). Those of pooling and `conv2d_grad_input` are linear in
+the cotangent they spread, so their own VJPs transpose that spreading back (a pool
+of the cotangent, or for max pooling a read at each window's first maximum) and
+gradients of second order flow through them; `conv2d_grad_filter` has no VJP.
 
 Convolution runs as packed im2col and BLAS (`_Windows.taps`): for a chunk of the
 batch, every kernel tap copies its shifted, strided slice of the input once into a
@@ -587,8 +589,35 @@ def _max_pool2d_vjp(b, cts, ins, outs, **attrs):
     return [b.max_pool2d_grad(ins[0], cts[0], **attrs)]
 
 
+def _max_pool2d_grad_vjp(b, cts, ins, outs, **attrs):
+    """max_pool2d_grad is constant in x between ties (x gets no cotangent) and linear
+    in g, adding each g to its window's first maximum: its transpose reads the
+    cotangent there. The taps of each window are stacked and the first maximum found
+    by argmax, which picks as `_max_pool2d_grad` does (the first tap equal to the
+    maximum, a NaN being the maximum; padding is -inf)."""
+    x, _ = ins
+    windows = _pool_windows(x.type.shape[2:], **attrs)
+    pads = ((0, 0), (0, 0), *windows.frame_pads)
+
+    def taps(v, fill):
+        framed = b.pad(v, pads=pads, value=fill)
+        return b.stack(*[b.slice(framed, axes=(2, 3), starts=(rows.start, cols.start),
+                                 stops=(rows.stop, cols.stop), steps=(rows.step, cols.step))
+                         for _, _, (rows, cols) in windows.tap_slices()], axis=4)
+
+    first = b.argmax(taps(x, -np.inf), axis=4, keepdim=True)
+    return [None, b.squeeze(b.take_along_axis(taps(cts[0], 0.0), first, axis=4), axis=4)]
+
+
 def _avg_pool2d_vjp(b, cts, ins, outs, **attrs):
     return [b.avg_pool2d_grad(cts[0], input_hw=ins[0].type.shape[2:], **attrs)]
+
+
+def _avg_pool2d_grad_vjp(b, cts, ins, outs, input_hw, **attrs):
+    """avg_pool2d_grad is linear in g, spreading g[o] / divisor[o] over window o: its
+    transpose sums the cotangent over each window and divides by the same divisor,
+    which is avg_pool2d with the same attributes."""
+    return [b.avg_pool2d(cts[0], **attrs)]
 
 
 def _bin_matrix(size: int, out: int, dtype) -> np.ndarray:
@@ -620,6 +649,13 @@ def _adaptive_avg_pool2d_grad(g, input_hw):
 
 def _adaptive_vjp(b, cts, ins, outs, output_size):
     return [b.adaptive_avg_pool2d_grad(cts[0], input_hw=ins[0].type.shape[2:])]
+
+
+def _adaptive_grad_vjp(b, cts, ins, outs, input_hw):
+    """adaptive_avg_pool2d_grad is ``rows.T @ g @ cols`` with adaptive_avg_pool2d's
+    bin matrices: its transpose ``rows @ ct @ cols.T`` is adaptive_avg_pool2d onto
+    g's grid."""
+    return [b.adaptive_avg_pool2d(cts[0], output_size=ins[0].type.shape[2:])]
 
 
 # ---------------------------------------------------------------- declarations
@@ -674,11 +710,12 @@ defop("max_pool2d", _pool_infer, _max_pool2d, arity=1, attrs=dict(_POOL_ATTRS),
           + _POOL_TYPE_DOC + " Attributes: " + _POOL_ATTRS_DOC + ". The gradient goes to "
           "the first maximum of each window in row-major order.")
 defop("max_pool2d_grad", _max_pool2d_grad_infer, _max_pool2d_grad, arity=2,
-      attrs=dict(_POOL_ATTRS), canonicalize=_pool_canon,
+      attrs=dict(_POOL_ATTRS), canonicalize=_pool_canon, vjp=_max_pool2d_grad_vjp,
       doc="max_pool2d_grad(x, g): the cotangent of max_pool2d's input: each element of "
           "g (max_pool2d(x)'s cotangent) is added at the position of its window's first "
           "maximum (row-major window order, as Paddle and PyTorch). Attributes are "
-          "max_pool2d's; result x's type. No VJP (no second-order gradients).")
+          "max_pool2d's; result x's type. Its VJP reads the cotangent at each window's "
+          "first maximum (for g); x gets none.")
 defop("avg_pool2d", _pool_infer, _avg_pool2d, arity=1,
       attrs={**_POOL_ATTRS, "exclusive": True}, canonicalize=_pool_canon,
       vjp=_avg_pool2d_vjp,
@@ -688,11 +725,11 @@ defop("avg_pool2d", _pool_infer, _avg_pool2d, arity=1,
           + " Attributes: " + _POOL_ATTRS_DOC + ", `exclusive`.")
 defop("avg_pool2d_grad", _avg_pool2d_grad_infer, _avg_pool2d_grad, arity=1,
       attrs={"input_hw": REQUIRED, **_POOL_ATTRS, "exclusive": True},
-      canonicalize=_pool_canon,
+      canonicalize=_pool_canon, vjp=_avg_pool2d_grad_vjp,
       doc="avg_pool2d_grad(g): the cotangent of avg_pool2d's input: each element of g "
           "(the result's cotangent) is spread evenly over its window's counted cells. "
           "`input_hw` (required): the input's (H, W); the other attributes are "
-          "avg_pool2d's. Result [N, C, H, W]. No VJP (no second-order gradients).")
+          "avg_pool2d's. Result [N, C, H, W]. Its VJP is avg_pool2d of the cotangent.")
 defop("adaptive_avg_pool2d", _adaptive_infer, _adaptive_avg_pool2d, arity=1,
       attrs={"output_size": REQUIRED}, canonicalize=_adaptive_canon, vjp=_adaptive_vjp,
       doc="adaptive_avg_pool2d(x): averages x: float [N, C, H, W] (static H, W > 0) over "
@@ -701,7 +738,8 @@ defop("adaptive_avg_pool2d", _adaptive_infer, _adaptive_avg_pool2d, arity=1,
           "Paddle and PyTorch. Result [N, C, h, w].")
 defop("adaptive_avg_pool2d_grad", _adaptive_grad_infer, _adaptive_avg_pool2d_grad, arity=1,
       attrs={"input_hw": REQUIRED}, canonicalize=_adaptive_grad_canon,
+      vjp=_adaptive_grad_vjp,
       doc="adaptive_avg_pool2d_grad(g): the cotangent of adaptive_avg_pool2d's input: "
           "each element of g [N, C, h, w] is spread evenly over its bin. `input_hw` "
-          "(required): the input's (H, W). Result [N, C, H, W]. No VJP (no second-order "
-          "gradients).")
+          "(required): the input's (H, W). Result [N, C, H, W]. Its VJP is "
+          "adaptive_avg_pool2d of the cotangent onto g's grid.")

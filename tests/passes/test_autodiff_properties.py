@@ -39,6 +39,9 @@ NOT_GENERATED = {
     "max_pool2d": "4-D NCHW, see conv2d",
     "avg_pool2d": "4-D NCHW, see conv2d",
     "adaptive_avg_pool2d": "4-D NCHW, see conv2d",
+    **{name: "4-D NCHW, see conv2d; tests/ops/test_pool_double_backward_s13.py checks its "
+             "gradient (a second derivative through the pool) against finite differences"
+       for name in ("max_pool2d_grad", "avg_pool2d_grad", "adaptive_avg_pool2d_grad")},
     "conv2d_grad_input": "4-D NCHW, see conv2d (Conv2DTranspose's op); tests/nn checks it",
     "call": "runs a compiled program from a process-local table; only the frontend builds it",
     "mod": "jumps wherever x / y crosses an integer, which finite differences cannot "
