@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from ..dispatch import no_grad
 from ..tensor.random import rand
 from .layer.container import LayerList, Sequential
@@ -19,8 +21,9 @@ from .layer.layers import Layer, forcing_eval
 
 
 def summary(net: Layer, input_size=None, dtypes=None, input=None) -> dict:
-    """Print `net`'s layer table and return ``{'total_params': int,
-    'trainable_params': int}``.
+    """Print `net`'s layer table and return ``{'total_params': n,
+    'trainable_params': m}``, counts of type np.int64 (the int 0 when there are no
+    such parameters), as Paddle's.
 
     `input_size` is one shape (tuple of ints; the batch dim may be None or -1, read
     as 1), an InputSpec, or a list of those for several inputs; `dtypes` the input
@@ -99,9 +102,8 @@ def _run_with_hooks(net: Layer, sizes, dtypes, input) -> dict:
         rows[f"{type(layer).__name__}-{index + 1}"] = {
             "input_shape": _shape_of(inputs),
             "output_shape": _shape_of(outputs),
-            "nb_params": sum(math.prod(p.shape) for p in params),
-            "trainable_params": sum(math.prod(p.shape) for p in params
-                                    if p.trainable),
+            "nb_params": sum(_param_count(p) for p in params),
+            "trainable_params": sum(_param_count(p) for p in params if p.trainable),
         }
 
     has_sublayers = bool(net.sublayers())
@@ -119,6 +121,13 @@ def _run_with_hooks(net: Layer, sizes, dtypes, input) -> dict:
         for handle in handles:
             handle.remove()
     return rows
+
+
+def _param_count(param) -> np.int64:
+    """A parameter's element count as NumPy's int64, as Paddle counts them (with
+    np.prod), so that the totals `summary` returns have Paddle's types: np.int64, or
+    the int 0 where nothing was counted."""
+    return np.int64(math.prod(param.shape))
 
 
 def _numel(shape) -> int:

@@ -183,14 +183,14 @@ def _lgamma_kernel(x):
     return np.asarray(_lgamma(x), dtype=x.dtype)
 
 
-def _shifted_up(x, derivative: int):
-    """``(sum, y)`` with y = x + k >= 6 and sum the terms the recurrence of digamma
-    (derivative 0: psi(x) = psi(x + 1) - 1/x) or trigamma (1: + 1/x**2) collects on
-    the way, computed in float64."""
+def _shifted_up(x, derivative: int, floor: int = 6):
+    """``(sum, y)`` with y = x + k >= `floor` and sum the terms the recurrence of
+    digamma (derivative 0: psi(x) = psi(x + 1) - 1/x) or trigamma (1: + 1/x**2)
+    collects on the way, computed in float64."""
     y = x.astype(np.float64)
     total = np.zeros_like(y)
-    for _ in range(6):
-        low = y < 6
+    for _ in range(floor):
+        low = y < floor
         term = 1 / y if derivative == 0 else 1 / (y * y)
         total = np.where(low, total + term, total)
         y = np.where(low, y + 1, y)
@@ -199,20 +199,24 @@ def _shifted_up(x, derivative: int):
 
 def _digamma_kernel(x):
     """psi(x) = d log Gamma(x): the reflection psi(1 - x) - pi / tan(pi x) below 0.5,
-    then the recurrence up to 6 and the asymptotic series (relative error below
-    1e-9), in float64. NaN
-    at the negative poles and -inf at 0, as Paddle's."""
+    then the recurrence up to 10 and the asymptotic series
+    ln y - 1/(2y) - sum B_2k / (2k y**2k) through B_14, in float64: from 10 the first
+    term left out, 3617/8160 / y**16, is below 5e-17, so the result is as exact as
+    float64 rounding allows (as Paddle's). NaN at the negative poles; at 0 the limit
+    from the side of its sign, -inf at +0 and +inf at -0, as Paddle's."""
     xf = x.astype(np.float64)
     reflect = xf < 0.5
     z = np.where(reflect, 1 - xf, xf)
-    total, y = _shifted_up(z, 0)
+    total, y = _shifted_up(z, 0, floor=10)
     inv2 = 1 / (y * y)
-    series = (np.log(y) - 0.5 / y - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (
-        1 / 252 - inv2 * (1 / 240 - inv2 / 132)))))
+    series = np.log(y) - 0.5 / y - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (
+        1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132 - inv2 * (691 / 32760 - inv2 / 12))))))
     psi = series - total
-    psi = np.where(reflect, psi - np.pi / np.tan(np.pi * xf), psi)
+    # tan has period pi: x less its nearest integer (an exact difference) keeps pi x
+    # from rounding away the distance to a pole
+    psi = np.where(reflect, psi - np.pi / np.tan(np.pi * (xf - np.round(xf))), psi)
     pole = reflect & (xf == np.floor(xf))
-    psi = np.where(pole, np.where(xf == 0, -np.inf, np.nan), psi)
+    psi = np.where(pole, np.where(xf == 0, np.copysign(np.inf, -xf), np.nan), psi)
     return psi.astype(x.dtype)
 
 

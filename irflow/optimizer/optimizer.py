@@ -534,11 +534,15 @@ class Optimizer:
         """The optimizer's state tensors by name (``<param name>_<accumulator>_0``,
         grouped by accumulator as in Paddle) and, with a scheduler, its state under
         ``"LR_Scheduler"``. The values are the live tensors. As in Paddle, only the
-        parameters updated so far have state (`_Slot.has_state`)."""
+        parameters updated so far have state (`_Slot.has_state`); what
+        `set_state_dict` gave for the others' state, which their first updates will
+        make from it, follows as it was given, so that saving right after loading
+        keeps the checkpoint whole."""
         slots = [s for s in self._slots if s.has_state]
         accumulators = dict.fromkeys(acc for s in slots for acc in s.state)
         state = {s.state[acc].name: s.state[acc] for acc in accumulators for s in slots
                  if acc in s.state}
+        state.update({k: v for k, v in self._loaded.items() if k not in state})
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state

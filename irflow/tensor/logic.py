@@ -6,10 +6,21 @@ from ..ir import dtypes
 from .convert import as_tensor, cast, promote
 from .tensor import Tensor
 
+BFLOAT16_ARRAY_DTYPE = dtypes.bfloat16.np  # the NumPy dtype a bfloat16 tensor's value has
+
 
 def _compare(op: str):
+    """Comparison `op` of x and y after promotion. Two bfloat16 operands are compared
+    in float32, as Paddle's bfloat16 kernels compare: irflow's ops store bfloat16 but
+    do not compute in it, and widening a bfloat16 to float32 is exact, so the result
+    is the same."""
     def fn(x, y, name=None) -> Tensor:
-        return apply(op, promote(x, y))
+        a, b = promote(x, y)
+        value = a._value  # the dtype read cheaply: masks like x > 0 are eager's hot path
+        if (value.dtype == BFLOAT16_ARRAY_DTYPE if value is not None
+                else a.dtype is dtypes.bfloat16):
+            a, b = cast(a, dtypes.float32), cast(b, dtypes.float32)
+        return apply(op, (a, b))
     fn.__name__ = op
     return fn
 

@@ -12,11 +12,10 @@ import numpy as np
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
-from .logic import (equal, greater_equal, isinf, isnan, less_equal, logical_or, not_equal,
-                    where)
+from .logic import (BFLOAT16_ARRAY_DTYPE, equal, greater_equal, isinf, isnan, less_equal,
+                    logical_or, not_equal, where)
 from .tensor import Tensor
 
-_BFLOAT16_BITS = dtypes.bfloat16.np  # the NumPy dtype a bfloat16 tensor's value has
 
 
 def _unary(op: str):
@@ -130,7 +129,7 @@ def _bool_as_logical(op: str, logical_op: str):
         a, b = promote(x, y)
         value = a._value  # the dtype read cheaply: this is the hot path of eager code
         is_bool = value.dtype.kind == "b" if value is not None else a.dtype.is_bool
-        if not is_bool and (value.dtype == _BFLOAT16_BITS if value is not None
+        if not is_bool and (value.dtype == BFLOAT16_ARRAY_DTYPE if value is not None
                             else a.dtype is dtypes.bfloat16) and _has_scalar(x, y):
             return _both_in_float32(fn, a, b)
         return apply(logical_op if is_bool else op, (a, b))
@@ -553,14 +552,34 @@ def _count(x: Tensor, axes) -> int:
 
 def logsumexp(x, axis=None, keepdim=False, name=None) -> Tensor:
     """log(sum(exp(x))) over `axis`, shifted by the maximum so that no exponent
-    overflows; an integer or bool x is computed in float32, as Paddle's."""
+    overflows (over an empty axis -inf, the log of an empty sum); an integer or bool
+    x is computed in float32, as Paddle's."""
     x = _as_float(x)
-    m = max(x, axis, keepdim=True).detach()
-    out = add(log(sum(exp(subtract(x, m)), axis, keepdim=True)), m)
+    m = max_shift(x, axis)
+    if m is None:
+        out = log(sum(exp(x), axis, keepdim=True))
+    else:
+        out = add(log(sum(exp(subtract(x, m)), axis, keepdim=True)), m)
     if not keepdim and x.ndim:
         from .manipulation import squeeze
         out = squeeze(out, list(_axis(axis) or range(x.ndim)))  # axis=[] is every axis
     return out
+
+
+def max_shift(x: Tensor, axis) -> Tensor | None:
+    """The detached maximum of x over `axis` (None: every axis), reduced axes kept,
+    that softmax and logsumexp subtract so that no exponent overflows; None when a
+    reduced axis has size 0, which has no maximum: the sum of exponentials over it is
+    0 without a shift, so softmax comes back empty and logsumexp -inf, as Paddle's.
+    A symbolic axis is taken to be nonempty (its maximum refuses an empty one when the
+    program runs)."""
+    from .manipulation import exact_shape
+    shape = exact_shape(x)
+    if 0 in shape:
+        axes = _axis(axis) or range(len(shape))
+        if 0 in [shape[a] for a in axes if -len(shape) <= a < len(shape)]:
+            return None
+    return max(x, axis, keepdim=True).detach()
 
 
 def norm(x, p=None, axis=None, keepdim=False, out=None, dtype=None, name=None) -> Tensor:

@@ -122,8 +122,6 @@ def test_compiled_bincount_of_an_empty_input(minlength, want):
     lambda x: paddle.max(x, axis=0),
     lambda x: paddle.argmin(x, axis=0),
     lambda x: paddle.argmax(x),
-    lambda x: paddle.logsumexp(x, axis=0),
-    lambda x: paddle.nn.functional.softmax(x, axis=0),
 ])
 def test_compiled_reduction_over_an_empty_symbolic_axis_raises_as_eager(fn):
     """NumPy's ValueError named no op and no line; the compiled program raises the

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from ...tensor import (argmax, erf, exp, log, max as reduce_max, put_along_axis, reshape,
-                       squeeze, sum as reduce_sum, where, zeros_like)
+from ...tensor import (argmax, erf, exp, log, put_along_axis, reshape, squeeze,
+                       sum as reduce_sum, where, zeros_like)
 from ...tensor import math as tensor_math
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, in_place
@@ -88,7 +88,8 @@ def _shifted(x, axis: int, dtype):
     x = as_tensor(x)
     if dtype is not None:
         x = x.astype(dtype)
-    return x - reduce_max(x, axis, keepdim=True).detach()
+    shift = tensor_math.max_shift(x, axis)
+    return x if shift is None else x - shift
 
 
 def softmax(x, axis: int = -1, dtype=None, name=None):
