@@ -26,5 +26,4 @@ from .nn.summary import summary
 from .serialization import load, save
 from .static import disable_static, enable_static, in_dynamic_mode
 from .tensor import Parameter, Size, Tensor
-
-__version__ = "0.1.0"
+from .version import __version__

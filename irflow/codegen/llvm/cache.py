@@ -22,17 +22,13 @@ import hashlib
 import os
 import tempfile
 from functools import cache
-from importlib import metadata
 from pathlib import Path
+
+from ...version import __version__
 
 BACKEND = Path(__file__).resolve().parent  # irflow/codegen/llvm: what turns specs into IR
 
 
-def irflow_version() -> str:
-    try:
-        return metadata.version("irflow")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 @cache
@@ -61,7 +57,7 @@ class ObjectCache:
 
     def __init__(self, directory: Path, target_identity: str):
         self.directory = Path(directory)
-        self._salt = f"{target_identity}\nirflow {irflow_version()}\n"
+        self._salt = f"{target_identity}\nirflow {__version__}\n"
 
     def key(self, spec) -> str:
         """The key of `spec`'s object code (see the module docstring)."""
