@@ -24,10 +24,11 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 # The Paddle modules, in reading order, as irflow module names.
 MODULES = ("irflow", "irflow.autograd", "irflow.linalg", "irflow.nn", "irflow.nn.functional",
-           "irflow.nn.initializer", "irflow.optimizer", "irflow.optimizer.lr", "irflow.regularizer", "irflow.io",
-           "irflow.metric", "irflow.callbacks", "irflow.static", "irflow.jit",
-           "irflow.device", "irflow.amp", "irflow.distribution", "irflow.vision",
-           "irflow.vision.transforms", "irflow.vision.models", "irflow.vision.datasets")
+           "irflow.nn.initializer", "irflow.optimizer", "irflow.optimizer.lr",
+           "irflow.regularizer", "irflow.io", "irflow.metric", "irflow.callbacks",
+           "irflow.static", "irflow.jit", "irflow.device", "irflow.amp", "irflow.distribution",
+           "irflow.vision", "irflow.vision.transforms", "irflow.vision.models",
+           "irflow.vision.datasets")
 # Top-level names that are irflow's, not Paddle's.
 IRFLOW_ONLY = {"compile", "ConversionError", "InputError", "IrflowError", "ParseError",
                "ShapeError", "VerificationError"}

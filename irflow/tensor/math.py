@@ -667,7 +667,8 @@ def matrix_norm(x, p="fro", axis=(-2, -1), keepdim=False, name=None) -> Tensor:
                          f"over two axes, as in Paddle, got {p!r}")
     axis = [int(a) for a in axis]
     if p == "fro":
-        return _root(sum(multiply(x, x), axis, keepdim=keepdim), sqrt)  # gradient 0 at a zero matrix
+        # (its gradient is 0 at a zero matrix)
+        return _root(sum(multiply(x, x), axis, keepdim=keepdim), sqrt)
     if p in ("nuc", 2, -2):
         return _singular_value_norm(x, p, axis, keepdim)
     return _sum_norm(x, p, axis, keepdim)
