@@ -466,13 +466,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     no_grad_vars = [no_grad_vars] if isinstance(no_grad_vars, Tensor) else \
         list(no_grad_vars or ())
     if state.tracer is not None:
-        if no_grad_vars:
-            raise ConversionError(
-                "paddle.grad's no_grad_vars is not supported in compiled code (irflow."
-                "compile, to_static) yet: the program's gradient would still flow through "
-                "them. Detach them where they are computed (t.detach()) instead",
-                user_location())
-        return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
+        return state.tracer.grad(outputs, inputs, grad_outputs, create_graph, allow_unused,
+                                 no_grad_vars)
     if grad_outputs is not None:
         grad_outputs = [g for t, g in zip(outputs, grad_outputs) if _requires_grad(t)]
     outputs = [t for t in outputs if _requires_grad(t)]

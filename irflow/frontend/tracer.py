@@ -913,10 +913,12 @@ class Tracer:
                                    old.label, old.loc, user_location())
         self.set_grad(t, grad)
 
-    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool,
+             no_grad_vars=()):
         """``paddle.grad`` while tracing: the gradient computation is appended to the
         program; the gradients are traced tensors (differentiable again with
-        `create_graph`)."""
+        `create_graph`). `no_grad_vars` pass no gradient: tensors the differentiated
+        ops compute (or inputs), which they then read as constants."""
         from ..passes.autodiff import append_gradients
         given = list(grad_outputs) if grad_outputs is not None else [None] * len(outputs)
         block = self._block_computing(inputs)
@@ -935,7 +937,9 @@ class Tracer:
                        and id(t) in self.update_history else [self.value_of(t)]
                        for t in inputs]
                 sources = list(dict.fromkeys(v for values in had for v in values))
-                cts = append_gradients(b, list((block or self.fn.block).ops), sources, seeds)
+                ops = list((block or self.fn.block).ops)
+                cts = append_gradients(b, ops, sources, seeds,
+                                       self._blocked(no_grad_vars, ops, sources))
                 summed = [_summed(b, [cts.get(v) for v in values]) for values in had]
             result = []
             for i, g in enumerate(summed):
@@ -945,6 +949,25 @@ class Tracer:
                                           "it", user_location())
                 result.append(None if g is None else self.wrap(g, not create_graph))
         return result
+
+    def _blocked(self, no_grad_vars, ops, sources) -> frozenset:
+        """The values of `no_grad_vars` that `ops` compute or that are `sources` (which
+        `append_gradients` then reads as constants); one computed elsewhere (inside a
+        branch or loop, whose own rules would still pass its gradient) is refused."""
+        blocked = set()
+        computed = {r for op in ops for r in op.results} | set(sources)
+        for t in no_grad_vars:
+            if t._value is not None:
+                continue  # a concrete tensor: nothing the program differentiates
+            v = self.value_of(t)
+            if v not in computed:
+                raise ConversionError("paddle.grad's no_grad_vars in compiled code takes "
+                                      "tensors computed at the level of the grad() call, not "
+                                      "inside a tensor-dependent branch or loop; detach it "
+                                      "where it is computed (t.detach()) instead",
+                                      user_location())
+            blocked.add(v)
+        return frozenset(blocked)
 
     # -- random numbers
     def next_seed(self) -> Tensor:

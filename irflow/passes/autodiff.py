@@ -230,15 +230,16 @@ def _whole_dim_symbols(values) -> set[str]:
 
 
 def append_gradients(b: Builder, ops: Sequence[Operation], sources: Sequence[Value],
-                     seeds) -> "_Cotangents":
+                     seeds, blocked: frozenset[Value] = frozenset()) -> "_Cotangents":
     """Differentiate ops already emitted, in place: the frontend uses this when traced
     code calls ``loss.backward()``. Appends the reverse sweep at `b` from `seeds`
     (pairs of a value of `ops` and its cotangent), differentiating with respect to
     `sources`; region ops whose reverse rule reads what their forward copy records
     (while loops) are replaced by those copies, which take over their result values.
-    Returns the cotangents by value (those of `sources` among them), with whether each
-    exists on a run (`_Cotangents.defined_of`)."""
-    active, needed = _activity(ops, set(sources), {v for v, _ in seeds})
+    Values in `blocked` pass no gradient (``paddle.grad``'s ``no_grad_vars``): they
+    count as constants. Returns the cotangents by value (those of `sources` among
+    them), with whether each exists on a run (`_Cotangents.defined_of`)."""
+    active, needed = _activity(ops, set(sources), {v for v, _ in seeds}, blocked)
     sweep = Sweep(ops, active, needed)
     sweep.mapping = _Identity()
     recording = _recording(op for op in ops if op in needed)
@@ -361,13 +362,15 @@ class _Cotangents:
         return flag
 
 
-def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value]):
+def _activity(ops: Sequence[Operation], sources: set[Value], seeds: set[Value],
+              blocked: frozenset[Value] = frozenset()):
     """(active values, ops whose VJP is needed): a value is active if it is a float
-    depending on `sources`; an op is needed if an active result of it reaches `seeds`."""
-    active: set[Value] = {v for v in sources if differentiable(v.type)}
+    depending on `sources` other than through `blocked`; an op is needed if an active
+    result of it reaches `seeds`."""
+    active: set[Value] = {v for v in sources if differentiable(v.type) and v not in blocked}
     for op in ops:
         if any(v in active for v in op.operands) and not lookup(op.name).nondiff:
-            active.update(r for r in op.results if differentiable(r.type))
+            active.update(r for r in op.results if differentiable(r.type) and r not in blocked)
     useful = {v for v in seeds if v in active}
     needed: list[Operation] = []
     for op in reversed(ops):

@@ -109,14 +109,16 @@ class ProgramTracer(Tracer):
             substitute_symbols(scope.block, {symbol: size})
             scope = scope.parent
 
-    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool):
+    def grad(self, outputs, inputs, grad_outputs, create_graph: bool, allow_unused: bool,
+             no_grad_vars=()):
         """``paddle.grad`` (``static.gradients``): each output gradient given as a
         variable first takes its output's unknown dims (``target_gradients`` fed
         with a ``-1`` batch of their own), which the feed check then enforces."""
         for i, (out, given) in enumerate(zip(outputs, grad_outputs or ())):
             if given is not None and given._value is None and out._value is None:
                 self.resolving(partial(_same_dims, out, given, i))
-        return super().grad(outputs, inputs, grad_outputs, create_graph, allow_unused)
+        return super().grad(outputs, inputs, grad_outputs, create_graph, allow_unused,
+                            no_grad_vars)
 
     @contextlib.contextmanager
     def blocking(self, tensors):
