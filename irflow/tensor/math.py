@@ -123,6 +123,7 @@ ceil = _rounding("ceil")
 _round_half_even = _rounding("round")
 relu = _unary("relu")
 
+
 def _bool_as_logical(op: str, logical_op: str):
     """add/multiply, which on two bool tensors are logical or/and, as in Paddle."""
     def fn(x, y, name=None):
