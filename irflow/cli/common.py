@@ -11,6 +11,7 @@ from ..ir import parse
 from ..ir.core import Module
 from ..ir.verifier import verify
 from ..jit.saved import SUFFIXES, load_program
+from ..serialization import write_file
 
 METADATA = SUFFIXES["metadata"]
 
@@ -103,6 +104,22 @@ def check_output(path: str, option: str = "--output") -> None:
         raise IrflowError(f"{option} {path}: {problem}")
 
 
+def write_output(path: str, write) -> None:
+    """Write an output file by ``write(binary_file)``. A regular file (new or not) is
+    written beside and renamed into place (`write_file`), through a symbolic link to
+    one (the link stays a link); anything else that exists, a device (``/dev/stdout``)
+    or a FIFO, is written into: renaming over it would replace it with a file. A
+    failed write (a full disk) is an `OSError` naming `path`."""
+    try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "wb") as f:
+                write(f)
+        else:
+            write_file(os.path.realpath(path), write)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, path) from None
+
+
 def one_line(e: Exception) -> str:
     """`e` as one line: where it happened (unless that is the Python runtime running
     this command) and what happened."""
@@ -113,6 +130,8 @@ def one_line(e: Exception) -> str:
         text = e.message if loc is None or runtime else f"{loc}: {e.message}"
     elif isinstance(e, OSError) and e.filename is not None:
         text = f"{e.filename}: {e.strerror}"
+    elif isinstance(e, MemoryError):  # a size the input or an option asked for, not a bug
+        text = f"out of memory{f' ({e})' if str(e) else ''}"
     else:
         text = f"{type(e).__name__}: {e} (an internal error; --debug shows where)"
     return " ".join(text.split())

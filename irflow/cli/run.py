@@ -5,11 +5,12 @@ import argparse
 
 import numpy as np
 
+from ..dispatch import no_grad
 from ..errors import InputError
 from ..frontend.program import BACKENDS, DEFAULT_BACKEND
 from ..jit.saved import load
-from ..serialization import load_npy, write_file
-from .common import add_path, check_output, parser, saved_program
+from ..serialization import load_npy
+from .common import add_path, check_output, parser, saved_program, write_output
 
 SUMMARY = "run a saved program on inputs from .npy files"
 
@@ -33,11 +34,13 @@ def run(args: argparse.Namespace) -> int:
     layer = load(saved_program(args.path, "run needs the input spec and parameters jit.save "
                                           "writes beside the IR"), backend=args.backend)
     files = _input_files(args.input, layer.input_spec)
-    outs = layer(*[load_npy(files[spec.name]) for spec in layer.input_spec])
+    inputs = [load_npy(files[spec.name]) for spec in layer.input_spec]
+    with no_grad():  # nothing differentiates the outputs: a loop keeps no per-step records
+        outs = layer(*inputs)
     arrays = {f"output_{k}": t.numpy() for k, t in enumerate(
         outs if isinstance(outs, list | tuple) else [outs])}
     if args.output:
-        write_file(args.output, lambda f: np.savez(f, **arrays))
+        write_output(args.output, lambda f: np.savez(f, **arrays))
         print(f"wrote {args.output}: " + ", ".join(f"{k} {_type(a)}" for k, a in arrays.items()))
         return 0
     for name, a in arrays.items():
@@ -49,6 +52,11 @@ def _input_files(pairs: list[str], specs) -> dict[str, str]:
     """Input name -> file, from ``NAME=FILE`` arguments, checked against the program's
     inputs."""
     expected = ", ".join(f"{s.name} ({s.dtype.name}{list(s.shape)})" for s in specs)
+    names = [s.name for s in specs]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:  # NAME=FILE would feed one file to each input of the name
+        raise InputError(f"the program has two inputs named {repeated[0]!r}, which --input "
+                         f"cannot tell apart; its inputs: {expected}")
     files: dict[str, str] = {}
     for pair in pairs:
         name, eq, file = pair.partition("=")

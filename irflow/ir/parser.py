@@ -84,6 +84,7 @@ class Parser:
         self._tokens = tokenize(text)
         self.tok: Token = next(self._tokens)
         self.scopes: list[dict[str, Value]] = []
+        self.last_op: Token = self.tok
 
     # -- token helpers
     def advance(self) -> Token:
@@ -257,9 +258,10 @@ class Parser:
     def module(self) -> Module:
         module = Module()
         while self.tok.kind != "eof":
+            start = self.tok
             fn = self.function()
             if fn.name in module.functions:
-                raise self.error(f"function @{fn.name} is defined twice")
+                raise self.error(f"function @{fn.name} is defined twice", start)
             module.add(fn)
         bind_symbols(module)
         return module
@@ -282,21 +284,21 @@ class Parser:
         self.expect("->")
         declared = self.types()
         self.expect("{")
-        close = self.ops_until_close(fn.block)
+        self.ops_until_close(fn.block)
         self.scopes.pop()
         if fn.return_op is not None and list(fn.result_types) != declared:
             raise self.error("the function's return types ("
                              + ", ".join(map(str, fn.result_types))
                              + ") differ from its signature ("
-                             + ", ".join(map(str, declared)) + ")", close)
+                             + ", ".join(map(str, declared)) + ")", self.last_op)
         return fn
 
-    def ops_until_close(self, block: Block) -> Token:
+    def ops_until_close(self, block: Block) -> None:
         while not self.at("}"):
             if self.tok.kind == "eof":
                 raise self.error("expected '}' to close the block")
             block.append(self.op())
-        return self.expect("}")
+        self.expect("}")
 
     def region(self) -> Region:
         self.expect("{")
@@ -310,7 +312,7 @@ class Parser:
         return Region([block])
 
     def op(self) -> Operation:
-        start = self.tok
+        start = self.last_op = self.tok  # the last op's start: where `return` was read
         result_toks = []
         if self.tok.kind == "value":
             result_toks = self.comma_list_until("=")
@@ -344,6 +346,9 @@ class Parser:
             except (OverflowError, FloatingPointError):
                 raise self.error(f"const: a literal of the value does not fit {dtype.short}",
                                  name_tok) from None
+            except (ValueError, TypeError):
+                raise self.error(f"const: the value is not a {dtype.short} literal or a "
+                                 "rectangular list of them", name_tok) from None
         try:
             attrs = opdef.complete_attrs(attrs, [v.type for v in operands])
         except IrflowError as e:

@@ -264,10 +264,6 @@ def read_state(file: str, metadata: dict, fn: Function) -> list[tuple]:
     entries = metadata["state"]
     types = fn.arg_types[len(metadata["inputs"]):]
     with open(file, "rb") as f, Archive(f, f"jit.load: {file}") as archive:
-        wanted = {f"{e['name']}.npy" for e in entries}
-        extra = sorted(set(archive.names()) - wanted)
-        if extra:
-            raise archive.fail(f"holds arrays the program does not use: {', '.join(extra)}")
         state = []
         for entry, t in zip(entries, types):
             array = archive.array(f"{entry['name']}.npy")
@@ -279,6 +275,11 @@ def read_state(file: str, metadata: dict, fn: Function) -> list[tuple]:
                                    f"{entry['name']!r} has dtype {array.dtype}, the program "
                                    f"needs {t.dtype.name}")
             state.append((entry["name"], entry["kind"], entry["trainable"], array))
+        # After the missing ones (`archive.array`): a renamed entry is both, and its
+        # missing array says why.
+        extra = sorted(set(archive.names()) - {f"{e['name']}.npy" for e in entries})
+        if extra:
+            raise archive.fail(f"holds arrays the program does not use: {', '.join(extra)}")
     return state
 
 
