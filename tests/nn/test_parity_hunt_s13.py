@@ -261,3 +261,17 @@ def test_soft_label_cross_entropy_differentiates_twice():
         numeric[index] = (_penalty(values + step, label)[0]
                           - _penalty(values - step, label)[0]) / 2e-6
     np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-9)
+
+
+def test_embedding_refuses_negative_ids_eagerly_and_compiled():
+    """An id of -1 picked the table's last row (Paddle's kernel reads outside its
+    table); ids must lie in [0, num_embeddings), as Paddle documents."""
+    from irflow.static import InputSpec
+    table = nn.Embedding(10, 3)
+    with pytest.raises(IndexError, match="ids must lie in"):
+        table(paddle.to_tensor([1, -1]))
+    compiled = paddle.jit.to_static(table, input_spec=[InputSpec([None], "int64")])
+    np.testing.assert_array_equal(compiled(paddle.to_tensor([1, 2])).numpy(),
+                                  table(paddle.to_tensor([1, 2])).numpy())
+    with pytest.raises(IndexError, match="ids must lie in"):
+        compiled(paddle.to_tensor([1, -1]))

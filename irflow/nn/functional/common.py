@@ -3,7 +3,7 @@ sequence masks, normalization and cosine similarity."""
 from __future__ import annotations
 
 from ...context import current_tracer
-from ...dispatch import apply
+from ...dispatch import apply, user_location
 from ...errors import ShapeError
 from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, einsum, equal,
                        expand_as, full, matmul, max as reduce_max, maximum, pow as power,
@@ -145,6 +145,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
         raise ValueError("embedding: scale_grad_by_freq=True is not supported with "
                          "sparse=True")
     x = as_tensor(x)
+    _check_ids_not_negative(x)
     if max_norm:
         weight = _renorm_looked_up(x, weight, float(max_norm), norm_type)
     out = pick(weight, x, axis=0)
@@ -155,6 +156,21 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
     if padding_idx < 0:
         padding_idx += weight.shape[0]
     return where(unsqueeze(x != padding_idx, -1), out, full([], 0.0, out.dtype))
+
+
+def _check_ids_not_negative(x: Tensor) -> None:
+    """Ids lie in [0, num_embeddings), as Paddle documents (an id past the table is an
+    IndexError of the lookup): a negative one would pick a row from the end, as a
+    Python index does, where Paddle's kernel reads outside its table. Checked now
+    in eager code, when the program runs in compiled code (an `assert`)."""
+    if x._value is not None:
+        if x._value.size and x._value.min() < 0:
+            raise IndexError(f"embedding: ids must lie in [0, num_embeddings), as in Paddle; "
+                             f"got {x._value.min()}")
+        return
+    apply("assert", [(x >= 0).all()], {
+        "msg": f"{user_location()}: embedding: ids must lie in [0, num_embeddings), as in "
+               f"Paddle; got a negative id", "error": "IndexError"})
 
 
 def _renorm_looked_up(x, weight, max_norm: float, norm_type: float):
