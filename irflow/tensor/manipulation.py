@@ -76,16 +76,21 @@ def _check_not_one(x: Tensor) -> None:
     dim whose size is known only at run time (a batch of ``None``) stays, where eager
     code removes it when it is 1. A program would give a result of another rank, so a
     run where such a size is 1 raises instead (an `assert`)."""
-    from .math import not_equal
     for axis, size in enumerate(exact_shape(x)):
         if isinstance(size, str):
-            apply("assert", [not_equal(_traced_size(x, axis), 1)], {
-                "msg": f"{user_location()}: squeeze() without axis removes the dims of "
-                       f"size 1, and dim {axis} of this {len(exact_shape(x))}-D tensor "
-                       f"({size}, a size known only when the program runs) is 1 in this "
-                       f"call: the program, made for every size, keeps that dim where "
-                       f"eager code removes it; give squeeze the axes to remove",
-                "error": "ShapeError"})
+            _assert_size_is_not(x, axis, 1, (
+                f"squeeze() without axis removes the dims of size 1, and dim {axis} of "
+                f"this {len(exact_shape(x))}-D tensor ({size}, a size known only when the "
+                f"program runs) is 1 in this call: the program, made for every size, keeps "
+                f"that dim where eager code removes it; give squeeze the axes to remove"))
+
+
+def _assert_size_is_not(x: Tensor, axis: int, size: int, message: str) -> None:
+    """Raise `message` (a ShapeError at the user's line) on each run of the program
+    where `axis` of traced x, a size known only then, is `size` (an `assert`)."""
+    from .math import not_equal
+    apply("assert", [not_equal(_traced_size(x, axis), size)], {
+        "msg": f"{user_location()}: {message}", "error": "ShapeError"})
 
 
 def unsqueeze(x, axis, name=None) -> Tensor:
@@ -220,13 +225,11 @@ def _check_rest_not_empty(rest: Tensor, sections: list, axis: int) -> None:
     traced split whose -1 part has a size known only when the program runs checks
     it then (an `assert`): with a size of 0 a program would give an empty part where
     eager code raises."""
-    from .math import not_equal
     size = exact_shape(rest)[axis]
     if isinstance(size, str):
-        apply("assert", [not_equal(_traced_size(rest, axis), 0)], {
-            "msg": f"{user_location()}: split: the sections {sections} other than -1 add "
-                   f"up to the whole of dim {axis} in this call, which leaves nothing for "
-                   f"the -1 (its size {size} is 0)", "error": "ShapeError"})
+        _assert_size_is_not(rest, axis, 0, (
+            f"split: the sections {sections} other than -1 add up to the whole of dim "
+            f"{axis} in this call, which leaves nothing for the -1 (its size {size} is 0)"))
 
 
 def chunk(x, chunks, axis=0, name=None) -> list[Tensor]:
