@@ -36,7 +36,7 @@ from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
 from ..ir.registry import lookup
 from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
                         substitute_type, symbols_of)
-from ..tensor.tensor import Size, Tensor, is_cleared_gradient
+from ..tensor.tensor import RunTimeSize, Size, Tensor, is_cleared_gradient
 from .guards import Reads
 from .stand_ins import PythonScalar
 from .tensor_array import TensorArray
@@ -550,8 +550,10 @@ class Tracer:
         runs, so ``range(x.shape[0])`` loops the right number of times and
         ``reshape(x, [x.shape[0], -1])`` keeps the symbol, in converted code and in
         code irflow does not convert alike. Paddle's -1 would make ``x.shape[0] // 2``
-        a wrong number, silently. A `Size`, as eagerly."""
-        return Size(self.dims(t))
+        a wrong number, silently. A `Size`, as eagerly (a `RunTimeSize`, which compares
+        as a traced bool, where a size is traced)."""
+        dims = self.dims(t)
+        return RunTimeSize(dims) if any(isinstance(d, Tensor) for d in dims) else Size(dims)
 
     def numel(self, t: Tensor):
         """``t.size``: an int when every dim is static, else an i64 scalar computed

@@ -34,24 +34,21 @@ class Size(list):
 
     def __getitem__(self, index):
         item = list.__getitem__(self, index)
-        return Size(item) if isinstance(index, slice) else item
+        return type(self)(item) if isinstance(index, slice) else item
 
     def __add__(self, other):
-        return Size([*self, *other])
+        return type(self)([*self, *other])
 
     def __radd__(self, other):
-        return Size([*other, *self])
+        return type(self)([*other, *self])
 
     def __mul__(self, times):
-        return Size(list.__mul__(self, times))
+        return type(self)(list.__mul__(self, times))
 
     __rmul__ = __mul__
 
     def __eq__(self, other):
-        other = list(other) if isinstance(other, tuple) else other
-        if isinstance(other, list) and any(isinstance(d, Tensor) for d in (*self, *other)):
-            return _sizes_equal(self, other)
-        return list.__eq__(self, other)
+        return list.__eq__(self, list(other) if isinstance(other, tuple) else other)
 
     def __ne__(self, other):
         equal = self.__eq__(other)
@@ -65,19 +62,26 @@ class Size(list):
         return int(np.prod(self, dtype=np.int64))
 
 
-def _sizes_equal(sizes: list, other: list):
-    """``shape == [3, 4]`` where some sizes are known only when a compiled program runs
-    (traced scalars): False if a static pair differs, else whether every traced pair
-    is equal, a traced bool (a converted ``if`` branches on it)."""
-    if len(sizes) != len(other):
-        return False
-    traced = []
-    for a, b in zip(sizes, other):
-        if isinstance(a, Tensor) or isinstance(b, Tensor):
-            traced.append(a == b)
-        elif a != b:
+class RunTimeSize(Size):
+    """A traced tensor's shape with sizes a compiled program knows only when it runs
+    (traced scalars; the tracer makes these): ``shape == [3, 4]`` is False if a static
+    pair differs, else whether every traced pair is equal, a traced bool (a converted
+    ``if`` branches on it). A Size of ints keeps list's comparison."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        other = list(other) if isinstance(other, tuple) else other
+        if not isinstance(other, list):
+            return NotImplemented
+        if len(self) != len(other):
             return False
-    return functools.reduce(lambda p, q: p & q, traced)
+        traced = []
+        for a, b in zip(self, other):
+            if isinstance(a, Tensor) or isinstance(b, Tensor):
+                traced.append(a == b)
+            elif a != b:
+                return False
+        return functools.reduce(lambda p, q: p & q, traced) if traced else True
 
 
 class Tensor:
