@@ -41,7 +41,7 @@ class Adadelta(Optimizer):
         return {"rho": rho, "1-rho": np.ones((), dtype) - rho, "epsilon": options["epsilon"]}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         sq_grad = add(mul(c["rho"], s["_avg_squared_grad"]), mul(mul(c["1-rho"], grad), grad))
         ratio = div(add(s["_avg_squared_update"], c["epsilon"]), add(sq_grad, c["epsilon"]))
         update = neg(mul(sqrt(ratio), grad))

@@ -35,7 +35,7 @@ class Adagrad(Optimizer):
         return {"epsilon": options["epsilon"]}
 
     def _update(self, slot, grad) -> None:
-        p, moment = slot.param, slot.state["moment"]
+        p, moment = slot.target, slot.state["moment"]
         m = add(moment, mul(grad, grad))
         moment.set_value(m)
         p.set_value(sub(p, div(mul(slot.lr, grad), add(sqrt(m), slot.consts["epsilon"]))))

@@ -61,9 +61,13 @@ class Adam(Optimizer):
 
     (AMSGrad uses ``moment2_max = max(moment2_max, moment2)`` in place of moment2 in
     the denominator.) A float `weight_decay` adds L2 decay to the gradient. Parameter
-    groups may set ``beta1``, ``beta2``, ``epsilon``. `lazy_mode` (sparse gradients),
-    `multi_precision` and `use_multi_tensor` are accepted for compatibility and have no
-    effect: irflow's gradients are dense and its parameters float32/float64."""
+    groups may set ``beta1``, ``beta2``, ``epsilon``. As in Paddle, a float16
+    parameter's state is float32 and its update computed in float32, on a float32
+    master weight with `multi_precision` (see `Optimizer`). `lazy_mode` (sparse
+    gradients) and `use_multi_tensor` are accepted for compatibility and have no
+    effect: irflow's gradients are dense."""
+
+    _float32_moments = True
 
     def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters=None, weight_decay=None, grad_clip=None,
@@ -73,7 +77,8 @@ class Adam(Optimizer):
         hyper = adam_hyperparameters(beta1, beta2, epsilon)
         self._amsgrad = bool(amsgrad)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
-                         defaults={**hyper, "lazy_mode": bool(lazy_mode)})
+                         defaults={**hyper, "lazy_mode": bool(lazy_mode)},
+                         multi_precision=multi_precision)
 
     def _accumulators(self, param, options):
         zeros = filled(param, 0)
@@ -90,7 +95,7 @@ class Adam(Optimizer):
                 "1-beta2": one - beta2, "epsilon": options["epsilon"]}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         m1, m2 = update_moments(slot, grad)
         if self._amsgrad:
             m2 = maximum(s["moment2_max"], m2)

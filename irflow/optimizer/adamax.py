@@ -21,6 +21,8 @@ class Adamax(Optimizer):
 
     Parameter groups may set ``beta1``, ``beta2`` and ``epsilon``."""
 
+    _float32_moments = True  # for a float16 parameter, as Paddle (see `Optimizer`)
+
     def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters=None, weight_decay=None, grad_clip=None,
                  name: str | None = None):
@@ -40,7 +42,7 @@ class Adamax(Optimizer):
                 "epsilon": options["epsilon"]}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         moment = add(mul(c["beta1"], s["moment"]), mul(c["1-beta1"], grad))
         inf_norm = maximum(add(mul(c["beta2"], s["inf_norm"]), c["epsilon"]), absolute(grad))
         s["moment"].set_value(moment)

@@ -20,7 +20,8 @@ class AdamW(Adam):
     `lr_ratio(param)` scales a parameter's whole learning rate (Paddle implements it on
     GPU only). Both are evaluated once, when the optimizer is built. A parameter's own
     regularizer (``param.regularizer``) still adds its term to the gradient, as in
-    Paddle; `use_lowprecision_moment`, `lazy_mode` and `multi_precision` have no effect."""
+    Paddle. A float16 parameter is updated as by `Adam` (float32 state), unless
+    `use_lowprecision_moment` keeps its moments in float16; `lazy_mode` has no effect."""
 
     def __init__(self, learning_rate=0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters=None, weight_decay: float = 0.01,
@@ -39,9 +40,11 @@ class AdamW(Adam):
         self._amsgrad = bool(amsgrad)
         self._apply_decay_param_fun = apply_decay_param_fun
         self._lr_ratio_fun = lr_ratio
+        self._float32_moments = not use_lowprecision_moment
         Optimizer.__init__(self, learning_rate, parameters, None, grad_clip, name,
                            defaults={**hyper, "lazy_mode": bool(lazy_mode),
-                                     "weight_decay": float(weight_decay)})
+                                     "weight_decay": float(weight_decay)},
+                           multi_precision=multi_precision)
 
     def _lr_ratio(self, param) -> float:
         return 1.0 if self._lr_ratio_fun is None else float(self._lr_ratio_fun(param))
@@ -59,6 +62,6 @@ class AdamW(Adam):
 
     def _update(self, slot, grad) -> None:
         if slot.options["weight_decay"] != 0.0:
-            p, c = slot.param, slot.consts
+            p, c = slot.target, slot.consts
             p.set_value(sub(p, mul(mul(slot.lr, c["weight_decay"]), p)))
         super()._update(slot, grad)

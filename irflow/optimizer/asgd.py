@@ -25,7 +25,8 @@ class ASGD(Optimizer):
         m     = m + 1
         param = param - lr / min(m, batch_num) * d
 
-    `batch_num` applies to every parameter group; `multi_precision` has no effect."""
+    `batch_num` applies to every parameter group; with `multi_precision` a float16
+    parameter is updated on a float32 master weight (see `Optimizer`)."""
 
     def __init__(self, learning_rate=0.001, batch_num: int = 1, parameters=None,
                  weight_decay=None, grad_clip=None, multi_precision: bool = False,
@@ -40,7 +41,8 @@ class ASGD(Optimizer):
         # int64 constants of the update's counting, shared by every parameter
         self._one_step = constant(1, np.int64)
         self._batches = constant(self._batch_num, np.int64)
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
+                         multi_precision=multi_precision)
 
     def _accumulators(self, param, options):
         return [("d", filled(param, 0)),
@@ -48,7 +50,7 @@ class ASGD(Optimizer):
                 ("m", filled(param, 0, shape=[1], dtype=np.int64))]
 
     def _update(self, slot, grad) -> None:
-        s, p = slot.state, slot.param
+        s, p = slot.state, slot.target
         index = reshape(mod(s["m"], self._batches), [])
         d = add(sub(s["d"], row(s["y"], index)), grad)
         m = add(s["m"], self._one_step)

@@ -26,7 +26,11 @@ class Lamb(Optimizer):
     A parameter for which `exclude_from_weight_decay_fn(param)` is true gets no decay
     and, unless `always_adapt`, ratio 1 (as does every parameter when
     ``lamb_weight_decay`` is 0). Parameter groups may set ``beta1``, ``beta2``,
-    ``epsilon`` and ``lamb_weight_decay``; `multi_precision` has no effect."""
+    ``epsilon`` and ``lamb_weight_decay``. As in Paddle, a float16 parameter's state is
+    float32 and its update computed in float32, on a float32 master weight with
+    `multi_precision` (see `Optimizer`)."""
+
+    _float32_moments = True
 
     def __init__(self, learning_rate=0.001, lamb_weight_decay: float = 0.01,
                  beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,
@@ -38,7 +42,8 @@ class Lamb(Optimizer):
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self.always_adapt = bool(always_adapt)
         super().__init__(learning_rate, parameters, None, grad_clip, name,
-                         defaults={**hyper, "lamb_weight_decay": float(lamb_weight_decay)})
+                         defaults={**hyper, "lamb_weight_decay": float(lamb_weight_decay)},
+                         multi_precision=multi_precision)
 
     def _slot_options(self, param, options: dict) -> dict:
         exclude = self._exclude_from_weight_decay_fn
@@ -60,7 +65,7 @@ class Lamb(Optimizer):
                 "epsilon": options["epsilon"], "decay": options["lamb_weight_decay"]}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         m1, m2 = update_moments(slot, grad)
         b1_pow, b2_pow = s["beta1_pow_acc"], s["beta2_pow_acc"]
         m1_hat = div(m1, sub(c["one"], b1_pow))

@@ -19,7 +19,8 @@ class Momentum(Optimizer):
     with the accumulator ``velocity``. Parameter groups may set ``momentum``,
     ``use_nesterov`` and ``rescale_grad``. `rescale_grad` is applied as documented
     (Paddle's CPU kernel ignores it; its GPU kernel applies it as here).
-    `multi_precision` and `use_multi_tensor` are accepted for compatibility.
+    With `multi_precision` a float16 parameter is updated on a float32 master weight
+    (see `Optimizer`); `use_multi_tensor` is accepted for compatibility.
 
     In a parameter group, Paddle applies an L2 ``weight_decay`` (or a float) in its
     kernel and any other regularizer on the gradient, where a parameter without one
@@ -36,7 +37,8 @@ class Momentum(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name,
                          defaults={"momentum": float(momentum),
                                    "use_nesterov": bool(use_nesterov),
-                                   "rescale_grad": float(rescale_grad)})
+                                   "rescale_grad": float(rescale_grad)},
+                         multi_precision=multi_precision)
 
     def _accumulators(self, param, options):
         return [("velocity", filled(param, 0))]
@@ -65,7 +67,7 @@ class Momentum(Optimizer):
         return super()._regularized(slot, grad)
 
     def _update(self, slot, grad) -> None:
-        p, velocity, mu = slot.param, slot.state["velocity"], slot.consts["momentum"]
+        p, velocity, mu = slot.target, slot.state["velocity"], slot.consts["momentum"]
         v = add(mul(velocity, mu), grad)
         velocity.set_value(v)
         if slot.options["use_nesterov"]:

@@ -24,6 +24,8 @@ class NAdam(Optimizer):
     with the products taken through step t (``mu_product`` includes mu_t). Parameter
     groups may set ``beta1``, ``beta2``, ``epsilon`` and ``momentum_decay``."""
 
+    _float32_moments = True  # for a float16 parameter, as Paddle (see `Optimizer`)
+
     def __init__(self, learning_rate=0.002, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1.0e-8, momentum_decay: float = 0.004, parameters=None,
                  weight_decay=None, grad_clip=None, name: str | None = None):
@@ -47,7 +49,7 @@ class NAdam(Optimizer):
                 "epsilon": options["epsilon"], "psi": options["momentum_decay"]}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         decay_pow = mul(s["momentum_decay_pow"], c["0.96"])
         beta2_pow = mul(s["beta2_pow"], c["beta2"])
         mu_t = mul(c["beta1"], sub(c["one"], mul(c["half"], power(decay_pow, c["psi"]))))

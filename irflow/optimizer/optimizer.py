@@ -32,6 +32,14 @@ is true (`Tracer.updates_where`); programs without such parameters are unchanged
 How many such updates have taken effect is state too (`_Slot.update_count`), so
 that ``state_dict()`` shows the parameter's state only once eager code would have it.
 
+A float16 parameter is updated in float32 where Paddle does so (see `_Slot.work`):
+with ``multi_precision=True`` on a float32 master copy of it, which the update
+changes and the parameter is rounded from (``state_dict()["master_weights"]``); and
+without, by optimizers whose moments Paddle keeps in float32 for it (Adam, AdamW,
+Adamax, Lamb, NAdam: `_float32_moments`) on a float32 copy made at each update. In
+float16, ``grad * grad`` underflows to 0 for gradients below about 2.4e-4, and
+Adam's step ``moment1 / (sqrt(moment2) + epsilon)`` would then be ``grad / epsilon``.
+
 Everything that depends only on the configuration (parameter groups, per-parameter
 learning-rate scale and regularizer, constants) is resolved once, at construction,
 into one `_Slot` per parameter, so ``step()`` is a plain loop over slots. Like
@@ -53,6 +61,7 @@ import numpy as np
 from ..context import current_static, current_tracer
 from ..dispatch import no_grad
 from ..errors import IrflowError
+from ..ir.dtypes import float16, float32
 from ..names import unique_name
 from ..tensor.convert import cast
 from ..tensor.tensor import Tensor
@@ -72,13 +81,13 @@ class _Slot:
     construction, and its state, made at its first update (`Optimizer._make_state`)."""
 
     __slots__ = ("param", "dtype", "lr", "regularizer", "options", "consts", "prefix",
-                 "state", "update_count")
+                 "state", "update_count", "work", "master")
 
-    def __init__(self, param, lr: Tensor, regularizer, options: dict, consts: dict,
-                 prefix: str):
+    def __init__(self, param, dtype, lr: Tensor, regularizer, options: dict, consts: dict,
+                 prefix: str, master: bool):
         self.param = param
-        self.dtype = param.dtype
-        self.lr = lr                    # persistable 0-d learning rate (scaled, param dtype)
+        self.dtype = dtype              # of the update: the parameter's, or float32
+        self.lr = lr                    # persistable 0-d learning rate (scaled, in `dtype`)
         self.regularizer = regularizer  # WeightDecayRegularizer or None
         self.options = options          # the group's hyperparameters
         self.consts = consts            # name -> 0-d constant tensor in the param dtype
@@ -88,13 +97,24 @@ class _Slot:
         # runs only: how many updates of the parameter have taken effect since (a
         # persistable int64; loaded state counts as one)
         self.update_count: Tensor | None = None
+        # None, or for a parameter updated in another dtype (`dtype`), the persistable
+        # tensor in that dtype the update changes, made with the state: a master weight
+        # (`master`: kept across updates) or a copy of the parameter made at each update
+        self.work: Tensor | None = None
+        self.master = master
+
+    @property
+    def target(self) -> Tensor:
+        """The tensor an update reads and writes in place of the parameter."""
+        return self.param if self.work is None else self.work
 
     @property
     def has_state(self) -> bool:
         """Whether the parameter has state as eager code sees it: an update of it has
-        taken effect (or its state was loaded)."""
+        taken effect (or its state was loaded); a master weight is state too."""
         count = self.update_count
-        return bool(self.state) and (count is None or bool(count._value > 0))
+        made = bool(self.state) or (self.master and self.work is not None)
+        return made and (count is None or bool(count._value > 0))
 
 
 class _ConstantRate:
@@ -154,8 +174,13 @@ class Optimizer:
     and defaults (``defaults``) and define the state of a parameter (`_accumulators`),
     the constants of its update (`_constants`) and the update itself (`_update`)."""
 
+    # whether Paddle keeps the moments of a float16 parameter in float32 (and so
+    # updates it in float32) even without multi_precision
+    _float32_moments = False
+
     def __init__(self, learning_rate, parameters=None, weight_decay=None, grad_clip=None,
-                 name: str | None = None, defaults: dict | None = None):
+                 name: str | None = None, defaults: dict | None = None,
+                 multi_precision: bool = False):
         if parameters is None and current_static() is None:
             raise IrflowError("an optimizer needs `parameters` (e.g. model.parameters()) "
                               "in dynamic-graph mode")
@@ -172,6 +197,7 @@ class Optimizer:
             raise TypeError("grad_clip must be a ClipGradByGlobalNorm, ClipGradByNorm or "
                             "ClipGradByValue")
         self._name = name
+        self._multi_precision = bool(multi_precision)
         self._learning_rate = learning_rate if isinstance(learning_rate, LRScheduler) \
             else float(learning_rate)
         self._grad_clip = grad_clip
@@ -185,6 +211,7 @@ class Optimizer:
         self._constant_rate = _ConstantRate(self)
         # what set_state_dict gave for state not made yet (Paddle's accumulators holder)
         self._loaded: dict = {}
+        self._loaded_masters: dict = {}  # the same for master weights, by parameter name
         # Without `parameters` (static-graph mode) `minimize` gives them: those of the
         # loss's program.
         self._parameter_list = None
@@ -212,7 +239,7 @@ class Optimizer:
             for slot in self._slots:
                 if not slot.param.stop_gradient:
                     self._make_state(slot, None)
-                    for t in slot.state.values():
+                    for t in self._state_tensors(slot):
                         static.initialize(t)
 
     # ------------------------------------------------------------ construction
@@ -285,16 +312,18 @@ class Optimizer:
         scale = float(options.get("learning_rate", 1.0)) if in_group else \
             float((getattr(param, "optimize_attr", None) or {}).get("learning_rate", 1.0))
         scale *= self._lr_ratio(param)
-        lr = self._lr_tensor(param.dtype, scale)
+        master = self._multi_precision and param.dtype is float16
+        dtype = float32 if master or (self._float32_moments and param.dtype is float16) \
+            else param.dtype
+        lr = self._lr_tensor(dtype, scale)
         options = self._slot_options(param, options)
-        key = (id(options), param.dtype)  # one set of constants per group and dtype
+        key = (id(options), dtype)  # one set of constants per group and dtype
         consts = self._consts.get(key)
         if consts is None:
             consts = self._consts[key] = {
-                k: constant(v, param.dtype.np)
-                for k, v in self._constants(options, param.dtype.np).items()}
-        return _Slot(param, lr, self._regularizer(param, options, in_group), options, consts,
-                     prefix)
+                k: constant(v, dtype.np) for k, v in self._constants(options, dtype.np).items()}
+        return _Slot(param, dtype, lr, self._regularizer(param, options, in_group), options,
+                     consts, prefix, master)
 
     def _lr_ratio(self, param) -> float:
         """A per-parameter factor on the learning rate (AdamW's ``lr_ratio``)."""
@@ -344,7 +373,7 @@ class Optimizer:
     def _regularized(self, slot: _Slot, grad: Tensor) -> Tensor:
         if slot.regularizer is None:
             return grad
-        return add(grad, slot.regularizer(slot.param, grad))
+        return add(grad, slot.regularizer(slot.target, grad))
 
     # ------------------------------------------------------------ learning rate
 
@@ -440,7 +469,7 @@ class Optimizer:
             if defined is None:
                 self._update_counted(slot, grad)
             else:
-                changed = [slot.param, *slot.state.values()]
+                changed = [slot.param, *self._state_tensors(slot)]
                 if slot.update_count is not None:
                     changed.append(slot.update_count)
                 with current_tracer().updates_where(defined, changed):
@@ -451,7 +480,18 @@ class Optimizer:
         count = slot.update_count
         if count is not None:
             count.set_value(add(count, _ONE_UPDATE))
+        work = slot.work
+        if work is not None and not slot.master:
+            work.set_value(cast(slot.param, slot.dtype))
         self._update(slot, self._regularized(slot, grad))
+        if work is not None:
+            slot.param.set_value(cast(work, slot.param.dtype))
+
+    @staticmethod
+    def _state_tensors(slot: _Slot) -> list[Tensor]:
+        """The tensors an update of `slot` changes besides the parameter."""
+        tensors = list(slot.state.values())
+        return tensors if slot.work is None else [*tensors, slot.work]
 
     def _make_state(self, slot: _Slot, defined: Tensor | None) -> None:
         """Make `slot`'s state tensors, at the parameter's first update, as Paddle
@@ -461,8 +501,10 @@ class Optimizer:
         `defined` (the traced bool of a gradient that exists on some runs only) the
         update may not take effect on the program's first runs, so it also makes
         `_Slot.update_count`, which says when one has."""
+        if slot.dtype is not slot.param.dtype:
+            slot.work = self._make_work(slot)
         slot.state = {}
-        for acc, initial in self._accumulators(slot.param, slot.options):
+        for acc, initial in self._accumulators(slot.target, slot.options):
             name = f"{slot.prefix}_{self._name}_{acc}_0" if self._name else \
                 f"{slot.prefix}_{acc}_0"
             if self._loaded:
@@ -472,9 +514,19 @@ class Optimizer:
                                    "name)")
                 initial = _state_array(name, initial, self._loaded.pop(name))
             slot.state[acc] = _persistable(initial, name)
-        if defined is not None and slot.state:
+        if defined is not None and (slot.state or slot.work is not None):
             slot.update_count = _persistable(np.zeros((), np.int64),
                                              f"{slot.prefix}_update_count")
+
+    def _make_work(self, slot: _Slot) -> Tensor:
+        """`slot`'s `_Slot.work`: its parameter in the update's dtype, or the master
+        weight `set_state_dict` gave for it (Paddle's ``<param>_fp32_master_0``)."""
+        param = slot.param
+        initial = param._value.astype(slot.dtype.np)
+        if slot.master and param.name in self._loaded_masters:
+            initial = _state_array(f"master weight of {param.name}", initial,
+                                   self._loaded_masters.pop(param.name))
+        return _persistable(initial, f"{param.name or slot.prefix}_fp32_master_0")
 
     def minimize(self, loss: Tensor, startup_program=None, parameters=None,
                  no_grad_set=None):
@@ -532,8 +584,9 @@ class Optimizer:
 
     def state_dict(self) -> dict:
         """The optimizer's state tensors by name (``<param name>_<accumulator>_0``,
-        grouped by accumulator as in Paddle) and, with a scheduler, its state under
-        ``"LR_Scheduler"``. The values are the live tensors. As in Paddle, only the
+        grouped by accumulator as in Paddle), the master weights of `multi_precision`
+        by parameter name under ``"master_weights"`` and, with a scheduler, its state
+        under ``"LR_Scheduler"``. The values are the live tensors. As in Paddle, only the
         parameters updated so far have state (`_Slot.has_state`); what
         `set_state_dict` gave for the others' state, which their first updates will
         make from it, follows as it was given, so that saving right after loading
@@ -543,6 +596,10 @@ class Optimizer:
         state = {s.state[acc].name: s.state[acc] for acc in accumulators for s in slots
                  if acc in s.state}
         state.update({k: v for k, v in self._loaded.items() if k not in state})
+        masters = {s.param.name: s.work for s in slots if s.master}
+        masters.update({k: v for k, v in self._loaded_masters.items() if k not in masters})
+        if masters:
+            state["master_weights"] = masters
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state
@@ -552,12 +609,18 @@ class Optimizer:
         Paddle does: the state of every parameter updated so far must be in it; the
         rest is kept for the parameters' first updates, which make their state from it
         (`_make_state`). Paddle's shapes load, and so do irflow's checkpoints that
-        kept beta powers 0-d (`_state_array`). Nothing changes unless all of it loads."""
+        kept beta powers 0-d (`_state_array`), and master weights by parameter name.
+        Nothing changes unless all of it loads."""
         loaded = {k: v for k, v in state_dict.items()
                   if k not in ("LR_Scheduler", "master_weights")}
         loads = [(slot, [_state_array(t.name, t._value, loaded[t.name])
                          for t in slot.state.values()])
                  for slot in self._slots if self._loads_into(slot, loaded)]
+        masters = dict(state_dict.get("master_weights") or {})
+        master_loads = [(slot.work, _state_array(slot.work.name, slot.work._value,
+                                                 masters.pop(slot.param.name)))
+                        for slot in self._slots
+                        if slot.master and slot.work is not None and slot.param.name in masters]
         self._load_scheduler(state_dict)
         for slot, arrays in loads:
             for t, array in zip(slot.state.values(), arrays):
@@ -565,7 +628,10 @@ class Optimizer:
             count = slot.update_count
             if count is not None and not count._value:
                 count.set_value(_ONE_UPDATE)
+        for work, array in master_loads:
+            work.set_value(Tensor._from_array(array))
         self._loaded = loaded
+        self._loaded_masters = masters
         self._refresh_lr()
 
     @staticmethod

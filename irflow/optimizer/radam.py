@@ -48,7 +48,7 @@ class RAdam(Optimizer):
                 "rectifier_denominator": (rho_inf - four) * (rho_inf - two)}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         beta1_pow = mul(s["beta1_pow"], c["beta1"])
         beta2_pow = mul(s["beta2_pow"], c["beta2"])
         rho = div(add(mul(s["rho"], sub(c["beta2"], beta2_pow)), beta2_pow),

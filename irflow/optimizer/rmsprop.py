@@ -47,7 +47,7 @@ class RMSProp(Optimizer):
                 "epsilon": options["epsilon"], "momentum": options["momentum"]}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         mean_square = add(mul(c["rho"], s["mean_square"]), mul(mul(c["1-rho"], grad), grad))
         s["mean_square"].set_value(mean_square)
         if slot.options["centered"]:

@@ -21,7 +21,8 @@ class Rprop(Optimizer):
 
     The step sizes alone set the steps, so `learning_rate` is a float (no scheduler,
     no per-group rate), as in Paddle. `learning_rate_range` and `etas` apply to every
-    parameter group; `multi_precision` has no effect."""
+    parameter group; with `multi_precision` a float16 parameter is updated on a float32
+    master weight (see `Optimizer`)."""
 
     def __init__(self, learning_rate: float = 0.001,
                  learning_rate_range: tuple[float, float] = (1e-5, 50), parameters=None,
@@ -42,7 +43,8 @@ class Rprop(Optimizer):
         self._initial_learning_rate = float(learning_rate)
         self._rprop_constants = {"lr_min": low, "lr_max": high, "eta-": decrease,
                                  "eta+": increase}
-        super().__init__(learning_rate, parameters, None, grad_clip, name)
+        super().__init__(learning_rate, parameters, None, grad_clip, name,
+                         multi_precision=multi_precision)
 
     def _accumulators(self, param, options):
         return [("prevs", filled(param, 0)),
@@ -52,7 +54,7 @@ class Rprop(Optimizer):
         return {"zero": 0.0, "one": 1.0, **self._rprop_constants}
 
     def _update(self, slot, grad) -> None:
-        c, s, p = slot.consts, slot.state, slot.param
+        c, s, p = slot.consts, slot.state, slot.target
         product = mul(grad, s["prevs"])
         flipped = lt(product, c["zero"])
         eta = select(gt(product, c["zero"]), c["eta+"], select(flipped, c["eta-"], c["one"]))
