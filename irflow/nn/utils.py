@@ -1,14 +1,17 @@
 """Paddle's ``paddle.nn.utils``: clipping the gradients of parameters in place
 (`clip_grad_norm_`, `clip_grad_value_`), flattening parameters to one vector, and
-the weight-norm reparameterization (`weight_norm`, `remove_weight_norm`)."""
+the weight-norm and spectral-norm reparameterizations (`weight_norm`,
+`remove_weight_norm`, `spectral_norm`)."""
 from __future__ import annotations
 
 from ..context import current_tracer
 from ..dispatch import no_grad
-from ..tensor import (Tensor, abs as absolute, clip, concat, max as reduce_max, moveaxis, norm,
-                      reshape, sqrt, stack, sum as reduce_sum)
+from ..tensor import (Tensor, abs as absolute, clip, concat, matmul, max as reduce_max, moveaxis,
+                      norm, normal, reshape, sqrt, stack, sum as reduce_sum)
 from ..tensor.creation import to_tensor
 from .functional.common import normalize
+from .layer.common import Linear
+from .layer.conv import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
 
 
 def _with_grads(parameters) -> list[tuple]:
@@ -169,3 +172,84 @@ def remove_weight_norm(layer, name: str = "weight"):
             layer._structure_changed()
             return layer
     raise ValueError(f"remove_weight_norm: no weight_norm of {name!r} on {type(layer).__name__}")
+
+
+class SpectralNorm:
+    """The forward pre-hook of `spectral_norm`: sets the layer's `name` tensor to
+    `name`_orig / sigma before each forward, sigma = u^T W v with W the weight as a
+    matrix (see `_rows`). In training it first runs `n_power_iterations` steps of
+    power iteration, storing u and v back into their buffers, as Paddle's hook does;
+    in eval it uses the stored ones. u and v are buffers, constants to the gradient
+    (the paper's rule), so the weight's gradient comes through W alone. The sigma
+    of a forward uses clones of them, so that the power iteration of a later
+    forward (before the backward) does not change it; clones, not `detach()`, which
+    in a compiled program reads a buffer's value from before this call's
+    `set_value`."""
+
+    def __init__(self, name: str, n_power_iterations: int, dim: int, eps: float) -> None:
+        self.name, self.n_power_iterations, self.dim, self.eps = \
+            name, n_power_iterations, dim, eps
+
+    def _power_iteration(self, matrix, u, v) -> None:
+        """v = normalize(W^T u), u = normalize(W v), n_power_iterations times, in place."""
+        with no_grad():
+            for _ in range(self.n_power_iterations):
+                v.set_value(normalize(matmul(matrix, u, transpose_x=True), axis=0,
+                                      epsilon=self.eps))
+                u.set_value(normalize(matmul(matrix, v), axis=0, epsilon=self.eps))
+
+    def compute_weight(self, layer, do_power_iteration: bool):
+        weight = getattr(layer, self.name + "_orig")
+        u, v = getattr(layer, self.name + "_u"), getattr(layer, self.name + "_v")
+        matrix = _rows(weight, self.dim)
+        if do_power_iteration:
+            self._power_iteration(matrix, u, v)
+        u, v = u.clone(), v.clone()
+        sigma = reduce_sum(u * matmul(matrix, v))
+        return weight / sigma
+
+    def __call__(self, layer, inputs) -> None:
+        setattr(layer, self.name, self.compute_weight(layer, layer.training))
+
+
+def _spectral_norm_dim(layer, dim, rank: int) -> int:
+    """`spectral_norm`'s dim: Paddle's default is 1 for Linear (whose weight is [in,
+    out]) and the transposed convolutions (weight [in, out, ...]), so that the
+    matrix's rows are the outputs; 0 for any other layer."""
+    if dim is None:
+        return 1 if isinstance(layer, Linear | Conv1DTranspose | Conv2DTranspose |
+                               Conv3DTranspose) else 0
+    if not -rank <= dim < rank:
+        raise ValueError(f"spectral_norm: dim must lie in [-{rank}, {rank}) for the rank-{rank} "
+                         f"weight, got {dim}")
+    return dim % rank
+
+
+def spectral_norm(layer, name: str = "weight", n_power_iterations: int = 1,
+                  eps: float = 1e-12, dim: int | None = None):
+    """Reparameterize `layer`'s parameter `name` as W / sigma(W), sigma its largest
+    singular value estimated by power iteration (see `SpectralNorm`), as Paddle's
+    ``paddle.nn.utils.spectral_norm``: the parameter becomes `name`_orig, with
+    buffers `name`_u [rows] and `name`_v [columns] drawn from N(0, 1) and normalized.
+    W is the weight with axis `dim` moved first and the rest flattened. Returns the
+    layer."""
+    if n_power_iterations <= 0:
+        raise ValueError(f"spectral_norm: n_power_iterations must be positive, got "
+                         f"{n_power_iterations}")
+    for hook in layer._forward_pre_hooks.values():
+        if isinstance(hook, SpectralNorm) and hook.name == name:
+            raise RuntimeError(f"spectral_norm: parameter {name!r} already has a "
+                               f"spectral_norm hook")
+    weight = layer._parameters[name]
+    dim = _spectral_norm_dim(layer, dim, weight.ndim)
+    rows, columns = _rows(weight, dim).shape
+    with no_grad():
+        u = normalize(normal(0.0, 1.0, [rows]).astype(weight.dtype), axis=0, epsilon=eps)
+        v = normalize(normal(0.0, 1.0, [columns]).astype(weight.dtype), axis=0, epsilon=eps)
+    delattr(layer, name)
+    layer.add_parameter(name + "_orig", weight)
+    setattr(layer, name, weight * 1.0)
+    layer.register_buffer(name + "_u", u)
+    layer.register_buffer(name + "_v", v)
+    layer.register_forward_pre_hook(SpectralNorm(name, n_power_iterations, dim, eps))
+    return layer

@@ -28,7 +28,7 @@ from ...tensor import (arange, concat, full, matmul, reshape, sigmoid, split, st
 from ...tensor import math as tensor_math
 from ...tensor.manipulation import exact_shape, flip
 from .. import functional as F
-from ..initializer import Uniform
+from ..initializer import Constant, Uniform
 from .container import LayerList
 from .layers import Layer
 
@@ -48,16 +48,23 @@ class RNNCellBase(Layer):
             raise ValueError(f"hidden_size of {type(self).__name__} must be greater than 0, "
                              f"but now equals to {hidden_size}")
         self.input_size, self.hidden_size = input_size, hidden_size
-        init = self._uniform_init()
         rows = self._gates * hidden_size
-        self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
-                                               default_initializer=init)
-        self.weight_hh = self.create_parameter([rows, self._output_size], weight_hh_attr,
-                                               default_initializer=init)
-        self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
-                                             default_initializer=init)
-        self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
-                                             default_initializer=init)
+        self.weight_ih = self._cell_parameter([rows, input_size], weight_ih_attr, False)
+        self.weight_hh = self._cell_parameter([rows, self._output_size], weight_hh_attr, False)
+        self.bias_ih = self._cell_parameter([rows], bias_ih_attr, True)
+        self.bias_hh = self._cell_parameter([rows], bias_hh_attr, True)
+
+    def _cell_parameter(self, shape, attr, is_bias: bool):
+        """A weight or bias, Uniform-initialized; or, for an `attr` of False, as in
+        Paddle, a frozen one (stop_gradient) of ones for a weight, zeros for a bias,
+        so that the cell still computes, and has the parameters Paddle's has."""
+        if attr is not False:
+            return self.create_parameter(shape, attr, is_bias=is_bias,
+                                         default_initializer=self._uniform_init())
+        parameter = self.create_parameter(shape, None, is_bias=is_bias,
+                                          default_initializer=Constant(0.0 if is_bias else 1.0))
+        parameter.stop_gradient = True
+        return parameter
 
     def _uniform_init(self) -> Uniform:
         bound = 1.0 / math.sqrt(self.hidden_size)
@@ -354,8 +361,7 @@ class RNNBase(LayerList):
         names = [f"{kind}_l{index // self.num_directions}"
                  f"{'_reverse' if index % self.num_directions else ''}"
                  for index, cell in enumerate(self._cells())
-                 for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
-                 if getattr(cell, kind) is not None]
+                 for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
         for name, param in zip(names, self.parameters()):
             setattr(self, name, param)
 
