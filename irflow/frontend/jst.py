@@ -212,11 +212,17 @@ def _text(value) -> str:
 
 
 def _to_float(x=0.0):
-    return _scalar(x, dtypes.float32) if is_traced(x) else builtins.float(x)
+    return _scalar(x, dtypes.float32) if _run_time_number(x) else builtins.float(x)
 
 
 def _to_int(x=0, *base):
-    return _scalar(x, dtypes.int64) if is_traced(x) else builtins.int(x, *base)
+    return _scalar(x, dtypes.int64) if _run_time_number(x) else builtins.int(x, *base)
+
+
+def _run_time_number(x) -> bool:
+    """Whether `x` is a tensor whose number the program knows only when it runs: a
+    traced one, or a parameter or buffer the program takes (`Tensor.item` traces it)."""
+    return is_traced(x) or isinstance(x, Tensor) and x._tracing_state() is not None
 
 
 def _to_bool(x=False):

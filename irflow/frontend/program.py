@@ -47,6 +47,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..autograd import _run_hooks
 from ..codegen.executor import NUMPY, Lowering, compile_plan
 from ..context import current_tracer, grad_enabled
 from ..dispatch import apply, user_location, warn_at_user
@@ -163,6 +164,7 @@ class Program:
         # the arguments: inputs, state, the gradients read, then the seed
         self.grad_inputs = [p for p, _ in tracer.grad_inputs.values()]
         self.grad_presence = list(tracer.grad_presence.values())
+        self.backward_leaves = list(tracer.backward_leaves.values())  # their hooks ran
         self.changed_numbers = list(dict.fromkeys(tracer.changed_numbers))
         self.number_inputs = [(layer, name) for layer, name, _ in tracer.number_args]
         self.number_types = [arg.type.dtype.np for _, _, arg in tracer.number_args]
@@ -356,13 +358,15 @@ class Program:
 
     def _add_input_grads(self, tensors: Sequence, grads: list, flags: list) -> None:
         """Add to each input tensor's ``.grad`` what the program's backward() gave it (on
-        this run, for one that exists on some runs only), as eager backward() does."""
+        this run, for one that exists on some runs only), through the hooks registered
+        on it, as eager backward() does."""
         exists = [True] * len(grads)
         for i, flag in zip(self.flagged_inputs, flags):
             exists[i] = bool(flag)
         for k, g, there in zip(self.input_grads, grads, exists):
             if there:
-                tensors[k]._accumulate_grad(g)
+                hooks = getattr(tensors[k], "_hooks", None)
+                tensors[k]._accumulate_grad(_run_hooks(hooks, g) if hooks else g)
 
     def _on_this_run(self, grads: list, flags) -> tuple[list, list]:
         """The (parameter, gradient) pairs and the zeroed gradients that exist on this
@@ -612,14 +616,16 @@ def _flags_mapped(forced_eval, traced: tuple, versions: list[int], own: list[dic
 
 
 @lru_cache(maxsize=64)
-def _key_maker(n_stored: int, n_grads: int, n_state: int):
-    """``make(flags, mode_key, grad_enabled, float_dtype, Tensor, ndarray, cleared,
-    *stored layers, *their attribute names, *gradient parameters, *state tensors)``
-    making `CompiledFunction._call_key`'s reader. A count of -1 stands for more than
-    `_UNROLLED`: that kind is then one method giving its tuple, passed in place of
-    the items. For one parameter whose gradient is read and one state tensor::
+def _key_maker(n_stored: int, n_grads: int, n_state: int, hooked: bool):
+    """``make(hooks, flags, mode_key, grad_enabled, float_dtype, Tensor, ndarray,
+    cleared, *stored layers, *their attribute names, *gradient parameters, *state
+    tensors)`` making `CompiledFunction._call_key`'s reader. A count of -1 stands for
+    more than `_UNROLLED`: that kind is then one method giving its tuple, passed in
+    place of the items. `hooked`: programs ran parameters' gradient hooks, which
+    ``hooks()`` gives (read only then: most compiled functions run no backward()).
+    For one parameter whose gradient is read and one state tensor::
 
-        def make(flags_of, mode_key, grad_enabled, float_dtype, Tensor, ndarray,
+        def make(hooks, flags_of, mode_key, grad_enabled, float_dtype, Tensor, ndarray,
                  cleared, g0, s0):
             def key_of(args):
                 flags = flags_of()
@@ -627,7 +633,7 @@ def _key_maker(n_stored: int, n_grads: int, n_state: int):
                     flags = mode_key()
                 grad = grad_enabled()
                 key = (grad, flags, (), (0 if g0._grad is None else 1 if
-                       cleared(g0._grad._value) else 2, ), (s0.stop_gradient, )
+                       cleared(g0._grad._value) else 2, ), ((s0.stop_gradient, ), ())
                        if grad else (), float_dtype())
                 ... the inputs' dtypes, shapes and stop_gradient flags
             return key_of
@@ -644,15 +650,17 @@ def _key_maker(n_stored: int, n_grads: int, n_state: int):
         for i in range(n_grads)) + ")"
     stops = "s0()" if n_state < 0 else "(" + "".join(
         f"s{i}.stop_gradient, " for i in range(n_state)) + ")"
-    params = ["flags_of", "mode_key", "grad_enabled", "float_dtype", "Tensor", "ndarray",
-              "cleared", *layers, *names, *grads, *state]
+    hooks = "hooks()" if hooked else "()"
+    params = ["hooks", "flags_of", "mode_key", "grad_enabled", "float_dtype", "Tensor",
+              "ndarray", "cleared", *layers, *names, *grads, *state]
     source = f"""def make({', '.join(params)}):
     def key_of(args):
         flags = flags_of()
         if flags is None:
             flags = mode_key()
         grad = grad_enabled()
-        key = (grad, flags, {stored}, {present}, {stops} if grad else (), float_dtype())
+        key = (grad, flags, {stored}, {present}, ({stops}, {hooks}) if grad else (),
+               float_dtype())
         arrays = []
         for a in args:
             if isinstance(a, Tensor):
@@ -670,7 +678,7 @@ def _key_maker(n_stored: int, n_grads: int, n_state: int):
     return key_of
 """
     namespace: dict = {}
-    name = f"<irflow call key {n_stored}:{n_grads}:{n_state}>"
+    name = f"<irflow call key {n_stored}:{n_grads}:{n_state}:{hooked:d}>"
     exec(builtins.compile(source, name, "exec"), namespace)  # (`compile` is irflow's here)
     return namespace["make"]
 
@@ -712,6 +720,7 @@ class CompiledFunction:
         self._watched: list[tuple] = []  # (layer, attribute) that programs store
         self._watched_grads: list[Tensor] = []  # parameters whose gradient programs read
         self._watched_state: list[Tensor] = []  # parameters and buffers programs take
+        self._watched_hooks: list[Tensor] = []  # parameters whose hooks programs ran
         self._numbers: list[tuple] = []  # (layer, name) of numbers forward changes
         self._last: Program | None = None
         # the layers programs were traced from, their versions then, and the layer's tree
@@ -885,9 +894,10 @@ class CompiledFunction:
                  if counts[0] >= 0 else [self._stored_attributes])
         items += grads if counts[1] >= 0 else [self._gradients_present]
         items += state if counts[2] >= 0 else [self._state_stops]
-        return _key_maker(*counts)(self._mode_key if watch is None else watch.flags,
-                                   self._mode_key, grad_enabled, default_float_dtype, Tensor,
-                                   np.ndarray, is_cleared_gradient, *items)
+        make = _key_maker(*counts, bool(self._watched_hooks))
+        return make(self._hooks_registered, self._mode_key if watch is None else watch.flags,
+                    self._mode_key, grad_enabled, default_float_dtype, Tensor, np.ndarray,
+                    is_cleared_gradient, *items)
 
     def _watching_changed(self) -> None:
         """Forget the generated `_call_key` reader: the layers' watch or the watched
@@ -1098,6 +1108,8 @@ class CompiledFunction:
             self._watched_grads += [p for p in program.grad_presence if id(p) not in watched]
             watched = {id(t) for t in self._watched_state}
             self._watched_state += [t for t in program.state if id(t) not in watched]
+            watched = {id(t) for t in self._watched_hooks}
+            self._watched_hooks += [t for t in program.backward_leaves if id(t) not in watched]
             self._watching_changed()
             now = self._watched_now()
             # and under the flags of the layers it went through, which the next call's
@@ -1167,13 +1179,19 @@ class CompiledFunction:
         attributes, the gradients present and, with gradients on, which parameters
         stop gradients."""
         return (self._stored_attributes(), self._gradients_present(),
-                self._state_stops() if grad_enabled() else ())
+                (self._state_stops(), self._hooks_registered()) if grad_enabled() else ())
 
     def _state_stops(self) -> tuple[bool, ...]:
         """Each parameter's or buffer's ``stop_gradient`` now: whether a program's
         ``backward()`` computes its gradient was decided when it was traced (a weight
         frozen, or unfrozen, after the first call takes another program)."""
         return tuple(t.stop_gradient for t in self._watched_state)
+
+    def _hooks_registered(self) -> tuple[tuple, ...]:
+        """The hooks registered on each parameter a program's ``backward()`` reached
+        (`Tensor.register_hook`'s keys): the program runs those it was traced with, so
+        a hook registered or removed after the first call takes another program."""
+        return tuple(tuple(getattr(t, "_hooks", None) or ()) for t in self._watched_hooks)
 
     def _gradients_present(self) -> tuple[int, ...]:
         """Whether each parameter whose gradient a program read has none now (0), the

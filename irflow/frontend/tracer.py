@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..autograd import _run_hooks
 from ..dispatch import state, user_location
 from ..errors import ConversionError, DimMismatch, Location, ShapeError, SymbolicShapeError
 from ..ir import dtypes
@@ -163,6 +164,24 @@ def _summed(b: Builder, gradients: Sequence[Value | None]) -> Value | None:
     return total
 
 
+def _values_by_tensor(sources: dict[Value, Tensor]) -> list[tuple[Tensor, list[Value]]]:
+    """Each state tensor of `sources` (its values -> it) with its values, in order."""
+    grouped: dict[int, tuple[Tensor, list[Value]]] = {}
+    for v, t in sources.items():
+        grouped.setdefault(id(t), (t, []))[1].append(v)
+    return list(grouped.values())
+
+
+def _hooked(t: Tensor, grad: Tensor) -> Tensor:
+    """The gradient a ``backward()`` gave parameter `t`, through the hooks registered on
+    it (``p.register_hook``), as eager backward passes a leaf's whole gradient of one
+    backward through them before accumulating it. The hooks run as the program is
+    traced, so a program holds the hooks registered then (`CompiledFunction` traces
+    again when they change)."""
+    hooks = getattr(t, "_hooks", None)
+    return _run_hooks(hooks, grad) if hooks else grad
+
+
 def _for_sizes(e: ShapeError, name: str, values, attrs) -> ShapeError:
     """`e` (a type rule refusing operands with symbolic dims) as a
     `SymbolicShapeError` when the rule accepts them once the symbols are sizes (each a
@@ -227,6 +246,12 @@ class _TopLevel:
 class Tracer:
     """Records Tensor operations as IR into `self.fn`."""
 
+    # A compiled program reads its parameters and buffers when it runs, so what they
+    # hold while it is traced is no value of it: ``item()`` traces, ``numpy()`` refuses
+    # (`Tensor._tracing_state`). A static program's parameters hold the values its
+    # Executor starts from, which code building the program may read.
+    state_known_when_traced = False
+
     def __init__(self, name: str, state_names: dict[int, str] | None = None,
                  aliases: dict | None = None, numbers: Sequence[tuple] = ()):
         self.fn = Function(name)
@@ -252,6 +277,7 @@ class Tracer:
         self.grad_locs: dict[int, Location | None] = {}  # where each gradient was last set
         self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}  # id(param) -> (it, its arg)
         self.grad_presence: dict[int, Tensor] = {}    # params whose gradient was read
+        self.backward_leaves: dict[int, Tensor] = {}  # params a backward() reached
         self.zero_grads: dict[int, Tensor] = {}       # id(param) -> its gradient, known zero
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
@@ -441,7 +467,7 @@ class Tracer:
         updated = self.updates.get(id(t))
         if updated is not None:
             return self.value_of(updated, stop)
-        if t.persistable or not t.stop_gradient or id(t) in self.state_names:
+        if self.is_state(t):
             arg = self.lift(t)
             return self.scope.get(self.stopped(arg) if stop else arg)
         const = self.scope.constants.get(id(t))
@@ -451,6 +477,11 @@ class Tracer:
             self.scope.constants[id(t)] = const
             self.alive.append(t)  # const caches are keyed by id(): keep the id unique
         return const
+
+    def is_state(self, t: Tensor) -> bool:
+        """Whether tensor `t`, which has a value, is an argument of the program (a
+        parameter, a buffer, a tensor that requires a gradient), not a constant."""
+        return t.persistable or not t.stop_gradient or id(t) in self.state_names
 
     def matched(self, v: Value) -> Value:
         """`v`, or where its type has a size of the trace's own that a rule needs equal
@@ -597,7 +628,17 @@ class Tracer:
         return (t[i] for i in range(n))
 
     def detach(self, t: Tensor) -> Tensor:
-        return self.wrap(self.stopped(t._ir))
+        """``t.detach()``: a traced tensor's value through a ``stop_gradient``; for a
+        state tensor, what it holds when the program runs (its value set earlier in
+        the call, or its argument), stopped; other tensors with a value are constants."""
+        if t._value is None:
+            return self.wrap(self.stopped(t._ir))
+        updated = self.updates.get(id(t))
+        if updated is not None:
+            return self.detach(updated)
+        if self.is_state(t):
+            return self.wrap(self.stopped(self.lift(t)))
+        return Tensor._from_array(t._value)
 
     # -- text
     def text_of(self, t: Tensor, spec: str, scalar: bool = False) -> str:
@@ -852,12 +893,15 @@ class Tracer:
             ops = list(self.fn.block.ops)
             with b.location(user_location()):
                 cts = append_gradients(b, ops, [*sources, *inputs], [(loss_value, seed)])
-            grads = {arg: self.wrap(cts.get(arg)) for arg in [*sources, *inputs]
+                state_grads = [(t, _summed(b, [cts.get(v) for v in values]),
+                                cts.any_defined(values))
+                               for t, values in _values_by_tensor(sources)]
+            grads = {arg: self.wrap(cts.get(arg)) for arg in inputs
                      if cts.get(arg) is not None}
-        for arg, t in sources.items():
-            grad = grads.get(arg)
+        for t, grad, defined in state_grads:
             if grad is not None:
-                self._accumulate(t, grad, cts.defined_of(arg))
+                self.backward_leaves[id(t)] = t
+                self._accumulate(t, _hooked(t, self.wrap(grad)), defined)
         for arg, k in inputs.items():
             if arg in grads:
                 self._add_input_grad(k, grads[arg], cts.defined_of(arg))

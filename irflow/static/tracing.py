@@ -45,6 +45,8 @@ from .scope import global_scope
 class ProgramTracer(Tracer):
     """The tracer of one static program (see the module docstring)."""
 
+    state_known_when_traced = True
+
     def __init__(self, name: str):
         super().__init__(name)
         self.inputs: dict[str, BlockArg] = {}          # static.data name -> argument

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..context import current_tracer
 from ..dispatch import apply
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
@@ -20,7 +21,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     if data is None:
         raise TypeError("to_tensor(None): data must be a number, a list, an array or a "
                         "Tensor, as in Paddle")
-    if isinstance(data, Tensor) and data._value is None:  # a new leaf, as eagerly
+    if isinstance(data, Tensor) and (data._value is None or current_tracer() is not None):
+        # a new leaf, as eagerly; in traced code, of the value the program computes
         t = data.detach() if dtype is None else data.detach().astype(dtype)
     else:
         t = Tensor._from_array(np.array(to_array(data, dtype), copy=True))

@@ -211,7 +211,19 @@ class Tensor:
     def _concrete(self, what: str) -> np.ndarray:
         if self._value is None:
             return self._tracer.concrete(self, what)
+        tracer = self._tracing_state()
+        if tracer is not None:
+            return tracer.concrete(self, what)
         return self._value
+
+    def _tracing_state(self):
+        """The tracer of the program being traced when this tensor, which holds a value,
+        is one of its arguments (a parameter, a buffer): the program reads what the
+        tensor holds when it runs, so its value now must not become a constant."""
+        tracer = current_tracer()
+        if tracer is None or tracer.state_known_when_traced or not tracer.is_state(self):
+            return None
+        return tracer
 
     def numpy(self) -> np.ndarray:
         return self._concrete("numpy()").copy()
@@ -229,6 +241,9 @@ class Tensor:
     def item(self, *index):
         if self._value is None:
             return self._tracer.item(self, index)
+        tracer = self._tracing_state()
+        if tracer is not None:
+            return tracer.item(tracer.detach(self), index)
         array = self._numbers("item()")
         if index:
             return array.item(*index)
@@ -367,8 +382,14 @@ class Tensor:
                               user_location())
 
     def detach(self) -> "Tensor":
-        if self._value is None:
-            return self._tracer.detach(self)
+        """A tensor of this one's value that stops gradients. While a program is traced
+        it is the program's value, never the array this tensor holds now: a parameter
+        or buffer detached in compiled code reads what it holds when the program runs
+        (after a ``set_value`` earlier in the same call, or an optimizer's step between
+        calls), not a constant of its value at tracing."""
+        tracer = self._tracer if self._value is None else current_tracer()
+        if tracer is not None:
+            return tracer.detach(self)
         return Tensor._from_array(self._value)
 
     def detach_(self) -> "Tensor":
