@@ -56,7 +56,9 @@ class Callback:
 
 
 class CallbackList:
-    """Calls a hook on every callback, in order."""
+    """Calls a hook on every callback, in order, always with its `logs` argument (None
+    when the caller has none), as Paddle's does: a callback may define
+    ``on_epoch_begin(self, epoch, logs)`` without a default."""
 
     def __init__(self, callbacks) -> None:
         self.callbacks = list(callbacks)
@@ -64,8 +66,10 @@ class CallbackList:
     def __getattr__(self, hook: str):
         if not hook.startswith("on_"):
             raise AttributeError(hook)
+        arity = 2 if hook.startswith("on_epoch_") or "_batch_" in hook else 1
 
         def call(*args):
+            args = args + (None,) * (arity - len(args))
             for c in self.callbacks:
                 getattr(c, hook)(*args)
         return call

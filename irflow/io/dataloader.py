@@ -64,7 +64,7 @@ class DataLoader:
                                  "not both: the batch sampler decides the batches")
             if self._is_iterable:
                 raise ValueError("an IterableDataset cannot take a batch_sampler")
-            batch_size = getattr(batch_sampler, "batch_size", None)
+            batch_size = None  # as Paddle's: the batch sampler owns the batch size
         elif batch_size is not None:
             _check_int("batch_size", batch_size, 1)
         if self._is_iterable and shuffle:

@@ -8,10 +8,9 @@ A map-style `Dataset` gives samples by index (``__getitem__``, ``__len__``); an
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from typing import Sequence
-
-import numpy as np
 
 from ..tensor.tensor import Tensor
 from .random import host_rng
@@ -129,7 +128,8 @@ class ConcatDataset(Dataset):
 
     def __init__(self, datasets: Sequence[Dataset]) -> None:
         self.datasets = _map_style(datasets, "ConcatDataset")
-        self.cumulative_sizes = list(np.cumsum([len(d) for d in self.datasets]))
+        # Python ints, so that a dataset of it gets a Python int index, as in Paddle
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
 
     def __len__(self) -> int:
         return int(self.cumulative_sizes[-1])

@@ -81,30 +81,38 @@ class RandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """`num_samples` indices drawn with probabilities proportional to `weights`."""
+    """`num_samples` indices drawn with probabilities proportional to `weights`. With
+    2-D weights, as in Paddle, each row is a distribution of its own: `num_samples`
+    indices (into the row) are drawn from each row in turn, so the sampler yields
+    ``rows * num_samples`` indices."""
 
     def __init__(self, weights, num_samples: int, replacement: bool = True) -> None:
         super().__init__()
         if isinstance(weights, Tensor):
             weights = weights.numpy()
         weights = np.asarray(weights, dtype=np.float64)
-        if weights.ndim != 1 or np.any(weights < 0) or not weights.sum() > 0:
-            raise ValueError("weights must be a 1-D sequence of non-negative numbers, not "
-                             "all zero")
+        if weights.ndim not in (1, 2) or np.any(weights < 0) \
+                or not np.all(weights.sum(axis=-1) > 0):
+            raise ValueError(f"WeightedRandomSampler: weights must be a 1-D or 2-D array of "
+                             f"non-negative numbers, not all zero in a row, got shape "
+                             f"{list(weights.shape)}")
         if not isinstance(num_samples, int) or num_samples <= 0:
             raise ValueError(f"num_samples must be a positive integer, got {num_samples}")
-        if not replacement and num_samples > np.count_nonzero(weights):
+        nonzero = int(np.min(np.count_nonzero(weights, axis=-1)))
+        if not replacement and num_samples > nonzero:
             raise ValueError(f"cannot draw {num_samples} distinct indices from "
-                             f"{np.count_nonzero(weights)} with non-zero weight")
+                             f"{nonzero} with non-zero weight")
         self.weights, self.num_samples, self.replacement = weights, num_samples, replacement
 
     def __iter__(self):
         rng = host_rng()
-        p = self.weights / self.weights.sum()
-        yield from rng.choice(len(p), self.num_samples, self.replacement, p).tolist()
+        for row in self.weights.reshape(-1, self.weights.shape[-1]):
+            p = row / row.sum()
+            yield from rng.choice(len(p), self.num_samples, self.replacement, p).tolist()
 
     def __len__(self) -> int:
-        return self.num_samples
+        rows = self.weights.shape[0] if self.weights.ndim == 2 else 1
+        return self.num_samples * rows
 
 
 class SubsetRandomSampler(Sampler):
