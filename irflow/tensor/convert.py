@@ -28,6 +28,7 @@ from .tensor import Tensor
 _RANK = {d: i for i, d in enumerate((
     dtypes.bool_, dtypes.uint8, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
     dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64))}
+_HALF_FLOATS = {dtypes.float16, dtypes.bfloat16}
 _KIND_RANK = {"bool": 0, "int": 1, "float": 2, "bfloat16": 2}
 _NUMBER_OF_KIND = {"bool": True, "int": 0, "float": 0.0}  # a Python number of each kind
 _SUPPORTED = {d.np for d in dtypes.ALL}
@@ -96,6 +97,9 @@ def to_array(data, dtype=None) -> np.ndarray:
         array = _not_complex(np.asarray(data))
         if array.dtype not in _SUPPORTED:  # uint32, uint64, float128...
             array = array.astype(np.int64 if array.dtype.kind in "iu" else np.float32)
+    elif isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in data):
+        array, found = _tensor_list_array(data)
+        dtype = found if dtype is None else dtype
     else:
         if isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in _flat(data)):
             data = _nested_values(data)
@@ -128,9 +132,22 @@ def _flat(data):
 
 
 def _nested_values(data):
+    """`data` with each tensor in it as its array (of any shape, a bfloat16 one's as
+    float32 values), for NumPy to stack."""
     if isinstance(data, list | tuple):
         return [_nested_values(v) for v in data]
-    return data.item() if isinstance(data, Tensor) else data
+    return data._numbers("to_tensor()") if isinstance(data, Tensor) else data
+
+
+def _tensor_list_array(data) -> tuple[np.ndarray, dtypes.DType]:
+    """The array and dtype Paddle's `to_tensor` makes of a list holding a tensor at its
+    top level: NumPy stacks the items, each tensor keeping its shape, and the dtype
+    is NumPy's, not the default float one (``[f32[], 2.5]`` is float64, ``[i32[1],
+    i32[1]]`` int32 of shape [2, 1]). A list of bfloat16 tensors alone stays bfloat16."""
+    array = _not_complex(np.asarray(_nested_values(data)))
+    if all(isinstance(v, Tensor) and v.dtype is dtypes.bfloat16 for v in data):
+        return array, dtypes.bfloat16
+    return array, dtypes.from_numpy(array)
 
 
 def dims(values) -> tuple:
@@ -255,8 +272,22 @@ def as_tensor(value, like: Tensor | None = None) -> Tensor:
         dtype = scalar_dtype(like.dtype, value)
         if dtype is dtypes.bfloat16:  # the value's bits, not the value as bits
             return Tensor._from_array(dtypes.astype(np.asarray(float(value)), dtype))
+        if dtype.is_int and isinstance(value, numbers.Integral):
+            value = _wrapped_int(value, dtype)
         return Tensor._from_array(np.asarray(value, dtype=dtype.np))
     return Tensor._from_array(to_array(value))
+
+
+def _wrapped_int(value: int, dtype: dtypes.DType) -> int:
+    """The Python int `value` as an integer of `dtype` holds it, wrapping modulo 2**bits
+    when it is out of range, as Paddle's kernels do (``uint8 - 1`` adds 255, an int8
+    tensor + 200 adds -56) rather than NumPy's OverflowError. (Paddle passes scalars
+    beyond int32 through a float, which saturates or rounds them; irflow wraps them
+    exactly.)"""
+    bits = 8 * dtype.np.itemsize
+    wrapped = int(value) % (1 << bits)
+    signed = np.issubdtype(dtype.np, np.signedinteger)
+    return wrapped - (1 << bits) if signed and wrapped >= 1 << (bits - 1) else wrapped
 
 
 def scalar_dtype(tensor_dtype: dtypes.DType, scalar) -> dtypes.DType:
@@ -297,6 +328,8 @@ def result_dtype(x: Tensor, y: Tensor) -> dtypes.DType:
     if x_scalar != y_scalar:
         (tensor, scalar) = (dy, dx) if x_scalar else (dx, dy)
         return tensor if _KIND_RANK[tensor.kind] >= _KIND_RANK[scalar.kind] else scalar
+    if {dx, dy} == _HALF_FLOATS:  # neither holds the other's values: Paddle meets at float32
+        return dtypes.float32
     if x_scalar or (_is_floating(dx) and _is_floating(dy)):
         return dx if _RANK[dx] >= _RANK[dy] else dy
     raise TypeError(f"operands of dtypes {dx.name} and {dy.name} do not mix (as in Paddle, "

@@ -1,6 +1,8 @@
 """Comparisons, logical ops and NaN/Inf tests; `where` selects by a condition."""
 from __future__ import annotations
 
+import numbers
+
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
@@ -60,14 +62,25 @@ def _check_integral(op: str, x: Tensor) -> None:
 
 def _bitwise(op: str):
     """Paddle's bitwise op `op` (also ``&``, ``|``, ``^``): bit by bit on ints, keeping
-    their dtype, logical on bools. A Python int meets the tensor's dtype."""
+    their dtype, logical on bools. A Python int or bool becomes the tensor's dtype, as
+    in Paddle's ``2 & mask``: a bool tensor reads it as a bool (nonzero is True), where
+    arithmetic would make it int64."""
     def fn(x, y, out=None, name=None) -> Tensor:
-        x, y = promote(x, y)
+        x, y = promote(*_int_scalar_as_tensor_dtype(x, y))
         _check_integral(op, x)
         return apply(op, (x, y))
     fn.__name__ = op
     fn.__doc__ = f"x {_BITWISE_SYMBOLS[op]} y bit by bit on int tensors, logically on bools."
     return fn
+
+
+def _int_scalar_as_tensor_dtype(x, y) -> tuple:
+    """x and y, a Python integer (or bool) among them cast to the other's dtype."""
+    if isinstance(x, Tensor) and isinstance(y, numbers.Integral):
+        return x, cast(as_tensor(y, like=x), x.dtype)
+    if isinstance(y, Tensor) and isinstance(x, numbers.Integral):
+        return cast(as_tensor(x, like=y), y.dtype), y
+    return x, y
 
 
 _BITWISE_SYMBOLS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}

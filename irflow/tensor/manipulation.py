@@ -1031,7 +1031,7 @@ def setitem(x: Tensor, index, value) -> None:
     elif parts.tensors:
         updated = _put(region, [(parts.after_squeeze(a), t) for a, t in parts.tensors], value)
     else:
-        updated = broadcast_to(value, exact_shape(region))
+        updated = _broadcast_value(value, tuple(exact_shape(region)))
     attrs = parts.slice_attrs
     if attrs is not None:
         updated = apply("set_slice", (expanded, _reshape_to(updated, exact_shape(sliced))),
@@ -1039,6 +1039,21 @@ def setitem(x: Tensor, index, value) -> None:
     if parts.new_axes:
         updated = squeeze(updated, parts.new_axes)
     _rebind(x, updated)
+
+
+def _without_leading_ones(shape, rank: int) -> tuple:
+    """`shape` less the leading size-1 dims it has beyond `rank` dims."""
+    shape = tuple(shape)
+    while len(shape) > rank and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _broadcast_value(value: Tensor, shape: tuple) -> Tensor:
+    """A value assigned into x[...] broadcast to the indexed part's `shape`: as in
+    Paddle and NumPy it may have extra leading dims of size 1 (``x[0, 2] = [[v]]``)."""
+    value = _reshape_to(value, _without_leading_ones(exact_shape(value), len(shape)))
+    return broadcast_to(value, shape)
 
 
 def _reshape_to(x: Tensor, shape: tuple) -> Tensor:
@@ -1057,9 +1072,7 @@ def _masked(region: Tensor, axis: int, mask: Tensor, value: Tensor) -> Tensor:
     k = mask.ndim
     _check_mask_dims(mask, shape[axis:axis + k])
     trailing = shape[axis + k:]
-    value_shape = list(exact_shape(value))
-    while len(value_shape) > len(trailing) and value_shape[0] == 1:
-        value_shape.pop(0)
+    value_shape = _without_leading_ones(exact_shape(value), len(trailing))
     if len(value_shape) > len(trailing):
         positions = nonzero(mask, as_tuple=True)
         count = exact_shape(positions[0])[0]
@@ -1083,7 +1096,7 @@ def _put(region: Tensor, tensors: list, value: Tensor, reduce: str = "assign") -
     pre, post = shape[:axis], shape[axis + 1:]
     index_shape = tuple(exact_shape(index))
     count = numel(index_shape)
-    value = broadcast_to(value, pre + index_shape + post)
+    value = _broadcast_value(value, pre + index_shape + post)
     value = _reshape_to(value, pre + (count,) + post)
     index = _reshape_to(index, (1,) * len(pre) + (count,) + (1,) * len(post))
     y = _put_along(y, index, value, axis, reduce, include_self=True)

@@ -190,12 +190,23 @@ def divide(x, y, name=None, *, rounding_mode=None) -> Tensor:
 
 def _divide(x, y) -> Tensor:
     """x / y, ints as floats: `divide` without a rounding mode (the ``/`` operator)."""
-    a, b = promote(x, y)
+    a, b = promote(*_int_tensor_as_float(x, y))
     if a.dtype is dtypes.bfloat16 and _has_scalar(x, y):
         return _both_in_float32(_divide, a, b)
     if not a.dtype.is_float:
         a, b = cast(a, dtypes.float32), cast(b, dtypes.float32)
     return apply("div", (a, b))
+
+
+def _int_tensor_as_float(x, y) -> tuple:
+    """x and y, an int or bool tensor that meets a Python number cast to float32 first:
+    true division takes the number as it is (``uint8 / -2`` divides by -2.0, as in
+    Paddle), not wrapped into the tensor's dtype as other arithmetic would."""
+    if isinstance(x, Tensor) and not isinstance(y, Tensor) and x.dtype.kind in ("int", "bool"):
+        return cast(x, dtypes.float32), y
+    if isinstance(y, Tensor) and not isinstance(x, Tensor) and y.dtype.kind in ("int", "bool"):
+        return x, cast(y, dtypes.float32)
+    return x, y
 
 
 def trunc(input, name=None) -> Tensor:  # noqa: A002  (Paddle's name)
@@ -387,7 +398,7 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None) ->
     as in Paddle, whose kernel computes in it: the factors truncate toward zero
     (scale(int_t, 1.5, 0.5) is int_t)."""
     x = as_tensor(x)
-    if x.dtype.is_float:
+    if x.dtype.kind not in ("int", "bool"):  # float16/32/64 and bfloat16
         return _scaled(x, scale, bias, bias_after_scale)
     scale, bias = _truncated(scale), _truncated(bias)
     return cast(_scaled(x, scale, bias, bias_after_scale), x.dtype)

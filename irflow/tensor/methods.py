@@ -13,6 +13,14 @@ def _reflected(fn):
     return method
 
 
+def _swapped(fn):
+    """The reflected operator of `fn` that passes the other operand on as it is, for a
+    function that types a Python number itself."""
+    def method(self, other):
+        return fn(other, self)
+    return method
+
+
 def _astype(self, dtype):
     return cast(self, dtype)
 
@@ -26,15 +34,15 @@ _OPERATORS = {
     "__add__": math.add, "__radd__": math.add,
     "__sub__": math._subtract, "__rsub__": _reflected(math._subtract),
     "__mul__": math.multiply, "__rmul__": math.multiply,
-    "__truediv__": math._divide, "__rtruediv__": _reflected(math._divide),
+    "__truediv__": math._divide, "__rtruediv__": _swapped(math._divide),
     "__floordiv__": math.floor_divide, "__rfloordiv__": _reflected(math.floor_divide),
     "__mod__": math.remainder, "__rmod__": _reflected(math.remainder),
     "__pow__": math.pow, "__rpow__": _reflected(math.pow),
     "__matmul__": math.matmul, "__rmatmul__": _reflected(math.matmul),
     "__neg__": math.neg, "__abs__": math.abs, "__invert__": logic.bitwise_not,
-    "__and__": logic.bitwise_and, "__rand__": _reflected(logic.bitwise_and),
-    "__or__": logic.bitwise_or, "__ror__": _reflected(logic.bitwise_or),
-    "__xor__": logic.bitwise_xor, "__rxor__": _reflected(logic.bitwise_xor),
+    "__and__": logic.bitwise_and, "__rand__": logic.bitwise_and,
+    "__or__": logic.bitwise_or, "__ror__": logic.bitwise_or,
+    "__xor__": logic.bitwise_xor, "__rxor__": logic.bitwise_xor,
     "__eq__": logic.equal, "__ne__": logic.not_equal,
     "__lt__": logic.less_than, "__le__": logic.less_equal,
     "__gt__": logic.greater_than, "__ge__": logic.greater_equal,
