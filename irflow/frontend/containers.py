@@ -25,7 +25,7 @@ from typing import Iterable
 from ..errors import ConversionError, Location
 from ..tensor.tensor import Tensor
 
-CONTAINERS = (list, dict, set)
+CONTAINERS = (list, dict, set)  # and their subclasses (OrderedDict, defaultdict)
 
 
 def _contents(container) -> list:
@@ -69,7 +69,7 @@ class ContainerSnapshot:
         seen = set()
         self.entries = []  # (label, container, its contents, any change an error)
         for label, container, strict in labelled:
-            if type(container) in CONTAINERS and id(container) not in seen:
+            if isinstance(container, CONTAINERS) and id(container) not in seen:
                 seen.add(id(container))
                 self.entries.append((label, container, _contents(container), strict))
 

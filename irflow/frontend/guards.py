@@ -16,20 +16,26 @@ Guarded: *plain data*, compared by value and exact type (``1``, ``1.0`` and ``Tr
 differ, as the constants they make do; a NaN equals a NaN; ``-0.0`` is not ``0.0``):
 None, bools, numbers, strings, bytes, NumPy scalars and numeric arrays (by dtype,
 shape and bytes: ``paddle.to_tensor(self.table)`` makes a constant of the contents),
-and tuples, lists, dicts, sets and frozensets (at most `MAX_ITEMS` items each,
-`MAX_DEPTH` deep) of plain data and of other objects, which they must hold
-themselves (a plain list of Layers one appends to, a tensor replaced in a dict). Any
+and tuples, lists, dicts, sets and frozensets, and their subclasses (``OrderedDict``,
+``defaultdict``, a namedtuple: each compared as its own type), at most `MAX_ITEMS`
+items each, `MAX_DEPTH` deep, of plain data and of other objects, which they must
+hold themselves (a plain list of Layers one appends to, a tensor replaced in a dict);
+``functools.partial`` objects by their function, arguments and keywords (``self.act =
+partial(F.leaky_relu, negative_slope=0.1)``). Any
 other object read is guarded by identity (``self.act = F.gelu``, ``self.cfg =
 Config()``; its own attributes are guarded where the code reads them), and an
 attribute the code found missing (``hasattr``, ``getattr`` with a default) stays
 missing; a tensor a global, an enclosing variable or a plain object holds, by
-identity too. Not guarded: Layers and their tensors (a Layer's structure has its
-own versions), traced tensors, modules, and bound methods (made anew on each
+identity too. A module's attribute is guarded as a global when it holds plain data
+or a tensor (``config.SCALE``), unless the module is irflow's. Not guarded: Layers
+and their tensors (a Layer's structure has its own versions), traced tensors,
+modules, a module's functions and classes, and bound methods (made anew on each
 access).
 """
 from __future__ import annotations
 
 import dis
+import functools
 import types
 from typing import Callable
 
@@ -40,7 +46,8 @@ from ..tensor.tensor import Tensor
 MAX_ITEMS = 1024  # items of one container that a guard compares; a longer one is not plain
 MAX_DEPTH = 8     # containers within containers
 _SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
-_MUTABLE = frozenset({list, dict, set, np.ndarray})
+_CONTAINERS = (tuple, list, dict, set, frozenset)  # and their subclasses
+_MUTABLE = (list, dict, set, np.ndarray, functools.partial)  # and their subclasses
 _UNGUARDED = (types.ModuleType, types.MethodType, types.BuiltinMethodType,
               types.MethodWrapperType)
 _MISSING = object()  # what a guard reads where the name no longer exists
@@ -78,14 +85,17 @@ def frozen(value, depth: int = 0):
     if kind is np.ndarray:  # its bytes: a copy per call, so a large table costs time
         return (kind, value.dtype.str, value.shape, value.tobytes()) \
             if value.dtype.kind in "biufc" else None
-    if kind in (tuple, list, dict, set, frozenset):
+    if isinstance(value, _CONTAINERS):
         if depth >= MAX_DEPTH or len(value) > MAX_ITEMS:
             return None
-        if kind is dict:
+        if isinstance(value, dict):
             parts = [(_held(k, depth), _held(v, depth)) for k, v in value.items()]
         else:
             parts = [_held(item, depth) for item in value]
-        return kind, frozenset(parts) if kind in (set, frozenset) else tuple(parts)
+        return kind, frozenset(parts) if isinstance(value, (set, frozenset)) else tuple(parts)
+    if kind is functools.partial:  # its keywords are a dict, changed in place at times
+        return kind, _held(value.func, depth), frozen(value.args, depth + 1), \
+            frozen(value.keywords, depth + 1)
     return None
 
 
@@ -123,10 +133,9 @@ class Guard:
 
 def _immutable(value) -> bool:
     """Whether plain data `value` cannot change in place: no list, dict or set in it."""
-    kind = type(value)
-    if kind in (tuple, frozenset):
+    if isinstance(value, (tuple, frozenset)):
         return all(_immutable(item) for item in value)
-    return kind not in _MUTABLE
+    return not isinstance(value, _MUTABLE)
 
 
 def guard(kind: str, owner, name: str) -> Guard | None:
@@ -229,12 +238,30 @@ class Reads:
 
     def attribute(self, owner, name: str) -> None:
         """``owner.name`` was read (by converted code)."""
-        if not isinstance(owner, (types.ModuleType, Tensor)):
+        if isinstance(owner, types.ModuleType):
+            self._module_attribute(owner, name)
+        elif not isinstance(owner, Tensor):
             self.note("attribute", owner, name)
 
+    def _module_attribute(self, module: types.ModuleType, name: str) -> None:
+        """``module.name`` of plain data or a tensor (``config.SCALE`` after ``import
+        config``, where a training script sets ``config.SCALE = 2.0``): guarded as
+        the module's own code reads it, a global. Its functions, classes and
+        submodules, and anything of irflow's, are not: they stay what they are."""
+        if module.__name__.partition(".")[0] == "irflow":
+            return
+        space = vars(module)
+        value = space.get(name, _MISSING)
+        if isinstance(value, Tensor) or frozen(value) is not None:
+            self.note("entry", space, name)
+
     def function(self, fn: types.FunctionType) -> None:
-        """Converted `fn` is about to run: the globals its code names and the
-        variables of enclosing functions it reads."""
+        """Converted `fn` is about to run: the globals its code names, the variables of
+        enclosing functions it reads, and its defaults (``def f(x, cfg={"a": 1.0})``:
+        a default changed in place is what a later call gets)."""
+        for name in ("__defaults__", "__kwdefaults__"):
+            if getattr(fn, name):
+                self.note("attribute", fn, name)
         names: set = set()
         _names_in(fn.__code__, names)
         space = fn.__globals__
@@ -261,7 +288,7 @@ class Reads:
         for key, g in self._guards.items():
             if g is None or key in skip:
                 continue
-            if type(g.value) in _MUTABLE and g.read() is g.value:
+            if isinstance(g.value, _MUTABLE) and g.read() is g.value:
                 g = guard(g.kind, g.owner, g.name)
             if g is not None:
                 kept.append(g)

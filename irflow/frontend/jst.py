@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import numbers
+import random
+import sys
+import time
 import types
 from contextvars import ContextVar
 from typing import Callable, Sequence
@@ -19,7 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..dispatch import state as dispatch_state
-from ..dispatch import user_location
+from ..dispatch import user_location, warn_at_user
 from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.core import Value
@@ -200,15 +204,24 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 
 def _text(value) -> str:
     """`value` as print shows it; a traced tensor in it is a placeholder for its text
-    when the program runs (``x.shape`` of a symbolic dim prints as ``paddle.Size([3, 4])``)."""
-    if isinstance(value, list | tuple) and any(is_traced(v) for v in value):
+    when the program runs (``x.shape`` of a symbolic dim prints as ``paddle.Size([3, 4])``),
+    and so is a parameter or buffer: the program prints what it holds then, not the
+    value it had when traced."""
+    if isinstance(value, list | tuple) and any(map(_known_when_run, value)):
         inner = ", ".join(_text(v) for v in value)
         if isinstance(value, Size):
             return f"paddle.Size([{inner}])"
         if isinstance(value, list):
             return f"[{inner}]"
         return f"({inner},)" if len(value) == 1 else f"({inner})"
-    return format(value, "") if is_traced(value) else str(value)
+    return format(value, "") if _known_when_run(value) else str(value)
+
+
+def _known_when_run(value) -> bool:
+    """Whether `value` is a tensor whose value the program knows only when it runs: a
+    traced one, or a parameter or buffer (an argument of the program)."""
+    return isinstance(value, Tensor) and (is_traced(value) or
+                                          value._tracing_state() is not None)
 
 
 def _to_float(x=0.0):
@@ -232,6 +245,16 @@ def _to_bool(x=False):
 def _scalar(x: Tensor, dtype) -> Tensor:
     from ..tensor.convert import cast
     return cast(x.item(), dtype)
+
+
+def _vars(*obj):
+    """``vars(obj)`` in converted code: a read of ``obj.__dict__``, which the trace
+    records as `attr` records one (``vars(self)["scale"]`` is guarded like
+    ``self.scale``); ``vars()`` is the converted function's own variables."""
+    if not obj:
+        return sys._getframe(1).f_locals
+    _note_read(obj[0], "__dict__")
+    return vars(*obj)
 
 
 def _range(*args):
@@ -372,7 +395,12 @@ _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _t
              builtins.min: _extremum(builtins.min, "minimum"),
              builtins.any: _truth_of_all(builtins.any, "any"),
              builtins.all: _truth_of_all(builtins.all, "all"), builtins.getattr: attr,
-             builtins.hasattr: _hasattr}
+             builtins.hasattr: _hasattr, builtins.vars: _vars}
+# Python's own random numbers and clocks: a trace calls them once, and the program
+# keeps what they returned
+_HOST_RANDOM = (random.Random, np.random.RandomState, np.random.Generator)
+_CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
+                     "monotonic_ns", "process_time", "process_time_ns"})  # of `time`
 
 
 def call(fn):
@@ -389,6 +417,12 @@ def call(fn):
     if isinstance(fn, types.MethodType) and fn.__func__ is Tensor.numpy and \
             is_traced(fn.__self__):
         return lambda: NumpyView.of(fn.__self__.detach())  # as eagerly: no gradient
+    if isinstance(fn, functools.partial):  # its function converted, as if called itself
+        return functools.partial(call(fn.func), *fn.args, **fn.keywords)
+    method = _user_call_method(fn)
+    if method is not None:
+        return call(method)
+    _warn_if_host_random(fn)
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if converts(target):
         from .convert import Unconvertible, convert_function
@@ -399,6 +433,36 @@ def call(fn):
         dispatch_state.tracer.reads.function(target)  # its globals and closure, now
         return converted
     return fn
+
+
+def _user_call_method(fn) -> types.MethodType | None:
+    """``fn.__call__`` of an object (not a function, class or Layer) whose class
+    defines it in user code: converted as any user method, so what it reads
+    (``self.k`` of a ``Scaler`` held by a Layer) is guarded, not frozen."""
+    if isinstance(fn, (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+                       type)):
+        return None
+    from ..nn.layer.layers import Layer
+    method = getattr(type(fn), "__call__", None)
+    if isinstance(fn, Layer) or not converts(method):
+        return None
+    return types.MethodType(method, fn)
+
+
+def _warn_if_host_random(fn) -> None:
+    """Warn of a call of Python's or NumPy's random numbers or of a clock in converted
+    code: the trace makes it once, and every run of the program reuses the number it
+    returned, where eager code draws a new one on every call (Paddle's AST
+    ``to_static`` freezes it too)."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, _HOST_RANDOM) or (owner is time and
+                                           getattr(fn, "__name__", None) in _CLOCKS):
+        name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+        warn_at_user(f"the compiled code called {name}() while it was traced; it runs "
+                     "Python code only then, so every call of the program reuses the "
+                     "value that call returned, where eager code gets a new one each "
+                     "call. Use paddle.rand / paddle.randn (drawn each run), or pass the "
+                     "value as an argument", stacklevel=3)
 
 
 NOT_TO_STATIC = "_irflow_not_to_static"  # set by paddle.jit.not_to_static

@@ -441,6 +441,11 @@ class Tensor:
         tracing, text the program fills in when it prints (see `Tracer.text_of`)."""
         if self._value is None:
             return self._tracer.text_of(self, spec)
+        tracer = self._tracing_state()
+        if tracer is not None:  # a parameter's text is what it holds when the program runs
+            text = format(tracer.detach(self), spec)
+            return text if spec or not isinstance(self, Parameter) else \
+                "Parameter containing:\n" + text
         if not spec:
             return str(self)
         if self._value.size != 1:
