@@ -5,6 +5,7 @@ from .activation import (celu, elu, elu_, gelu, glu, gumbel_softmax, hardshrink,
                          log_softmax, maxout, mish, prelu, relu, relu_, relu6, rrelu, selu,
                          sigmoid, silu, softmax, softmax_, softplus, softshrink, softsign, tanh,
                          tanh_, tanhshrink, thresholded_relu, thresholded_relu_)
+from . import flash_attention
 from .attention import scaled_dot_product_attention
 from .common import (alpha_dropout, bilinear, channel_shuffle, cosine_similarity, dropout,
                      dropout2d, embedding, linear, normalize, one_hot, pad, pairwise_distance,

@@ -53,6 +53,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     broadcasts against the scores [batch, heads, seq_q, seq_k]. `is_causal` adds
     -1e4 above the diagonal and ignores `attn_mask`, as Paddle's CPU path does.
     `dropout_p` drops attention weights only when `training`."""
+    return attention(query, key, value, attn_mask, dropout_p, is_causal, training, scale,
+                     enable_gqa)[0]
+
+
+def attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+              is_causal: bool = False, training: bool = True, scale=None,
+              enable_gqa: bool = True):
+    """`scaled_dot_product_attention`'s output and the attention weights it applied
+    ([batch, heads, seq_q, seq_k], after dropout; without the batch for 3-D inputs)."""
     query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
     batched = query.ndim == 4
     if not batched:
@@ -73,4 +82,4 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=training)
     out = transpose(matmul(weights, v), [0, 2, 1, 3])
-    return out if batched else squeeze(out, 0)
+    return (out, weights) if batched else (squeeze(out, 0), squeeze(weights, 0))
