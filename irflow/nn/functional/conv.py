@@ -47,7 +47,11 @@ def pair(value, what: str = "value") -> tuple[int, int]:
 
 def _same_padding(size: int, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
     """TensorFlow's "SAME": ceil(size / stride) outputs, the padding split evenly with
-    the odd cell after."""
+    the odd cell after. The padding depends on the size, so a size known only at run
+    time cannot be padded while tracing."""
+    if not isinstance(size, int):
+        raise SymbolicShapeError(f"padding 'SAME' needs static spatial sizes, got {size!r}: "
+                                 "give them in the input_spec", user_location())
     out = math.ceil(size / stride)
     total = max((out - 1) * stride + dilation * (kernel - 1) + 1 - size, 0)
     return total // 2, total - total // 2
@@ -559,6 +563,9 @@ def _depth_taps(x, kernel: int, stride: int, dilation: int, low: int, high: int)
     x = _pad_axis(x, 2, low, high)
     extent = dilation * (kernel - 1) + 1
     depth = exact_shape(x)[2]
+    if not isinstance(depth, int):
+        raise SymbolicShapeError(f"conv3d: x must have a static depth, got {depth!r}: give "
+                                 "it in the input_spec", user_location())
     if depth < extent:
         raise ShapeError(f"conv3d: the padded input depth {depth} is smaller than the "
                          f"kernel depth {extent}")

@@ -10,6 +10,7 @@ update, which the tracer intercepts when a Layer is compiled.
 from __future__ import annotations
 
 from ...dispatch import no_grad
+from ...errors import ShapeError
 from ...tensor import (concat, mean as reduce_mean, numel, reshape, rsqrt, slice as slice_axes,
                       transpose, where, zeros)
 from ...tensor.convert import as_tensor
@@ -76,7 +77,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-
     """Normalize over the trailing dims `normalized_shape`, then scale by weight and
     shift by bias (both of that shape)."""
     x = as_tensor(x)
-    count = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    normalized_shape = ([normalized_shape] if isinstance(normalized_shape, int)
+                        else [int(d) for d in normalized_shape])
+    _check_normalized_shape(x, normalized_shape)
+    count = len(normalized_shape)
     axes = list(range(x.ndim - count, x.ndim))
     mean = reduce_mean(x, axes, keepdim=True)
     centered = x - mean
@@ -87,6 +91,19 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, epsilon: float = 1e-
     if bias is not None:
         y = y + _over_normalized_dims(bias, x, count)
     return y
+
+
+def _check_normalized_shape(x, normalized_shape: list[int]) -> None:
+    """Paddle requires x's trailing dims to be `normalized_shape`; without this check a
+    mismatched one (an int other than x's last size) would silently normalize over as
+    many trailing dims whatever their sizes."""
+    count = len(normalized_shape)
+    trailing = list(exact_shape(x)[x.ndim - count:]) if count <= x.ndim else None
+    if trailing is None or any(isinstance(d, int) and d != n
+                               for d, n in zip(trailing, normalized_shape)):
+        raise ShapeError(f"layer_norm: normalized_shape is {normalized_shape}, expected x of "
+                         f"shape [*, {', '.join(map(str, normalized_shape))}], got "
+                         f"{list(exact_shape(x))}")
 
 
 def _over_normalized_dims(param, x, count: int):

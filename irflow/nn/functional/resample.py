@@ -416,7 +416,8 @@ _NUMPY_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 def pad_by_gather(x, pairs, mode: str):
     """x padded per axis by `pairs` (low, high) in a non-constant mode: a gather of
-    the positions np.pad gives an index ramp."""
+    the positions np.pad gives an index ramp (circular padding wider than the dim wraps
+    around it again, as Paddle's)."""
     for axis, (low, high) in enumerate(pairs):
         if not (low or high):
             continue
@@ -424,9 +425,6 @@ def pad_by_gather(x, pairs, mode: str):
         if mode == "reflect" and max(low, high) >= size:
             raise ValueError(f"pad: reflect padding ({low}, {high}) must be smaller than the "
                              f"dim it pads ({size})")
-        if mode == "circular" and max(low, high) > size:
-            raise ValueError(f"pad: circular padding ({low}, {high}) must not exceed the dim "
-                             f"it pads ({size})")
         if low < 0 or high < 0:
             raise ValueError(f"pad: mode {mode!r} takes no negative padding, got {pairs}")
         x = _take(x, axis, np.pad(np.arange(size), (low, high), mode=_NUMPY_MODE[mode]))
