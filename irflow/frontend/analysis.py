@@ -59,6 +59,7 @@ class Flow:
     live_head: Live | None = None       # loops: live at the head of each iteration
     defined: frozenset = frozenset()    # definitely bound before the statement
     mutated: dict = field(default_factory=dict)  # local -> line of an in-place change
+    inside: frozenset = frozenset()  # mutated locals changed only through their elements
     effects: dict = field(default_factory=dict)  # (object path, attribute | None) -> line
     outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> line
 
@@ -215,12 +216,14 @@ def _mutating_method(name: str) -> bool:
 
 
 def mutations(stmts, reserved: frozenset[str], local: frozenset[str]) \
-        -> tuple[dict[str, int], dict]:
+        -> tuple[dict[str, int], dict, frozenset[str]]:
     """What the statements change in place (not looking into nested functions):
 
     - the `local` variables whose objects change, with the line of the first change:
       ``a[i] = v``, ``a.x = v``, ``a[i] += v``, ``del a[i]``, ``a.append(v)``,
       ``a.add_(v)``, ``paddle.increment(a)``;
+    - those of them changed only through their elements (``d["k"][i] = v``,
+      ``ts[0].add_(v)``): the objects they hold change, not which ones they hold;
     - the *effects*, each keyed by the path of the object changed (the variable and
       the attributes that lead to it) and the attribute set on it, or None when its
       contents change: ``self.h = v`` is ``(("self",), "h")``,
@@ -231,11 +234,14 @@ def mutations(stmts, reserved: frozenset[str], local: frozenset[str]) \
     """
     changed: dict[str, int] = {}
     effects: dict[tuple, int] = {}
+    whole: set[str] = set()  # changed themselves, not only through an element
 
     def note(target: ast.AST, attr: str | None, line: int) -> None:
         full, path = _object_path(target)
         if path is None or path[0] in reserved:
             return
+        if full:
+            whole.add(path[0])
         if path[0] in local and changed.get(path[0], line) >= line:
             changed[path[0]] = line
         key = (path, attr if full else None)
@@ -260,7 +266,7 @@ def mutations(stmts, reserved: frozenset[str], local: frozenset[str]) \
             if target is not None:
                 note(target, None, node.lineno)
         stack.extend(ast.iter_child_nodes(node))
-    return changed, effects
+    return changed, effects, frozenset(changed.keys() - whole)
 
 
 def _object_path(node: ast.AST) -> tuple[bool, tuple[str, ...] | None]:
@@ -381,7 +387,8 @@ class _Liveness:
     def visit_If(self, s: ast.If, live: Live) -> Live:
         flow = _flow(s)
         flow.live_out = dict(live)
-        flow.mutated, flow.effects = mutations(s.body + s.orelse, self.reserved, self.local)
+        flow.mutated, flow.effects, flow.inside = mutations(s.body + s.orelse, self.reserved,
+                                                            self.local)
         return _union(reads(s.test), self.block(s.body, live), self.block(s.orelse, live))
 
     def visit_While(self, s: ast.While, live: Live) -> Live:
@@ -394,7 +401,8 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated, flow.effects = mutations(s.body, self.reserved, self.local)
+        flow.mutated, flow.effects, flow.inside = mutations(s.body, self.reserved,
+                                                            self.local)
         return head
 
     def visit_For(self, s: ast.For, live: Live) -> Live:
@@ -410,7 +418,8 @@ class _Liveness:
                 break
             head = new
         flow.live_out, flow.live_head = dict(live), head
-        flow.mutated, flow.effects = mutations(s.body, self.reserved, self.local)
+        flow.mutated, flow.effects, flow.inside = mutations(s.body, self.reserved,
+                                                            self.local)
         return _union(head, reads(s.iter))
 
     def visit_With(self, s: ast.With, live: Live) -> Live:

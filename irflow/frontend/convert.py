@@ -335,6 +335,7 @@ class Statement:
     outer_writes: dict = field(default_factory=dict)  # global/nonlocal name -> Location
     outer: tuple[str, ...] = ()  # globals/enclosing variables whose objects change
     return_guard: bool = False  # an ``if not returned`` guard: its false branch returned
+    inside: frozenset = frozenset()  # mutated variables changed only through elements
 
 
 STATEMENTS = "__jst_statements"  # the factory's tuple of `Statement`s
@@ -380,7 +381,8 @@ class _ControlFlow(ast.NodeTransformer):
         record = Statement(kind, Location(self.filename, node.lineno), tuple(params),
                            tuple(outputs), uses, self.located(mutated), self.located(effects),
                            self.located(outer_writes), tuple(outer),
-                           getattr(node, "jst_return_guard", False))
+                           getattr(node, "jst_return_guard", False),
+                           flow.inside if flow is not None else frozenset())
         self.statements.append(record)
         return record
 

@@ -630,12 +630,32 @@ def _write_back(stmt: Statement, before: dict, name: str, value):
         _tracer().changed(lambda: _rebind(original, saved))
         _rebind(original, value)
         return original
+    if name in stmt.inside and _rebound_leaves(original, value):
+        return original
     if _is_container(original) and type(value) is type(original):
         saved = _contents(original)
         _tracer().changed(lambda: _set_contents(original, saved))
         _set_contents(original, value)
         return original
     return value
+
+
+def _rebound_leaves(original, value) -> bool:
+    """For a container the statement changed only through its elements (``d["k"][i] =
+    v``): rebind each tensor it holds to its new value, in place, so that every other
+    name for that tensor (``a`` of ``d = {"k": a}``) sees the change, as in eager code;
+    False (nothing done) if the two do not have one structure."""
+    leaves, structure = flatten(original)
+    new_leaves, new_structure = flatten(value)
+    if structure != new_structure:
+        return False
+    from ..tensor.manipulation import _rebind
+    for old, new in zip(leaves, new_leaves):
+        if isinstance(old, Tensor) and isinstance(new, Tensor) and old is not new:
+            saved = _alias(old)
+            _tracer().changed(lambda old=old, saved=saved: _rebind(old, saved))
+            _rebind(old, new)
+    return True
 
 
 class _Effects:

@@ -162,18 +162,24 @@ class Zipped(RunSequence):
 
 class Fixed(RunSequence):
     """A Python list or tuple zipped with a run-time sequence: its numbers or its
-    tensors (of one type) stacked, read at the traced index."""
+    tensors (of one type) stacked, read at the traced index. Numbers stay Python
+    numbers: stacked as float64 (int64 if all are ints), each read as a stand-in that
+    promotes as the number would (``row * 0.1`` of a float64 row multiplies by 0.1, not
+    by 0.1 rounded to float32)."""
 
     def __init__(self, values):
         from ..tensor.creation import to_tensor
         from ..tensor.manipulation import stack
         values = list(values)
         self.n = len(values)
+        self.numbers = False
         if values and all(isinstance(v, Tensor) for v in values):
             self.table = stack(values)
         elif values and all(isinstance(v, numbers.Number) and not isinstance(v, bool)
                             for v in values):
-            self.table = to_tensor(values)
+            integral = all(isinstance(v, numbers.Integral) for v in values)
+            self.table = to_tensor(values, "int64" if integral else "float64")
+            self.numbers = True
         else:
             raise ConversionError("zip() of a sequence whose length is known only when the "
                                   "program runs takes tensors, numbers, or lists of tensors "
@@ -184,7 +190,8 @@ class Fixed(RunSequence):
 
     def item(self, i):
         from ..tensor.manipulation import getitem
-        return getitem(self.table, i)
+        item = getitem(self.table, i)
+        return PythonScalar.of(item) if self.numbers else item
 
 
 def run_sequence(x) -> RunSequence | None:

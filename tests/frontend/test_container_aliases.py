@@ -1,0 +1,76 @@
+"""Tensors reached through containers in converted control flow.
+
+A tensor changed in place through a list or dict element (``d["k"][i] = v`` in a
+tensor loop or branch) is the same object every other name for it holds, so that
+name sees the change, as eagerly (it used to keep the old value: the container got a
+new tensor in place of the old one). Python numbers zipped with a run-time sequence
+stay Python numbers (they were rounded to float32)."""
+import numpy as np
+import pytest
+
+import irflow as paddle
+
+
+def _through_dict(x, n):
+    a = x.clone()
+    d = {"k": a}
+    for i in range(n):  # a tensor bound: a while loop in the program
+        d["k"][i] = 5.0
+    return a, d["k"]
+
+
+def _through_list_in_branch(x):
+    a = x.clone()
+    lst = [a]
+    if x.sum() > 0:  # a tensor condition
+        lst[0].add_(paddle.ones_like(a))
+    return a, lst[0]
+
+
+def _mark_first(ts):
+    if ts[0].sum() > 0:
+        ts[0][0] = 5.0
+
+
+def _through_a_helper(x):
+    a = x.clone()
+    _mark_first([a])
+    return a, a
+
+
+def _entry_replaced(x):
+    a = x.clone()
+    d = {"k": a}
+    if x.sum() > 0:
+        d["k"] = a * 2  # a new tensor in the dict: `a` keeps its value
+    return a, d["k"]
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_through_dict, lambda: (paddle.to_tensor([1.0, 2.0, 3.0]), paddle.to_tensor(2))),
+    (_through_list_in_branch, lambda: (paddle.to_tensor([1.0, 2.0, 3.0]),)),
+    (_through_list_in_branch, lambda: (paddle.to_tensor([-1.0, -2.0, -3.0]),)),
+    (_through_a_helper, lambda: (paddle.to_tensor([1.0, 2.0, 3.0]),)),
+    (_entry_replaced, lambda: (paddle.to_tensor([1.0, 2.0, 3.0]),)),
+], ids=["dict_in_loop", "list_in_branch_taken", "list_in_branch_not_taken", "helper",
+        "entry_replaced"])
+def test_a_tensor_changed_through_a_container_is_changed_for_every_name(fn, args):
+    want = [t.numpy() for t in fn(*args())]
+    got = [t.numpy() for t in paddle.jit.to_static(fn)(*args())]
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_python_floats_zipped_with_rows_keep_their_value():
+    def f(x):
+        out = []
+        for row, w in zip(x, [0.1, 0.3, 0.7]):
+            out.append(row * w)
+        return paddle.stack(out)
+
+    x = paddle.to_tensor(np.ones((3, 2)), dtype="float64")
+    got = paddle.jit.to_static(f)(x)
+    assert got.dtype == paddle.float64
+    np.testing.assert_array_equal(got.numpy()[:, 0], [0.1, 0.3, 0.7])
+    h = paddle.to_tensor(np.ones((3, 2)), dtype="float16")
+    assert paddle.jit.to_static(f)(h).dtype == paddle.float16
