@@ -371,8 +371,11 @@ class _ControlFlow(ast.NodeTransformer):
         if flow is None or self.captured is None:
             outputs = params
         else:
+            # a variable changed in place is given back for the object it held before
+            # the statement (others may hold it too); a temporary the statement binds,
+            # changes and drops is not (``t = x.clone(); t[0] = v`` in one branch)
             outputs = [n for n in params if n in live(flow) or n in self.captured
-                       or n in mutated]
+                       or n in mutated and n in flow.defined]
         uses = {n: Location(self.filename, flow.live_out[n]) for n in outputs
                 if flow is not None and n in flow.live_out}
         effects = flow.effects if flow is not None else {}

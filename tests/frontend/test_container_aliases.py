@@ -74,3 +74,31 @@ def test_python_floats_zipped_with_rows_keep_their_value():
     np.testing.assert_array_equal(got.numpy()[:, 0], [0.1, 0.3, 0.7])
     h = paddle.to_tensor(np.ones((3, 2)), dtype="float16")
     assert paddle.jit.to_static(f)(h).dtype == paddle.float16
+
+
+def test_a_temporary_made_and_changed_in_place_in_one_branch_or_body_is_local_to_it():
+    """``t = x.clone(); t[0] = v`` in one branch (or a loop body) only: t is not given
+    back, so the other branch not binding it is no error (it was a ConversionError)."""
+    def branch(x):
+        if x.sum() > 0:
+            t = x.clone()
+            t[0] = 100.0
+            y = t * 2
+        else:
+            y = x
+        return y
+
+    def loop(x, n):
+        y = x
+        for _ in range(n):
+            t = paddle.zeros_like(x)
+            t[0] = 1.0
+            y = y + t
+        return y
+
+    for x in (paddle.to_tensor([1.0, 2.0]), paddle.to_tensor([-1.0, -2.0])):
+        np.testing.assert_array_equal(paddle.jit.to_static(branch)(x).numpy(),
+                                      branch(x).numpy())
+        n = paddle.to_tensor(3)
+        np.testing.assert_array_equal(paddle.jit.to_static(loop)(x, n).numpy(),
+                                      loop(x, n).numpy())
