@@ -448,6 +448,13 @@ class _ControlFlow(ast.NodeTransformer):
         if node.orelse:
             raise ConversionError("`while ... else` with `break` is not supported",
                                   Location(self.filename, node.lineno))
+        if any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.test)):
+            # the condition runs as a function of the loop's variables, returning the
+            # test alone: what it assigned would not reach the body
+            raise ConversionError("an assignment expression (:=) in a `while` condition is "
+                                  "not supported in compiled code: assign the variable "
+                                  "before the loop and at the end of its body",
+                                  Location(self.filename, node.lineno))
         record = self.statement("while", node, assigned_names(node.body),
                                 lambda flow: flow.live_head)
         carried = record.outputs

@@ -21,13 +21,42 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     if data is None:
         raise TypeError("to_tensor(None): data must be a number, a list, an array or a "
                         "Tensor, as in Paddle")
-    if isinstance(data, Tensor) and (data._value is None or current_tracer() is not None):
+    tracing = current_tracer() is not None
+    if isinstance(data, Tensor) and (data._value is None or tracing):
         # a new leaf, as eagerly; in traced code, of the value the program computes
         t = data.detach() if dtype is None else data.detach().astype(dtype)
+    elif tracing and isinstance(data, list | tuple) and _holds_tensors(data):
+        t = _stacked(data, dtype).detach()
     else:
         t = Tensor._from_array(np.array(to_array(data, dtype), copy=True))
     t.stop_gradient = stop_gradient
     return t
+
+
+def _holds_tensors(data) -> bool:
+    return any(_holds_tensors(v) if isinstance(v, list | tuple) else isinstance(v, Tensor)
+               for v in data)
+
+
+def _stacked(data, dtype) -> Tensor:
+    """``to_tensor`` of a (nested) list holding tensors, in traced code: the items
+    stacked (as eagerly, each tensor keeping its shape), of the dtype eager code gives
+    such a list (`to_array` of it, each tensor a zero of its dtype) unless `dtype` is
+    given."""
+    from .manipulation import stack
+    if dtype is None:
+        dtype = dtypes.from_numpy(to_array(_zeros_for_tensors(data)))
+    return stack([_stacked(v, dtype) if isinstance(v, list | tuple) else
+                  cast(as_tensor(v), dtype) for v in data])
+
+
+def _zeros_for_tensors(data):
+    """`data` with each tensor a 0-d one of its dtype holding zero."""
+    if isinstance(data, list | tuple):
+        return [_zeros_for_tensors(v) for v in data]
+    if isinstance(data, Tensor):
+        return Tensor._from_array(dtypes.astype(np.zeros(()), data.dtype))
+    return data
 
 
 def full(shape, fill_value, dtype=None, name=None) -> Tensor:

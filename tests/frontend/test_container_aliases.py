@@ -102,3 +102,29 @@ def test_a_temporary_made_and_changed_in_place_in_one_branch_or_body_is_local_to
         n = paddle.to_tensor(3)
         np.testing.assert_array_equal(paddle.jit.to_static(loop)(x, n).numpy(),
                                       loop(x, n).numpy())
+
+
+def test_to_tensor_of_a_list_of_traced_values_stacks_them():
+    def f(x, n):
+        s = paddle.zeros([1], "int64")
+        for i in range(n):  # a tensor bound: i is traced
+            s = s + paddle.to_tensor([i])
+        return s, paddle.to_tensor([x.sum(), 2.5]), paddle.to_tensor([[x[0], x[1]], [x[1], 1]])
+
+    x, n = paddle.to_tensor([1.0, 2.0]), paddle.to_tensor(3)
+    for want, got in zip(f(x, n), paddle.jit.to_static(f)(x, n)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_an_assignment_expression_in_a_while_condition_is_refused_clearly():
+    from irflow.errors import ConversionError
+
+    def f(x):
+        t = x
+        while (t := t * 2).sum() < 20:
+            pass
+        return t
+
+    with pytest.raises(ConversionError, match="assignment expression"):
+        paddle.jit.to_static(f)(paddle.to_tensor([1.0, 2.0]))
