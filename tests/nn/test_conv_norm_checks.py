@@ -40,3 +40,41 @@ def test_circular_padding_wider_than_the_axis_wraps_around_it_again():
     x = np.arange(2 * 3, dtype=np.float32).reshape(1, 2, 3)
     out = F.pad(paddle.to_tensor(x), [3, 4], mode="circular", data_format="NCL")
     np.testing.assert_array_equal(out.numpy(), np.pad(x, [(0, 0), (0, 0), (3, 4)], mode="wrap"))
+
+
+def _batch_norm_1d():
+    layer = nn.BatchNorm1D(3)
+    layer.weight.set_value(paddle.to_tensor([2.0, 3.0, 4.0]))
+    layer.bias.set_value(paddle.to_tensor([0.5, 0.5, 0.5]))
+    layer.train()
+    return layer
+
+
+@pytest.mark.parametrize("shape", [[1, 3], [1, 3, 1]])
+def test_batch_norm_of_one_value_per_channel_passes_x_on_as_paddles(shape):
+    """A training batch of one sample (the last of an epoch): Paddle's kernel returns x
+    unchanged, its gradient the identity, zero gradients for weight and bias, and
+    keeps the running statistics (the batch's variance, 0, would pull them toward 0)."""
+    layer = _batch_norm_1d()
+    x = paddle.to_tensor(np.arange(1.0, 4.0, dtype=np.float32).reshape(shape))
+    x.stop_gradient = False
+    y = layer(x)
+    upstream = np.arange(3, dtype=np.float32).reshape(shape) + 1
+    (y * paddle.to_tensor(upstream)).sum().backward()
+    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    np.testing.assert_array_equal(x.grad.numpy(), upstream)
+    np.testing.assert_array_equal(layer.weight.grad.numpy(), np.zeros(3))
+    np.testing.assert_array_equal(layer.bias.grad.numpy(), np.zeros(3))
+    np.testing.assert_array_equal(layer._mean.numpy(), np.zeros(3))
+    np.testing.assert_array_equal(layer._variance.numpy(), np.ones(3))
+
+
+def test_compiled_batch_norm_decides_one_value_per_channel_when_it_runs():
+    eager, compiled = _batch_norm_1d(), _batch_norm_1d()
+    run = paddle.jit.to_static(compiled, input_spec=[InputSpec([None, 3], "float32")])
+    rng = np.random.default_rng(0)
+    for batch in (4, 1, 3, 1):
+        x = paddle.to_tensor(rng.standard_normal((batch, 3)).astype(np.float32))
+        np.testing.assert_allclose(run(x).numpy(), eager(x).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(compiled._variance.numpy(), eager._variance.numpy(),
+                                   rtol=1e-6)

@@ -9,6 +9,8 @@ update, which the tracer intercepts when a Layer is compiled.
 """
 from __future__ import annotations
 
+import math
+
 from ...dispatch import no_grad
 from ...errors import ShapeError
 from ...tensor import (concat, mean as reduce_mean, numel, reshape, rsqrt, slice as slice_axes,
@@ -41,35 +43,66 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
     if twins is not None:  # before the update, so that it reads the running statistics
         test = batch_norm(x, running_mean, running_var, weight, bias, False, momentum,
                           epsilon, data_format)
-    if use_batch:
-        mean = reduce_mean(x, axes, keepdim=True)
-        centered = x - mean
-        var = reduce_mean(centered * centered, axes, keepdim=True)
-        _update_running(running_mean, mean, momentum, x)
-        _update_running(running_var, var, momentum, x)
+    several = _several_per_channel(x, channel) if use_batch else True
+    if several is False:  # one value per channel (a batch of one): Paddle passes x on
+        y = _passed_on(x, weight, bias, per_channel)
     else:
-        mean = reshape(running_mean, per_channel)
-        var = reshape(running_var, per_channel)
-        centered = x - mean
-    y = centered * rsqrt(var + epsilon)
-    if weight is not None:
-        y = y * reshape(weight, per_channel)
-    if bias is not None:
-        y = y + reshape(bias, per_channel)
+        if use_batch:
+            mean = reduce_mean(x, axes, keepdim=True)
+            centered = x - mean
+            var = reduce_mean(centered * centered, axes, keepdim=True)
+            _update_running(running_mean, mean, momentum, several)
+            _update_running(running_var, var, momentum, several)
+        else:
+            mean = reshape(running_mean, per_channel)
+            var = reshape(running_var, per_channel)
+            centered = x - mean
+        y = centered * rsqrt(var + epsilon)
+        if weight is not None:
+            y = y * reshape(weight, per_channel)
+        if bias is not None:
+            y = y + reshape(bias, per_channel)
+        if several is not True:  # decided when the program runs
+            y = where(several, y, _passed_on(x, weight, bias, per_channel))
     if twins is not None:
         twins[y._ir] = test._ir
     return y
 
 
-def _update_running(running, batch_stat, momentum: float, x) -> None:
-    """Move `running` toward the batch's statistic, unless the batch is empty (whose
-    statistics are NaN): Paddle keeps the running statistics then."""
-    if x._value is not None and x._value.size == 0:
+def _several_per_channel(x, channel: int):
+    """Whether a training batch has at least two values per channel: True, False, or
+    for sizes known only when the program runs, a traced bool. With one, Paddle's
+    kernel passes x on unchanged (its gradient the identity, none for weight and
+    bias) and keeps the running statistics, which the batch's (a variance of 0) would
+    otherwise pull toward it: the last batch of one sample of an epoch. An empty
+    batch keeps them too (its statistics are NaN)."""
+    shape = exact_shape(x)
+    sizes = [d for a, d in enumerate(shape) if a != channel]
+    if all(isinstance(d, int) for d in sizes):
+        return math.prod(sizes) > 1
+    channels = shape[channel]  # (an unknown channel count: only an empty batch is told)
+    return numel(x) > (channels if isinstance(channels, int) else 0)
+
+
+def _passed_on(x, weight, bias, per_channel):
+    """x unchanged, as Paddle's batch norm of one value per channel gives it; weight
+    and bias in it with a zero gradient (Paddle's), so optimizers still step them."""
+    y = x
+    for p in (weight, bias):
+        if p is not None:
+            y = y + reshape(p, per_channel) * 0.0
+    return y
+
+
+def _update_running(running, batch_stat, momentum: float, several) -> None:
+    """Move `running` toward the batch's statistic unless `several` is False (one
+    value per channel, or none): a traced `several` decides when the program runs."""
+    if several is False:
         return
     with no_grad():
         updated = running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum)
-        if x._value is None and not all(isinstance(d, int) and d for d in exact_shape(x)):
-            updated = where(numel(x) > 0, updated, running)  # a size known at run time
+        if several is not True:
+            updated = where(several, updated, running)
         running.set_value(updated)
 
 
