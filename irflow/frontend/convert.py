@@ -43,6 +43,7 @@ from .analysis import analyze, declarations
 JST = "_jst"
 FN_PREFIX = "__jst_fn_"       # generated helper functions: never state
 FLAG_PREFIX = "__jst_flag_"   # generated flags and return values: state like user variables
+CELL_PREFIX = "__jst_cell_"   # a parameter standing for a variable closures share
 RETURNED = FLAG_PREFIX + "returned"
 RETVAL = FLAG_PREFIX + "retval"
 COMPREHENSION_ITEM = "__jst_item"  # the parameter of a comprehension's element function
@@ -394,11 +395,24 @@ class _ControlFlow(ast.NodeTransformer):
 
     def function(self, what: str, params, body) -> ast.FunctionDef:
         """A generated branch or body function. It declares the global and nonlocal
-        names of the user's function that it assigns, so they stay those variables."""
+        names of the user's function that it assigns, so they stay those variables;
+        and so are the variables it takes or assigns that closures read (`captured`):
+        a lambda made in a loop reads the user's ``i``, as late as Python binds it
+        (every lambda of ``for i in range(3)`` sees the last i), not the generated
+        function's own ``i`` of that iteration. Such a variable comes in as a
+        parameter of another name, assigned to it first."""
         assigned = set(assigned_names(body))
         declarations = [decl(names=sorted(assigned & declared)) for decl, declared in
                         ((ast.Global, self.globals), (ast.Nonlocal, self.nonlocals))
                         if assigned & declared]
+        shared = set() if self.captured is None else \
+            (assigned | set(params)) & self.captured - self.globals - self.nonlocals
+        if shared:
+            declarations.append(ast.Nonlocal(names=sorted(shared)))
+            declarations += [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
+                                        value=_name(CELL_PREFIX + n))
+                             for n in params if n in shared]
+            params = [CELL_PREFIX + n if n in shared else n for n in params]
         return _function(self.fresh(what), params, [*declarations, *body])
 
     def record(self, record: Statement) -> ast.Subscript:
