@@ -901,7 +901,8 @@ class Tracer:
         for t, grad, defined in state_grads:
             if grad is not None:
                 self.backward_leaves[id(t)] = t
-                self._accumulate(t, _hooked(t, self.wrap(grad)), defined)
+                # a leaf's .grad, a constant to what reads it (as eagerly)
+                self._accumulate(t, _hooked(t, self.wrap(self.stopped(grad))), defined)
         for arg, k in inputs.items():
             if arg in grads:
                 self._add_input_grad(k, grads[arg], cts.defined_of(arg))
@@ -993,7 +994,11 @@ class Tracer:
                     raise ConversionError(f"input {i} of grad() is not used to compute the "
                                           "outputs; pass allow_unused=True to get None for "
                                           "it", user_location())
-                result.append(None if g is None else self.wrap(g, not create_graph))
+                # without create_graph a gradient is a constant to what follows, as
+                # eagerly: differentiating it again must not reach its computation
+                result.append(None if g is None else
+                              self.wrap(g if create_graph else self.stopped(g),
+                                        not create_graph))
         return result
 
     def _blocked(self, no_grad_vars, ops, sources) -> frozenset:
