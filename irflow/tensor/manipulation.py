@@ -317,6 +317,69 @@ def strided_slice(x, axes, starts, ends, strides, name=None) -> Tensor:
                                             "stops": dims(ends), "steps": dims(strides)})
 
 
+def crop(x, shape=None, offsets=None, name=None) -> Tensor:
+    """The block of x of `shape` starting at `offsets` (default: all of x, from 0),
+    as Paddle's: a -1 in `shape` takes the rest of that axis after its offset; both
+    may be lists or int tensors. A block reaching past x's end is refused."""
+    x = as_tensor(x)
+    size = exact_shape(x)
+    shape = size if shape is None else dims(shape)
+    offsets = (0,) * x.ndim if offsets is None else dims(offsets)
+    if len(shape) != x.ndim or len(offsets) != x.ndim:
+        raise ShapeError(f"crop: shape and offsets need one entry per axis of x (rank "
+                         f"{x.ndim}), got shape {list(shape)} and offsets {list(offsets)}")
+    ends = [dim_sub(d, o) if n == -1 else dim_add(o, n)
+            for d, o, n in zip(size, offsets, shape)]
+    for d, o, e in zip(size, offsets, ends):
+        if isinstance(d, int) and isinstance(e, int) and not 0 <= o <= e <= d:
+            raise ShapeError(f"crop: shape {list(shape)} at offsets {list(offsets)} "
+                             f"reaches past x of shape {list(size)}")
+    ends = [d if n == -1 else e for d, n, e in zip(size, shape, ends)]
+    return apply("slice", (x,), {"axes": tuple(range(x.ndim)), "starts": tuple(offsets),
+                                 "stops": tuple(ends)})
+
+
+def as_strided(x, shape, stride, offset=0, name=None) -> Tensor:
+    """The tensor of `shape` whose element ``[i, j, ...]`` is element ``offset_elems
+    + i*stride[0] + j*stride[1] + ...`` of x's elements in row-major order, as Paddle's
+    view of x's memory; `offset` counts bytes, as Paddle's does. It is a gather (a
+    copy, not a view): the gradient of an element read more than once is the sum
+    over its reads."""
+    x = as_tensor(x)
+    shape, stride = dims(shape), dims(stride)
+    if len(shape) != len(stride):
+        raise ShapeError(f"as_strided: shape {list(shape)} and stride {list(stride)} need "
+                         "the same length")
+    itemsize = x.dtype.np.itemsize
+    if offset % itemsize:
+        raise ValueError(f"as_strided: offset is in bytes, as in Paddle, and must be a "
+                         f"multiple of the {x.dtype.name} element size {itemsize}, got {offset}")
+    index = np.full(shape, offset // itemsize, dtype=np.int64)
+    for axis, (n, step) in enumerate(zip(shape, stride)):
+        index += (np.arange(n) * step).reshape([n if a == axis else 1 for a in range(len(shape))])
+    total = numel(exact_shape(x))
+    if index.size and (index.min() < 0 or index.max() >= total):
+        raise ShapeError(f"as_strided: shape {list(shape)}, stride {list(stride)} and "
+                         f"offset {offset} read element {int(index.max())} (or "
+                         f"{int(index.min())}) of x's {total}")
+    return pick(reshape(x, [-1]), Tensor._from_array(index), 0)
+
+
+def shard_index(input, index_num, nshards, shard_id, ignore_value=-1) -> Tensor:  # noqa: A002
+    """Ids of a table split into `nshards` shards of ``ceil(index_num / nshards)`` rows,
+    as seen by shard `shard_id`: an id in that shard becomes its row in the shard, any
+    other id `ignore_value` (Paddle's rule, for a model-parallel embedding)."""
+    x = as_tensor(input)
+    if x.dtype not in (dtypes.int32, dtypes.int64):
+        raise DTypeError(f"shard_index: input must be int32 or int64, got {x.dtype.name}")
+    if not 0 <= shard_id < nshards:
+        raise ValueError(f"shard_index: shard_id must be in [0, {nshards}), got {shard_id}")
+    size = (index_num + nshards - 1) // nshards
+    low = shard_id * size
+    inside = logical_and(greater_equal(x, low), less_than(x, low + size))
+    return where(inside, subtract(x, low), as_tensor(ignore_value, like=x))
+
+
 def flip(x, axis, name=None) -> Tensor:
     x = as_tensor(x)
     axes = dims(axis)
@@ -456,15 +519,17 @@ def _traced_size(x: Tensor, axis: int) -> Tensor:
 
 def scatter(x, index, updates, overwrite=True, name=None) -> Tensor:
     """x with rows `index` (a 1-D int tensor, along axis 0) replaced by the rows of
-    `updates` (with repeated indices the last one wins), or with `overwrite=False`
-    set to the sum of the updates they get."""
+    `updates` (with repeated indices the last one wins, and alone gets the gradient:
+    Paddle's gives it to every repeat, though the others change nothing), or with
+    `overwrite=False` set to the sum of the updates they get."""
     x = as_tensor(x)
     index = reshape(_as_index(as_tensor(index)), [-1])
     updates = cast(as_tensor(updates, like=x), x.dtype)
     rows = unsqueeze(index, list(range(1, x.ndim)))
     rows = broadcast_to(rows, (exact_shape(index)[0],) + tuple(exact_shape(x))[1:])
     if overwrite:
-        return apply("put_along_axis", (x, rows, updates), {"axis": 0, "reduce": "assign"})
+        landed = _landed_values(x, rows, updates, 0)
+        return apply("put_along_axis", (x, rows, landed), {"axis": 0, "reduce": "assign"})
     from .creation import zeros_like
     cleared = apply("put_along_axis", (x, rows, zeros_like(updates)),
                     {"axis": 0, "reduce": "assign"})

@@ -72,7 +72,7 @@ _METHODS = {
         "chunk", "unbind", "flip", "broadcast_to", "expand", "expand_as", "tile", "gather",
         "index_select", "take_along_axis", "put_along_axis", "clone", "roll",
         "repeat_interleave", "gather_nd", "scatter", "masked_fill", "diff", "index_add",
-        "rot90", "unflatten", "unstack", "index_put"]},
+        "rot90", "unflatten", "unstack", "index_put", "as_strided", "shard_index"]},
     **{name: getattr(search, name) for name in [
         "argmax", "argmin", "argsort", "sort", "topk", "nonzero", "unique", "masked_select",
         "bincount", "bucketize", "kthvalue", "mode", "unique_consecutive"]},

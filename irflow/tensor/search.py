@@ -204,6 +204,7 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
         right = side == "right"
     if sorter is not None:
         seq = take_along_axis(seq, sorter, -1)
+    seq, values = _comparable(seq, values)
     if seq.ndim > 1 and tuple(exact_shape(seq))[:-1] != tuple(exact_shape(values))[:-1]:
         raise ShapeError(f"searchsorted: an N-D sorted_sequence (shape "
                          f"{list(exact_shape(seq))}) needs values with the same leading dims, "
@@ -222,6 +223,19 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
         numbers = sum_(cast(logical_not(isnan(seq)), dtype), axis=-1, dtype=dtype)
         count = where(less_than(count, numbers), count, last)
     return where(isnan(values), last, count) if values.dtype.is_float else count
+
+
+def _comparable(seq: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+    """The sequence and values in one dtype for comparing, as Paddle's kernel compares
+    elements of two dtypes (C++'s conversions: an int to the other's float type, two
+    ints as int64), where irflow's promotion refuses to mix them."""
+    if seq.dtype is values.dtype or (seq.dtype.is_float and values.dtype.is_float):
+        return seq, values
+    if seq.dtype.is_float:
+        return seq, cast(values, seq.dtype)
+    if values.dtype.is_float:
+        return cast(seq, values.dtype), values
+    return cast(seq, dtypes.int64), cast(values, dtypes.int64)
 
 
 def _last_position(seq: Tensor, count: Tensor) -> Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..ir import dtypes
 from .convert import as_tensor, cast, to_array
-from .logic import equal, isnan, logical_not, where
+from .logic import equal, greater_than, isfinite, isnan, logical_and, logical_not, where
 from .manipulation import _traced_size, exact_shape, moveaxis, reshape, take_along_axis, transpose
 from .math import (_axis, add, any, ceil, divide, floor, lerp, maximum, multiply, round,
                    subtract, sum)
@@ -247,15 +247,35 @@ def _middle(x: Tensor, axes: tuple, skip_nan: bool) -> tuple[_SortedRows, Tensor
 
 def _median_avg(x: Tensor, axes: tuple, keepdim: bool, skip_nan: bool) -> Tensor:
     rows, positions = _middle(x, axes, skip_nan)
-    return _shaped(rows.read(positions, "midpoint"), x, axes, keepdim, True)
+    value = _shared_among_ties(rows, rows.read(positions, "midpoint"))
+    return _shaped(value, x, axes, keepdim, True)
 
 
 def _median_min(x: Tensor, axes: tuple, keepdim: bool, skip_nan: bool, with_index: bool):
     rows, positions = _middle(x, axes, skip_nan)
-    values = _shaped(rows.read(positions, "lower"), x, axes, keepdim, True)
+    value = rows.read(positions, "lower")
     if not with_index:
-        return values
+        return _shaped(_shared_among_ties(rows, value), x, axes, keepdim, True)
+    values = _shaped(value, x, axes, keepdim, True)
     return values, _shaped(rows.index_at(positions), x, axes, keepdim, True)
+
+
+def _shared_among_ties(rows: _SortedRows, value: Tensor) -> Tensor:
+    """The medians `value` [..., 1] with the gradient of each shared equally among
+    the finite elements of its row equal to it, as Paddle's median and nanmedian
+    give it (which of several equal elements sorts to the middle is arbitrary, so
+    each gets the same share). A median equal to no element (the average of two
+    different middle ones) keeps the gradient of the elements it was read from.
+    The value is unchanged: the share adds ``x - x.detach()``, exactly 0."""
+    x = rows.rows
+    if not x.dtype.is_float:
+        return value
+    fixed = value.detach()
+    tie = logical_and(equal(x, fixed), isfinite(x))
+    count = sum(cast(tie, value.dtype), -1, keepdim=True)
+    moved = sum(where(tie, subtract(x, x.detach()), as_tensor(0.0, like=x)), -1, keepdim=True)
+    shared = add(fixed, divide(moved, maximum(count, 1)))
+    return where(greater_than(count, 0), shared, value)
 
 
 # ---------------------------------------------------------------- reductions skipping NaN
