@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ShapeError, SymbolicShapeError
 from ..ir.registry import REQUIRED
-from ..ir.types import TensorType, broadcast_shapes
+from ..ir.types import TensorType, broadcast_shapes, reworded
 from ._rules import check_kind, defop, same_dtype
 
 
@@ -103,9 +103,9 @@ def _label_sizes(terms, types) -> dict:
             if label in sizes and sizes[label] != d:
                 try:  # a size-1 dim stretches, as NumPy's einsum allows
                     sizes[label] = broadcast_shapes((sizes[label],), (d,))[0]
-                except ShapeError:
-                    raise ShapeError(f"einsum label {label!r} names dims of sizes "
-                                     f"{sizes[label]} and {d}") from None
+                except ShapeError as e:  # (a DimMismatch of two symbols the tracer ties)
+                    raise reworded(e, f"einsum label {label!r} names dims of sizes "
+                                      f"{sizes[label]} and {d}") from None
             else:
                 sizes[label] = d
     return sizes

@@ -315,3 +315,21 @@ def test_sizes_known_only_at_run_time_combine_and_are_checked_when_it_runs():
         micro_batch_losses(x, y)
     with pytest.raises(paddle.ShapeError, match=r"shape \[0\] where \[2\]"):
         compiled(x, y)
+
+
+def test_einsum_and_bilinear_over_two_inputs_with_none_batches():
+    """Two `None` batch dims one einsum label joins are tied as x + y ties them (einsum
+    refused them: "label 'b' names dims of sizes N and N_1")."""
+    spec = [InputSpec([None, 16], "float32"), InputSpec([None, 16], "float32")]
+
+    def f(x, y):
+        return paddle.einsum("bi,bi->b", x, y)
+
+    compiled = paddle.jit.to_static(f, input_spec=spec)
+    x, y = paddle.randn([5, 16]), paddle.randn([5, 16])
+    np.testing.assert_allclose(compiled(x, y).numpy(), f(x, y).numpy(), rtol=1e-6)
+    bilinear = paddle.nn.Bilinear(4, 5, 3)
+    run = paddle.jit.to_static(bilinear, input_spec=[InputSpec([None, 4], "float32"),
+                                                    InputSpec([None, 5], "float32")])
+    a, b = paddle.randn([7, 4]), paddle.randn([7, 5])
+    np.testing.assert_allclose(run(a, b).numpy(), bilinear(a, b).numpy(), rtol=1e-5, atol=1e-6)
