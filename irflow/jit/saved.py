@@ -31,7 +31,7 @@ from ..errors import IrflowError, LoadError, ParseError, VerificationError
 from ..ir import dtypes
 from ..ir.core import Function
 from ..ir.parser import parse
-from ..ir.printer import print_module
+from ..ir.printer import print_module, printed_names
 from ..ir.types import TensorType
 from ..ir.verifier import verify
 from ..passes.dce import dce
@@ -79,8 +79,8 @@ def write_program(path: str, fn: Function, n_inputs: int, state: list[tuple]) ->
              "parameters": _npz({n: t._value for n, (_, t) in zip(names, state)})}
     metadata = {
         "format": FORMAT, "version": VERSION, "function": fn.name,
-        "inputs": [{"name": a.name or f"x{i}", **_type_entry(a.type)}
-                   for i, a in enumerate(fn.args[:n_inputs])],
+        "inputs": [{"name": name, **_type_entry(a.type)}
+                   for name, a in zip(_input_names(fn, n_inputs), fn.args)],
         "outputs": [_type_entry(t) for t in fn.result_types],
         "state": [{"name": n, "kind": "parameter" if isinstance(t, Parameter) else "buffer",
                    "trainable": not t.stop_gradient} for n, (_, t) in zip(names, state)],
@@ -337,6 +337,23 @@ def _schema_problem(metadata: dict) -> str | None:
 def _type_entry(t: TensorType) -> dict:
     return {"dtype": t.dtype.name, "shape": [d if isinstance(d, int) else None
                                              for d in t.shape]}
+
+
+def _input_names(fn: Function, n_inputs: int) -> list[str]:
+    """Distinct names for `fn`'s first `n_inputs` arguments (``irflow run --input
+    NAME=...`` picks them by name): each as the program's text names it (two inputs
+    named ``x`` are ``x`` and ``x_1``), an unnamed one ``x<i>``."""
+    printed = printed_names(fn)
+    names = [printed[a] if a.name else f"x{i}" for i, a in enumerate(fn.args[:n_inputs])]
+    taken = set(printed[a] for a in fn.args[:n_inputs] if a.name)
+    for i, name in enumerate(names):
+        if not fn.args[i].name and name in taken:
+            k = 1
+            while f"{name}_{k}" in taken:
+                k += 1
+            names[i] = f"{name}_{k}"
+        taken.add(names[i])
+    return names
 
 
 def _state_names(names: list) -> list[str]:

@@ -298,3 +298,23 @@ def test_functions_and_refusals(tmp_path):
         paddle.jit.save(noise, str(tmp_path / "d"))
     with pytest.raises(paddle.IrflowError, match="needs an input_spec"):
         paddle.jit.save(paddle.jit.to_static(nn.Linear(2, 2)), str(tmp_path / "l"))
+
+
+def test_inputs_of_one_name_are_saved_under_distinct_names(tmp_path):
+    """Two inputs named ``x`` are saved as ``x`` and ``x_1``, as the program's text
+    names them, so ``irflow run --input NAME=...`` can give each (the file named both
+    ``x``, which run refuses)."""
+    import json
+
+    from irflow.static import InputSpec
+
+    def f(a, b):
+        return a * 2 + b
+
+    spec = [InputSpec([2], "float32", name="x"), InputSpec([2], "float32", name="x")]
+    paddle.jit.save(paddle.jit.to_static(f, input_spec=spec), str(tmp_path / "m"))
+    inputs = json.loads((tmp_path / "m.json").read_text())["inputs"]
+    assert [e["name"] for e in inputs] == ["x", "x_1"]
+    loaded = paddle.jit.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(loaded(paddle.ones([2]), paddle.full([2], 3.0)).numpy(),
+                                  [5.0, 5.0])
