@@ -175,7 +175,7 @@ def irflow_inference(model, shape, backend, **options):
 
     def run(x):
         with irflow.no_grad():
-            return np.asarray(compiled(t(x)))  # the result, not a copy (torch shares it too)
+            return compiled(t(x))  # the result Tensor as users hold it (no copy)
     return run
 
 
@@ -431,8 +431,7 @@ def converging_loop(shape):
     calls = {"numpy eager": numpy_eager}
     for backend in ("numpy", "llvm"):
         compiled = irflow.compile(loop, backend=backend)
-        calls[f"irflow {backend}"] = (lambda c, t: lambda h: np.asarray(c(t(h))))(compiled,
-                                                                               tensor_once())
+        calls[f"irflow {backend}"] = (lambda c, t: lambda h: c(t(h)))(compiled, tensor_once())
     if HAVE["torch"]:
         torch = _torch()
         tw, tb = torch.from_numpy(w), torch.from_numpy(b)

@@ -98,7 +98,7 @@ class Tensor:
             from .convert import to_array
             array = to_array(value, dtype)
         else:
-            array = np.asarray(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
+            array = np.array(value, dtype=dtypes.dtype(dtype).np if dtype is not None else None)
         if array.dtype not in _SUPPORTED:
             array = array.astype(dtypes.dtype(_default_dtype_for(array)).np)
         self._init(array)
@@ -229,8 +229,11 @@ class Tensor:
         return self._concrete("numpy()").copy()
 
     def __array__(self, dtype=None, copy=None):
+        """A copy, as Paddle's (``np.array(t)`` and ``np.asarray(t)`` are writable
+        arrays of their own): the tensor's array is shared with the graph's saved
+        values and other tensors, so writing into it would change them silently."""
         array = self._concrete("np.asarray()")
-        return array.astype(dtype) if dtype is not None else array
+        return array.astype(dtype) if dtype is not None else array.copy()
 
     def _numbers(self, what: str) -> np.ndarray:
         """The concrete array, a bfloat16 tensor's as its float32 values (its storage
