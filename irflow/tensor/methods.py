@@ -1,6 +1,9 @@
 """Tensor's operators and methods, each bound to the one function that implements it."""
 from __future__ import annotations
 
+import numpy as np
+
+from ..errors import ArgumentError, DTypeError, ShapeError
 from . import (aliases, arrangement, covariance, histogram, linalg, logic, lu, manipulation,
                math, random, sampling, search, special, stat)
 from .convert import as_tensor, cast
@@ -104,14 +107,75 @@ def _zero_(self):
     return _fill_(self, 0)  # not x * 0, which keeps NaN and makes inf NaN
 
 
+def _diagonal_positions(shape, offset: int, wrap: bool) -> np.ndarray:
+    """The flat positions Paddle's ``fill_diagonal_`` kernel writes: every step of the
+    sum of the strides (one down each dim) from the start, moved `offset` along the
+    row when that stays in the row; without `wrap` a 2-D tensor stops after its first
+    square block (``wrap`` restarts the diagonal below it; more dims always wrap)."""
+    size, row = int(np.prod(shape)), shape[1]
+    step = int(sum(np.prod(shape[k + 1:]) for k in range(len(shape))))
+    if len(shape) == 2 and not wrap:
+        size = min(size, row * row)
+    starts = np.arange(0, size, step, dtype=np.int64)
+    kept = starts[(starts % row + offset >= 0) & (starts % row + offset < row)] + offset
+    return kept[kept < int(np.prod(shape))]
+
+
+def _fill_diagonal_(self, value, offset=0, wrap=False, name=None):
+    """``x.fill_diagonal_(value)``: x's diagonal (all indices equal, moved `offset`
+    columns) set to `value` in x's dtype; the gradient through it is zero there."""
+    shape = list(manipulation.exact_shape(self))
+    if len(shape) < 2:
+        raise ShapeError(f"fill_diagonal_: needs a tensor of at least 2 dims, got shape "
+                         f"{shape}")
+    mask = np.zeros(int(np.prod(shape)), dtype=bool)
+    mask[_diagonal_positions(shape, int(offset), bool(wrap))] = True
+    from .creation import full_like
+    filled = logic.where(Tensor._from_array(mask.reshape(shape)), full_like(self, value), self)
+    return manipulation.in_place(self, filled, "fill")
+
+
+def _fill_diagonal_tensor(self, y, offset=0, dim1=0, dim2=1, name=None):
+    """x with the diagonal of its (dim1, dim2) planes replaced by y, which has the
+    shape ``x.diagonal(offset, dim1, dim2)`` gives (`arrangement.diagonal_scatter`)."""
+    return arrangement.diagonal_scatter(self, y, offset, dim1, dim2)
+
+
+def _copy_(self, other, blocking=True):
+    """``x.copy_(y)``: x takes y's value (and shape), as Paddle's copy: no graph is
+    recorded from y, a leaf that requires a gradient may take it (like `set_value`),
+    and an intermediate passes gradients on to what it was made from at its new
+    value. `blocking` is accepted for Paddle's signature (irflow computes
+    synchronously). Returns x."""
+    if not isinstance(other, Tensor):
+        raise ArgumentError(f"copy_: the source must be a Tensor, as in Paddle, got "
+                            f"{type(other).__name__}")
+    if other.dtype is not self.dtype:
+        raise DTypeError(f"copy_: the source is {other.dtype.name} but the tensor is "
+                         f"{self.dtype.name}; Paddle copies between equal dtypes only "
+                         f"(cast the source first)")
+    same_shape = tuple(manipulation.exact_shape(other)) == tuple(manipulation.exact_shape(self))
+    if same_shape or self._value is None or other._value is None:
+        self.set_value(other)
+    elif self._node is not None and not self.stop_gradient:
+        raise ShapeError(f"copy_: a tensor of the dynamic graph keeps its shape "
+                         f"{list(self.shape)}, got a source of shape {list(other.shape)}")
+    else:
+        self._value = other._value
+    return self
+
+
 _IN_PLACE = {
     **{f"{name}_": aliases.in_place_form(name, _METHODS[name]) for name in [
         "add", "subtract", "multiply", "divide", "scale", "clip", "exp", "sqrt", "rsqrt",
         "tanh", "sigmoid", "abs", "floor", "ceil", "round", "reciprocal", "pow", "square",
-        "lerp", "nan_to_num", "frac", "index_put", "put_along_axis"]},
+        "lerp", "nan_to_num", "frac", "index_put", "put_along_axis", "erfinv"]},
     **{f"{name}_": aliases.in_place_form(name, _METHODS[name], keep_shape=False)
        for name in ["reshape", "squeeze", "unsqueeze", "flatten"]},
     "zero_": _zero_, "fill_": _fill_, "uniform_": random.uniform_, "normal_": random.normal_,
+    "fill_diagonal_": _fill_diagonal_, "copy_": _copy_,
+    "fill_diagonal_tensor": _fill_diagonal_tensor,
+    "fill_diagonal_tensor_": aliases.in_place_form("fill_diagonal_tensor", _fill_diagonal_tensor),
 }
 
 for _name, _fn in {**_OPERATORS, **_METHODS, **_IN_PLACE}.items():
