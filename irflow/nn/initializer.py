@@ -23,7 +23,9 @@ import math
 
 import numpy as np
 
+from ..errors import ShapeError
 from ..ir import dtypes
+from ..ops.elementwise import _erfinv_kernel
 from ..tensor.random import host_seed
 
 
@@ -120,6 +122,9 @@ class Normal(Initializer):
 
 class Uniform(Initializer):
     def __init__(self, low: float = -1.0, high: float = 1.0, name=None):
+        if low > high:
+            raise ValueError(f"Uniform needs low <= high, as in Paddle, got low={low}, "
+                             f"high={high}")
         self.low, self.high = low, high
 
     def distribution(self, shape):
@@ -128,25 +133,36 @@ class Uniform(Initializer):
 
 class TruncatedNormal(Initializer):
     """Normal(mean, std) restricted to the absolute interval [a, b] (Paddle's
-    meaning of `a` and `b`), by redrawing the values that fall outside."""
-
-    _MAX_ROUNDS = 100
+    meaning of `a` and `b`), drawn as Paddle's by inverting the normal CDF on the
+    interval's share of it, so an interval far from the mean (Normal(5, 1) in
+    [-2, 2]) is as easy as a central one. The draws are clipped to [a, b] against
+    rounding. An interval so far out (beyond about 8 std above the mean) that the
+    float64 normal CDF is the same at both ends raises ValueError (Paddle fills it
+    with one of the bounds)."""
 
     def __init__(self, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                  name=None):
         if not a < b:
             raise ValueError(f"TruncatedNormal needs a < b, got a={a}, b={b}")
+        if not std > 0:
+            raise ValueError(f"TruncatedNormal needs std > 0, got {std}")
         self.mean, self.std, self.a, self.b = mean, std, a, b
 
     def _sample(self, shape, rng):
-        values = rng.normal(self.mean, self.std, shape)
-        for _ in range(self._MAX_ROUNDS):
-            outside = (values < self.a) | (values > self.b)
-            if not outside.any():
-                return values
-            values[outside] = rng.normal(self.mean, self.std, int(outside.sum()))
-        raise ValueError(f"TruncatedNormal(mean={self.mean}, std={self.std}) almost never "
-                         f"falls in [{self.a}, {self.b}]; choose a <= mean <= b")
+        low, high = (self.a - self.mean) / self.std, (self.b - self.mean) / self.std
+        cdf_low, cdf_high = _normal_cdf(low), _normal_cdf(high)
+        if not cdf_low < cdf_high:
+            raise ValueError(f"TruncatedNormal(mean={self.mean}, std={self.std}) almost "
+                             f"never falls in [{self.a}, {self.b}]; choose bounds nearer "
+                             f"the mean")
+        u = rng.uniform(cdf_low, cdf_high, shape)
+        z = math.sqrt(2.0) * _erfinv_kernel(np.asarray(2.0 * u - 1.0, dtype=np.float64))
+        z = np.clip(z, low, high)
+        return self.mean + self.std * z
+
+
+def _normal_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
 class XavierUniform(Initializer):
@@ -211,5 +227,74 @@ class KaimingNormal(KaimingUniform):
         return "normal", 0.0, gain / math.sqrt(fan)
 
 
-__all__ = ["Assign", "Constant", "Initializer", "KaimingNormal", "KaimingUniform", "Normal",
-           "TruncatedNormal", "Uniform", "XavierNormal", "XavierUniform", "calculate_gain"]
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times `gain`, as Paddle's: the parameter, seen as
+    rows = shape[0] by cols = the product of the rest, has orthonormal rows (when
+    rows <= cols) or columns. It is the Q of the QR factorization of a standard
+    normal [max, min] matrix, its columns' signs those of R's diagonal (which makes
+    it uniform over orthogonal matrices), transposed when rows < cols."""
+
+    def __init__(self, gain: float = 1.0, name=None):
+        self.gain = gain
+
+    def _sample(self, shape, rng):
+        if len(shape) < 2:
+            raise ShapeError(f"Orthogonal: only a parameter of 2 or more dims can be "
+                             f"initialized, got shape {list(shape)}")
+        rows, cols = shape[0], math.prod(shape[1:])
+        q, r = np.linalg.qr(rng.normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return self.gain * q.reshape(shape)
+
+
+class Dirac(Initializer):
+    """The identity of a convolution, as Paddle's: in a filter [out, in, *kernel] (3-D
+    to 5-D) of `groups` groups, the kernel's centre (index k // 2 of each spatial
+    dim) is 1 for output channel g * out_per_group + i and input channel i, for
+    i < min(out_per_group, in); everything else is 0."""
+
+    def __init__(self, groups: int = 1, name=None):
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+            raise ValueError(f"Dirac: groups must be a positive int, got {groups!r}")
+        self.groups = groups
+
+    def _sample(self, shape, rng):
+        if len(shape) not in (3, 4, 5):
+            raise ShapeError(f"Dirac: only a parameter of 3, 4 or 5 dims can be "
+                             f"initialized, got shape {list(shape)}")
+        if shape[0] % self.groups:
+            raise ShapeError(f"Dirac: the output channels ({shape[0]}) must be divisible "
+                             f"by groups ({self.groups})")
+        values = np.zeros(shape, dtype=np.float64)
+        per_group = shape[0] // self.groups
+        centre = tuple(k // 2 for k in shape[2:])
+        for group in range(self.groups):
+            for i in range(min(per_group, shape[1])):
+                values[(group * per_group + i, i) + centre] = 1.0
+        return values
+
+
+class Bilinear(Initializer):
+    """The bilinear-interpolation kernel, for a transposed convolution that upsamples:
+    a filter [out, in, k, k] whose every k x k kernel is (1 - |x / f - c|) *
+    (1 - |y / f - c|) at column x and row y, f = ceil(k / 2) and
+    c = (2f - 1 - f mod 2) / (2f). Paddle 3.3.1 computes the row as (i / k) mod k
+    with true division, which makes its kernel lopsided (and negative in a corner);
+    this is the kernel its documentation describes, with the row index i // k."""
+
+    def _sample(self, shape, rng):
+        if len(shape) != 4 or shape[2] != shape[3]:
+            raise ShapeError(f"Bilinear: the parameter must be [out, in, k, k], got shape "
+                             f"{list(shape)}")
+        size = shape[3]
+        factor = math.ceil(size / 2.0)
+        centre = (2 * factor - 1 - factor % 2) / (2.0 * factor)
+        taps = 1.0 - np.abs(np.arange(size) / factor - centre)
+        return np.broadcast_to(np.outer(taps, taps), shape).copy()
+
+
+__all__ = ["Assign", "Bilinear", "Constant", "Dirac", "Initializer", "KaimingNormal",
+           "KaimingUniform", "Normal", "Orthogonal", "TruncatedNormal", "Uniform",
+           "XavierNormal", "XavierUniform", "calculate_gain"]

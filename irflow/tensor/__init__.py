@@ -41,7 +41,8 @@ from .math import (abs, acos, acosh, add, add_n, all, amax, amin, any, asin, asi
                    minimum, mm, mod, multiply, nan_to_num, neg, norm, outer, pow, prod,
                    rad2deg, reciprocal, remainder, round, rsqrt, scale, sigmoid, sign, sin,
                    sinh, sqrt, square, stanh, std, subtract, sum, tan, tanh, trunc, var)
-from .random import normal, rand, randint, randn, randperm, seed, standard_normal, uniform
+from .random import (get_rng_state, normal, rand, randint, randn, randperm, seed,
+                     set_rng_state, standard_normal, uniform)
 from .sampling import (bernoulli, binomial, finfo, iinfo, log_normal, logspace, multinomial,
                        poisson, rand_like, randint_like, randn_like, standard_gamma,
                        tril_indices, triu_indices, vander)
@@ -68,6 +69,7 @@ __all__ = [
     "gammaincc",
     "gammaln",
     "gcd",
+    "get_rng_state",
     "hypot",
     "i0",
     "i0e",
@@ -119,6 +121,7 @@ __all__ = [
     "scatter_nd",
     "scatter_reduce",
     "select_scatter",
+    "set_rng_state",
     "slice_scatter",
     "swapaxes",
     "swapdims",

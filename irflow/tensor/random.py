@@ -3,12 +3,15 @@ seed for each random op, so the op itself stays a pure function of its seed (in
 eager code and in compiled programs alike)."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..dispatch import apply, state
+from ..errors import OutOfRangeError
 from ..ir import dtypes
-from .convert import default_float_dtype, dims
-from .manipulation import exact_shape, in_place
+from .convert import cast, default_float_dtype, dims
+from .manipulation import exact_shape, in_place, reshape
 from .tensor import Tensor
 
 _generator = np.random.default_rng()
@@ -19,6 +22,18 @@ def seed(s: int):
     global _generator
     _generator = np.random.default_rng(int(s))
     return _generator
+
+
+def get_rng_state(device=None) -> list:
+    """A copy of the global generator's state, as the one-element list of Paddle's
+    ``paddle.get_rng_state`` (one generator: irflow draws on the host)."""
+    return [copy.deepcopy(_generator.bit_generator.state)]
+
+
+def set_rng_state(state_list, device=None) -> None:
+    """Restore a state from `get_rng_state`: the draws after it repeat."""
+    (state,) = state_list
+    _generator.bit_generator.state = copy.deepcopy(state)
 
 
 def host_seed() -> int:
@@ -37,61 +52,110 @@ def next_seed() -> Tensor:
 
 def _float_dtype(dtype):
     dtype = dtypes.dtype(dtype or default_float_dtype())
-    if not dtype.is_float:
-        raise TypeError(f"random floats need a float dtype, got {dtype.name}")
+    if not (dtype.is_float or dtype is dtypes.bfloat16):
+        raise TypeError(f"random floats need a float dtype (float16, bfloat16, float32 "
+                        f"or float64), got {dtype.name}")
     return dtype
 
 
+def draw(op: str, seed: Tensor, shape, dtype, **params) -> Tensor:
+    """The `uniform` or `normal` op's draws in the float `dtype`. bfloat16, which the
+    ops do not produce, is drawn in float32 and rounded (so, as in Paddle, a
+    bfloat16 uniform draw can round up to `max`)."""
+    dtype = _float_dtype(dtype)
+    drawn_dtype = dtypes.float32 if dtype is dtypes.bfloat16 else dtype
+    drawn = apply(op, (seed,), {"shape": tuple(shape), "dtype": drawn_dtype, **params})
+    return drawn if drawn_dtype is dtype else cast(drawn, dtype)
+
+
+def _op_seed(seed) -> Tensor:
+    """The seed of one draw: Paddle's `seed` argument when it is not 0, which makes
+    the draw the same every time, else a fresh one from the global generator."""
+    if seed:
+        return Tensor._from_array(np.asarray(int(seed), dtype=np.int64))
+    return next_seed()
+
+
 def normal(mean=0.0, std=1.0, shape=None, name=None) -> Tensor:
-    return apply("normal", (next_seed(),), {"shape": dims(shape or [1]),
-                                             "dtype": default_float_dtype(),
-                                             "mean": float(mean), "std": float(std)})
+    """Normal draws of `mean` and `std`. As Paddle's: a tensor `mean` gives the
+    result its shape and dtype (a tensor `std` is cast and reshaped to it), else a
+    tensor `std` does, and `shape` (default [1]) counts only when both are numbers.
+    With a tensor the draw is z * std + mean, z standard normal, so gradients reach
+    mean (1) and std (z)."""
+    if isinstance(mean, Tensor):
+        if isinstance(std, Tensor):
+            std = reshape(cast(std, mean.dtype), exact_shape(mean))
+        like = mean
+    elif isinstance(std, Tensor):
+        like = std
+    else:
+        return draw("normal", next_seed(), dims(shape or [1]), None,
+                     mean=float(mean), std=float(std))
+    return draw("normal", next_seed(), exact_shape(like), like.dtype) * std + mean
 
 
 def uniform_(x, min=0.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
     """Fill the float tensor x in place with draws uniform in [min, max), as Paddle's
-    ``Tensor.uniform_``; returns x. `seed` is accepted and ignored: `irflow.seed`
-    governs every draw."""
-    drawn = apply("uniform", (next_seed(),), {"shape": exact_shape(x),
-                                               "dtype": _float_dtype(x.dtype),
-                                               "min": float(min), "max": float(max)})
+    ``Tensor.uniform_``; returns x. A nonzero `seed` makes the draws the same every
+    time."""
+    drawn = draw("uniform", _op_seed(seed), exact_shape(x), x.dtype,
+                  min=float(min), max=float(max))
     return in_place(x, drawn, "uniform")
 
 
 def normal_(x, mean=0.0, std=1.0, name=None) -> Tensor:
     """Fill the float tensor x in place with normal draws of `mean` and `std`, as
     Paddle's ``Tensor.normal_``; returns x."""
-    drawn = apply("normal", (next_seed(),), {"shape": exact_shape(x),
-                                              "dtype": _float_dtype(x.dtype),
-                                              "mean": float(mean), "std": float(std)})
+    drawn = draw("normal", next_seed(), exact_shape(x), x.dtype,
+                  mean=float(mean), std=float(std))
     return in_place(x, drawn, "normal")
 
 
 def randn(shape, dtype=None, name=None) -> Tensor:
-    return apply("normal", (next_seed(),), {"shape": dims(shape),
-                                             "dtype": _float_dtype(dtype)})
+    return draw("normal", next_seed(), dims(shape), dtype)
 
 
 def standard_normal(shape, dtype=None, name=None) -> Tensor:
     return randn(shape, dtype)
 
 
-def uniform(shape, dtype=None, min=-1.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
-    return apply("uniform", (next_seed(),), {"shape": dims(shape),
-                                              "dtype": _float_dtype(dtype),
-                                              "min": float(min), "max": float(max)})
+def uniform(shape, dtype=None, min=0.0, max=1.0, seed=0, name=None) -> Tensor:  # noqa: A002
+    """Draws uniform in [min, max), by default [0, 1) as Paddle 3's. A nonzero
+    `seed` makes the draws the same every time (the global generator is untouched)."""
+    return draw("uniform", _op_seed(seed), dims(shape), dtype, min=float(min),
+                 max=float(max))
 
 
 def rand(shape, dtype=None, name=None) -> Tensor:
     return uniform(shape, dtype, 0.0, 1.0)
 
 
+_INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+_EXACT_FLOAT64_INTS = 2 ** 53
+
+
 def randint(low=0, high=None, shape=(1,), dtype=None, name=None) -> Tensor:
+    """Integers uniform in [low, high), or [0, low) when `high` is None, in int64
+    (default) or int32, as Paddle's."""
     from .math import floor
     if high is None:
+        if low <= 0:
+            raise ValueError(f"randint: if high is None, low must be greater than 0, as "
+                             f"in Paddle, got low={low}")
         low, high = 0, low
+    if low >= high:
+        raise ValueError(f"randint: low must be less than high, got low={low}, "
+                         f"high={high}")
+    if max(abs(low), abs(high), high - low) > _EXACT_FLOAT64_INTS:
+        raise OutOfRangeError(f"randint: low, high and high - low must be at most 2**53 "
+                              f"in size, which the float64 draws hold exactly, got "
+                              f"low={low}, high={high}")
+    dtype = dtypes.dtype(dtype or dtypes.int64)
+    if dtype not in _INDEX_DTYPES:
+        raise TypeError(f"randint: dtype must be int32 or int64, as in Paddle, got "
+                        f"{dtype.name}")
     u = uniform(shape, dtypes.float64, float(low), float(high))
-    return floor(u).astype(dtype or dtypes.int64)
+    return floor(u).astype(dtype)
 
 
 _PERMUTATION_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)

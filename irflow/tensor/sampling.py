@@ -390,8 +390,9 @@ def log_normal_(x, mean=1.0, std=2.0, name=None) -> Tensor:
 # ---- *_like --------------------------------------------------------------------------
 
 def _like_float(what: str, x, dtype) -> dtypes.DType:
+    """The float dtype (bfloat16 included, as Paddle's) of a ``*_like`` draw."""
     dtype = dtypes.dtype(dtype or as_tensor(x).dtype)
-    if not dtype.is_float:
+    if not (dtype.is_float or dtype is dtypes.bfloat16):
         raise TypeError(f"{what}: the dtype must be a float type, as in Paddle, got "
                         f"{dtype.name}")
     return dtype

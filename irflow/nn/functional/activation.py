@@ -17,10 +17,10 @@ import math
 from ...tensor import (argmax, erf, exp, log, put_along_axis, reshape, squeeze,
                        sum as reduce_sum, where, zeros_like)
 from ...tensor import math as tensor_math
-from ...tensor.convert import as_tensor
+from ...ir import dtypes
+from ...tensor.convert import as_tensor, cast
 from ...tensor.manipulation import exact_shape, in_place
-from ...dispatch import apply
-from ...tensor.random import next_seed
+from ...tensor.random import draw, next_seed
 from .common import first_max, test_twins
 
 
@@ -60,8 +60,7 @@ def rrelu(x, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool 
     x = as_tensor(x)
     if not training:
         return leaky_relu(x, (lower + upper) / 2)
-    slope = apply("uniform", (next_seed(),), {"shape": tuple(exact_shape(x)), "dtype": x.dtype,
-                                                "min": lower, "max": upper})
+    slope = draw("uniform", next_seed(), exact_shape(x), x.dtype, min=lower, max=upper)
     out = where(x >= 0, x, x * slope)
     twins = test_twins()
     if twins is not None:
@@ -117,10 +116,13 @@ def gumbel_softmax(x, temperature: float = 1.0, hard: bool = False, axis: int = 
         raise ValueError(f"gumbel_softmax: temperature must be greater than 0, got "
                          f"{temperature}")
     x = as_tensor(x)
-    uniform = apply("uniform", (next_seed(),), {"shape": tuple(exact_shape(x)),
-                                                  "dtype": x.dtype,
-                                                  "min": _GUMBEL_MIN_UNIFORM, "max": 1.0})
-    soft = softmax((x - log(-log(uniform))) / temperature, axis)
+    # the noise in float32 at least: a float16 draw rounds up to 1.0 (noise +inf, a
+    # row of NaN) about once in 2048
+    wide = dtypes.float64 if x.dtype is dtypes.float64 else dtypes.float32
+    uniform = draw("uniform", next_seed(), exact_shape(x), wide, min=_GUMBEL_MIN_UNIFORM,
+                   max=1.0)
+    noise = cast(-log(-log(uniform)), x.dtype)
+    soft = softmax((x + noise) / temperature, axis)
     if not hard:
         return soft
     one_hot = put_along_axis(zeros_like(soft), argmax(soft, axis, keepdim=True), 1.0, axis)

@@ -12,7 +12,7 @@ from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, einsu
 from ...tensor.convert import as_tensor
 from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
-from ...tensor.random import next_seed
+from ...tensor.random import draw, next_seed
 
 
 def linear(x, weight, bias=None, name=None):
@@ -58,8 +58,7 @@ def _dropout_mask(x, axis):
     if axis is not None:
         kept = {a % len(shape) for a in ([axis] if isinstance(axis, int) else axis)}
         shape = [d if i in kept else 1 for i, d in enumerate(shape)]
-    return apply("uniform", (next_seed(),), {"shape": tuple(shape), "dtype": x.dtype,
-                                               "min": 0.0, "max": 1.0})
+    return draw("uniform", next_seed(), shape, x.dtype, min=0.0, max=1.0)
 
 
 def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool = False,
