@@ -89,8 +89,9 @@ defop("uniform", _random_infer, _uniform, arity=1,
       shape_attrs=("shape",), canonicalize=_uniform_canon, nondiff=True,
       effect=Effect.RANDOM,
       doc="uniform(seed): values uniformly distributed in [min, max) (rounding to "
-          "float32 may reach max); `min` < `max`, defaults -1.0 and 1.0 as Paddle's "
-          "uniform. " + _COMMON_DOC)
+          "float32 may reach max); `min` < `max`, defaults -1.0 and 1.0 (Paddle 2's; "
+          "`paddle.uniform` passes Paddle 3's 0 and 1, and programs that leave them out "
+          "keep these). " + _COMMON_DOC)
 defop("normal", _random_infer, _normal, arity=1,
       attrs={"shape": REQUIRED, "dtype": dtypes.float32, "mean": 0.0, "std": 1.0},
       shape_attrs=("shape",), canonicalize=_normal_canon, nondiff=True,
