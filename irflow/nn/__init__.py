@@ -24,6 +24,8 @@ from .layer.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossE
                          PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 from .layer.loss_extra import (HSigmoidLoss, MultiLabelMarginLoss, MultiMarginLoss,
                                TripletMarginWithDistanceLoss)
+
+HuberLoss = SmoothL1Loss  # Paddle 3's name of the same layer
 from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm,
                          InstanceNorm1D, InstanceNorm2D, InstanceNorm3D, LayerNorm,
                          LocalResponseNorm)
@@ -53,8 +55,8 @@ __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "Adapt
            "CTCLoss", "Dropout", "Dropout2D", "ELU", "Embedding", "Flatten", "Fold", "GELU",
            "GLU", "GRU",
            "GRUCell", "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish",
-           "Hardtanh", "HingeEmbeddingLoss", "HSigmoidLoss", "Identity", "InstanceNorm1D",
-           "InstanceNorm2D",
+           "Hardtanh", "HingeEmbeddingLoss", "HSigmoidLoss", "HuberLoss", "Identity",
+           "InstanceNorm1D", "InstanceNorm2D",
            "InstanceNorm3D", "KLDivLoss", "L1Loss", "LSTM", "LSTMCell", "Layer", "LayerDict",
            "LayerList", "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid",
            "LPPool1D", "LPPool2D",

@@ -14,6 +14,7 @@ divides by the number of label entries unequal to it (see `_soft_cross_entropy`)
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -66,6 +67,21 @@ def _picked_labels(label, ignore_index: int):
     return where(valid, label, 0), valid
 
 
+def accepts_target(function):
+    """`function`, callable with its `label` passed as ``target=`` too: Paddle 3.3
+    takes that torch-style name for the label of cross_entropy (and of the
+    CrossEntropyLoss and SmoothL1Loss layers), so ported code passes it."""
+    @functools.wraps(function)
+    def with_target(*args, target=None, **kwargs):
+        if target is not None:
+            if "label" in kwargs:
+                raise ValueError(f"{function.__name__}: got both label and its alias target")
+            kwargs["label"] = target
+        return function(*args, **kwargs)
+    return with_target
+
+
+@accepts_target
 def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction: str = "mean",
                   soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
                   label_smoothing: float = 0.0, name=None):

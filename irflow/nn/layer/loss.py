@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import functional as F
-from ..functional.loss import check_reduction
+from ..functional.loss import accepts_target, check_reduction
 from .layers import Layer
 
 
@@ -15,6 +15,7 @@ class CrossEntropyLoss(Layer):
         self.ignore_index, self.reduction, self.soft_label = ignore_index, reduction, soft_label
         self.axis, self.use_softmax, self.label_smoothing = axis, use_softmax, label_smoothing
 
+    @accepts_target
     def forward(self, input, label):
         return F.cross_entropy(input, label, self.weight, self.ignore_index, self.reduction,
                                self.soft_label, self.axis, self.use_softmax,
@@ -74,6 +75,7 @@ class SmoothL1Loss(Layer):
         super().__init__()
         self.reduction, self.delta, self.is_huber = reduction, delta, is_huber
 
+    @accepts_target
     def forward(self, input, label):
         return F.smooth_l1_loss(input, label, self.reduction, self.delta, self.is_huber)
 
