@@ -1169,8 +1169,17 @@ def _merge_leaf(name: str, a, b, stmt: Statement, where: str = ""):
         dtype = np.float64 if isinstance(a, float) or isinstance(b, float) else np.int64
         return "tensor", (_as_loop_tensor(dtype(a)), _as_loop_tensor(dtype(b)))
     raise ConversionError(f"{_what(name)} takes different Python values in the "
-                          f"two branches of a tensor-dependent `if` ({a!r} and {b!r})"
-                          f"{where}", stmt.loc)
+                          f"two branches of a tensor-dependent `if` ({_shown(a)} and "
+                          f"{_shown(b)}){where}", stmt.loc)
+
+
+def _shown(value) -> str:
+    """`value` as an error shows it: a function the user wrote by its name and line
+    (its repr names the generated function it was made in), anything else its repr."""
+    code = getattr(value, "__code__", None)
+    if isinstance(value, types.FunctionType) and code is not None:
+        return f"the function {value.__name__} of line {code.co_firstlineno}"
+    return repr(value)
 
 
 def _zeros_like(value):

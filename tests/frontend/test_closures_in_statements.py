@@ -49,3 +49,18 @@ def _tensor_loop_closure(x, n):
 ], ids=["loop_lambdas", "loop_defs", "branch_then_rebound", "tensor_loop"])
 def test_a_closure_made_in_a_statement_reads_the_users_variable(fn, args):
     np.testing.assert_array_equal(paddle.jit.to_static(fn)(*args).numpy(), fn(*args).numpy())
+
+
+def test_branches_making_different_functions_are_refused_naming_the_users_lines():
+    from irflow.errors import ConversionError
+
+    def f(x):
+        if x.sum() > 0:
+            g = lambda: x * 2  # noqa: E731
+        else:
+            g = lambda: x * 3  # noqa: E731
+        return g()
+
+    with pytest.raises(ConversionError, match="the function <lambda> of line") as caught:
+        paddle.jit.to_static(f)(paddle.to_tensor([1.0, 2.0]))
+    assert "__jst" not in str(caught.value)
