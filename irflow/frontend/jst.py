@@ -219,23 +219,18 @@ def _text(value) -> str:
 
 def _known_when_run(value) -> bool:
     """Whether `value` is a tensor whose value the program knows only when it runs: a
-    traced one, or a parameter or buffer (an argument of the program)."""
+    traced one, or a parameter or buffer (an argument of the program, which
+    `Tensor.item` and `format` trace)."""
     return isinstance(value, Tensor) and (is_traced(value) or
                                           value._tracing_state() is not None)
 
 
 def _to_float(x=0.0):
-    return _scalar(x, dtypes.float32) if _run_time_number(x) else builtins.float(x)
+    return _scalar(x, dtypes.float32) if _known_when_run(x) else builtins.float(x)
 
 
 def _to_int(x=0, *base):
-    return _scalar(x, dtypes.int64) if _run_time_number(x) else builtins.int(x, *base)
-
-
-def _run_time_number(x) -> bool:
-    """Whether `x` is a tensor whose number the program knows only when it runs: a
-    traced one, or a parameter or buffer the program takes (`Tensor.item` traces it)."""
-    return is_traced(x) or isinstance(x, Tensor) and x._tracing_state() is not None
+    return _scalar(x, dtypes.int64) if _known_when_run(x) else builtins.int(x, *base)
 
 
 def _to_bool(x=False):

@@ -101,7 +101,7 @@ def to_array(data, dtype=None) -> np.ndarray:
         array, found = _tensor_list_array(data)
         dtype = found if dtype is None else dtype
     else:
-        if isinstance(data, list | tuple) and any(isinstance(v, Tensor) for v in _flat(data)):
+        if isinstance(data, list | tuple) and holds_tensors(data):
             data = _nested_values(data)
         array = _not_complex(np.asarray(data))
         if dtype is None:
@@ -129,6 +129,11 @@ def _flat(data):
             yield from _flat(v)
         else:
             yield v
+
+
+def holds_tensors(data) -> bool:
+    """Whether the (nested) list or tuple `data` holds a Tensor."""
+    return any(isinstance(v, Tensor) for v in _flat(data))
 
 
 def _nested_values(data):

@@ -7,7 +7,8 @@ from ..context import current_tracer
 from ..dispatch import apply
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
-from .convert import as_tensor, cast, default_float_dtype, dims, to_array, traced_dim
+from .convert import (as_tensor, cast, default_float_dtype, dims, holds_tensors, to_array,
+                      traced_dim)
 from .logic import less_than, where
 from .manipulation import _rebind, exact_shape
 from .math import add, divide, multiply, subtract
@@ -25,17 +26,12 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
     if isinstance(data, Tensor) and (data._value is None or tracing):
         # a new leaf, as eagerly; in traced code, of the value the program computes
         t = data.detach() if dtype is None else data.detach().astype(dtype)
-    elif tracing and isinstance(data, list | tuple) and _holds_tensors(data):
+    elif tracing and isinstance(data, list | tuple) and holds_tensors(data):
         t = _stacked(data, dtype).detach()
     else:
         t = Tensor._from_array(np.array(to_array(data, dtype), copy=True))
     t.stop_gradient = stop_gradient
     return t
-
-
-def _holds_tensors(data) -> bool:
-    return any(_holds_tensors(v) if isinstance(v, list | tuple) else isinstance(v, Tensor)
-               for v in data)
 
 
 def _stacked(data, dtype) -> Tensor:
