@@ -266,9 +266,10 @@ def _shared_among_ties(rows: _SortedRows, value: Tensor) -> Tensor:
     give it (which of several equal elements sorts to the middle is arbitrary, so
     each gets the same share). A median equal to no element (the average of two
     different middle ones) keeps the gradient of the elements it was read from.
-    The value is unchanged: the share adds ``x - x.detach()``, exactly 0."""
+    The value is unchanged: the share adds ``x - x.detach()``, exactly 0; an x that
+    needs no gradient skips it."""
     x = rows.rows
-    if not x.dtype.is_float:
+    if not x.dtype.is_float or x.stop_gradient:  # no gradient to share
         return value
     fixed = value.detach()
     tie = logical_and(equal(x, fixed), isfinite(x))
