@@ -681,7 +681,7 @@ def _put_along(arr, index, values, axis, reduce, include_self) -> Tensor:
     if reduce == "add" and not include_self:  # the positions written start from 0
         arr = apply("put_along_axis", (arr, index, as_tensor(0, like=arr)),
                     {"axis": axis, "reduce": "assign"})
-    if reduce == "assign" and grad_enabled() and not values.stop_gradient:
+    if reduce == "assign":
         values = _landed_values(arr, index, values, axis)
     return apply("put_along_axis", (arr, index, values), {"axis": axis, "reduce": reduce})
 
@@ -737,7 +737,9 @@ def _landed_values(arr: Tensor, index: Tensor, values: Tensor, axis: int) -> Ten
     write lands. Where an index repeats along `axis`, one write overwrites the others,
     and Paddle's put_along_axis gives the gradient to that one alone (the op's own
     VJP gives it to all of them). Which write lands is found by the same op writing
-    each position's number."""
+    each position's number; values that need no gradient are returned as they are."""
+    if not grad_enabled() or values.stop_gradient:
+        return values
     from .creation import arange, full_like
     shape = tuple(exact_shape(arr))
     shape = shape[:axis] + (exact_shape(index)[axis],) + shape[axis + 1:]
