@@ -78,6 +78,7 @@ evaluator returns what the op's region results may be, as the op's own does.
 """
 from __future__ import annotations
 
+import dataclasses
 import keyword
 from functools import lru_cache
 from operator import itemgetter
@@ -95,6 +96,7 @@ from ..ir.symbols import CallOp
 from ..ir.types import TensorType, is_symbol
 from ..passes.plan_buffers import BufferAssignment, MemoryPlan
 from .arena import Layouts
+from .native import Array, Check, Temporary
 from .timing import StepTimes
 
 Step = Callable[[list], None]
@@ -129,6 +131,19 @@ class Lowering:
         plan's steps run it); None if it has none for `fn`."""
         return None
 
+    def sequence(self, steps: Sequence[tuple], types: Sequence[TensorType],
+                 owned: Sequence[bool], temporaries: Sequence[int]
+                 ) -> Callable[[list], int] | None:
+        """One native call making the calls of consecutive steps (per step, the
+        ``native`` description of what this lowering gave it, `irflow.codegen.native`,
+        but its `Temporary` declarations), their `Array` numbers those of the run's
+        arrays: first the ones ``run(arrays)`` is given, of `types` (`owned` says
+        which the plan made: its arena's buffers, result buffers), then the
+        temporaries, of `temporaries` bytes, which the run provides. ``run``
+        returns how many steps it completed (the plan runs the others); None if
+        this lowering has none."""
+        return None
+
 
 NUMPY = Lowering()
 
@@ -145,11 +160,11 @@ class BlockPlan:
 
     __slots__ = ("steps", "tail", "binds", "entry_frees", "outputs", "collect", "inherits",
                  "n_args", "locs", "records", "prefilled", "base", "arena_slots",
-                 "result_slots", "region_slots", "quiet", "run", "enter")
+                 "result_slots", "region_slots", "quiet", "run", "enter", "native_runs")
 
     def __init__(self, steps, fragments, tail, binds, entry_frees, outputs, inherits, n_args,
                  locs, records, prefilled, arena_slots, result_slots, region_slots, copied=(),
-                 quiet=False, top=False):
+                 quiet=False, top=False, native_runs=()):
         self.steps: tuple[Step, ...] = steps
         self.tail: list = tail                      # registers after args and inherited symbols
         self.base = n_args + len(inherits)          # the slot of tail[0]
@@ -170,6 +185,8 @@ class BlockPlan:
         self.n_args = n_args
         self.locs: tuple = locs     # per step, its op's location (None: a region op's)
         self.records: list[_Record] = records       # what each step does, for `describe`
+        # [start, end) of the records whose steps run as one native call
+        self.native_runs: tuple[tuple[int, int], ...] = native_runs
         self.prefilled: tuple[tuple[int, str], ...] = prefilled  # (slot, op) run at compile time
         # Its steps, or its regions', run quiet kernels unsilenced (`unsilenced`); a
         # call of the function (`enter`) silences NumPy's floating-point warnings once
@@ -216,9 +233,16 @@ class BlockPlan:
         if self.entry_frees:
             lines.append(f"{indent}  free {_regs(self.entry_frees)}")
         lines += [f"{indent}  r{slot} = {name}  ; at compile time" for slot, name in self.prefilled]
-        for record in self.records:
-            lines.append(indent + "  " + record.text())
-            lines += [sub.describe(indent + "    ") for sub in record.subplans]
+        starts = dict(self.native_runs)
+        inner = ""
+        for j, record in enumerate(self.records):
+            if j in starts:
+                lines.append(f"{indent}  native run of {starts[j] - j} steps:")
+                inner, end = "  ", starts[j]
+            elif inner and j == end:
+                inner = ""
+            lines.append(indent + inner + "  " + record.text())
+            lines += [sub.describe(indent + inner + "    ") for sub in record.subplans]
         lines.append(f"{indent}  yield {_regs(self.outputs)}")
         return "\n".join(lines)
 
@@ -240,6 +264,10 @@ def _collector(slots: tuple[int, ...], copied=()) -> Callable[[list], list]:
 
 # Blocks of more steps than this loop over them instead of being one generated function.
 _INLINED_STEPS = 32
+
+# Fewer consecutive steps described as native calls than this stay steps of their own:
+# a native run of one step saves nothing.
+_LEAST_RUN = 2
 
 # What a block function inlines of a generated step: the function giving its lines
 # (`_kernel_lines`, `_region_lines`), the signature they are given and the values
@@ -445,14 +473,18 @@ class _Record:
     """What one step does, in registers: for `BlockPlan.describe` and for building the
     step once liveness is known."""
 
-    __slots__ = ("op", "ins", "outs", "read", "frees", "subplans", "build", "into")
+    __slots__ = ("op", "ins", "outs", "read", "frees", "subplans", "build", "into", "native")
 
     def __init__(self, op: Operation, ins: tuple[int, ...], outs: tuple[int, ...],
-                 subplans: tuple[BlockPlan, ...], build: Callable, into: bool = False):
+                 subplans: tuple[BlockPlan, ...], build: Callable, into: bool = False,
+                 native: tuple | None = None):
         self.op = op
         self.ins = ins
         self.outs = outs
         self.into = into  # its out kernel writes into the result's buffer
+        # the calls of compiled code the step makes, as data (`irflow.codegen.native`),
+        # when it makes nothing else: it may join a native run
+        self.native = native
         self.read: tuple[bool, ...] = ()   # per result: does anything read it?
         self.frees: tuple[int, ...] = ()
         self.subplans = subplans
@@ -500,6 +532,7 @@ class _BlockCompiler:
         self.bound_outs: set[int] = set()  # results whose shapes bind symbols
         self.quiet = False  # a step runs a quiet kernel unsilenced (`unsilenced`)
         self.inlined: dict[Step, _Fragment] = {}  # generated steps a block function inlines
+        self.native_runs: list[tuple[int, int]] = []  # records [start, end) run natively
 
     def unsilenced(self, kernel: Callable | None) -> Callable | None:
         """A quiet kernel's own function (its ``__wrapped__``, see
@@ -550,7 +583,7 @@ class _BlockCompiler:
                          outputs, self.inherits, len(self.block.args), locs, records,
                          tuple(self.prefilled), tuple(self.arena_slots),
                          tuple(self.result_slots), tuple(self.region_slots), copied, quiet,
-                         top)
+                         top, tuple(self.native_runs))
 
     def steps(self, records: list[_Record], outputs: tuple[int, ...]):
         last_use = {}
@@ -575,7 +608,64 @@ class _BlockCompiler:
             steps.append(step)
             locs.append(None if record.subplans else record.op.loc)
             fragments.append(self.inlined.get(step))  # a wrapped step is called as it is
+        if self.timer is None:
+            self.join_native_runs(records, steps, locs, fragments)
         return steps, tuple(locs), tuple(fragments)
+
+    def join_native_runs(self, records: list[_Record], steps: list, locs: list,
+                         fragments: list) -> None:
+        """Replace each run of at least `_LEAST_RUN` consecutive steps that the lowering
+        describes as native calls (`_Record.native`) by one step calling the
+        lowering's native run of them (`Lowering.sequence`), where it makes one;
+        `native_runs` gets their records' ranges."""
+        runs, start = [], None
+        for j, record in enumerate([*records, None]):
+            if record is not None and record.native is not None:
+                start = j if start is None else start
+                continue
+            if start is not None and j - start >= _LEAST_RUN:
+                runs.append((start, j))
+            start = None
+        owned = {slot for slot, _, _ in self.arena_slots} | {
+            slot for slot, _ in self.result_slots}
+        for start, end in reversed(runs):  # later runs first: the earlier indices hold
+            step = self.native_run(records[start:end], steps[start:end], locs[start:end],
+                                   owned)
+            if step is not None:
+                steps[start:end], locs[start:end], fragments[start:end] = [step], [None], [None]
+                self.native_runs.insert(0, (start, end))
+
+    def native_run(self, records: list[_Record], steps: list, locs: list,
+                   owned: set[int]) -> Step | None:
+        """The step running `records`' native calls in one call, or None if the
+        lowering makes no native run of them."""
+        slots: dict[int, int] = {}  # register -> the run's array number
+        types, numbers = [], []
+        for record in records:
+            registers = (*record.ins, *record.outs)
+            number = {}
+            for k, (slot, value) in enumerate(zip(registers, (*record.op.operands,
+                                                              *record.op.results))):
+                if slot not in slots:
+                    slots[slot] = len(types)
+                    types.append(value.type)
+                number[k] = slots[slot]
+            numbers.append(number)
+        temporaries, calls = [], []  # numbered after the registers' arrays
+        for record, number in zip(records, numbers):
+            declared = [c.nbytes for c in record.native if isinstance(c, Temporary)]
+            first = len(record.ins) + len(record.outs)
+            for t, nbytes in enumerate(declared):
+                number[first + t] = len(types) + len(temporaries)
+                temporaries.append(nbytes)
+            calls.append(tuple(_renumbered(call, number) for call in record.native
+                               if not isinstance(call, Temporary)))
+        native = self.lowering.sequence(calls, types, [s in owned for s in slots],
+                                        temporaries)
+        if native is None:
+            return None
+        frees = tuple(sorted({f for record in records for f in record.frees}))
+        return _native_run_step(native, tuple(slots), tuple(steps), tuple(locs), frees)
 
     def record(self, op: Operation) -> _Record | None:
         ins = tuple(self.slot[v] for v in op.operands)
@@ -583,12 +673,14 @@ class _BlockCompiler:
         if opdef.region_op is not None:
             return self.region_op(op, opdef, ins)
         call = opdef.trait(CallOp)
+        native = None
         if call is not None:
             kernel, attrs, shape_attrs = self.callee_kernel(op, call), {}, ()
         else:
             kernel, attrs, shape_attrs = opdef.kernel, op.attrs, opdef.shape_attrs
             out_kernel = opdef.out_kernel
             lowered = self.lowering.kernel(op) if op.operands else None
+            native = getattr(lowered, "native", None)
             if lowered is not None:  # it writes into a buffer given as out= too
                 kernel = out_kernel = lowered
                 attrs, shape_attrs = {}, ()
@@ -602,9 +694,10 @@ class _BlockCompiler:
         if op.results and self.given_memory(op.results[0], outs[0]):
             return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
                 op, out_kernel, attrs, shape_attrs, ins, outs, frees, ("out",)),
-                into=True)
+                into=True, native=native if len(outs) == 1 else None)
         return _Record(op, ins, outs, (), lambda frees, read: self.kernel_step(
-            op, kernel, attrs, shape_attrs, ins, outs, frees, read))
+            op, kernel, attrs, shape_attrs, ins, outs, frees, read),
+            native=None if op.results else native)
 
     def callee_kernel(self, op: Operation, call: CallOp) -> Callable:
         """A kernel running the plan of the function `op` calls: the one its symbol
@@ -684,9 +777,11 @@ class _BlockCompiler:
         subplans = tuple(self.subplan(op, i) for i in range(len(op.regions)))
         outs = self.new_slots(op)
         into = tuple(self.given_memory(r, slot) for r, slot in zip(op.results, outs))
+        native = None
         if any(into):  # it writes those results into their buffers
-            run = self.unsilenced(self.lowering.out_evaluator(op, into)
-                                  or opdef.region_op.out_evaluator(op, into))
+            lowered = self.lowering.out_evaluator(op, into)
+            native = getattr(lowered, "native", None) if all(into) else None
+            run = self.unsilenced(lowered or opdef.region_op.out_evaluator(op, into))
         else:
             run = self.unsilenced(self.lowering.evaluator(op) or opdef.region_op.evaluator(op))
         regions = self.base + len(self.tail)  # the register of the bound sub-plans
@@ -703,7 +798,7 @@ class _BlockCompiler:
                 self.inlined[step] = fragment
             return step
         return _Record(op, ins, outs, tuple(plan for plan, _ in subplans), build,
-                       into=any(into))
+                       into=any(into), native=native)
 
 
 def _is_0d(v: Value) -> bool:
@@ -722,6 +817,35 @@ def _stored(outs: tuple[int, ...], read: tuple[bool, ...]) -> tuple[tuple[int, i
 
 
 # ---------------------------------------------------------------- steps
+
+def _renumbered(call, number: dict[int, int]):
+    """A step's `Call` or `Check` with its arrays numbered by `number` (a run's)."""
+    if isinstance(call, Check):
+        return Check(Array(number[call.array.index]))
+    return dataclasses.replace(call, args=tuple(
+        Array(number[a.index]) if isinstance(a, Array) else a for a in call.args))
+
+
+def _native_run_step(native: Callable[[list], int], slots: tuple[int, ...],
+                     steps: tuple[Step, ...], locs: tuple, frees: tuple[int, ...]) -> Step:
+    """The step of a native run (`_BlockCompiler.join_native_runs`): ``native`` on the
+    arrays of registers `slots`, then, from the first step it did not complete (a
+    fallible call failed, a check failed, or it took none), the steps as Python,
+    which raise the error; then the registers `frees` cleared."""
+    arrays = itemgetter(*slots) if len(slots) > 1 else lambda regs: (regs[slots[0]],)
+    count = len(steps)
+
+    def run(regs: list) -> None:
+        done = native(arrays(regs))
+        for k in range(done, count):
+            try:
+                steps[k](regs)
+            except IrflowError as e:
+                raise e.with_loc(locs[k])
+        for slot in frees:
+            regs[slot] = None
+    return run
+
 
 @lru_cache(maxsize=None)
 def _step_maker(n_in: int, modes: tuple[str, ...], n_free: int, attrs: tuple[str, ...],

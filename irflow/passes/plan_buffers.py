@@ -120,7 +120,7 @@ class BufferAssignment:
                                    and r.op.name == "const" for r in live.refs_of(v)))
         self.results: list[OpResult] = [
             r for r, why in self.allocated.items()
-            if why == "returned" and r.op.parent is fn.block and r.type.rank > 0]
+            if why == "returned" and r.op.parent is fn.block]
         self.result_of: dict[OpResult, int] = {r: k for k, r in enumerate(self.results)}
         self.result_types: list[TensorType] = [r.type for r in self.results]
         types = [b.type for b in self.buffers] + self.result_types

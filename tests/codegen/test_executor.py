@@ -419,9 +419,9 @@ func @f(%x: f32[3], %y: f32[3], %unused: f32) -> (f32, f32[3]) {
   return %t, %a
 }""").main
     plan = compile_plan(fn)
-    # %t is returned and 0-d, so its kernel allocates it; %a is returned, so it is
-    # written into its result buffer (<-), the others into the arena: registers
-    # holding memory (a buffer in the arena or a result buffer) are never cleared.
+    # %t and %a are returned, so they are written into their result buffers (<-),
+    # the others into the arena: registers holding memory (a buffer in the arena or
+    # a result buffer) are never cleared.
     assert plan.describe() == """\
 plan @f(r0, r1, r2):
   free r2
@@ -430,7 +430,7 @@ plan @f(r0, r1, r2):
   _ <- exp r0
   r5 <- add r3, r0  ; free r0
   r6 <- sum r5
-  r8 = mul r6, r7
+  r8 <- mul r6, r7
   yield r8, r3"""
     assert plan.body.frees == [(1,), (), (0,), (), ()]
     assert_same_results(fn, *(np.ones(3, np.float32),) * 2, np.float32(0))

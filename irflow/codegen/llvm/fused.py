@@ -91,6 +91,7 @@ from ...ir.core import Operation, Value
 from ...ir.registry import lookup
 from ...ir.signature import evaluate_terms, slot_terms
 from ...ir.types import TensorType, dim_terms, is_symbol, numel, symbols_of
+from ..native import Array, Call, Temporary
 from ..threads import get_num_threads, least_split
 from . import conv
 from .compiler import Compiler, default_compiler
@@ -98,7 +99,7 @@ from .elementwise import Unsupported, check_dtypes, pow_attrs
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
 from .gemm import (MIN_ROWS, MIN_WORK, MR, NARROW, WORK_PER_ELEMENT, anchor_kernels,
-                   fused_kernel)
+                   fused_kernel, product_call, static_product)
 from .kernel import (FUNCTION_NAME, NUMPY_DTYPES, Instr, Kernel, KernelSpec, _advance,
                      _strides, address, call_rows, call_rows_reducing, check_inplace,
                      overlapping, plan_domain, stored_through, written_pairs)
@@ -1232,10 +1233,72 @@ class FusedKernel:
     def out_evaluator(self, into: tuple[bool, ...]) -> Callable:
         """The out evaluator (`RegionOp.out_evaluator`): `evaluator`'s run, the
         compiled code storing result k with ``into[k]`` into the next given buffer;
-        where it runs NumPy, the NumPy out evaluator writes them."""
+        where it runs NumPy, the NumPy out evaluator writes them. Its ``native``, where
+        `native` gives one, is what it does as data."""
         region_op = lookup(self.op.name).region_op
-        return self._sized(self._compiled(into), lambda: region_op.out_evaluator(self.op, into),
-                           True)
+        run = self._sized(self._compiled(into), lambda: region_op.out_evaluator(self.op, into),
+                          True)
+        native = self.native(into)
+        if native is not None:
+            run.native = native
+        return run
+
+    def native(self, into: tuple[bool, ...]) -> tuple[Call | Temporary, ...] | None:
+        """The calls `out_evaluator`'s run makes on every call, as data
+        (`irflow.codegen.native`: the operands are the step's arrays, their results'
+        given buffers follow), where it makes nothing else: operands and results of
+        static sizes, none empty, every result given a buffer, sizes at which the
+        code runs (not NumPy's evaluator), and the anchor, if any, a float32 product
+        of matrices (`gemm.product_call`) computing into the buffer of the result
+        stored in its place, or else into a `Temporary`. None for any other op."""
+        op, n = self.op, self.n_anchor
+        values = (*op.operands, *op.results)
+        if not (into and all(into)) or small_calls(op, self.min_elements) is not None \
+                or not all(isinstance(v.type, TensorType) and v.type.is_static
+                           and numel(v.type.shape) for v in values):
+            return None
+        k, computed_into = self.in_place_result(into) or (None, False)
+        results = [Array(len(op.operands) + r) for r in range(len(op.results))]
+        anchor = lookup(op.name).region_op.anchor_op(op) if n else None
+        if self._fused is not None and k == self._tiled[0]:  # the tiles apply the body
+            gemm, top = getattr(self._fused, "gemm", None), self._tiled[1]
+            sizes = static_product(anchor) if gemm is not None and computed_into else None
+            if sizes is None:
+                return None
+            return (gemm.native(sizes, Array(0), Array(1), results[k],
+                                [Array(i) for i in range(2, len(op.operands))],
+                                None if top is None else results[top]),)
+        calls, operands = [], [Array(i) for i in range(len(op.operands))]
+        if n:  # the product into result k's buffer, or memory of the run's
+            target = results[k] if computed_into else Array(len(values))
+            kernel = self._anchor_into if computed_into else self._anchor
+            product = product_call(anchor, getattr(kernel, "gemm", None), Array(0),
+                                   Array(1), target) if anchor.name == "matmul" else None
+            if product is None:
+                return None
+            if not computed_into:
+                t = anchor.result.type
+                calls.append(Temporary(numel(t.shape) * t.dtype.np.itemsize))
+            calls.append(product)
+            operands = [target, *operands[n:]]
+        own = [results[r] for r in range(len(results)) if r != k]
+        if self._domain is None:
+            body = self._reduction_native(k, operands, own)
+        else:
+            body = None if self._dropping else self._variant(k).native(operands, own)
+        return None if body is None else (*calls, body)
+
+    def _reduction_native(self, k: int | None, operands: list[Array], own: list[Array]
+                          ) -> Call | None:
+        """The call of the code of a body with reductions, result `k` stored in place,
+        on static sizes (`_reduction_call`'s direct call), as data."""
+        sizes = [1 if src is None else self._shapes_in[src[0]][src[1]]
+                 for src in self._sources]
+        count, rows, _, scratch = self._geometry(sizes)
+        if not rows or not count and self._empty_fails:
+            return None
+        return Call(self._variant(k), (0, rows, *sizes, *operands, *own), scratch=scratch,
+                    fallible=self._fallible)
 
     def _compiled(self, into: tuple[bool, ...]) -> Callable:
         """``run(args, regions, outs=())``: the anchor, then the code, in place where

@@ -78,7 +78,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, Sequence
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -88,6 +88,8 @@ from ...errors import IrflowError, ShapeError
 from ...ir import dtypes
 from ...ir.core import Operation
 from ...ir.registry import lookup
+from ..native import Array, Call
+from .blas import sgemm_call
 from .compiler import Compiler, default_compiler
 from .jit import HostTarget, Optimization
 from .kernel import FUNCTION_NAME, Instr, address, call_rows, call_rows_reducing
@@ -916,6 +918,17 @@ class Gemm:
                            np.maximum)
         return out
 
+    def native(self, sizes: tuple[int, int, int], a: Array, b: Array, c: Array,
+               extras: Sequence[Array] = (), maximum: Array | None = None) -> Call:
+        """The call `run` makes for a product of the static `sizes` ``(M, N, K)``
+        (none 0) in one part, as data (`irflow.codegen.native`): A, B and C at
+        those arrays, the epilogue's operands at `extras`, its maximum stored at
+        `maximum`."""
+        m, n, k = sizes
+        fn = self._only or self._functions[vectors(n)]
+        return Call(fn, (0, -(-m // MR), m, n, k, a, b, c, *extras,
+                         *(() if maximum is None else (maximum,))))
+
     def _refusal(self, a, b, out) -> str:
         """Why `sizes` refused these arrays (for the error)."""
         for x, name in ((a, "x"), (b, "y")):
@@ -963,18 +976,64 @@ def anchor_kernels(inner: Operation, kernel: Callable, out_kernel: Callable | No
     # warnings to a caller that silences them once (the code itself never warns)
     run.__wrapped__ = _dispatching(gemm, getattr(kernel, "__wrapped__", kernel),
                                    getattr(out_kernel, "__wrapped__", out_kernel))
+    run.gemm = gemm
     return run
 
 
 def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable | None:
     """For a standalone float32 matmul of two matrices (backend ``llvm``): its kernel
     ``run(x, y, out=None)``, `anchor_kernels`' dispatch between `Gemm` and the op's
-    NumPy kernel, which its ``__wrapped__`` calls unsilenced. None for other ops."""
+    NumPy kernel, which its ``__wrapped__`` calls unsilenced; its ``native``, the
+    call into a given buffer as data where its sizes are static and the GEMM takes
+    them (`irflow.codegen.native`). None for other ops."""
     opdef = lookup(op.name, op.loc)
     numpy = functools.partial(opdef.kernel, **op.attrs)
     numpy.__wrapped__ = functools.partial(getattr(opdef.kernel, "__wrapped__", opdef.kernel),
                                           **op.attrs)
-    return anchor_kernels(op, numpy, numpy, compiler)
+    run = anchor_kernels(op, numpy, numpy, compiler)
+    sizes = None if run is None else static_product(op)
+    if sizes is not None:
+        run.native = (run.gemm.native(sizes, Array(0), Array(1), Array(2)),)
+    return run
+
+
+def static_product(inner: Operation) -> tuple[int, int, int] | None:
+    """``(M, N, K)`` of matmul `inner`, a product of matrices the generated GEMM
+    takes (`_product`), when its sizes are static and every call of it is the
+    GEMM's (`_dispatching`: enough rows and work), else None."""
+    sizes = _static_sizes(inner)
+    if sizes is None or sizes[0] < MIN_ROWS or math.prod(sizes) < MIN_WORK:
+        return None
+    return sizes
+
+
+def product_call(inner: Operation, gemm: Gemm | None, a: Array, b: Array,
+                 c: Array) -> Call | None:
+    """The call computing matmul `inner` of the arrays at `a` and `b` into `c`, as
+    its kernel would for every call, as data (`irflow.codegen.native`): `gemm`'s
+    (the generated GEMM the kernel dispatches to, if any) where it takes every
+    call, else NumPy's BLAS (`blas.sgemm_call`) for a float32 product of matrices
+    of static sizes, none 0; None for any other."""
+    sizes = static_product(inner) if gemm is not None else None
+    if sizes is not None:
+        return gemm.native(sizes, a, b, c)
+    x, y = (v.type for v in inner.operands)
+    sizes = _static_sizes(inner)
+    if sizes is None or not all(sizes) or x.dtype is not dtypes.float32 \
+            or y.dtype is not dtypes.float32:
+        return None
+    return sgemm_call(sizes, bool(inner.attrs["transpose_x"]),
+                      bool(inner.attrs["transpose_y"]), a, b, c)
+
+
+def _static_sizes(inner: Operation) -> tuple[int, int, int] | None:
+    """``(M, N, K)`` of matmul `inner` of two matrices of static shapes, else None."""
+    x, y = (v.type for v in inner.operands)
+    if not (x.is_static and y.is_static and x.rank == 2 == y.rank):
+        return None
+    m, k = x.shape[::-1] if inner.attrs["transpose_x"] else x.shape
+    n = y.shape[0] if inner.attrs["transpose_y"] else y.shape[1]
+    return m, n, k
 
 
 def fused_kernel(inner: Operation, spec, entering, compiler: Compiler | None = None,

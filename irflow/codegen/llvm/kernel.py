@@ -56,6 +56,7 @@ from llvmlite import ir
 from ...errors import IntegerDivisionByZero, ShapeError
 from ...ir import dtypes
 from ...ir.types import TensorType, broadcast_shapes
+from ..native import Array, Call
 from ..threads import row_ranges, run_parts
 from .calling import (GENERAL, addresses, call_lines, input_lines, make, overlaps, product,
                       refuse, tuple_of)
@@ -436,6 +437,19 @@ class Kernel:
     def __call__(self, *arrays, out: Sequence[np.ndarray | None] | None = None
                  ) -> list[np.ndarray]:
         return self.run(arrays, out)
+
+    def native(self, inputs: Sequence[Array], outputs: Sequence[Array]) -> Call | None:
+        """The call `run` makes in one part on arrays of the domain's static shape (the
+        `inputs`, then the outputs not stored in place, at `outputs`), as data
+        (`irflow.codegen.native`); None for a domain of symbolic or no elements."""
+        shape = self.domain.shape
+        if not all(isinstance(d, int) for d in shape):
+            return None
+        loops = [math.prod(shape[d] for d in group) for group in self.domain.groups]
+        if not all(loops):
+            return None
+        return Call(self._fn, (0, loops[0], *loops, *inputs, *outputs),
+                    fallible=self._fallible)
 
     def checked_call(self, arrays: Sequence, out: Sequence[np.ndarray | None] | None
                      ) -> list[np.ndarray]:

@@ -41,6 +41,7 @@ disk caches, so a call never compiles.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -50,12 +51,14 @@ from ...ir.registry import lookup
 from ...ir.traits import Elementwise, Reduction
 from ...ir.types import TensorType, numel
 from ..executor import Lowering
+from ..native import Array, Check
 from .compiler import Compiler, default_compiler
 from .elementwise import Unsupported, lower_elementwise
 from .conv import conv_kernel, grad_input_kernel
 from .fused import MIN_ELEMENTS, REDUCTIONS, FusedKernel
 from .gemm import matmul_kernel
 from .pool import pool_kernel
+from .sequence import compile_sequence
 from .whole import compile_whole
 
 REGION_OPS = {"fused": FusedKernel}
@@ -97,7 +100,12 @@ class LLVMLowering(Lowering):
     def function(self, fn: Function) -> Callable | None:
         return compile_whole(fn, self.compiler)
 
+    def sequence(self, steps, types, owned, temporaries) -> Callable[[list], int] | None:
+        return compile_sequence(steps, types, owned, temporaries, self.compiler)
+
     def kernel(self, op: Operation) -> Callable | None:
+        if op.name == "assert":
+            return _checked_assert(op)
         generated = GENERATED.get(op.name)
         if generated is not None:
             # a fused op's anchor is run by its FusedKernel: its region's plan (for
@@ -163,7 +171,17 @@ class LLVMLowering(Lowering):
 
         def run(x, out=None):
             return evaluate([x], ())[0] if out is None else into([x], (), [out])[0]
+        run.native = getattr(into, "native", None)  # its operand and result, as the step's
         return run
+
+
+def _checked_assert(op: Operation) -> Callable:
+    """An ``assert``'s own kernel, its attributes bound, described as a `Check` of its
+    operand, so a native run checks it (and its step raises the error)."""
+    opdef = lookup(op.name, op.loc)
+    kernel = functools.partial(opdef.kernel, **op.attrs)
+    kernel.native = (Check(Array(0)),)
+    return kernel
 
 
 def _in_fused_op(op: Operation) -> bool:
