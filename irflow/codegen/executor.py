@@ -483,7 +483,8 @@ class _Record:
         self.outs = outs
         self.into = into  # its out kernel writes into the result's buffer
         # the calls of compiled code the step makes, as data (`irflow.codegen.native`),
-        # when it makes nothing else: it may join a native run
+        # when it makes nothing else: it may join a native run. A callable makes
+        # that description (or None) when a run of described steps would have it
         self.native = native
         self.read: tuple[bool, ...] = ()   # per result: does anything read it?
         self.frees: tuple[int, ...] = ()
@@ -618,17 +619,16 @@ class _BlockCompiler:
         describes as native calls (`_Record.native`) by one step calling the
         lowering's native run of them (`Lowering.sequence`), where it makes one;
         `native_runs` gets their records' ranges."""
-        runs, start = [], None
-        for j, record in enumerate([*records, None]):
-            if record is not None and record.native is not None:
-                start = j if start is None else start
-                continue
-            if start is not None and j - start >= _LEAST_RUN:
-                runs.append((start, j))
-            start = None
+        for start, end in _runs(records):
+            # descriptions made on demand, for steps beside others described as they
+            # are (a run of such steps alone stays Python's)
+            on_demand = [r for r in records[start:end] if callable(r.native)]
+            beside = len(on_demand) < end - start
+            for record in on_demand:
+                record.native = record.native() if beside else None
         owned = {slot for slot, _, _ in self.arena_slots} | {
             slot for slot, _ in self.result_slots}
-        for start, end in reversed(runs):  # later runs first: the earlier indices hold
+        for start, end in reversed(_runs(records)):  # later runs first: the indices hold
             step = self.native_run(records[start:end], steps[start:end], locs[start:end],
                                    owned)
             if step is not None:
@@ -817,6 +817,20 @@ def _stored(outs: tuple[int, ...], read: tuple[bool, ...]) -> tuple[tuple[int, i
 
 
 # ---------------------------------------------------------------- steps
+
+def _runs(records: list[_Record]) -> list[tuple[int, int]]:
+    """The [start, end) of each run of at least `_LEAST_RUN` consecutive records
+    described as native calls."""
+    runs, start = [], None
+    for j, record in enumerate([*records, None]):
+        if record is not None and record.native is not None:
+            start = j if start is None else start
+            continue
+        if start is not None and j - start >= _LEAST_RUN:
+            runs.append((start, j))
+        start = None
+    return runs
+
 
 def _renumbered(call, number: dict[int, int]):
     """A step's `Call` or `Check` with its arrays numbered by `number` (a run's)."""

@@ -16,7 +16,10 @@ the arrays numbered as the step's (`Array`: its operands, then its results, then
 the `Temporary` arrays it declares in the tuple, memory the run provides).
 Nothing else is left to Python in such a step: it allocates nothing, splits
 nothing across threads and raises only where a `Call` is fallible or a `Check`
-fails, in which case the step runs again as Python, which raises the error.
+fails, in which case the step runs again as Python, which raises the error. The
+attribute may also be a function making that tuple (or None), which the executor
+calls only for a step that would join a run with steps described as they are, so
+nothing is made for the others.
 """
 from __future__ import annotations
 

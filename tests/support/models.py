@@ -1,6 +1,28 @@
-"""Layers several test modules share."""
+"""Layers and steps several test modules share."""
+import irflow
 import irflow.nn as nn
 import irflow.nn.functional as F
+
+
+def mlp(*widths):
+    """Linear layers of these widths with a ReLU between each two."""
+    layers = []
+    for a, b in zip(widths, widths[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    return nn.Sequential(*layers[:-1])
+
+
+def sgd_step(model, learning_rate):
+    """``step(x, labels) -> loss``: one SGD step of cross-entropy on `model`."""
+    opt = irflow.optimizer.SGD(learning_rate=learning_rate, parameters=model.parameters())
+
+    def step(x, labels):
+        loss = F.cross_entropy(model(x), labels)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+    return step
 
 
 class LayerNormGelu(nn.Layer):

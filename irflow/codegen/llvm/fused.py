@@ -1236,9 +1236,9 @@ class FusedKernel:
         where it runs NumPy, the NumPy out evaluator writes them. Its ``native``, where
         `native` gives one, is what it does as data."""
         region_op = lookup(self.op.name).region_op
-        run = self._sized(self._compiled(into), lambda: region_op.out_evaluator(self.op, into),
-                          True)
-        native = self.native(into)
+        compiled = self._compiled(into)
+        run = self._sized(compiled, lambda: region_op.out_evaluator(self.op, into), True)
+        native = self.native(into) if run is compiled else None
         if native is not None:
             run.native = native
         return run
@@ -1247,13 +1247,16 @@ class FusedKernel:
         """The calls `out_evaluator`'s run makes on every call, as data
         (`irflow.codegen.native`: the operands are the step's arrays, their results'
         given buffers follow), where it makes nothing else: operands and results of
-        static sizes, none empty, every result given a buffer, sizes at which the
-        code runs (not NumPy's evaluator), and the anchor, if any, a float32 product
-        of matrices (`gemm.product_call`) computing into the buffer of the result
-        stored in its place, or else into a `Temporary`. None for any other op."""
+        static sizes, none empty, every result given a buffer, and the anchor, if
+        any, a float32 product of matrices (`gemm.product_call`) computing into the
+        buffer of the result stored in its place, or else into a `Temporary`. None
+        for any other op. For an op whose every call is small (its run is NumPy's
+        evaluator: `declines`), the calls of its code compiled for size, which only
+        a native run makes (`LLVMLowering.out_evaluator`)."""
         op, n = self.op, self.n_anchor
         values = (*op.operands, *op.results)
-        if not (into and all(into)) or small_calls(op, self.min_elements) is not None \
+        if not (into and all(into)) \
+                or small_calls(op, self.min_elements) not in (None, always_small) \
                 or not all(isinstance(v.type, TensorType) and v.type.is_static
                            and numel(v.type.shape) for v in values):
             return None

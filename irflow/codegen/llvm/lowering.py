@@ -90,12 +90,38 @@ class LLVMLowering(Lowering):
 
     def out_evaluator(self, op: Operation, into: tuple[bool, ...]) -> Callable | None:
         make = REGION_OPS.get(op.name)
-        if make is None or make.declines(op, self.min_elements):
+        if make is None:
             return None
+        if make.declines(op, self.min_elements):
+            return self._small_native(op, into, make)
         try:
             return make(op, self.compiler, self.min_elements).out_evaluator(into)
         except Unsupported:
             return None
+
+    def _small_native(self, op: Operation, into: tuple[bool, ...], make) -> Callable | None:
+        """For an op too small for compiled code, of static sizes, every result given
+        a buffer: its own NumPy out evaluator, whose ``native`` makes the
+        description of its code compiled for size when a native run with steps of
+        compiled code asks for it (only then is anything compiled): between the
+        large steps of a training step, there a call costs no Python. None for other
+        ops (their own evaluator)."""
+        if not all(into):
+            return None
+        own = lookup(op.name, op.loc).region_op.out_evaluator(op, into)
+
+        def run(args, regions, outs):
+            return own(args, regions, outs)
+
+        def native():
+            try:
+                return make(op, self.compiler, self.min_elements).native(into)
+            except Unsupported:
+                return None
+        if hasattr(own, "__wrapped__"):  # quiet: the plan calls that, unsilenced
+            run.__wrapped__ = own.__wrapped__
+        run.native = native
+        return run
 
     def function(self, fn: Function) -> Callable | None:
         return compile_whole(fn, self.compiler)

@@ -17,14 +17,7 @@ from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.errors import IrflowError
 from irflow.ir import parse
 from irflow.static import InputSpec
-from tests.support.models import LayerNormGelu
-
-
-def mlp(*widths):
-    layers = []
-    for a, b in zip(widths, widths[1:]):
-        layers += [nn.Linear(a, b), nn.ReLU()]
-    return nn.Sequential(*layers[:-1])
+from tests.support.models import LayerNormGelu, mlp, sgd_step
 
 
 def fused_ops(compiled):
@@ -179,16 +172,7 @@ def test_training_step_gradients_match_the_numpy_backend():
     for backend in ("numpy", "llvm"):
         irflow.seed(4)
         model = mlp(20, 16, 5)
-        opt = irflow.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
-
-        def step(x, y):
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
-
-        compiled = irflow.compile(step, backend=backend)
+        compiled = irflow.compile(sgd_step(model, 0.1), backend=backend)
         rng = np.random.default_rng(4)
         losses = []
         for _ in range(3):

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 import irflow
-import irflow.nn as nn
-import irflow.nn.functional as F
 from irflow.codegen import compile_plan, run
 from irflow.codegen.llvm.blas import host_sgemm
+from irflow.codegen.llvm.fused import MIN_ELEMENTS
 from irflow.codegen.llvm.lowering import LLVMLowering
 from irflow.codegen.native import Call
 from irflow.errors import IntegerDivisionByZero
 from irflow.ir import Module, TensorType, function, parse
 from irflow.passes import DEFAULT_PIPELINE, PassManager
+from tests.support.models import mlp, sgd_step
 from tests.support.programs import random_program
 from tests.support.threads import with_threads
 
@@ -27,8 +27,8 @@ rng = np.random.default_rng(0)
 class Recording(LLVMLowering):
     """The lowering, recording how many steps each call of its native runs completed."""
 
-    def __init__(self, compiler):
-        super().__init__(compiler, min_elements=0)
+    def __init__(self, compiler, min_elements=0):
+        super().__init__(compiler, min_elements=min_elements)
         self.done: list[int] = []
         self.runs = 0
 
@@ -44,10 +44,10 @@ class Recording(LLVMLowering):
         return recorded
 
 
-def plan_of(compiler, types, body):
+def plan_of(compiler, types, body, min_elements=0):
     module = Module([function("f", types, body)])
     PassManager([*DEFAULT_PIPELINE, "fuse"], verify_each=True).run(module)
-    lowering = Recording(compiler)
+    lowering = Recording(compiler, min_elements)
     return module, compile_plan(module.main, lowering), lowering
 
 
@@ -97,6 +97,35 @@ def test_a_product_below_the_gemm_thresholds_is_a_call_of_numpy_blas(compiler):
     _, plan, _ = plan_of(compiler, TWO_LAYERS, two_layers)
     narrow = [r for r in plan.body.records if r.op.name == "fused"][1]
     assert any(isinstance(c, Call) and c.function is host_sgemm() for c in narrow.native)
+
+
+def mixed(b, x, w, v):
+    """A small fused op (64 elements) between two large ones."""
+    h = b.tanh(b.matmul(x, w))
+    s = b.mul(b.exp(v), b.constant(2.0, "f32"))
+    return h, s, b.sigmoid(b.matmul(h, w))
+
+
+MIXED = [f32(64, 256), f32(256, 256), f32(8, 8)]
+
+
+def test_a_small_step_between_large_ones_joins_their_run_compiled_for_size(compiler):
+    """Alone, a fused op of static sizes below `MIN_ELEMENTS` is NumPy's step (a
+    call of compiled code costs more); in a run a call costs no Python, so there it
+    runs its code compiled for size. The steps as Python still run NumPy's."""
+    module, plan, lowering = plan_of(compiler, MIXED, mixed, min_elements=MIN_ELEMENTS)
+    assert "native run of 3 steps:" in plan.describe()
+    inputs = arrays(MIXED)
+    want = run(module, *inputs)
+    for got in (plan(*inputs), with_threads(2, plan, *inputs)):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+    assert lowering.done == [3, 0]
+    np.testing.assert_array_equal(with_threads(2, plan, *inputs)[1], want[1])
+    # the small op alone: its NumPy step, nothing compiled
+    _, alone, lowering = plan_of(compiler, MIXED[2:], lambda b, v: b.exp(v),
+                                 min_elements=MIN_ELEMENTS)
+    assert "native" not in alone.describe() and lowering.runs == 0
 
 
 def guarded(b, x, w, limit):
@@ -184,22 +213,14 @@ def test_threads_calling_one_plan_at_once_get_their_own_answers(compiler):
     assert not failures and set(lowering.done) == {2}
 
 
-def test_a_compiled_training_step_is_one_native_call_but_its_loss_mean():
-    """An MLP's SGD step: the forward and backward fused ops, the labels' check and
-    the loss's mean run natively; the parameters it returns are the NumPy
-    backend's."""
+def test_a_compiled_training_step_is_one_native_call():
+    """An MLP's SGD step: the labels' check, the forward and backward fused ops, the
+    loss's mean and the updates run natively; the parameters it leaves are the
+    NumPy backend's, and a label out of range raises what it raises there."""
     def make(backend):
         irflow.seed(3)
-        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
-        opt = irflow.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
-
-        def step(x, labels):
-            loss = F.cross_entropy(model(x), labels)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
-        return model, irflow.compile(step, backend=backend)
+        model = mlp(784, 256, 10)
+        return model, irflow.compile(sgd_step(model, 0.1), backend=backend)
     x = irflow.to_tensor(rng.standard_normal((256, 784)).astype(np.float32))
     labels = irflow.to_tensor(rng.integers(0, 10, (256, 1)))
     (model, llvm), (reference, numpy) = make("llvm"), make("numpy")
@@ -207,7 +228,7 @@ def test_a_compiled_training_step_is_one_native_call_but_its_loss_mean():
         np.testing.assert_allclose(float(llvm(x, labels)), float(numpy(x, labels)), rtol=1e-5)
     for p, q in zip(model.parameters(), reference.parameters()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-6)
-    assert "native run of" in llvm._last.plan.describe()
+    assert "native run of 9 steps:" in llvm._last.plan.describe()
     with pytest.raises(Exception) as raised:
         llvm(x, irflow.to_tensor(np.full((256, 1), 12)))
     with pytest.raises(type(raised.value)):
