@@ -89,8 +89,13 @@ class Layout:
         except IndexError:
             frame = self._frame()
         for index, shape, dtype in self.results:
-            # held by someone else (or a new frame's None, which everything holds)
-            if sys.getrefcount(frame[index]) > ALONE:
+            # held by someone else (or a new frame's None, which everything holds), or
+            # changed by its last holder (made read-only, reshaped, restrided, retyped
+            # in place): a new one
+            buffer = frame[index]
+            if sys.getrefcount(buffer) > ALONE + 1 or not (
+                    buffer.flags.writeable and buffer.flags.c_contiguous
+                    and buffer.shape == shape and buffer.dtype == dtype):
                 frame[index] = np.empty(shape, dtype)
         try:
             return self.body.enter(frame, args)

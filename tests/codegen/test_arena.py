@@ -257,6 +257,29 @@ def test_a_dropped_result_is_written_again_by_the_next_call():
     np.testing.assert_allclose(d, -np.tanh(np.exp(x * 2)) * x * 2, rtol=1e-6)
 
 
+@pytest.mark.parametrize("change", ["read-only", "reshaped", "restrided", "retyped"])
+def test_a_dropped_result_its_holder_changed_in_place_is_not_written_again(change):
+    """A caller may make a returned array read-only, or give it another shape,
+    strides or dtype in place, before dropping it: the next call writes a new one
+    (it used to fail on the read-only one, on every later call)."""
+    plan = compile_plan(parse(RETURNS_TWO).main)
+    x = np.linspace(-1, 1, 4 * 64, dtype=np.float32).reshape(4, 64)
+    a, d = plan(x)
+    if change == "read-only":
+        a.flags.writeable = False
+    elif change == "reshaped":
+        a.shape = (64, 4)
+    elif change == "restrided":
+        a.strides = (0, 4)
+    else:
+        a.dtype = np.int32
+    address = a.ctypes.data
+    del a, d
+    a, d = plan(x * 2)
+    assert a.ctypes.data != address and a.flags.writeable and a.shape == (4, 64)
+    np.testing.assert_allclose(a, np.exp(x * 2), rtol=1e-6)
+
+
 def test_a_held_result_is_never_written_again():
     """Whatever refers to a returned array keeps it: the array, a view of it, a
     memoryview; the next call writes new memory."""
