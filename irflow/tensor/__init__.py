@@ -15,7 +15,7 @@ from .arrangement import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadc
 from .attribute import numel, shape
 from .creation import (arange, assign, empty, empty_like, eye, fill_constant, full, full_like,
                        linspace, ones, ones_like, to_tensor, zeros, zeros_like)
-from .histogram import histogram, histogram_bin_edges
+from .histogram import histogram, histogram_bin_edges, histogramdd
 from .linalg import (cholesky, cross, diag, diagflat, diagonal, dist, eigvalsh, einsum, inner,
                      inverse, kron, mv, tensordot,
                      trace, tril, triu)
@@ -225,6 +225,7 @@ __all__ = [
     "heaviside",
     "histogram",
     "histogram_bin_edges",
+    "histogramdd",
     "greater_equal",
     "greater_than",
     "increment",

@@ -1,5 +1,5 @@
-"""Paddle's one-dimensional histograms: `histogram` (the counts, or weights, per bin)
-and `histogram_bin_edges`.
+"""Paddle's histograms: `histogram` (the counts, or weights, per bin) and
+`histogram_bin_edges` in one dimension, and `histogramdd` over points in D.
 
 `histogram` follows Paddle's CPU kernel: the range and each element's bin are computed
 in the input's dtype (integer division for int inputs, whose `min` and `max` are
@@ -17,9 +17,9 @@ import numpy as np
 from ..errors import DTypeError, InputError, ShapeError
 from ..ir import dtypes
 from .convert import as_tensor, cast
-from .creation import linspace, zeros
+from .creation import linspace, ones_like, zeros
 from .logic import equal, greater_equal, isnan, less_equal, logical_and, where
-from .manipulation import exact_shape, index_add, reshape
+from .manipulation import exact_shape, index_add, reshape, slice as slice_
 from .math import (add, divide, floor_divide, max as max_, min as min_, multiply, subtract,
                    sum as sum_)
 from .tensor import Tensor
@@ -148,3 +148,104 @@ def _bin_index(x: Tensor, lo: Tensor, hi: Tensor, bins: int) -> Tensor:
         scaled = multiply(subtract(x, lo), cast(as_tensor(float(bins)), x.dtype))
         index = cast(divide(scaled, subtract(hi, lo)), dtypes.int64)
     return where(equal(index, bins), cast(as_tensor(bins - 1), dtypes.int64), index)
+
+
+def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None):
+    """The histogram of the points in the rows of x (its last axis is each point's D
+    coordinates; the other axes are flattened), and the D 1-D tensors of bin edges,
+    as Paddle's: `bins` an int for every dimension, a list of ints, or a sequence of
+    D 1-D edge tensors of x's dtype; `ranges` [min_0, max_0, min_1, ...] (by default
+    each dimension's min and max, not widened when they are equal). A point at the
+    last edge of a dimension falls in its last bin; a point outside the edges, or
+    with a NaN coordinate, is dropped. The result, in x's dtype, sums `weights`
+    (x's shape without the last axis) or counts; `density` divides it by the total
+    and by each bin's volume. Each point's bin is found with `searchsorted` and its
+    weight scattered with `index_add` into the bins plus one under- and one overflow
+    bin per dimension, which are then cut off, so it compiles like any composition."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ShapeError(f"histogramdd: x must have at least 2 dims (points in its rows), "
+                         f"as in Paddle, got shape {list(exact_shape(x))}")
+    if x.dtype.name not in ("float32", "float64"):
+        raise DTypeError(f"histogramdd: x must be float32 or float64, as in Paddle, got "
+                         f"{x.dtype.name}")
+    dims = exact_shape(x)[-1]
+    points = reshape(x, (-1, dims))
+    edges = _dd_edges(points, bins, ranges, dims)
+    sizes = [exact_shape(edge)[0] + 1 for edge in edges]
+    index = None
+    for axis, edge in enumerate(edges):
+        position = _dd_bin(points[:, axis], edge)
+        index = position if index is None else add(multiply(index, sizes[axis]), position)
+    values = ones_like(index, x.dtype) if weights is None else _dd_weights(weights, x)
+    total = index_add(zeros((math.prod(sizes),), x.dtype), index, 0, values)
+    hist = slice_(reshape(total, sizes), list(range(dims)), [1] * dims,
+                  [size - 1 for size in sizes])
+    if density:
+        hist = _dd_density(hist, edges)
+    return hist, edges
+
+
+def _dd_edges(points: Tensor, bins, ranges, dims: int) -> list:
+    """histogramdd's D 1-D edge tensors: given ones (checked), or `bins` + 1 evenly
+    spaced from each dimension's range."""
+    if isinstance(bins, (list, tuple)) and bins and all(isinstance(b, Tensor) for b in bins):
+        return [_dd_given_edges(edge, points.dtype, dims, len(bins)) for edge in bins]
+    counts = [bins] * dims if isinstance(bins, (int, np.integer)) else list(bins)
+    if len(counts) != dims:
+        raise InputError(f"histogramdd: bins must give one count per dimension ({dims}), "
+                         f"got {bins!r}")
+    counts = [_checked_bins(count, "histogramdd") for count in counts]
+    if ranges is None:
+        lows, highs = min_(points, axis=0), max_(points, axis=0)
+        bounds = [(lows[axis], highs[axis]) for axis in range(dims)]
+    else:
+        ranges = [float(v) for v in ranges]
+        if len(ranges) != 2 * dims:
+            raise InputError(f"histogramdd: ranges must hold a min and a max per dimension "
+                             f"({2 * dims} numbers), got {len(ranges)}")
+        bounds = list(zip(ranges[::2], ranges[1::2]))
+    return [linspace(lo, hi, count + 1, dtype=points.dtype)
+            for (lo, hi), count in zip(bounds, counts)]
+
+
+def _dd_given_edges(edge: Tensor, dtype, dims: int, given: int) -> Tensor:
+    if given != dims:
+        raise InputError(f"histogramdd: bins must give one edge tensor per dimension "
+                         f"({dims}), got {given}")
+    if edge.ndim != 1 or edge.dtype != dtype:
+        raise DTypeError(f"histogramdd: each edge tensor must be 1-D of x's dtype "
+                         f"{dtype.name}, as in Paddle, got {edge.dtype.name} of shape "
+                         f"{list(exact_shape(edge))}")
+    return edge
+
+
+def _dd_bin(column: Tensor, edge: Tensor) -> Tensor:
+    """Each coordinate's bin among `edge`, counting from 1 (0 and len(edge) are the
+    under- and overflow bins): the number of edges at or below it, less one at the
+    last edge, which closes the last bin."""
+    from .search import searchsorted
+    position = searchsorted(edge, column, right=True)
+    return where(equal(column, edge[-1]), subtract(position, 1), position)
+
+
+def _dd_weights(weights, x: Tensor) -> Tensor:
+    weights = as_tensor(weights)
+    if tuple(exact_shape(weights)) != tuple(exact_shape(x))[:-1]:
+        raise ShapeError(f"histogramdd: weights must have x's shape without its last axis, "
+                         f"{list(exact_shape(x))[:-1]}, as in Paddle, got "
+                         f"{list(exact_shape(weights))}")
+    if weights.dtype != x.dtype:
+        raise DTypeError(f"histogramdd: weights must have x's dtype {x.dtype.name}, as in "
+                         f"Paddle, got {weights.dtype.name}")
+    return reshape(weights, (-1,))
+
+
+def _dd_density(hist: Tensor, edges: list) -> Tensor:
+    """The histogram divided by each bin's width along every dimension and by its
+    total, in Paddle's order."""
+    total = sum_(hist)
+    for axis, edge in enumerate(edges):
+        widths = subtract(edge[1:], edge[:-1])
+        hist = divide(hist, reshape(widths, [-1 if a == axis else 1 for a in range(hist.ndim)]))
+    return divide(hist, total)

@@ -86,7 +86,8 @@ _METHODS = {
     **{name: getattr(stat, name) for name in [
         "median", "nanmedian", "quantile", "nanquantile", "nansum", "nanmean",
         "count_nonzero"]},
-    **{name: getattr(histogram, name) for name in ["histogram", "histogram_bin_edges"]},
+    **{name: getattr(histogram, name)
+       for name in ["histogram", "histogram_bin_edges", "histogramdd"]},
     **{name: getattr(covariance, name) for name in ["cov", "corrcoef"]},
     **{name: getattr(lu, name) for name in ["lu", "lu_unpack"]},
     **{name: getattr(arrangement, name) for name in [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import InputError, OutOfRangeError, ShapeError
 from ..dispatch import apply
 from ..ir import dtypes
 from ..ops.sort import distinct
@@ -18,33 +18,93 @@ from .tensor import Tensor
 
 
 def argmax(x, axis=None, keepdim=False, dtype="int64", name=None) -> Tensor:
-    out = apply("argmax", (as_tensor(x),), {"axis": axis, "keepdim": bool(keepdim)})
-    return out if dtypes.dtype(dtype) is dtypes.int64 else out.astype(dtype)
+    """The int64 (or `dtype`) index of x's largest element along `axis` (of the
+    flattened x when None); `axis` may be a 0-D int tensor, as in Paddle."""
+    return _arg_extremum("argmax", x, axis, keepdim, dtype)
 
 
 def argmin(x, axis=None, keepdim=False, dtype="int64", name=None) -> Tensor:
-    out = apply("argmin", (as_tensor(x),), {"axis": axis, "keepdim": bool(keepdim)})
+    """The index of x's smallest element along `axis`, as `argmax`."""
+    return _arg_extremum("argmin", x, axis, keepdim, dtype)
+
+
+def _arg_extremum(op: str, x, axis, keepdim, dtype) -> Tensor:
+    axis = None if axis is None else _int_arg(axis, "axis", op)
+    out = apply(op, (as_tensor(x),), {"axis": axis, "keepdim": bool(keepdim)})
     return out if dtypes.dtype(dtype) is dtypes.int64 else out.astype(dtype)
 
 
+def _int_arg(value, what: str, op: str) -> int:
+    """An int argument (an axis, or k) given as a Python int or, as Paddle accepts
+    it, a one-element int tensor whose value is known (it sets a shape, so it cannot
+    wait for the program to run)."""
+    if isinstance(value, Tensor):
+        if value._value is None or value.size != 1 or value.dtype.kind != "int":
+            raise InputError(f"{op}: {what} must be an int or a one-element int tensor with "
+                             f"a known value, got a {value.dtype.name} tensor of shape "
+                             f"{list(value.shape)}")
+        return int(value._value.reshape(-1)[0])
+    return int(value)
+
+
+def _scalar_axis(axis: int, op: str) -> None:
+    """Check `axis` for a 0-D x, whose only axes are 0 and -1 in Paddle."""
+    if axis not in (0, -1):
+        raise ShapeError(f"{op}: axis {axis} is out of range for a 0-D tensor (0 or -1, "
+                         "as in Paddle)")
+
+
+def _checked_k(x: Tensor, k, axis: int, op: str) -> int:
+    """`k` as an int in [1, size of `axis`] (1 for a 0-D x, whose axis must be 0 or
+    -1), as Paddle checks it for topk and kthvalue; a symbolic size is not checked."""
+    from .manipulation import exact_shape
+    k = _int_arg(k, "k", op)
+    if x.ndim == 0:
+        _scalar_axis(axis, op)
+    size = exact_shape(x)[axis] if x.ndim else 1
+    if k < 1 or (isinstance(size, int) and k > size):
+        raise OutOfRangeError(f"{op}: k must be in [1, {size}] (the size of axis {axis}), "
+                              f"as in Paddle, got {k}")
+    return k
+
+
 def argsort(x, axis=-1, descending=False, stable=False, name=None) -> Tensor:
-    """The int64 indices that sort x along `axis`; ties keep their order (which is
-    also what Paddle's unstable sort gives)."""
-    return apply("argsort", (as_tensor(x),), {"axis": int(axis), "descending": bool(descending)})
+    """The int64 indices that sort x along `axis` (NaN after every number, or first
+    when `descending`); a 0-D x gives 0. Equal elements keep their order, which
+    `stable=True` asks of Paddle too; Paddle's default unstable sort keeps it only
+    for short rows (up to 16 elements on CPU), so among ties its indices may differ."""
+    x = as_tensor(x)
+    axis = _int_arg(axis, "axis", "argsort")
+    if x.ndim == 0:
+        _scalar_axis(axis, "argsort")
+        return cast(as_tensor(0), dtypes.int64)
+    return apply("argsort", (x,), {"axis": axis, "descending": bool(descending)})
 
 
 def sort(x, axis=-1, descending=False, stable=False, name=None) -> Tensor:
+    """x sorted along `axis`, as `argsort` orders it (a 0-D x gives a copy); the
+    gradient goes back to where each element came from."""
+    from .manipulation import clone
     x = as_tensor(x)
-    return apply("take_along_axis", (x, argsort(x, axis, descending)), {"axis": int(axis)})
+    axis = _int_arg(axis, "axis", "sort")
+    if x.ndim == 0:
+        _scalar_axis(axis, "sort")
+        return clone(x)
+    return apply("take_along_axis", (x, argsort(x, axis, descending)), {"axis": axis})
 
 
 def topk(x, k, axis=None, largest=True, sorted=True, name=None):  # noqa: A002
     """The `k` largest (or smallest) elements along `axis` (default -1), sorted, and
-    their int64 indices."""
-    from .manipulation import slice as slice_
+    their int64 indices; k must be in [1, size of the axis] (1 for a 0-D x), as
+    Paddle checks. With `sorted=False` they are sorted too (one of the orders Paddle
+    allows), and among equal elements the first in x's order are taken, where
+    Paddle's heap-based selection may pick and order others."""
+    from .manipulation import clone, slice as slice_
     x = as_tensor(x)
-    axis = -1 if axis is None else int(axis)
-    k = int(k.item()) if isinstance(k, Tensor) else int(k)
+    axis = -1 if axis is None else _int_arg(axis, "axis", "topk")
+    k = _checked_k(x, k, axis, "topk")
+    if x.ndim == 0:
+        return clone(x), cast(as_tensor(0), dtypes.int64)
     order = argsort(x, axis, descending=largest)
     indices = slice_(order, [axis], [0], [k])
     return apply("take_along_axis", (x, indices), {"axis": axis}), indices
@@ -266,17 +326,12 @@ def kthvalue(x, k, axis=None, keepdim=False, name=None):
     gradient goes to that element alone. Among equal elements the k-th in x's order
     is taken (a stable sort): Paddle's std::nth_element leaves that choice to the C++
     library, so its index for ties can differ."""
-    from .manipulation import exact_shape, slice as slice_, squeeze, take_along_axis
-    from ..errors import OutOfRangeError
+    from .manipulation import clone, slice as slice_, squeeze, take_along_axis
     x = as_tensor(x)
-    axis = -1 if axis is None else int(axis)
-    k = int(k.item()) if isinstance(k, Tensor) else int(k)
-    size = exact_shape(x)[axis] if x.ndim else 1
-    if k < 1 or (isinstance(size, int) and k > size):
-        raise OutOfRangeError(f"kthvalue: k must be in [1, {size}] (the size of axis "
-                              f"{axis}), got {k}")
+    axis = -1 if axis is None else _int_arg(axis, "axis", "kthvalue")
+    k = _checked_k(x, k, axis, "kthvalue")
     if x.ndim == 0:
-        return x, cast(as_tensor(0), dtypes.int64)
+        return clone(x), cast(as_tensor(0), dtypes.int64)
     index = slice_(argsort(x, axis), [axis], [k - 1], [k])
     value = take_along_axis(x, index, axis)
     if keepdim:

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..ir import dtypes
 from .convert import as_tensor, cast, to_array
-from .logic import equal, greater_than, isfinite, isnan, logical_and, logical_not, where
+from .logic import (equal, greater_than, isfinite, isnan, logical_and, logical_not,
+                    logical_or, where)
 from .manipulation import _traced_size, exact_shape, moveaxis, reshape, take_along_axis, transpose
 from .math import (_axis, add, any, ceil, divide, floor, lerp, maximum, multiply, round,
                    subtract, sum)
@@ -133,24 +134,23 @@ class _SortedRows:
     def positions(self, levels: Tensor) -> Tensor:
         """Each level's fractional position in its sorted row: [..., Q] for rows
         [..., n] (its leading axes of size 1 when every row counts the same); 0 for a
-        row with nothing to count."""
+        row with nothing to count. Unless NaN is skipped, a row holding NaN reads its
+        last element, a NaN (NaN sorts last), as Paddle's quantile does: the result
+        is NaN and its gradient goes to that element."""
         levels = reshape(levels, [1] * (self.rows.ndim - 1) + [-1])
-        return maximum(multiply(levels, subtract(self.counts, 1)), 0)
+        last = subtract(self.counts, 1)
+        positions = maximum(multiply(levels, last), 0)
+        if self.skip_nan or not self.rows.dtype.is_float:
+            return positions
+        return where(any(self.nan, -1, keepdim=True), last, positions)
 
     def at(self, positions: Tensor) -> Tensor:
         """The sorted elements at whole `positions` (a float tensor)."""
         return take_along_axis(self.sorted, cast(positions, dtypes.int64), -1)
 
     def read(self, positions: Tensor, interpolation: str) -> Tensor:
-        """The quantiles at `positions`: NaN for a row holding NaN unless NaN is
-        skipped (sorted last, it would otherwise be passed over)."""
-        value = self._interpolated(positions, interpolation)
-        if self.skip_nan or not self.rows.dtype.is_float:
-            return value
-        has_nan = any(self.nan, -1, keepdim=True)
-        return where(has_nan, as_tensor(float("nan"), like=value), value)
-
-    def _interpolated(self, positions: Tensor, interpolation: str) -> Tensor:
+        """The quantiles at `positions`, read from the sorted rows as `interpolation`
+        says."""
         if interpolation == "lower":
             return self.at(floor(positions))
         if interpolation == "higher":
@@ -252,30 +252,45 @@ def _median_avg(x: Tensor, axes: tuple, keepdim: bool, skip_nan: bool) -> Tensor
 
 
 def _median_min(x: Tensor, axes: tuple, keepdim: bool, skip_nan: bool, with_index: bool):
+    """The lower median, and with `with_index` its index too. With the index the
+    value is read at it, so that, as in Paddle, the gradient goes to the element the
+    index names (for a row holding NaN, its first NaN, where the sorted row's middle
+    is its last); an index of -1 (a row of NaN alone, skipped) names none, and that
+    row's NaN is read from the sorted row."""
     rows, positions = _middle(x, axes, skip_nan)
     value = rows.read(positions, "lower")
     if not with_index:
         return _shaped(_shared_among_ties(rows, value), x, axes, keepdim, True)
-    values = _shaped(value, x, axes, keepdim, True)
-    return values, _shaped(rows.index_at(positions), x, axes, keepdim, True)
+    index = rows.index_at(positions)
+    if not skip_nan:
+        value = take_along_axis(rows.rows, index, -1)
+    return _shaped(value, x, axes, keepdim, True), _shaped(index, x, axes, keepdim, True)
 
 
 def _shared_among_ties(rows: _SortedRows, value: Tensor) -> Tensor:
     """The medians `value` [..., 1] with the gradient of each shared equally among
-    the finite elements of its row equal to it, as Paddle's median and nanmedian
-    give it (which of several equal elements sorts to the middle is arbitrary, so
-    each gets the same share). A median equal to no element (the average of two
-    different middle ones) keeps the gradient of the elements it was read from.
-    The value is unchanged: the share adds ``x - x.detach()``, exactly 0; an x that
-    needs no gradient skips it."""
+    the elements of its row equal to it, as Paddle's median and nanmedian give it
+    (which of several equal elements sorts to the middle is arbitrary, so each gets
+    the same share). Equal means as values, inf to inf, and NaN to NaN: a median of
+    NaN shares it among the row's NaNs. A median equal to no element (the average
+    of two different middle ones) keeps the gradient of the elements it was read
+    from. The value is unchanged: a finite median adds ``x - x.detach()``, exactly
+    0, over its equals; a non-finite one is their weighted sum, which is inf, -inf
+    or NaN as they are. An x that needs no gradient skips it."""
     x = rows.rows
     if not x.dtype.is_float or x.stop_gradient:  # no gradient to share
         return value
     fixed = value.detach()
-    tie = logical_and(equal(x, fixed), isfinite(x))
+    tie = logical_or(equal(x, fixed), logical_and(rows.nan, isnan(fixed)))
     count = sum(cast(tie, value.dtype), -1, keepdim=True)
-    moved = sum(where(tie, subtract(x, x.detach()), as_tensor(0.0, like=x)), -1, keepdim=True)
-    shared = add(fixed, divide(moved, maximum(count, 1)))
+    share = divide(1.0, maximum(count, 1))
+    zero = as_tensor(0.0, like=x)
+    finite = isfinite(fixed)
+    moved = sum(where(logical_and(tie, finite), subtract(x, x.detach()), zero), -1,
+                keepdim=True)
+    exact = add(fixed, multiply(moved, share))
+    weighted = sum(where(tie, multiply(x, share), zero), -1, keepdim=True)
+    shared = where(finite, exact, weighted)
     return where(greater_than(count, 0), shared, value)
 
 
