@@ -229,15 +229,17 @@ def adaptive_avg_pool2d(x, output_size, data_format: str = "NCHW", name=None):
     return _spatial_op("adaptive_avg_pool2d", x, (), {"output_size": size}, channels_last)
 
 
-def _conv1d_padding(padding):
-    """conv2d's padding for the [N, C, 1, L] view of a 1-D input."""
+def _conv1d_padding(padding, channels_last: bool = False):
+    """conv2d's padding for the [N, C, 1, L] view of a 1-D input. Padding given as one
+    pair per axis of the input names L's pair second ([N, L, C], `channels_last`) or
+    last ([N, C, L])."""
     if isinstance(padding, str):
         return padding
     if isinstance(padding, int):
         return [0, 0, padding, padding]
     padding = list(padding)
-    if padding and isinstance(padding[0], list | tuple):  # one pair per axis of [N, C, L]
-        padding = list(padding[-1])
+    if padding and isinstance(padding[0], list | tuple):
+        padding = list(padding[1 if channels_last else 2])
     if len(padding) == 1:
         return [0, 0, padding[0], padding[0]]
     if len(padding) == 2:
@@ -265,9 +267,10 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
         raise ValueError(f"data_format must be 'NCL' or 'NLC', got {data_format!r}")
     if data_format == "NLC":
         x = transpose(x, [0, 2, 1])
+    padding = _conv1d_padding(padding, data_format == "NLC")
     out = conv2d(unsqueeze(x, [2]), unsqueeze(weight, [2]), None,
-                 (1, _single(stride, "stride")), _conv1d_padding(padding),
-                 (1, _single(dilation, "dilation")), groups)
+                 (1, _single(stride, "stride")), padding, (1, _single(dilation, "dilation")),
+                 groups)
     out = squeeze(out, [2])
     if bias is not None:
         out = out + reshape(bias, [1, -1, 1])
@@ -346,7 +349,7 @@ def lp_pool1d(x, norm_type, kernel_size, stride=None, padding=0, ceil_mode: bool
         x = transpose(x, [0, 2, 1])
     out = lp_pool2d(unsqueeze(x, [2]), norm_type, (1, _single(kernel_size, "kernel_size")),
                     None if stride is None else (1, _single(stride, "stride")),
-                    _conv1d_padding(padding), ceil_mode)
+                    _conv1d_padding(padding, data_format == "NLC"), ceil_mode)
     out = squeeze(out, [2])
     return transpose(out, [0, 2, 1]) if data_format == "NLC" else out
 
@@ -521,7 +524,8 @@ def conv1d_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0
     if output_size is not None:
         output_size = (1, _single(output_size, "output_size"))
     out = conv2d_transpose(unsqueeze(x, [2]), unsqueeze(weight, [2]), None,
-                           (1, _single(stride, "stride")), _conv1d_padding(padding),
+                           (1, _single(stride, "stride")),
+                           _conv1d_padding(padding, data_format == "NLC"),
                            (0, _single(output_padding, "output_padding")),
                            (1, _single(dilation, "dilation")), groups, output_size)
     out = squeeze(out, [2])

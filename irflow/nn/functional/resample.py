@@ -5,19 +5,22 @@ transformer's `affine_grid` and `grid_sample`.
 
 The first three are each a `gather` of positions computed with NumPy from the static
 spatial sizes (the linear modes: two gathers per axis mixed by fixed weights,
-bicubic: four; "area" is adaptive average pooling),
-so the gradient is gather's, and a symbolic batch dim traces; the spatial dims must
-be static. The pixel shuffles are reshapes around a transpose, so any dim may be
-symbolic (the channels must divide exactly).
+bicubic: four; "area" is adaptive average pooling; antialiased resizing is a
+matmul by a fixed weight matrix per axis), so the gradient is gather's (or matmul's),
+and a symbolic batch dim traces; the spatial dims must be static. The pixel shuffles
+are reshapes around a transpose, so any dim may be symbolic (the channels must divide
+exactly).
 """
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
 from ...dispatch import user_location
 from ...errors import DTypeError, IrflowError, ShapeError
 from ...ir.types import dim_div, dim_mul
-from ...tensor import (Tensor, abs as absolute, clip, expand, floor, gather, index_add, matmul,
+from ...tensor import (Tensor, clip, clone, expand, floor, gather, index_add, matmul, moveaxis,
                        reshape, round as round_half_even, take_along_axis, transpose,
                        unsqueeze, where, zeros)
 from ...tensor.convert import as_tensor
@@ -78,9 +81,18 @@ def _ratio(in_size: int, out_size: int, scale, align_corners: bool,
 
 
 def _nearest(x, axis, in_size, out_size, scale):
-    ratio = _ratio(in_size, out_size, scale, False)
-    positions = np.minimum(np.floor(np.arange(out_size) * ratio).astype(np.int64), in_size - 1)
-    return _take(x, axis, positions)
+    """Paddle's nearest kernel takes source cell floor(ratio * k), in float32: the
+    ratio (1 / scale_factor, or in / out) rounded to float32 and multiplied there, so
+    a product that float64 puts just below an integer can land on it (100 cells by
+    1.3: output 39 reads cell 30, not 29)."""
+    if out_size == 1:
+        ratio = np.float32(0.0)
+    elif scale is not None:
+        ratio = np.float32(scale)
+    else:
+        ratio = np.float32(in_size) / np.float32(out_size)
+    positions = (np.arange(out_size, dtype=np.float32) * ratio).astype(np.int64)
+    return _take(x, axis, np.minimum(positions, in_size - 1))
 
 
 def _along(weights: np.ndarray, x, axis: int) -> Tensor:
@@ -136,6 +148,54 @@ def _cubic(x, axis, in_size, out_size, scale, align_corners):
         tap = _take(x, axis, np.clip(base + offset, 0, in_size - 1)) * _along(weights, x, axis)
         out = tap if out is None else out + tap
     return out
+
+
+def _triangle(d: np.ndarray) -> np.ndarray:
+    return np.maximum(1.0 - np.abs(d), 0.0)
+
+
+def _keys_half(d: np.ndarray) -> np.ndarray:
+    """Keys' cubic kernel with a = -0.5 (Pillow's, and what antialiased bicubic uses)."""
+    d, a = np.abs(d), -0.5
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return np.where(d < 1, near, np.where(d < 2, far, 0.0))
+
+
+# per antialiased mode: the filter and its support (in source cells) at scale 1
+_ANTIALIAS_FILTERS = {"bilinear": (_triangle, 1.0), "bicubic": (_keys_half, 2.0)}
+
+
+def _antialias_weights(in_size: int, out_size: int, scale, align_corners: bool,
+                       mode: str) -> np.ndarray:
+    """The [out, in] matrix of antialiased resampling along one axis (Paddle's
+    `interp_antialias`, PyTorch's and Pillow's rule): output cell i centred at source
+    position ratio * (i + 0.5) averages the cells within the filter's support around
+    it, the filter stretched by the ratio when downsampling, its weights normalized to
+    sum to 1. The ratio is (in - 1) / (out - 1) with `align_corners`, else 1 /
+    scale_factor, or in / out."""
+    if align_corners:
+        ratio = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        ratio = scale if scale is not None else in_size / out_size
+    kernel, support = _ANTIALIAS_FILTERS[mode]
+    stretch = max(ratio, 1.0)
+    support *= stretch
+    weights = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        centre = ratio * (i + 0.5)
+        low = max(int(centre - support + 0.5), 0)
+        high = min(int(centre + support + 0.5), in_size)
+        row = kernel((np.arange(low, high) - centre + 0.5) / stretch)
+        total = row.sum()
+        weights[i, low:high] = row / total if total != 0 else row
+    return weights
+
+
+def _antialiased(x, axis: int, weights: np.ndarray):
+    """x resampled along `axis` by the [out, in] matrix `weights`."""
+    matrix = Tensor._from_array(np.ascontiguousarray(weights.T.astype(x.dtype.np)))
+    return moveaxis(matmul(moveaxis(x, axis, -1), matrix), -1, axis)
 
 
 def _resample(x, mode, axis, in_size, out_size, scale, align_corners, align_mode):
@@ -201,13 +261,18 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
     cubic coefficient is -0.75 and its taps beyond the border repeat the border. The
     linear modes are separable, so one linear pass per axis gives Paddle's 2- and
     3-D weights. With `recompute_scale_factor`, the sampling ratio is the sizes'
-    (in / out), not the factor's."""
+    (in / out), not the factor's. `antialias` (bilinear and bicubic) resamples with
+    the filter widened when downsampling (see `_antialias_weights`). When no size
+    changes, x is copied, as Paddle's kernels do."""
     mode = mode.lower()
     x = as_tensor(x)
     _check_mode(x, mode)
     if align_corners and mode == "nearest":
         raise ValueError("align_corners option can only be set with the interpolating "
                          "modes: linear | bilinear | bicubic | trilinear")
+    if antialias and mode not in _ANTIALIAS_FILTERS:
+        raise ValueError(f"interpolate: antialias takes mode 'bilinear' or 'bicubic', got "
+                         f"{mode!r}")
     if mode == "area":
         return _area(x, size)
     if mode != "nearest" and not x.dtype.is_float:
@@ -220,10 +285,18 @@ def interpolate(x, size=None, scale_factor=None, mode: str = "nearest",
     out_sizes, scales = _output_sizes(in_sizes, size, scale_factor)
     if recompute_scale_factor:  # the ratio from the sizes, not from the factor given
         scales = [None] * len(scales)
+    if any(n_out <= 0 for n_out in out_sizes):
+        raise ValueError(f"interpolate: output sizes must be positive, got {out_sizes}")
+    if out_sizes == in_sizes:
+        # Paddle's kernels copy x when no size changes, whatever the scale factor says
+        # (one changed axis and the others resample at 1 / scale_factor)
+        return clone(x)
     for axis, n_in, n_out, scale in zip(axes, in_sizes, out_sizes, scales):
-        if n_out <= 0:
-            raise ValueError(f"interpolate: output sizes must be positive, got {out_sizes}")
-        x = _resample(x, mode, axis, n_in, n_out, scale, align_corners, align_mode)
+        if antialias:
+            x = _antialiased(x, axis, _antialias_weights(n_in, n_out, scale, align_corners,
+                                                         mode))
+        else:
+            x = _resample(x, mode, axis, n_in, n_out, scale, align_corners, align_mode)
     return x
 
 
@@ -337,14 +410,18 @@ def affine_grid(theta, out_shape, align_corners: bool = True, name=None):
 
 
 def _reflect(coord, twice_low: int, twice_high: int):
-    """`coord` reflected back and forth into [twice_low / 2, twice_high / 2]."""
+    """`coord` reflected back and forth into [twice_low / 2, twice_high / 2], as
+    Paddle's kernels fold it: the distance from the low end taken modulo a round trip,
+    then mirrored if past halfway. The folding also sets the gradient's sign where it
+    has none (at the ends themselves): +1 at the low end and at the high one."""
     if twice_low == twice_high:
         return coord * 0.0
-    low, span = twice_low / 2, (twice_high - twice_low) / 2
-    distance = absolute(coord - low)
-    flips = floor(distance / span).detach()
-    extra = distance - flips * span
-    return where(flips % 2 == 0, extra + low, span - extra + low)
+    low, trip = twice_low / 2, float(twice_high - twice_low)
+    offset = coord - low
+    sign = 1.0 - 2.0 * (offset < 0).astype(offset.dtype)
+    distance = offset * sign
+    extra = distance - floor(distance / trip).detach() * trip
+    return where(extra > trip - extra, trip - extra, extra) + low
 
 
 def _source_coord(coord, size: int, padding_mode: str, align_corners: bool):
@@ -360,52 +437,63 @@ def _source_coord(coord, size: int, padding_mode: str, align_corners: bool):
     return coord
 
 
-def _pixels(flat, col, row, width: int, height: int):
-    """The pixels of `flat` [N, C, H * W] at integer positions (col, row) [N, Ho, Wo]:
-    [N, C, Ho, Wo], zero where a position lies outside the image."""
-    inside = (col >= 0) & (col <= width - 1) & (row >= 0) & (row <= height - 1)
-    index = clip(row, 0, height - 1) * width + clip(col, 0, width - 1)
+def _cells(flat, positions, sizes):
+    """The cells of `flat` [N, C, prod(sizes)] (x's spatial axes flattened row-major) at
+    integer `positions`, one [N, *out] tensor per spatial axis: [N, C, *out], zero
+    where a position lies outside x."""
+    inside, index = None, None
+    for position, size in zip(positions, sizes):
+        within = (position >= 0) & (position <= size - 1)
+        inside = within if inside is None else inside & within
+        clipped = clip(position, 0, size - 1)
+        index = clipped if index is None else index * size + clipped
     batch, channels, _ = exact_shape(flat)
     index = reshape(index.astype("int64"), [batch, 1, -1])
     values = take_along_axis(flat, expand(index, [batch, channels, index.shape[-1]]), 2)
-    values = reshape(values, [batch, channels, *exact_shape(col)[1:]])
+    values = reshape(values, [batch, channels, *exact_shape(positions[0])[1:]])
     return values * unsqueeze(inside, 1).astype(flat.dtype)
 
 
 def grid_sample(x, grid, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool = True, name=None):
     """Sample x [N, C, H, W] at the normalized (x, y) positions of grid [N, Ho, Wo, 2]
-    (-1 and 1 the centres of the end pixels with `align_corners`, their outer edges
-    without), by `mode` "bilinear" or "nearest" (round half to even); positions
-    outside the image read zeros, the nearest border pixel ("border"), or the image
-    reflected at its borders ("reflection"). Result [N, C, Ho, Wo]; gradients reach x
-    and, for bilinear, the grid."""
+    (or x [N, C, D, H, W] at the (x, y, z) of grid [N, Do, Ho, Wo, 3]; -1 and 1 the
+    centres of the end cells with `align_corners`, their outer edges without), by
+    `mode` "bilinear" (trilinear in 3-D) or "nearest" (round half to even); positions
+    outside x read zeros, the nearest border cell ("border"), or x reflected at its
+    borders ("reflection"). Result [N, C, Ho, Wo] (or [N, C, Do, Ho, Wo]); gradients
+    reach x and, for bilinear, the grid."""
     if mode not in ("bilinear", "nearest"):
         raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
                          f"'reflection', got {padding_mode!r}")
     x, grid = as_tensor(x), as_tensor(grid)
-    if x.ndim != 4:
-        raise NotImplementedError(f"grid_sample: only 4-D inputs [N, C, H, W] are supported "
-                                  f"by irflow, got shape {x.shape}")
-    if grid.ndim != 4 or exact_shape(grid)[-1] != 2:
-        raise ShapeError(f"grid_sample: grid must be [N, Ho, Wo, 2] for a 4-D x, got "
-                         f"{grid.shape}")
-    batch, channels, height, width = exact_shape(x)
+    if x.ndim not in (4, 5):
+        raise ShapeError(f"grid_sample: x must be 4-D [N, C, H, W] or 5-D [N, C, D, H, W], "
+                         f"got shape {x.shape}")
+    spatial = x.ndim - 2
+    if grid.ndim != x.ndim or exact_shape(grid)[-1] != spatial:
+        raise ShapeError(f"grid_sample: grid must be {x.ndim}-D with a last dim of "
+                         f"{spatial} for a {x.ndim}-D x, got {grid.shape}")
+    batch, channels, *sizes = exact_shape(x)
     flat = reshape(x, [batch, channels, -1])
-    col = _source_coord(grid[..., 0], width, padding_mode, align_corners)
-    row = _source_coord(grid[..., 1], height, padding_mode, align_corners)
+    # the grid's last dim lists the coordinates from the innermost axis (W) out
+    coords = [_source_coord(grid[..., spatial - 1 - axis], size, padding_mode, align_corners)
+              for axis, size in enumerate(sizes)]
     if mode == "nearest":
-        return _pixels(flat, round_half_even(col).detach(), round_half_even(row).detach(),
-                       width, height)
-    col0, row0 = floor(col).detach(), floor(row).detach()
-    right, down = col - col0, row - row0
+        return _cells(flat, [round_half_even(c).detach() for c in coords], sizes)
+    lows = [floor(c).detach() for c in coords]
+    fractions = [c - low for c, low in zip(coords, lows)]
     out = None
-    for dc, wc in ((0, 1.0 - right), (1, right)):
-        for dr, wr in ((0, 1.0 - down), (1, down)):
-            term = _pixels(flat, col0 + dc, row0 + dr, width, height) * unsqueeze(wc * wr, 1)
-            out = term if out is None else out + term
+    for corner in itertools.product((0, 1), repeat=spatial):
+        weight = None
+        for step, fraction in zip(corner, fractions):
+            factor = fraction if step else 1.0 - fraction
+            weight = factor if weight is None else weight * factor
+        cells = _cells(flat, [low + step for low, step in zip(lows, corner)], sizes)
+        term = cells * unsqueeze(weight, 1)
+        out = term if out is None else out + term
     return out
 
 
