@@ -1243,6 +1243,12 @@ class FusedKernel:
             run.native = native
         return run
 
+    def compiled_out_evaluator(self, into: tuple[bool, ...]) -> Callable:
+        """`out_evaluator`'s run without its small calls given to NumPy: the code at
+        every size (for an op whose every call is small, compiled for size), which a
+        small op's step runs once a native run runs that code (`native`)."""
+        return self._compiled(into)
+
     def native(self, into: tuple[bool, ...]) -> tuple[Call | Temporary, ...] | None:
         """The calls `out_evaluator`'s run makes on every call, as data
         (`irflow.codegen.native`: the operands are the step's arrays, their results'

@@ -101,25 +101,29 @@ class LLVMLowering(Lowering):
 
     def _small_native(self, op: Operation, into: tuple[bool, ...], make) -> Callable | None:
         """For an op too small for compiled code, of static sizes, every result given
-        a buffer: its own NumPy out evaluator, whose ``native`` makes the
+        a buffer: its step, NumPy's out evaluator, with a ``native`` that makes the
         description of its code compiled for size when a native run with steps of
         compiled code asks for it (only then is anything compiled): between the
-        large steps of a training step, there a call costs no Python. None for other
-        ops (their own evaluator)."""
+        large steps of a training step, there a call costs no Python. From then on
+        the step runs that code too, so the op's results are the same bits whether
+        the run takes a call or leaves it to the steps. None for other ops (their
+        own evaluator)."""
         if not all(into):
             return None
-        own = lookup(op.name, op.loc).region_op.out_evaluator(op, into)
+        step = [lookup(op.name, op.loc).region_op.out_evaluator(op, into)]
 
         def run(args, regions, outs):
-            return own(args, regions, outs)
+            return step[0](args, regions, outs)
 
         def native():
             try:
-                return make(op, self.compiler, self.min_elements).native(into)
+                kernel = make(op, self.compiler, self.min_elements)
+                described = kernel.native(into)
             except Unsupported:
                 return None
-        if hasattr(own, "__wrapped__"):  # quiet: the plan calls that, unsilenced
-            run.__wrapped__ = own.__wrapped__
+            if described is not None:
+                step[0] = kernel.compiled_out_evaluator(into)
+            return described
         run.native = native
         return run
 

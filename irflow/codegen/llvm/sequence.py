@@ -42,8 +42,17 @@ from .stack import stack
 I8 = ir.IntType(8)
 ALIGN = 64  # bytes: each temporary, and the scratch, starts on a cache line
 
-# A step's calls in a `SequenceSpec`: (the function's number, its arguments, takes
-# scratch, fallible) for a `Call`, an array's number for a `Check`.
+@dataclass(frozen=True)
+class Float32:
+    """A float argument of a call, as a `SequenceSpec` holds it: its own type, so that
+    a spec passing ``1.0`` never equals one passing ``1`` (an integer register)."""
+
+    value: float
+
+
+# A step's calls in a `SequenceSpec`: (the function's number, its arguments: ints,
+# `Float32` and `Array`, takes scratch, fallible) for a `Call`, an array's number
+# for a `Check`.
 SpecCall = tuple[int, tuple, bool, bool] | int
 
 
@@ -79,7 +88,7 @@ class SequenceSpec:
                     continue
                 index, args, takes_scratch, fallible = call
                 values = [load(arrays, a.index, I64) if isinstance(a, Array) else
-                          ir.Constant(F32, a) if isinstance(a, float) else const(a)
+                          ir.Constant(F32, a.value) if isinstance(a, Float32) else const(a)
                           for a in args]
                 values += [scratch_arg] * takes_scratch + [status_arg] * fallible
                 if fallible:
@@ -153,7 +162,8 @@ def compile_sequence(steps: Sequence[Sequence[Call | Check]], types: Sequence[Te
             if id(call.function) not in number:
                 number[id(call.function)] = len(functions)
                 functions.append(call.function)
-            spec_calls.append((number[id(call.function)], call.args, call.scratch is not None,
+            args = tuple(Float32(a) if isinstance(a, float) else a for a in call.args)
+            spec_calls.append((number[id(call.function)], args, call.scratch is not None,
                                call.fallible))
             scratch = max(scratch, call.scratch or 0)
         spec_steps.append(tuple(spec_calls))

@@ -12,51 +12,17 @@ import irflow
 from irflow.codegen import compile_plan, run
 from irflow.codegen.llvm.blas import host_sgemm
 from irflow.codegen.llvm.fused import MIN_ELEMENTS
-from irflow.codegen.llvm.lowering import LLVMLowering
+from irflow.codegen.llvm.sequence import Float32, SequenceSpec
 from irflow.codegen.native import Call
 from irflow.errors import IntegerDivisionByZero
-from irflow.ir import Module, TensorType, function, parse
+from irflow.ir import parse
 from irflow.passes import DEFAULT_PIPELINE, PassManager
 from tests.support.models import mlp, sgd_step
+from tests.support.plans import Recording, f32, i64, recorded_plan
 from tests.support.programs import random_program
 from tests.support.threads import with_threads
 
 rng = np.random.default_rng(0)
-
-
-class Recording(LLVMLowering):
-    """The lowering, recording how many steps each call of its native runs completed."""
-
-    def __init__(self, compiler, min_elements=0):
-        super().__init__(compiler, min_elements=min_elements)
-        self.done: list[int] = []
-        self.runs = 0
-
-    def sequence(self, steps, types, owned, temporaries):
-        native = super().sequence(steps, types, owned, temporaries)
-        if native is None:
-            return None
-        self.runs += 1
-
-        def recorded(arrays):
-            self.done.append(native(arrays))
-            return self.done[-1]
-        return recorded
-
-
-def plan_of(compiler, types, body, min_elements=0):
-    module = Module([function("f", types, body)])
-    PassManager([*DEFAULT_PIPELINE, "fuse"], verify_each=True).run(module)
-    lowering = Recording(compiler, min_elements)
-    return module, compile_plan(module.main, lowering), lowering
-
-
-def f32(*shape):
-    return TensorType("f32", list(shape))
-
-
-def i64(*shape):
-    return TensorType("i64", list(shape))
 
 
 def two_layers(b, x, w1, bias, w2):
@@ -80,7 +46,7 @@ def arrays(types):
 
 
 def test_consecutive_fused_steps_run_as_one_native_call(compiler):
-    module, plan, lowering = plan_of(compiler, TWO_LAYERS, two_layers)
+    module, plan, lowering = recorded_plan(compiler, TWO_LAYERS, two_layers)
     assert "native run of 2 steps:" in plan.describe()
     inputs = arrays(TWO_LAYERS)
     got = plan(*inputs)
@@ -94,7 +60,7 @@ def test_consecutive_fused_steps_run_as_one_native_call(compiler):
 
 @pytest.mark.skipif(host_sgemm() is None, reason="NumPy's BLAS is not a scipy-openblas")
 def test_a_product_below_the_gemm_thresholds_is_a_call_of_numpy_blas(compiler):
-    _, plan, _ = plan_of(compiler, TWO_LAYERS, two_layers)
+    _, plan, _ = recorded_plan(compiler, TWO_LAYERS, two_layers)
     narrow = [r for r in plan.body.records if r.op.name == "fused"][1]
     assert any(isinstance(c, Call) and c.function is host_sgemm() for c in narrow.native)
 
@@ -112,20 +78,23 @@ MIXED = [f32(64, 256), f32(256, 256), f32(8, 8)]
 def test_a_small_step_between_large_ones_joins_their_run_compiled_for_size(compiler):
     """Alone, a fused op of static sizes below `MIN_ELEMENTS` is NumPy's step (a
     call of compiled code costs more); in a run a call costs no Python, so there it
-    runs its code compiled for size. The steps as Python still run NumPy's."""
-    module, plan, lowering = plan_of(compiler, MIXED, mixed, min_elements=MIN_ELEMENTS)
+    runs its code compiled for size, and so does its step when the run leaves a call
+    to the steps: the same bits either way."""
+    module, plan, lowering = recorded_plan(compiler, MIXED, mixed, min_elements=MIN_ELEMENTS)
     assert "native run of 3 steps:" in plan.describe()
     inputs = arrays(MIXED)
     want = run(module, *inputs)
-    for got in (plan(*inputs), with_threads(2, plan, *inputs)):
+    native, steps = plan(*inputs), with_threads(2, plan, *inputs)
+    assert lowering.done == [3, 0]
+    for got in (native, steps):
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
-    assert lowering.done == [3, 0]
-    np.testing.assert_array_equal(with_threads(2, plan, *inputs)[1], want[1])
+    np.testing.assert_array_equal(native[1], steps[1])
     # the small op alone: its NumPy step, nothing compiled
-    _, alone, lowering = plan_of(compiler, MIXED[2:], lambda b, v: b.exp(v),
-                                 min_elements=MIN_ELEMENTS)
+    _, alone, lowering = recorded_plan(compiler, MIXED[2:], lambda b, v: b.exp(v),
+                                       min_elements=MIN_ELEMENTS)
     assert "native" not in alone.describe() and lowering.runs == 0
+    np.testing.assert_array_equal(alone(inputs[2])[0], run(module, *inputs)[1] / 2)
 
 
 def guarded(b, x, w, limit):
@@ -141,7 +110,7 @@ GUARDED = [f32(64, 256), f32(256, 256), f32()]
 
 
 def test_a_failed_check_raises_from_the_step_that_makes_it(compiler):
-    module, plan, lowering = plan_of(compiler, GUARDED, guarded)
+    module, plan, lowering = recorded_plan(compiler, GUARDED, guarded)
     assert "native run of 2 steps:" in plan.describe()
     x, w = arrays(GUARDED[:2])
     plan(x, w, np.float32(1e6))
@@ -163,7 +132,7 @@ DIVIDED = [f32(64, 256), f32(256, 256), i64(64, 64), i64(64, 64)]
 
 
 def test_a_failing_call_raises_the_interpreters_error(compiler):
-    module, plan, lowering = plan_of(compiler, DIVIDED, divided)
+    module, plan, lowering = recorded_plan(compiler, DIVIDED, divided)
     assert "native run of 2 steps:" in plan.describe()
     x, w = arrays(DIVIDED[:2])
     a = rng.integers(-50, 50, (64, 64))
@@ -182,7 +151,7 @@ def test_a_failing_call_raises_the_interpreters_error(compiler):
 def test_arrays_a_run_does_not_take_run_the_steps(compiler):
     """A non-contiguous argument goes to the steps, which copy it; a read-only one
     is only read, so the run takes it."""
-    module, plan, lowering = plan_of(compiler, TWO_LAYERS, two_layers)
+    module, plan, lowering = recorded_plan(compiler, TWO_LAYERS, two_layers)
     inputs = arrays(TWO_LAYERS)
     want = run(module, *inputs)[0]
     strided = np.asfortranarray(inputs[0])
@@ -196,7 +165,7 @@ def test_arrays_a_run_does_not_take_run_the_steps(compiler):
 
 
 def test_threads_calling_one_plan_at_once_get_their_own_answers(compiler):
-    module, plan, lowering = plan_of(compiler, TWO_LAYERS, two_layers)
+    module, plan, lowering = recorded_plan(compiler, TWO_LAYERS, two_layers)
     inputs = [arrays(TWO_LAYERS) for _ in range(4)]
     wanted = [plan(*a)[0].copy() for a in inputs]
     failures = []
@@ -259,3 +228,12 @@ def test_random_programs_with_native_runs_agree_with_the_interpreter(compiler):
                 np.testing.assert_array_equal(g, w, err_msg=str(seed))
         assert all(d > 0 for d in lowering.done), seed  # (a run in a branch not taken)
     assert found >= 4
+
+
+def test_a_float_argument_and_an_int_one_are_different_runs():
+    """1.0 == 1 in Python, but one is passed in a float register and the other in an
+    integer one: their specs (the compiler's keys) must differ."""
+    as_float = SequenceSpec((((0, (Float32(1.0),), False, False),),), 1)
+    as_int = SequenceSpec((((0, (1,), False, False),),), 1)
+    assert as_float != as_int
+    assert "(float " in as_float.llvm_ir(True) and "(i64 1)" in as_int.llvm_ir(True)
