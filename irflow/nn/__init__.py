@@ -28,7 +28,7 @@ from .layer.loss_extra import (HSigmoidLoss, MultiLabelMarginLoss, MultiMarginLo
 HuberLoss = SmoothL1Loss  # Paddle 3's name of the same layer
 from .layer.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm,
                          InstanceNorm1D, InstanceNorm2D, InstanceNorm3D, LayerNorm,
-                         LocalResponseNorm)
+                         LocalResponseNorm, SyncBatchNorm)
 from .layer.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D,
                             AdaptiveMaxPool1D, AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D,
                             AvgPool2D, AvgPool3D, LPPool1D, LPPool2D, MaxPool1D, MaxPool2D,
@@ -68,7 +68,8 @@ __all__ = ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "Adapt
            "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RNN", "RNNCellBase", "RReLU",
            "ReLU", "ReLU6", "SELU", "Sequential", "SiLU", "Sigmoid", "Silu", "SimpleRNN",
            "SimpleRNNCell", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmax2D", "Softplus",
-           "Softshrink", "Softsign", "SpectralNorm", "Swish", "Tanh", "Tanhshrink",
+           "Softshrink", "Softsign", "SpectralNorm", "Swish", "SyncBatchNorm", "Tanh",
+           "Tanhshrink",
            "ThresholdedReLU",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerEncoderLayer", "TripletMarginLoss", "TripletMarginWithDistanceLoss",

@@ -1,5 +1,5 @@
-"""BatchNorm1D, BatchNorm2D, BatchNorm3D, the fluid-style BatchNorm, LayerNorm,
-GroupNorm, and InstanceNorm1D, InstanceNorm2D and InstanceNorm3D."""
+"""BatchNorm1D, BatchNorm2D, BatchNorm3D, SyncBatchNorm, the fluid-style BatchNorm,
+LayerNorm, GroupNorm, and InstanceNorm1D, InstanceNorm2D and InstanceNorm3D."""
 from __future__ import annotations
 
 import math
@@ -55,11 +55,11 @@ class _BatchNormBase(Layer):
         _add_batch_norm_parameters(self, num_features, weight_attr, bias_attr,
                                    name and f"{name}_mean", name and f"{name}_variance")
 
-    def forward(self, x):
-        if x.ndim not in self._ranks:
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        if input.ndim not in self._ranks:
             raise ValueError(f"{type(self).__name__} expects an input of rank "
-                             f"{' or '.join(map(str, self._ranks))}, got shape {x.shape}")
-        return F.batch_norm(x, self._mean, self._variance, self.weight, self.bias,
+                             f"{' or '.join(map(str, self._ranks))}, got shape {input.shape}")
+        return F.batch_norm(input, self._mean, self._variance, self.weight, self.bias,
                             self.training, self._momentum, self._epsilon, self._data_format,
                             self._use_global_stats)
 
@@ -91,6 +91,36 @@ class BatchNorm3D(_BatchNormBase):
     _ranks = (5,)
 
 
+class SyncBatchNorm(_BatchNormBase):
+    """Batch normalization whose statistics, in Paddle, are those of the batch across
+    all the devices; irflow runs on one, so it computes `BatchNorm2D`'s (of any rank
+    from 2 to 5, the channels at axis 1, or last for "NHWC"-style formats)."""
+
+    _ranks = (2, 3, 4, 5)
+
+    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-05,
+                 weight_attr=None, bias_attr=None, data_format: str = "NCHW", name=None):
+        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
+                         None, name)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, layer: Layer) -> Layer:
+        """`layer` with each BatchNorm1D/2D/3D in it (itself included) replaced by a
+        SyncBatchNorm of the same settings that shares its parameters and running
+        statistics, as Paddle's: the layers holding them are changed in place."""
+        converted = layer
+        if isinstance(layer, _BatchNormBase):
+            converted = cls(layer._num_features, layer._momentum, layer._epsilon,
+                            None if layer.weight is not None else False,
+                            None if layer.bias is not None else False,
+                            layer._data_format, layer._name)
+            converted.weight, converted.bias = layer.weight, layer.bias
+            converted._mean, converted._variance = layer._mean, layer._variance
+        for name, sublayer in layer.named_children():
+            converted.add_sublayer(name, cls.convert_sync_batchnorm(sublayer))
+        return converted
+
+
 # Paddle's legacy activation ops that `BatchNorm(act=...)` may name, as irflow's
 # functional names: those whose defaults equal the functional form's (Paddle 3.3.1's
 # legacy ``hard_sigmoid`` has another slope, its ``leaky_relu`` and ``softplus`` fail).
@@ -110,6 +140,11 @@ def _legacy_activation(act: str | None):
         raise ValueError(f"BatchNorm: act={act!r} is not an activation irflow knows; "
                          f"expected None or one of {sorted(_LEGACY_ACTIVATIONS)}")
     return getattr(F, _LEGACY_ACTIVATIONS[act])
+
+
+def _layer_dtype(dtype) -> str | None:
+    """The name of a layer's `dtype` argument (a name or a DType), None for none."""
+    return None if dtype is None else dtypes.dtype(dtype).name
 
 
 def _parameter_dtype(dtype) -> str:
@@ -178,12 +213,13 @@ class BatchNorm(Layer):
 class LayerNorm(Layer):
     """Normalization over the trailing `normalized_shape` dims, with a learnable weight
     (ones) and bias (zeros) of as many elements, flat as Paddle's (``LayerNorm([5,
-    6])`` holds weights of [30]: a Paddle checkpoint's state dict loads)."""
+    6])`` holds weights of [30]: a Paddle checkpoint's state dict loads), of `dtype`
+    if given (else the default dtype); `device` is accepted for Paddle's signature."""
 
     def __init__(self, normalized_shape, epsilon: float = 1e-05, *,
-                 elementwise_affine: bool = True, bias: bool = True, weight_attr=None,
-                 bias_attr=None, name=None):
-        super().__init__()
+                 elementwise_affine: bool = True, bias: bool = True, device=None, dtype=None,
+                 weight_attr=None, bias_attr=None, name=None):
+        super().__init__(dtype=_layer_dtype(dtype))
         if isinstance(normalized_shape, int):
             normalized_shape = [normalized_shape]
         self._normalized_shape = list(normalized_shape)
@@ -196,8 +232,8 @@ class LayerNorm(Layer):
                                           bias_attr if elementwise_affine and bias else False,
                                           is_bias=True)
 
-    def forward(self, x):
-        return F.layer_norm(x, self._normalized_shape, self.weight, self.bias, self._epsilon)
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        return F.layer_norm(input, self._normalized_shape, self.weight, self.bias, self._epsilon)
 
     def extra_repr(self) -> str:
         return f"normalized_shape={self._normalized_shape}, epsilon={self._epsilon}"
@@ -205,12 +241,12 @@ class LayerNorm(Layer):
 
 class GroupNorm(Layer):
     """Normalization over groups of channels, with a per-channel `weight` (ones)
-    and `bias` (zeros)."""
+    and `bias` (zeros), of `dtype` if given (else the default dtype)."""
 
     def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-05, *,
                  affine: bool = True, device=None, dtype=None, weight_attr=None,
                  bias_attr=None, data_format: str = "NCHW", name=None):
-        super().__init__()
+        super().__init__(dtype=_layer_dtype(dtype))
         if num_channels % num_groups:
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
@@ -221,8 +257,8 @@ class GroupNorm(Layer):
         self.bias = self.create_parameter([num_channels], bias_attr if affine else False,
                                           is_bias=True)
 
-    def forward(self, x):
-        return F.group_norm(x, self._num_groups, self._epsilon, self.weight, self.bias,
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        return F.group_norm(input, self._num_groups, self._epsilon, self.weight, self.bias,
                             self._data_format)
 
     def extra_repr(self) -> str:
@@ -239,8 +275,8 @@ class LocalResponseNorm(Layer):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
         self.data_format = data_format
 
-    def forward(self, x):
-        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k,
+    def forward(self, input):  # noqa: A002  (Paddle's name)
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k,
                                      self.data_format)
 
     def extra_repr(self) -> str:

@@ -26,6 +26,7 @@ import math
 from ...tensor import (arange, concat, full, matmul, reshape, sigmoid, split, stack, tanh,
                        transpose, unsqueeze, where)
 from ...tensor import math as tensor_math
+from ...tensor.convert import get_default_dtype
 from ...tensor.manipulation import exact_shape, flip
 from .. import functional as F
 from ..initializer import Constant, Uniform
@@ -36,7 +37,59 @@ from .layers import Layer
 # ---------------------------------------------------------------- cells
 
 class RNNCellBase(Layer):
-    """A cell: one time step, ``cell(inputs, states) -> (outputs, new_states)``."""
+    """A cell: one time step, ``cell(inputs, states) -> (outputs, new_states)``.
+
+    As Paddle's, the base holds no weights, so that a user's cell subclasses it
+    with its own constructor; its `get_initial_states` builds states from the
+    cell's `state_shape` (and `state_dtype`), the properties a subclass defines."""
+
+    @property
+    def state_shape(self):
+        """The (possibly nested) shape of the states, without the batch dim."""
+        raise NotImplementedError(f"{type(self).__name__}: add an implementation for "
+                                  f"`state_shape` to the cell")
+
+    @property
+    def state_dtype(self):
+        """The (possibly nested) dtype of the states, or one for all of them."""
+        raise NotImplementedError(f"{type(self).__name__}: add an implementation for "
+                                  f"`state_dtype` to the cell")
+
+    def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
+                           batch_dim_idx=0):
+        """States filled with `init_value`, for a batch like `batch_ref`'s (its first
+        tensor if nested): one per shape of `shape` (default `state_shape`), each
+        [batch, *shape] (a shape's leading -1 standing for the batch), of `dtype`
+        (default `state_dtype`, else `batch_ref`'s float dtype, else the default
+        dtype)."""
+        while isinstance(batch_ref, tuple | list):
+            batch_ref = batch_ref[0]
+        batch = exact_shape(batch_ref)[batch_dim_idx]
+        dtype = dtype or self._default_state_dtype(batch_ref)
+        return _map_shapes(
+            lambda size, kind: full([batch, *(size[1:] if size[:1] == [-1] else size)],
+                                    init_value, kind),
+            self.state_shape if shape is None else shape, dtype)
+
+    def _default_state_dtype(self, batch_ref):
+        try:
+            return self.state_dtype
+        except NotImplementedError:
+            return batch_ref.dtype if batch_ref.dtype.is_float else get_default_dtype()
+
+
+def _map_shapes(fn, shapes, dtypes):
+    """fn(shape, dtype) for each shape of the nested `shapes` (a shape being a flat
+    list or tuple of ints), with the matching dtype of `dtypes`, or `dtypes` itself
+    for them all, in the structure of `shapes`."""
+    if all(isinstance(d, int) for d in shapes):
+        return fn(list(shapes), dtypes)
+    kinds = dtypes if isinstance(dtypes, tuple | list) else [dtypes] * len(shapes)
+    return type(shapes)(_map_shapes(fn, part, kind) for part, kind in zip(shapes, kinds))
+
+
+class _WeightedCell(RNNCellBase):
+    """A built-in cell: weights and biases of `_gates` blocks of hidden_size rows."""
 
     _gates = 1        # blocks of hidden_size rows in the weights
     _state_count = 1  # tensors in a state: h, or (h, c)
@@ -75,19 +128,15 @@ class RNNCellBase(Layer):
         return (self.hidden_size,) * self._state_count
 
     @property
+    def state_shape(self):
+        """(hidden_size,), or for an LSTM ((h's width,), (hidden_size,))."""
+        shapes = tuple((size,) for size in self._state_sizes())
+        return shapes[0] if self._state_count == 1 else shapes
+
+    @property
     def _output_size(self) -> int:
         """The width of the cell's output, its first state (h), which it reads back."""
         return self._state_sizes()[0]
-
-    def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0,
-                           batch_dim_idx=0):
-        """States [batch, width] filled with `init_value`, for a batch like
-        `batch_ref`'s (`shape` is accepted for Paddle's signature: the state shape
-        is always the cell's)."""
-        batch = exact_shape(batch_ref)[batch_dim_idx]
-        dtype = dtype or batch_ref.dtype
-        zeros = [full([batch, size], init_value, dtype) for size in self._state_sizes()]
-        return zeros[0] if self._state_count == 1 else tuple(zeros)
 
     def _projections(self, inputs, h):
         """x @ weight_ih^T + bias_ih and h @ weight_hh^T + bias_hh."""
@@ -103,7 +152,7 @@ class RNNCellBase(Layer):
         return f"{self.input_size}, {self.hidden_size}"
 
 
-class SimpleRNNCell(RNNCellBase):
+class SimpleRNNCell(_WeightedCell):
     """h' = act(x @ W_ih^T + b_ih + h @ W_hh^T + b_hh), act tanh or relu."""
 
     def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh",
@@ -128,7 +177,7 @@ class SimpleRNNCell(RNNCellBase):
         return text if self.activation == "tanh" else text + f", activation={self.activation}"
 
 
-class LSTMCell(RNNCellBase):
+class LSTMCell(_WeightedCell):
     """i, f, g, o gates; c' = f * c + i * g, h' = o * tanh(c'). States (h, c).
 
     With `proj_size` (less than hidden_size), h' is projected to proj_size by
@@ -171,7 +220,7 @@ class LSTMCell(RNNCellBase):
         return h, (h, c)
 
 
-class GRUCell(RNNCellBase):
+class GRUCell(_WeightedCell):
     """r, z gates and candidate c = tanh(x_c + r * h_c); h' = z * h + (1 - z) * c."""
 
     _gates = 3
@@ -214,39 +263,40 @@ def _steps_mask(sequence_length, x):
     return unsqueeze(_time_steps(x) < lengths, [-1])
 
 
-def _step(cell, inputs, states, mask, t):
-    """Step t of `cell` over time-major `inputs`: (output, new states). `mask`
-    ([T, B, 1] bool or None) freezes the states outside each sequence; the output
-    there is the cell's all the same, as Paddle's `RNN` gives it (`RNNBase` zeroes
-    it, as Paddle's fused rnn op does)."""
-    out, new_states = cell(inputs[t], states)
+def _step(cell, inputs, states, mask, t, kwargs):
+    """Step t of `cell` over time-major `inputs`, called with the extra `kwargs`
+    given to the `RNN`: (output, new states). `mask` ([T, B, 1] bool or None)
+    freezes the states outside each sequence; the output there is the cell's all
+    the same, as Paddle's `RNN` gives it (`RNNBase` zeroes it, as Paddle's fused rnn
+    op does)."""
+    out, new_states = cell(inputs[t], states, **kwargs)
     if mask is None:
         return out, new_states
     keep = mask[t]
     return out, _map(lambda new, old: where(keep, new, old), new_states, states)
 
 
-def _time_loop(cell, inputs, states, mask, steps):
+def _time_loop(cell, inputs, states, mask, steps, kwargs):
     """Run `cell` over the `steps` (a static number) of time-major `inputs`."""
     outputs = []
     for t in range(steps):
-        out, states = _step(cell, inputs, states, mask, t)
+        out, states = _step(cell, inputs, states, mask, t, kwargs)
         outputs.append(out)
     return stack(outputs), states
 
 
-def _tensor_time_loop(cell, inputs, states, mask, steps, outputs):
+def _tensor_time_loop(cell, inputs, states, mask, steps, outputs, kwargs):
     """`_time_loop` for a time dim known only when the program runs: converted by the
     frontend into a tensor loop that writes each step's output into `outputs`
     [T, B, hidden] (a list stacked after such a loop would get a length symbol of
     its own, not T)."""
     for t in range(steps):
-        out, states = _step(cell, inputs, states, mask, t)
+        out, states = _step(cell, inputs, states, mask, t, kwargs)
         outputs[t] = out
     return outputs, states
 
 
-def _run(cell, inputs, states, mask, reverse: bool):
+def _run(cell, inputs, states, mask, reverse: bool, kwargs):
     """`cell` over time-major `inputs`. Backwards, the whole padded time axis is
     reversed, as in Paddle: each sequence's padding comes first, the states staying
     the initial ones through it, so its steps see the same states as reversing each
@@ -256,16 +306,25 @@ def _run(cell, inputs, states, mask, reverse: bool):
         inputs = flip(inputs, [0])
         mask = None if mask is None else flip(mask, [0])
     if isinstance(steps, int):
-        outputs, states = _time_loop(cell, inputs, states, mask, steps)
+        outputs, states = _time_loop(cell, inputs, states, mask, steps, kwargs)
     else:
         from ...frontend.convert import convert_function
         from ...tensor.attribute import shape
-        shape_out = [steps, exact_shape(inputs)[1], cell._output_size]
+        shape_out = [steps, exact_shape(inputs)[1], _output_width(cell, inputs, states, kwargs)]
         outputs, states = convert_function(_tensor_time_loop)(
-            cell, inputs, states, mask, shape(inputs)[0], full(shape_out, 0.0, inputs.dtype))
+            cell, inputs, states, mask, shape(inputs)[0], full(shape_out, 0.0, inputs.dtype),
+            kwargs)
     if reverse:
         outputs = flip(outputs, [0])
     return outputs, states
+
+
+def _output_width(cell, inputs, states, kwargs) -> int:
+    """The width of `cell`'s output: a built-in cell's own, a user cell's that of
+    its output at the first step (traced only for its shape)."""
+    if isinstance(cell, _WeightedCell):
+        return cell._output_size
+    return exact_shape(cell(inputs[0], states, **kwargs)[0])[-1]
 
 
 def _time_major(x, time_major: bool):
@@ -275,7 +334,8 @@ def _time_major(x, time_major: bool):
 class RNN(Layer):
     """Runs `cell` over the time steps of its input (backwards if `is_reverse`):
     ``rnn(inputs, initial_states=None, sequence_length=None) -> (outputs,
-    final_states)``, inputs [batch, time, ...] (or [time, batch, ...] if time_major)."""
+    final_states)``, inputs [batch, time, ...] (or [time, batch, ...] if time_major).
+    Other keyword arguments go to each call of the cell, as Paddle's."""
 
     def __init__(self, cell: RNNCellBase, is_reverse: bool = False, time_major: bool = False):
         super().__init__()
@@ -287,13 +347,14 @@ class RNN(Layer):
         if initial_states is None:
             initial_states = self.cell.get_initial_states(x, batch_dim_idx=1)
         mask = None if sequence_length is None else _steps_mask(sequence_length, x)
-        outputs, states = _run(self.cell, x, initial_states, mask, self.is_reverse)
+        outputs, states = _run(self.cell, x, initial_states, mask, self.is_reverse, kwargs)
         return _time_major(outputs, self.time_major), states
 
 
 class BiRNN(Layer):
     """A forward and a backward `RNN` over the same input, outputs concatenated on the
-    last axis, final states as the pair (forward's, backward's)."""
+    last axis, final states as the pair (forward's, backward's). Other keyword
+    arguments go to each call of either cell."""
 
     def __init__(self, cell_fw: RNNCellBase, cell_bw: RNNCellBase, time_major: bool = False):
         super().__init__()
@@ -302,12 +363,15 @@ class BiRNN(Layer):
 
     def forward(self, inputs, initial_states=None, sequence_length=None, **kwargs):
         x = _time_major(inputs, self.time_major)
+        if isinstance(initial_states, tuple | list) and len(initial_states) != 2:
+            raise ValueError(f"BiRNN: initial_states must be a pair (forward's, backward's), "
+                             f"got {len(initial_states)} items")
         if initial_states is None:
             initial_states = (self.cell_fw.get_initial_states(x, batch_dim_idx=1),
                               self.cell_bw.get_initial_states(x, batch_dim_idx=1))
         mask = None if sequence_length is None else _steps_mask(sequence_length, x)
-        out_fw, st_fw = _run(self.cell_fw, x, initial_states[0], mask, False)
-        out_bw, st_bw = _run(self.cell_bw, x, initial_states[1], mask, True)
+        out_fw, st_fw = _run(self.cell_fw, x, initial_states[0], mask, False, kwargs)
+        out_bw, st_bw = _run(self.cell_bw, x, initial_states[1], mask, True, kwargs)
         outputs = concat([out_fw, out_bw], axis=-1)
         return _time_major(outputs, self.time_major), (st_fw, st_bw)
 
@@ -346,7 +410,7 @@ class RNNBase(LayerList):
             size = self._cells()[-1]._output_size * self.num_directions
         self._register_flat_names()
 
-    def _cells(self) -> list[RNNCellBase]:
+    def _cells(self) -> list[_WeightedCell]:
         """Every cell, layer by layer, the forward direction's first."""
         return [cell for rnn in self
                 for cell in ((rnn.cell,) if self.num_directions == 1
