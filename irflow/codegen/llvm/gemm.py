@@ -984,14 +984,21 @@ def matmul_kernel(op: Operation, compiler: Compiler | None = None) -> Callable |
     """For a standalone float32 matmul of two matrices (backend ``llvm``): its kernel
     ``run(x, y, out=None)``, `anchor_kernels`' dispatch between `Gemm` and the op's
     NumPy kernel, which its ``__wrapped__`` calls unsilenced; its ``native``, the
-    call into a given buffer as data where its sizes are static and the GEMM takes
-    them (`irflow.codegen.native`). None for other ops."""
+    call into a given buffer as data where its sizes are static (`product_call`).
+    Where the GEMM takes no call of it, NumPy's kernel, described as its BLAS's
+    call where it has one. None for other ops."""
     opdef = lookup(op.name, op.loc)
     numpy = functools.partial(opdef.kernel, **op.attrs)
     numpy.__wrapped__ = functools.partial(getattr(opdef.kernel, "__wrapped__", opdef.kernel),
                                           **op.attrs)
     run = anchor_kernels(op, numpy, numpy, compiler)
-    sizes = None if run is None else static_product(op)
+    if run is None:  # NumPy's matmul; in a native run its BLAS's same call
+        product = product_call(op, None, Array(0), Array(1), Array(2))
+        if product is None:
+            return None
+        numpy.native = (product,)
+        return numpy
+    sizes = static_product(op)
     if sizes is not None:
         run.native = (run.gemm.native(sizes, Array(0), Array(1), Array(2)),)
     return run

@@ -237,3 +237,25 @@ def test_a_float_argument_and_an_int_one_are_different_runs():
     as_int = SequenceSpec((((0, (1,), False, False),),), 1)
     assert as_float != as_int
     assert "(float " in as_float.llvm_ir(True) and "(i64 1)" in as_int.llvm_ir(True)
+
+
+def projected(b, x, w, v):
+    """A large fused op, then a standalone product below the GEMM's thresholds."""
+    h = b.tanh(b.matmul(x, w))
+    return h, b.matmul(h, v)
+
+
+PROJECTED = [f32(64, 256), f32(256, 256), f32(256, 16)]
+
+
+@pytest.mark.skipif(host_sgemm() is None, reason="NumPy's BLAS is not a scipy-openblas")
+def test_a_small_standalone_product_joins_a_run_as_numpy_blas_call(compiler):
+    """A matmul the GEMM takes no call of is NumPy's step; in a run it is the call of
+    cblas_sgemm that NumPy's matmul makes, bit for bit."""
+    module, plan, lowering = recorded_plan(compiler, PROJECTED, projected)
+    assert "native run of 2 steps:" in plan.describe()
+    inputs = arrays(PROJECTED)
+    native, steps = plan(*inputs), with_threads(2, plan, *inputs)
+    assert lowering.done == [2, 0]
+    np.testing.assert_array_equal(native[1], steps[1])
+    np.testing.assert_allclose(native[1], run(module, *inputs)[1], rtol=2e-5, atol=1e-6)
