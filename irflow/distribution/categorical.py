@@ -6,7 +6,8 @@ from .. import tensor as T
 from ..dispatch import no_grad
 from ..ir import dtypes
 from ..nn import functional as F
-from .distribution import Distribution, float_dtype, sample_shape, shape_of
+from .distribution import (Distribution, float_dtype, plogp, sample_shape, shape_of,
+                           summed_kl)
 
 
 class Categorical(Distribution):
@@ -46,17 +47,18 @@ class Categorical(Distribution):
 
     def kl_divergence(self, other):
         """KL(self || other) of the softmax probabilities, with the last axis kept
-        (shape ``batch_shape + [1]``, as Paddle returns it)."""
+        (shape ``batch_shape + [1]``, as Paddle returns it). Categories of
+        probability 0 under self (logit -inf) add 0, where Paddle's sum gets nan."""
         if not isinstance(other, Categorical):
             raise TypeError(f"Categorical.kl_divergence: other must be a Categorical, got "
                             f"{type(other).__name__}")
-        log_p, log_q = self._log_softmax(), other._log_softmax()
-        return T.sum(T.exp(log_p) * (log_p - log_q), axis=-1, keepdim=True)
+        return summed_kl(self._log_softmax(), other._log_softmax(), axis=-1, keepdim=True)
 
     def entropy(self):
-        """``-sum(p log p)`` of the softmax probabilities p, shape `batch_shape`."""
-        log_p = self._log_softmax()
-        return -T.sum(T.exp(log_p) * log_p, axis=-1)
+        """``-sum(p log p)`` of the softmax probabilities p, shape `batch_shape`;
+        categories of probability 0 (logit -inf) add 0, where Paddle's sum gets
+        nan."""
+        return -T.sum(plogp(self._log_softmax()), axis=-1)
 
     def probs(self, value):
         """``(logits / sum(logits))`` at the categories `value`: with a single

@@ -3,6 +3,7 @@ conversions its subclasses share (Paddle's rules, which decide parameter dtypes 
 shapes, so they are kept exactly)."""
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Iterable
 
@@ -11,6 +12,7 @@ import numpy as np
 from .. import tensor as T
 from ..ir import dtypes
 from ..nn import functional as F
+from ..tensor.convert import get_default_dtype
 
 _ARG_TYPES = (float, list, tuple, np.ndarray, T.Tensor)
 
@@ -129,6 +131,16 @@ def float_dtype(*args):
     return dtypes.float32
 
 
+def real_or_tensor(x, name: str):
+    """A real number as a default-dtype 0-D Tensor, a Tensor as given (the rule of
+    Paddle's Laplace, Cauchy and Gumbel); anything else is a TypeError."""
+    if isinstance(x, numbers.Real):
+        return T.full([], float(x), dtype=get_default_dtype())
+    if not isinstance(x, T.Tensor):
+        raise TypeError(f"Expected type of {name} is Real|Variable, but got {type(x)}")
+    return x
+
+
 def sample_shape(shape, op: str) -> list:
     """A sample shape as a list; Paddle raises TypeError for a non-iterable one."""
     if not isinstance(shape, Iterable):
@@ -140,6 +152,30 @@ def broadcast_pair(a, b):
     """a and b broadcast to their common shape. Adding zeros keeps values (even inf
     and nan), gradients, and symbolic batch sizes while tracing."""
     return a + T.zeros_like(b), b + T.zeros_like(a)
+
+
+def xlogy(x, y):
+    """``x log(y)``, 0 where x is 0 (even where y is 0 too), as in a Poisson or
+    binomial log pmf at the count 0."""
+    zero = x == 0
+    return T.where(zero, T.zeros_like(x * y), x * T.log(T.where(zero, T.ones_like(y), y)))
+
+
+def plogp(log_prob):
+    """``p log p`` from log p, 0 where p is 0 (log p = -inf) rather than nan: the
+    terms of an entropy summed over a support that holds impossible values."""
+    possible = log_prob > float("-inf")
+    safe = T.where(possible, log_prob, T.zeros_like(log_prob))
+    return T.where(possible, T.exp(safe) * safe, T.zeros_like(safe))
+
+
+def summed_kl(log_p, log_q, axis=0, keepdim=False):
+    """``sum(p (log p - log q))`` over `axis` (an enumerated support), the terms of
+    values impossible under p (log p = -inf) counted as 0 rather than nan."""
+    possible = log_p > float("-inf")
+    safe_p = T.where(possible, log_p, T.zeros_like(log_p))
+    terms = T.where(possible, T.exp(safe_p) * (safe_p - log_q), T.zeros_like(safe_p))
+    return T.sum(terms, axis=axis, keepdim=keepdim)
 
 
 def shape_of(x) -> list:

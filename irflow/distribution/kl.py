@@ -6,16 +6,23 @@ from __future__ import annotations
 import functools
 import warnings
 
+from ..autograd import grad
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
+from .exponential_family import ExponentialFamily
 from .gamma import Gamma
+from .geometric import Geometric
 from .laplace import Laplace
 from .lognormal import LogNormal
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .poisson import Poisson
 from .uniform import Uniform
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -82,8 +89,33 @@ def _by_method(p, q):
     return p.kl_divergence(q)
 
 
-for _cls in (Bernoulli, Categorical, Normal, Uniform, Laplace, Exponential, Gamma):
+for _cls in (Bernoulli, Binomial, Categorical, Cauchy, Exponential, Gamma, Geometric, Laplace,
+             MultivariateNormal, Normal, Poisson, Uniform):
     register_kl(_cls, _cls)(_by_method)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normalizer F between the natural
+    parameters: ``F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>``,
+    the inner product over the event axes. Only for two distributions of one
+    class."""
+    if type(p) is not type(q):
+        raise NotImplementedError(f"kl_divergence: no KL divergence is registered for "
+                                  f"({type(p).__name__}, {type(q).__name__})")
+    p_params = []
+    for param in p._natural_parameters:
+        param = param.detach()
+        param.stop_gradient = False
+        p_params.append(param)
+    p_log_norm = p._log_normalizer(*p_params)
+    p_grads = grad(p_log_norm.sum(), p_params, create_graph=True)
+    kl = q._log_normalizer(*q._natural_parameters) - p_log_norm
+    event_axes = list(range(-len(q.event_shape), 0))
+    for p_param, q_param, p_grad in zip(p_params, q._natural_parameters, p_grads):
+        term = (q_param - p_param) * p_grad
+        kl = kl - (term.sum(event_axes) if event_axes else term)
+    return kl
 
 
 @register_kl(LogNormal, LogNormal)

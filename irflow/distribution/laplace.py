@@ -2,24 +2,13 @@
 `scale`."""
 from __future__ import annotations
 
-import numbers
-
 from .. import tensor as T
 from ..dispatch import no_grad
 from ..ir import dtypes
-from ..tensor.convert import get_default_dtype
-from .distribution import Distribution, sample_shape
+from .distribution import Distribution, real_or_tensor, sample_shape
 
 # Paddle's epsilons keeping the uniform draws of `rsample` off -1 and 1.
 _EPS = {dtypes.float32: 1.19209e-07, dtypes.float64: 2.22045e-16}
-
-
-def _real_or_tensor(x, name: str):
-    if isinstance(x, numbers.Real):
-        return T.full([], float(x), dtype=get_default_dtype())
-    if not isinstance(x, T.Tensor):
-        raise TypeError(f"Expected type of {name} is Real|Variable, but got {type(x)}")
-    return x
 
 
 class Laplace(Distribution):
@@ -27,7 +16,7 @@ class Laplace(Distribution):
     default-dtype 0-D Tensors, or Tensors), broadcast together."""
 
     def __init__(self, loc, scale):
-        loc, scale = _real_or_tensor(loc, "loc"), _real_or_tensor(scale, "scale")
+        loc, scale = real_or_tensor(loc, "loc"), real_or_tensor(scale, "scale")
         if (scale.ndim > 0 or loc.ndim > 0) and loc.dtype == scale.dtype:
             loc, scale = loc + T.zeros_like(scale), scale + T.zeros_like(loc)
         self.loc, self.scale = loc, scale
@@ -50,7 +39,7 @@ class Laplace(Distribution):
 
     def _validate_value(self, value):
         """loc, scale and `value` (in scale's dtype) broadcast together."""
-        value = _real_or_tensor(value, "value")
+        value = real_or_tensor(value, "value")
         if value.dtype != self.scale.dtype:
             value = value.astype(self.scale.dtype)
         zero = T.zeros_like(self.loc) + T.zeros_like(self.scale) + T.zeros_like(value)
