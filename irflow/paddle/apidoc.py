@@ -27,8 +27,8 @@ MODULES = ("irflow", "irflow.autograd", "irflow.linalg", "irflow.nn", "irflow.nn
            "irflow.nn.initializer", "irflow.optimizer", "irflow.optimizer.lr",
            "irflow.regularizer", "irflow.io", "irflow.metric", "irflow.callbacks",
            "irflow.static", "irflow.jit", "irflow.device", "irflow.amp", "irflow.distribution",
-           "irflow.vision", "irflow.vision.transforms", "irflow.vision.models",
-           "irflow.vision.datasets")
+           "irflow.vision", "irflow.vision.transforms", "irflow.vision.transforms.functional",
+           "irflow.vision.models", "irflow.vision.datasets")
 # Top-level names that are irflow's, not Paddle's.
 IRFLOW_ONLY = {"compile", "ConversionError", "InputError", "IrflowError", "ParseError",
                "ShapeError", "VerificationError"}
