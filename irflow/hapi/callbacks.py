@@ -8,6 +8,7 @@ unless the user gave their own, as Paddle does.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import numbers
 import os
@@ -20,7 +21,7 @@ from ..optimizer.lr import ReduceOnPlateau
 from .progressbar import ProgressBar
 
 __all__ = ["Callback", "ProgBarLogger", "ModelCheckpoint", "LRScheduler", "EarlyStopping",
-           "ReduceLROnPlateau", "VisualDL"]
+           "ReduceLROnPlateau", "VisualDL", "WandbCallback"]
 
 
 class Callback:
@@ -216,14 +217,16 @@ class ModelCheckpoint(Callback):
 
 class LRScheduler(Callback):
     """Step the optimizer's learning-rate scheduler after every batch (`by_step`) or
-    every epoch (`by_epoch`). A `ReduceOnPlateau` scheduler needs a metric: it is
-    stepped with the epoch's loss (or the metric it was told to `monitor`)."""
+    every epoch (`by_epoch`); with neither, never (the user steps it), as in Paddle.
+    A `ReduceOnPlateau` scheduler needs a metric: it is stepped with the epoch's loss
+    (or the metric it was told to `monitor`)."""
 
     def __init__(self, by_step: bool = True, by_epoch: bool = False,
                  monitor: str = "loss") -> None:
         super().__init__()
-        if by_step == by_epoch:
-            raise ValueError("LRScheduler steps either by_step or by_epoch")
+        if by_step and by_epoch:
+            raise ValueError("LRScheduler: by_step and by_epoch are mutually exclusive, "
+                             "got both True")
         self.by_step, self.by_epoch, self.monitor = by_step, by_epoch, monitor
 
     def _step(self, logs) -> None:
@@ -426,6 +429,80 @@ class VisualDL(Callback):
     def on_eval_end(self, logs=None):
         self._write({"mode": "eval", "step": self._step, "epoch": self._epoch,
                      **self._values(logs)})
+
+
+class WandbCallback(Callback):
+    """Log each training step's values (``train/<name>`` against ``train/step``) and
+    each evaluation's (``eval/<name>`` against ``epoch``) to a Weights & Biases run,
+    as Paddle's does. The run is ``wandb.init(project=...,
+    entity=..., name=..., dir=..., mode=..., job_type=..., **kwargs)``, or the run in
+    progress (with a warning); the `wandb` package must be installed (an ImportError
+    with Paddle's message says so). A list value logs its first element; a value that
+    is not a number is left out."""
+
+    def __init__(self, project: str | None = None, entity: str | None = None,
+                 name: str | None = None, dir: str | None = None,  # noqa: A002
+                 mode: str | None = None, job_type: str | None = None, **kwargs) -> None:
+        super().__init__()
+        try:
+            self.wandb = importlib.import_module("wandb")
+        except ImportError:
+            raise ImportError("You want to use `wandb` which is not installed yet install "
+                              "it with `pip install wandb`") from None
+        self.wandb_args = {"project": project, "name": name, "entity": entity, "dir": dir,
+                           "mode": mode, "job_type": job_type, **kwargs}
+        self._fitting = False
+        self.epoch = self.train_step = 0
+        self._run = self._start_run()  # when the callback is made, as in Paddle
+
+    def _start_run(self):
+        """The wandb run in progress (with a warning), else a new one."""
+        if self.wandb.run is not None:
+            warnings.warn("There is a wandb run already in progress: WandbCallback logs "
+                          "to it; call wandb.finish() before making the callback for a "
+                          "run of its own", stacklevel=3)
+            return self.wandb.run
+        return self.wandb.init(**self.wandb_args)
+
+    @property
+    def run(self):
+        """The run logged to: a new one once a bare `evaluate` has finished the last."""
+        if self._run is None:
+            self._run = self._start_run()
+        return self._run
+
+    def _log(self, logs, mode: str, step: dict) -> None:
+        record = dict(step)
+        for k in self.params.get("metrics", []):
+            value = (logs or {}).get(k)
+            if isinstance(value, (list, tuple)):
+                value = value[0]
+            if isinstance(value, numbers.Number):
+                record[f"{mode}/{k}"] = value
+        self.run.log(record)
+
+    def on_train_begin(self, logs=None):
+        self._fitting, self.train_step = True, 0
+        self.run.define_metric("train/step")
+        self.run.define_metric("train/*", step_metric="train/step")
+        self.run.define_metric("epoch")
+        self.run.define_metric("eval/*", step_metric="epoch")
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, step, logs=None):
+        self.train_step += 1
+        self._log(logs, "train", {"train/step": self.train_step})
+
+    def on_eval_end(self, logs=None):
+        self._log(logs, "eval", {"epoch": self.epoch})
+        if not self._fitting:  # a bare `evaluate` ends the run
+            self.run.finish()
+            self._run = None
+
+    def on_train_end(self, logs=None):
+        self.run.finish()
 
 
 def _json_number(value):

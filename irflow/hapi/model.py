@@ -20,6 +20,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
+from ..amp import GradScaler, auto_cast
 from ..dispatch import no_grad
 from ..static.mode import dynamic_mode, in_dynamic_mode
 from ..errors import ConversionError
@@ -98,6 +99,8 @@ class Model:
         self._n_inputs = len(self._inputs) or _forward_arity(network)
         self._optimizer = self._loss = None
         self._metrics: list[Metric] = []
+        self._amp_level, self._amp_lists, self._amp_scaling = _amp_settings(None)
+        self._scaler = None
         self._steps: dict = {}
         self._accumulated_grads = False  # gradients of update=False batches are pending
         self._iters_left = None          # fit's/evaluate's num_iters, counted down
@@ -107,7 +110,9 @@ class Model:
 
     def prepare(self, optimizer=None, loss=None, metrics=None, amp_configs=None) -> None:
         """Set the optimizer, the loss (a Layer or function of ``(*outputs,
-        *labels)``; several losses are summed) and the metrics."""
+        *labels)``; several losses are summed) and the metrics. `amp_configs` (a level
+        'O0', 'O1', 'O2', or a dict of it and `GradScaler` settings) is checked as Paddle
+        checks it; on the CPU, as in Paddle, mixed precision then makes no effect."""
         if loss is not None and not callable(loss):
             raise TypeError(f"loss must be a Layer or a function, not {type(loss).__name__}")
         metrics = _as_list(metrics)
@@ -115,9 +120,8 @@ class Model:
             if not isinstance(m, Metric):
                 raise TypeError(f"metrics must be paddle.metric.Metric instances, got a "
                                 f"{type(m).__name__}")
-        if amp_configs is not None:
-            raise NotImplementedError("paddle.Model.prepare(amp_configs=...): irflow does "
-                                      "not provide automatic mixed precision yet")
+        self._amp_level, self._amp_lists, self._amp_scaling = _amp_settings(amp_configs)
+        self._scaler = None  # made at the first training step, as Paddle makes it
         self._optimizer, self._loss, self._metrics = optimizer, loss, metrics
         self._steps = {}
 
@@ -198,8 +202,9 @@ class Model:
                 specs = self._inputs if mode == "predict" else self._inputs + self._labels
                 fn = CompiledFunction(fn, input_spec=specs)
             step = self._steps[mode] = fn
-        self.network.train(mode in ("train", "accumulate", "apply"))
-        with (nullcontext() if mode in ("train", "accumulate", "apply") else no_grad()):
+        training = mode in ("train", "accumulate", "apply")
+        self.network.train(training)
+        with self._amp_context() if training else no_grad():
             try:
                 return step(*data)
             except ConversionError as e:
@@ -210,6 +215,18 @@ class Model:
                               f"eagerly ({reason[0]}: {reason[-1]})", stacklevel=4)
                 step = self._steps[mode] = make_fn()
                 return step(*data)
+
+    def _amp_context(self):
+        """The mixed-precision context of a training step, as Paddle's dygraph Model
+        enters it: with a level above 'O0', `auto_cast` around the step and a
+        `GradScaler` made once. Both make no effect on the CPU (they warn so, as in
+        Paddle): the loss is not scaled, so the step computes what it computes
+        without them."""
+        if self._amp_level == "O0":
+            return nullcontext()
+        if self._scaler is None:
+            self._scaler = GradScaler(**self._amp_scaling)
+        return auto_cast(level=self._amp_level, **self._amp_lists)
 
     def _batch(self, mode: str, inputs, labels):
         if self._loss is None and mode in ("train", "accumulate"):
@@ -465,6 +482,46 @@ class Model:
                                  "inputs=[InputSpec...])")
             input_size = self._inputs if len(self._inputs) > 1 else self._inputs[0]
         return nn_summary(self.network, input_size, dtypes=dtype)
+
+
+_AMP_LEVELS = ("O0", "O1", "O2")
+_AMP_OP_LISTS = ("custom_white_list", "custom_black_list")
+_AMP_SCALING = ("init_loss_scaling", "incr_ratio", "decr_ratio", "incr_every_n_steps",
+                "decr_every_n_nan_or_inf", "use_dynamic_loss_scaling")
+
+
+def _amp_settings(amp_configs) -> tuple[str, dict, dict]:
+    """`Model.prepare`'s `amp_configs` as (level, `auto_cast`'s op lists, `GradScaler`'s
+    settings), with Paddle's checks and defaults: none is 'O0', a dict without a level
+    is 'O1', and under 'O0' the other keys are not looked at. ``custom_black_varnames``
+    names variables of static programs only, so it is accepted and has no use here."""
+    if not amp_configs:
+        return "O0", {}, {}
+    if isinstance(amp_configs, str):
+        if amp_configs not in _AMP_LEVELS:
+            raise ValueError(f"Model.prepare: the level of amp_configs should be 'O0', "
+                             f"'O1' or 'O2', got {amp_configs!r}")
+        return amp_configs, {}, {}
+    level = amp_configs.get("level", "O1")
+    if level not in _AMP_LEVELS:
+        raise ValueError(f"Model.prepare: amp_configs['level'] should be 'O0', 'O1' or "
+                         f"'O2', got {level!r}")
+    if level == "O0":
+        return level, {}, {}
+    if "use_pure_fp16" in amp_configs:
+        raise ValueError("Model.prepare: 'use_pure_fp16' is not an amp_configs key; the "
+                         "level ('O1' or 'O2') says whether training is pure float16")
+    if "use_fp16_guard" in amp_configs:
+        raise ValueError("Model.prepare: amp_configs' 'use_fp16_guard' is for static-graph "
+                         "mode only")
+    known = {"level", "custom_black_varnames", *_AMP_OP_LISTS, *_AMP_SCALING}
+    unknown = [k for k in amp_configs if k not in known]
+    if unknown:
+        raise ValueError(f"Model.prepare: amp_configs keys must be 'level', "
+                         f"{', '.join(map(repr, sorted(known - {'level'})))}; got "
+                         f"{', '.join(map(repr, unknown))}")
+    return (level, {k: amp_configs[k] for k in _AMP_OP_LISTS if k in amp_configs},
+            {k: amp_configs[k] for k in _AMP_SCALING if k in amp_configs})
 
 
 def _strip_suffix(path: str) -> str:

@@ -24,12 +24,24 @@ def format_value(value) -> str:
 
 
 def format_duration(seconds: float) -> str:
-    """A time per step: ``1.20s``, ``19ms`` or ``899us``."""
-    if seconds >= 1:
-        return f"{seconds:.2f}s"
+    """A time per step as Paddle prints it: whole seconds from 1s (and ``0s`` for no
+    time, before the first step), else ``19ms`` or ``899us``."""
+    if seconds >= 1 or seconds == 0:
+        return f"{seconds:.0f}s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.0f}ms"
     return f"{seconds * 1e6:.0f}us"
+
+
+def format_eta(seconds: float) -> str:
+    """The time left as Paddle's bar prints it, in whole seconds: ``7s``, ``2:05``
+    (above a minute) or ``1:02:05`` (above an hour)."""
+    seconds = int(seconds)
+    if seconds > 3600:
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02}:{seconds % 60:02}"
+    if seconds > 60:
+        return f"{seconds // 60}:{seconds % 60:02}"
+    return f"{seconds}s"
 
 
 class ProgressBar:
@@ -54,7 +66,7 @@ class ProgressBar:
             self._start = now
         per_step = (now - self._start) / current if current else 0.0
         fields = [f"{k}: {format_value(v)}" for k, v in values]
-        total = f"/{self._num}" if self._num else ""
+        count = self._count(current)
         if self._terminal and self._verbose == 1:
             bar = ""
             if self._num:
@@ -63,18 +75,26 @@ class ProgressBar:
                     * (done > 0) + "." * (self._width - done) + "]"
             eta = []
             if self._num and current < self._num:
-                eta = [f"ETA: {format_duration(per_step * (self._num - current))}"]
-            line = " - ".join([f"{self._name} {current}{total}{bar}", *fields, *eta,
+                eta = [f"ETA: {format_eta(per_step * (self._num - current))}"]
+            line = " - ".join([f"{self._name} {count}{bar}", *fields, *eta,
                                f"{format_duration(per_step)}/step"])
             pad = " " * max(0, self._last_width - len(line))
             self._last_width = len(line)
             end = "\n" if self._num and current >= self._num else ""
             self._file.write("\r" + line + pad + end)
         else:
-            line = " - ".join([f"{self._name} {current}{total}", *fields,
+            line = " - ".join([f"{self._name} {count}", *fields,
                                f"{format_duration(per_step)}/step"])
             self._file.write(line + "\n")
         self._file.flush()
+
+    def _count(self, current: int) -> str:
+        """``current/num``, `current` right-aligned to the digits of `num` (``step  5/12``),
+        or `current` in 3 columns when the total is unknown: Paddle's columns, so that
+        the lines of a log align as they do there."""
+        if self._num:
+            return f"{current:{len(str(self._num))}d}/{self._num}"
+        return f"{current:3d}"
 
     def finish(self) -> None:
         """End a bar whose total was unknown (a terminal line left open)."""
