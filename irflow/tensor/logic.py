@@ -97,8 +97,12 @@ def bitwise_not(x, out=None, name=None) -> Tensor:
 
 
 def _float_test(op: str):
+    """isnan, isinf or isfinite: a bfloat16 tensor is tested in float32 (exact), as
+    irflow's ops store bfloat16 but do not compute in it."""
     def fn(x, name=None) -> Tensor:
         x = as_tensor(x)
+        if x.dtype is dtypes.bfloat16:
+            x = cast(x, dtypes.float32)
         if not x.dtype.is_float:  # integers are never NaN or infinite
             return apply("ne" if op != "isfinite" else "eq", (x, x))
         return apply(op, (x,))

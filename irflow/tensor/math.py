@@ -12,8 +12,9 @@ import numpy as np
 from ..dispatch import apply
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
-from .logic import (BFLOAT16_ARRAY_DTYPE, equal, greater_equal, isinf, isnan, less_equal,
-                    logical_or, not_equal, where)
+from .logic import (BFLOAT16_ARRAY_DTYPE, equal, greater_equal, greater_than, isinf, isnan,
+                    less_equal, less_than, logical_and, logical_or, logical_xor, not_equal,
+                    where)
 from .tensor import Tensor
 
 
@@ -44,10 +45,13 @@ def _float_unary(op: str):
     return fn
 
 
-def _binary(op: str):
+def _binary(op: str, bfloat16_pairs: bool = False):
+    """The binary op `op` after promotion; `bfloat16_pairs`: two bfloat16 tensors
+    are computed (in float32), as Paddle's CPU kernel of `op` computes them, where
+    other ops refuse them (see `_has_scalar`)."""
     def fn(x, y, name=None):
         a, b = promote(x, y)
-        if a.dtype is dtypes.bfloat16 and _has_scalar(x, y):
+        if a.dtype is dtypes.bfloat16 and (bfloat16_pairs or _has_scalar(x, y)):
             return _both_in_float32(fn, a, b)
         return apply(op, (a, b))
     fn.__name__ = op
@@ -85,12 +89,22 @@ def logit(x, eps=None, name=None) -> Tensor:
     """log(x / (1 - x)), elementwise, as Paddle's: with `eps`, x is first clipped to
     [eps, 1 - eps] (so the gradient is 0 outside it); without, it is NaN outside
     [0, 1]. Integer inputs are computed in float32."""
-    x = as_tensor(x)
-    if not x.dtype.is_float:
-        x = cast(x, dtypes.float32)
+    x = _as_float(x)
     if eps is not None:
         x = clip(x, float(eps), 1 - float(eps))
-    return log(divide(x, subtract(1, x)))
+    return _log_odds(x)
+
+
+def _log_odds(x: Tensor) -> Tensor:
+    """log(x / (1 - x)), whose gradient 1 / (x (1 - x)) is +inf at 0 and 1, as
+    Paddle's: there the quotient's chain rule multiplies an infinite slope by a zero
+    (NaN), so 0 and 1 take log(x) - log1p(-x) instead, each of its terms fed a
+    harmless 1/2 elsewhere."""
+    edge = logical_or(equal(x, 0), equal(x, 1))
+    inside = _select(edge, 0.5, x)
+    at_edge = _select(edge, x, 0.5)
+    return _select(edge, subtract(log(at_edge), log1p(neg(at_edge))),
+                   log(divide(inside, subtract(1, inside))))
 
 
 def atan2(x, y, name=None) -> Tensor:
@@ -124,14 +138,16 @@ _round_half_even = _rounding("round")
 relu = _unary("relu")
 
 
-def _bool_as_logical(op: str, logical_op: str):
-    """add/multiply, which on two bool tensors are logical or/and, as in Paddle."""
+def _bool_as_logical(op: str, logical_op: str, bfloat16_pairs: bool = False):
+    """add/multiply, which on two bool tensors are logical or/and, as in Paddle;
+    `bfloat16_pairs` as `_binary`'s."""
     def fn(x, y, name=None):
         a, b = promote(x, y)
         value = a._value  # the dtype read cheaply: this is the hot path of eager code
         is_bool = value.dtype.kind == "b" if value is not None else a.dtype.is_bool
         if not is_bool and (value.dtype == BFLOAT16_ARRAY_DTYPE if value is not None
-                            else a.dtype is dtypes.bfloat16) and _has_scalar(x, y):
+                            else a.dtype is dtypes.bfloat16) and (
+                                bfloat16_pairs or _has_scalar(x, y)):
             return _both_in_float32(fn, a, b)
         return apply(logical_op if is_bool else op, (a, b))
     fn.__name__ = op
@@ -139,8 +155,10 @@ def _bool_as_logical(op: str, logical_op: str):
 
 
 add = _bool_as_logical("add", "logical_or")
-_subtract = _binary("sub")
-multiply = _bool_as_logical("mul", "logical_and")
+# Paddle 3.3's CPU kernels subtract, multiply, floor-divide and take maxima and minima
+# of two bfloat16 tensors, but refuse to add them or take their remainder
+_subtract = _binary("sub", bfloat16_pairs=True)
+multiply = _bool_as_logical("mul", "logical_and", bfloat16_pairs=True)
 
 
 def subtract(x, y, name=None, *, alpha=1) -> Tensor:
@@ -162,8 +180,8 @@ def round(x, decimals=0, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
     return multiply(_round_half_even(divide(x, 10.0 ** -decimals)), 10.0 ** -decimals)
 
 
-maximum = _binary("maximum")
-minimum = _binary("minimum")
+maximum = _binary("maximum", bfloat16_pairs=True)
+minimum = _binary("minimum", bfloat16_pairs=True)
 remainder = _binary("mod")
 mod = remainder
 
@@ -174,7 +192,7 @@ _ROUNDING_MODES = (None, "trunc", "floor")
 def divide(x, y, name=None, *, rounding_mode=None) -> Tensor:
     """x / y; integer operands divide as floats (Paddle 3's true division). With
     `rounding_mode` 'trunc' or 'floor' (Paddle 3.3), the quotient rounded toward zero
-    or down, in the inputs' dtype."""
+    or down, in the inputs' dtype, which as in Paddle never requires a gradient."""
     if rounding_mode not in _ROUNDING_MODES:
         raise ValueError(f"divide: rounding_mode should be one of {_ROUNDING_MODES}, not "
                          f"{rounding_mode!r}")
@@ -183,9 +201,20 @@ def divide(x, y, name=None, *, rounding_mode=None) -> Tensor:
     if rounding_mode == "floor":
         return floor_divide(x, y)
     x, y = promote(x, y)
-    if not x.dtype.is_float:  # ints toward zero: |x| // |y| with the quotient's sign
-        return multiply(floor_divide(abs(x), abs(y)), multiply(sign(x), sign(y)))
-    return trunc(_divide(x, y))
+    if not x.dtype.is_float:
+        return _int_trunc_divide(x, y)
+    return trunc(_divide(x, y)).detach()
+
+
+def _int_trunc_divide(x: Tensor, y: Tensor) -> Tensor:
+    """x / y rounded toward zero for integers: the floor quotient, one more where the
+    division is inexact and the quotient negative (x and y of opposite signs).
+    Never through |x|, which has no value for the dtype's minimum (|-128| is -128 in
+    int8, and the quotient came out with the wrong sign)."""
+    quotient = floor_divide(x, y)
+    negative = logical_xor(less_than(x, 0), less_than(y, 0))
+    inexact = not_equal(remainder(x, y), 0)
+    return _select(logical_and(negative, inexact), add(quotient, 1), quotient)
 
 
 def _divide(x, y) -> Tensor:
@@ -237,13 +266,39 @@ def _ignoring_nan(x, y, keeps_x) -> Tensor:
 
 def floor_divide(x, y, name=None) -> Tensor:
     """x // y, rounding toward -inf (Python's rule). Not differentiable: as in Paddle
-    the result never requires a gradient."""
+    the result never requires a gradient. Floats follow Python's (and NumPy's, and
+    Paddle's) divmod, not floor(x / y), so that ``x == (x // y) * y + x % y``:
+    1.0 // 0.1 is 9.0, 0.1 being a little more than a tenth, though 1.0 / 0.1
+    rounds to 10.0. float16 is computed in float32, as NumPy's."""
     a, b = promote(x, y)
-    if a.dtype is dtypes.bfloat16 and _has_scalar(x, y):
+    if a.dtype is dtypes.bfloat16:  # Paddle's kernel takes two bfloat16 tensors too
         return _both_in_float32(floor_divide, a, b)
+    if a.dtype is dtypes.float16:
+        return cast(_float_floor_divide(cast(a, dtypes.float32), cast(b, dtypes.float32)),
+                    dtypes.float16)
     if a.dtype.is_float:
-        return floor(apply("div", (a, b))).detach()
+        return _float_floor_divide(a, b).detach()
     return apply("div", (a, b))
+
+
+def _float_floor_divide(x: Tensor, y: Tensor) -> Tensor:
+    """x // y for floats, step by step as NumPy's ``npy_divmod`` (and Paddle's kernel),
+    so that every rounding is the same: x less fmod(x, y) (exact) divided by y, one
+    less where the remainder and y differ in sign, then rounded to the nearest whole
+    number. fmod is |x| % |y| (the remainder of two non-negative numbers needs no
+    sign correction) with x's sign. A zero y gives x / y (inf or NaN), a zero
+    quotient the sign of x / y."""
+    quotient = divide(x, y)
+    magnitude = remainder(abs(x), abs(y))
+    truncated = _select(less_than(x, 0), neg(magnitude), magnitude)
+    ratio = divide(subtract(x, truncated), y)
+    other_sign = logical_and(not_equal(truncated, 0),
+                             logical_xor(less_than(y, 0), less_than(truncated, 0)))
+    ratio = _select(other_sign, subtract(ratio, 1.0), ratio)
+    whole = floor(ratio)
+    whole = _select(greater_than(subtract(ratio, whole), 0.5), add(whole, 1.0), whole)
+    whole = _select(equal(ratio, 0), multiply(quotient, 0.0), whole)
+    return _select(equal(y, 0), quotient, whole)
 
 
 def pow(x, y, name=None) -> Tensor:  # noqa: A001  (Paddle's name)
@@ -297,7 +352,10 @@ def log1p(x, name=None) -> Tensor:
     error c = (u - 1) - x, exact, is taken back: log(1 + x) = log(u) - c / u to
     second order in c. Where u is 0 or infinite, log(u) is the answer (-inf, inf or
     NaN), and the formula is fed 0 there so that its gradient stays finite.
-    Integer inputs are computed in float32."""
+    Integer inputs are computed in float32, bfloat16 in float32 rounded back."""
+    x = as_tensor(x)
+    if x.dtype is dtypes.bfloat16:
+        return _in_float32(log1p, x)
     x = _as_float(x)
     u = add(x, 1.0)
     edge = logical_or(equal(u, 0.0), isinf(u))
@@ -308,11 +366,21 @@ def log1p(x, name=None) -> Tensor:
 
 
 def log2(x, name=None) -> Tensor:
-    return divide(log(x), _math.log(2.0))
+    """The base-2 logarithm, log(x) / log(2); integer inputs give float32, bfloat16 is
+    computed in float32 and rounded once, as Paddle's kernel."""
+    return _log_base(x, 2.0)
 
 
 def log10(x, name=None) -> Tensor:
-    return divide(log(x), _math.log(10.0))
+    """The base-10 logarithm (see `log2`)."""
+    return _log_base(x, 10.0)
+
+
+def _log_base(x, base: float) -> Tensor:
+    x = as_tensor(x)
+    if x.dtype is dtypes.bfloat16:
+        return _in_float32(_log_base, x, base)
+    return divide(log(x), _math.log(base))
 
 
 def lerp(x, y, weight, name=None) -> Tensor:
@@ -362,13 +430,21 @@ def stanh(x, scale_a=0.67, scale_b=1.7159, name=None) -> Tensor:
 
 
 def rad2deg(x, name=None) -> Tensor:
-    """Radians to degrees; integer inputs give float32, as in Paddle."""
-    return multiply(_as_float(x), 180.0 / _math.pi)
+    """Radians to degrees; integer inputs give float32, as in Paddle, and bfloat16
+    stays bfloat16."""
+    return _scaled_angle(x, 180.0 / _math.pi)
 
 
 def deg2rad(x, name=None) -> Tensor:
-    """Degrees to radians; integer inputs give float32, as in Paddle."""
-    return multiply(_as_float(x), _math.pi / 180.0)
+    """Degrees to radians (see `rad2deg`)."""
+    return _scaled_angle(x, _math.pi / 180.0)
+
+
+def _scaled_angle(x, factor: float) -> Tensor:
+    x = as_tensor(x)
+    if x.dtype is dtypes.bfloat16:
+        return _in_float32(_scaled_angle, x, factor)
+    return multiply(_as_float(x), factor)
 
 
 def _as_float(x) -> Tensor:
@@ -821,7 +897,7 @@ def _has_scalar(x, y) -> bool:
     the number as one): a bfloat16 tensor with a scalar (``x * 2``, ``x / 2``,
     ``2 ** x``) is computed, as Paddle's scale kernels compute it, while two bfloat16
     tensors of higher rank are refused, as most of Paddle's CPU kernels refuse them
-    (cast them to float32)."""
+    (cast them to float32); the ops whose kernels take them say `bfloat16_pairs`."""
     return not isinstance(x, Tensor) or not isinstance(y, Tensor) or x.ndim == 0 or \
         y.ndim == 0
 

@@ -20,8 +20,8 @@ from ..ir import dtypes
 from .convert import as_tensor, cast, promote
 from .logic import equal, isinf, isnan, less_than, logical_and, logical_not, logical_or, where
 from .math import (abs, add, cos, digamma, divide, exp, floor, floor_divide, lgamma, log,
-                   log2, matmul, multiply, neg, pow, remainder, sin, sqrt, subtract,
-                   sum, vector_norm)
+                   log2, matmul, multiply, neg, pow, remainder, round as _round, sign, sin,
+                   sqrt, subtract, sum, tan, vector_norm)
 from .tensor import Tensor
 
 # ---------------------------------------------------------------- helpers
@@ -117,12 +117,27 @@ def _cot_derivative(x: Tensor, n: int) -> Tensor:
     poly = np.polynomial.Polynomial([0.0, 1.0])
     for _ in range(n):
         poly = poly.deriv() * np.polynomial.Polynomial([-_math.pi, 0.0, -_math.pi])
-    angle = multiply(x, _math.pi)
-    c = divide(cos(angle), sin(angle))
+    c = _cot_pi(x)
     result = _constant(0.0, c)
     for coefficient in poly.coef[::-1]:
         result = add(multiply(result, c), float(coefficient))
     return result
+
+
+def _cot_pi(x: Tensor) -> Tensor:
+    """cot(pi x) without the rounding of pi x: cot has period pi, so it is taken at
+    r = x less its nearest integer (an exact difference), and, odd and equal to
+    tan(pi (1/2 - r)), for |r| >= 1/4 as tan(pi (1/2 - |r|)) with r's sign, 1/2 - |r|
+    being exact there. So it is 0 at a half-integer, where cos(pi x) / sin(pi x)
+    was the rounding error of pi x, which times pi**(n+1) swamped polygamma's
+    result (float32 polygamma(-100.5, 4) was off by a factor of 4000)."""
+    r = subtract(x, _round(x))
+    near_pole = less_than(abs(r), _constant(0.25, r))
+    angle = multiply(r, _math.pi)
+    by_ratio = divide(cos(angle), sin(where(near_pole, angle, _constant(1.0, r))))
+    complement = multiply(subtract(0.5, abs(r)), _math.pi)
+    by_tan = multiply(tan(where(near_pole, _constant(0.25, r), complement)), sign(r))
+    return where(near_pole, by_ratio, by_tan)
 
 
 def multigammaln(x, p, name=None) -> Tensor:

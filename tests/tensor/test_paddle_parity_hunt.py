@@ -87,7 +87,6 @@ def test_setitem_mask_with_a_value_per_selected_row(backend):
     np.testing.assert_array_equal(x.grad.numpy(), [[10, 10], [1, 1], [10, 10]])
 
 
-@pytest.mark.xfail(strict=True, reason="bfloat16 mixed with float16/float32/float64, and bf16 - bf16, raise")
 def test_bfloat16_arithmetic():
     a = paddle.to_tensor([3.0, -2.0, 5.0], dtype="bfloat16")
     b = paddle.to_tensor([2.0, 3.0, -1.0], dtype="float32")
