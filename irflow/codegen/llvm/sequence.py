@@ -1,7 +1,8 @@
 """A run of plan steps as one native call (`irflow.codegen.native`).
 
 The executor hands `compile_sequence` the calls of consecutive steps (`Call`,
-`Check`), their arrays numbered in the run's order, and the types of those arrays.
+`Check`), their arrays numbered in the run's order, the types of those arrays and
+the sizes of the temporaries the run provides.
 It generates one function that makes every call in order, the sizes written in
 as constants::
 
@@ -41,6 +42,7 @@ from .stack import stack
 
 I8 = ir.IntType(8)
 ALIGN = 64  # bytes: each temporary, and the scratch, starts on a cache line
+
 
 @dataclass(frozen=True)
 class Float32:
