@@ -16,13 +16,23 @@ as ``paddle.load`` gives; NumPy arrays with ``return_numpy=True``), NumPy scalar
 arrays (as Tensors when the object holds no Tensor, as Paddle loads them; see
 `_Reader.loaded_array`), and the Python containers and scalars, dtypes and shapes
 preserved.
+
+`load` also reads the files Paddle's ``paddle.save`` writes (``.pdparams``, ``.pdopt``,
+a saved tensor or nested object), so Paddle checkpoints and pretrained weights load,
+but with an unpickler that resolves only the few names such a file holds (NumPy's
+array and scalar constructors, ``tuple``, ``set``, ``OrderedDict``; see
+`_PADDLE_GLOBALS`), each checked, so a file naming any other function is refused
+before anything in it is called. Paddle cannot read irflow's files.
 """
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import math
 import os
+import pickle
+import pickletools
 import secrets
 import zipfile
 import zlib
@@ -90,9 +100,16 @@ class _Writer:
 def save(obj, path, protocol: int = 4, **configs) -> None:
     """Save `obj` (e.g. a model's or an optimizer's ``state_dict()``) to `path` (a file
     name, whose directory is created if needed, or a binary file object). `protocol`
-    is accepted for compatibility with Paddle, which pickles; irflow does not."""
+    is checked as Paddle checks it (a pickle protocol, 2 to 4) so that code passing a
+    wrong one fails here as it would there; irflow's format does not pickle."""
     if configs:
         raise ValueError(f"irflow.save does not support the options {sorted(configs)}")
+    if not isinstance(protocol, int) or isinstance(protocol, bool):
+        raise ValueError(f"irflow.save: protocol must be an int, got "
+                         f"{type(protocol).__name__}")
+    if not 2 <= protocol <= 4:
+        raise ValueError(f"irflow.save: protocol must be 2, 3 or 4 (as in Paddle), got "
+                         f"{protocol}")
     writer = _Writer()
     manifest = {"format": FORMAT, "version": VERSION, "root": writer.encode(obj, "obj")}
     if hasattr(path, "write"):
@@ -331,9 +348,10 @@ _MANIFEST_LIMIT = 1 << 26
 
 
 def load(path, **configs):
-    """Load an object saved by `irflow.save`. Options: ``return_numpy=True`` gives
-    tensors back as NumPy arrays. A missing, damaged or foreign file (Paddle's pickles
-    among them: irflow never unpickles) raises `LoadError`."""
+    """Load an object saved by `irflow.save` or by Paddle's ``paddle.save``. Options:
+    ``return_numpy=True`` gives tensors back as NumPy arrays. A missing, damaged or
+    foreign file (a pickle naming anything ``paddle.save`` does not write among them)
+    raises `LoadError`."""
     return_numpy = bool(configs.pop("return_numpy", False))
     if configs:
         raise ValueError(f"irflow.load does not support the options {sorted(configs)}")
@@ -349,6 +367,10 @@ def load(path, **configs):
 
 
 def _load(file, source: str, return_numpy: bool):
+    head = file.read(1)
+    file.seek(0)
+    if head == b"\x80":
+        return _load_paddle(file.read(), f"irflow.load: {source}", return_numpy)
     with Archive(file, f"irflow.load: {source}") as archive:
         text = archive.read(_MANIFEST, _MANIFEST_LIMIT)
         try:
@@ -365,3 +387,238 @@ def _load(file, source: str, return_numpy: bool):
             return reader.decode(manifest.get("root"))
         except RecursionError:
             raise reader.fail("the manifest is nested too deeply") from None
+
+
+# ---------------------------------------------------------------- Paddle's pickles
+
+_PADDLE_NAMES = "StructuredToParameterName@@"
+_PADDLE_BIG = "UnpackBigParamInfor@@"  # typos: disable-line (Paddle's spelling)
+_NUMPY_RECONSTRUCT = np.ndarray(0).__reduce__()[0]
+_NUMPY_SCALAR = np.float32(0).__reduce__()[0]
+
+
+_NDARRAY = object()  # what ``numpy.ndarray`` names: see `_Reconstruct`
+
+
+class _Checked:
+    """A function a Paddle pickle may call, which checks its arguments. Its instances
+    have no attributes, so that a file's BUILD opcode (``setattr``) cannot change
+    how later loads behave."""
+    __slots__ = ()
+
+    def fail(self, message: str) -> pickle.UnpicklingError:
+        return pickle.UnpicklingError(f"{type(self).__name__[1:]}: {message}")
+
+
+class _Reconstruct(_Checked):
+    """NumPy's ``_reconstruct`` as pickled arrays call it: an empty array that BUILD
+    then fills from the file's bytes (NumPy checks their number against the shape).
+    ``numpy.ndarray`` itself is a marker allowed only here, so a file cannot have an
+    array of a size it chooses allocated (``numpy.ndarray(shape)``)."""
+    __slots__ = ()
+
+    def __call__(self, subtype, shape, typecode):
+        if subtype is not _NDARRAY or shape != (0,):
+            raise self.fail("called with arguments NumPy never pickles")
+        return _NUMPY_RECONSTRUCT(np.ndarray, shape, typecode)
+
+
+class _Dtype(_Checked):
+    __slots__ = ()
+
+    def __call__(self, spec, align=False, copy=False):
+        if not isinstance(spec, str):
+            raise self.fail(f"called with a {type(spec).__name__}")
+        return np.dtype(spec, bool(align), bool(copy))
+
+
+class _Scalar(_Checked):
+    """A NumPy scalar from its dtype and bytes; never of an object dtype, whose
+    "bytes" would be any object."""
+    __slots__ = ()
+
+    def __call__(self, dtype, data):
+        if not isinstance(dtype, np.dtype) or dtype.hasobject or not isinstance(data, bytes):
+            raise self.fail("not a NumPy scalar of a plain dtype")
+        return _NUMPY_SCALAR(dtype, data)
+
+
+class _Encode(_Checked):
+    """``_codecs.encode`` as pickle protocol 2 writes bytes: latin-1 text to bytes."""
+    __slots__ = ()
+
+    def __call__(self, text, encoding):
+        if not isinstance(text, str) or encoding != "latin1":
+            raise self.fail("called other than as pickle does for bytes")
+        return codecs.encode(text, "latin1")
+
+
+class _EmptyBytes(_Checked):
+    """``bytes()`` as pickle protocol 2 writes ``b""`` (``bytes(n)`` would allocate
+    what the file chooses)."""
+    __slots__ = ()
+
+    def __call__(self):
+        return b""
+
+
+_PADDLE_GLOBALS = {
+    **{(module, name): value for module in ("numpy.core.multiarray", "numpy._core.multiarray")
+       for name, value in (("_reconstruct", _Reconstruct()), ("scalar", _Scalar()))},
+    ("numpy", "ndarray"): _NDARRAY,
+    ("numpy", "dtype"): _Dtype(),
+    ("_codecs", "encode"): _Encode(),
+    ("collections", "OrderedDict"): OrderedDict,
+    **{(module, name): value for module in ("builtins", "__builtin__") for name, value in (
+        ("tuple", tuple), ("set", set), ("frozenset", frozenset), ("complex", complex),
+        ("bytes", _EmptyBytes()))},
+}
+
+
+class _PaddleUnpickler(pickle.Unpickler):
+    """An unpickler that knows only `_PADDLE_GLOBALS`: what ``paddle.save`` writes."""
+
+    def __init__(self, file, fail):
+        super().__init__(file, encoding="latin1")
+        self.fail = fail
+
+    def find_class(self, module, name):
+        found = _PADDLE_GLOBALS.get((module, name))
+        if found is None:
+            raise self.fail(f"the file is a pickle naming {module}.{name}, which paddle.save "
+                            "never writes; irflow never unpickles anything but arrays, numbers "
+                            "and containers, since other names run code from the file")
+        return found
+
+    def persistent_load(self, pid):
+        raise self.fail("the file is a pickle with persistent ids, which paddle.save never "
+                        "writes")
+
+
+def _load_paddle(data: bytes, source: str, return_numpy: bool):
+    """The object in `data`, a file ``paddle.save`` wrote (a pickle), as
+    ``paddle.load`` gives it (`_PaddleLoad`). The pickle is first read through
+    opcode by opcode (`pickletools.genops`, which calls nothing), which fails on a
+    bytes object announcing more bytes than the file holds: Python's unpickler
+    allocates a bytes object before reading it, so a small file could otherwise make
+    it allocate what it chooses."""
+    def fail(message: str) -> LoadError:
+        return LoadError(f"{source}: {message}")
+
+    try:
+        for _ in pickletools.genops(io.BytesIO(data)):
+            pass  # NumPy's arrays are bytes objects, allocated before being read
+        obj = _PaddleUnpickler(io.BytesIO(data), fail).load()
+    except LoadError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, IndexError,
+            AttributeError, OverflowError, MemoryError) as e:
+        raise fail(f"the file is not a pickle paddle.save writes, or is damaged ({e})") \
+            from None
+    try:
+        return _PaddleLoad(fail, return_numpy).result(obj)
+    except RecursionError:
+        raise fail("the object is nested too deeply") from None
+
+
+class _PaddleLoad:
+    """Paddle 3.3.1's ``paddle.load`` of an unpickled object. A state dict (the dict
+    ``paddle.save`` writes for ``layer.state_dict()`` or ``opt.state_dict()``: arrays
+    with a table of their tensor names) gives its arrays back as Tensors of those
+    names; any other object has its Tensors saved as ``(name, array)`` tuples, which
+    come back as Tensors, and when it has none, each of its arrays becomes a Tensor.
+    ``return_numpy`` keeps arrays. Every array is checked to be of a plain dtype."""
+
+    def __init__(self, fail, return_numpy: bool):
+        self.fail = fail
+        self.return_numpy = return_numpy
+        self.done: dict[int, object] = {}
+
+    def result(self, obj):
+        self.check_arrays(obj)
+        if isinstance(obj, dict) and _PADDLE_BIG in obj:
+            self.join_big_arrays(obj)
+        if isinstance(obj, dict) and isinstance(obj.get(_PADDLE_NAMES), dict):
+            names = obj.pop(_PADDLE_NAMES)
+            return type(obj)((k, self.tensor(v, names[k]) if k in names and
+                              isinstance(v, np.ndarray) else v) for k, v in obj.items())
+        tensors_as_tuples = self.holds(obj, _is_saved_tensor)
+        return self.convert(obj, tensors_as_tuples)
+
+    def check_arrays(self, obj) -> None:
+        """Refuse arrays of Python objects, which no tensor is."""
+        def plain(x) -> bool:
+            if isinstance(x, np.ndarray) and x.dtype.hasobject:
+                raise self.fail("the file holds an array of Python objects")
+            return False
+        self.holds(obj, plain)
+
+    def holds(self, obj, test) -> bool:
+        """Whether `test` holds for `obj` or anything in it (each container looked at
+        once: a container shared many times, or holding itself, costs nothing more)."""
+        pending, seen = [obj], set()
+        while pending:
+            x = pending.pop()
+            if test(x):
+                return True
+            if isinstance(x, (dict, list, tuple, set, frozenset)):
+                if id(x) in seen:
+                    continue
+                seen.add(id(x))
+                pending.extend(x.values() if isinstance(x, dict) else x)
+        return False
+
+    def convert(self, obj, tensors_as_tuples: bool):
+        """`obj` with each saved Tensor (a ``(name, array)`` tuple if
+        `tensors_as_tuples`, else an array, unless of a dtype no Tensor has) made a
+        Tensor; a container met again is the one made the first time, as pickle
+        shares it."""
+        if tensors_as_tuples and _is_saved_tensor(obj):
+            return self.tensor(obj[1], obj[0])
+        if not tensors_as_tuples and isinstance(obj, np.ndarray):
+            return self.tensor(obj, None) if obj.dtype.newbyteorder("=") in _TENSOR_DTYPES \
+                else obj
+        if not isinstance(obj, (dict, list, tuple, set, frozenset)):
+            return obj
+        if id(obj) in self.done:
+            if self.done[id(obj)] is None:
+                raise self.fail("the object contains itself")
+            return self.done[id(obj)]
+        self.done[id(obj)] = None
+        if isinstance(obj, dict):
+            made = type(obj)((k, self.convert(v, tensors_as_tuples)) for k, v in obj.items())
+        else:
+            made = type(obj)(self.convert(v, tensors_as_tuples) for v in obj)
+        self.done[id(obj)] = made
+        return made
+
+    def tensor(self, array: np.ndarray, name):
+        """A saved tensor's array as `load` gives it: a Tensor named `name` (Paddle's
+        ``bfloat16`` saved as its ``uint16`` bits comes back ``bfloat16``)."""
+        if self.return_numpy:
+            return array
+        native = array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+        if native.dtype not in _TENSOR_DTYPES:
+            raise self.fail(f"a tensor{f' ({name})' if name else ''} has dtype "
+                            f"{array.dtype}, which irflow does not support")
+        t = Tensor._from_array(native)
+        if isinstance(name, str):
+            t.name = name
+        return t
+
+    def join_big_arrays(self, obj: dict) -> None:
+        """Put back the arrays Paddle splits into slices to pickle them with protocol 2
+        or 3 (each slice under ``<key>@@.<i>``, their list and the shape in
+        ``UnpackBigParamInfor@@``)."""
+        try:
+            for key, info in obj.pop(_PADDLE_BIG).items():
+                parts = [obj.pop(part) for part in info["slices"]]
+                obj[key] = np.concatenate(parts).reshape(info["OriginShape"])
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise self.fail(f"the slices of a large array do not fit together ({e})") from None
+
+
+def _is_saved_tensor(obj) -> bool:
+    """Whether `obj` is a Tensor as Paddle pickles one: ``(name, array)``."""
+    return isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and \
+        isinstance(obj[1], np.ndarray)

@@ -1,7 +1,7 @@
 """Paddle's ``paddle.vision.models``: the same classes, sublayers, state-dict names
 and shapes, and constructor arguments, so Paddle's weights load with
-``set_state_dict`` (exported to a NumPy ``.npz``: irflow never unpickles a
-``.pdparams``). irflow downloads nothing: ``pretrained=True`` raises, saying how."""
+``set_state_dict(paddle.load(path))`` of its ``.pdparams`` file. irflow downloads
+nothing: ``pretrained=True`` raises, saying how."""
 from .alexnet import AlexNet, alexnet
 from .lenet import LeNet
 from .mobilenetv1 import MobileNetV1, mobilenet_v1

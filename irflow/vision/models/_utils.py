@@ -41,12 +41,10 @@ class ConvNormActivation(nn.Sequential):
 
 def no_pretrained(arch: str, pretrained: bool) -> None:
     """Paddle downloads the ImageNet weights for ``pretrained=True``; irflow downloads
-    nothing, and never unpickles a ``.pdparams`` file, so it says how to bring Paddle's
-    weights over as a NumPy ``.npz`` instead."""
+    nothing, so it says how to load a ``.pdparams`` file of them instead."""
     if pretrained:
         raise NotImplementedError(
             f"paddle.vision.models.{arch}(pretrained=True) downloads its weights, which "
-            "irflow cannot do. With Paddle, save them as NumPy arrays: np.savez('w.npz', "
-            "**{k: v.numpy() for k, v in paddle.load('<arch>.pdparams').items()}); then "
-            "build the model with pretrained=False and load them: "
-            "model.set_state_dict(dict(np.load('w.npz'))).")
+            "irflow cannot do. Download the .pdparams file, build the model with "
+            "pretrained=False and load it: "
+            "model.set_state_dict(paddle.load('<arch>.pdparams')).")
