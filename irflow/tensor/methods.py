@@ -1,6 +1,8 @@
 """Tensor's operators and methods, each bound to the one function that implements it."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..errors import ArgumentError, DTypeError, ShapeError
@@ -24,6 +26,18 @@ def _swapped(fn):
     return method
 
 
+def _equality(fn):
+    """``==`` or ``!=`` (`fn`) as Paddle's: elementwise against tensors, numbers and
+    NumPy arrays; against anything else (None, a list, a tuple, a string) Python's own
+    comparison, False for ``==``, so ``t == None`` and ``t in [None, other]`` are
+    plain bools rather than elementwise tensors."""
+    def method(self, other):
+        if isinstance(other, Tensor | numbers.Number | np.ndarray | np.generic):
+            return fn(self, other)
+        return NotImplemented
+    return method
+
+
 def _astype(self, dtype):
     return cast(self, dtype)
 
@@ -42,11 +56,12 @@ _OPERATORS = {
     "__mod__": math.remainder, "__rmod__": _reflected(math.remainder),
     "__pow__": math.pow, "__rpow__": _reflected(math.pow),
     "__matmul__": math.matmul, "__rmatmul__": _reflected(math.matmul),
-    "__neg__": math.neg, "__abs__": math.abs, "__invert__": logic.bitwise_not,
+    "__neg__": math.neg, "__pos__": aliases.positive, "__abs__": math.abs,
+    "__invert__": logic.bitwise_not,
     "__and__": logic.bitwise_and, "__rand__": logic.bitwise_and,
     "__or__": logic.bitwise_or, "__ror__": logic.bitwise_or,
     "__xor__": logic.bitwise_xor, "__rxor__": logic.bitwise_xor,
-    "__eq__": logic.equal, "__ne__": logic.not_equal,
+    "__eq__": _equality(logic.equal), "__ne__": _equality(logic.not_equal),
     "__lt__": logic.less_than, "__le__": logic.less_equal,
     "__gt__": logic.greater_than, "__ge__": logic.greater_equal,
     "__getitem__": manipulation.getitem, "__setitem__": manipulation.setitem,

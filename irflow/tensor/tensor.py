@@ -16,7 +16,7 @@ import functools
 import numpy as np
 
 from ..context import current_tracer
-from ..errors import IrflowError
+from ..errors import ArgumentError, IrflowError, ShapeError
 from ..ir import dtypes
 from ..ops.formatting import PLACE, tensor_text
 
@@ -60,6 +60,20 @@ class Size(list):
 
     def numel(self) -> int:
         return int(np.prod(self, dtype=np.int64))
+
+
+class TensorSize(int):
+    """Paddle 3's ``Tensor.size``: the number of elements as an int that, called as
+    ``x.size()`` or ``x.size(dim)`` (code written for PyTorch), gives the shape or
+    one of its sizes instead."""
+
+    def __new__(cls, shape: list) -> "TensorSize":
+        size = super().__new__(cls, int(np.prod(shape, dtype=np.int64)))
+        size.shape = Size(shape)
+        return size
+
+    def __call__(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[dim]
 
 
 class RunTimeSize(Size):
@@ -160,7 +174,12 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape)) if self._value is not None else self._tracer.numel(self)
+        """The number of elements: a `TensorSize`, an int that called (``x.size()``)
+        gives the shape, as Paddle 3's; a traced scalar when the program computes it."""
+        if self._value is not None:
+            return TensorSize(self._value.shape)
+        n = self._tracer.numel(self)
+        return TensorSize(self.shape) if isinstance(n, int) else n
 
     def numel(self) -> "Tensor":
         """The number of elements as a 0-D int64 tensor, as Paddle's (while tracing, a
@@ -200,7 +219,6 @@ class Tensor:
     def mT(self) -> "Tensor":  # noqa: N802  (Paddle's name)
         """The tensor with its last two dims swapped (each matrix transposed); it needs
         at least 2 dims, as in Paddle."""
-        from ..errors import ShapeError
         from .manipulation import transpose
         if self.ndim < 2:
             raise ShapeError(f"Tensor.mT needs at least 2 dims, as in Paddle, got "
@@ -251,8 +269,8 @@ class Tensor:
         if index:
             return array.item(*index)
         if array.size != 1:
-            raise IrflowError(f"item() needs a tensor with one element, this one has shape "
-                              f"{list(array.shape)}")
+            raise ShapeError(f"item() needs a tensor with one element, this one has shape "
+                             f"{list(array.shape)}")
         return array.item()
 
     def tolist(self):
@@ -440,8 +458,15 @@ class Tensor:
         self._value, self._node, self._index = array, out._node, out._index
 
     def __format__(self, spec: str) -> str:
-        """``f"{t}"`` and ``f"{t:.3f}"`` (a one-element tensor as its number); while
-        tracing, text the program fills in when it prints (see `Tracer.text_of`)."""
+        """``f"{t}"`` and ``f"{t:.3f}"`` as Paddle's: a 0-d tensor formats as its
+        number (``f"loss {loss}"`` shows ``loss 0.25``), any other tensor as its text,
+        which takes no format spec. While tracing, text the program fills in when it
+        prints (see `Tracer.text_of`); there an empty spec stays the tensor's text,
+        since converted code formats ``print(t)``'s arguments with it too."""
+        if spec and self.ndim:
+            raise ArgumentError(f"unsupported format string {spec!r} for a Tensor of shape "
+                                f"{list(self.shape)}: only a 0-d tensor formats as a "
+                                "number, as in Paddle (use t.item())")
         if self._value is None:
             return self._tracer.text_of(self, spec)
         tracer = self._tracing_state()
@@ -449,13 +474,9 @@ class Tensor:
             text = format(tracer.detach(self), spec)
             return text if spec or not isinstance(self, Parameter) else \
                 "Parameter containing:\n" + text
-        if not spec:
-            return str(self)
-        if self._value.size != 1:
-            raise TypeError(f"unsupported format string {spec!r} for a Tensor of shape "
-                            f"{self.shape}: only a tensor with one element formats as a "
-                            "number")
-        return format(self._value.item(), spec)
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return str(self)
 
     def __repr__(self) -> str:
         if self._value is None:
