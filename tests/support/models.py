@@ -12,10 +12,8 @@ def mlp(*widths):
     return nn.Sequential(*layers[:-1])
 
 
-def sgd_step(model, learning_rate):
-    """``step(x, labels) -> loss``: one SGD step of cross-entropy on `model`."""
-    opt = irflow.optimizer.SGD(learning_rate=learning_rate, parameters=model.parameters())
-
+def train_step(model, opt):
+    """``step(x, labels) -> loss``: one step of `opt` on the cross-entropy of `model`."""
     def step(x, labels):
         loss = F.cross_entropy(model(x), labels)
         loss.backward()
@@ -23,6 +21,12 @@ def sgd_step(model, learning_rate):
         opt.clear_grad()
         return loss
     return step
+
+
+def sgd_step(model, learning_rate):
+    """`train_step` of SGD at `learning_rate`."""
+    return train_step(model, irflow.optimizer.SGD(learning_rate=learning_rate,
+                                                  parameters=model.parameters()))
 
 
 class LayerNormGelu(nn.Layer):

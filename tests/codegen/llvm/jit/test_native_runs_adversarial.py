@@ -15,7 +15,7 @@ from irflow.codegen import compile_plan, run
 from irflow.codegen.llvm.fused import MIN_ELEMENTS
 from irflow.errors import IntegerDivisionByZero
 from irflow.ir import TensorType
-from tests.support.models import mlp
+from tests.support.models import mlp, train_step
 from tests.support.plans import NoRuns, f32, i64, recorded_plan
 from tests.support.threads import with_threads
 
@@ -429,15 +429,8 @@ def test_training_steps_run_natively_and_agree_with_the_numpy_backend(make_optim
     def make(backend):
         irflow.seed(3)
         model = mlp(64, 17, 16)
-        opt = make_optimizer(model.parameters())
-
-        def step(x, labels):
-            loss = F.cross_entropy(model(x), labels)
-            loss.backward()
-            opt.step()
-            opt.clear_grad()
-            return loss
-        return model, irflow.compile(step, backend=backend)
+        return model, irflow.compile(train_step(model, make_optimizer(model.parameters())),
+                                     backend=backend)
     x = irflow.to_tensor(rng.standard_normal((9, 64)).astype(np.float32))
     labels = irflow.to_tensor(rng.integers(0, 16, (9, 1)))
     (model, llvm), (reference, numpy) = make("llvm"), make("numpy")
