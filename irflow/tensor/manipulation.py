@@ -1217,6 +1217,12 @@ def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True,
         raise ShapeError(f"{what}_: the result has shape {list(exact_shape(result))}, but "
                          f"an in-place change keeps the tensor's shape "
                          f"{list(exact_shape(x))}", user_location())
+    if keep_shape and result.stop_gradient and not x.stop_gradient and grad_enabled():
+        # a value that does not depend on x (fill_, zero_, uniform_...): as in Paddle, x
+        # stays in the graph, requiring a gradient and passing a zero one on to what it
+        # was made from (an optimizer then steps those parameters, as Paddle's does)
+        from .creation import ones_like
+        result = where(ones_like(x, dtype="bool"), result, x)
     _rebind(x, cast(result, _in_place_dtype(x, result, what, operands)))
     return x
 

@@ -140,3 +140,20 @@ def test_compiled_state_changed_in_place_into_another_dtype_is_a_conversion_erro
 
     with pytest.raises(ConversionError, match="makes a int64 tensor float32"):
         paddle.compile(Halving())(paddle.ones([3]))
+
+
+@pytest.mark.parametrize("method, args", [("fill_", (3.0,)), ("zero_", ()), ("uniform_", ())])
+def test_filling_an_intermediate_in_place_keeps_it_in_the_graph(method, args):
+    """As in Paddle: a tensor computed from a parameter, then filled in place with a
+    value that does not depend on it, still requires a gradient and passes a zero one
+    back, so the parameter gets a gradient of zeros (not None: an optimizer such as
+    Adam steps it by its moments, as Paddle's does)."""
+    x = paddle.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+    y = x * 2
+    getattr(y, method)(*args)
+    assert not y.stop_gradient
+    filled = y.numpy().copy()
+    w = paddle.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+    (y * w).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(w.grad.numpy(), filled)
