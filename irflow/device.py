@@ -10,16 +10,41 @@ __all__ = ["CPUPlace", "set_device", "get_device", "is_compiled_with_cuda",
 
 
 class CPUPlace:
-    """The CPU, the one place irflow's tensors live (``Place(cpu)``)."""
+    """The CPU, the one place irflow's tensors live (``Place(cpu)``): a tensor's
+    ``place``, answering Paddle's place queries."""
 
     def __repr__(self) -> str:
         return PLACE
+
+    def is_cpu_place(self) -> bool:
+        return True
+
+    def is_gpu_place(self) -> bool:
+        return False
+
+    def is_xpu_place(self) -> bool:
+        return False
+
+    def is_ipu_place(self) -> bool:
+        return False
+
+    def is_custom_place(self) -> bool:
+        return False
+
+    def is_cuda_pinned_place(self) -> bool:
+        return False
+
+    def is_xpu_pinned_place(self) -> bool:
+        return False
 
     def __eq__(self, other) -> bool:
         return isinstance(other, CPUPlace) or other == PLACE
 
     def __hash__(self) -> int:
         return hash(PLACE)
+
+
+CPU = CPUPlace()  # the place of every tensor
 
 
 def set_device(device: str) -> CPUPlace:

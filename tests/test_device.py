@@ -32,3 +32,9 @@ def test_run_check_reports_each_stage(static, capsys):
     assert stages == ["trace", "verify", *passes, "plan", "run", "backward"]
     assert all(line.split()[1] == "ok" for line in lines[1:-2])
     assert lines[-1].startswith("irflow is installed successfully!")
+
+
+def test_a_tensors_place_answers_paddles_place_queries():
+    place = paddle.to_tensor([1.0]).place
+    assert place.is_cpu_place() and not place.is_gpu_place() and not place.is_xpu_place()
+    assert place == paddle.CPUPlace() and str(place) == "Place(cpu)"

@@ -16,9 +16,10 @@ import functools
 import numpy as np
 
 from ..context import current_tracer
+from ..device import CPU, CPUPlace
 from ..errors import ArgumentError, IrflowError, ShapeError
 from ..ir import dtypes
-from ..ops.formatting import PLACE, tensor_text
+from ..ops.formatting import tensor_text
 
 
 class Size(list):
@@ -188,8 +189,9 @@ class Tensor:
         return numel(self)
 
     @property
-    def place(self) -> str:
-        return PLACE
+    def place(self) -> CPUPlace:
+        """Where the tensor lives: the CPU (``Place(cpu)``)."""
+        return CPU
 
     def cpu(self) -> "Tensor":
         """The tensor on the CPU: itself, since irflow computes on the CPU."""
