@@ -562,27 +562,38 @@ def _reduction(op: str, int_as_int64: bool = False, float_only: bool = False):
 _sum = _reduction("sum", int_as_int64=True)
 
 
-def sum(x, axis=None, dtype=None, keepdim=False, name=None) -> Tensor:  # noqa: A001
+def sum(x, axis=None, dtype=None, keepdim=False, name=None, *, out=None  # noqa: A001
+        ) -> Tensor:
     """The sum of x over `axis` (None: all axes), in `dtype` if given, keeping reduced
     dims if `keepdim`. The third positional parameter is `dtype`, as Paddle's
     (``paddle.sum(x, 0, 'float64')``), unlike prod's and mean's. A bool or int32 x
-    sums in int64; int8, int16 and uint8 keep their dtype and wrap around."""
-    return _sum(x, axis, keepdim, dtype)
+    sums in int64; int8, int16 and uint8 keep their dtype and wrap around. `out`
+    takes the result (and so ``np.sum(t)`` is a Tensor, as in Paddle)."""
+    return _into(_sum(x, axis, keepdim, dtype), out)
 
 
 _float_mean = _reduction("mean", float_only=True)
 
 
-def mean(x, axis=None, keepdim=False, name=None) -> Tensor:
-    """The mean of x over `axis` (None: all axes), keeping reduced dims if `keepdim`.
-    An int or bool tensor's mean keeps its dtype, as in Paddle 3.3.1, which computes
-    it in floating point and truncates toward zero: mean([1, 2]) is 1, mean([-1, -4])
-    is -2, and a bool mean is true where any element is."""
-    x = as_tensor(x)
+def mean(x, axis=None, keepdim=False, name=None, *, dtype=None, out=None) -> Tensor:
+    """The mean of x over `axis` (None: all axes), keeping reduced dims if `keepdim`,
+    of x cast to `dtype` if given; `out` takes the result. An int or bool tensor's
+    mean keeps its dtype, as in Paddle 3.3.1, which computes it in floating point and
+    truncates toward zero: mean([1, 2]) is 1, mean([-1, -4]) is -2, and a bool mean
+    is true where any element is."""
+    x = as_tensor(x) if dtype is None else cast(as_tensor(x), dtype)
     if x.dtype.is_float:
-        return _float_mean(x, axis, keepdim)
-    return cast(_float_mean(cast(x, dtypes.float64), axis, keepdim), x.dtype)
-prod = _reduction("prod")
+        return _into(_float_mean(x, axis, keepdim), out)
+    return _into(cast(_float_mean(cast(x, dtypes.float64), axis, keepdim), x.dtype), out)
+
+
+_prod = _reduction("prod")
+
+
+def prod(x, axis=None, keepdim=False, dtype=None, out=None, name=None) -> Tensor:
+    """The product of x over `axis` (None: all axes), keeping reduced dims if
+    `keepdim`, in `dtype` if given; `out` takes the result."""
+    return _into(_prod(x, axis, keepdim, dtype), out)
 
 
 def _extremum(op: str):
@@ -598,9 +609,9 @@ amax, amin = max, min
 
 
 def _logical_reduction(op: str):
-    def fn(x, axis=None, keepdim=False, name=None):
+    def fn(x, axis=None, keepdim=False, name=None, *, out=None):
         x = cast(as_tensor(x), dtypes.bool_)
-        return apply(op, (x,), {"axis": _axis(axis), "keepdim": bool(keepdim)})
+        return _into(apply(op, (x,), {"axis": _axis(axis), "keepdim": bool(keepdim)}), out)
     fn.__name__ = op
     return fn
 
@@ -786,13 +797,14 @@ def _sum_norm(x: Tensor, p, axis: list[int], keepdim: bool) -> Tensor:
 
 # ---------------------------------------------------------------- scans
 
-def cumsum(x, axis=None, dtype=None, name=None) -> Tensor:
+def cumsum(x, axis=None, dtype=None, name=None, *, out=None) -> Tensor:
     """The running sum along `axis`, or over the flattened x when None. Integer
-    inputs sum in int64 unless `dtype` says otherwise, as in Paddle."""
+    inputs sum in int64 unless `dtype` says otherwise, as in Paddle; `out` takes the
+    result."""
     x = as_tensor(x)
     if dtype is None and x.dtype is dtypes.bfloat16:
-        return _in_float32(cumsum, x, axis)
-    return _scan("cumsum", x, axis, dtype, int_as_int64=True)
+        return _into(_in_float32(cumsum, x, axis), out)
+    return _into(_scan("cumsum", x, axis, dtype, int_as_int64=True), out)
 
 
 def cumprod(x, dim=None, dtype=None, name=None) -> Tensor:
