@@ -280,6 +280,9 @@ def backward(roots, grad_tensors=None, retain_graph: bool = False) -> None:
                          stacklevel=3)
         return
     roots = wanted
+    for t in roots:
+        if t._node is not None:
+            t._node.differentiated = True
     graph = Graph(roots)
     leaves: dict[int, Tensor] = {}
 

@@ -89,7 +89,8 @@ class Node:
     `mark` and `index` are scratch space for the walk that collects a `Graph`
     (`irflow.autograd`); `hooks` holds the gradient hooks of its outputs."""
 
-    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index", "hooks")
+    __slots__ = ("prepared", "inputs", "sources", "outputs", "freed", "mark", "index", "hooks",
+                 "differentiated")
 
     def __init__(self, prepared: Prepared, inputs, outputs: list):
         self.prepared = prepared
@@ -102,6 +103,7 @@ class Node:
         self.mark = 0
         self.index = 0
         self.hooks = None  # {output index: {id: hook}}, from Tensor.register_hook
+        self.differentiated = False  # a backward() ran from one of its outputs
 
     def free(self) -> None:
         self.inputs = self.sources = ()

@@ -278,6 +278,7 @@ class Tracer:
         self.grad_inputs: dict[int, tuple[Tensor, Tensor]] = {}  # id(param) -> (it, its arg)
         self.grad_presence: dict[int, Tensor] = {}    # params whose gradient was read
         self.backward_leaves: dict[int, Tensor] = {}  # params a backward() reached
+        self.differentiated: set = set()  # the IR values backward() was called on
         self.zero_grads: dict[int, Tensor] = {}       # id(param) -> its gradient, known zero
         self.seed_arg: BlockArg | None = None
         self.seed_count = 0
@@ -879,6 +880,7 @@ class Tracer:
         updated = [self.updates.get(id(t)) for t in self.state if not t.stop_gradient]
         with self._at_top_level([loss, grad_tensor, *updated], "backward()"):
             loss_value = self.value_of(loss)
+            self.differentiated.add(loss_value)
             b = self.scope.builder
             with b.location(user_location()):
                 seed = self.value_of(grad_tensor) if grad_tensor is not None else \
@@ -906,6 +908,11 @@ class Tracer:
         for arg, k in inputs.items():
             if arg in grads:
                 self._add_input_grad(k, grads[arg], cts.defined_of(arg))
+
+    def was_differentiated(self, t: Tensor) -> bool:
+        """Whether ``backward()`` ran on `t` in this trace (``Optimizer.minimize``
+        differentiates a loss only if it has not)."""
+        return t._tracer is self and self.value_of(t) in self.differentiated
 
     def _add_input_grad(self, k: int, grad: Tensor, defined) -> None:
         """Add what ``backward()`` gave input `k` to what earlier ones did. The program

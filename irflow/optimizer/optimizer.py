@@ -160,13 +160,15 @@ def as_regularizer(weight_decay):
 
 
 def _needs_backward(loss: Tensor) -> bool:
-    """Whether `minimize` must differentiate `loss`: eagerly, when its recorded graph
-    has not been consumed by ``loss.backward()`` yet; always for a traced loss (as
+    """Whether `minimize` must differentiate `loss`: unless ``loss.backward()`` already
+    ran on it (eagerly, or earlier in the compiled function being traced), whether its
+    graph was kept (``retain_graph``) or not; always for a static-graph loss (as
     static-graph ``minimize`` appends the backward pass)."""
     if loss._value is None:
-        return True
+        tracer = current_tracer()
+        return current_static() is not None or not tracer.was_differentiated(loss)
     node = loss._node
-    return node is not None and not node.freed
+    return node is not None and not node.freed and not node.differentiated
 
 
 class Optimizer:
