@@ -59,7 +59,16 @@ def _binary(op: str, bfloat16_pairs: bool = False):
 
 
 abs = _unary("abs")  # noqa: A001  (Paddle's name)
-neg = _unary("neg")
+_neg = _unary("neg")
+
+
+def neg(x, name=None) -> Tensor:
+    """-x, elementwise (bfloat16 computed in float32); of a bool tensor its values, as
+    Paddle's (NumPy refuses it), in a new tensor."""
+    x = as_tensor(x)
+    return logical_or(x, x) if x.dtype.is_bool else _neg(x)
+
+
 sign = _unary("sign")
 exp = _float_unary("exp")
 log = _float_unary("log")

@@ -210,6 +210,12 @@ def test_normalize(p, axis):
     check_grads(lambda v: F.normalize(v, p=p, axis=axis), X)
 
 
+def test_normalize_into_out():
+    out = paddle.zeros(list(X.shape), X.dtype)
+    assert F.normalize(t(X), out=out) is out
+    np.testing.assert_allclose(out.numpy(), F.normalize(t(X)).numpy())
+
+
 @pytest.mark.parametrize("p, axis, norm", [
     (np.inf, 1, lambda a, axis: np.abs(a).max(axis, keepdims=True)),
     (-np.inf, 0, lambda a, axis: np.abs(a).min(axis, keepdims=True)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...context import current_tracer
 from ...dispatch import apply, user_location
 from ...errors import ShapeError
-from ...tensor import (Tensor, abs as absolute, add, arange, argmax, clip, einsum, equal,
+from ...tensor import (Tensor, abs as absolute, add, arange, argmax, assign, clip, einsum, equal,
                        expand_as, full, matmul, max as reduce_max, maximum, pow as power,
                        reshape, scatter, slice as slice_, sqrt, sum as reduce_sum,
                        take_along_axis, transpose, unsqueeze, where)
@@ -287,11 +287,15 @@ def pairwise_distance(x, y, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool
     return vector_norm(diff, p, -1, keepdim)
 
 
-def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name=None):
-    """x / max(||x||_p, epsilon) along `axis`. The clamp is applied before the root,
-    max(s, eps**p) ** (1/p), which is the same value but keeps the gradient of an
-    all-zero slice finite."""
-    x = as_tensor(x)
+def normalize(x, p: float = 2, axis: int = 1, epsilon: float = 1e-12, out=None, name=None):
+    """x / max(||x||_p, epsilon) along `axis`; `out` takes the result. The clamp is
+    applied before the root, max(s, eps**p) ** (1/p), which is the same value but
+    keeps the gradient of an all-zero slice finite."""
+    result = _normalized(as_tensor(x), p, axis, epsilon)
+    return result if out is None else assign(result, out)
+
+
+def _normalized(x: Tensor, p: float, axis: int, epsilon: float) -> Tensor:
     if p == 2:
         total = reduce_sum(x * x, axis, keepdim=True)
         return x / sqrt(maximum(total, epsilon ** 2))
