@@ -49,7 +49,6 @@ def test_scalar_out_of_dtype_range_wraps():
     _check(paddle.to_tensor([1], dtype="int32") + 2 ** 40, "int32", [-2147483647])
 
 
-@pytest.mark.xfail(strict=True, reason="-bool_tensor raises; Paddle returns it unchanged")
 def test_neg_bool():
     # Paddle 3.3.1: bool [True, False]
     _check(-paddle.to_tensor([True, False]), "bool", [True, False])

@@ -88,10 +88,3 @@ def test_item_of_many_elements_is_a_value_error():
     """Paddle raises ValueError; code catching it must see one here too."""
     with pytest.raises(ValueError, match="one element"):
         paddle.to_tensor([1.0, 2.0]).item()
-
-
-def test_negating_a_bool_tensor_gives_its_values():
-    """Paddle's -b of a bool tensor is b's values (NumPy refuses it)."""
-    b = paddle.to_tensor([True, False])
-    for got in (-b, paddle.neg(b)):
-        assert got.dtype == paddle.bool and got.numpy().tolist() == [True, False]
