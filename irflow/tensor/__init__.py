@@ -19,7 +19,8 @@ from .histogram import histogram, histogram_bin_edges, histogramdd
 from .linalg import (cholesky, cross, diag, diagflat, diagonal, dist, eigvalsh, einsum, inner,
                      inverse, kron, mv, tensordot,
                      trace, tril, triu)
-from .logic import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
+from .logic import (allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                    bitwise_right_shift, bitwise_xor, equal,
                     equal_all, greater_equal, greater_than, is_tensor, isclose, isfinite, isinf,
                     isin, isnan, less_equal, less_than, logical_and, logical_not, logical_or,
                     logical_xor, not_equal, where)
@@ -169,8 +170,10 @@ __all__ = [
     "array_write",
     "assign",
     "bitwise_and",
+    "bitwise_left_shift",
     "bitwise_not",
     "bitwise_or",
+    "bitwise_right_shift",
     "bitwise_xor",
     "bincount",
     "bmm",

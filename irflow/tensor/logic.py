@@ -89,6 +89,70 @@ bitwise_or = _bitwise("bitwise_or")
 bitwise_xor = _bitwise("bitwise_xor")
 
 
+def bitwise_left_shift(x, y, is_arithmetic=True, out=None, name=None) -> Tensor:
+    """x << y of integer tensors of one dtype (a Python int y, or x, takes the other's
+    dtype), as Paddle's: the bits shifted out are lost (the result wraps), and a count
+    below 0 or of the width or more gives 0. `is_arithmetic` changes nothing on the
+    left."""
+    from .math import multiply
+    x, y, bits = _shift_operands("bitwise_left_shift", x, y)
+    inside = logical_and(greater_equal(y, 0), less_than(y, bits))
+    shifted = multiply(x, _powers_of_two(where(inside, y, 0), x))
+    return where(inside, shifted, _zero_of(x))
+
+
+def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None) -> Tensor:
+    """x >> y of integer tensors of one dtype, as Paddle's: arithmetic (the sign bit
+    copied in; a count below 0 or of the width or more leaves -1 or 0) or, with
+    ``is_arithmetic=False`` or an unsigned dtype, logical (zeros shifted in; such a
+    count gives 0)."""
+    from .math import floor_divide, subtract
+    x, y, bits = _shift_operands("bitwise_right_shift", x, y)
+    signed = x.dtype.np.kind == "i"
+    zero = _zero_of(x)
+    # the floor of x / 2**y is the arithmetic shift while 2**y fits the dtype
+    fits = logical_and(greater_equal(y, 0), less_than(y, bits - 1 if signed else bits))
+    shifted = floor_divide(x, _powers_of_two(where(fits, y, 0), x))
+    if not signed:
+        return where(fits, shifted, zero)
+    arithmetic = where(fits, shifted, where(less_than(x, 0), subtract(zero, 1), zero))
+    if is_arithmetic:
+        return arithmetic
+    # logical: the arithmetic shift with the copied sign bits cleared (2**(bits - y) - 1
+    # wraps to the dtype's largest value for y = 1)
+    inside = logical_and(greater_equal(y, 1), less_than(y, bits))
+    kept = subtract(_powers_of_two(where(inside, subtract(as_tensor(bits, like=y), y), 0), x),
+                    1)
+    logical = where(inside, bitwise_and(arithmetic, kept), zero)
+    return where(equal(y, 0), x, logical)
+
+
+def _shift_operands(op: str, x, y) -> tuple[Tensor, Tensor, int]:
+    """x and y of one integer dtype (not bool: Paddle has no such kernel) and its
+    width in bits."""
+    x, y = _int_scalar_as_tensor_dtype(x, y)
+    x, y = as_tensor(x), as_tensor(y)
+    for t in (x, y):
+        if t.dtype.kind != "int":
+            raise TypeError(f"paddle.{op} takes int tensors (as in Paddle), got "
+                            f"{t.dtype.name}")
+    if x.dtype is not y.dtype:
+        raise TypeError(f"paddle.{op} takes two tensors of one dtype (as in Paddle), got "
+                        f"{x.dtype.name} and {y.dtype.name}")
+    return x, y, x.dtype.np.itemsize * 8
+
+
+def _powers_of_two(counts: Tensor, like: Tensor) -> Tensor:
+    """2 ** counts in `like`'s dtype (wrapping, as its arithmetic does)."""
+    from .math import pow as power
+    return power(cast(as_tensor(2, like=like), like.dtype), counts)
+
+
+def _zero_of(x: Tensor) -> Tensor:
+    """0 as a 0-D tensor of x's dtype."""
+    return cast(as_tensor(0, like=x), x.dtype)
+
+
 def bitwise_not(x, out=None, name=None) -> Tensor:
     """~x: every bit flipped on int tensors (-x - 1 for signed ones), not x on bools."""
     x = as_tensor(x)

@@ -61,6 +61,10 @@ _OPERATORS = {
     "__and__": logic.bitwise_and, "__rand__": logic.bitwise_and,
     "__or__": logic.bitwise_or, "__ror__": logic.bitwise_or,
     "__xor__": logic.bitwise_xor, "__rxor__": logic.bitwise_xor,
+    "__lshift__": logic.bitwise_left_shift,
+    "__rlshift__": _reflected(logic.bitwise_left_shift),
+    "__rshift__": logic.bitwise_right_shift,
+    "__rrshift__": _reflected(logic.bitwise_right_shift),
     "__eq__": _equality(logic.equal), "__ne__": _equality(logic.not_equal),
     "__lt__": logic.less_than, "__le__": logic.less_equal,
     "__gt__": logic.greater_than, "__ge__": logic.greater_equal,
@@ -83,6 +87,7 @@ _METHODS = {
     **{name: getattr(logic, name) for name in [
         "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+        "bitwise_left_shift", "bitwise_right_shift",
         "bitwise_xor", "bitwise_not", "isnan", "isinf",
         "isfinite", "allclose", "isclose", "equal_all", "where", "isin"]},
     **{name: getattr(manipulation, name) for name in [
