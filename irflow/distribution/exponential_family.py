@@ -26,15 +26,20 @@ class ExponentialFamily(Distribution):
 
     def entropy(self):
         """The entropy from the log normalizer's gradient (see the class)."""
-        entropy_value = -self._mean_carrier_measure
+        parameters, log_norm, grads = self._log_normalizer_and_gradients()
+        entropy_value = -self._mean_carrier_measure + log_norm
+        for parameter, gradient in zip(parameters, grads):
+            entropy_value = entropy_value - parameter * gradient
+        return entropy_value
+
+    def _log_normalizer_and_gradients(self) -> tuple[list, object, list]:
+        """(the natural parameters, detached to differentiate F at them; F there; its
+        gradients, which themselves differentiate: what the entropy and the KL
+        divergence between two of a family are made of)."""
         parameters = []
         for parameter in self._natural_parameters:
             parameter = parameter.detach()
             parameter.stop_gradient = False
             parameters.append(parameter)
         log_norm = self._log_normalizer(*parameters)
-        grads = grad(log_norm.sum(), parameters, create_graph=True)
-        entropy_value = entropy_value + log_norm
-        for parameter, gradient in zip(parameters, grads):
-            entropy_value = entropy_value - parameter * gradient
-        return entropy_value
+        return parameters, log_norm, grad(log_norm.sum(), parameters, create_graph=True)

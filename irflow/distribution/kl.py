@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..autograd import grad
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -103,13 +102,7 @@ def _kl_expfamily_expfamily(p, q):
     if type(p) is not type(q):
         raise NotImplementedError(f"kl_divergence: no KL divergence is registered for "
                                   f"({type(p).__name__}, {type(q).__name__})")
-    p_params = []
-    for param in p._natural_parameters:
-        param = param.detach()
-        param.stop_gradient = False
-        p_params.append(param)
-    p_log_norm = p._log_normalizer(*p_params)
-    p_grads = grad(p_log_norm.sum(), p_params, create_graph=True)
+    p_params, p_log_norm, p_grads = p._log_normalizer_and_gradients()
     kl = q._log_normalizer(*q._natural_parameters) - p_log_norm
     event_axes = list(range(-len(q.event_shape), 0))
     for p_param, q_param, p_grad in zip(p_params, q._natural_parameters, p_grads):
