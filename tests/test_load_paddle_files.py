@@ -29,6 +29,7 @@ from irflow.errors import LoadError
 from irflow.optimizer import Adam
 from irflow.optimizer import lr as L
 from irflow.serialization import load, save
+from tests.support.pickles import Payload, no_unpickling  # noqa: F401  (autouse)
 
 STATE_DICT_P2 = (
     "gAJ9cQAoWAYAAAB3ZWlnaHRxAWNudW1weS5fY29yZS5tdWx0aWFycmF5Cl9yZWNvbnN0cnVjdApxAmNudW1weQpu"
@@ -69,25 +70,6 @@ CHECKPOINT_P4 = (
 WEIGHT = np.arange(6, dtype="float32").reshape(3, 2) / 4
 BIAS = np.array([0.5, -1.0], dtype="float32")
 
-UNPICKLED = []
-
-
-def _record():
-    UNPICKLED.append(True)
-
-
-class Payload:
-    """Unpickling this calls `_record`: the test fails if that ever happens."""
-
-    def __reduce__(self):
-        return (_record, ())
-
-
-@pytest.fixture(autouse=True)
-def no_unpickling():
-    UNPICKLED.clear()
-    yield
-    assert not UNPICKLED, "a file was unpickled"
 
 
 class PaddleTensor:

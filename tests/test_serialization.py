@@ -15,27 +15,7 @@ from irflow.optimizer import Adam
 from irflow.optimizer import lr as L
 from irflow.errors import LoadError
 from irflow.serialization import load, save
-
-UNPICKLED = []
-
-
-def _record_unpickling():
-    UNPICKLED.append(True)
-    return "unpickled"
-
-
-class Payload:
-    """Unpickling this runs `_record_unpickling`: the test fails if that ever happens."""
-
-    def __reduce__(self):
-        return (_record_unpickling, ())
-
-
-@pytest.fixture(autouse=True)
-def no_unpickling():
-    UNPICKLED.clear()
-    yield
-    assert not UNPICKLED, "a file was unpickled"
+from tests.support.pickles import Payload, no_unpickling  # noqa: F401  (autouse)
 
 
 def tensor(array, name=None):

@@ -16,18 +16,7 @@ import irflow as paddle
 import irflow.nn as nn
 from irflow import LoadError
 from irflow.static import InputSpec
-
-UNPICKLED = []
-
-
-def _record():
-    UNPICKLED.append(True)
-
-
-class Payload:
-    def __reduce__(self):
-        return (_record, ())
-
+from tests.support.pickles import Payload, no_unpickling  # noqa: F401  (autouse)
 
 @pytest.fixture
 def path(tmp_path):
@@ -35,9 +24,7 @@ def path(tmp_path):
     net.eval()
     prefix = str(tmp_path / "net")
     paddle.jit.save(net, prefix, input_spec=[InputSpec([None, 4], name="x")])
-    UNPICKLED.clear()
-    yield prefix
-    assert not UNPICKLED, "a file was unpickled"
+    return prefix
 
 
 def read(prefix, suffix) -> bytes:
