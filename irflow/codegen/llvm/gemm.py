@@ -70,8 +70,8 @@ end)`` (units of ``mr`` rows), so `call_rows` can split M across threads (each
 part's buffers on its thread's stack, at most 160 KiB: no scratch array to
 allocate per call);
 `Gemm` checks every argument before any code runs. The blocking is tuned for AVX-512 (32 zmm
-registers; 48 KiB of L1 and 1 MiB of L2 per core where it was measured last), and the
-backend uses the code only on hosts that have it (`anchor_kernels`).
+registers) on an AMD Zen 5 and an Intel Xeon (`blocking`), and the backend uses the code
+only on hosts that have it (`anchor_kernels`).
 """
 from __future__ import annotations
 
@@ -747,27 +747,38 @@ WORK_PER_ELEMENT = 8  # multiply-adds per element of `call_rows`: a part of a sp
                       # call gets at least 2M (about 10 µs on one AVX-512 core)
 
 
-def blocking(trans_a: bool, trans_b: bool) -> tuple[int, int]:
-    """``(kc, mc)``: the most K blocks are ``kc`` deep (`_Generator.driver` splits K
-    into blocks of one depth), measured on an AMD EPYC (Zen 5: 48 KiB of L1 and
-    1 MiB of L2 per core) against OpenBLAS's SkylakeX kernels, on the shapes of
-    `benchmarks/gemm.py`, interleaved, in several processes (the physical pages an
-    array gets move a product by up to 8%):
+def blocking(trans_a: bool, trans_b: bool, cpu: str) -> tuple[int, int]:
+    """``(kc, mc)`` for the host CPU `cpu` (LLVM's name for it): the most K blocks
+    are ``kc`` deep (`_Generator.driver` splits K into blocks of one depth), measured
+    against OpenBLAS's SkylakeX kernels on the shapes of `benchmarks/gemm.py`,
+    interleaved, in several processes (the physical pages an array gets move a
+    product by up to 8%), on two hosts:
 
-    - row-major: K blocks of up to 1024, M blocks of 128 rows (an A block of at most
-      512 KiB in L2, the panel of B from L2). C is read and written once per K block,
-      which costs most where C is larger than L2: 1024 x 784 x 512 ran at 0.96 of
-      OpenBLAS's time against 0.99-1.08 with K blocks of 512 and M blocks of 256
-      (the blocking tuned on an Intel Xeon with 2 MiB of L2), 1024 x 1024 x 512 at
+    - AMD EPYC (Zen 5: 48 KiB of L1 and 1 MiB of L2 per core), row-major: K blocks of
+      up to 1024, M blocks of 128 rows (an A block of at most 512 KiB in L2, the panel
+      of B from L2). C is read and written once per K block, which costs most where
+      C is larger than L2: 1024 x 784 x 512 ran at 0.96 of OpenBLAS's time against
+      0.99-1.08 with K blocks of 512 and M blocks of 256, 1024 x 1024 x 512 at
       0.97-0.99 against 0.99-1.14; the others the same within 1%;
-    - a transposed A: K blocks of 256, M blocks of 128 (copied per block into a
-      stack buffer of 128 KiB): deeper or shorter blocks were the same or slower;
-    - a transposed B: K blocks of 512, M blocks of 1024 (its transposition into the
-      panel buffer, per block and panel, then pays for more rows): 1024 x 512 x 784
-      at 1.00-1.02 of OpenBLAS's time against 1.03-1.08 with K blocks of 256."""
+    - Intel Xeon (AVX-512 and AMX, 48 KiB of L1 and 2 MiB of L2 per core, a mesh
+      L3; LLVM names it after a client core), row-major: K blocks of up to 512. Each
+      M block packs the panels of B again, and there a K block of B that outgrows L2
+      (1.6 MB at 784 x 512 in one block) is read from an L3 much slower than Zen 5's:
+      1024 x 784 x 512 ran at 1.07 of OpenBLAS's time in one K block of 784, 0.99-1.00
+      in two of 392 (M blocks of 64, 128 or 256 alike); 1024 x 512 x 256, 256 x 784 x
+      256 and 64 x 256 x 256 the same within 2% (0.85-0.90), 1024 x 1024 x 1024 1.13-1.17
+      against 1.22;
+    - on both, a transposed A: K blocks of 256, M blocks of 128 (copied per block into
+      a stack buffer of 128 KiB): deeper or shorter blocks were the same or slower;
+    - on both, a transposed B: K blocks of 512, M blocks of 1024 (its transposition
+      into the panel buffer, per block and panel, then pays for more rows): on Zen 5
+      1024 x 512 x 784 at 1.00-1.02 of OpenBLAS's time against 1.03-1.08 with K blocks
+      of 256."""
     if trans_a:
         return 256, 128
-    return (512, 1024) if trans_b else (1024, 128)
+    if trans_b:
+        return 512, 1024
+    return (1024, 128) if cpu.startswith("znver") else (512, 128)
 
 
 def vectors(n: int) -> int:
@@ -799,7 +810,7 @@ class Gemm:
         widths = (1, 2) if n is None else (vectors(n),)
         self._functions = {}  # tile width in vectors -> the compiled function
         for nv in widths:
-            kc, mc = blocking(trans_a, trans_b)
+            kc, mc = blocking(trans_a, trans_b, compiler.target.cpu)
             spec = GemmSpec(trans_a, trans_b, MR, nv, kc, mc, epilogue)
             code = compiler.code(spec)
             self._functions[nv] = code.function(5 + 3 + spec.extras + spec.reduces)
