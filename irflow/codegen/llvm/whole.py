@@ -66,6 +66,7 @@ STACK_BYTES = 64 << 10  # the intermediates of a call, on the native stack: a th
                         # is 8 MiB by default on Linux; one with less than
                         # `threads.ROOMY_BYTES` takes the plan's steps (`stack.roomy`)
 ALIGN = 64
+BRIEF_WORK = 1 << 20  # multiply-adds of a call that keeps the GIL (`_brief`)
 
 Dim = int | str  # a static size, or a symbol: a size argument of the native function
 
@@ -238,10 +239,20 @@ def compile_whole(fn: Function, compiler: Compiler) -> Callable | None:
     except Unsupported:
         return None
     code = compiler.code(spec)
-    native = code.function(len(spec.sizes) + spec.buffers)
+    native = code.function(len(spec.sizes) + spec.buffers, keeps_gil=_brief(spec))
     args = [a.type for a in fn.block.args]
     results = [v.type for v in fn.block.terminator.operands]
     return _call_function(spec, native, args, results)
+
+
+def _brief(spec: WholeSpec) -> bool:
+    """Whether every call of `spec` is brief enough to keep the GIL (`Code.function`):
+    its products' weights static and at most `BRIEF_WORK` multiply-adds at the most
+    rows a call takes (another thread then waits at most a few hundred µs, were the
+    weights in memory)."""
+    shapes = [(p.k, p.n) for p in spec.products]
+    return (all(isinstance(k, int) and isinstance(n, int) for k, n in shapes)
+            and MIN_ROWS * sum(k * n for k, n in shapes) <= BRIEF_WORK)
 
 
 def _remembered_addresses(pointers: list[str], arrays: list[str]) -> list[str]:

@@ -3,6 +3,7 @@
 against the float64 product, at every edge of their column blocks; compiled models
 against the NumPy backend; the calls it declines, which the plan's steps run and
 whose errors are the plan's; arguments that change between calls; threads."""
+import ctypes
 import threading
 
 import numpy as np
@@ -14,7 +15,9 @@ import irflow
 import irflow.nn as nn
 import irflow.nn.functional as F
 from irflow.codegen.llvm.jit import HostTarget
-from irflow.codegen.llvm.whole import STACK_BYTES, Product, WholeSpec, compile_whole
+from irflow.codegen.llvm.gemm import MIN_ROWS
+from irflow.codegen.llvm.whole import (BRIEF_WORK, STACK_BYTES, Product, WholeSpec,
+                                       compile_whole)
 from irflow.errors import InputError
 from irflow.static import InputSpec
 from tests.codegen.llvm.jit.test_gemm import check_product
@@ -235,6 +238,27 @@ def test_functions_it_cannot_compile_get_no_native_function(compiler):
         before = compiler.stats.compiled + compiler.stats.loaded + compiler.stats.reused
         assert compile_whole(fn_ir, compiler) is None
         assert compiler.stats.compiled + compiler.stats.loaded + compiler.stats.reused == before
+
+
+def native_function(compiled):
+    """The ctypes function the compiled function's native call calls."""
+    call = whole_of(compiled)
+    return dict(zip(call.__code__.co_freevars, (c.cell_contents for c in call.__closure__)))["fn"]
+
+
+def test_brief_calls_keep_the_gil_long_ones_release_it():
+    """A batch-1 MLP's call takes microseconds: releasing the GIL for it would make
+    its thread wait to take it back. Weights of more than `BRIEF_WORK` multiply-adds
+    at `MIN_ROWS` rows, or of a symbolic size, release it."""
+    irflow.seed(6)
+    x = irflow.randn([1, 784])
+    brief = compiled_pair(mlp(784, 64, 10), 784)[0]
+    long = compiled_pair(mlp(784, 256, 10), 784)[0]  # 8 x 784 x 256 > 1 << 20
+    with irflow.no_grad():
+        brief(x), long(x)
+    assert MIN_ROWS * (784 * 64 + 64 * 10) <= BRIEF_WORK < MIN_ROWS * 784 * 256
+    assert native_function(brief)._flags_ & ctypes._FUNCFLAG_PYTHONAPI
+    assert not native_function(long)._flags_ & ctypes._FUNCFLAG_PYTHONAPI
 
 
 def test_threads_calling_at_once_get_their_own_answers():
