@@ -8,6 +8,7 @@ from ..dispatch import no_grad
 from ..ir import dtypes
 from ..nn import functional as F
 from ..tensor.convert import get_default_dtype
+from ..tensor.logic import select
 from .distribution import broadcast_pair, sample_shape
 from .exponential_family import ExponentialFamily
 
@@ -67,8 +68,8 @@ class Bernoulli(ExponentialFamily):
         """0 below 0, ``1 - probs`` on [0, 1), 1 from 1 on."""
         value = self._check_values_dtype_in_probs(self.probs, value)
         probs, value = broadcast_pair(self.probs, value)
-        return T.where(value < 0, T.zeros_like(probs),
-                       T.where(value < 1, 1 - probs, T.ones_like(probs)))
+        return select(value < 0, T.zeros_like(probs),
+                       select(value < 1, 1 - probs, T.ones_like(probs)))
 
     def log_prob(self, value):
         """``value log(probs) + (1 - value) log(1 - probs)``, from the logits."""

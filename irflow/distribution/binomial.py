@@ -10,6 +10,7 @@ from .. import tensor as T
 from ..dispatch import no_grad
 from ..ir import dtypes
 from ..tensor.convert import get_default_dtype
+from ..tensor.logic import select
 from .distribution import Distribution, broadcast_pair, plogp, summed_kl
 
 
@@ -65,7 +66,7 @@ class Binomial(Distribution):
         probs = T.clip(self.probs, min=eps, max=1 - eps)
         log_pmf = log_comb + value * T.log(probs) + (n - value) * T.log(1 - probs)
         outside = T.logical_or(value < 0, value > n)
-        return T.where(outside, T.full_like(log_pmf, float("-inf")), log_pmf)
+        return select(outside, T.full_like(log_pmf, float("-inf")), log_pmf)
 
     def prob(self, value):
         """``exp(log_prob(value))``."""

@@ -13,6 +13,7 @@ from .. import tensor as T
 from ..ir import dtypes
 from ..nn import functional as F
 from ..tensor.convert import get_default_dtype
+from ..tensor.logic import select
 
 _ARG_TYPES = (float, list, tuple, np.ndarray, T.Tensor)
 
@@ -158,23 +159,23 @@ def xlogy(x, y):
     """``x log(y)``, 0 where x is 0 (even where y is 0 too), as in a Poisson or
     binomial log pmf at the count 0."""
     zero = x == 0
-    return T.where(zero, T.zeros_like(x * y), x * T.log(T.where(zero, T.ones_like(y), y)))
+    return select(zero, T.zeros_like(x * y), x * T.log(select(zero, T.ones_like(y), y)))
 
 
 def plogp(log_prob):
     """``p log p`` from log p, 0 where p is 0 (log p = -inf) rather than nan: the
     terms of an entropy summed over a support that holds impossible values."""
     possible = log_prob > float("-inf")
-    safe = T.where(possible, log_prob, T.zeros_like(log_prob))
-    return T.where(possible, T.exp(safe) * safe, T.zeros_like(safe))
+    safe = select(possible, log_prob, T.zeros_like(log_prob))
+    return select(possible, T.exp(safe) * safe, T.zeros_like(safe))
 
 
 def summed_kl(log_p, log_q, axis=0, keepdim=False):
     """``sum(p (log p - log q))`` over `axis` (an enumerated support), the terms of
     values impossible under p (log p = -inf) counted as 0 rather than nan."""
     possible = log_p > float("-inf")
-    safe_p = T.where(possible, log_p, T.zeros_like(log_p))
-    terms = T.where(possible, T.exp(safe_p) * (safe_p - log_q), T.zeros_like(safe_p))
+    safe_p = select(possible, log_p, T.zeros_like(log_p))
+    terms = select(possible, T.exp(safe_p) * (safe_p - log_q), T.zeros_like(safe_p))
     return T.sum(terms, axis=axis, keepdim=keepdim)
 
 

@@ -6,6 +6,7 @@ from .. import tensor as T
 from ..dispatch import no_grad
 from ..ir import dtypes
 from ..tensor.convert import get_default_dtype
+from ..tensor.logic import select
 from .distribution import sample_shape
 from .exponential_family import ExponentialFamily
 
@@ -25,19 +26,19 @@ def log_standard_gamma(concentration):
     with no_grad():
         alpha = concentration.detach()
         shape, dtype = list(alpha.shape), alpha.dtype
-        boosted = T.where(alpha < 1, alpha + 1, alpha)
+        boosted = select(alpha < 1, alpha + 1, alpha)
         d = boosted - 1.0 / 3.0
         c = 1.0 / T.sqrt(9.0 * d)
         z = T.randn([_PROPOSALS] + shape, dtype=dtype)
         u = T.rand([_PROPOSALS] + shape, dtype=dtype)
         v = (1.0 + c * z) ** 3
         positive = v > 0
-        v = T.where(positive, v, T.ones_like(v))
+        v = select(positive, v, T.ones_like(v))
         accept = T.logical_and(positive, T.log(u) < 0.5 * z * z + d - d * v + d * T.log(v))
         first = T.argmax(accept.astype(dtypes.int32), axis=0, keepdim=True)
         log_draws = T.log(d) + T.log(T.take_along_axis(v, first, axis=0).squeeze(0))
         boost = T.log(T.rand(shape, dtype=dtype)) / alpha
-        return T.where(alpha < 1, log_draws + boost, log_draws)
+        return select(alpha < 1, log_draws + boost, log_draws)
 
 
 def standard_gamma(concentration):

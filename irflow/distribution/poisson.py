@@ -9,6 +9,7 @@ import numpy as np
 from .. import tensor as T
 from ..dispatch import no_grad
 from ..tensor.convert import get_default_dtype
+from ..tensor.logic import select
 from .distribution import Distribution, plogp, summed_kl, xlogy
 
 
@@ -65,7 +66,7 @@ class Poisson(Distribution):
         ``-eps``, a probability of about 1 for impossible counts.)"""
         value = value.astype(self.dtype)
         log_pmf = xlogy(value, self.rate) - self.rate - T.lgamma(value + 1)
-        return T.where(value < 0, T.full_like(log_pmf, float("-inf")), log_pmf)
+        return select(value < 0, T.full_like(log_pmf, float("-inf")), log_pmf)
 
     def prob(self, value):
         """``exp(log_prob(value))``."""
@@ -76,7 +77,7 @@ class Poisson(Distribution):
         rate 0."""
         log_prob = self.log_prob(self._support(_support_end(_max_of(self.rate))))
         entropy = -T.sum(plogp(log_prob), axis=0)
-        return T.where(self.rate == 0, T.zeros_like(entropy), entropy)
+        return select(self.rate == 0, T.zeros_like(entropy), entropy)
 
     def kl_divergence(self, other):
         """KL(self || other), summed over the support truncated at the larger rate

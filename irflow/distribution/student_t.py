@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import tensor as T
 from ..tensor.convert import get_default_dtype
+from ..tensor.logic import select
 from .distribution import Distribution
 from .gamma import Gamma
 
@@ -52,16 +53,16 @@ class StudentT(Distribution):
     @property
     def mean(self):
         """`loc` where df > 1, else nan."""
-        return T.where(self.df > 1.0, self.loc, T.full_like(self.loc, float("nan")))
+        return select(self.df > 1.0, self.loc, T.full_like(self.loc, float("nan")))
 
     @property
     def variance(self):
         """``scale^2 df / (df - 2)`` where df > 2, inf where 1 < df <= 2, else nan."""
         df = self.df.detach()
         finite = self.scale.pow(2) * df / (df - 2)
-        var = T.where(df > 2.0, finite, T.full_like(finite, float("nan")))
+        var = select(df > 2.0, finite, T.full_like(finite, float("nan")))
         infinite = T.logical_and(df <= 2.0, df > 1.0)
-        return T.where(infinite, T.full_like(var, float("inf")), var)
+        return select(infinite, T.full_like(var, float("inf")), var)
 
     def sample(self, shape=()):
         """``loc + scale z / sqrt(chi2 / df)``, z standard normal and chi2 of df

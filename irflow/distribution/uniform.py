@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import tensor as T
+from ..tensor.logic import select
 from .distribution import Distribution, parameter_pair, sample_shape, shape_of
 
 
@@ -52,4 +53,4 @@ class Uniform(Distribution):
                             f"{type(other).__name__}")
         kl = T.log(other.high - other.low) - T.log(self.high - self.low)
         outside = T.logical_or(other.low > self.low, other.high < self.high)
-        return T.where(outside, T.full_like(kl, float("inf")), kl)
+        return select(outside, T.full_like(kl, float("inf")), kl)

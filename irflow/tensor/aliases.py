@@ -105,7 +105,14 @@ scatter_add_ = in_place_form("scatter_add", arrangement.scatter_add)
 
 def where_(condition, x, y=None, name=None) -> Tensor:
     """``paddle.where`` in place: x (the second argument, as in Paddle) takes
-    ``where(condition, x, y)`` and is returned."""
+    ``where(condition, x, y)`` and is returned. x and y are tensors, as Paddle's
+    where_ requires: a Python number would make x change dtype (``where`` makes a
+    float16 tensor and 1.5 float32)."""
+    for what, value in (("x", x), ("y", y)):
+        if value is not None and not isinstance(value, Tensor):
+            raise ValueError(f"where_: {what} must be a tensor (as in Paddle), got "
+                             f"{type(value).__name__} {value!r}; use paddle.where, or "
+                             f"paddle.full_like(x, {value!r}) for a number")
     return in_place(x, logic.where(condition, x, y), "where", True, (y,))
 multiply_ = in_place_form("multiply", math.multiply)
 logical_and_, logical_or_, logical_xor_, logical_not_ = (

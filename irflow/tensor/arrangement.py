@@ -16,7 +16,7 @@ from ..ir import dtypes
 from ..ir.types import dim_add
 from .convert import as_tensor, cast, dims
 from .creation import arange, full, to_tensor
-from .logic import equal, where
+from .logic import equal, select
 from .manipulation import (_in_range, _traced_size, broadcast_to, concat, exact_shape,
                            flatten, in_place, meshgrid, moveaxis, pick, put_along_axis,
                            reshape, scatter_nd_add, slice, stack, take_along_axis,
@@ -232,7 +232,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1) -> Tensor:  # noqa: A002  (Pad
                              (size, size))
     values = pick(x, Tensor._from_array(source.astype(np.int64)), x.ndim - 1)
     on_diagonal = Tensor._from_array(cols - rows == offset)
-    planes = where(on_diagonal, values, full([], 0, x.dtype))
+    planes = select(on_diagonal, values, full([], 0, x.dtype))
     return moveaxis(planes, [rank - 2, rank - 1], [first, second])
 
 
@@ -329,7 +329,7 @@ def index_fill(x, index, axis, value, name=None) -> Tensor:
     index = _in_range(reshape(as_tensor(index), [-1]), size, size_text)
     hit = any_(equal(unsqueeze(arange(size, dtype="int64"), 1), unsqueeze(index, 0)), axis=1)
     hit = reshape(hit, [exact_shape(x)[axis] if a == axis else 1 for a in range(x.ndim)])
-    return where(hit, cast(as_tensor(value, like=x), x.dtype), x)
+    return select(hit, cast(as_tensor(value, like=x), x.dtype), x)
 
 
 def scatter_nd(index, updates, shape, name=None) -> Tensor:
@@ -448,7 +448,7 @@ def masked_scatter(x, mask, value, name=None) -> Tensor:
                          f"but value only {count} elements")
     values = reshape(pick(source, clip(taken, 0, builtins.max(count - 1, 0)), 0),
                      exact_shape(x))
-    return where(mask, values, x)
+    return select(mask, values, x)
 
 
 # ---------------------------------------------------------------- windows and aliases

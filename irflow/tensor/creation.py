@@ -9,7 +9,7 @@ from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
 from .convert import (as_tensor, cast, default_float_dtype, dims, holds_tensors, to_array,
                       traced_dim)
-from .logic import less_than, where
+from .logic import less_than, select
 from .manipulation import _rebind, exact_shape
 from .math import add, divide, multiply, subtract
 from .tensor import Tensor
@@ -165,7 +165,7 @@ def linspace(start, stop, num, dtype=None, name=None) -> Tensor:
     step = divide(subtract(last, first), num - 1)
     up = add(first, multiply(step, ramp))
     down = subtract(last, multiply(step, subtract(num - 1, ramp)))
-    return cast(where(less_than(ramp, num // 2), up, down), dtype)
+    return cast(select(less_than(ramp, num // 2), up, down), dtype)
 
 
 def _linspace_bounds(start, stop, dtype: dtypes.DType):
@@ -191,8 +191,8 @@ def _traced_linspace(start, stop, num: Tensor, dtype: dtypes.DType) -> Tensor:
     step = divide(subtract(last, first), maximum(subtract(count, 1), 1))  # no 0 / 0
     up = add(first, multiply(step, ramp))
     down = subtract(last, multiply(step, subtract(subtract(count, 1), ramp)))
-    several = where(less_than(ramp, floor_divide(count, 2)), up, down)
-    return cast(where(greater_than(count, 1), several, add(multiply(ramp, 0), first)), dtype)
+    several = select(less_than(ramp, floor_divide(count, 2)), up, down)
+    return cast(select(greater_than(count, 1), several, add(multiply(ramp, 0), first)), dtype)
 
 
 def _of_dtype(value, dtype: dtypes.DType) -> Tensor:

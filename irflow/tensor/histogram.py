@@ -18,7 +18,7 @@ from ..errors import DTypeError, InputError, ShapeError
 from ..ir import dtypes
 from .convert import as_tensor, cast
 from .creation import linspace, ones_like, zeros
-from .logic import equal, greater_equal, isnan, less_equal, logical_and, where
+from .logic import equal, greater_equal, isnan, less_equal, logical_and, select
 from .manipulation import exact_shape, index_add, reshape, slice as slice_
 from .math import (add, divide, floor_divide, max as max_, min as min_, multiply, subtract,
                    sum as sum_)
@@ -50,10 +50,10 @@ def histogram(input, bins=100, min=0, max=0, weight=None, density=False,  # noqa
         return zeros((bins,), out_dtype)
     lo, hi = _kernel_range(x, float(min), float(max))
     kept = logical_and(greater_equal(x, lo), less_equal(x, hi))
-    index = _bin_index(where(kept, x, lo), lo, hi, bins)
+    index = _bin_index(select(kept, x, lo), lo, hi, bins)
     ones = weight if weighted else cast(as_tensor(1), out_dtype)
     counts = index_add(zeros((bins,), out_dtype), index, 0,
-                       where(kept, cast(ones, out_dtype), cast(as_tensor(0), out_dtype)))
+                       select(kept, cast(ones, out_dtype), cast(as_tensor(0), out_dtype)))
     if not density:
         return counts
     width = cast(subtract(hi, lo), dtypes.float32)
@@ -77,7 +77,7 @@ def histogram_bin_edges(input, bins=100, min=0, max=0, name=None) -> Tensor:  # 
                          f"max={hi}")
     if isinstance(lo, Tensor):
         same = equal(lo, hi)
-        lo, hi = where(same, subtract(lo, 0.5), lo), where(same, add(hi, 0.5), hi)
+        lo, hi = select(same, subtract(lo, 0.5), lo), select(same, add(hi, 0.5), hi)
     elif lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     return linspace(lo, hi, bins + 1, dtype="float32")
@@ -123,12 +123,12 @@ def _kernel_range(x: Tensor, lo: float, hi: float):
         return as_tensor(np.asarray(lo, x.dtype.np)), as_tensor(np.asarray(hi, x.dtype.np))
     inf = cast(as_tensor(np.inf if x.dtype.is_float else np.iinfo(x.dtype.np).max), x.dtype)
     nan = isnan(x)
-    lo_t = min_(where(nan, inf, x))
-    hi_t = max_(where(nan, multiply(inf, -1), x))
+    lo_t = min_(select(nan, inf, x))
+    hi_t = max_(select(nan, multiply(inf, -1), x))
     if lo_t._value is not None:
         _check_finite(float(lo_t._value), float(hi_t._value))
     same = equal(lo_t, hi_t)
-    return where(same, subtract(lo_t, 1), lo_t), where(same, add(hi_t, 1), hi_t)
+    return select(same, subtract(lo_t, 1), lo_t), select(same, add(hi_t, 1), hi_t)
 
 
 def _check_finite(lo: float, hi: float):
@@ -147,7 +147,7 @@ def _bin_index(x: Tensor, lo: Tensor, hi: Tensor, bins: int) -> Tensor:
     else:
         scaled = multiply(subtract(x, lo), cast(as_tensor(float(bins)), x.dtype))
         index = cast(divide(scaled, subtract(hi, lo)), dtypes.int64)
-    return where(equal(index, bins), cast(as_tensor(bins - 1), dtypes.int64), index)
+    return select(equal(index, bins), cast(as_tensor(bins - 1), dtypes.int64), index)
 
 
 def histogramdd(x, bins=10, ranges=None, density=False, weights=None, name=None):
@@ -226,7 +226,7 @@ def _dd_bin(column: Tensor, edge: Tensor) -> Tensor:
     last edge, which closes the last bin."""
     from .search import searchsorted
     position = searchsorted(edge, column, right=True)
-    return where(equal(column, edge[-1]), subtract(position, 1), position)
+    return select(equal(column, edge[-1]), subtract(position, 1), position)
 
 
 def _dd_weights(weights, x: Tensor) -> Tensor:

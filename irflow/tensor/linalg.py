@@ -14,7 +14,7 @@ from .convert import as_tensor, cast
 from .creation import assign, eye, zeros
 from .manipulation import (_same_dtype, broadcast_to, exact_shape, pick, reshape, roll, squeeze,
                            transpose, unsqueeze)
-from .logic import greater_than, where
+from .logic import greater_than, select
 from .math import add, divide, matmul, multiply, subtract, sum, vector_norm
 from .tensor import Tensor
 
@@ -122,7 +122,7 @@ def diag(x, offset=0, padding_value=0, name=None) -> Tensor:
     """Of a 1-D x, the square matrix with x on the diagonal `offset` (above the main
     one if positive) and `padding_value` elsewhere; of a 2-D x, that diagonal."""
     from .creation import arange, full
-    from .logic import equal, where
+    from .logic import equal, select
     from .manipulation import concat, gather, unsqueeze
     x = as_tensor(x)
     if x.ndim == 2:
@@ -139,7 +139,7 @@ def diag(x, offset=0, padding_value=0, name=None) -> Tensor:
     along = rows if offset >= 0 else cols  # the index of x each cell would hold
     values = reshape(gather(padded, reshape(broadcast_to(along, [n, n]), [-1])), [n, n])
     on_diagonal = equal(subtract(cols, rows), int(offset))
-    return where(on_diagonal, values, full([n, n], padding_value, x.dtype))
+    return select(on_diagonal, values, full([n, n], padding_value, x.dtype))
 
 
 def diagflat(x, offset=0, name=None) -> Tensor:
@@ -424,7 +424,7 @@ def _reciprocal_where(keep: Tensor, s: Tensor) -> Tensor:
     """1 / s where `keep`, else 0: the pseudo-inverse of a diagonal. The kept values
     are divided alone, so a dropped zero's 1/0 does not make the gradient NaN."""
     one = as_tensor(1, like=s)
-    return where(keep, divide(one, where(keep, s, one)), as_tensor(0, like=s))
+    return select(keep, divide(one, select(keep, s, one)), as_tensor(0, like=s))
 
 
 def _above_rcond(size: Tensor, rcond) -> Tensor:

@@ -5,7 +5,7 @@ import numbers
 
 from ..dispatch import apply
 from ..ir import dtypes
-from .convert import as_tensor, cast, promote
+from .convert import as_tensor, cast, default_float_dtype, promote, to_array
 from .tensor import Tensor
 
 BFLOAT16_ARRAY_DTYPE = dtypes.bfloat16.np  # the NumPy dtype a bfloat16 tensor's value has
@@ -97,8 +97,8 @@ def bitwise_left_shift(x, y, is_arithmetic=True, out=None, name=None) -> Tensor:
     from .math import multiply
     x, y, bits = _shift_operands("bitwise_left_shift", x, y)
     inside = logical_and(greater_equal(y, 0), less_than(y, bits))
-    shifted = multiply(x, _powers_of_two(where(inside, y, 0), x))
-    return where(inside, shifted, _zero_of(x))
+    shifted = multiply(x, _powers_of_two(select(inside, y, 0), x))
+    return select(inside, shifted, _zero_of(x))
 
 
 def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None) -> Tensor:
@@ -112,19 +112,19 @@ def bitwise_right_shift(x, y, is_arithmetic=True, out=None, name=None) -> Tensor
     zero = _zero_of(x)
     # the floor of x / 2**y is the arithmetic shift while 2**y fits the dtype
     fits = logical_and(greater_equal(y, 0), less_than(y, bits - 1 if signed else bits))
-    shifted = floor_divide(x, _powers_of_two(where(fits, y, 0), x))
+    shifted = floor_divide(x, _powers_of_two(select(fits, y, 0), x))
     if not signed:
-        return where(fits, shifted, zero)
-    arithmetic = where(fits, shifted, where(less_than(x, 0), subtract(zero, 1), zero))
+        return select(fits, shifted, zero)
+    arithmetic = select(fits, shifted, select(less_than(x, 0), subtract(zero, 1), zero))
     if is_arithmetic:
         return arithmetic
     # logical: the arithmetic shift with the copied sign bits cleared (2**(bits - y) - 1
     # wraps to the dtype's largest value for y = 1)
     inside = logical_and(greater_equal(y, 1), less_than(y, bits))
-    kept = subtract(_powers_of_two(where(inside, subtract(as_tensor(bits, like=y), y), 0), x),
+    kept = subtract(_powers_of_two(select(inside, subtract(as_tensor(bits, like=y), y), 0), x),
                     1)
-    logical = where(inside, bitwise_and(arithmetic, kept), zero)
-    return where(equal(y, 0), x, logical)
+    logical = select(inside, bitwise_and(arithmetic, kept), zero)
+    return select(equal(y, 0), x, logical)
 
 
 def _shift_operands(op: str, x, y) -> tuple[Tensor, Tensor, int]:
@@ -179,18 +179,75 @@ isinf = _float_test("isinf")
 isfinite = _float_test("isfinite")
 
 
-def where(condition, x=None, y=None, name=None) -> Tensor:
-    """x where condition holds, else y (all three broadcast). With the condition
-    alone: the coordinates where it holds, one 1-D tensor per axis (`nonzero`)."""
-    if x is None and y is None:
-        from .search import nonzero
-        return nonzero(condition, as_tuple=True)
+def select(condition, x, y) -> Tensor:
+    """x where the bool `condition` holds, else y (all three broadcast), for irflow's
+    own code: a Python number meets the tensor as in arithmetic, taking its dtype
+    (``select(x > 0, x, 0.0)`` of a float16 x is float16, as Paddle's kernels keep an
+    activation's dtype), where the public `where` makes it a tensor of its own first,
+    as Paddle's does."""
     condition = as_tensor(condition)
     if not condition.dtype.is_bool:
         raise TypeError(f"where: the condition must be a bool tensor (as in Paddle), got "
                         f"{condition.dtype.name}; compare it, e.g. x != 0")
     x, y = promote(x, y)
     return apply("select", (condition, x, y))
+
+
+def where(condition, x=None, y=None, name=None) -> Tensor:
+    """x where condition holds, else y (all three broadcast). With the condition
+    alone: the coordinates where it holds, one 1-D tensor per axis (`nonzero`).
+
+    Dtypes as in Paddle: a value that is not a tensor (a Python or NumPy scalar)
+    counts as the tensor `paddle.to_tensor` makes of it (a Python float one of the
+    default float dtype, an int int64, a bool bool), and x and y then meet as two
+    tensors do, whatever their ranks: only two float dtypes promote. So a float16
+    tensor and 1.5 give float32, and an int with a float tensor, or with an int32
+    one, is an error. A Python number is rounded once, to the result's dtype (Paddle
+    rounds 1.1 to float32 first, also for a float64 result)."""
+    if x is None and y is None:
+        from .search import nonzero
+        return nonzero(condition, as_tuple=True)
+    if x is None or y is None:
+        raise ValueError(f"where: give both x and y or neither (as in Paddle), got only "
+                         f"{'x' if y is None else 'y'}")
+    dx, dy = _where_operand_dtype(x), _where_operand_dtype(y)
+    common = dx if dx is dy else _where_dtype(dx, dy)
+    return select(condition, _in_dtype(x, common), _in_dtype(y, common))
+
+
+def _where_operand_dtype(value) -> dtypes.DType:
+    """The dtype Paddle's `where` sees for operand `value`: a tensor's own, else that
+    of the tensor `paddle.to_tensor` makes of it; a traced stand-in for a Python
+    number (``t.item()`` in a compiled program) counts as that number."""
+    if not isinstance(value, Tensor):
+        return dtypes.dtype(to_array(value).dtype)
+    if value.python_number:
+        kind = value.dtype.kind
+        return (dtypes.bool_ if kind == "bool" else dtypes.int64 if kind == "int"
+                else default_float_dtype())
+    return value.dtype
+
+
+def _in_dtype(value, dtype: dtypes.DType) -> Tensor:
+    """`value` (a tensor, or a value `paddle.to_tensor` takes) as a tensor of `dtype`."""
+    if isinstance(value, Tensor):
+        return cast(value, dtype)
+    return Tensor._from_array(to_array(value, dtype))
+
+
+def _where_dtype(dx: dtypes.DType, dy: dtypes.DType) -> dtypes.DType:
+    """The dtype two different dtypes meet at in Paddle's `where`: the wider of two
+    floats (float16 and bfloat16 at float32); any other mix is Paddle's TypeError."""
+    floating = [d for d in (dx, dy) if d.is_float or d is dtypes.bfloat16]
+    if len(floating) == 2:
+        if dx.np.itemsize == dy.np.itemsize:  # float16 and bfloat16
+            return dtypes.float32
+        return dx if dx.np.itemsize > dy.np.itemsize else dy
+    raise TypeError(f"where: x is {dx.name} and y is {dy.name}, which do not mix: as in "
+                    f"Paddle, only two float dtypes promote, and a Python number is a "
+                    f"tensor of its own first (a float of the default float dtype, an int "
+                    f"int64, a bool bool); cast one with .astype(), or give a float tensor "
+                    f"a float number (0.0, not 0)")
 
 
 def isclose(x, y, rtol=1e-05, atol=1e-08, equal_nan=False, name=None) -> Tensor:
@@ -206,7 +263,7 @@ def _close(x: Tensor, y: Tensor, rtol, atol, equal_nan) -> Tensor:
     from .math import abs, multiply, subtract
     same = equal(x, y)  # also inf == inf, whose difference would be NaN: compare 0 - 0
     zero = as_tensor(0, like=x)
-    difference = subtract(where(same, zero, x), where(same, zero, y))
+    difference = subtract(select(same, zero, x), select(same, zero, y))
     close = logical_or(less_equal(abs(difference), abs(multiply(y, rtol)) + atol), same)
     if equal_nan:
         close = logical_or(close, logical_and(isnan(x), isnan(y)))

@@ -13,7 +13,7 @@ from ..ir import dtypes
 from ..ir.types import (check_same_shape, dim_add, dim_div, dim_mul, dim_sub, dim_terms,
                         mismatch, numel)
 from .convert import as_tensor, cast, dims, traced_dim
-from .logic import greater_equal, less_than, logical_and, logical_xor, where
+from .logic import greater_equal, less_than, logical_and, logical_xor, select
 from .math import add, maximum, minimum, multiply, subtract
 from .tensor import Tensor
 
@@ -377,7 +377,7 @@ def shard_index(input, index_num, nshards, shard_id, ignore_value=-1) -> Tensor:
     size = (index_num + nshards - 1) // nshards
     low = shard_id * size
     inside = logical_and(greater_equal(x, low), less_than(x, low + size))
-    return where(inside, subtract(x, low), as_tensor(ignore_value, like=x))
+    return select(inside, subtract(x, low), as_tensor(ignore_value, like=x))
 
 
 def flip(x, axis, name=None) -> Tensor:
@@ -540,7 +540,7 @@ def masked_fill(x, mask, value, name=None) -> Tensor:
     """x with `value` where the bool `mask` (broadcast with x) holds."""
     x = as_tensor(x)
     value = cast(as_tensor(value, like=x), x.dtype)
-    return where(as_tensor(mask), value, x)
+    return select(as_tensor(mask), value, x)
 
 
 def broadcast_to(x, shape, name=None) -> Tensor:
@@ -719,16 +719,16 @@ def _put_dense(arr: Tensor, index: Tensor, values: Tensor, axis: int, reduce: st
     length = exact_shape(arr)[axis]
     length = length if isinstance(length, int) else _traced_size(arr, axis)
     index = broadcast_to(cast(index, dtypes.int64), shape)
-    index = where(less_than(index, 0), add(index, length), index)
+    index = select(less_than(index, 0), add(index, length), index)
     hits = equal(unsqueeze(moveaxis(index, axis, -1), -1), arange(length, dtype="int64"))
     spread_values = unsqueeze(moveaxis(broadcast_to(values, shape), axis, -1), -1)
     reduce_rows = {"amax": max_, "amin": min_}.get(reduce, prod)
     neutral = 1 if reduce_rows is prod else _sentinel(arr.dtype, reduce == "amax")
-    rows = where(hits, spread_values, as_tensor(neutral, like=arr))
+    rows = select(hits, spread_values, as_tensor(neutral, like=arr))
     base = moveaxis(arr, axis, -1)
     if include_self:
         rows = concat([unsqueeze(base, -2), rows], axis=-2)
-    combined = where(any_(hits, axis=-2), reduce_rows(rows, -2), base)
+    combined = select(any_(hits, axis=-2), reduce_rows(rows, -2), base)
     return moveaxis(combined, -1, axis)
 
 
@@ -751,7 +751,7 @@ def _landed_values(arr: Tensor, index: Tensor, values: Tensor, axis: int) -> Ten
                    {"axis": axis, "reduce": "assign"})
     won = apply("take_along_axis", (landed, index), {"axis": axis}) == numbers
     values = broadcast_to(values, shape)
-    return where(won, values, values.detach())
+    return select(won, values, values.detach())
 
 
 def _along_axis(arr: Tensor, index: Tensor, axis, what: str) -> int:
@@ -975,7 +975,7 @@ def _positions(x: Tensor, axis: int, dim, start, stop) -> Tensor:
         if bound is None:
             return default
         bound = cast(as_tensor(bound), dtypes.int64)
-        return minimum(maximum(where(bound < 0, add(bound, size), bound), 0), size)
+        return minimum(maximum(select(bound < 0, add(bound, size), bound), 0), size)
 
     return arange(clipped(start, 0), clipped(stop, size))
 
@@ -1080,7 +1080,7 @@ def _in_range(index: Tensor, dim, size_text: str | None = None) -> Tensor:
         apply("assert", [reduce_all(inside)], {
             "msg": f"{user_location()}: an index is out of range for an axis of size "
                    f"{dim if size_text is None else size_text}", "error": "IndexError"})
-    return where(less_than(index, 0), add(index, dim), index)
+    return select(less_than(index, 0), add(index, dim), index)
 
 
 def setitem(x: Tensor, index, value) -> None:
@@ -1222,7 +1222,7 @@ def in_place(x: Tensor, result: Tensor, what: str, keep_shape: bool = True,
         # stays in the graph, requiring a gradient and passing a zero one on to what it
         # was made from (an optimizer then steps those parameters, as Paddle's does)
         from .creation import ones_like
-        result = where(ones_like(x, dtype="bool"), result, x)
+        result = select(ones_like(x, dtype="bool"), result, x)
     _rebind(x, cast(result, _in_place_dtype(x, result, what, operands)))
     return x
 

@@ -14,7 +14,7 @@ from ..ir import dtypes
 from .convert import as_tensor, cast, promote
 from .logic import (BFLOAT16_ARRAY_DTYPE, equal, greater_equal, greater_than, isinf, isnan,
                     less_equal, less_than, logical_and, logical_or, logical_xor, not_equal,
-                    where)
+                    select)
 from .tensor import Tensor
 
 
@@ -368,10 +368,10 @@ def log1p(x, name=None) -> Tensor:
     x = _as_float(x)
     u = add(x, 1.0)
     edge = logical_or(equal(u, 0.0), isinf(u))
-    safe_x = where(edge, as_tensor(0, like=x), x)
+    safe_x = select(edge, as_tensor(0, like=x), x)
     safe_u = add(safe_x, 1.0)
     rounding = subtract(subtract(safe_u, 1.0), safe_x)
-    return where(edge, log(u), subtract(log(safe_u), divide(rounding, safe_u)))
+    return select(edge, log(u), subtract(log(safe_u), divide(rounding, safe_u)))
 
 
 def log2(x, name=None) -> Tensor:
@@ -752,8 +752,8 @@ def _root(total: Tensor, root) -> Tensor:
     total is zero, as Paddle's p_norm gradient: the chain rule there multiplies the
     root's infinite slope by zero, a NaN gradient for every all-zero vector."""
     nonzero = not_equal(total, as_tensor(0, like=total))  # NaN and inf stay as they are
-    safe = where(nonzero, total, as_tensor(1, like=total))
-    return where(nonzero, root(safe), as_tensor(0, like=total))
+    safe = select(nonzero, total, as_tensor(1, like=total))
+    return select(nonzero, root(safe), as_tensor(0, like=total))
 
 
 _MATRIX_ORDERS = ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf"))
@@ -1047,7 +1047,7 @@ def _running_extremum(what: str, x, axis, dtype, reduce):
         later = wins(best, before)
         if x.dtype.is_float:
             later = logical_or(later, isnan(best))
-        best, index = where(later, best, before), where(later, index, before_index)
+        best, index = select(later, best, before), select(later, index, before_index)
         step *= 2
     values = take_along_axis(moved, index, -1)
     return moveaxis(values, -1, axis), cast(moveaxis(index, -1, axis), dtype)

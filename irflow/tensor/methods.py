@@ -152,7 +152,7 @@ def _fill_diagonal_(self, value, offset=0, wrap=False, name=None):
     mask = np.zeros(int(np.prod(shape)), dtype=bool)
     mask[_diagonal_positions(shape, int(offset), bool(wrap))] = True
     from .creation import full_like
-    filled = logic.where(Tensor._from_array(mask.reshape(shape)), full_like(self, value), self)
+    filled = logic.select(Tensor._from_array(mask.reshape(shape)), full_like(self, value), self)
     return manipulation.in_place(self, filled, "fill")
 
 

@@ -23,7 +23,7 @@ from ..ir import dtypes
 from ..ir.types import broadcast_shapes
 from .convert import as_tensor, cast, default_float_dtype, dims
 from .creation import full, full_like, linspace
-from .logic import less_equal, less_than, logical_and, logical_or, where
+from .logic import less_equal, less_than, logical_and, logical_or, select
 from .manipulation import (broadcast_to, exact_shape, in_place, squeeze, stack,
                            take_along_axis, unsqueeze)
 from .math import abs as abs_
@@ -92,7 +92,7 @@ def _first_accepted(accepted: Tensor, candidates: Tensor) -> Tensor:
 def _with_zero_gradient(sample: Tensor, x: Tensor) -> Tensor:
     """`sample`, which a gradient reaches x through as zero: Paddle's poisson is
     differentiable, with a zero gradient, so its result requires one where x does."""
-    return where(full_like(sample, True, dtypes.bool_), sample, x)
+    return select(full_like(sample, True, dtypes.bool_), sample, x)
 
 
 # ---- multinomial, bernoulli ----------------------------------------------------------
@@ -172,9 +172,9 @@ def poisson(x, name=None) -> Tensor:
     _require("poisson", x, lambda v: v >= 0, "rates >= 0")
     rate = cast(x.detach(), dtypes.float64)
     small = less_than(rate, _SMALL_MEAN)
-    inverted = _poisson_inversion(where(small, rate, 0.0))
-    rejected = _poisson_ptrs(where(small, _SMALL_MEAN, rate))
-    return _with_zero_gradient(cast(where(small, inverted, rejected), x.dtype), x)
+    inverted = _poisson_inversion(select(small, rate, 0.0))
+    rejected = _poisson_ptrs(select(small, _SMALL_MEAN, rate))
+    return _with_zero_gradient(cast(select(small, inverted, rejected), x.dtype), x)
 
 
 def _inverse_cdf(log_pmf: Tensor, shape) -> Tensor:
@@ -191,9 +191,9 @@ def _values() -> Tensor:
 
 def _poisson_inversion(rate: Tensor) -> Tensor:
     k, lam = _values(), unsqueeze(rate, -1)
-    safe = where(lam > 0, lam, 1.0)
-    log_pmf = where(lam > 0, k * log(safe) - lam - lgamma(k + 1.0),
-                    where(k == 0.0, 0.0, -_math.inf))
+    safe = select(lam > 0, lam, 1.0)
+    log_pmf = select(lam > 0, k * log(safe) - lam - lgamma(k + 1.0),
+                    select(k == 0.0, 0.0, -_math.inf))
     return _inverse_cdf(log_pmf, exact_shape(rate))
 
 
@@ -213,7 +213,7 @@ def _poisson_ptrs(rate: Tensor) -> Tensor:
     quick = logical_and(us >= 0.07, v <= vr)
     plausible = logical_and(k >= 0, logical_or(us >= 0.013, v <= us))
     bound = log(v) + log(inv_alpha) - log(a / (us * us) + b)
-    log_pmf = -lam + k * loglam - lgamma(where(k >= 0, k, 0.0) + 1.0)
+    log_pmf = -lam + k * loglam - lgamma(select(k >= 0, k, 0.0) + 1.0)
     exact = logical_and(plausible, bound <= log_pmf)
     return _first_accepted(logical_or(quick, exact), k)
 
@@ -234,23 +234,23 @@ def binomial(count, prob, name=None) -> Tensor:
     n = broadcast_to(floor(cast(count.detach(), dtypes.float64)), shape)
     p = broadcast_to(cast(prob.detach(), dtypes.float64), shape)
     flipped = p > 0.5
-    q = where(flipped, 1.0 - p, p)  # the rarer outcome's probability, at most 0.5
+    q = select(flipped, 1.0 - p, p)  # the rarer outcome's probability, at most 0.5
     small = less_than(n * q, _SMALL_MEAN)
-    inverted = _binomial_inversion(where(small, n, 0.0), q)
-    rejected = _binomial_btrs(where(small, 2.0 * _SMALL_MEAN, n), where(small, 0.5, q))
-    rarer = where(small, inverted, rejected)
-    return cast(where(flipped, n - rarer, rarer), dtypes.int64)
+    inverted = _binomial_inversion(select(small, n, 0.0), q)
+    rejected = _binomial_btrs(select(small, 2.0 * _SMALL_MEAN, n), select(small, 0.5, q))
+    rarer = select(small, inverted, rejected)
+    return cast(select(flipped, n - rarer, rarer), dtypes.int64)
 
 
 def _binomial_inversion(n: Tensor, q: Tensor) -> Tensor:
     k, trials, prob = _values(), unsqueeze(n, -1), unsqueeze(q, -1)
     possible = logical_and(k <= trials, prob > 0)
-    kk = where(possible, k, 0.0)
-    safe = where(prob > 0, prob, 0.5)
+    kk = select(possible, k, 0.0)
+    safe = select(prob > 0, prob, 0.5)
     log_pmf = (lgamma(trials + 1.0) - lgamma(kk + 1.0) - lgamma(trials - kk + 1.0)
                + kk * log(safe) + (trials - kk) * log1p(-safe))
-    certain = where(k == 0.0, 0.0, -_math.inf)  # q = 0: always 0 successes
-    log_pmf = where(possible, log_pmf, where(prob > 0, -_math.inf, certain))
+    certain = select(k == 0.0, 0.0, -_math.inf)  # q = 0: always 0 successes
+    log_pmf = select(possible, log_pmf, select(prob > 0, -_math.inf, certain))
     return minimum(_inverse_cdf(log_pmf, exact_shape(n)), n)
 
 
@@ -272,7 +272,7 @@ def _binomial_btrs(n: Tensor, q: Tensor) -> Tensor:
     k = floor((2.0 * a / us + b) * u + c)
     quick = logical_and(us >= 0.07, v <= vr)
     inside = logical_and(k >= 0, k <= n)
-    kk = where(inside, k, m)
+    kk = select(inside, k, m)
     log_ratio = (lgamma(m + 1.0) + lgamma(n - m + 1.0) - lgamma(kk + 1.0)
                  - lgamma(n - kk + 1.0) + (kk - m) * log(q / (1.0 - q)))
     exact = logical_and(inside, log(v * alpha / (a / (us * us) + b)) <= log_ratio)
@@ -290,11 +290,11 @@ def standard_gamma(x, name=None) -> Tensor:
     _require("standard_gamma", x, lambda v: v >= 0, "shapes >= 0")
     alpha = cast(x.detach(), dtypes.float64)
     boosted = less_than(alpha, 1.0)
-    log_gamma = log(_marsaglia_tsang(where(boosted, alpha + 1.0, alpha)))
-    boost = log(_open_uniform(exact_shape(alpha))) / where(boosted, alpha, 1.0)
-    drawn = exp(where(boosted, log_gamma + boost, log_gamma))
+    log_gamma = log(_marsaglia_tsang(select(boosted, alpha + 1.0, alpha)))
+    boost = log(_open_uniform(exact_shape(alpha))) / select(boosted, alpha, 1.0)
+    drawn = exp(select(boosted, log_gamma + boost, log_gamma))
     tiny = float(finfo(x.dtype).tiny)
-    return cast(where(drawn < tiny, tiny, drawn), x.dtype)
+    return cast(select(drawn < tiny, tiny, drawn), x.dtype)
 
 
 def _marsaglia_tsang(alpha: Tensor) -> Tensor:
@@ -307,7 +307,7 @@ def _marsaglia_tsang(alpha: Tensor) -> Tensor:
     cube = 1.0 + c * z
     v = cube * cube * cube
     positive = v > 0
-    safe_v = where(positive, v, 1.0)
+    safe_v = select(positive, v, 1.0)
     accept = logical_and(positive, log(_open_uniform(shape)) < 0.5 * z * z + d - d * safe_v
                          + d * log(safe_v))
     return _first_accepted(accept, d * safe_v)

@@ -217,7 +217,7 @@ def mode(x, axis=-1, keepdim=False, name=None):
     element is compared with every other along the axis (memory: n**2 per slice)."""
     from ..errors import DTypeError
     from .creation import full_like
-    from .logic import equal, greater_equal, isnan, where
+    from .logic import equal, greater_equal, isnan, select
     from .manipulation import moveaxis, reshape, squeeze, take_along_axis, unsqueeze
     from .math import add, cumsum, max as max_, subtract, sum as sum_
     x = as_tensor(x)
@@ -235,8 +235,8 @@ def mode(x, axis=-1, keepdim=False, name=None):
     chosen = take_along_axis(order, first, -1)
     positions = subtract(cumsum(full_like(moved, 1, dtypes.int64), -1), 1)
     matches = equal(moved, take_along_axis(moved, chosen, -1))
-    last = max_(where(matches, positions, full_like(positions, -1)), -1, keepdim=True)
-    index = where(greater_equal(last, 0), last, chosen)  # a NaN matches nothing: its own
+    last = max_(select(matches, positions, full_like(positions, -1)), -1, keepdim=True)
+    index = select(greater_equal(last, 0), last, chosen)  # a NaN matches nothing: its own
     value = take_along_axis(moved, index, -1)
     value, index = moveaxis(value, -1, axis), moveaxis(index, -1, axis)
     if keepdim:
@@ -254,7 +254,7 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
     comparison and a sum, so it traces like any composition; it compares every value
     with every element (memory: values x sequence length), where a binary search
     would not."""
-    from .logic import isnan, less_equal, less_than, logical_not, where
+    from .logic import isnan, less_equal, less_than, logical_not, select
     from .manipulation import exact_shape, take_along_axis, unsqueeze
     from .math import sum as sum_
     seq, values = as_tensor(sorted_sequence), as_tensor(values)
@@ -281,8 +281,8 @@ def searchsorted(sorted_sequence, values, out_int32=False, right=False, name=Non
     last = _last_position(seq, count)
     if right:
         numbers = sum_(cast(logical_not(isnan(seq)), dtype), axis=-1, dtype=dtype)
-        count = where(less_than(count, numbers), count, last)
-    return where(isnan(values), last, count) if values.dtype.is_float else count
+        count = select(less_than(count, numbers), count, last)
+    return select(isnan(values), last, count) if values.dtype.is_float else count
 
 
 def _comparable(seq: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
@@ -347,7 +347,7 @@ def bincount(x, weights=None, minlength=0, name=None) -> Tensor:
     are int64 and int weights sum in float64."""
     from ..errors import DTypeError, InputError
     from .creation import arange
-    from .logic import equal, where
+    from .logic import equal, select
     from .manipulation import concat, unsqueeze
     from .math import max as max_, maximum, sum as sum_
     x = as_tensor(x)
@@ -368,4 +368,4 @@ def bincount(x, weights=None, minlength=0, name=None) -> Tensor:
     if weights.dtype.kind != "float":
         weights = cast(weights, dtypes.float64)
     zero = cast(as_tensor(0), weights.dtype)
-    return sum_(where(hits, unsqueeze(weights, -1), zero), axis=0)
+    return sum_(select(hits, unsqueeze(weights, -1), zero), axis=0)

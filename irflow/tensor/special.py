@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import DTypeError, ShapeError
 from ..ir import dtypes
 from .convert import as_tensor, cast, promote
-from .logic import equal, isinf, isnan, less_than, logical_and, logical_not, logical_or, where
+from .logic import equal, isinf, isnan, less_than, logical_and, logical_not, logical_or, select
 from .math import (abs, add, cos, digamma, divide, exp, floor, floor_divide, lgamma, log,
                    log2, matmul, multiply, neg, pow, remainder, round as _round, sign, sin,
                    sqrt, subtract, sum, tan, vector_norm)
@@ -76,13 +76,13 @@ def polygamma(x, n, name=None) -> Tensor:
     if n == 0:
         return digamma(x)
     pole = logical_and(less_than(x, _constant(0.5, x)), equal(x, floor(x)))
-    safe = where(pole, _constant(0.5, x), x)
+    safe = select(pole, _constant(0.5, x), x)
     reflect = less_than(safe, _constant(0.5, x))
-    shifted = _hurwitz_polygamma(where(reflect, subtract(1.0, safe), safe), n)
-    cot_term = multiply(_cot_derivative(where(reflect, safe, _constant(0.25, x)), n), _math.pi)
+    shifted = _hurwitz_polygamma(select(reflect, subtract(1.0, safe), safe), n)
+    cot_term = multiply(_cot_derivative(select(reflect, safe, _constant(0.25, x)), n), _math.pi)
     reflected = subtract(multiply(shifted, (-1.0) ** n), cot_term)
-    value = where(reflect, reflected, shifted)
-    return where(pole, _constant((-1.0) ** (n + 1) * _math.inf, x), value)
+    value = select(reflect, reflected, shifted)
+    return select(pole, _constant((-1.0) ** (n + 1) * _math.inf, x), value)
 
 
 def _order(n) -> int:
@@ -134,10 +134,10 @@ def _cot_pi(x: Tensor) -> Tensor:
     r = subtract(x, _round(x))
     near_pole = less_than(abs(r), _constant(0.25, r))
     angle = multiply(r, _math.pi)
-    by_ratio = divide(cos(angle), sin(where(near_pole, angle, _constant(1.0, r))))
+    by_ratio = divide(cos(angle), sin(select(near_pole, angle, _constant(1.0, r))))
     complement = multiply(subtract(0.5, abs(r)), _math.pi)
-    by_tan = multiply(tan(where(near_pole, _constant(0.25, r), complement)), sign(r))
-    return where(near_pole, by_ratio, by_tan)
+    by_tan = multiply(tan(select(near_pole, _constant(0.25, r), complement)), sign(r))
+    return select(near_pole, by_ratio, by_tan)
 
 
 def multigammaln(x, p, name=None) -> Tensor:
@@ -184,35 +184,35 @@ def _incomplete_gamma(x, y) -> tuple[Tensor, Tensor]:
                          logical_or(less_than(z, _constant(0, z)), isnan(z)))
     use_series = less_than(z, add(a, 1.0))
     # lgamma's kernel fails on NaN: every edge case is fed 1 and overruled below
-    safe_a = where(logical_or(invalid, logical_or(equal(a, 0), isinf(a))), _constant(1, a), a)
-    safe_z = where(logical_or(invalid, logical_or(equal(z, 0), isinf(z))), _constant(1, z), z)
+    safe_a = select(logical_or(invalid, logical_or(equal(a, 0), isinf(a))), _constant(1, a), a)
+    safe_z = select(logical_or(invalid, logical_or(equal(z, 0), isinf(z))), _constant(1, z), z)
     log_prefix = subtract(subtract(multiply(safe_a, log(safe_z)), safe_z), lgamma(safe_a))
     prefix = exp(log_prefix)
     series_p = multiply(prefix, _gamma_series(safe_a, safe_z))
     fraction_q = multiply(prefix, _gamma_fraction(safe_a, safe_z))
-    lower = where(use_series, series_p, subtract(1.0, fraction_q))
-    upper = where(use_series, subtract(1.0, series_p), fraction_q)
+    lower = select(use_series, series_p, subtract(1.0, fraction_q))
+    upper = select(use_series, subtract(1.0, series_p), fraction_q)
     one = logical_or(logical_and(equal(a, 0), logical_not(equal(z, 0))), isinf(z))
     zero = logical_or(equal(z, 0), logical_and(isinf(a), logical_not(isinf(z))))
     nan = logical_or(invalid, logical_and(isinf(a), isinf(z)))
     lower = _overrule(lower, one, zero, nan)
     upper = _overrule(upper, zero, one, nan)
-    log_z = log(where(invalid, _constant(1, z), z))
+    log_z = log(select(invalid, _constant(1, z), z))
     density = exp(subtract(add(multiply(subtract(safe_a, 1.0), log_z), neg(z)), lgamma(safe_a)))
-    density = where(isinf(density), _constant(_finite_max(density), density), density)
+    density = select(isinf(density), _constant(_finite_max(density), density), density)
     no_slope = logical_or(logical_or(equal(a, 0), isinf(a)), isnan(density))
-    density = where(no_slope, _constant(0, density), density)
-    density = where(invalid, _constant(np.nan, density), density)
+    density = select(no_slope, _constant(0, density), density)
+    density = select(invalid, _constant(np.nan, density), density)
     infinite = isinf(z)  # inf - inf would be NaN
-    moved = subtract(where(infinite, _constant(0, y), y), where(infinite, _constant(0, z), z))
+    moved = subtract(select(infinite, _constant(0, y), y), select(infinite, _constant(0, z), z))
     step = multiply(density, moved)  # 0 in value, the density in gradient
     return add(lower, step), subtract(upper, step)
 
 
 def _overrule(value: Tensor, ones: Tensor, zeros: Tensor, nans: Tensor) -> Tensor:
-    value = where(ones, _constant(1, value), value)
-    value = where(zeros, _constant(0, value), value)
-    return where(nans, _constant(np.nan, value), value)
+    value = select(ones, _constant(1, value), value)
+    value = select(zeros, _constant(0, value), value)
+    return select(nans, _constant(np.nan, value), value)
 
 
 def _gamma_series(a: Tensor, z: Tensor) -> Tensor:
@@ -243,7 +243,7 @@ def _gamma_fraction(a: Tensor, z: Tensor) -> Tensor:
 
 
 def _away_from_zero(v: Tensor, tiny: float) -> Tensor:
-    return where(less_than(abs(v), _constant(tiny, v)), _constant(tiny, v), v)
+    return select(less_than(abs(v), _constant(tiny, v)), _constant(tiny, v), v)
 
 
 # ---------------------------------------------------------------- Bessel functions
@@ -283,17 +283,17 @@ def _bessel(x, order: int, scaled: bool) -> Tensor:
     x = _float(x)
     ax = abs(x)
     small = less_than(ax, _constant(_BESSEL_SPLIT, x))
-    near = where(small, x, _constant(0, x))
+    near = select(small, x, _constant(0, x))
     series = _bessel_series(near, order)
     if scaled:
         series = multiply(series, exp(neg(abs(near))))
-    far = where(small, _constant(_BESSEL_SPLIT, x), ax)
+    far = select(small, _constant(_BESSEL_SPLIT, x), ax)
     expansion = _bessel_asymptotic(far, order)
     if not scaled:
         expansion = multiply(expansion, exp(far))
     if order == 1:
-        expansion = where(less_than(x, _constant(0, x)), neg(expansion), expansion)
-    return where(small, series, expansion)
+        expansion = select(less_than(x, _constant(0, x)), neg(expansion), expansion)
+    return select(small, series, expansion)
 
 
 def _bessel_series(x: Tensor, order: int) -> Tensor:
@@ -329,8 +329,8 @@ def sinc(x, name=None) -> Tensor:
     inputs are computed in float32 (Paddle refuses them)."""
     x = _float(x)
     zero = equal(x, 0)
-    safe = multiply(where(zero, _constant(1, x), x), _math.pi)
-    return where(zero, _constant(1, x), divide(sin(safe), safe))
+    safe = multiply(select(zero, _constant(1, x), x), _math.pi)
+    return select(zero, _constant(1, x), divide(sin(safe), safe))
 
 
 def hypot(x, y, name=None) -> Tensor:
@@ -355,7 +355,7 @@ def copysign(x, y, name=None) -> Tensor:
     sign(x) sign(y) (0 at x = 0), and y gets none."""
     x, y = promote(x, y)
     magnitude = abs(x)
-    return where(signbit(y), neg(magnitude), magnitude)
+    return select(signbit(y), neg(magnitude), magnitude)
 
 
 def frexp(x, name=None) -> tuple[Tensor, Tensor]:
@@ -368,11 +368,11 @@ def frexp(x, name=None) -> tuple[Tensor, Tensor]:
         raise DTypeError(f"frexp: x must be float32 or float64, as in Paddle, got "
                          f"{x.dtype.name}")
     special = logical_or(equal(x, 0), logical_or(isinf(x), isnan(x)))
-    magnitude = where(special, _constant(1, x), abs(x)).detach()
+    magnitude = select(special, _constant(1, x), abs(x)).detach()
     exponent = add(floor(log2(magnitude)), 1.0)
     mantissa = _scale_by_power_of_two(magnitude, neg(exponent))
     exponent = add(exponent, _correction(mantissa))  # log2 can miss by one near 2**k
-    exponent = where(special, _constant(0, x), exponent)
+    exponent = select(special, _constant(0, x), exponent)
     return _scale_by_power_of_two(x, neg(exponent)), exponent
 
 
@@ -399,7 +399,7 @@ def signbit(x, name=None) -> Tensor:
     if not x.dtype.is_float:
         return negative
     zero = equal(x, 0)
-    reciprocal = divide(1.0, where(zero, x, _constant(1, x)))
+    reciprocal = divide(1.0, select(zero, x, _constant(1, x)))
     return logical_or(negative, logical_and(zero, less_than(reciprocal, _constant(0, x))))
 
 
@@ -447,7 +447,7 @@ def gcd(x, y, name=None) -> Tensor:
         if b._value is not None and not b._value.any():
             break
         done = equal(b, zero)
-        a, b = where(done, a, b), where(done, zero, remainder(a, where(done, one, b)))
+        a, b = select(done, a, b), select(done, zero, remainder(a, select(done, one, b)))
     return a
 
 
@@ -467,8 +467,8 @@ def lcm(x, y, name=None) -> Tensor:
     x, y = promote(x, y)
     divisor = gcd(x, y)
     zero = equal(divisor, _constant(0, divisor))
-    quotient = floor_divide(x, where(zero, _constant(1, divisor), divisor))
-    return where(zero, _constant(0, divisor), abs(multiply(quotient, y)))
+    quotient = floor_divide(x, select(zero, _constant(1, divisor), divisor))
+    return select(zero, _constant(0, divisor), abs(multiply(quotient, y)))
 
 
 # ---------------------------------------------------------------- integration
@@ -580,4 +580,4 @@ def renorm(x, p, axis, max_norm) -> Tensor:
     norms = vector_norm(x, p=float(p), axis=others, keepdim=True)
     factor = divide(float(max_norm), add(norms, 1e-7))
     over = less_than(_constant(float(max_norm), norms), norms)
-    return multiply(x, where(over, factor, _constant(1, factor)))
+    return multiply(x, select(over, factor, _constant(1, factor)))

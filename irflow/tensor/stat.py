@@ -16,7 +16,7 @@ import numpy as np
 from ..ir import dtypes
 from .convert import as_tensor, cast, to_array
 from .logic import (equal, greater_than, isfinite, isnan, logical_and, logical_not,
-                    logical_or, where)
+                    logical_or, select)
 from .manipulation import _traced_size, exact_shape, moveaxis, reshape, take_along_axis, transpose
 from .math import (_axis, add, any, ceil, divide, floor, lerp, maximum, multiply, round,
                    subtract, sum)
@@ -142,7 +142,7 @@ class _SortedRows:
         positions = maximum(multiply(levels, last), 0)
         if self.skip_nan or not self.rows.dtype.is_float:
             return positions
-        return where(any(self.nan, -1, keepdim=True), last, positions)
+        return select(any(self.nan, -1, keepdim=True), last, positions)
 
     def at(self, positions: Tensor) -> Tensor:
         """The sorted elements at whole `positions` (a float tensor)."""
@@ -169,11 +169,11 @@ class _SortedRows:
         skipped, -1 for a row of NaN alone when it is (Paddle's indices)."""
         index = take_along_axis(self.order, cast(floor(positions), dtypes.int64), -1)
         if self.skip_nan:
-            return where(equal(self.counts, 0), as_tensor(-1, like=index), index)
+            return select(equal(self.counts, 0), as_tensor(-1, like=index), index)
         if not self.rows.dtype.is_float:
             return index
         has_nan = any(self.nan, -1, keepdim=True)
-        return where(has_nan, argmax(cast(self.nan, dtypes.int32), -1, keepdim=True), index)
+        return select(has_nan, argmax(cast(self.nan, dtypes.int32), -1, keepdim=True), index)
 
 
 def _shaped(values: Tensor, x: Tensor, axes: tuple, keepdim: bool, single: bool) -> Tensor:
@@ -286,12 +286,12 @@ def _shared_among_ties(rows: _SortedRows, value: Tensor) -> Tensor:
     share = divide(1.0, maximum(count, 1))
     zero = as_tensor(0.0, like=x)
     finite = isfinite(fixed)
-    moved = sum(where(logical_and(tie, finite), subtract(x, x.detach()), zero), -1,
+    moved = sum(select(logical_and(tie, finite), subtract(x, x.detach()), zero), -1,
                 keepdim=True)
     exact = add(fixed, multiply(moved, share))
-    weighted = sum(where(tie, multiply(x, share), zero), -1, keepdim=True)
-    shared = where(finite, exact, weighted)
-    return where(greater_than(count, 0), shared, value)
+    weighted = sum(select(tie, multiply(x, share), zero), -1, keepdim=True)
+    shared = select(finite, exact, weighted)
+    return select(greater_than(count, 0), shared, value)
 
 
 # ---------------------------------------------------------------- reductions skipping NaN
@@ -324,7 +324,7 @@ def count_nonzero(x, axis=None, keepdim=False, name=None) -> Tensor:
 def _nan_as_zero(x: Tensor) -> Tensor:
     if not x.dtype.is_float:
         return x
-    return where(isnan(x), as_tensor(0, like=x), x)
+    return select(isnan(x), as_tensor(0, like=x), x)
 
 
 def _check_not_bool(x: Tensor, what: str) -> None:

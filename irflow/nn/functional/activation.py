@@ -15,10 +15,11 @@ from __future__ import annotations
 import math
 
 from ...tensor import (argmax, erf, exp, log, put_along_axis, reshape, squeeze,
-                       sum as reduce_sum, where, zeros_like)
+                       sum as reduce_sum, zeros_like)
 from ...tensor import math as tensor_math
 from ...ir import dtypes
 from ...tensor.convert import as_tensor, cast
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape, in_place
 from ...tensor.random import draw, next_seed
 from .common import first_max, test_twins
@@ -45,7 +46,7 @@ def silu(x, inplace=False, name=None):
 def leaky_relu(x, negative_slope: float = 0.01, name=None):
     """x where x >= 0, else negative_slope * x (the gradient at 0 is 1, as Paddle's)."""
     x = as_tensor(x)
-    return where(x >= 0, x, x * negative_slope)
+    return select(x >= 0, x, x * negative_slope)
 
 
 def rrelu(x, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True,
@@ -61,7 +62,7 @@ def rrelu(x, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool 
     if not training:
         return leaky_relu(x, (lower + upper) / 2)
     slope = draw("uniform", next_seed(), exact_shape(x), x.dtype, min=lower, max=upper)
-    out = where(x >= 0, x, x * slope)
+    out = select(x >= 0, x, x * slope)
     twins = test_twins()
     if twins is not None:
         twins[out._ir] = leaky_relu(x, (lower + upper) / 2)._ir
@@ -134,8 +135,8 @@ def softplus(x, beta: float = 1, threshold: float = 20, name=None):
     exponent is clamped at the threshold so the branch not taken never overflows."""
     x = as_tensor(x)
     scaled = x * beta
-    soft = tensor_math.log1p(exp(where(scaled > threshold, float(threshold), scaled))) / beta
-    return where(scaled > threshold, x, soft)
+    soft = tensor_math.log1p(exp(select(scaled > threshold, float(threshold), scaled))) / beta
+    return select(scaled > threshold, x, soft)
 
 
 def hardtanh(x, min: float = -1.0, max: float = 1.0, name=None):  # noqa: A002
@@ -143,8 +144,8 @@ def hardtanh(x, min: float = -1.0, max: float = 1.0, name=None):  # noqa: A002
     `max` when min > max), with its gradient: 1 strictly inside the range, 0 at the
     bounds and outside (unlike `clip`, whose bounds pass the gradient)."""
     x = as_tensor(x)
-    low = where(x <= min, float(min), x)
-    return where(low >= max, float(max), low)
+    low = select(x <= min, float(min), x)
+    return select(low >= max, float(max), low)
 
 
 def relu6(x, name=None):
@@ -157,7 +158,7 @@ def log_sigmoid(x, name=None):
     -m - log(exp(-m) + exp(-x - m)) with m = max(-x, 0). The value does not depend on
     m, so m is detached (its gradient would be zero anyway)."""
     x = as_tensor(x)
-    m = where(x < 0, -x, 0.0).detach()
+    m = select(x < 0, -x, 0.0).detach()
     return -m - log(exp(-m) + exp(-x - m))
 
 
@@ -182,21 +183,21 @@ def prelu(x, weight, data_format: str = "NCHW", name=None):
         weight = reshape(weight, [-1 if i == axis else 1 for i in range(x.ndim)])
     elif weight.ndim == 1:
         weight = reshape(weight, [])
-    return where(x > 0, x, x * weight)
+    return select(x > 0, x, x * weight)
 
 
 def hardswish(x, name=None):
     """x * clip(x + 3, 0, 6) / 6: 0 for x <= -3, x for x >= 3, x (x + 3) / 6 between,
     so that the gradient at -3 is 0 and at 3 is 1, as Paddle's."""
     x = as_tensor(x)
-    return where(x <= -3.0, 0.0, where(x >= 3.0, x, x * (x + 3.0) / 6.0))
+    return select(x <= -3.0, 0.0, select(x >= 3.0, x, x * (x + 3.0) / 6.0))
 
 
 def hardsigmoid(x, slope: float = 0.1666667, offset: float = 0.5, name=None):
     """clip(slope * x + offset, 0, 1), with Paddle's gradient: slope strictly inside,
     0 at the bounds and outside."""
     y = as_tensor(x) * slope + offset
-    return where(y <= 0.0, 0.0, where(y >= 1.0, 1.0, y))
+    return select(y <= 0.0, 0.0, select(y >= 1.0, 1.0, y))
 
 
 def mish(x, name=None):
@@ -209,13 +210,13 @@ def _exp_minus_one_below_zero(x):
     """exp(x) - 1 for x <= 0 (the exponent 0 above it, so the positive side, which
     the callers do not use, never overflows or makes a NaN gradient; at 0 the
     gradient is exp(0), as Paddle's elu and selu have it)."""
-    return exp(where(x > 0, 0.0, x)) - 1.0  # (NaN fails x > 0: it stays NaN)
+    return exp(select(x > 0, 0.0, x)) - 1.0  # (NaN fails x > 0: it stays NaN)
 
 
 def elu(x, alpha: float = 1.0, name=None):
     """x where x > 0, else alpha * (exp(x) - 1) (its gradient at 0 is alpha)."""
     x = as_tensor(x)
-    return where(x > 0, x, _exp_minus_one_below_zero(x) * alpha)
+    return select(x > 0, x, _exp_minus_one_below_zero(x) * alpha)
 
 
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -225,7 +226,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 def selu(x, scale: float = _SELU_SCALE, alpha: float = _SELU_ALPHA, name=None):
     """scale * (x where x > 0, else alpha * (exp(x) - 1))."""
     x = as_tensor(x)
-    return where(x > 0, x, _exp_minus_one_below_zero(x) * alpha) * scale
+    return select(x > 0, x, _exp_minus_one_below_zero(x) * alpha) * scale
 
 
 def glu(x, axis: int = -1, name=None):
@@ -243,8 +244,8 @@ def celu(x, alpha: float = 1.0, name=None):
     if alpha == 0:
         raise ZeroDivisionError(f"celu: alpha cannot be 0, got alpha={alpha!r}")
     x = as_tensor(x)
-    not_positive = where(x > 0, 0.0, x)
-    return where(x > 0, x, (exp(not_positive / alpha) - 1.0) * alpha)
+    not_positive = select(x > 0, 0.0, x)
+    return select(x > 0, x, (exp(not_positive / alpha) - 1.0) * alpha)
 
 
 def softshrink(x, threshold: float = 0.5, name=None):
@@ -253,14 +254,14 @@ def softshrink(x, threshold: float = 0.5, name=None):
     if threshold < 0:
         raise ValueError(f"softshrink: threshold must be no less than zero, got {threshold}")
     x = as_tensor(x)
-    return where(x <= threshold, where(x >= -threshold, 0.0, x + threshold), x - threshold)
+    return select(x <= threshold, select(x >= -threshold, 0.0, x + threshold), x - threshold)
 
 
 def hardshrink(x, threshold: float = 0.5, name=None):
     """x where |x| >= threshold, else 0. Paddle 3.3.1 keeps x at exactly +-threshold
     (gradient 1 there), and keeps every x for a negative threshold."""
     x = as_tensor(x)
-    return where(tensor_math.abs(x) < threshold, 0.0, x)
+    return select(tensor_math.abs(x) < threshold, 0.0, x)
 
 
 def tanhshrink(x, name=None):
@@ -272,7 +273,7 @@ def tanhshrink(x, name=None):
 def thresholded_relu(x, threshold: float = 1.0, value: float = 0.0, name=None):
     """x where x > threshold, else `value` (gradient 0 there, and at the threshold)."""
     x = as_tensor(x)
-    return where(x <= threshold, float(value), x)
+    return select(x <= threshold, float(value), x)
 
 
 def softsign(x, name=None):

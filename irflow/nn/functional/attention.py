@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from ...errors import ShapeError
 from ...tensor import (full_like, matmul, repeat_interleave, squeeze, transpose, triu,
-                       unsqueeze, where)
+                       unsqueeze)
 from ...tensor.convert import as_tensor
+from ...tensor.logic import select
 from .activation import softmax
 from .common import dropout
 
@@ -42,7 +43,7 @@ def _additive_mask(attn_mask, dtype):
     if not attn_mask.dtype.is_bool:
         return attn_mask
     zero = full_like(attn_mask, 0.0, dtype=dtype)
-    return where(attn_mask, zero, full_like(attn_mask, float("-inf"), dtype=dtype))
+    return select(attn_mask, zero, full_like(attn_mask, float("-inf"), dtype=dtype))
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,

@@ -8,8 +8,9 @@ from ...errors import ShapeError
 from ...tensor import (Tensor, abs as absolute, add, arange, argmax, assign, clip, einsum, equal,
                        expand_as, full, matmul, max as reduce_max, maximum, pow as power,
                        reshape, scatter, slice as slice_, sqrt, sum as reduce_sum,
-                       take_along_axis, transpose, unsqueeze, where)
+                       take_along_axis, transpose, unsqueeze)
 from ...tensor.convert import as_tensor
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape, pick
 from ...tensor.math import vector_norm
 from ...tensor.random import draw, next_seed
@@ -154,7 +155,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0
         return out
     if padding_idx < 0:
         padding_idx += weight.shape[0]
-    return where(unsqueeze(x != padding_idx, -1), out, full([], 0.0, out.dtype))
+    return select(unsqueeze(x != padding_idx, -1), out, full([], 0.0, out.dtype))
 
 
 def _check_ids_not_negative(x: Tensor) -> None:
@@ -183,7 +184,7 @@ def _renorm_looked_up(x, weight, max_norm: float, norm_type: float):
     ids, table = reshape(x, [-1]), weight.detach()
     rows = pick(table, ids, axis=0)
     norms = vector_norm(rows, norm_type, -1, keepdim=True)
-    rows = where(norms > max_norm, rows * (max_norm / (norms + 1e-7)), rows)
+    rows = select(norms > max_norm, rows * (max_norm / (norms + 1e-7)), rows)
     renormed = scatter(table, ids, rows)
     through = weight - weight.detach()
     weight.set_value(renormed)

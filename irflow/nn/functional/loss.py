@@ -21,10 +21,10 @@ import numpy as np
 
 from ...tensor import (abs as absolute, arange, clip, concat, equal, exp, full_like, log,
                        logsumexp, maximum, mean as reduce_mean, minimum, pow as power, reshape,
-                       sqrt, squeeze, stack, sum as reduce_sum, take_along_axis, unsqueeze,
-                       where)
+                       sqrt, squeeze, stack, sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
 from ...errors import ShapeError
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape, pick
 from .activation import log_sigmoid, log_softmax, relu, sigmoid
 from .common import pairwise_distance
@@ -64,7 +64,7 @@ def _picked_labels(label, ignore_index: int):
     """(labels safe to index with: ignored ones replaced by class 0, bool mask of the
     labels not ignored)."""
     valid = label != ignore_index
-    return where(valid, label, 0), valid
+    return select(valid, label, 0), valid
 
 
 def accepts_target(function):
@@ -302,9 +302,9 @@ def smooth_l1_loss(input, label, reduction: str = "mean", delta: float = 1.0,
     diff = absolute(as_tensor(input) - label)
     delta = float(delta)
     if is_huber:
-        loss = where(diff < delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
+        loss = select(diff < delta, 0.5 * diff * diff, delta * (diff - 0.5 * delta))
     else:
-        loss = where(diff < delta, 0.5 * diff * diff / delta, diff - 0.5 * delta)
+        loss = select(diff < delta, 0.5 * diff * diff / delta, diff - 0.5 * delta)
     return _reduce(loss, reduction)
 
 
@@ -319,7 +319,7 @@ def kl_div(input, label, reduction: str = "mean", log_target: bool = False, name
         loss = exp(label) * (label - input)
     else:
         positive = label > 0
-        loss = where(positive, label * (log(where(positive, label, 1.0)) - input), 0.0)
+        loss = select(positive, label * (log(select(positive, label, 1.0)) - input), 0.0)
     if reduction == "batchmean":
         # (the size as it is: a Python int, or while tracing with a symbolic batch
         # the size the program reads when it runs)
@@ -397,7 +397,7 @@ def hinge_embedding_loss(input, label, margin: float = 1.0, reduction: str = "me
     other label (Paddle's selections; the gradient of the hinge is 0 at the margin)."""
     check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)
-    loss = where(label == 1.0, input, 0.0) + where(label == -1.0, relu(margin - input), 0.0)
+    loss = select(label == 1.0, input, 0.0) + select(label == -1.0, relu(margin - input), 0.0)
     return _reduce(loss, reduction)
 
 
@@ -421,7 +421,7 @@ def cosine_embedding_loss(input1, input2, label, margin: float = 0, reduction: s
     squares1 = reduce_sum(input1 * input1, -1) + 1e-11
     squares2 = reduce_sum(input2 * input2, -1) + 1e-11
     cos = reduce_sum(input1 * input2, -1) / sqrt(squares1 * squares2)
-    loss = where(label == 1, 1.0 - cos, 0.0) + where(label == -1, clip(cos - margin, min=0.0),
+    loss = select(label == 1, 1.0 - cos, 0.0) + select(label == -1, clip(cos - margin, min=0.0),
                                                     0.0)
     return _reduce(loss, reduction)
 
@@ -479,9 +479,9 @@ def poisson_nll_loss(input, label, log_input: bool = True, full: bool = False,
         loss = input - label * log(input + epsilon)
     if full:
         counted = label > 1
-        safe = where(counted, label, 1.0)
+        safe = select(counted, label, 1.0)
         stirling = safe * log(safe) - safe + 0.5 * log(safe) + _HALF_LOG_2PI
-        loss = loss + where(counted, stirling, 0.0)
+        loss = loss + select(counted, stirling, 0.0)
     return _reduce(loss, reduction)
 
 
@@ -560,7 +560,7 @@ def _ctc_log_likelihood(log_probs, states, input_lengths, label_lengths, blank: 
     count = exact_shape(states)[1]
     emitted = take_along_axis(log_probs, stack([states] * steps, 0), 2)  # [T, B, S]
     first = unsqueeze(arange(count) < 2, 0)
-    alpha = where(first, emitted[0], full_like(emitted[0], _NO_PATH))
+    alpha = select(first, emitted[0], full_like(emitted[0], _NO_PATH))
     skippable = None
     if count > 2:
         skippable = ((states != blank) & (states != _shifted(states, 2))
@@ -568,13 +568,13 @@ def _ctc_log_likelihood(log_probs, states, input_lengths, label_lengths, blank: 
     for t in range(1, steps):
         paths = [alpha, _shifted(alpha, 1)]
         if skippable is not None:
-            paths.append(where(skippable, _shifted(alpha, 2), full_like(alpha, _NO_PATH)))
+            paths.append(select(skippable, _shifted(alpha, 2), full_like(alpha, _NO_PATH)))
         step = logsumexp(stack(paths, 0), 0) + emitted[t]
-        alpha = where(unsqueeze(input_lengths > t, 1), step, alpha)
+        alpha = select(unsqueeze(input_lengths > t, 1), step, alpha)
     end = unsqueeze(2 * label_lengths, 1)
     last = take_along_axis(alpha, end, 1)[:, 0]
     before = take_along_axis(alpha, maximum(end - 1, 0), 1)[:, 0]
-    before = where(label_lengths > 0, before, full_like(before, _NO_PATH))
+    before = select(label_lengths > 0, before, full_like(before, _NO_PATH))
     return logsumexp(stack([last, before], 0), 0)
 
 
@@ -608,7 +608,7 @@ def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank: int = 0,
         scaled = loss / input_lengths.astype(loss.dtype)
         loss = loss.detach() + (scaled - scaled.detach())
     impossible = log_likelihood < _NO_PATH / 2
-    loss = where(impossible, full_like(loss, 0.0 if zero_infinity else math.inf), loss)
+    loss = select(impossible, full_like(loss, 0.0 if zero_infinity else math.inf), loss)
     if reduction == "mean":
         return reduce_mean(loss / label_lengths.astype(loss.dtype))
     return _reduce(loss, reduction)

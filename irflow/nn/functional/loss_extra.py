@@ -12,8 +12,9 @@ import numpy as np
 
 from ...errors import InputError, ShapeError
 from ...tensor import (clip, cumprod, exp, log, log1p, matmul, maximum, mean as reduce_mean,
-                       minimum, reshape, sum as reduce_sum, take_along_axis, unsqueeze, where)
+                       minimum, reshape, sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape, pick
 from .common import one_hot, pairwise_distance
 from .loss import _check_same_shape, _reduce, check_reduction, cross_entropy
@@ -69,11 +70,11 @@ def multi_label_margin_loss(input, label, reduction: str = "mean", name=None):
     classes = exact_shape(input)[1]
     _check_label_range("multi_label_margin_loss", label, -1, classes)
     listed = cumprod((label != -1).astype(input.dtype), dim=1)  # 1 up to the first -1
-    targets = where(label >= 0, label, 0)
+    targets = select(label >= 0, label, 0)
     is_target = reduce_sum(one_hot(targets, classes) * unsqueeze(listed, -1), 1) > 0
     target_scores = unsqueeze(take_along_axis(input, targets, 1), -1)           # [N, K, 1]
     hinge = maximum(1.0 - target_scores + unsqueeze(input, 1), 0.0)             # [N, K, C]
-    hinge = where(unsqueeze(is_target, 1), 0.0, hinge) * unsqueeze(listed, -1)
+    hinge = select(unsqueeze(is_target, 1), 0.0, hinge) * unsqueeze(listed, -1)
     return _reduce(reduce_sum(hinge, [1, 2]) / classes, reduction)
 
 
@@ -190,10 +191,10 @@ def hsigmoid_loss(input, label, num_classes: int, weight, bias=None, path_table=
         path_table, path_code = pick(as_tensor(table), label, 0), pick(as_tensor(code), label, 0)
     path_table, path_code = as_tensor(path_table), as_tensor(path_code)
     on_path = path_table >= 0
-    nodes = where(on_path, path_table, 0)
+    nodes = select(on_path, path_table, 0)
     logits = reduce_sum(pick(weight, nodes, 0) * unsqueeze(input, 1), -1)   # [N, L]
     if bias is not None:
         logits = logits + pick(reshape(as_tensor(bias), [-1]), nodes, 0)
-    logits = where(on_path, clip(logits, -40.0, 40.0), 0.0)
-    taken = where(on_path, path_code, 0).astype(input.dtype)
+    logits = select(on_path, clip(logits, -40.0, 40.0), 0.0)
+    taken = select(on_path, path_code, 0).astype(input.dtype)
     return reduce_sum(log1p(exp(logits)) - taken * logits, -1, keepdim=True)

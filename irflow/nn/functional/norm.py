@@ -14,8 +14,9 @@ import math
 from ...dispatch import no_grad
 from ...errors import ShapeError
 from ...tensor import (concat, mean as reduce_mean, numel, reshape, rsqrt, slice as slice_axes,
-                      transpose, where, zeros)
+                      transpose, zeros)
 from ...tensor.convert import as_tensor
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape
 from .common import test_twins
 
@@ -63,7 +64,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training: b
         if bias is not None:
             y = y + reshape(bias, per_channel)
         if several is not True:  # decided when the program runs
-            y = where(several, y, _passed_on(x, weight, bias, per_channel))
+            y = select(several, y, _passed_on(x, weight, bias, per_channel))
     if twins is not None:
         twins[y._ir] = test._ir
     return y
@@ -102,7 +103,7 @@ def _update_running(running, batch_stat, momentum: float, several) -> None:
     with no_grad():
         updated = running * momentum + reshape(batch_stat, [-1]) * (1.0 - momentum)
         if several is not True:
-            updated = where(several, updated, running)
+            updated = select(several, updated, running)
         running.set_value(updated)
 
 

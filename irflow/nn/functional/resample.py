@@ -22,8 +22,9 @@ from ...errors import DTypeError, IrflowError, ShapeError
 from ...ir.types import dim_div, dim_mul
 from ...tensor import (Tensor, clip, clone, expand, floor, gather, index_add, matmul, moveaxis,
                        reshape, round as round_half_even, take_along_axis, transpose,
-                       unsqueeze, where, zeros)
+                       unsqueeze, zeros)
 from ...tensor.convert import as_tensor
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape
 from .common import check_pixel_options
 from .conv import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, pair
@@ -421,7 +422,7 @@ def _reflect(coord, twice_low: int, twice_high: int):
     sign = 1.0 - 2.0 * (offset < 0).astype(offset.dtype)
     distance = offset * sign
     extra = distance - floor(distance / trip).detach() * trip
-    return where(extra > trip - extra, trip - extra, extra) + low
+    return select(extra > trip - extra, trip - extra, extra) + low
 
 
 def _source_coord(coord, size: int, padding_mode: str, align_corners: bool):

@@ -24,9 +24,10 @@ from __future__ import annotations
 import math
 
 from ...tensor import (arange, concat, full, matmul, reshape, sigmoid, split, stack, tanh,
-                       transpose, unsqueeze, where)
+                       transpose, unsqueeze)
 from ...tensor import math as tensor_math
 from ...tensor.convert import get_default_dtype
+from ...tensor.logic import select
 from ...tensor.manipulation import exact_shape, flip
 from .. import functional as F
 from ..initializer import Constant, Uniform
@@ -273,7 +274,7 @@ def _step(cell, inputs, states, mask, t, kwargs):
     if mask is None:
         return out, new_states
     keep = mask[t]
-    return out, _map(lambda new, old: where(keep, new, old), new_states, states)
+    return out, _map(lambda new, old: select(keep, new, old), new_states, states)
 
 
 def _time_loop(cell, inputs, states, mask, steps, kwargs):
