@@ -1,8 +1,9 @@
 """Paddle's ``paddle.vision.transforms`` for images held as NumPy arrays (HWC, or HW
 for one channel) or irflow tensors (CHW, Paddle's layout for tensor images): the
 functional forms (`to_tensor`, `normalize`, `resize`, `crop`, `center_crop`, `hflip`,
-`vflip`, `pad`, `to_grayscale`, the colour adjustments, `erase`) and the transforms
-built on them. The geometric warps (`rotate`, `affine`, `perspective`) are not here.
+`vflip`, `pad`, `to_grayscale`, the colour adjustments, `erase`, and the geometric
+warps `rotate`, `affine` and `perspective`, whose conventions `geometric`
+describes) and the transforms built on them.
 
 Transforms prepare data; they are not part of a model, so they compute with NumPy
 (a tensor image goes to an array and back) and record no gradient. Paddle resizes
@@ -27,6 +28,7 @@ from .functional import (_INTERPOLATIONS, _PAD_MODES, _channels, _check_image, _
                          _pad_sides, _pair, adjust_brightness, adjust_contrast, adjust_hue,
                          adjust_saturation, center_crop, crop, erase, hflip, normalize, pad,
                          resize, to_grayscale, to_tensor, vflip)
+from .geometric import affine, perspective, rotate
 
 # ---------------------------------------------------------------- transforms
 
@@ -406,10 +408,121 @@ class RandomErasing(BaseTransform):
         return img
 
 
+def _angle_range(value, name: str, sizes=(2,)) -> tuple[float, ...]:
+    """Paddle's range of angles: a number v is (-v, v) (v must be non-negative), a
+    sequence is kept if its length is one of `sizes`."""
+    if isinstance(value, numbers.Number):
+        if value < 0:
+            raise InputError(f"{name}: a single number must be non-negative, got {value}")
+        return -float(value), float(value)
+    if isinstance(value, list | tuple) and len(value) in sizes:
+        return tuple(float(v) for v in value)
+    raise TypeError(f"{name} must be a number or a sequence of {' or '.join(map(str, sizes))}"
+                    f" numbers, got {value!r}")
+
+
+class RandomRotation(BaseTransform):
+    """`rotate` by an angle drawn uniformly from `degrees` ((min, max), or a number v
+    for (-v, v)), with `interpolation`, `expand`, `center` and `fill`."""
+
+    def __init__(self, degrees, interpolation: str = "nearest", expand: bool = False,
+                 center=None, fill=0, keys=None):
+        super().__init__(keys)
+        self.degrees = _angle_range(degrees, "RandomRotation: degrees")
+        self.interpolation, self.expand = interpolation, expand
+        self.center, self.fill = center, fill
+
+    def _apply_image(self, img):
+        angle = float(host_rng().uniform(*self.degrees))
+        return rotate(img, angle, self.interpolation, self.expand, self.center, self.fill)
+
+
+class RandomAffine(BaseTransform):
+    """`affine` by random parameters, as Paddle draws them: an angle uniform in
+    `degrees`; with `translate` (fractions (x, y) of the width and height, in [0, 1])
+    a move uniform within them, truncated to whole pixels; with `scale` (min, max) a
+    uniform scale; with `shear` (a number v: (-v, v) along x; (min, max) along x;
+    or four: x then y ranges) uniform shears."""
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None,
+                 interpolation: str = "nearest", fill=0, center=None, keys=None):
+        super().__init__(keys)
+        self.degrees = _angle_range(degrees, "RandomAffine: degrees")
+        if translate is not None and not (
+                isinstance(translate, list | tuple) and len(translate) == 2
+                and all(0.0 <= t <= 1.0 for t in translate)):
+            raise InputError(f"RandomAffine: translate must be two fractions in [0, 1], "
+                             f"got {translate!r}")
+        if scale is not None and not (isinstance(scale, list | tuple) and len(scale) == 2
+                                      and all(s > 0 for s in scale)):
+            raise InputError(f"RandomAffine: scale must be two positive numbers, got "
+                             f"{scale!r}")
+        self.translate, self.scale = translate, scale
+        self.shear = None if shear is None else _angle_range(shear, "RandomAffine: shear",
+                                                             (2, 4))
+        self.interpolation, self.fill, self.center = interpolation, fill, center
+
+    def _apply_image(self, img):
+        rng = host_rng()
+        height, width = _image_size(img, "RandomAffine")
+        angle = float(rng.uniform(*self.degrees))
+        translate = (0, 0)
+        if self.translate is not None:
+            max_dx, max_dy = self.translate[0] * width, self.translate[1] * height
+            translate = (int(rng.uniform(-max_dx, max_dx)), int(rng.uniform(-max_dy, max_dy)))
+        scale = 1.0 if self.scale is None else float(rng.uniform(*self.scale))
+        shear = [0.0, 0.0]
+        if self.shear is not None:
+            shear[0] = float(rng.uniform(self.shear[0], self.shear[1]))
+            if len(self.shear) == 4:
+                shear[1] = float(rng.uniform(self.shear[2], self.shear[3]))
+        return affine(img, angle, translate, scale, shear, self.interpolation, self.fill,
+                      self.center)
+
+
+class RandomPerspective(BaseTransform):
+    """With probability `prob`, `perspective` moving each corner inwards by a random
+    amount up to `distortion_scale` (in [0, 1]) of half the image, as Paddle draws
+    them (whole pixels)."""
+
+    def __init__(self, prob: float = 0.5, distortion_scale: float = 0.5,
+                 interpolation: str = "nearest", fill=0, keys=None):
+        super().__init__(keys)
+        if not 0 <= prob <= 1 or not 0 <= distortion_scale <= 1:
+            raise InputError(f"RandomPerspective: prob and distortion_scale must be in "
+                             f"[0, 1], got {prob} and {distortion_scale}")
+        self.prob, self.distortion_scale = prob, distortion_scale
+        self.interpolation, self.fill = interpolation, fill
+
+    def get_params(self, width: int, height: int, distortion_scale: float):
+        """(startpoints, endpoints): the image's corners and where they move."""
+        rng = host_rng()
+        dx = int(distortion_scale * (width // 2))
+        dy = int(distortion_scale * (height // 2))
+
+        def near(low_end: bool, size: int, d: int) -> int:
+            return int(rng.uniform(0, d + 1) if low_end else rng.uniform(size - d - 1, size))
+
+        endpoints = [[near(True, width, dx), near(True, height, dy)],
+                     [near(False, width, dx), near(True, height, dy)],
+                     [near(False, width, dx), near(False, height, dy)],
+                     [near(True, width, dx), near(False, height, dy)]]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, endpoints
+
+    def _apply_image(self, img):
+        height, width = _image_size(img, "RandomPerspective")
+        if host_rng().random() >= self.prob:
+            return img
+        startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+        return perspective(img, startpoints, endpoints, self.interpolation, self.fill)
+
+
 __all__ = ["BaseTransform", "BrightnessTransform", "CenterCrop", "ColorJitter", "Compose",
            "ContrastTransform", "Grayscale", "HueTransform", "Normalize", "Pad",
-           "RandomCrop", "RandomErasing", "RandomHorizontalFlip", "RandomResizedCrop",
-           "RandomVerticalFlip", "Resize", "SaturationTransform", "ToTensor", "Transpose",
-           "adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation",
-           "center_crop", "crop", "erase", "hflip", "normalize", "pad", "resize",
+           "RandomAffine", "RandomCrop", "RandomErasing", "RandomHorizontalFlip",
+           "RandomPerspective", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip",
+           "Resize", "SaturationTransform", "ToTensor", "Transpose", "adjust_brightness",
+           "adjust_contrast", "adjust_hue", "adjust_saturation", "affine", "center_crop",
+           "crop", "erase", "hflip", "normalize", "pad", "perspective", "resize", "rotate",
            "to_grayscale", "to_tensor", "vflip"]
