@@ -185,7 +185,7 @@ def test_set_state_dict_by_parameter_names():
 def test_set_state_dict_keeps_the_parameter_objects():
     m = nn.Linear(2, 2)
     weight = m.weight
-    m.set_state_dict({"weight": np.ones((2, 2)), "bias": paddle.zeros([2])})
+    m.set_state_dict({"weight": np.ones((2, 2), np.float32), "bias": paddle.zeros([2])})
     assert m.weight is weight and m.weight.dtype == paddle.float32
     np.testing.assert_array_equal(m.weight.numpy(), 1.0)
 

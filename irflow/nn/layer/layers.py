@@ -34,8 +34,9 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ...context import current_tracer
+from ...device import CPUPlace
 from ...dispatch import user_location
-from ...errors import ConversionError
+from ...errors import ArgumentError, ConversionError, DTypeError
 from ...ir import dtypes
 from ...tensor.convert import default_float_dtype
 from ...tensor.tensor import Parameter, Tensor
@@ -113,6 +114,43 @@ def _traced(fn):
         return fn
     from ...frontend.jst import call
     return call(fn)
+
+
+def _check_loadable(key: str, value, target: Tensor) -> None:
+    """Raise unless `value` is a Tensor or NumPy array of `target`'s dtype, which is
+    what Paddle's set_state_dict loads (it refuses other dtypes rather than cast)."""
+    if isinstance(value, Tensor):
+        dtype = value.dtype
+    elif isinstance(value, np.ndarray):
+        dtype = dtypes.from_numpy(value)
+    else:
+        raise ArgumentError(f"set_state_dict: the value of '{key}' is a "
+                            f"{type(value).__name__}; Paddle loads Tensors and NumPy "
+                            "arrays (convert it with np.asarray)")
+    if dtype is not target.dtype:
+        raise DTypeError(f"set_state_dict: '{key}' is {target.dtype.name} but the value "
+                         f"given for it is {dtype.name}; Paddle loads values of the "
+                         f"parameter's dtype only (cast it first: "
+                         f"value.astype('{target.dtype.name}'))")
+
+
+_DEVICE_NAME = re.compile(r"(cpu|gpu|xpu|npu|dcu|ipu|mlu|gpu_pinned|xpu_pinned)(:\d+)?")
+"""The device names Paddle's ``Layer.to`` takes."""
+
+
+def _excluded(excluded_layers, keep_batch_norm: bool = False) -> tuple:
+    """The Layer classes that `float` and its kind leave as they are, as Paddle's
+    `excluded_layers` names them: one class or a list of them; None is none, or
+    ``nn.BatchNorm`` with `keep_batch_norm`."""
+    if excluded_layers is None:
+        from .norm import BatchNorm
+        return (BatchNorm,) if keep_batch_norm else ()
+    if isinstance(excluded_layers, type):
+        return (excluded_layers,)
+    if isinstance(excluded_layers, list | tuple):
+        return tuple(excluded_layers)
+    raise TypeError(f"excluded_layers should be type nn.Layer or list, but got "
+                    f"{type(excluded_layers).__name__}.")
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -358,9 +396,19 @@ class Layer:
         return sublayer
 
     def add_parameter(self, name: str, parameter: Parameter | None) -> Parameter | None:
+        """Register `parameter` (or None) as ``self.<name>``; a name that is already
+        an attribute other than a parameter (a sublayer, a buffer, a method) is an
+        error, as in Paddle."""
+        if "_parameters" not in self.__dict__:
+            raise RuntimeError("super().__init__() should be called first")
+        if not isinstance(name, str):
+            raise TypeError(f"The name of parameter should be a string, but received "
+                            f"{type(name).__name__}.")
         if "." in name or not name:
             raise KeyError(f"invalid parameter name {name!r}: it must be non-empty and "
                            "contain no '.'")
+        if name not in self._parameters and hasattr(self, name):
+            raise KeyError(f"The parameter '{name}' already exists.")
         if parameter is not None and not isinstance(parameter, Parameter):
             raise TypeError(f"parameter assignment requires Parameter or None, but got "
                             f"'{type(parameter).__name__}'")
@@ -370,6 +418,10 @@ class Layer:
         else:
             setattr(self, name, parameter)
         return parameter
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """`add_parameter`, returning None (Paddle's PyTorch-style name)."""
+        self.add_parameter(name, param)
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistable: bool = True
                         ) -> None:
@@ -480,35 +532,57 @@ class Layer:
 
     # ------------------------------------------------------------ state
 
-    def state_dict(self, destination: dict | None = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "",
-                   include_non_persistable_buffer: bool = False) -> OrderedDict:
+    def state_dict(self, *args, **kwargs) -> OrderedDict:
         """Parameters and persistable buffers by dotted name: per layer its parameters,
-        then its buffers, then its sublayers'. The values are the tensors themselves."""
+        then its buffers, then its sublayers'. Paddle's two signatures: its own,
+        ``(destination=None, include_sublayers=True, structured_name_prefix="",
+        include_non_persistable_buffer=False, use_hook=True, keep_vars=True)``, and
+        PyTorch's ``(destination=None, prefix="", keep_vars=False)``, which a string
+        second argument or ``prefix=`` selects, as in Paddle. With `keep_vars` the
+        values are the tensors themselves, else each one's `detach()`, which shares
+        its storage (as Paddle's). `use_hook` is accepted: irflow has no state dict
+        hooks."""
+        if len(args) >= 2 and isinstance(args[1], str) or "prefix" in kwargs:
+            return self._state_dict_like_torch(*args, **kwargs)
+        return self._state_dict(*args, **kwargs)
+
+    def _state_dict_like_torch(self, destination=None, prefix: str = "",
+                               keep_vars: bool = False) -> OrderedDict:
+        return self._state_dict(destination, structured_name_prefix=prefix,
+                                keep_vars=keep_vars)
+
+    def _state_dict(self, destination: dict | None = None, include_sublayers: bool = True,
+                    structured_name_prefix: str = "",
+                    include_non_persistable_buffer: bool = False, use_hook: bool = True,
+                    keep_vars: bool = True) -> OrderedDict:
         if destination is None:
             destination = OrderedDict()
         for name, param in self._parameters.items():
             if param is not None:
-                destination[structured_name_prefix + name] = param
+                destination[structured_name_prefix + name] = \
+                    param if keep_vars else param.detach()
         for name, buffer in self._buffers.items():
             if buffer is not None and (include_non_persistable_buffer or
                                        name not in self._non_persistable_buffer_names_set):
-                destination[structured_name_prefix + name] = buffer
+                destination[structured_name_prefix + name] = \
+                    buffer if keep_vars else buffer.detach()
         if include_sublayers:
             for name, layer in self._sub_layers.items():
                 if layer is not None:
-                    layer.state_dict(destination, True, f"{structured_name_prefix}{name}.",
-                                     include_non_persistable_buffer)
+                    layer._state_dict(destination, True, f"{structured_name_prefix}{name}.",
+                                      include_non_persistable_buffer, use_hook, keep_vars)
         return destination
 
     def set_state_dict(self, state_dict: dict, use_structured_name: bool = True
                        ) -> tuple[list[str], list[str]]:
-        """Copy values (Tensors or arrays) from `state_dict` into this layer's
+        """Copy values (Tensors or NumPy arrays) from `state_dict` into this layer's
         parameters and persistable buffers. Entries that are missing or have the
-        wrong shape are skipped with a warning, as in Paddle. Returns
+        wrong shape are skipped with a warning, as in Paddle. A value of another
+        dtype (float64 for a float32 parameter), or of another kind (a list), is an
+        error, as in Paddle, raised before anything is loaded. Returns
         ``(missing_keys, unexpected_keys)``."""
         missing, matched, updates = [], set(), []
-        for key, target in self.state_dict().items():
+        for key, target in self._state_dict().items():
             name = key if use_structured_name else target.name
             value = state_dict.get(name)
             if value is None:
@@ -522,6 +596,7 @@ class Layer:
                 warnings.warn(f"Skip loading for {key}. {name} receives a shape {shape}, but "
                               f"the expected shape is {list(target.shape)}.", stacklevel=2)
                 continue
+            _check_loadable(key, value, target)
             matched.add(name)
             updates.append((target, value))
         for target, value in updates:
@@ -532,19 +607,60 @@ class Layer:
     load_dict = set_state_dict
 
     def to(self, device=None, dtype=None, blocking=None) -> "Layer":
-        """irflow runs on the CPU only, so `device` is accepted and ignored; `dtype`
-        converts every float parameter and buffer."""
+        """irflow runs on the CPU only, so a `device` (a name such as ``"cpu"`` or
+        ``"gpu:0"``, or a place) is accepted and ignored; anything else there (a dtype
+        name passed first, ``to("float64")``) is an error, as in Paddle, not a layer
+        left as it was. `dtype` converts every float parameter and buffer."""
+        if device is not None and not isinstance(device, CPUPlace) and not (
+                isinstance(device, str) and _DEVICE_NAME.fullmatch(device)):
+            raise ValueError(f"Layer.to: device should be a device name such as 'cpu' or "
+                             f"'gpu:0', or a place, but got {device!r}")
         if dtype is not None:
             self.astype(dtype)
         return self
 
     def astype(self, dtype) -> "Layer":
-        dtype = dtypes.dtype(dtype)
+        """Cast every float parameter and buffer to `dtype` (integer buffers, such as
+        indices, keep theirs)."""
+        return self._cast_floats(dtypes.dtype(dtype), ())
+
+    def float(self, excluded_layers=None) -> "Layer":
+        """Cast every float parameter and buffer to float32, except in layers of the
+        types `excluded_layers` names (a Layer class or a list of them)."""
+        return self._cast_floats(dtypes.float32, _excluded(excluded_layers))
+
+    def float16(self, excluded_layers=None) -> "Layer":
+        """`float` to float16; by default BatchNorm layers keep their dtype, as in
+        Paddle."""
+        return self._cast_floats(dtypes.float16, _excluded(excluded_layers, keep_batch_norm=True))
+
+    def bfloat16(self, excluded_layers=None) -> "Layer":
+        """`float` to bfloat16; by default BatchNorm layers keep their dtype, as in
+        Paddle."""
+        return self._cast_floats(dtypes.bfloat16,
+                                 _excluded(excluded_layers, keep_batch_norm=True))
+
+    def double(self) -> "Layer":
+        """Cast every float parameter and buffer to float64. (Paddle's casts integer
+        buffers too, contrary to its documentation; irflow's keeps them.)"""
+        return self._cast_floats(dtypes.float64, ())
+
+    def half(self) -> "Layer":
+        """Cast every float parameter and buffer to float16 (see `double`)."""
+        return self._cast_floats(dtypes.float16, ())
+
+    def _cast_floats(self, dtype: dtypes.DType, excluded: tuple) -> "Layer":
+        """Cast the float parameters and buffers of this layer and its sublayers, but
+        those of layers of the types `excluded`, in place: each stays the same object,
+        so that an optimizer or another layer holding it sees the new dtype."""
         for layer in self.sublayers(include_self=True):
+            if type(layer) in excluded:
+                continue
             layer._dtype = dtype.name
-        for tensor in [*self.parameters(), *self.buffers()]:
-            if tensor.dtype.is_float:
-                tensor._value = dtypes.astype(tensor._value, dtype)
+            tensors = [*layer._parameters.values(), *layer._buffers.values()]
+            for tensor in tensors:
+                if tensor is not None and tensor.dtype.is_float:
+                    tensor._value = dtypes.astype(tensor._value, dtype)
         return self
 
     # ------------------------------------------------------------ printing
