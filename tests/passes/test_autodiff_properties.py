@@ -147,6 +147,13 @@ def check_grad(program, seed):
     for got, want in zip(results, forward):
         np.testing.assert_array_equal(got, want, strict=True,
                                       err_msg="grad changed the function's results")
+    # a decision between two values equal but for rounding (the means of x and of its
+    # transpose, summed in other orders) may go another way in the interpreter than in
+    # the reference, whose finite differences then measure the other branch; the
+    # forward results agreeing says the two took one smooth piece (the forward
+    # semantics themselves are the other property tests')
+    assume(all(np.allclose(f, e, rtol=1e-9, atol=1e-12)
+               for f, e in zip(forward, expected.outputs)))
     grads = results[len(forward):]
     fds = finite_differences(program, inputs, wrt, expected)
     scale = max([1.0] + [float(np.max(np.abs(fd), initial=0)) for fd in fds])
