@@ -12,8 +12,9 @@ They are context variables, which every thread (and every asyncio task) sees on 
 own. `state.grad_enabled`, `state.tracer`, `state.observer`, `state.static`,
 `state.default_programs` and `state.scope` read and set them. The
 eager hot path (`irflow.dispatch.apply`, `Layer.__call__`, Tensor hooks) reads them
-with `grad_enabled()`, `current_tracer()` and `current_observer()` instead: the
-variables' bound ``get`` methods, cheaper to call than an attribute is to read.
+with `grad_enabled()`, `current_tracer()` and `current_observer()` instead (and
+`no_grad` sets the mode with `set_grad_mode`): the variables' bound ``get`` and
+``set`` methods, cheaper to call than an attribute is to read.
 
 This module is the bottom of the eager stack: the Tensor class reads it for its
 tracing hooks, and `irflow.dispatch` (which makes Tensors) for every op.
@@ -31,6 +32,7 @@ _default_programs: ContextVar = ContextVar("irflow.default_programs", default=No
 _scope: ContextVar = ContextVar("irflow.scope", default=None)
 
 grad_enabled = _grad_enabled.get
+set_grad_mode = _grad_enabled.set  # what ``with no_grad():`` sets, twice a block
 current_tracer = _tracer.get
 current_observer = _observer.get
 current_static = _static.get

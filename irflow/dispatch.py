@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .context import current_observer, current_tracer, grad_enabled, state
+from .context import current_observer, current_tracer, grad_enabled, set_grad_mode, state
 from .errors import IrflowError, Location, ShapeError
 from .ir.registry import canonical_attr, lookup
 from .ir.types import TensorType, bind_shape
@@ -206,12 +206,12 @@ class no_grad:
     the dynamic graph, so results have ``stop_gradient=True``."""
 
     def __enter__(self):
-        self._saved = state.grad_enabled
-        state.grad_enabled = False
+        self._saved = grad_enabled()
+        set_grad_mode(False)
         return self
 
     def __exit__(self, *exc):
-        state.grad_enabled = self._saved
+        set_grad_mode(self._saved)
         return False
 
     def __call__(self, fn):
@@ -239,8 +239,8 @@ class enable_grad(no_grad):
     """The opposite of `no_grad`: record the dynamic graph inside the block."""
 
     def __enter__(self):
-        self._saved = state.grad_enabled
-        state.grad_enabled = True
+        self._saved = grad_enabled()
+        set_grad_mode(True)
         return self
 
 
