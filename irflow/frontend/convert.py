@@ -558,6 +558,16 @@ class _ControlFlow(ast.NodeTransformer):
         node.func = _located(_call(_jst("call"), node.func), node.func)
         return node
 
+    def visit_FormattedValue(self, node: ast.FormattedValue):
+        """``f"{v!r:>8}"`` formats through `jst.formatted`, which gives a tensor the
+        text eager code gives it when the program knows its value only when it runs."""
+        self.generic_visit(node)
+        spec = node.format_spec or _const("")
+        node.value = _located(_call(_jst("formatted"), node.value, _const(node.conversion),
+                                    spec), node.value)
+        node.conversion, node.format_spec = -1, None
+        return node
+
     def visit_Attribute(self, node: ast.Attribute):
         """``obj.name`` read goes through `jst.attr`, which records the value for the
         program's guards (`irflow.frontend.guards`)."""

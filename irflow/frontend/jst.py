@@ -28,7 +28,8 @@ from ..errors import ConversionError, Location, ShapeError
 from ..ir import dtypes
 from ..ir.core import Value
 from ..ir.types import Dim, ListType, TensorType, dim_add, dim_mul, shape_str, symbols_of
-from ..tensor.tensor import Size, Tensor
+from ..tensor import random as random_numbers
+from ..tensor.tensor import Parameter, Size, Tensor
 from .convert import RETURNED, RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
 from .stand_ins import NumpyView, PythonScalar
@@ -82,10 +83,10 @@ def item(container, index):
     if type(container) in (list, tuple) and container and is_traced(index) and \
             index.ndim == 0 and not index.dtype.is_float and not index.dtype.is_bool and \
             all(isinstance(t, Tensor) for t in container):
-        from ..tensor.logic import where
+        from ..tensor.logic import select
         from ..tensor.manipulation import stack
         size = len(container)
-        return stack(list(container))[where(index < 0, index + size, index)]
+        return stack(list(container))[select(index < 0, index + size, index)]
     return container[index]
 
 
@@ -203,10 +204,11 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
 
 
 def _text(value) -> str:
-    """`value` as print shows it; a traced tensor in it is a placeholder for its text
-    when the program runs (``x.shape`` of a symbolic dim prints as ``paddle.Size([3, 4])``),
-    and so is a parameter or buffer: the program prints what it holds then, not the
-    value it had when traced."""
+    """`value` as print and ``str`` show it; a traced tensor in it is a placeholder
+    for its text when the program runs (``x.shape`` of a symbolic dim prints as
+    ``paddle.Size([3, 4])``), and so is a parameter or buffer: the program prints what
+    it holds then, not the value it had when traced. A tensor's text is the tensor's
+    even when it is 0-d: ``format(t, "")`` (an f-string's) would be its number."""
     if isinstance(value, list | tuple) and any(map(_known_when_run, value)):
         inner = ", ".join(_text(v) for v in value)
         if isinstance(value, Size):
@@ -214,7 +216,50 @@ def _text(value) -> str:
         if isinstance(value, list):
             return f"[{inner}]"
         return f"({inner},)" if len(value) == 1 else f"({inner})"
-    return format(value, "") if _known_when_run(value) else str(value)
+    if not _known_when_run(value):
+        return str(value)
+    if isinstance(value, PythonScalar):
+        return format(value, "")
+    tracer = _tracer()
+    if is_traced(value):
+        return tracer.text_of(value, "", scalar=False)
+    text = tracer.text_of(tracer.detach(value), "", scalar=False)
+    return "Parameter containing:\n" + text if isinstance(value, Parameter) else text
+
+
+def formatted(value, conversion: int, spec: str) -> str:
+    """An f-string's ``{value!conversion:spec}`` (Python's FORMAT_VALUE) in converted
+    code: ``str``, ``repr`` and ``ascii`` of a tensor known only when the program runs
+    are its text (`_text`), as they are of a list of them formatted without a spec;
+    ``format`` of a tensor is its number when it is 0-d, as eagerly, a 0-d
+    parameter's too (without the "Parameter containing" that printing it shows)."""
+    if conversion in (ord("s"), ord("r"), ord("a")):
+        value = _text(value) if _has_run_time_text(value) else \
+            {ord("s"): str, ord("r"): repr, ord("a"): ascii}[conversion](value)
+    elif not spec and _has_run_time_text(value):
+        if not isinstance(value, Tensor):
+            return _text(value)
+        if value.ndim == 0 and not is_traced(value):
+            tracer = _tracer()
+            return tracer.text_of(tracer.detach(value), "")
+    return format(value, spec)
+
+
+def _str(*args, **kwargs):
+    """``str`` in converted code: a tensor's text, as eagerly (see `_text`)."""
+    if len(args) == 1 and not kwargs and _has_run_time_text(args[0]):
+        return _text(args[0])
+    return builtins.str(*args, **kwargs)
+
+
+def _repr(value) -> str:
+    return _text(value) if _has_run_time_text(value) else builtins.repr(value)
+
+
+def _has_run_time_text(value) -> bool:
+    """Whether `value`'s text holds a tensor's that the program knows when it runs."""
+    return _known_when_run(value) or \
+        isinstance(value, list | tuple) and any(map(_known_when_run, value))
 
 
 def _known_when_run(value) -> bool:
@@ -382,6 +427,13 @@ def _truth_of_items(python: Callable, reduce: str, items: list):
                  {"axis": None, "keepdim": False})
 
 
+def _seed(s):
+    """``paddle.seed`` in converted code: while tracing, the program's (`Tracer.reseed`)."""
+    if dispatch_state.tracer is None:
+        return random_numbers.seed(s)
+    _tracer().reseed(s)
+
+
 _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _to_int,
              builtins.bool: _to_bool, builtins.len: length_of, builtins.range: _range,
              builtins.enumerate: _enumerate, builtins.reversed: _reversed,
@@ -390,7 +442,8 @@ _BUILTINS = {builtins.print: _print, builtins.float: _to_float, builtins.int: _t
              builtins.min: _extremum(builtins.min, "minimum"),
              builtins.any: _truth_of_all(builtins.any, "any"),
              builtins.all: _truth_of_all(builtins.all, "all"), builtins.getattr: attr,
-             builtins.hasattr: _hasattr, builtins.vars: _vars}
+             builtins.hasattr: _hasattr, builtins.vars: _vars, builtins.str: _str,
+             builtins.repr: _repr, random_numbers.seed: _seed}
 # Python's own random numbers and clocks: a trace calls them once, and the program
 # keeps what they returned
 _HOST_RANDOM = (random.Random, np.random.RandomState, np.random.Generator)

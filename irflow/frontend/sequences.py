@@ -33,9 +33,14 @@ class RunSequence:
         raise NotImplementedError
 
     def __iter__(self):
-        """Converted code loops over a run-time sequence in a ``for`` statement or a
-        list comprehension; other iteration (a generator expression consumed by
-        ``sum()``, unpacking, ``list()``) would need a Python length."""
+        """Python iteration (a list comprehension with a tuple target, a generator
+        expression consumed by ``sum()``, unpacking, ``list()``) of a sequence of
+        Python length, as ``zip(x, y)`` of tensors of static first dims is; with a
+        run-time length, converted code loops over it only in a ``for`` statement or
+        a list comprehension."""
+        n = self.length()
+        if isinstance(n, int):
+            return (self.item(i) for i in range(n))
         raise ConversionError("iterating a range, enumerate, zip or reversed whose length "
                               "is known only when the program runs outside a for loop or a "
                               "list comprehension (in a generator expression, unpacking, "

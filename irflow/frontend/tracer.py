@@ -30,13 +30,15 @@ import numpy as np
 
 from ..autograd import _run_hooks
 from ..dispatch import state, user_location
-from ..errors import ConversionError, DimMismatch, Location, ShapeError, SymbolicShapeError
+from ..errors import (ConversionError, DimMismatch, IrflowError, Location, ShapeError,
+                      SymbolicShapeError)
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
 from ..ir.registry import lookup
 from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
                         substitute_type, symbols_of)
+from ..tensor import random as random_numbers
 from ..tensor.tensor import RunTimeSize, Size, Tensor, is_cleared_gradient
 from .guards import Reads
 from .stand_ins import PythonScalar
@@ -281,6 +283,7 @@ class Tracer:
         self.differentiated: set = set()  # the IR values backward() was called on
         self.zero_grads: dict[int, Tensor] = {}       # id(param) -> its gradient, known zero
         self.seed_arg: BlockArg | None = None
+        self.fixed_seed: Value | None = None          # see reseed()
         self.seed_count = 0
         self.alive: list[Tensor] = []
         self.fresh_dims = 0                           # symbols fresh_dim made
@@ -290,6 +293,7 @@ class Tracer:
         self.list_sizes: dict[object, Dim] = {}       # see list_size()
         self.list_lengths: dict[Value, object] = {}   # see same_length()
         self.texts: dict[str, tuple] = {}             # see text_of()
+        self.escaped: dict[int, tuple] = {}           # see trace_region()
         self.stopped_values: dict[Value, Value] = {}  # value -> its stop_gradient
         self.layers: list = []                        # Layers called: the program depends on them
         self.reads = Reads()                          # Python values read: the guards
@@ -310,12 +314,43 @@ class Tracer:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         state.tracer = None
-        if exc_type is not None or self.changed_numbers:  # a failed compile, or one traced
-            for undo in reversed(self.undo):                # again: the user's objects as
-                undo()                                      # they were
+        swallowed = self._swallowed_escape(exc)
+        if exc_type is not None or swallowed or self.changed_numbers:  # a failed compile,
+            for undo in reversed(self.undo):      # or one traced again: the user's objects
+                undo()                            # as they were
         for layer, name, before, _ in self.attributes.values():  # never a traced tensor
             layer._restore_attribute(name, before)
+        if swallowed is not None:
+            raise swallowed
         return False
+
+    def _swallowed_escape(self, exc) -> ConversionError | None:
+        """The error for an exception that left a tensor-dependent branch or loop body
+        while it was traced (see `trace_region`) and that the user's code caught: the
+        trace went on down the ``except`` path, which the program would then take on
+        every run, where eager code takes it only on the runs that reach the `raise`
+        (Paddle 3.3.1's to_static does so silently). None when nothing was caught;
+        an exception that ends the trace uncaught carries a note saying why it was
+        raised although its branch may not be the one a run takes."""
+        chain = set()
+        while exc is not None and id(exc) not in chain:  # exc and what it was raised from
+            chain.add(id(exc))
+            exc = exc.__cause__ or exc.__context__
+        for caught, loc in self.escaped.values():
+            if id(caught) not in chain:
+                return ConversionError(
+                    f"{caught!r} was raised in a branch or loop body of this "
+                    "tensor-dependent statement while irflow traced it, and the code "
+                    "around it caught it: a compiled program would take the `except` "
+                    "path on every run, where eager code takes it only on the runs that "
+                    "reach the `raise`. Raise outside tensor-dependent control flow, or "
+                    "check with `assert`", loc)
+            if not isinstance(caught, IrflowError):
+                caught.add_note(f"(raised while irflow traced the tensor-dependent `if` or "
+                                f"loop at {loc}: a compiled program runs the code of every "
+                                "branch when it is traced, and cannot raise when one is "
+                                "taken; use `assert`, which checks when it runs)")
+        return None
 
     def store_attribute(self, layer, name: str, value: Tensor) -> None:
         """``self.h = t`` with a traced `t` in a Layer's forward: the value becomes an
@@ -642,13 +677,18 @@ class Tracer:
         return Tensor._from_array(t._value)
 
     # -- text
-    def text_of(self, t: Tensor, spec: str, scalar: bool = False) -> str:
+    def text_of(self, t: Tensor, spec: str, scalar: bool | None = None) -> str:
         """``f"{t:.3f}"`` of a traced `t`: the text exists only when the program runs, so
         this is a placeholder that `print` replaces by a format field (`taken_text`).
         A placeholder that no print takes is an error when tracing ends
-        (`check_texts`): the text would be wrong anywhere else."""
+        (`check_texts`): the text would be wrong anywhere else. `scalar` says whether
+        the text is the number `t` holds or the tensor's text; by default it is what
+        ``format(t, spec)`` gives eagerly: the number for a spec or a 0-d tensor
+        (``f"loss {loss}"`` shows ``loss 0.25``), which ``print(t)`` does not use."""
+        if scalar is None:
+            scalar = bool(spec) or t._ir.type.rank == 0
         marker = f"\ue000{len(self.texts)}\ue001"
-        self.texts[marker] = (t, spec, scalar or bool(spec), user_location())
+        self.texts[marker] = (t, spec, scalar, user_location())
         return marker
 
     def taken_text(self, text: str, tensors: list, scalars: list) -> str:
@@ -701,7 +741,7 @@ class Tracer:
         (where `t` is finite, so that an inf in `t` leaves the value `v`)."""
         from ..tensor.convert import as_tensor, cast
         from ..tensor.creation import zeros_like
-        from ..tensor.logic import isfinite, where
+        from ..tensor.logic import isfinite, select
         from ..tensor.manipulation import _rebind
         new = cast(as_tensor(value, like=t), t.dtype).detach()
         if new._ir.type.shape != t._ir.type.shape:
@@ -710,7 +750,7 @@ class Tracer:
                              f"{shape_str(t._ir.type.shape)}", user_location())
         if not t.stop_gradient:
             through = t - t.detach()
-            new = new + where(isfinite(t), through, zeros_like(through))
+            new = new + select(isfinite(t), through, zeros_like(through))
         _rebind(t, new)
 
     def _assigned(self, new: Tensor) -> Tensor:
@@ -1038,6 +1078,17 @@ class Tracer:
         with b.location(user_location()):
             return self.wrap(b.add(base, b.constant(self.seed_count * 7919, "int64")))
 
+    def reseed(self, value: int) -> None:
+        """``paddle.seed(value)`` in traced code: eager code draws the same numbers
+        after it on every call, so the random ops after it draw from a constant made
+        from `value` instead of the seed each run passes, and each run reseeds the
+        global generator after its plan, as the eager call leaves it seeded (reseeding
+        only while tracing, each run drew other numbers)."""
+        self.on_host(random_numbers, lambda: random_numbers.seed(value), False,
+                     "paddle.seed()")
+        stream = np.random.default_rng(int(value))
+        self.fixed_seed = self.scope.builder.constant(int(stream.integers(0, 2**62)), "int64")
+
     def _seed_base(self) -> Value:
         """The seed the innermost enclosing loop region carries (made its argument at
         its first use; `jst` makes it a carried value that each iteration changes, so
@@ -1047,6 +1098,8 @@ class Tracer:
             scope = scope.parent
         if scope is not None:
             return scope.loop_seed()
+        if self.fixed_seed is not None:
+            return self.fixed_seed
         if self.seed_arg is None:
             self.seed_arg = self.fn.block.add_arg(TensorType(dtypes.int64, ()), "seed")
         return self.seed_arg
@@ -1069,6 +1122,11 @@ class Tracer:
         try:
             result = body(*[self.wrap(a, not differentiable(a.type), cls)
                             for a, cls in zip(args, classes)])
+        except DimMismatch:  # traced again with the symbols related
+            raise
+        except Exception as e:  # what the run would raise only where it reaches it
+            self.escaped.setdefault(id(e), (e, user_location()))
+            raise
         finally:
             self.scope = saved
         return scope, result
