@@ -8,11 +8,12 @@ frontend also checks with it what Python would check at run time, such as a vari
 read after a loop that ran zero times (``error="UnboundLocalError"``), and the
 `one-hot` pass what a gather would (``error="IndexError"``: an index out of bounds),
 and ``squeeze()`` that a dim of a size known only at run time is not 1
-(``error="ShapeError"``).
+(``error="ShapeError"``); ``one_hot`` that its indices lie in [0, num_classes)
+(``error="OutOfRangeError"``, as eager code raises).
 """
 from __future__ import annotations
 
-from ..errors import ShapeError
+from ..errors import OutOfRangeError, ShapeError
 from ..ir import dtypes
 from ..ir.registry import REQUIRED, Effect
 from ._rules import defop
@@ -25,7 +26,8 @@ def _assert_infer(types, attrs):
 
 
 ERRORS = {"AssertionError": AssertionError, "UnboundLocalError": UnboundLocalError,
-          "IndexError": IndexError, "ShapeError": ShapeError}
+          "IndexError": IndexError, "ShapeError": ShapeError,
+          "OutOfRangeError": OutOfRangeError}
 
 
 def _assert_canon(attrs, types):
@@ -44,7 +46,8 @@ def _assert_kernel(pred, msg, error):
 defop("assert", _assert_infer, _assert_kernel, arity=1,
       attrs={"msg": REQUIRED, "error": "AssertionError"}, canonicalize=_assert_canon,
       effect=Effect.IO, nondiff=True,
-      doc="raise `error` (AssertionError, UnboundLocalError, IndexError or ShapeError) "
+      doc="raise `error` (AssertionError, UnboundLocalError, IndexError, ShapeError or "
+          "OutOfRangeError) "
           "with `msg` "
           "when the bool "
           "scalar operand is false; runs when the program runs, in the branch or "

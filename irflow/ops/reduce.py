@@ -1,5 +1,5 @@
-"""Reductions: `sum`, `prod`, `mean`, `max`, `min`, `any`, `all`, `argmax`, `argmin`,
-and `numel`, the run-time element count that `mean`'s VJP divides by.
+"""Reductions: `sum`, `prod`, `mean`, `max`, `min`, `max_or_neg_inf`, `any`, `all`,
+`argmax`, `argmin`, and `numel`, the run-time element count that `mean`'s VJP divides by.
 
 ``axis`` names the reduced axes: None reduces every axis, a tuple the listed ones.
 It is canonicalized to a sorted tuple of distinct non-negative axes, and to None
@@ -227,6 +227,19 @@ reduction("max", np.max, "number", _extremum_vjp, nonempty=True,
 reduction("min", np.min, "number", _extremum_vjp, nonempty=True,
           doc="min(x): the smallest element of a float or int tensor over `axis`; tied "
               "minima share the gradient evenly.")
+
+
+def _max_or_neg_inf(x, axis=None, keepdims=False, out=None):
+    """np.max that gives -inf over an empty axis instead of refusing it."""
+    return np.max(x, axis=axis, keepdims=keepdims, out=out, initial=-np.inf)
+
+
+reduction("max_or_neg_inf", _max_or_neg_inf, "float",
+          doc="max_or_neg_inf(x): the largest element of a float tensor over `axis`, as "
+              "`max`, but -inf over an empty axis where `max` refuses one: the shift "
+              "that softmax and logsumexp subtract over an axis whose size is only known "
+              "when the program runs (exp(x - shift) of an empty axis is empty, its "
+              "log-sum-exp -inf). Not differentiable: the shift is a constant of theirs.")
 reduction("any", np.any, "bool",
           doc="any(x): whether some element of a bool tensor is true over `axis`.")
 reduction("all", np.all, "bool",

@@ -679,15 +679,18 @@ def max_shift(x: Tensor, axis) -> Tensor | None:
     that softmax and logsumexp subtract so that no exponent overflows; None when a
     reduced axis has size 0, which has no maximum: the sum of exponentials over it is
     0 without a shift, so softmax comes back empty and logsumexp -inf, as Paddle's.
-    A symbolic axis is taken to be nonempty (its maximum refuses an empty one when the
-    program runs)."""
+    Over a symbolic axis, which may turn out empty when the program runs, the shift
+    is `max_or_neg_inf`'s: -inf there, which leaves those results as they are."""
     from .manipulation import exact_shape
     shape = exact_shape(x)
-    if 0 in shape:
-        axes = _axis(axis) or range(len(shape))
-        if 0 in [shape[a] for a in axes if -len(shape) <= a < len(shape)]:
-            return None
-    return max(x, axis, keepdim=True).detach()
+    axes = _axis(axis) or range(len(shape))
+    sizes = [shape[a] for a in axes if -len(shape) <= a < len(shape)]
+    if 0 in sizes:
+        return None
+    symbolic = [d for d in sizes if not isinstance(d, int)]
+    if not symbolic:
+        return max(x, axis, keepdim=True).detach()
+    return apply("max_or_neg_inf", (x,), {"axis": _axis(axis), "keepdim": True}).detach()
 
 
 def norm(x, p=None, axis=None, keepdim=False, out=None, dtype=None, name=None) -> Tensor:

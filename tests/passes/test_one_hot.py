@@ -100,10 +100,8 @@ def test_the_llvm_backend_gives_the_gathers_bits(compiler, case):
 
 @pytest.mark.parametrize("label", [10, -11])
 def test_a_label_out_of_bounds_raises_index_error_naming_the_line(label):
-    F = irflow.nn.functional
-
-    def loss(logits, labels):
-        return F.cross_entropy(logits, labels)
+    def loss(logits, labels):  # (cross_entropy checks its labels itself, -1 included)
+        return irflow.take_along_axis(logits, labels, 1)
     compiled = irflow.compile(loss)
     logits = irflow.randn([4, 10])
     fine = irflow.to_tensor(np.array([[1], [-1], [9], [0]]))

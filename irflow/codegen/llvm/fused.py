@@ -114,6 +114,9 @@ I32, I64 = ir.IntType(32), ir.IntType(64)
 F64 = ir.DoubleType()
 REDUCTIONS = ("sum", "prod", "mean", "max", "min", "any", "all")
 HALF_ROUNDED = ("sum", "prod", "mean")  # float16 reductions with no code (lower_body)
+# Reductions coded as another: max_or_neg_inf is max over an axis that is not empty;
+# over an empty one, whose max the code refuses, the NumPy evaluator gives its -inf.
+CODED_AS = {"max_or_neg_inf": "max"}
 VECTOR_BYTES = 64   # the accumulators of a reduction: one 512-bit vector's worth
 ACCUMULATORS = 4    # vectors of them, independent: a combine's latency is 3-4 cycles
 # Below this many elements a body without reductions runs NumPy's evaluator. The code
@@ -999,7 +1002,7 @@ def lower_body(lay, entering: Sequence[TensorType]):
         if inner.name == "const":
             instr = Instr("const", (), dtype, (("value", np.asarray(inner.attrs["value"]).item()),))
         elif inner in lay.reductions:
-            kind = inner.attrs["kind"]
+            kind = CODED_AS.get(inner.attrs["kind"], inner.attrs["kind"])
             if kind not in REDUCTIONS:
                 raise Unsupported(f"no LLVM code for reduction {kind!r}", inner.loc)
             if dtype == "f16" and kind in HALF_ROUNDED:

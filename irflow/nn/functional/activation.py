@@ -19,7 +19,7 @@ from ...tensor import (argmax, erf, exp, log, put_along_axis, reshape, squeeze,
 from ...tensor import math as tensor_math
 from ...ir import dtypes
 from ...tensor.convert import as_tensor, cast
-from ...tensor.logic import select
+from ...tensor.logic import isnan, select
 from ...tensor.manipulation import exact_shape, in_place
 from ...tensor.random import draw, next_seed
 from .common import first_max, test_twins
@@ -127,7 +127,8 @@ def gumbel_softmax(x, temperature: float = 1.0, hard: bool = False, axis: int = 
     if not hard:
         return soft
     one_hot = put_along_axis(zeros_like(soft), argmax(soft, axis, keepdim=True), 1.0, axis)
-    return one_hot + (soft - soft.detach())
+    # a NaN sample (an infinite logit) keeps the value one-hot too, as Paddle's
+    return select(isnan(soft), one_hot, one_hot + (soft - soft.detach()))
 
 
 def softplus(x, beta: float = 1, threshold: float = 20, name=None):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ...context import current_tracer
 from ...dispatch import apply, user_location
-from ...errors import ShapeError
-from ...tensor import (Tensor, abs as absolute, add, arange, argmax, assign, clip, einsum, equal,
-                       expand_as, full, matmul, max as reduce_max, maximum, pow as power,
+from ...errors import OutOfRangeError, ShapeError
+from ...tensor import (Tensor, abs as absolute, add, arange, argmax, assign, clip, concat, einsum,
+                       equal, expand_as, full, matmul, max as reduce_max, maximum, pow as power,
                        reshape, scatter, slice as slice_, sqrt, sum as reduce_sum,
                        take_along_axis, transpose, unsqueeze)
 from ...tensor.convert import as_tensor
@@ -62,6 +62,16 @@ def _dropout_mask(x, axis):
     return draw("uniform", next_seed(), shape, x.dtype, min=0.0, max=1.0)
 
 
+def _kept(x, p: float, axis):
+    """Whether each element of x survives dropout with probability `p` (a bool tensor
+    broadcasting to x; all false for p = 1). Results select, not multiply, so that a
+    dropped inf or NaN is dropped too (as Paddle's dropout kernel; its dropout along
+    an `axis`, and its alpha dropout, multiply by the mask and give NaN there)."""
+    if p == 1:
+        return full([], False, "bool")
+    return _dropout_mask(x, axis) >= p
+
+
 def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool = False,
             mode: str = "upscale_in_train", name=None):
     """Zero each element with probability `p` while training. "upscale_in_train"
@@ -77,13 +87,8 @@ def dropout(x, p: float = 0.5, axis=None, training: bool = True, inplace: bool =
         return x * (1.0 - p) if mode == "downscale_in_infer" and p > 0 else x
     if p == 0:
         return x
-    if p == 1:
-        out = x * 0.0
-    else:
-        keep = (_dropout_mask(x, axis) >= p).astype(x.dtype)
-        if mode == "upscale_in_train":
-            keep = keep * (1.0 / (1.0 - p))
-        out = x * keep
+    kept = x * (1.0 / (1.0 - p)) if mode == "upscale_in_train" and p < 1 else x
+    out = select(_kept(x, p, axis), kept, 0.0)
     twins = test_twins()
     if twins is not None:
         twins[out._ir] = dropout(x, p, axis, False, mode=mode)._ir
@@ -107,12 +112,11 @@ def alpha_dropout(x, p: float = 0.5, training: bool = True, name=None):
     if not training:
         return x
     if p == 1:
-        out = x * 0.0
+        out = select(_kept(x, p, None), x, 0.0)
     else:
         a = ((1 - p) * (1 + p * _SELU_ALPHA_P ** 2)) ** -0.5
         b = -a * _SELU_ALPHA_P * p
-        keep = (_dropout_mask(x, None) >= p).astype(x.dtype)
-        out = (x * keep + (1.0 - keep) * _SELU_ALPHA_P) * a + b
+        out = select(_kept(x, p, None), x, _SELU_ALPHA_P) * a + b
     twins = test_twins()
     if twins is not None:
         twins[out._ir] = x._ir
@@ -236,20 +240,29 @@ def channel_shuffle(x, groups: int, data_format: str = "NCHW", name=None):
 def one_hot(x, num_classes: int = -1, name=None):
     """float32 indicator vectors: result x.shape + [num_classes]; num_classes -1
     (Paddle's default) is max(x) + 1. An index outside [0, num_classes) is a
-    ValueError, as in Paddle (checked eagerly)."""
+    ValueError (OutOfRangeError), as in Paddle: checked now in eager code, when the
+    program runs in compiled code (an `assert`), where it would give a row of
+    zeros."""
     x = as_tensor(x)
     if not isinstance(num_classes, Tensor) and num_classes == -1:
+        if 0 in exact_shape(x):
+            raise ShapeError(f"one_hot: num_classes=-1 takes max(x) + 1, which an empty x "
+                             f"(shape {list(x.shape)}) does not have; pass num_classes")
         num_classes = (int(x._value.max()) + 1 if x._value is not None
                        else reduce_max(x) + 1)
-    if x._value is not None and x._value.size and not isinstance(num_classes, Tensor):
+    if x._value is None:  # num_classes -1 is max(x) + 1 here: only 0 bounds x
+        inside = x >= 0 if isinstance(num_classes, Tensor) else (x >= 0) & (x < num_classes)
+        classes = "max(x) + 1" if isinstance(num_classes, Tensor) else num_classes
+        apply("assert", [inside.all()], {
+            "msg": f"{user_location()}: one_hot: an index is out of range for num_classes="
+                   f"{classes} (expected 0 <= index < {classes})", "error": "OutOfRangeError"})
+    elif x._value.size and not isinstance(num_classes, Tensor):
         low, high = int(x._value.min()), int(x._value.max())
         if low < 0 or high >= num_classes:
-            from ...dispatch import user_location
-            from ...errors import OutOfRangeError
             bad = low if low < 0 else high
             raise OutOfRangeError(f"one_hot: index {bad} is out of range for num_classes="
-                             f"{num_classes} (expected 0 <= index < {num_classes})",
-                             user_location())
+                                  f"{num_classes} (expected 0 <= index < {num_classes})",
+                                  user_location())
     return equal(unsqueeze(x, -1), arange(num_classes).astype(x.dtype)).astype("float32")
 
 
@@ -257,10 +270,11 @@ def sequence_mask(x, maxlen=None, dtype="int64", name=None):
     """A mask of shape x.shape + [maxlen] whose entry j is 1 where j < x (x holds
     lengths; float lengths are compared as they are). maxlen None, or negative
     (Paddle's kernel reads -1 so), is max(x) truncated to an int, and 0 for an empty
-    x."""
+    x: the maximum of x and 0, which has a value also when a symbolic dim of x turns
+    out 0 (a maximum below 0 gives no step either)."""
     x = as_tensor(x)
     if maxlen is None or not isinstance(maxlen, Tensor) and maxlen < 0:
-        maxlen = reduce_max(x).astype("int64") if 0 not in exact_shape(x) else 0
+        maxlen = reduce_max(concat([reshape(x, [-1]), full([1], 0, x.dtype)])).astype("int64")
     steps = arange(maxlen).astype(x.dtype)
     return (steps < unsqueeze(x, -1)).astype(dtype)
 

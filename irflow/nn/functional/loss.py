@@ -23,8 +23,9 @@ from ...tensor import (abs as absolute, arange, clip, concat, equal, exp, full_l
                        logsumexp, maximum, mean as reduce_mean, minimum, pow as power, reshape,
                        sqrt, squeeze, stack, sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
+from ...dispatch import apply, user_location
 from ...errors import ShapeError
-from ...tensor.logic import select
+from ...tensor.logic import logical_not, select
 from ...tensor.manipulation import exact_shape, pick
 from .activation import log_sigmoid, log_softmax, relu, sigmoid
 from .common import pairwise_distance
@@ -60,10 +61,26 @@ def _along(vector, axis: int, ndim: int):
     return reshape(vector, shape)
 
 
-def _picked_labels(label, ignore_index: int):
+def _picked_labels(function: str, label, ignore_index: int, classes):
     """(labels safe to index with: ignored ones replaced by class 0, bool mask of the
-    labels not ignored)."""
+    labels not ignored), after Paddle's check that each label not ignored is a class
+    in [0, classes): a negative one would pick a class from the end. Checked now in
+    eager code, when the program runs in compiled code (an `assert`; there a symbolic
+    `classes` leaves the upper bound to the lookup's own check)."""
     valid = label != ignore_index
+    expected = (f"{function}: label values must lie in [0, {classes}) or equal "
+                f"ignore_index ({ignore_index}), as in Paddle")
+    if label._value is not None:
+        values = label._value[label._value != ignore_index]
+        if values.size and (values.min() < 0 or values.max() >= classes):
+            bad = values.min() if values.min() < 0 else values.max()
+            raise IndexError(f"{expected}; got {bad}")
+    else:
+        bad = label < 0
+        if isinstance(classes, int):
+            bad = bad | (label >= classes)
+        apply("assert", [logical_not((bad & valid).any())],
+              {"msg": f"{user_location()}: {expected}", "error": "IndexError"})
     return select(valid, label, 0), valid
 
 
@@ -104,7 +121,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     input, label = as_tensor(input), as_tensor(label)
     axis = axis % input.ndim
     log_probs = log_softmax(input, axis) if use_softmax else log(input)
-    classes = input.shape[axis]
+    classes = exact_shape(input)[axis]
     if soft_label:
         _check_soft_label_shape(input, label)
         label = _target(label)
@@ -119,7 +136,7 @@ def cross_entropy(input, label, weight=None, ignore_index: int = -100, reduction
     squeeze_out = label.ndim == input.ndim - 1
     if squeeze_out:
         label = unsqueeze(label, axis)
-    safe, valid = _picked_labels(label, ignore_index)
+    safe, valid = _picked_labels("cross_entropy", label, ignore_index, classes)
     mask = valid.astype(input.dtype)
     if label_smoothing > 0:
         counted = 0 <= ignore_index < classes  # Paddle smooths that label too: none ignored
@@ -200,7 +217,8 @@ def nll_loss(input, label, weight=None, ignore_index: int = -100, reduction: str
     (their count without `weight`)."""
     check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)
-    safe, valid = _picked_labels(unsqueeze(label, 1), ignore_index)
+    safe, valid = _picked_labels("nll_loss", unsqueeze(label, 1), ignore_index,
+                                 exact_shape(input)[1])
     sample_weight = valid.astype(input.dtype)
     if weight is not None:
         sample_weight = pick(weight, safe, axis=0) * sample_weight
@@ -263,16 +281,24 @@ def _clamped_log(p):
 
 def binary_cross_entropy_with_logits(logit, label, weight=None, reduction: str = "mean",
                                      pos_weight=None, name=None):
-    """Sigmoid cross entropy of `logit`, in the overflow-free form
-    (1 - y) * x + w_pos * (log(1 + exp(-|x|)) + max(-x, 0)), where
-    w_pos = 1 + (pos_weight - 1) * y weighs the positive term."""
+    """Sigmoid cross entropy of `logit`: w_pos * y * -log(sigmoid(x)) + (1 - y) *
+    -log(1 - sigmoid(x)), the logs in the overflow-free forms log(1 + exp(-|x|)) +
+    max(-x, 0) and log(1 + exp(-|x|)) + max(x, 0); w_pos = `pos_weight` (default 1). A
+    term whose coefficient is 0 is 0 also where its log is infinite, so an infinite
+    logit on the side of its label costs 0 and on the other side inf (Paddle's own
+    form, (1 - y) * x + ..., gives NaN for +inf and a label of 1)."""
     x = as_tensor(logit)
     label = _target(label, x)
-    log_sigmoid_neg = log(exp(-absolute(x)) + 1.0) + maximum(-x, 0.0)
-    if pos_weight is not None:
-        log_sigmoid_neg = log_sigmoid_neg * ((pos_weight - 1.0) * label + 1.0)
-    loss = (1.0 - label) * x + log_sigmoid_neg
+    log_term = log(exp(-absolute(x)) + 1.0)
+    positive = label if pos_weight is None else label * pos_weight
+    loss = (_times(positive, log_term + maximum(-x, 0.0))
+            + _times(1.0 - label, log_term + maximum(x, 0.0)))
     return _reduce(_weighted(loss, weight), reduction)
+
+
+def _times(coefficient, value):
+    """coefficient * value, 0 where the coefficient is 0 (0 * inf would be NaN)."""
+    return select(coefficient == 0.0, 0.0, coefficient * value)
 
 
 def sigmoid_focal_loss(logit, label, normalizer=None, alpha: float = 0.25, gamma: float = 2.0,
@@ -552,7 +578,9 @@ def _shifted(alpha, k: int):
 def _ctc_log_likelihood(log_probs, states, input_lengths, label_lengths, blank: int):
     """log p(labels | input) by CTC's forward recursion over the states [B, S] of
     `_extended_labels`: a state is reached from itself, from the state before it, and
-    from the one two before when that is a different label (skipping a blank)."""
+    from the one two before when that is a different label (skipping a blank). An
+    input of length 0 has one alignment, the empty one: log p is 0 for an empty label
+    (as torch's; Paddle's warp-ctc gives an infinite loss), no path for another."""
     steps, batch, _ = exact_shape(log_probs)
     if not isinstance(steps, int):
         raise ShapeError(f"ctc_loss: log_probs must have a static time dim, got shape "
@@ -575,7 +603,10 @@ def _ctc_log_likelihood(log_probs, states, input_lengths, label_lengths, blank: 
     last = take_along_axis(alpha, end, 1)[:, 0]
     before = take_along_axis(alpha, maximum(end - 1, 0), 1)[:, 0]
     before = select(label_lengths > 0, before, full_like(before, _NO_PATH))
-    return logsumexp(stack([last, before], 0), 0)
+    found = logsumexp(stack([last, before], 0), 0)
+    # no step at all: the empty alignment, certain for an empty label, else no path
+    unaligned = select(label_lengths > 0, full_like(found, _NO_PATH), full_like(found, 0.0))
+    return select(input_lengths > 0, found, unaligned)
 
 
 def ctc_loss(log_probs, labels, input_lengths, label_lengths, blank: int = 0,

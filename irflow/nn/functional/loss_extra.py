@@ -15,7 +15,7 @@ from ...tensor import (clip, cumprod, exp, log, log1p, matmul, maximum, mean as 
                        minimum, reshape, sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
 from ...tensor.logic import select
-from ...tensor.manipulation import exact_shape, pick
+from ...tensor.manipulation import _assert_size_is_not, exact_shape, pick
 from .common import one_hot, pairwise_distance
 from .loss import _check_same_shape, _reduce, check_reduction, cross_entropy
 
@@ -106,14 +106,25 @@ def log_loss(input, label, epsilon: float = 0.0001, name=None):
     return -label * log(input + epsilon) - (1 - label) * log(1 - input + epsilon)
 
 
+def _check_not_empty(function: str, **tensors) -> None:
+    """Paddle's check that `tensors` have elements: now for their static dims, when
+    the program runs for a symbolic one (an `assert`)."""
+    for what, t in tensors.items():
+        for axis, size in enumerate(exact_shape(t)):
+            message = f"{function}: {what} must not be empty, got shape {list(t.shape)}"
+            if size == 0:
+                raise ShapeError(message)
+            if not isinstance(size, int):
+                _assert_size_is_not(t, axis, 0, message)
+
+
 def npair_loss(anchor, positive, labels, l2_reg: float = 0.002):
     """Cross entropy of the anchor-positive similarities (anchor @ positive.T) against
     the targets "same label", each row normalised to sum 1, plus l2_reg / 4 times the
     mean squared norms of anchor and positive. Paddle casts its targets to float32 and
     then fails on float64 inputs; here they take the input's dtype."""
     anchor, positive, labels = as_tensor(anchor), as_tensor(positive), as_tensor(labels)
-    if anchor.size == 0 or positive.size == 0:
-        raise ShapeError("npair_loss: anchor and positive must not be empty")
+    _check_not_empty("npair_loss", anchor=anchor, positive=positive)
     labels = reshape(labels, [-1, 1])
     same = (labels == reshape(labels, [1, -1])).astype(anchor.dtype)
     targets = same / reduce_sum(same, 1, keepdim=True)

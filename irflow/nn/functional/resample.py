@@ -441,18 +441,19 @@ def _source_coord(coord, size: int, padding_mode: str, align_corners: bool):
 def _cells(flat, positions, sizes):
     """The cells of `flat` [N, C, prod(sizes)] (x's spatial axes flattened row-major) at
     integer `positions`, one [N, *out] tensor per spatial axis: [N, C, *out], zero
-    where a position lies outside x."""
+    where a position lies outside x or is NaN (as Paddle's; an inf or NaN cell that
+    a clamped outside position would read does not leak into the zero)."""
     inside, index = None, None
     for position, size in zip(positions, sizes):
         within = (position >= 0) & (position <= size - 1)
         inside = within if inside is None else inside & within
-        clipped = clip(position, 0, size - 1)
-        index = clipped if index is None else index * size + clipped
+        safe = select(within, position, 0.0)
+        index = safe if index is None else index * size + safe
     batch, channels, _ = exact_shape(flat)
     index = reshape(index.astype("int64"), [batch, 1, -1])
     values = take_along_axis(flat, expand(index, [batch, channels, index.shape[-1]]), 2)
     values = reshape(values, [batch, channels, *exact_shape(positions[0])[1:]])
-    return values * unsqueeze(inside, 1).astype(flat.dtype)
+    return select(unsqueeze(inside, 1), values, 0.0)
 
 
 def grid_sample(x, grid, mode: str = "bilinear", padding_mode: str = "zeros",

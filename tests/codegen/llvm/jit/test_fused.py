@@ -153,6 +153,23 @@ def test_empty_reductions_are_numpy_s(compiler):
         plan(x)
 
 
+def test_the_shift_of_a_softmax_over_a_symbolic_axis_is_compiled_and_neg_inf_over_nothing(
+        compiler):
+    def softmax(b, x):
+        shift = b.max_or_neg_inf(x, axis=(1,), keepdim=True)
+        e = b.exp(b.sub(x, shift))
+        return b.div(e, b.sum(e, axis=(1,), keepdim=True)), shift
+    x = normal(5, 300) * 30
+    x[1, :] = -np.inf
+    x[2, 7] = np.nan
+    x[3, 9] = np.inf
+    with np.errstate(all="ignore"):
+        compare(compiler, [f32("N", "M")], softmax, [x], F32_SUM)
+        empty = compare(compiler, [f32("N", "M")], softmax, [np.zeros((3, 0), np.float32)])
+    assert empty[0].shape == (3, 0)
+    np.testing.assert_array_equal(empty[1], np.full((3, 1), -np.inf, np.float32))
+
+
 def test_row_values_are_results_too(compiler):
     """A fused op yields the mean (a row value) and the centred values."""
     def body(b, x):
