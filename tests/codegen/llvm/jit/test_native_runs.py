@@ -183,9 +183,10 @@ def test_threads_calling_one_plan_at_once_get_their_own_answers(compiler):
 
 
 def test_a_compiled_training_step_is_one_native_call():
-    """An MLP's SGD step: the labels' check, the forward and backward fused ops, the
-    loss's mean and the updates run natively; the parameters it leaves are the
-    NumPy backend's, and a label out of range raises what it raises there."""
+    """An MLP's SGD step: the labels' checks (cross_entropy's range, the gather's
+    bounds), the forward and backward fused ops, the loss's mean and the updates run
+    natively; the parameters it leaves are the NumPy backend's, and a label out of
+    range raises what it raises there."""
     def make(backend):
         irflow.seed(3)
         model = mlp(784, 256, 10)
@@ -197,7 +198,7 @@ def test_a_compiled_training_step_is_one_native_call():
         np.testing.assert_allclose(float(llvm(x, labels)), float(numpy(x, labels)), rtol=1e-5)
     for p, q in zip(model.parameters(), reference.parameters()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-6)
-    assert "native run of 9 steps:" in llvm._last.plan.describe()
+    assert "native run of 10 steps:" in llvm._last.plan.describe()
     with pytest.raises(Exception) as raised:
         llvm(x, irflow.to_tensor(np.full((256, 1), 12)))
     with pytest.raises(type(raised.value)):
