@@ -554,8 +554,7 @@ class Tensor:
         """``f"{t}"`` and ``f"{t:.3f}"`` as Paddle's: a 0-d tensor formats as its
         number (``f"loss {loss}"`` shows ``loss 0.25``), any other tensor as its text,
         which takes no format spec. While tracing, text the program fills in when it
-        prints (see `Tracer.text_of`); there an empty spec stays the tensor's text,
-        since converted code formats ``print(t)``'s arguments with it too."""
+        prints (see `Tracer.text_of`), the number for a 0-d tensor there too."""
         if spec and self.ndim:
             raise ArgumentError(f"unsupported format string {spec!r} for a Tensor of shape "
                                 f"{list(self.shape)}: only a 0-d tensor formats as a "
