@@ -23,6 +23,7 @@ from ...tensor import (abs as absolute, arange, clip, concat, equal, exp, full_l
                        logsumexp, maximum, mean as reduce_mean, minimum, pow as power, reshape,
                        sqrt, squeeze, stack, sum as reduce_sum, take_along_axis, unsqueeze)
 from ...tensor.convert import as_tensor
+from ...context import current_static
 from ...dispatch import apply, user_location
 from ...errors import ShapeError
 from ...tensor.logic import logical_not, select
@@ -66,7 +67,8 @@ def _picked_labels(function: str, label, ignore_index: int, classes):
     labels not ignored), after Paddle's check that each label not ignored is a class
     in [0, classes): a negative one would pick a class from the end. Checked now in
     eager code, when the program runs in compiled code (an `assert`; there a symbolic
-    `classes` leaves the upper bound to the lookup's own check)."""
+    `classes` leaves the upper bound to the lookup's own check), not in a static-graph
+    program."""
     valid = label != ignore_index
     expected = (f"{function}: label values must lie in [0, {classes}) or equal "
                 f"ignore_index ({ignore_index}), as in Paddle")
@@ -75,7 +77,10 @@ def _picked_labels(function: str, label, ignore_index: int, classes):
         if values.size and (values.min() < 0 or values.max() >= classes):
             bad = values.min() if values.min() < 0 else values.max()
             raise IndexError(f"{expected}; got {bad}")
-    else:
+    elif current_static() is None:
+        # (not in a static-graph program: its executor runs what the fetched values
+        # need, and a check of its own would make a run that fetches only the logits
+        # need the labels fed)
         bad = label < 0
         if isinstance(classes, int):
             bad = bad | (label >= classes)
