@@ -32,7 +32,7 @@ from ..tensor import random as random_numbers
 from ..tensor.tensor import Parameter, Size, Tensor
 from .convert import RETURNED, RETVAL, Statement
 from .structure import LEAF, Pattern, ReturnValue, describe, flatten, unflatten
-from .stand_ins import NumpyView, PythonScalar
+from .stand_ins import NumpyView, PythonScalar, python_list
 from .tensor_array import GROWN_LISTS, TensorArray, TupleArray
 from .sequences import (Enumerated, Fixed, Items, Range, Reversed, Rows, Zipped,
                         elementwise_extreme, length_of, run_sequence)
@@ -176,16 +176,21 @@ def ifexp(test, body: Callable, orelse: Callable):
 
 def assert_(test, msg: Callable) -> None:
     """``assert test, msg``: checked now for Python values; for a traced condition, an
-    `assert` op checks it each time the program runs."""
+    `assert` op checks it each time the program runs. A message showing values the
+    program knows only then (``f"max {x.max()}"``) is made then, as `print` makes
+    its text: the op's operands after the condition fill its fields."""
     if not is_traced(test):
         if not test:
             raise AssertionError(msg())
         return
     loc = user_location()
     text = msg()
-    text = loc.source_line().strip() if text is None else str(text)
+    text = f"{loc}: " + (loc.source_line().strip() if text is None else _text(text))
+    tensors: list[Tensor] = []
+    fmt, shown = _tracer().taken_text(text, tensors)
     from ..dispatch import apply
-    apply("assert", [_predicate(test)], {"msg": f"{loc}: {text}"})
+    apply("assert", [_predicate(test), *tensors],
+          {"msg": fmt, **shown} if tensors else {"msg": text})
 
 
 # ---------------------------------------------------------------- calls
@@ -196,34 +201,39 @@ def _print(*args, sep=" ", end="\n", file=None, flush=False):
     if dispatch_state.tracer is None or file is not None:
         return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
     tensors: list[Tensor] = []
-    scalars: list[int] = []
     text = sep.join(_text(a) for a in args) + ("" if end == "\n" else end)
-    fmt = _tracer().taken_text(text, tensors, scalars)
+    fmt, shown = _tracer().taken_text(text, tensors)
     from ..dispatch import apply
-    apply("print", tensors, {"fmt": fmt, "scalars": tuple(scalars)})
+    apply("print", tensors, {"fmt": fmt, **shown})
 
 
-def _text(value) -> str:
-    """`value` as print and ``str`` show it; a traced tensor in it is a placeholder
-    for its text when the program runs (``x.shape`` of a symbolic dim prints as
-    ``paddle.Size([3, 4])``), and so is a parameter or buffer: the program prints what
-    it holds then, not the value it had when traced. A tensor's text is the tensor's
-    even when it is 0-d: ``format(t, "")`` (an f-string's) would be its number."""
-    if isinstance(value, list | tuple) and any(map(_known_when_run, value)):
-        inner = ", ".join(_text(v) for v in value)
+def _text(value, conversion: str = "") -> str:
+    """`value` as print and ``str`` show it (``repr`` with `conversion` "r"); a traced
+    tensor in it is a placeholder for its text when the program runs (``x.shape`` of
+    a symbolic dim prints as ``paddle.Size([3, 4])``), and so is a parameter or
+    buffer: the program prints what it holds then, not the value it had when traced.
+    A tensor's text is the tensor's even when it is 0-d: ``format(t, "")`` (an
+    f-string's) would be its number. What stands for a Python number or a NumPy
+    array (``x.numpy()``) shows as that, as the items of a list do by their repr."""
+    if isinstance(value, dict) and _has_run_time_text(value):
+        return "{" + ", ".join(f"{_text(k, 'r')}: {_text(v, 'r')}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple) and _has_run_time_text(value):
+        inner = ", ".join(_text(v, "r") for v in value)
         if isinstance(value, Size):
             return f"paddle.Size([{inner}])"
         if isinstance(value, list):
             return f"[{inner}]"
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if not _known_when_run(value):
-        return str(value)
+        return builtins.repr(value) if conversion == "r" else str(value)
     if isinstance(value, PythonScalar):
         return format(value, "")
     tracer = _tracer()
+    if isinstance(value, NumpyView):
+        return tracer.text_of(value, "", "array", conversion)
     if is_traced(value):
-        return tracer.text_of(value, "", scalar=False)
-    text = tracer.text_of(tracer.detach(value), "", scalar=False)
+        return tracer.text_of(value, "", "tensor")
+    text = tracer.text_of(tracer.detach(value), "", "tensor", stop_gradient=value.stop_gradient)
     return "Parameter containing:\n" + text if isinstance(value, Parameter) else text
 
 
@@ -234,7 +244,8 @@ def formatted(value, conversion: int, spec: str) -> str:
     ``format`` of a tensor is its number when it is 0-d, as eagerly, a 0-d
     parameter's too (without the "Parameter containing" that printing it shows)."""
     if conversion in (ord("s"), ord("r"), ord("a")):
-        value = _text(value) if _has_run_time_text(value) else \
+        value = _text(value, "" if conversion == ord("s") else "r") \
+            if _has_run_time_text(value) else \
             {ord("s"): str, ord("r"): repr, ord("a"): ascii}[conversion](value)
     elif not spec and _has_run_time_text(value):
         if not isinstance(value, Tensor):
@@ -253,13 +264,16 @@ def _str(*args, **kwargs):
 
 
 def _repr(value) -> str:
-    return _text(value) if _has_run_time_text(value) else builtins.repr(value)
+    return _text(value, "r") if _has_run_time_text(value) else builtins.repr(value)
 
 
 def _has_run_time_text(value) -> bool:
-    """Whether `value`'s text holds a tensor's that the program knows when it runs."""
+    """Whether `value`'s text holds a tensor's that the program knows when it runs
+    (nested in lists, tuples and dicts too)."""
+    if isinstance(value, dict):
+        return any(map(_has_run_time_text, value.values()))
     return _known_when_run(value) or \
-        isinstance(value, list | tuple) and any(map(_known_when_run, value))
+        isinstance(value, list | tuple) and any(map(_has_run_time_text, value))
 
 
 def _known_when_run(value) -> bool:
@@ -271,7 +285,7 @@ def _known_when_run(value) -> bool:
 
 
 def _to_float(x=0.0):
-    return _scalar(x, dtypes.float32) if _known_when_run(x) else builtins.float(x)
+    return _scalar(x, dtypes.float64) if _known_when_run(x) else builtins.float(x)
 
 
 def _to_int(x=0, *base):
@@ -465,6 +479,9 @@ def call(fn):
     if isinstance(fn, types.MethodType) and fn.__func__ is Tensor.numpy and \
             is_traced(fn.__self__):
         return lambda: NumpyView.of(fn.__self__.detach())  # as eagerly: no gradient
+    if isinstance(fn, types.MethodType) and fn.__func__ is Tensor.tolist and \
+            is_traced(fn.__self__):
+        return lambda: python_list(fn.__self__)
     if isinstance(fn, functools.partial):  # its function converted, as if called itself
         return functools.partial(call(fn.func), *fn.args, **fn.keywords)
     method = _user_call_method(fn)
@@ -1540,7 +1557,7 @@ def _grown_inside(tracer, name: str, before, after, leaf_types, stmt: Statement,
             return {k: walk(b[k], a[k], (*at, k)) for k in b}
         if type(b) is tuple and type(a) is tuple and len(a) == len(b):
             return tuple(walk(x, y, (*at, i)) for i, (x, y) in enumerate(zip(b, a)))
-        return _cast_numbers(b, taken(a))
+        return _cast_numbers(b, taken(a), flatten(a)[0])
     return walk(before, after, place)
 
 
@@ -1629,14 +1646,19 @@ def _zeros_of(name: str, value, leaf_types, stmt: Statement):
     return unflatten(structure, out)
 
 
-def _cast_numbers(value, leaf_types):
-    """Python numbers of `value` as tensors of the dtype the loop body gives them."""
+def _cast_numbers(value, leaf_types, after):
+    """Python numbers of `value` as tensors of the dtype the loop body gives them,
+    stand-ins for numbers only where the body leaves one (`after`: its trial
+    iteration's leaves): ``s = 0.0; s = s + x.sum()`` carries a tensor, which `s` is
+    in eager code after an iteration, a float32 one."""
     from ..tensor.convert import cast
     leaves, structure = flatten(value)
     out = []
-    for leaf, t in zip(leaves, leaf_types):
+    for leaf, t, next_leaf in zip(leaves, leaf_types, after):
         if isinstance(leaf, numbers.Number):
             leaf = _as_loop_tensor(leaf)
+            if not isinstance(next_leaf, PythonScalar):
+                leaf = Tensor._from_array(leaf._value)
             if t is not None and leaf.dtype is not t.dtype:
                 leaf = cast(leaf, t.dtype)
         out.append(leaf)

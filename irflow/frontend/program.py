@@ -1257,6 +1257,7 @@ class CompiledFunction:
             lists = tuple(k for k, t in enumerate(tensors) if isinstance(t, TensorArray))
             tensors = [stack(t) if k in lists else t for k, t in enumerate(tensors)]
             tracer.check_texts()
+            tracer.settle_shown_flags()
             changed = [(k, t) for k, (t, arg) in enumerate(zip(inputs, tracer.fn.args))
                        if _unstopped(t._ir) is not arg]
             program = Program(tracer, tensors, pattern, self.pipeline, lists,

@@ -35,13 +35,14 @@ from ..errors import (ConversionError, DimMismatch, IrflowError, Location, Shape
 from ..ir import dtypes
 from ..ir.builder import Builder
 from ..ir.core import Block, BlockArg, Function, Operation, Region, Value
+from ..ir.region_op import Arg, Operand, Result
 from ..ir.registry import lookup
 from ..ir.types import (Dim, ListType, TensorType, differentiable, shape_str, substitute,
                         substitute_type, symbols_of)
 from ..tensor import random as random_numbers
 from ..tensor.tensor import RunTimeSize, Size, Tensor, is_cleared_gradient
 from .guards import Reads
-from .stand_ins import PythonScalar
+from .stand_ins import NumpyView, PythonScalar
 from .tensor_array import TensorArray
 
 
@@ -226,6 +227,61 @@ def _of_numbers(inputs) -> bool:
     return any(isinstance(t, PythonScalar) for t in inputs) and all(
         isinstance(t, PythonScalar) or (t._value is not None and t._value.ndim == 0)
         for t in inputs)
+
+
+def _result_class(inputs):
+    """The stand-in class of an op's results: a Python number's for an op of numbers
+    (`_of_numbers`), a NumPy array's for an op of arrays (``x.numpy()[0]``,
+    ``x.numpy().sum()``: stand-ins and constants), else None (a tensor)."""
+    if _of_numbers(inputs):
+        return PythonScalar
+    if any(isinstance(t, NumpyView) for t in inputs) and all(
+            isinstance(t, NumpyView) or t._value is not None for t in inputs):
+        return NumpyView
+    return None
+
+
+def _ops_within(block: Block):
+    """The ops of `block` and of the regions within them."""
+    for op in block.ops:
+        yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _ops_within(inner)
+
+
+def _active_values(block: Block, active: set[Value]) -> set[Value]:
+    """`active` (values that require a gradient) with every float value of `block`
+    that depends on one through ops that carry gradients; into and out of regions
+    as their op's flow says, to a fixpoint (a loop's carried values)."""
+    for op in block.ops:
+        if not op.regions:
+            if not lookup(op.name).nondiff and any(v in active for v in op.operands):
+                active.update(r for r in op.results if differentiable(r.type))
+            continue
+        edges = list(lookup(op.name).region_op.flow(op))
+        while True:
+            before = len(active)
+            for source, target in edges:
+                if _at(op, source) in active and differentiable(_at(op, target).type):
+                    active.add(_at(op, target))
+            for region in op.regions:
+                _active_values(region.blocks[0], active)
+            if len(active) == before:
+                break
+    return active
+
+
+def _at(op: Operation, position) -> Value:
+    """The value at a position of region op `op`'s flow (`irflow.ir.region_op`)."""
+    if isinstance(position, Operand):
+        return op.operands[position.index]
+    if isinstance(position, Result):
+        return op.results[position.index]
+    block = op.regions[position.region].blocks[0]
+    if isinstance(position, Arg):
+        return block.args[position.index]
+    return block.terminator.operands[position.index]
 
 
 class _TopLevel:
@@ -482,11 +538,12 @@ class Tracer:
                 raise _for_sizes(e, name, values, attrs) from None
             results = [self.matched(r) for r in op.results]
         requires = grad and not op.opdef.nondiff and any(not t.stop_gradient for t in inputs)
-        number = _of_numbers(inputs)
+        cls = _result_class(inputs)
         outs = [self.wrap(r, not (requires and isinstance(r.type, TensorType)
                                   and r.type.dtype.is_float),
-                          PythonScalar if number and r.type == TensorType(r.type.dtype, ())
-                          else None) for r in results]
+                          cls if cls is NumpyView or cls is PythonScalar and
+                          r.type == TensorType(r.type.dtype, ()) else None)
+                for r in results]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def value_of(self, t: Tensor, stop: bool = False) -> Value:
@@ -637,9 +694,11 @@ class Tracer:
 
     def item(self, t: Tensor, index):
         """``.item()`` on a traced tensor stays symbolic: a 0-d traced tensor that,
-        like the Python number eager code gets, carries no gradient. ``item(i)`` takes
-        element i of the flattened tensor, ``item(i, j)`` element ``[i, j]``, as
-        NumPy's."""
+        like the Python number eager code gets, carries no gradient and has Python's
+        dtype for it (a float is a double: ``t.item() * 0.1`` rounds as in Python).
+        ``item(i)`` takes element i of the flattened tensor, ``item(i, j)`` element
+        ``[i, j]``, as NumPy's."""
+        from ..tensor.convert import cast, python_number_dtype
         from ..tensor.manipulation import getitem, reshape
         if len(index) == 1:
             t = getitem(reshape(t, [-1]), index[0])
@@ -647,7 +706,7 @@ class Tracer:
             t = getitem(t, tuple(index))
         elif t._ir.type.rank:
             t = reshape(t, [])
-        return PythonScalar.of(self.detach(t))
+        return PythonScalar.of(cast(self.detach(t), python_number_dtype(t.dtype)))
 
     def to_bool(self, t: Tensor) -> bool:
         raise ConversionError(
@@ -677,42 +736,67 @@ class Tracer:
         return Tensor._from_array(t._value)
 
     # -- text
-    def text_of(self, t: Tensor, spec: str, scalar: bool | None = None) -> str:
+    def text_of(self, t: Tensor, spec: str, shown: str | None = None, conversion: str = "",
+                stop_gradient: bool | None = None) -> str:
         """``f"{t:.3f}"`` of a traced `t`: the text exists only when the program runs, so
         this is a placeholder that `print` replaces by a format field (`taken_text`).
         A placeholder that no print takes is an error when tracing ends
-        (`check_texts`): the text would be wrong anywhere else. `scalar` says whether
-        the text is the number `t` holds or the tensor's text; by default it is what
+        (`check_texts`): the text would be wrong anywhere else. `shown` says what the
+        text is of: "number", the Python number `t` holds; "array", the NumPy array
+        (``t.numpy()``); or "tensor", the tensor's text, saying ``stop_gradient`` as
+        `stop_gradient` (by default `t`'s) does. By default it is what
         ``format(t, spec)`` gives eagerly: the number for a spec or a 0-d tensor
-        (``f"loss {loss}"`` shows ``loss 0.25``), which ``print(t)`` does not use."""
-        if scalar is None:
-            scalar = bool(spec) or t._ir.type.rank == 0
+        (``f"loss {loss}"`` shows ``loss 0.25``), which ``print(t)`` does not use.
+        `conversion`: the field's ("r" for ``repr``)."""
+        if shown is None:
+            shown = "number" if spec or t._ir.type.rank == 0 else "tensor"
+        field = "{" + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+        if stop_gradient is None:
+            stop_gradient = t.stop_gradient
         marker = f"\ue000{len(self.texts)}\ue001"
-        self.texts[marker] = (t, spec, scalar, user_location())
+        self.texts[marker] = (t, field, shown, stop_gradient, user_location())
         return marker
 
-    def taken_text(self, text: str, tensors: list, scalars: list) -> str:
-        """`text` as a print op's format: its placeholders become fields for the tensors
-        (added to `tensors`; those shown as numbers to `scalars`), the rest escaped."""
-        out = []
+    def taken_text(self, text: str, tensors: list) -> tuple[str, dict]:
+        """`text` as the format of a `print` op (or an `assert`'s message): its
+        placeholders become fields for the tensors (added to `tensors`), the rest
+        escaped. Returns the format and the op's attributes that say how each tensor
+        is shown (`irflow.ops.control.format_text`)."""
+        out, shown = [], {"scalars": [], "arrays": [], "grads": []}
         for part in re.split("(\ue000\\d+\ue001)", text):
             found = self.texts.pop(part, None)
             if found is None:
                 out.append(part.replace("{", "{{").replace("}", "}}"))
                 continue
-            t, spec, scalar, _ = found
-            if scalar:
-                scalars.append(len(tensors))
+            t, field, kind, stop_gradient, _ = found
+            if kind != "tensor" or not stop_gradient:
+                shown[{"number": "scalars", "array": "arrays"}.get(kind, "grads")].append(
+                    len(tensors))
             tensors.append(t)
-            out.append("{:" + spec + "}" if spec else "{}")
-        return "".join(out)
+            out.append(field)
+        return "".join(out), {key: tuple(v) for key, v in shown.items()}
 
     def check_texts(self) -> None:
         """Text made from a traced value must have been printed (see `text_of`)."""
-        for _, _, _, loc in self.texts.values():
+        for *_, loc in self.texts.values():
             raise ConversionError("a value known only when the program runs was made into "
                                   "text here, and that text is used other than by print(); "
                                   "keep the value a tensor, or print it", loc)
+
+    def settle_shown_flags(self) -> None:
+        """Narrow each op's ``grads`` (the operands a print or an assert message shows
+        as requiring a gradient) to the values that do: a float depending on a
+        parameter or an input that requires a gradient, through ops that carry
+        gradients. Tracing takes a loop's float values to require one (an iteration
+        may make them depend on a parameter), where eager code's flag says whether
+        one did."""
+        sources = {self.state_args[id(t)] for t in self.state if not t.stop_gradient}
+        sources |= {arg for arg, t in self.traced_inputs if not t.stop_gradient}
+        active = _active_values(self.fn.block, sources)
+        for op in _ops_within(self.fn.block):
+            grads = op.attrs.get("grads")
+            if grads:
+                op.attrs["grads"] = tuple(i for i in grads if op.operands[i] in active)
 
     def describe(self, t: Tensor) -> str:
         return f"Tensor(traced, shape={shape_str(t._ir.type.shape)}, dtype={t.dtype.name})"

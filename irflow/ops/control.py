@@ -428,15 +428,36 @@ defop("while", None, arity=(0, None), traits=(While(), ContainerOperands()),
 
 # ---------------------------------------------------------------- effects
 
-def _print_kernel(*arrays, fmt, scalars):
-    print(fmt.format(*(np.asarray(a).item() if i in scalars else tensor_text(np.asarray(a))
-                       for i, a in enumerate(arrays))))
+def format_text(fmt: str, values, scalars=(), arrays=(), grads=()) -> str:
+    """`fmt` with its fields filled by `values` shown as eager code shows what they
+    stand for: a Python number for those listed in `scalars` (``.item()``,
+    ``float(x)``, a counter), the NumPy array for those in `arrays` (``x.numpy()``),
+    and for the others the tensor's text, which says ``stop_gradient=False`` for those
+    in `grads`."""
+    return fmt.format(*(_shown(np.asarray(a), i, scalars, arrays, grads)
+                        for i, a in enumerate(values)))
+
+
+def _shown(a: np.ndarray, i: int, scalars, arrays, grads):
+    if i in scalars:
+        if dtypes.from_numpy(a) is dtypes.bfloat16:  # the number its bits stand for
+            return dtypes.from_bfloat16_bits(a).item()
+        return a.item()
+    if i in arrays:
+        return a
+    return tensor_text(a, stop_gradient=i not in grads)
+
+
+def _print_kernel(*values, fmt, scalars, arrays, grads):
+    print(format_text(fmt, values, scalars, arrays, grads))
     return ()
 
 
 defop("print", _no_results, _print_kernel, arity=(0, None),
-      attrs={"fmt": REQUIRED, "scalars": ()}, effect=Effect.IO,
-      doc="print `fmt` with each `{}` replaced by the next operand, shown as a Tensor, or "
-          "as a Python number for the operands listed in `scalars` (what eager code has as "
-          "numbers: `.item()`, `float(x)`, a counter); runs when the program runs, in the "
-          "branch or iteration that reaches it")
+      attrs={"fmt": REQUIRED, "scalars": (), "arrays": (), "grads": ()}, effect=Effect.IO,
+      doc="print `fmt` with each `{}` replaced by the next operand, shown as a Tensor "
+          "(saying stop_gradient=False for the operands listed in `grads`), as a Python "
+          "number for those listed in `scalars` (what eager code has as numbers: "
+          "`.item()`, `float(x)`, a counter) or as a NumPy array for those in `arrays` "
+          "(`x.numpy()`); runs when the program runs, in the branch or iteration that "
+          "reaches it")

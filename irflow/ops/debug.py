@@ -17,6 +17,7 @@ from ..errors import OutOfRangeError, ShapeError
 from ..ir import dtypes
 from ..ir.registry import REQUIRED, Effect
 from ._rules import defop
+from .control import format_text
 
 
 def _assert_infer(types, attrs):
@@ -37,18 +38,20 @@ def _assert_canon(attrs, types):
     return attrs
 
 
-def _assert_kernel(pred, msg, error):
+def _assert_kernel(pred, *values, msg, error, scalars, arrays, grads):
     if not pred:
-        raise ERRORS[error](msg)
+        raise ERRORS[error](format_text(msg, values, scalars, arrays, grads) if values
+                            else msg)
     return ()
 
 
-defop("assert", _assert_infer, _assert_kernel, arity=1,
-      attrs={"msg": REQUIRED, "error": "AssertionError"}, canonicalize=_assert_canon,
-      effect=Effect.IO, nondiff=True,
+defop("assert", _assert_infer, _assert_kernel, arity=(1, None),
+      attrs={"msg": REQUIRED, "error": "AssertionError", "scalars": (), "arrays": (),
+             "grads": ()},
+      canonicalize=_assert_canon, effect=Effect.IO, nondiff=True,
       doc="raise `error` (AssertionError, UnboundLocalError, IndexError, ShapeError or "
-          "OutOfRangeError) "
-          "with `msg` "
-          "when the bool "
-          "scalar operand is false; runs when the program runs, in the branch or "
-          "iteration that reaches it")
+          "OutOfRangeError) with `msg` when the bool scalar first operand is false; runs "
+          "when the program runs, in the branch or iteration that reaches it. With more "
+          "operands, `msg` is a format whose fields they fill, shown as `print` shows its "
+          "operands (`scalars`, `arrays`, `grads`): a message showing values of the run "
+          "(``assert ok, f\"max {x.max()}\"``)")

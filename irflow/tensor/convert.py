@@ -30,7 +30,11 @@ _RANK = {d: i for i, d in enumerate((
     dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64))}
 _HALF_FLOATS = {dtypes.float16, dtypes.bfloat16}
 _KIND_RANK = {"bool": 0, "int": 1, "float": 2, "bfloat16": 2}
-_NUMBER_OF_KIND = {"bool": True, "int": 0, "float": 0.0}  # a Python number of each kind
+_NUMBER_OF_KIND = {"bool": True, "int": 0, "float": 0.0, "bfloat16": 0.0}  # one of each kind
+# the dtype compiled code computes a Python number of each kind in: Python's own
+# (an int is an int64, a float a double)
+_PYTHON_DTYPES = {"bool": dtypes.bool_, "int": dtypes.int64, "float": dtypes.float64,
+                  "bfloat16": dtypes.float64}
 _SUPPORTED = {d.np for d in dtypes.ALL}
 
 
@@ -87,6 +91,19 @@ def default_dtype_of(data) -> dtypes.DType:
     if array.dtype.kind in "iu":
         return dtypes.int64
     return default_float_dtype()
+
+
+def python_number_dtype(d: dtypes.DType) -> dtypes.DType:
+    """The dtype compiled code holds a Python number taken from a tensor of dtype `d`
+    in (``t.item()``, ``float(t)``): Python's own, so that arithmetic on it rounds
+    as eager Python does (``t.item() * 0.1`` of a float32 `t` is a double)."""
+    return _PYTHON_DTYPES[d.kind]
+
+
+def python_number_of(t: Tensor):
+    """A Python number of the kind the stand-in `t` (`Tensor.python_number`) stands
+    for: what eager code has in its place, to make a dtype from as Paddle would."""
+    return _NUMBER_OF_KIND[t.dtype.kind]
 
 
 def to_array(data, dtype=None) -> np.ndarray:
@@ -313,13 +330,27 @@ def promote(x, y) -> tuple[Tensor, Tensor]:
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = as_tensor(x)
     if not isinstance(x, Tensor):
-        x = as_tensor(x, like=y)
+        x = _operand(x, y)
     if not isinstance(y, Tensor):
-        y = as_tensor(y, like=x)
+        y = _operand(y, x)
     if x.dtype is not y.dtype:
         common = result_dtype(x, y)
         x, y = cast(x, common), cast(y, common)
     return x, y
+
+
+def _operand(value, other: Tensor) -> Tensor:
+    """The operand `value` (not a Tensor) meeting the tensor `other` as a Tensor. A
+    Python number meeting a stand-in for one (`Tensor.python_number`) is a stand-in
+    of Python's dtype for it, as two numbers meet in Python (``n * 0.5`` of an int
+    `n` is a double)."""
+    if not (other.python_number and isinstance(value, numbers.Number)):
+        return as_tensor(value, like=other)
+    dtype = _PYTHON_DTYPES["bool" if isinstance(value, bool) else
+                           "int" if isinstance(value, numbers.Integral) else "float"]
+    if dtype.is_int:
+        value = _wrapped_int(value, dtype)
+    return type(other)._from_array(np.asarray(value, dtype=dtype.np))
 
 
 def result_dtype(x: Tensor, y: Tensor) -> dtypes.DType:
@@ -327,7 +358,7 @@ def result_dtype(x: Tensor, y: Tensor) -> dtypes.DType:
     Python number (`Tensor.python_number`) meets a tensor as the number would."""
     if x.python_number != y.python_number:
         tensor, number = (y, x) if x.python_number else (x, y)
-        return scalar_dtype(tensor.dtype, _NUMBER_OF_KIND[number.dtype.kind])
+        return scalar_dtype(tensor.dtype, python_number_of(number))
     dx, dy = x.dtype, y.dtype
     x_scalar, y_scalar = x.ndim == 0, y.ndim == 0
     if x_scalar != y_scalar:

@@ -7,8 +7,8 @@ from ..context import current_tracer
 from ..dispatch import apply
 from ..ir import dtypes
 from ..ir.types import dim_sub, is_symbol
-from .convert import (as_tensor, cast, default_float_dtype, dims, holds_tensors, to_array,
-                      traced_dim)
+from .convert import (as_tensor, cast, default_dtype_of, default_float_dtype, dims,
+                      holds_tensors, python_number_of, to_array, traced_dim)
 from .logic import less_than, select
 from .manipulation import _rebind, exact_shape
 from .math import add, divide, multiply, subtract
@@ -24,6 +24,8 @@ def to_tensor(data, dtype=None, place=None, stop_gradient=True) -> Tensor:
                         "Tensor, as in Paddle")
     tracing = current_tracer() is not None
     if isinstance(data, Tensor) and (data._value is None or tracing):
+        if dtype is None and data.python_number:  # the number eager code has (t.item())
+            dtype = default_dtype_of(python_number_of(data))
         # a new leaf, as eagerly; in traced code, of the value the program computes
         t = data.detach() if dtype is None else data.detach().astype(dtype)
     elif tracing and isinstance(data, list | tuple) and holds_tensors(data):
@@ -47,9 +49,12 @@ def _stacked(data, dtype) -> Tensor:
 
 
 def _zeros_for_tensors(data):
-    """`data` with each tensor a 0-d one of its dtype holding zero."""
+    """`data` with each tensor a 0-d one of its dtype holding zero, and each stand-in
+    for a Python number (``t.item()`` in compiled code) a number of its kind."""
     if isinstance(data, list | tuple):
         return [_zeros_for_tensors(v) for v in data]
+    if isinstance(data, Tensor) and data.python_number:
+        return python_number_of(data)
     if isinstance(data, Tensor):
         return Tensor._from_array(dtypes.astype(np.zeros(()), data.dtype))
     return data
@@ -60,7 +65,9 @@ def full(shape, fill_value, dtype=None, name=None) -> Tensor:
     unless `dtype` says otherwise, even for an int fill value, as in Paddle; bool for
     a bool one."""
     if dtype is None:
-        dtype = dtypes.bool_ if isinstance(fill_value, bool) else default_float_dtype()
+        number = python_number_of(fill_value) if isinstance(fill_value, Tensor) and \
+            fill_value.python_number else fill_value
+        dtype = dtypes.bool_ if isinstance(number, bool) else default_float_dtype()
     return apply("broadcast_to", (_fill("full", fill_value, dtype),), {"shape": dims(shape)})
 
 

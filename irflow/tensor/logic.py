@@ -5,7 +5,7 @@ import numbers
 
 from ..dispatch import apply
 from ..ir import dtypes
-from .convert import as_tensor, cast, default_float_dtype, promote, to_array
+from .convert import as_tensor, cast, default_dtype_of, promote, python_number_of, to_array
 from .tensor import Tensor
 
 BFLOAT16_ARRAY_DTYPE = dtypes.bfloat16.np  # the NumPy dtype a bfloat16 tensor's value has
@@ -222,9 +222,7 @@ def _where_operand_dtype(value) -> dtypes.DType:
     if not isinstance(value, Tensor):
         return dtypes.dtype(to_array(value).dtype)
     if value.python_number:
-        kind = value.dtype.kind
-        return (dtypes.bool_ if kind == "bool" else dtypes.int64 if kind == "int"
-                else default_float_dtype())
+        return default_dtype_of(python_number_of(value))
     return value.dtype
 
 
