@@ -290,10 +290,7 @@ def rotate(img, angle: float, interpolation: str = "nearest", expand: bool = Fal
     if center is not None:
         center = _pair_of_numbers(center, "center", "rotate")
     if isinstance(img, Tensor):
-        height, width = img.shape[1], img.shape[2]
-        # Paddle's tensor path measures from the image's centre
-        offset = (0.0, 0.0) if center is None else (center[0] - width * 0.5,
-                                                    center[1] - height * 0.5)
+        height, width, offset = _tensor_offset(img, center)
         theta = _tensor_rotation(angle, offset)
         out_w, out_h = width, height
         if expand:
@@ -311,6 +308,15 @@ def rotate(img, angle: float, interpolation: str = "nearest", expand: bool = Fal
         forward[:, 2] += ((out_w - width) * 0.5, (out_h - height) * 0.5)
     return _warp_array_affine(img, _invert_affine(forward), (out_w, out_h), interpolation,
                               fill, "rotate")
+
+
+def _tensor_offset(img: Tensor, center) -> tuple[int, int, tuple[float, float]]:
+    """(height, width, `center` as an offset from the image's centre) of a CHW tensor:
+    Paddle's tensor path measures from the centre (None: no offset)."""
+    height, width = img.shape[1], img.shape[2]
+    if center is None:
+        return height, width, (0.0, 0.0)
+    return height, width, (center[0] - width * 0.5, center[1] - height * 0.5)
 
 
 def _affine_shear(shear, function: str) -> tuple[float, float]:
@@ -342,9 +348,7 @@ def affine(img, angle: float, translate, scale: float, shear, interpolation: str
     if center is not None:
         center = _pair_of_numbers(center, "center", "affine")
     if isinstance(img, Tensor):
-        height, width = img.shape[1], img.shape[2]
-        offset = (0.0, 0.0) if center is None else (center[0] - width * 0.5,
-                                                    center[1] - height * 0.5)
+        height, width, offset = _tensor_offset(img, center)
         theta = _inverse_affine_matrix(offset, angle, translate, scale, shear)
         grid = _affine_grid(theta, width, height, width, height)
         return _sample_tensor(img, grid, height, width, interpolation, fill, "affine")
