@@ -6,7 +6,7 @@ import math
 
 from .. import tensor as T
 from ..dispatch import no_grad
-from .distribution import Distribution, broadcast_pair, real_or_tensor, sample_shape
+from .distribution import LocationScale, broadcast_pair, sample_shape
 
 
 def _tensor_value(value, op: str):
@@ -17,17 +17,14 @@ def _tensor_value(value, op: str):
     return value
 
 
-class Cauchy(Distribution):
+class Cauchy(LocationScale):
     """The Cauchy distribution of `loc` and `scale` (real numbers, made default-dtype
     0-D Tensors, or Tensors), broadcast together. It has no mean, variance or
     standard deviation: asking for them is a ValueError, as in Paddle."""
 
     def __init__(self, loc, scale, name=None):
         self.name = name if name is not None else "Cauchy"
-        loc, scale = real_or_tensor(loc, "loc"), real_or_tensor(scale, "scale")
-        self.loc, self.scale = broadcast_pair(loc, scale)
-        self.dtype = self.loc.dtype
-        super().__init__(batch_shape=self.loc.shape, event_shape=())
+        super().__init__(loc, scale)
 
     @property
     def mean(self):

@@ -142,6 +142,17 @@ def real_or_tensor(x, name: str):
     return x
 
 
+class LocationScale(Distribution):
+    """A distribution of `loc` and `scale` (real numbers, made default-dtype 0-D
+    Tensors, or Tensors), broadcast together: Cauchy's and Gumbel's constructor."""
+
+    def __init__(self, loc, scale):
+        loc, scale = real_or_tensor(loc, "loc"), real_or_tensor(scale, "scale")
+        self.loc, self.scale = broadcast_pair(loc, scale)
+        self.dtype = self.loc.dtype
+        super().__init__(batch_shape=self.loc.shape, event_shape=())
+
+
 def sample_shape(shape, op: str) -> list:
     """A sample shape as a list; Paddle raises TypeError for a non-iterable one."""
     if not isinstance(shape, Iterable):

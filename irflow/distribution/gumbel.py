@@ -8,21 +8,16 @@ import numpy as np
 
 from .. import tensor as T
 from ..dispatch import no_grad
-from .distribution import Distribution, broadcast_pair, real_or_tensor, sample_shape
+from .distribution import LocationScale, sample_shape
 
 _FINFO32 = np.finfo(np.float32)
 
 
-class Gumbel(Distribution):
+class Gumbel(LocationScale):
     """The Gumbel distribution of `loc` and `scale` (real numbers, made default-dtype
     0-D Tensors, or Tensors), broadcast together. Paddle builds it as a
     TransformedDistribution of a Uniform; irflow gives the same methods directly."""
 
-    def __init__(self, loc, scale):
-        loc, scale = real_or_tensor(loc, "loc"), real_or_tensor(scale, "scale")
-        self.loc, self.scale = broadcast_pair(loc, scale)
-        self.dtype = self.loc.dtype
-        super().__init__(batch_shape=self.loc.shape, event_shape=())
 
     @property
     def mean(self):
